@@ -1,0 +1,37 @@
+"""simweb: a transition-faithful web simulator for training and evaluating web agents.
+
+    import simweb
+    env = simweb.make("shopping", seed=0)
+    obs, info = env.reset(seed=3, options={"task": "shopping/buy_product"})
+    obs, reward, terminated, truncated, info = env.step("click('nav-cart')")
+
+Every app is also a gymnasium env: ``gymnasium.make("simweb/shopping-v0")``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .registry import RegistryError, names as apps, register
+
+__version__ = "0.1.0"
+
+
+def make(app: str, seed: int = 0, **kwargs: Any) -> "SimEnv":
+    """Create an env for ``app`` on the world generated from ``seed``.
+
+    Keyword arguments go to :class:`simweb.env.SimEnv` (size, task, max_steps,
+    reward, backend)."""
+    from .env import SimEnv
+
+    return SimEnv(app=app, seed=seed, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SimEnv":
+        from .env import SimEnv
+
+        return SimEnv
+    raise AttributeError(name)
+
+
+__all__ = ["make", "apps", "register", "RegistryError", "SimEnv", "__version__"]

@@ -1,0 +1,448 @@
+"""Simshop's pure functions: what the spec's expressions and the templates may call.
+
+Every function takes the evaluation context first (world + state) and declares what it
+reads. World rows are merged with the runtime overlay (inserted, updated and deleted
+entities) so pages always show the current backend state.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from simweb.functions import Ctx, FunctionTable
+from simweb.worlddb import day_to_date
+
+from .world import SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
+
+FUNCTIONS = FunctionTable()
+fn = FUNCTIONS.function
+
+CART = ("runtime.carts.*",)
+PRODUCTS = ("world.products", "runtime.entities.products.*")
+FREE_SHIPPING_CENTS = SHIPPING_METHODS["standard"]["free_over_cents"]
+
+
+# ----------------------------------------------------------------------------- entities
+
+@FUNCTIONS.entity("products")
+def _load_product(world: Any, pid: int) -> dict | None:
+    return world.product(pid)
+
+
+@FUNCTIONS.entity("users")
+def _load_user(world: Any, uid: int) -> dict | None:
+    return world.user(uid)
+
+
+@FUNCTIONS.entity("orders")
+def _load_order(world: Any, oid: int) -> dict | None:
+    return world.order(oid)
+
+
+@FUNCTIONS.entity("addresses")
+def _load_address(world: Any, aid: int) -> dict | None:
+    return world.address(aid)
+
+
+def _overlay(ctx: Ctx, table: str) -> dict:
+    return ctx.state["runtime"].get("entities", {}).get(table, {})
+
+
+def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
+    if eid is None:
+        return None
+    ov = _overlay(ctx, table)
+    key = str(eid)
+    if key in ov:
+        return ov[key]
+    loader = FUNCTIONS.entity_loaders[table]
+    try:
+        return loader(ctx.world, int(eid))
+    except (TypeError, ValueError):
+        return None
+
+
+def _new_rows(ctx: Ctx, table: str) -> list[dict]:
+    top = ctx.world.max_id(table)
+    return [r for k, r in sorted(_overlay(ctx, table).items(), key=lambda kv: int(kv[0]))
+            if r is not None and int(k) > top]
+
+
+@fn(reads=PRODUCTS)
+def product(ctx: Ctx, pid: Any) -> dict | None:
+    """A product as the shop currently has it (stock after orders), or None."""
+    return _entity(ctx, "products", pid)
+
+
+@fn(reads=("world.users", "runtime.entities.users.*", "browser.user"))
+def current_user(ctx: Ctx) -> dict | None:
+    """The signed-in user's record, or None."""
+    return _entity(ctx, "users", ctx.user)
+
+
+@fn(reads=("world.users", "runtime.entities.users.*"))
+def find_login(ctx: Ctx, login: str | None) -> dict | None:
+    """The user whose username or email is ``login`` (case-insensitive)."""
+    if not login:
+        return None
+    key = str(login).strip().casefold()
+    for row in _new_rows(ctx, "users"):
+        if row["username"].casefold() == key or row["email"].casefold() == key:
+            return row
+    hit = ctx.world.user_by_login(key)
+    if hit is None:
+        return None
+    return _entity(ctx, "users", hit["id"])
+
+
+@fn(reads=("world.users", "runtime.entities.users.*"))
+def login_taken(ctx: Ctx, username: str | None, email: str | None, except_id: int | None = None) -> str | None:
+    """'username' or 'email' when another account already uses it, else None."""
+    for field, value in (("username", username), ("email", email)):
+        if value:
+            other = find_login(ctx, value)
+            if other is not None and other["id"] != except_id and other[field].casefold() == str(value).casefold():
+                return field
+    return None
+
+
+# ----------------------------------------------------------------------------- catalogue
+
+@fn(reads=("world.categories",))
+def departments(ctx: Ctx) -> list[dict]:
+    """Top-level categories, each with its subcategories under 'children'."""
+    cats = ctx.world.categories()
+    tops = [dict(c, children=[]) for c in cats if c["parent_id"] is None]
+    by_id = {c["id"]: c for c in tops}
+    for c in cats:
+        if c["parent_id"] is not None and c["parent_id"] in by_id:
+            by_id[c["parent_id"]]["children"].append(c)
+    return tops
+
+
+@fn(reads=("world.categories",))
+def category(ctx: Ctx, cid: Any) -> dict | None:
+    return ctx.world.category(int(cid)) if cid not in (None, "") else None
+
+
+@fn(reads=("world.categories",))
+def category_by_slug(ctx: Ctx, slug: str) -> dict | None:
+    return ctx.world.category_by_slug(slug)
+
+
+@fn(reads=("world.brands",))
+def brand(ctx: Ctx, bid: Any) -> dict | None:
+    return ctx.world.brand(int(bid)) if bid not in (None, "") else None
+
+
+SORTS = [("relevance", "Best match"), ("price_asc", "Price: low to high"), ("price_desc", "Price: high to low"),
+         ("rating", "Customer rating"), ("reviews", "Most reviewed"), ("newest", "Newest")]
+
+
+@fn()
+def sort_options(ctx: Ctx) -> list[list[str]]:
+    return [list(s) for s in SORTS]
+
+
+def _patch(ctx: Ctx, items: list[dict]) -> list[dict]:
+    ov = _overlay(ctx, "products")
+    out = []
+    for p in items:
+        key = str(p["id"])
+        if key in ov:
+            if ov[key] is None:
+                continue
+            p = ov[key]
+        out.append(p)
+    return out
+
+
+@fn(reads=PRODUCTS)
+def search(ctx: Ctx, q: str | None = "", category: Any = None, brand: Any = None, price_min: Any = None,
+           price_max: Any = None, rating: Any = None, in_stock: bool = False, sort: str | None = None,
+           page: int = 1, per_page: int = 24) -> dict:
+    """Full-text search with filters, sort and pagination (items reflect current stock)."""
+    sort = sort or "relevance"
+    if sort not in dict(SORTS):
+        sort = "relevance"
+    res = ctx.world.search(
+        q or "", category=int(category) if category else None, brand=[int(b) for b in brand] if brand else None,
+        price_min_cents=int(price_min) if price_min is not None else None,
+        price_max_cents=int(price_max) if price_max is not None else None,
+        rating_min=float(rating) if rating else None, in_stock=bool(in_stock), sort=sort,
+        page=max(1, int(page or 1)), per_page=per_page)
+    res = dict(res)
+    res["items"] = _patch(ctx, res["items"])
+    return res
+
+
+@fn(reads=("world.products",))
+def facets(ctx: Ctx, q: str | None = "", category: Any = None) -> dict:
+    """Filter sidebar data: brands with counts, price ranges, ratings."""
+    return ctx.world.facets(q or "", category=int(category) if category else None)
+
+
+@fn(reads=PRODUCTS)
+def featured(ctx: Ctx, n: int = 8) -> list[dict]:
+    """Best-reviewed products across the shop (the home page's shelf)."""
+    return search(ctx, "", sort="reviews", per_page=n)["items"]
+
+
+@fn(reads=("world.reviews", "runtime.entities.reviews.*"))
+def reviews_of(ctx: Ctx, pid: int, page: int = 1, per_page: int = 10) -> dict:
+    """A product's reviews, newest first: runtime-written ones before the world's."""
+    new = [r for r in reversed(_new_rows(ctx, "reviews")) if r["product_id"] == pid]
+    if not new:
+        return ctx.world.reviews(pid, page=page, per_page=per_page)
+    page = max(1, int(page))
+    start = (page - 1) * per_page
+    world_total = ctx.world.reviews(pid, page=1, per_page=1)["total"]
+    need = min(world_total, max(0, start + per_page - len(new)))
+    fetched: list[dict] = []
+    wp = 1
+    while len(fetched) < need:
+        chunk = ctx.world.reviews(pid, page=wp, per_page=100)["items"]
+        if not chunk:
+            break
+        fetched += chunk
+        wp += 1
+    items = (new + fetched)[start:start + per_page]
+    total = len(new) + world_total
+    return {"total": total, "page": page, "pages": max(1, -(-total // per_page)), "items": items}
+
+
+@fn(reads=("world.reviews", "runtime.entities.reviews.*"))
+def has_reviewed(ctx: Ctx, pid: int) -> bool:
+    return ctx.user is not None and any(
+        r["product_id"] == pid and r["user_id"] == ctx.user for r in _new_rows(ctx, "reviews"))
+
+
+@fn(reads=("world.users", "runtime.entities.users.*"))
+def user_name(ctx: Ctx, uid: Any) -> str:
+    u = _entity(ctx, "users", uid)
+    return u["username"] if u else "former customer"
+
+
+# ----------------------------------------------------------------------------- cart
+
+def _cart(ctx: Ctx) -> dict:
+    c = ctx.state["runtime"]["carts"].get(str(ctx.user)) if ctx.user is not None else None
+    return c or {"items": [], "coupon": None}
+
+
+@fn(reads=CART)
+def cart(ctx: Ctx) -> dict:
+    """The signed-in user's cart: {items: [{line, product_id, qty, size, color}], coupon}."""
+    return _cart(ctx)
+
+
+@fn(reads=CART)
+def cart_count(ctx: Ctx) -> int:
+    return sum(i["qty"] for i in _cart(ctx)["items"])
+
+
+@fn()
+def line_key(ctx: Ctx, pid: Any, size: str | None, color: str | None) -> str:
+    """The cart line of a product with chosen options (same options -> same line)."""
+    return f"{int(pid)}|{size or ''}|{color or ''}"
+
+
+@fn(reads=CART + PRODUCTS)
+def cart_lines(ctx: Ctx) -> list[dict]:
+    """Cart lines with product name, unit price, line total and current stock."""
+    out = []
+    for item in _cart(ctx)["items"]:
+        p = product(ctx, item["product_id"])
+        if p is None:
+            continue
+        out.append({**item, "name": p["name"], "price_cents": p["price_cents"],
+                    "line_cents": p["price_cents"] * item["qty"], "stock": p["stock"],
+                    "category_id": p["category_id"]})
+    return out
+
+
+@fn(reads=("world.coupons",) + CART + PRODUCTS + ("runtime.coupon_uses.*",))
+def coupon_error(ctx: Ctx, code: str | None) -> str | None:
+    """Why ``code`` cannot be applied to the current cart, or None when it can."""
+    if not code:
+        return None
+    c = ctx.world.coupon(code)
+    if c is None:
+        return f"Coupon code '{code}' is not valid."
+    if not c["active"]:
+        return f"Coupon code '{c['code']}' is no longer active."
+    if c["expires_day"] < ctx.today:
+        return f"Coupon code '{c['code']}' expired on {day_label(ctx, c['expires_day'])}."
+    lines = cart_lines(ctx)
+    if c["category_id"] is not None and not any(c["category_id"] in category_ancestors(l["category_id"])
+                                                for l in lines):
+        cat = ctx.world.category(c["category_id"])
+        return f"Coupon code '{c['code']}' only applies to {cat['name'] if cat else 'other'} items."
+    if sum(l["line_cents"] for l in lines) < c["min_subtotal_cents"]:
+        return (f"Coupon code '{c['code']}' needs a subtotal of at least "
+                f"{money(c['min_subtotal_cents'])}.")
+    if c["one_per_user"] and c["code"] in ctx.state["runtime"].get("coupon_uses", {}).get(str(ctx.user), []):
+        return f"You have already used coupon code '{c['code']}'."
+    return None
+
+
+@fn()
+def shipping_methods(ctx: Ctx) -> list[dict]:
+    """The shipping options, in display order."""
+    return [dict(m, days=(f"{m['days_min']} day" if m["days_min"] == m["days_max"] else
+                          f"{m['days_min']}-{m['days_max']} days")) for m in SHIPPING_METHODS.values()]
+
+
+@fn(reads=CART + PRODUCTS + ("world.coupons", "runtime.checkout.*"))
+def cart_totals(ctx: Ctx) -> dict:
+    """subtotal, discount, shipping, total (cents) of the cart with its coupon and the
+    checkout's shipping method."""
+    lines = cart_lines(ctx)
+    subtotal = sum(l["line_cents"] for l in lines)
+    code = _cart(ctx).get("coupon")
+    discount = 0
+    if code and coupon_error(ctx, code) is None:
+        discount = coupon_discount_cents(ctx.world.coupon(code), [(l["category_id"], l["line_cents"]) for l in lines],
+                                         day=ctx.today)
+    co = ctx.state["runtime"]["checkout"].get(str(ctx.user)) or {}
+    method = co.get("shipping")
+    shipping = shipping_cents(method, subtotal - discount) if method in SHIPPING_METHODS else 0
+    return {"subtotal": subtotal, "discount": discount, "shipping": shipping,
+            "total": subtotal - discount + shipping, "free_shipping_from": FREE_SHIPPING_CENTS}
+
+
+# ----------------------------------------------------------------------------- account
+
+@fn(reads=("world.addresses", "runtime.entities.addresses.*"))
+def my_addresses(ctx: Ctx) -> list[dict]:
+    """The signed-in user's addresses (world ones not deleted, then added ones)."""
+    if ctx.user is None:
+        return []
+    ov = _overlay(ctx, "addresses")
+    out = []
+    for a in ctx.world.addresses(ctx.user):
+        key = str(a["id"])
+        if key in ov:
+            if ov[key] is None:
+                continue
+            a = ov[key]
+        out.append(a)
+    out += [a for a in _new_rows(ctx, "addresses") if a["user_id"] == ctx.user]
+    return out
+
+
+@fn(reads=("world.addresses", "runtime.entities.addresses.*"))
+def my_address(ctx: Ctx, aid: Any) -> dict | None:
+    """One of the signed-in user's addresses (None if it is someone else's)."""
+    a = _entity(ctx, "addresses", aid)
+    return a if a is not None and a["user_id"] == ctx.user else None
+
+
+@fn(reads=("world.orders", "runtime.entities.orders.*"))
+def my_orders(ctx: Ctx) -> list[dict]:
+    """The signed-in user's orders, newest first."""
+    if ctx.user is None:
+        return []
+    ov = _overlay(ctx, "orders")
+    rows = [ov.get(str(o["id"]), o) for o in ctx.world.orders(ctx.user)]
+    rows += [o for o in _new_rows(ctx, "orders") if o["user_id"] == ctx.user]
+    return sorted((o for o in rows if o is not None), key=lambda o: (-o["day"], -o["id"]))
+
+
+@fn(reads=("world.orders", "runtime.entities.orders.*"))
+def my_order(ctx: Ctx, oid: Any) -> dict | None:
+    """An order of the signed-in user (None if it is someone else's: no leaking)."""
+    o = _entity(ctx, "orders", oid)
+    return o if o is not None and o["user_id"] == ctx.user else None
+
+
+RETURN_WINDOW_DAYS = 30
+
+
+@fn()
+def can_return(ctx: Ctx, order: dict | None) -> bool:
+    return bool(order) and order["status"] == "delivered" and ctx.today - order["day"] <= RETURN_WINDOW_DAYS
+
+
+@fn(reads=("runtime.wishlists.*",) + PRODUCTS)
+def wishlist_items(ctx: Ctx) -> list[dict]:
+    ids = ctx.state["runtime"]["wishlists"].get(str(ctx.user), []) if ctx.user is not None else []
+    return [p for p in (product(ctx, i) for i in ids) if p is not None]
+
+
+@fn(reads=("runtime.wishlists.*",))
+def in_wishlist(ctx: Ctx, pid: int) -> bool:
+    return ctx.user is not None and pid in ctx.state["runtime"]["wishlists"].get(str(ctx.user), [])
+
+
+@fn()
+def luhn_ok(ctx: Ctx, number: str | None) -> bool:
+    """The Luhn checksum every real card number satisfies."""
+    digits = [int(d) for d in str(number or "") if d.isdigit()]
+    if len(digits) < 13 or len(digits) != len(str(number).replace(" ", "")):
+        return False
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+@fn()
+def card_expired(ctx: Ctx, mmyy: str | None) -> bool:
+    """Whether a card expiry 'MM/YY' lies before the simulated today."""
+    mm, _, yy = str(mmyy or "").partition("/")
+    d = day_to_date(ctx.today)
+    return (2000 + int(yy), int(mm)) < (d.year, d.month)
+
+
+@fn()
+def day_label(ctx: Ctx, day: Any) -> str:
+    return date_label(day_to_date(int(day))) if day is not None else ""
+
+
+@fn()
+def qs(ctx: Ctx, base: dict | None = None, **changes: Any) -> str:
+    """A query string from ``base`` with ``changes`` (None or '' removes a key); for
+    pagination and filter links that keep the other filters."""
+    merged = {k: v for k, v in (base or {}).items()}
+    merged.update(changes)
+    pairs = []
+    for k in sorted(merged):
+        v = merged[k]
+        if v in (None, "", False, []):
+            continue
+        if k == "page" and v == 1:
+            continue
+        for item in (v if isinstance(v, list) else [v]):
+            pairs.append((k, "1" if item is True else str(item)))
+    return "?" + urlencode(pairs) if pairs else ""
+
+
+# ----------------------------------------------------------------------------- filters
+
+@FUNCTIONS.filter
+def money(cents: Any) -> str:
+    """1234 -> '$12.34'."""
+    cents = int(cents or 0)
+    sign = "-" if cents < 0 else ""
+    return f"{sign}${abs(cents) // 100:,}.{abs(cents) % 100:02d}"
+
+
+@FUNCTIONS.filter
+def stars(rating: Any) -> str:
+    r = float(rating or 0)
+    return f"{r:.1f} out of 5"
+
+
+def date_label(d: Any) -> str:
+    return f"{d:%b} {d.day}, {d.year}"
+
+
+@FUNCTIONS.filter
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

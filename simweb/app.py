@@ -1,0 +1,357 @@
+"""An app at run time: spec + world + functions + templates, and the request cycle.
+
+Both the in-process browser and the Flask server drive an app through the same two
+calls, so they follow the same transitions:
+
+    navigate(state, url)          a GET: resolve the page, run its requirements (404,
+                                  403, redirect to sign-in...), update the tab, render
+    submit(state, url, form)      a POST: fire the spec event (typed params, guards,
+                                  updates), return where the site redirects to
+
+``render(state)`` is a pure function of the state: the same state gives the same HTML.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from typing import Any, Callable
+from urllib.parse import parse_qs, urlsplit
+
+import jinja2
+
+from .expr import ExprRuntimeError
+from .functions import Ctx, FunctionTable, using
+from .machine import ControlMachine
+from .spec import Check, Event, ExprErrorAtRuntime, Page, ParamError, Spec, load_spec
+from .state import StateValidator, deep_copy, new_browser, new_tab, STATE_FORMAT
+from .updates import apply_updates
+
+MAX_REDIRECTS = 5
+
+
+def _import(ref: str) -> Any:
+    """Resolve a lazy entry point 'package.module:attribute'."""
+    mod, _, attr = ref.partition(":")
+    obj = importlib.import_module(mod)
+    return getattr(obj, attr) if attr else obj
+
+
+@dataclass(frozen=True)
+class AppDefinition:
+    """What an app folder declares (apps/<app>/__init__.py). References are lazy
+    'module:attribute' strings so that listing apps imports nothing heavy."""
+
+    name: str
+    title: str
+    package: str                 # e.g. "simweb.apps.shopping" (its templates/ folder is used)
+    world: str                   # class with .load(seed, size, progress=...) -> world
+    functions: str               # FunctionTable
+    tasks: str                   # list of TaskTemplate
+    verifiers: str               # module with the app's verifier functions
+    default_size: int
+    description: str = ""
+
+
+@dataclass
+class Response:
+    """The outcome of one request."""
+
+    status: int
+    url: str
+    page: str
+    location: str | None = None   # a redirect (POST responses always redirect)
+    error: str | None = None      # a message the site showed (guard failure, bad field)
+    event: str | None = None
+    html: str | None = None
+
+
+class App:
+    """One app loaded for one world: shared by every env and fork of that world."""
+
+    def __init__(self, definition: AppDefinition, seed: int = 0, size: int | None = None, *,
+                 progress: bool = False):
+        self.definition = definition
+        self.name = definition.name
+        self.size = size or definition.default_size
+        self.seed = seed
+        table: FunctionTable = _import(definition.functions)
+        self.function_table = table
+        functions = table.merged_with_builtins()
+        self.callables = table.callables()
+        spec_path = resources.files("simweb.specs") / f"{definition.name}.yaml"
+        self.spec: Spec = load_spec(str(spec_path), self.callables,
+                                    function_reads={n: f.reads for n, f in functions.items()})
+        self.machine = ControlMachine(self.spec)
+        self.world = _import(definition.world).load(seed=seed, size=self.size, progress=progress)
+        self.validator = StateValidator(self.spec.runtime_schema)
+        self.jinja = self._make_jinja()
+        self._entity = self.callables["entity"]
+
+    # ------------------------------------------------------------------ set-up
+    def _make_jinja(self) -> jinja2.Environment:
+        folder = resources.files(self.definition.package) / "templates"
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(folder)),
+            autoescape=True,               # all user text is escaped
+            auto_reload=False,             # templates compile once, never on the hot path
+            cache_size=-1,
+            undefined=jinja2.ChainableUndefined,
+            trim_blocks=True, lstrip_blocks=True,
+        )
+        env.globals.update(self.callables)
+        env.filters.update(self.function_table.filters)
+        return env
+
+    @cached_property
+    def tasks(self) -> dict[str, Any]:
+        """Task templates by id ('shopping/<template>')."""
+        return {t.id: t for t in _import(self.definition.tasks)}
+
+    @cached_property
+    def verifiers(self) -> Any:
+        return _import(self.definition.verifiers)
+
+    # ------------------------------------------------------------------ state
+    def initial_state(self, seed: int = 0) -> dict:
+        """A fresh state: empty runtime overlay, one blank tab, the clock at its start."""
+        spec = self.spec
+        return {
+            "world": {"app": self.name, "seed": self.seed, "size": self.size, "hash": self.world.hash},
+            "runtime": deep_copy(spec.runtime_initial),
+            "browser": new_browser(),
+            "meta": {
+                "format": STATE_FORMAT, "app": self.name, "spec_version": spec.version, "spec_hash": spec.hash,
+                "world_hash": self.world.hash,
+                "clock": spec.clock["start_day"] * 86400 + spec.clock["start_second"],
+                "step": 0, "requests": 0, "rng": {"seed": int(seed), "counter": 0}, "task": None,
+            },
+        }
+
+    def check_state(self, state: Any) -> None:
+        """Refuse a state of another app, world or spec version, or one off the schema."""
+        from .state import StateError
+
+        if not isinstance(state, dict) or not isinstance(state.get("meta"), dict):
+            raise StateError("not a simweb state (no 'meta' object)")
+        meta = state["meta"]
+        if meta.get("app") != self.name:
+            raise StateError(f"state is for app {meta.get('app')!r}, not {self.name!r}")
+        if meta.get("spec_hash") != self.spec.hash:
+            raise StateError(f"state was made with another {self.name} spec (hash {str(meta.get('spec_hash'))[:12]}…, "
+                             f"installed {self.spec.hash[:12]}…)")
+        world = state.get("world") or {}
+        if meta.get("world_hash") != self.world.hash or world.get("hash") != self.world.hash:
+            raise StateError(f"state belongs to another world (hash {str(world.get('hash'))[:12]}…, this world "
+                             f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
+        self.validator.check(state)
+
+    # ------------------------------------------------------------------ expression env
+    def _env(self, state: dict, url: str, query: dict[str, Any]) -> dict[str, Any]:
+        clock = state["meta"]["clock"]
+        return {"rt": state["runtime"], "browser": state["browser"], "meta": state["meta"],
+                "user": state["browser"]["user"], "now": clock, "today": clock // 86400, "url": url,
+                "query": query}
+
+    def _ctx(self, state: dict, url: str) -> Ctx:
+        return Ctx(world=self.world, state=state, app=self, url=url)
+
+    # ------------------------------------------------------------------ pages
+    def _resolve(self, state: dict, url: str) -> tuple[Page | None, dict[str, Any], int, str | None, str | None]:
+        """(page, template vars, status, error message, redirect) for a GET of ``url``."""
+        parts = urlsplit(url)
+        hit = self.spec.match_page(parts.path)
+        if hit is None:
+            return None, {}, 404, "Page not found", None
+        page, args = hit
+        raw = parse_qs(parts.query, keep_blank_values=True)
+        query: dict[str, Any] = {}
+        for name, param in page.query.items():
+            try:
+                query[name] = param.parse(raw.get(name))
+            except ParamError:
+                query[name] = param.default   # a site ignores a malformed query value
+        env = self._env(state, url, query)
+        env.update(args)
+        env["page"] = page.name
+        for name, expr in page.load:
+            env[name] = expr(env)
+        for check in page.require:
+            if not check.cond(env):
+                if check.redirect is not None:
+                    return page, env, 303, None, check.redirect(env)
+                return page, env, check.status, check.error(env) if check.error else "Not allowed", None
+        for name, expr in self.spec.globals:
+            env[name] = expr(env)
+        return page, env, 200, None, None
+
+    def navigate(self, state: dict, url: str, *, push: bool = True, tab: dict | None = None,
+                 follow: bool = True) -> Response:
+        """Perform a GET of ``url`` in the active tab. Redirects (e.g. to sign-in) are
+        followed, one request each, unless ``follow`` is false: then the redirect is
+        returned for an HTTP client to follow."""
+        tab = tab if tab is not None else state["browser"]["tabs"][state["browser"]["active"]]
+        with using(self._ctx(state, url)):
+            for _ in range(MAX_REDIRECTS + 1):
+                self._tick(state)
+                if url == "about:blank":
+                    page, env, status, error, location = None, {}, 200, None, None
+                    name = "blank"
+                else:
+                    try:
+                        page, env, status, error, location = self._resolve(state, url)
+                    except ExprRuntimeError as exc:
+                        page, env, status, error, location = None, {}, 500, "Internal error: " + str(exc), None
+                    if location is not None:
+                        if not follow:
+                            return Response(303, url, tab["page"], location=location)
+                        url = location
+                        continue
+                    name = page.name if (page and status == 200) else "error"
+                if page is not None and status == 200 and page.on_view:
+                    env = dict(env)
+                    apply_updates(page.on_view, state, env, self.world, self._entity)
+                    page, env, status, error, location = self._resolve(state, url)
+                if page is not None and status == 200:
+                    for sub, cond in page.substates:
+                        if cond(env):
+                            name = f"{page.name}:{sub}"
+                            break
+                self._set_tab(state, tab, url, name, status, push)
+                html = self._render_resolved(state, tab, page, env, status, error)
+                return Response(status=status, url=url, page=name, error=error, html=html)
+        raise RuntimeError(f"too many redirects at {url}")
+
+    def _set_tab(self, state: dict, tab: dict, url: str, page: str, status: int, push: bool) -> None:
+        browser = state["browser"]
+        if push:
+            hist = tab["history"][: tab["cursor"] + 1]
+            if hist[-1] != url or tab["url"] != url:
+                hist.append(url)
+            tab["history"] = hist
+            tab["cursor"] = len(hist) - 1
+        tab["url"] = url
+        tab["page"] = page
+        tab["status"] = status
+        tab["fields"] = {}
+        tab["focus"] = None
+        tab["scroll"] = [0, 0]
+        tab["flash"] = browser["pending_flash"]
+        browser["pending_flash"] = None
+
+    def render(self, state: dict, tab: dict | None = None) -> str:
+        """The HTML of a tab (the active one by default): a pure function of the state."""
+        tab = tab if tab is not None else state["browser"]["tabs"][state["browser"]["active"]]
+        url = tab["url"]
+        if url == "about:blank":
+            return self._render_resolved(state, tab, None, {}, 200, None)
+        with using(self._ctx(state, url)):
+            try:
+                page, env, status, error, location = self._resolve(state, url)
+            except ExprRuntimeError as exc:
+                page, env, status, error, location = None, {}, 500, "Internal error: " + str(exc), None
+            if location is not None:   # the page now requires a redirect (e.g. signed out elsewhere)
+                page, env, status, error = None, {}, 303, f"Redirecting to {location}"
+            return self._render_resolved(state, tab, page, env, tab["status"] if status == 200 else status, error)
+
+    def _render_resolved(self, state: dict, tab: dict, page: Page | None, env: dict[str, Any], status: int,
+                         error: str | None) -> str:
+        if tab["url"] == "about:blank":
+            return "<!DOCTYPE html><html><head><title></title></head><body></body></html>"
+        ctx = dict(env)
+        ctx["flash"] = tab["flash"]
+        ctx["spec_title"] = self.spec.title
+        if page is None or status != 200:
+            for name, expr in self.spec.globals:
+                if name not in ctx:
+                    try:
+                        ctx[name] = expr(self._env(state, tab["url"], {}) | ctx)
+                    except ExprRuntimeError:
+                        ctx[name] = None
+            ctx.setdefault("url", tab["url"])
+            ctx.setdefault("user", state["browser"]["user"])
+            ctx.update(status=status, message=error or "Error", title=f"{status} · {self.spec.title}")
+            template = self.jinja.get_template("error.html")
+        else:
+            ctx["title"] = page.title(ctx) if page.title else self.spec.title
+            template = self.jinja.get_template(page.template)
+        with using(self._ctx(state, tab["url"])):
+            return template.render(ctx)
+
+    # ------------------------------------------------------------------ events
+    def submit(self, state: dict, url: str, form: dict[str, Any], *, tab: dict | None = None) -> Response:
+        """Perform a form POST to ``url`` from the active tab's page. Never raises for bad
+        input: a failed guard or a bad field shows the site's error message instead."""
+        browser = state["browser"]
+        tab = tab if tab is not None else browser["tabs"][browser["active"]]
+        back = tab["url"]
+        self._tick(state)
+        path = urlsplit(url).path
+        hit = self.spec.match_event(path)
+        if hit is None:
+            return Response(405, url, "error", location=None, error="Method not allowed")
+        event, args = hit
+        if not self.machine.allowed(event.name, tab["page"]):
+            return self._fail(state, event, back, "This action is not available on this page.", 409)
+        params: dict[str, Any] = {}
+        try:
+            for name, p in event.params.items():
+                params[name] = p.parse(form.get(name))
+        except ParamError as exc:
+            return self._fail(state, event, back, str(exc), 400)
+        env = self._env(state, back, {})
+        env.update(args)
+        env["params"] = params
+        outcome_redirect: list[str | None] = [None]
+        saved_runtime = deep_copy(state["runtime"])
+        saved_browser = deep_copy(state["browser"])
+
+        with using(self._ctx(state, back)):
+            def check() -> str | None:
+                for name, expr in event.lets:
+                    env[name] = expr(env)
+                for g in event.guards:
+                    if not g.cond(env):
+                        if g.redirect is not None:
+                            outcome_redirect[0] = g.redirect(env)
+                        return g.error(env) if g.error else "Request refused."
+                return None
+
+            try:
+                outcome = self.machine.fire(event.name, tab["page"], check)
+                if outcome.error is not None:
+                    return self._fail(state, event, back, outcome.error, 400, redirect=outcome_redirect[0])
+                apply_updates(event.updates, state, env, self.world, self._entity)
+                location = event.redirect(env) if event.redirect else back
+                message = event.flash(env) if event.flash else None
+            except (ExprRuntimeError, ExprErrorAtRuntime) as exc:
+                # Leave the state exactly as before the request: no half-applied event.
+                state["runtime"] = saved_runtime
+                state["browser"] = saved_browser
+                return self._fail(state, event, back, f"Something went wrong: {exc}", 500)
+        if message:
+            state["browser"]["pending_flash"] = {"level": "success", "message": message}
+        return Response(303, url, outcome.state, location=location, event=event.name)
+
+    def _fail(self, state: dict, event: Event, back: str, message: str, status: int,
+              redirect: str | None = None) -> Response:
+        state["browser"]["pending_flash"] = {"level": "error", "message": message}
+        return Response(status, back, "error", location=redirect or back, error=message, event=event.name)
+
+    def _tick(self, state: dict) -> None:
+        meta = state["meta"]
+        meta["requests"] += 1
+        meta["clock"] += self.spec.clock["seconds_per_request"]
+
+
+_APPS: dict[tuple[str, int, int], App] = {}
+
+
+def load_app(definition: AppDefinition, seed: int = 0, size: int | None = None, *, progress: bool = False) -> App:
+    """The process-wide App for (app, world seed, size): envs and forks share it."""
+    key = (definition.name, int(seed), int(size or definition.default_size))
+    app = _APPS.get(key)
+    if app is None:
+        app = _APPS[key] = App(definition, seed, size, progress=progress)
+    return app

@@ -1,0 +1,462 @@
+"""The `simweb` command line.
+
+Every user error (unknown app or task, malformed JSON, a state of another world or spec,
+a bad trajectory file) ends with one line on stderr and exit code 2, never a traceback,
+and never leaves a half-written output file behind.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+import orjson
+
+EXIT_USAGE = 2
+
+
+class UserError(click.ClickException):
+    exit_code = EXIT_USAGE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"simweb: error: {self.format_message()}", err=True)
+
+
+def _guard(fn: Callable) -> Callable:
+    """Turn the library's user-facing exceptions into one-line errors with exit 2."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from .env import TaskError
+        from .registry import RegistryError
+        from .spec import SpecError
+        from .state import StateError
+
+        try:
+            return fn(*args, **kwargs)
+        except (RegistryError, TaskError, StateError, SpecError) as exc:
+            raise UserError(str(exc)) from None
+        except (BrokenPipeError, KeyboardInterrupt):
+            sys.exit(130)
+
+    return wrapper
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=False, highlight=False)
+
+
+def _load_json(path: str, what: str) -> Any:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON: {exc}") from None
+
+
+def _make_env(app: str, world_seed: int, size: int | None):
+    from .env import SimEnv
+
+    return SimEnv(app, world_seed, size=size, progress=True)
+
+
+def _env_for_state(state: Any, path: str):
+    if not isinstance(state, dict) or not isinstance(state.get("world"), dict):
+        raise UserError(f"{path} is not a simweb state (no 'world' object)")
+    w = state["world"]
+    app, seed, size = w.get("app"), w.get("seed"), w.get("size")
+    if not isinstance(app, str) or not isinstance(seed, int) or not isinstance(size, int):
+        raise UserError(f"{path}: the 'world' object needs app, seed and size")
+    env = _make_env(app, seed, size)
+    env.restore(state)
+    return env
+
+
+world_options = [
+    click.option("--world-seed", type=int, default=0, show_default=True, help="Seed of the generated world."),
+    click.option("--size", type=click.IntRange(min=100), default=None, help="World size (products, posts...)."),
+]
+
+
+def with_world(fn: Callable) -> Callable:
+    for opt in reversed(world_options):
+        fn = opt(fn)
+    return fn
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="simweb")
+def main() -> None:
+    """simweb: a transition-faithful web simulator for web agents."""
+
+
+@main.command("apps")
+@_guard
+def apps_cmd() -> None:
+    """List the registered apps."""
+    from . import registry
+
+    for name in registry.names():
+        d = registry.definition(name)
+        click.echo(f"{name:12} simweb/{name}-v{registry.resolve(name).version}  {d.description}")
+
+
+@main.command("tasks")
+@click.argument("app")
+@with_world
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed to show an example goal for.")
+@_guard
+def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int) -> None:
+    """List an app's task templates with difficulty and an example goal."""
+    from rich.table import Table
+
+    env = _make_env(app, world_seed, size)
+    table = Table(title=f"{app} task templates", show_lines=False)
+    for col in ("id", "kind", "difficulty", "facts", "example goal (seed %d)" % seed):
+        table.add_column(col, overflow="fold")
+    for tid, t in env.app.tasks.items():
+        inst = t.instantiate(env.app, seed)
+        table.add_row(tid, t.kind, inst.difficulty, str(inst.n_facts), inst.goal)
+    _console().print(table)
+
+
+@main.command("run")
+@click.argument("app")
+@click.option("--task", "-t", required=True, help="Task id, e.g. shopping/buy_product.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Episode seed (task parameters).")
+@click.option("--agent", type=click.Choice(["oracle", "random"]), default="oracle", show_default=True)
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Trajectory JSONL to write.")
+@click.option("--save-state", type=click.Path(dir_okay=False), default=None, help="Save the state to this file...")
+@click.option("--at", "at_step", type=click.IntRange(min=0), default=None, help="...after this step (default: the end).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None)
+@with_world
+@_guard
+def run_cmd(app: str, task: str, seed: int, agent: str, out: str | None, save_state: str | None,
+            at_step: int | None, max_steps: int | None, world_seed: int, size: int | None) -> None:
+    """Roll out one agent on one task and write its trajectory."""
+    from .agents import make_agent
+    from .registry import app_of_task
+    from .rollout import run_episode, write_atomic
+
+    if app_of_task(task) != app:
+        raise UserError(f"task '{task}' belongs to app '{app_of_task(task)}', not '{app}'")
+    if at_step is not None and not save_state:
+        raise UserError("--at needs --save-state")
+    env = _make_env(app, world_seed, size)
+    saved: dict[str, Any] = {}
+
+    def on_step(i: int, step: dict) -> None:
+        if save_state and at_step is not None and i + 1 == at_step:
+            saved["state"] = env.snapshot()
+
+    env.reset(seed=seed, options={"task": task})
+    if save_state and at_step == 0:
+        saved["state"] = env.snapshot()
+    traj = run_episode(env, make_agent(agent, seed), task=task, seed=seed, max_steps=max_steps, on_step=on_step)
+    if save_state:
+        if at_step is not None and at_step > len(traj.steps):
+            raise UserError(f"--at {at_step} is past the end of the episode ({len(traj.steps)} steps)")
+        state = saved.get("state", env.snapshot())
+        write_atomic(save_state, [orjson.dumps(state, option=orjson.OPT_SORT_KEYS)])
+    if out:
+        write_atomic(out, traj.lines())
+    v = traj.final
+    click.echo(f"{task} seed={seed} agent={agent}: {len(traj.steps)} steps, success={v.get('success')} "
+               f"progress={v.get('progress')} clean={v.get('clean')}"
+               + (f" -> {out}" if out else "") + (f", state -> {save_state}" if save_state else ""))
+
+
+@main.command("fork")
+@click.option("--state", "state_path", required=True, type=click.Path(dir_okay=False), help="A saved state (JSON).")
+@click.option("--branches", "-n", type=click.IntRange(min=1, max=10_000), default=4, show_default=True)
+@click.option("--agent", type=click.Choice(["random", "oracle"]), default="random", show_default=True)
+@click.option("--steps", "-k", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Seed of the branches' agents.")
+@click.option("--out", "-o", type=click.Path(file_okay=False), required=True, help="Directory for branch trajectories.")
+@_guard
+def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, out: str) -> None:
+    """Branch N rollouts from one saved state (one trajectory file per branch)."""
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from .agents import make_agent
+    from .rollout import run_episode, write_atomic
+
+    state = _load_json(state_path, "state")
+    env = _env_for_state(state, state_path)
+    if agent == "oracle" and env.task is None:
+        raise UserError("--agent oracle needs a state with a task")
+    Path(out).mkdir(parents=True, exist_ok=True)
+    rows = []
+    with Progress(transient=True) as bar:
+        job = bar.add_task("branches", total=branches)
+        for b in range(branches):
+            child = env.fork()
+            traj = run_episode(child, make_agent(agent, seed + b), task=None, seed=state["meta"]["rng"]["seed"],
+                               max_steps=steps, reset=False)
+            traj.header["branch"] = b
+            traj.header["parent_hash"] = env.state_hash()
+            path = os.path.join(out, f"branch-{b:04d}.jsonl")
+            write_atomic(path, traj.lines())
+            v = traj.final
+            rows.append((b, len(traj.steps), sum(s["reward"] for s in traj.steps), v.get("success"),
+                         v.get("progress"), v.get("clean"), path))
+            bar.advance(job)
+    table = Table(title=f"{branches} branches from {state_path}")
+    for col in ("branch", "steps", "reward", "success", "progress", "clean", "trajectory"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(*(str(x) for x in r))
+    _console().print(table)
+
+
+@main.command("verify")
+@click.option("--task", "-t", required=True)
+@click.option("--seed", "-s", type=int, default=0, show_default=True)
+@click.option("--state", "state_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--answer", default=None, help="The agent's answer (for information tasks).")
+@_guard
+def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> None:
+    """Verify a final state (and answer) against a task instance; prints the verdict JSON."""
+    from .verify import answer_of
+
+    state = _load_json(state_path, "state")
+    env = _env_for_state(state, state_path)
+    env.reset(seed=seed, options={"task": task})
+    start = env.start_state()
+    final = env.app.check_state(state) or state
+    template = env.app.tasks[task]
+    verdict = template.verify(env.app, env.task.params, start, final,
+                              answer if answer is not None else answer_of(final))
+    click.echo(json.dumps(verdict, indent=2, sort_keys=True))
+
+
+@main.command("replay")
+@click.argument("trajectory", type=click.Path(dir_okay=False))
+@_guard
+def replay_cmd(trajectory: str) -> None:
+    """Re-execute a trajectory and check every state hash."""
+    from .env import SimEnv
+
+    try:
+        raw = Path(trajectory).read_bytes().splitlines()
+    except OSError as exc:
+        raise UserError(f"cannot read {trajectory}: {exc.strerror}") from None
+    lines = []
+    for n, line in enumerate(raw, 1):
+        if not line.strip():
+            continue
+        try:
+            lines.append(orjson.loads(line))
+        except orjson.JSONDecodeError as exc:
+            raise UserError(f"{trajectory}:{n}: not valid JSON: {exc}") from None
+    if not lines or not isinstance(lines[0], dict) or lines[0].get("type") != "header":
+        raise UserError(f"{trajectory}: the first line is not a simweb trajectory header")
+    head = lines[0]
+    if not head.get("reset", True):
+        raise UserError(f"{trajectory}: a branch trajectory starts from a saved state; replay it with its state")
+    w = head.get("world") or {}
+    try:
+        env = SimEnv(head["app"], w["seed"], size=w["size"])
+    except KeyError as exc:
+        raise UserError(f"{trajectory}: header lacks {exc}") from None
+    if env.app.world.hash != w.get("hash"):
+        raise UserError(f"{trajectory}: recorded on another world (hash {str(w.get('hash'))[:12]}…)")
+    options = {"task": head["task"], "params": head["params"]} if head.get("task") else None
+    env.reset(seed=head["seed"], options=options)
+    if env.state_hash() != head.get("start_hash"):
+        raise UserError(f"{trajectory}: start state differs (hash {env.state_hash()[:12]}… vs "
+                        f"{str(head.get('start_hash'))[:12]}…): another spec or simweb version?")
+    for step in lines[1:]:
+        if not isinstance(step, dict) or "action" not in step or "state_hash" not in step:
+            raise UserError(f"{trajectory}: step line without action/state_hash")
+        env.step(step["action"])
+        if env.state_hash() != step["state_hash"]:
+            click.echo(f"MISMATCH at step {step.get('step')}: {step['action']}", err=True)
+            sys.exit(1)
+    click.echo(f"replayed {len(lines) - 1} steps of {trajectory}: every state hash matches")
+
+
+@main.command("serve")
+@click.argument("app")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--task", default=None, help="Start new sessions on this task.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@with_world
+@_guard
+def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, world_seed: int, size: int | None) -> None:
+    """Serve an app over HTTP for a real browser (one simulated session per cookie)."""
+    from .server import create_app
+
+    flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed)
+    click.echo(f"simweb: serving {app} on http://{host}:{port}/ (state at /_simweb/state)", err=True)
+    flask_app.run(host=host, port=port, threaded=True, use_reloader=False)
+
+
+@main.command("spec")
+@click.argument("app")
+@click.option("--diagram", type=click.Path(dir_okay=False), default=None, help="Write the machine as Mermaid.")
+@_guard
+def spec_cmd(app: str, diagram: str | None) -> None:
+    """Show an app's events: read set, write set and side-effect class."""
+    from rich.table import Table
+
+    from . import registry
+    from .app import App, _import
+    from .functions import FunctionTable
+    from .machine import ControlMachine
+    from .spec import load_spec
+    from importlib import resources
+
+    d = registry.definition(app)
+    table_fns: FunctionTable = _import(d.functions)
+    fns = table_fns.merged_with_builtins()
+    spec = load_spec(str(resources.files("simweb.specs") / f"{app}.yaml"), table_fns.callables(),
+                     function_reads={n: f.reads for n, f in fns.items()})
+    table = Table(title=f"{app} spec v{spec.version} ({len(spec.pages)} pages, {len(spec.events)} events)")
+    for col in ("event", "route", "from → to", "effect", "writes", "reads"):
+        table.add_column(col, overflow="fold")
+    for ev in spec.events.values():
+        src = ",".join(ev.sources) if len(ev.sources) < len(spec.pages) else "*"
+        eff = ev.effect + (" (declared)" if ev.effect != ev.derived_effect else "")
+        table.add_row(ev.name, f"POST {ev.route}", f"{src} → {ev.target or '(same)'}", eff,
+                      "\n".join(ev.writes), "\n".join(ev.reads))
+    _console().print(table)
+    if diagram:
+        from .rollout import write_atomic
+
+        text = ControlMachine(spec).mermaid()
+        write_atomic(diagram, [text.encode()])
+        click.echo(f"diagram -> {diagram}")
+
+
+@main.command("world")
+@click.argument("app")
+@with_world
+@_guard
+def world_cmd(app: str, world_seed: int, size: int | None) -> None:
+    """Build (or open) an app's world data and print its hash."""
+    from . import registry
+    from .app import _import
+
+    d = registry.definition(app)
+    t0 = time.perf_counter()
+    w = _import(d.world).load(seed=world_seed, size=size or d.default_size, progress=True)
+    click.echo(f"{app} world seed={world_seed} size={size or d.default_size}: hash {w.hash} "
+               f"({time.perf_counter() - t0:.1f}s)")
+
+
+@main.command("export-webgym")
+@click.argument("app")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False))
+@click.option("--per-template", type=click.IntRange(min=1, max=100_000), default=10, show_default=True)
+@click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where `simweb serve` runs.")
+@with_world
+@_guard
+def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None) -> None:
+    """Write task instances in WebGym's JSONL task format (fact groups, difficulty)."""
+    from .live.tasks import dump_tasks, to_webgym
+    from .tasks import FactGroup
+
+    env = _make_env(app, world_seed, size)
+    tasks = []
+    for tid, t in env.app.tasks.items():
+        for seed in range(per_template):
+            inst = t.instantiate(env.app, seed)
+            tasks.append(to_webgym(f"{tid}#{seed}", inst.goal, base_url.rstrip("/") + inst.start_url,
+                                   [g.to_json() for g in inst.fact_groups], domain="simweb", subdomain=app))
+    path = out
+    tmp = path + ".tmp"
+    try:
+        n = dump_tasks(tasks, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    click.echo(f"wrote {n} tasks -> {out}")
+
+
+@main.command("demo")
+@click.option("--apps", "app_names", default=None, help="Comma-separated apps (default: all).")
+@click.option("--seeds", type=click.IntRange(min=1, max=1000), default=2, show_default=True,
+              help="Episode seeds per task template.")
+@click.option("--workers", type=click.IntRange(min=1, max=64), default=None, help="Processes (default: CPU count).")
+@click.option("--branches", type=click.IntRange(min=0, max=1000), default=4, show_default=True,
+              help="Random branches forked from the middle of each oracle run.")
+@with_world
+@_guard
+def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, world_seed: int,
+             size: int | None) -> None:
+    """Roll out the oracle and a random agent on every task template, fork branches from
+    mid-trajectory states, and print success, progress, clean and throughput."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from . import registry
+    from .rollout import Job, run_pool
+
+    names = app_names.split(",") if app_names else registry.names()
+    for n in names:
+        registry.resolve(n)
+    workers = workers or max(1, os.cpu_count() or 1)
+    jobs = []
+    for n in names:
+        env = _make_env(n, world_seed, size)   # builds the world once, before the workers start
+        for tid, t in env.app.tasks.items():
+            for s in range(seeds):
+                env.reset(seed=s, options={"task": tid})
+                mid = len(env.oracle_plan()) // 2
+                jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
+                                fork_steps=10))
+                jobs.append(Job(n, world_seed, size, tid, s, "random"))
+    t0 = time.perf_counter()
+    with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True) as bar:
+        job_bar = bar.add_task("rollouts", total=len(jobs))
+        results = run_pool(jobs, workers, on_done=lambda r: bar.advance(job_bar))
+    wall = time.perf_counter() - t0
+    by: dict[tuple[str, str], dict[str, list]] = {}
+    for r in results:
+        by.setdefault((r["task"], r["agent"]), {"s": [], "p": [], "c": [], "steps": [], "sec": [], "d": r["difficulty"],
+                                              "intact": [], "fsteps": [], "fsec": []})
+        e = by[(r["task"], r["agent"])]
+        e["s"].append(r["success"]); e["p"].append(r["progress"]); e["c"].append(r["clean"])
+        e["steps"].append(r["steps"]); e["sec"].append(r["seconds"])
+        if "parent_intact" in r:
+            e["intact"].append(r["parent_intact"]); e["fsteps"].append(r["fork_steps"]); e["fsec"].append(r["fork_seconds"])
+    table = Table(title=f"simweb demo: {len(jobs)} rollouts, {seeds} seed(s) per template, {workers} worker(s)")
+    for col in ("task", "difficulty", "oracle success", "oracle progress", "clean", "random success",
+                "random progress", "steps/s", "forks ok"):
+        table.add_column(col, justify="left" if col == "task" else "right")
+    total_steps = total_sec = 0.0
+    for (tid, agent), e in by.items():
+        if agent != "oracle":
+            continue
+        rnd = by.get((tid, "random"), {"s": [0], "p": [0.0], "steps": [], "sec": []})
+        steps = sum(e["steps"]) + sum(rnd["steps"]) + sum(e["fsteps"])
+        sec = sum(e["sec"]) + sum(rnd["sec"]) + sum(e["fsec"])
+        total_steps += steps
+        total_sec += sec
+        mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
+        table.add_row(tid, e["d"], f"{mean(e['s']):.2f}", f"{mean(e['p']):.2f}", f"{mean(e['c']):.2f}",
+                      f"{mean(rnd['s']):.2f}", f"{mean(rnd['p']):.2f}", f"{steps / sec:,.0f}" if sec else "-",
+                      f"{sum(e['intact'])}/{len(e['intact'])}" if e["intact"] else "-")
+    con = _console()
+    con.print(table)
+    con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
+              f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""The gymnasium env: one app, one world, in-process.
+
+    env = simweb.make("shopping", seed=0)
+    obs, info = env.reset(seed=3, options={"task": "shopping/buy_product"})
+    obs, reward, terminated, truncated, info = env.step("click('add-to-cart')")
+    s = env.snapshot(); child = env.fork(); env.restore(s)
+
+The whole episode state is one JSON document (``snapshot()``); the world data is shared
+by reference, so a fork copies only the small runtime, browser and meta layers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import orjson
+
+from .app import App, load_app
+from .browsing import SimBrowser
+from .registry import RegistryError, app_of_task, definition
+from .state import StateError, deep_copy, state_hash
+from .tasks import STEP_BUDGETS, TaskInstance
+from .verify import answer_of
+
+
+class Unicode(gym.spaces.Space):
+    """A space of arbitrary strings (gymnasium's Text space limits the charset)."""
+
+    def __init__(self, max_length: int = 10_000_000):
+        super().__init__(shape=(), dtype=str)
+        self.max_length = max_length
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        return "noop()"
+
+    def __repr__(self) -> str:
+        return "Unicode()"
+
+
+class TaskError(ValueError):
+    """An unknown task id or bad task parameters."""
+
+
+class SimEnv(gym.Env):
+    """A simweb app as a gymnasium env with snapshot / restore / fork."""
+
+    metadata = {"render_modes": ["html", "ansi"]}
+
+    def __init__(self, app: str, seed: int = 0, *, size: int | None = None, task: str | None = None,
+                 max_steps: int | None = None, reward: str = "sparse", progress: bool = False,
+                 _app: App | None = None):
+        if reward not in ("sparse", "progress"):
+            raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
+        self.app: App = _app or load_app(definition(app), seed, size, progress=progress)
+        self.world_seed = seed
+        self.default_task = task
+        self.max_steps_override = max_steps
+        self.reward_mode = reward
+        self.action_space = Unicode()
+        self.observation_space = gym.spaces.Dict({
+            k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error")
+        })
+        self.state: dict = self.app.initial_state()
+        self.browser = SimBrowser(self.app, self.state)
+        self.task: TaskInstance | None = None
+        self._start: dict | None = None
+        self._last_action = ""
+        self._last_error = ""
+        self._progress = 0.0
+        self.max_steps = max_steps or 0
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        """Start an episode. ``options``: task (id), params (explicit task parameters)."""
+        super().reset(seed=seed)
+        options = options or {}
+        task_id = options.get("task", self.default_task)
+        episode_seed = 0 if seed is None else int(seed)
+        self.state = self.app.initial_state(episode_seed)
+        self.browser = SimBrowser(self.app, self.state)
+        self.task = None
+        if task_id:
+            self.task = self.app_task(task_id).instantiate(self.app, episode_seed, options.get("params"))
+            self.state["meta"]["task"] = {"id": self.task.id, "params": self.task.params}
+            template = self.app.tasks[self.task.id]
+            if template.sign_in and self.task.params.get("user_id") is not None:
+                self.state["browser"]["user"] = int(self.task.params["user_id"])
+            template.setup(self.app, self.state, self.task.params)
+            start_url = self.task.start_url
+        else:
+            start_url = self.app.spec.start_url
+        self.browser._navigate(start_url)
+        self.state["meta"]["step"] = 0
+        self._start = deep_copy(self.state)
+        self._last_action = ""
+        self._last_error = ""
+        self._progress = 0.0
+        self.max_steps = self.max_steps_override or self._budget()
+        verdict = self._verdict()
+        self._progress = verdict["progress"] if verdict else 0.0
+        return self._obs(), self._info(verdict)
+
+    def app_task(self, task_id: str) -> Any:
+        tasks = self.app.tasks
+        if task_id not in tasks:
+            import difflib
+
+            if "/" in str(task_id) and app_of_task(task_id) != self.app.name:
+                raise TaskError(f"task '{task_id}' belongs to app '{app_of_task(task_id)}', not '{self.app.name}'")
+            close = difflib.get_close_matches(str(task_id), list(tasks), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise TaskError(f"unknown task '{task_id}' (see `simweb tasks {self.app.name}`){hint}")
+        return tasks[task_id]
+
+    def _budget(self) -> int:
+        if self.task is None:
+            return 50
+        test_budget = STEP_BUDGETS[self.task.difficulty][1]
+        return max(test_budget, 2 * len(self.oracle_plan()))
+
+    def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
+        """Run one BrowserGym action string. Bad actions never raise: they come back as
+        ``obs['last_action_error']``."""
+        if not isinstance(action, str):
+            action = str(action)
+        self._last_action = action
+        self._last_error = self.browser.execute(action) or ""
+        self.state["meta"]["step"] += 1
+        verdict = self._verdict()
+        answered = answer_of(self.state) is not None
+        success = bool(verdict and verdict["success"])
+        terminated = answered or (success and self.task is not None and self.task.kind == "state")
+        truncated = not terminated and self.state["meta"]["step"] >= self.max_steps
+        if self.reward_mode == "progress":
+            progress = verdict["progress"] if verdict else 0.0
+            reward = progress - self._progress
+            self._progress = progress
+        else:
+            reward = 1.0 if (terminated and success and verdict["clean"]) else 0.0
+        return self._obs(), float(reward), bool(terminated), bool(truncated), self._info(verdict)
+
+    def _verdict(self) -> dict | None:
+        if self.task is None or self._start is None:
+            return None
+        template = self.app.tasks[self.task.id]
+        return template.verify(self.app, self.task.params, self._start, self.state, answer_of(self.state))
+
+    # ------------------------------------------------------------------ observations
+    def _obs(self) -> dict[str, Any]:
+        b = self.state["browser"]
+        tab = self.browser.tab
+        return {
+            "url": self.browser.display_url(tab["url"]),
+            "goal": self.task.goal if self.task else "",
+            "html": self.browser.html(),
+            "axtree": self.browser.axtree(),
+            "last_action": self._last_action,
+            "last_action_error": self._last_error,
+            "open_pages_urls": [self.browser.display_url(t["url"]) for t in b["tabs"]],
+            "active_page_index": b["active"],
+            "focused_element_bid": tab["focus"] or "",
+            "chat_messages": [dict(m) for m in b["chat"]],
+            "step": self.state["meta"]["step"],
+        }
+
+    def _info(self, verdict: dict | None) -> dict[str, Any]:
+        info: dict[str, Any] = {"verdict": verdict, "page": self.browser.tab["page"],
+                                "status": self.browser.tab["status"]}
+        if self.task is not None:
+            info["task"] = self.task.to_json()
+        resp = self.browser.last_response
+        if resp is not None and resp.error:
+            info["site_error"] = resp.error
+        return info
+
+    def render(self) -> str:
+        return self.browser.html()
+
+    # ------------------------------------------------------------------ state
+    def snapshot(self) -> dict:
+        """The whole state as a JSON-serialisable dict (a deep copy)."""
+        return deep_copy(self.state)
+
+    def state_hash(self) -> str:
+        return state_hash(self.state)
+
+    def restore(self, state: dict) -> None:
+        """Continue from ``state`` (from snapshot(), a file, or a served session).
+
+        Refuses, with StateError, a state from another app, world or spec version."""
+        self.app.check_state(state)
+        self.state = deep_copy(state)
+        self.browser = SimBrowser(self.app, self.state)
+        task = self.state["meta"]["task"]
+        if task is not None and (self.task is None or self.task.id != task["id"] or self.task.params != task["params"]):
+            self._attach_task(task["id"], task["params"])
+
+    def _attach_task(self, task_id: str, params: dict) -> None:
+        """Rebuild the task and its start state from (id, params): both are deterministic."""
+        template = self.app_task(task_id)
+        seed = self.state["meta"]["rng"]["seed"]
+        self.task = template.instantiate(self.app, seed, params)
+        probe = SimEnv(self.app.name, self.world_seed, _app=self.app)
+        probe.reset(seed=seed, options={"task": task_id, "params": params})
+        self._start = probe._start
+        self.max_steps = self.max_steps_override or self._budget()
+
+    def fork(self) -> "SimEnv":
+        """An independent env at the same state, sharing the world data."""
+        child = SimEnv.__new__(SimEnv)
+        child.__dict__.update({k: v for k, v in self.__dict__.items() if k not in ("state", "browser")})
+        child.state = orjson.loads(orjson.dumps(self.state))
+        child.browser = SimBrowser(self.app, child.state)
+        child.browser._html = self.browser._html
+        child.browser._page = self.browser._page
+        child._np_random = None
+        return child
+
+    def oracle_plan(self) -> list[str]:
+        """Actions that solve the current task from its reset state."""
+        if self.task is None:
+            raise TaskError("no task: reset with options={'task': ...} first")
+        return list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
+
+    def start_state(self) -> dict | None:
+        return deep_copy(self._start) if self._start is not None else None
+
+
+__all__ = ["SimEnv", "TaskError", "StateError", "RegistryError"]

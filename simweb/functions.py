@@ -1,0 +1,158 @@
+"""Pure functions that spec expressions and templates may call.
+
+An app registers its functions with :class:`FunctionTable`; each takes the evaluation
+context (:class:`Ctx`: world data plus the current state) as its first argument and
+declares the state paths it reads, so the engine can compute each event's read set.
+Expressions call them without the context: ``cart_total()`` in a guard becomes
+``cart_total(ctx)``. The context is passed through a ContextVar, set for the duration of
+one request, so compiled expressions stay plain closures.
+"""
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+
+@dataclass
+class Ctx:
+    """What a function may look at: the app's world, the state and the request."""
+
+    world: Any
+    state: dict
+    app: Any = None
+    url: str = "/"
+
+    @property
+    def runtime(self) -> dict:
+        return self.state["runtime"]
+
+    @property
+    def browser(self) -> dict:
+        return self.state["browser"]
+
+    @property
+    def user(self) -> int | None:
+        return self.state["browser"]["user"]
+
+    @property
+    def now(self) -> int:
+        return self.state["meta"]["clock"]
+
+    @property
+    def today(self) -> int:
+        return self.state["meta"]["clock"] // 86400
+
+
+_CURRENT: contextvars.ContextVar[Ctx] = contextvars.ContextVar("simweb_ctx")
+
+
+@contextmanager
+def using(ctx: Ctx) -> Iterator[Ctx]:
+    """Make ``ctx`` the context of every function call inside the block."""
+    token = _CURRENT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CURRENT.reset(token)
+
+
+def current() -> Ctx:
+    return _CURRENT.get()
+
+
+@dataclass(frozen=True)
+class AppFunction:
+    name: str
+    fn: Callable[..., Any]
+    reads: tuple[str, ...]
+    doc: str
+
+    def bound(self) -> Callable[..., Any]:
+        """The callable that expressions see: the context is supplied implicitly."""
+        fn = self.fn
+        get = _CURRENT.get
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return fn(get(), *args, **kwargs)
+
+        call.__name__ = self.name
+        return call
+
+
+@dataclass
+class FunctionTable:
+    """The functions one app exposes to its spec and templates, plus template filters."""
+
+    functions: dict[str, AppFunction] = field(default_factory=dict)
+    filters: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    entity_loaders: dict[str, Callable[[Any, int], dict | None]] = field(default_factory=dict)
+
+    def function(self, *, reads: tuple[str, ...] | list[str] = ()) -> Callable:
+        """Decorator: register ``fn(ctx, ...)`` under its own name. Duplicates raise."""
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if fn.__name__ in self.functions:
+                raise ValueError(f"function {fn.__name__!r} is registered twice")
+            self.functions[fn.__name__] = AppFunction(fn.__name__, fn, tuple(reads), (fn.__doc__ or "").strip())
+            return fn
+
+        return deco
+
+    def filter(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: register a pure template filter (no context)."""
+        self.filters[fn.__name__] = fn
+        return fn
+
+    def entity(self, table: str) -> Callable:
+        """Decorator: register the world loader of ``table`` rows, ``loader(world, id)``."""
+
+        def deco(fn: Callable[[Any, int], dict | None]) -> Callable:
+            self.entity_loaders[table] = fn
+            return fn
+
+        return deco
+
+    def merged_with_builtins(self) -> dict[str, AppFunction]:
+        """App functions plus the engine's own (entity access), as one mapping."""
+        table = dict(self.functions)
+        for name, f in _builtins(self.entity_loaders).items():
+            if name in table:
+                raise ValueError(f"function {name!r} shadows an engine function")
+            table[name] = f
+        return table
+
+    def callables(self) -> Mapping[str, Callable[..., Any]]:
+        return {name: f.bound() for name, f in self.merged_with_builtins().items()}
+
+
+def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[str, AppFunction]:
+    def entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
+        """A row of ``table``: the runtime overlay's version if any (None if deleted), else the world's."""
+        if eid is None:
+            return None
+        overlay = ctx.state["runtime"].get("entities", {}).get(table)
+        key = str(eid)
+        if overlay is not None and key in overlay:
+            return overlay[key]
+        loader = loaders.get(table)
+        if loader is None:
+            return None
+        try:
+            return loader(ctx.world, int(eid))
+        except (TypeError, ValueError):
+            return None
+
+    def inserted(ctx: Ctx, table: str) -> list[dict]:
+        """Rows of ``table`` that exist only in the runtime overlay (not deleted), by id."""
+        overlay = ctx.state["runtime"].get("entities", {}).get(table, {})
+        # Ids above the world's largest were allocated at run time: those rows are new.
+        top = ctx.world.max_id(table)
+        rows = [row for key, row in overlay.items() if row is not None and int(key) > top]
+        return sorted(rows, key=lambda r: r["id"])
+
+    return {
+        "entity": AppFunction("entity", entity, ("runtime.entities.*", "world.*"), entity.__doc__ or ""),
+        "inserted": AppFunction("inserted", inserted, ("runtime.entities.*",), inserted.__doc__ or ""),
+    }

@@ -1,0 +1,320 @@
+"""WebGym's task format: JSONL, one task a line.
+
+A line is a JSON object with the fields
+
+- ``task_name`` (alias ``task``): the goal given to the agent;
+- ``website``: the start URL;
+- ``domain``, ``subdomain``: free-text categories (optional here, default ``""``);
+- ``evaluator_reference``: the facts a judge checks, as a list of fact groups
+  ``{"id", "description", "facts": [str]}``.  Legacy forms are accepted and normalised
+  to fact groups: a single string (one group, one fact), a list of strings (one group of
+  one fact per string) and a list of ``{"description", "difficulty"}`` objects (one group
+  of one fact per object, the fact being the description; any other keys of a group,
+  such as that per-item ``difficulty``, are kept in :attr:`FactGroup.extra`);
+- ``difficulty`` (optional): an int; when missing it is the number of facts;
+- ``definite_answer`` (alias ``reference_answer``, which WebGym's async branch reads);
+- ``attempt_level`` (optional);
+- ``task_id``: when missing, a stable id is derived from the goal and the website.
+
+Other keys are kept in :attr:`LiveTask.extra` and written back by :func:`dump_tasks`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "STEP_BUDGETS",
+    "FactGroup",
+    "LiveTask",
+    "TaskFormatError",
+    "bucket_for",
+    "dump_tasks",
+    "load_tasks",
+    "normalise_fact_groups",
+    "to_webgym",
+]
+
+#: Step budgets by split and difficulty bucket, as WebGym sets them.
+STEP_BUDGETS: dict[str, dict[str, int]] = {
+    "train": {"easy": 10, "medium": 20, "hard": 30},
+    "test": {"easy": 30, "medium": 50, "hard": 70},
+}
+
+_KNOWN_KEYS = {
+    "task_name", "task", "domain", "subdomain", "website", "difficulty",
+    "evaluator_reference", "definite_answer", "reference_answer", "attempt_level", "task_id",
+}
+
+
+class TaskFormatError(ValueError):
+    """A task file or task object does not follow WebGym's format (one-line message)."""
+
+
+@dataclass(frozen=True)
+class FactGroup:
+    """One group of facts a judge must find confirmed in the agent's trajectory."""
+
+    id: str
+    description: str
+    facts: tuple[str, ...]
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The group as WebGym writes it (``extra`` keys included)."""
+        out: dict[str, Any] = {"id": self.id, "description": self.description, "facts": list(self.facts)}
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+
+def bucket_for(difficulty: int) -> str:
+    """The difficulty bucket: ``easy`` (<= 3 facts), ``medium`` (4-6) or ``hard`` (>= 7)."""
+    if difficulty <= 3:
+        return "easy"
+    if difficulty <= 6:
+        return "medium"
+    return "hard"
+
+
+@dataclass(frozen=True)
+class LiveTask:
+    """One WebGym task.  ``goal`` is an alias of ``task_name``."""
+
+    task_id: str | int
+    task_name: str
+    website: str
+    evaluator_reference: tuple[FactGroup, ...] = ()
+    definite_answer: str | int | float | None = None
+    domain: str = ""
+    subdomain: str = ""
+    difficulty: int = 0
+    attempt_level: int | str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def goal(self) -> str:
+        """The instruction shown to the agent."""
+        return self.task_name
+
+    @property
+    def fact_count(self) -> int:
+        """The number of facts over all fact groups."""
+        return sum(len(g.facts) for g in self.evaluator_reference)
+
+    def bucket(self) -> str:
+        """``easy``, ``medium`` or ``hard`` from :attr:`difficulty`."""
+        return bucket_for(self.difficulty)
+
+    def step_budget(self, split: str = "test") -> int:
+        """WebGym's step budget for this task's bucket in ``split`` (``train`` or ``test``)."""
+        try:
+            return STEP_BUDGETS[split][self.bucket()]
+        except KeyError:
+            raise ValueError(f"unknown split {split!r}; expected 'train' or 'test'") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The task as one WebGym JSON object.
+
+        The answer is written under both ``definite_answer`` and ``reference_answer`` so
+        that both WebGym's main and async branches read it.
+        """
+        out: dict[str, Any] = {
+            "task_id": self.task_id,
+            "task_name": self.task_name,
+            "domain": self.domain,
+            "subdomain": self.subdomain,
+            "website": self.website,
+            "difficulty": self.difficulty,
+            "evaluator_reference": [g.to_dict() for g in self.evaluator_reference],
+            "definite_answer": self.definite_answer,
+            "reference_answer": self.definite_answer,
+        }
+        if self.attempt_level is not None:
+            out["attempt_level"] = self.attempt_level
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> LiveTask:
+        """Build a task from one WebGym JSON object; raises :class:`TaskFormatError`."""
+        if not isinstance(obj, Mapping):
+            raise TaskFormatError(f"a task must be a JSON object, not {type(obj).__name__}")
+        name = obj.get("task_name", obj.get("task"))
+        if not isinstance(name, str) or not name.strip():
+            raise TaskFormatError("'task_name' (or 'task') must be a non-empty string")
+        website = obj.get("website")
+        if not isinstance(website, str) or not website.strip():
+            raise TaskFormatError("'website' must be a non-empty string (the start URL)")
+        for key in ("domain", "subdomain"):
+            if obj.get(key) is not None and not isinstance(obj[key], str):
+                raise TaskFormatError(f"'{key}' must be a string, not {type(obj[key]).__name__}")
+        groups = normalise_fact_groups(obj.get("evaluator_reference"))
+        difficulty = obj.get("difficulty")
+        if difficulty is None:
+            difficulty = sum(len(g.facts) for g in groups)
+        elif isinstance(difficulty, bool) or not isinstance(difficulty, int) or difficulty < 0:
+            raise TaskFormatError(f"'difficulty' must be a non-negative int, not {difficulty!r}")
+        answer = _answer_of(obj)
+        level = obj.get("attempt_level")
+        if isinstance(level, (bool, list, dict)):
+            raise TaskFormatError(f"'attempt_level' must be an int or a string, not {level!r}")
+        task_id = obj.get("task_id")
+        if task_id is None:
+            digest = hashlib.sha1(f"{name}\n{website}".encode()).hexdigest()[:12]
+            task_id = f"task-{digest}"
+        elif isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
+            raise TaskFormatError(f"'task_id' must be a string or an int, not {task_id!r}")
+        return cls(
+            task_id=task_id,
+            task_name=name,
+            website=website.strip(),
+            evaluator_reference=groups,
+            definite_answer=answer,
+            domain=obj.get("domain") or "",
+            subdomain=obj.get("subdomain") or "",
+            difficulty=difficulty,
+            attempt_level=level,
+            extra={k: v for k, v in obj.items() if k not in _KNOWN_KEYS},
+        )
+
+
+def _answer_of(obj: Mapping[str, Any]) -> str | int | float | None:
+    values = [obj[k] for k in ("definite_answer", "reference_answer") if obj.get(k) is not None]
+    for value in values:
+        if isinstance(value, (bool, list, dict)):
+            raise TaskFormatError(f"'definite_answer' must be a string or a number, not {value!r}")
+    if len(values) == 2 and values[0] != values[1]:
+        raise TaskFormatError("'definite_answer' and 'reference_answer' differ")
+    return values[0] if values else None
+
+
+def normalise_fact_groups(ref: Any) -> tuple[FactGroup, ...]:
+    """Normalise any accepted form of ``evaluator_reference`` to fact groups.
+
+    ``None``, ``""`` and ``[]`` give no groups.  A single object is read as one group.
+    Raises :class:`TaskFormatError` on anything else.
+    """
+    if ref is None:
+        return ()
+    if isinstance(ref, str):
+        return (FactGroup("1", ref, (ref,)),) if ref.strip() else ()
+    if isinstance(ref, Mapping):
+        ref = [ref]
+    if not isinstance(ref, (list, tuple)):
+        raise TaskFormatError(f"'evaluator_reference' must be a string or a list, not {type(ref).__name__}")
+    groups = []
+    for i, item in enumerate(ref):
+        default_id = str(i + 1)
+        where = f"evaluator_reference[{i}]"
+        if isinstance(item, str):
+            groups.append(FactGroup(default_id, item, (item,)))
+        elif isinstance(item, FactGroup):
+            groups.append(item)
+        elif isinstance(item, Mapping):
+            groups.append(_group_from_mapping(item, default_id, where))
+        else:
+            raise TaskFormatError(f"{where} must be a string or an object, not {type(item).__name__}")
+    return tuple(groups)
+
+
+def _group_from_mapping(item: Mapping[str, Any], default_id: str, where: str) -> FactGroup:
+    gid = item.get("id", default_id)
+    if isinstance(gid, bool) or not isinstance(gid, (str, int)):
+        raise TaskFormatError(f"{where}.id must be a string or an int, not {gid!r}")
+    description = item.get("description", "")
+    if not isinstance(description, str):
+        raise TaskFormatError(f"{where}.description must be a string, not {type(description).__name__}")
+    if "facts" in item:
+        facts = item["facts"]
+        if isinstance(facts, str):
+            facts = [facts]
+        if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
+            raise TaskFormatError(f"{where}.facts must be a list of strings")
+    elif description:
+        facts = [description]  # legacy {description, difficulty}: the description is the fact
+    else:
+        raise TaskFormatError(f"{where} has neither 'facts' nor 'description'")
+    extra = {k: v for k, v in item.items() if k not in ("id", "description", "facts")}
+    return FactGroup(str(gid), description, tuple(facts), extra)
+
+
+def load_tasks(path: str | os.PathLike[str]) -> list[LiveTask]:
+    """Read a WebGym task JSONL file (blank lines ignored).
+
+    Raises :class:`TaskFormatError` naming file and line for a malformed line or a
+    duplicate ``task_id``.
+    """
+    where = os.fspath(path)
+    tasks: list[LiveTask] = []
+    first_line: dict[str, int] = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise TaskFormatError(f"{where}:{lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+            try:
+                task = LiveTask.from_dict(obj)
+            except TaskFormatError as exc:
+                raise TaskFormatError(f"{where}:{lineno}: {exc}") from None
+            key = str(task.task_id)
+            if key in first_line:
+                raise TaskFormatError(f"{where}:{lineno}: duplicate task_id {key!r} (first on line {first_line[key]})")
+            first_line[key] = lineno
+            tasks.append(task)
+    return tasks
+
+
+def dump_tasks(tasks: Iterable[LiveTask | Mapping[str, Any]], path: str | os.PathLike[str]) -> int:
+    """Write tasks as WebGym JSONL (UTF-8, one object a line); returns how many were written."""
+    count = 0
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        for task in tasks:
+            if not isinstance(task, LiveTask):
+                task = LiveTask.from_dict(task)
+            fh.write(json.dumps(task.to_dict(), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def to_webgym(
+    task_id: str | int,
+    goal: str,
+    start_url: str,
+    fact_groups: Any,
+    answer: str | int | float | None = None,
+    *,
+    domain: str = "",
+    subdomain: str = "",
+    difficulty: int | None = None,
+    attempt_level: int | str | None = None,
+) -> LiveTask:
+    """Build a WebGym task, e.g. to export one of simweb's synthetic tasks.
+
+    ``fact_groups`` takes any form ``evaluator_reference`` accepts (fact groups as
+    :class:`FactGroup` or dicts, or the legacy forms); ``difficulty`` defaults to the
+    number of facts.
+    """
+    obj: dict[str, Any] = {
+        "task_id": task_id,
+        "task_name": goal,
+        "website": start_url,
+        "evaluator_reference": fact_groups,
+        "definite_answer": answer,
+        "domain": domain,
+        "subdomain": subdomain,
+        "difficulty": difficulty,
+        "attempt_level": attempt_level,
+    }
+    return LiveTask.from_dict(obj)

@@ -1,0 +1,85 @@
+"""The app registry: names to lazy app definitions, and gymnasium ids.
+
+Apps register by name with a lazy 'module:attribute' reference, so listing apps imports
+nothing. Registering a name twice is an error; an unknown name gets a "did you mean".
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .app import AppDefinition, _import
+
+_ID_RE = re.compile(r"^(?:simweb/)?(?P<name>[a-z_][a-z0-9_]*)(?:-v(?P<version>\d+))?$")
+
+
+class RegistryError(KeyError):
+    """An unknown or duplicate app name."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; show it plainly
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class Registration:
+    name: str
+    entry_point: str
+    version: int = 0
+
+
+_REGISTRY: dict[str, Registration] = {}
+
+
+def register(name: str, entry_point: str, version: int = 0) -> None:
+    """Register app ``name`` (gymnasium id ``simweb/<name>-v<version>``)."""
+    if name in _REGISTRY:
+        raise RegistryError(f"app {name!r} is already registered (as {_REGISTRY[name].entry_point})")
+    _REGISTRY[name] = Registration(name, entry_point, version)
+    _register_gym(name, version)
+
+
+def _register_gym(name: str, version: int) -> None:
+    import gymnasium
+
+    env_id = f"simweb/{name}-v{version}"
+    if env_id not in gymnasium.registry:
+        gymnasium.register(id=env_id, entry_point="simweb.env:SimEnv", kwargs={"app": name})
+
+
+def names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def resolve(name_or_id: str) -> Registration:
+    """Find an app by name or gymnasium id ('shopping', 'simweb/shopping-v0')."""
+    m = _ID_RE.match(str(name_or_id))
+    name = m.group("name") if m else str(name_or_id)
+    reg = _REGISTRY.get(name)
+    if reg is None:
+        close = difflib.get_close_matches(str(name_or_id), names(), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise RegistryError(f"unknown app '{name_or_id}' (known: {', '.join(names())}){hint}")
+    if m and m.group("version") is not None and int(m.group("version")) != reg.version:
+        raise RegistryError(f"app '{name}' has version v{reg.version}, not v{m.group('version')}")
+    return reg
+
+
+def definition(name_or_id: str) -> AppDefinition:
+    return _import(resolve(name_or_id).entry_point)
+
+
+def app_of_task(task_id: str) -> str:
+    """'shopping/buy_product' -> 'shopping' (with a clear error for a malformed id)."""
+    if "/" not in str(task_id):
+        raise RegistryError(f"task id '{task_id}' is not of the form <app>/<template>")
+    return str(task_id).split("/", 1)[0]
+
+
+def builtin_apps() -> dict[str, Any]:
+    return {"shopping": "simweb.apps.shopping:APP"}
+
+
+for _name, _ref in builtin_apps().items():
+    register(_name, _ref)

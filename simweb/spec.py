@@ -1,0 +1,752 @@
+"""Load, validate and compile an app spec (specs/<app>.yaml).
+
+A spec is a declarative extended finite-state machine: pages (control states, with UI
+sub-states), and events (form posts) with typed parameters, guards, declarative updates
+and a target. Everything is compiled once here: expressions to closures, routes to
+regular expressions, update paths to segment lists; nothing is interpreted from text
+on the hot path. Because updates are data, each event's read set, write set and
+side-effect class are derived here too.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any, Callable, Mapping
+
+import jsonschema
+import yaml
+
+from .expr import Expr, ExprError, compile_expr
+from .spec_schema import SPEC_SCHEMA
+from .state import canonical
+
+#: Names every page/event expression may use.
+BASE_NAMES = ("rt", "browser", "meta", "user", "now", "today", "url", "query")
+WRITABLE_ROOTS = {"rt": "runtime", "browser": "browser"}
+
+
+class SpecError(ValueError):
+    """A spec that cannot be loaded; the message names file, page/event and field."""
+
+
+# ---------------------------------------------------------------------------------------
+# Parameters
+# ---------------------------------------------------------------------------------------
+
+class ParamError(ValueError):
+    """A form or query value that does not fit its declared type (shown to the user)."""
+
+
+_INT_RE = re.compile(r"^[+-]?\d{1,15}$")
+_FLOAT_RE = re.compile(r"^[+-]?(\d{1,15}(\.\d*)?|\.\d+)$")
+_MONEY_RE = re.compile(r"^\$?\s*(\d{1,9})(?:\.(\d{1,2}))?$")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A typed parameter of an event (form field) or a page (query string)."""
+
+    name: str
+    type: str
+    label: str
+    required: bool
+    default: Any
+    min: float | None = None
+    max: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: re.Pattern | None = None
+    pattern_error: str | None = None
+    values: tuple[str, ...] = ()
+    strip: bool = True
+
+    def parse(self, raw: Any) -> Any:
+        """Convert a submitted value (str, list of str, or None) to the declared type."""
+        if self.type == "list":
+            items = raw if isinstance(raw, list) else ([] if raw in (None, "") else [raw])
+            return [str(x) for x in items]
+        if isinstance(raw, list):
+            raw = raw[0] if raw else None
+        if self.type == "bool":
+            # An unchecked checkbox is simply absent from a form post.
+            return raw not in (None, "", "0", "false", "off")
+        text = None if raw is None else str(raw)
+        if text is not None and self.strip:
+            text = text.strip()
+        if text is None or text == "":
+            if self.required:
+                raise ParamError(f"{self.label} is required.")
+            return self.default
+        if self.type == "str":
+            if self.min_length is not None and len(text) < self.min_length:
+                raise ParamError(f"{self.label} must be at least {self.min_length} characters.")
+            if self.max_length is not None and len(text) > self.max_length:
+                raise ParamError(f"{self.label} must be at most {self.max_length} characters.")
+            if self.pattern is not None and not self.pattern.fullmatch(text):
+                raise ParamError(self.pattern_error or f"{self.label} is not valid.")
+            return text
+        if self.type == "enum":
+            if text not in self.values:
+                raise ParamError(f"{self.label} must be one of: {', '.join(self.values)}.")
+            return text
+        if self.type == "int":
+            if not _INT_RE.match(text):
+                raise ParamError(f"{self.label} must be a whole number.")
+            value: Any = int(text)
+        elif self.type == "money":
+            m = _MONEY_RE.match(text)
+            if not m:
+                raise ParamError(f"{self.label} must be an amount like 12.50.")
+            value = int(m.group(1)) * 100 + int((m.group(2) or "0").ljust(2, "0"))
+        else:  # float
+            if not _FLOAT_RE.match(text):
+                raise ParamError(f"{self.label} must be a number.")
+            value = float(text)
+        if self.min is not None and value < self.min:
+            raise ParamError(f"{self.label} must be at least {_num(self.min)}.")
+        if self.max is not None and value > self.max:
+            raise ParamError(f"{self.label} must be at most {_num(self.max)}.")
+        return value
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+# ---------------------------------------------------------------------------------------
+# Compiled pieces
+# ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Check:
+    """A guard (events) or requirement (pages): when ``cond`` is false the site shows
+    ``error`` with ``status``, or redirects to ``redirect``."""
+
+    cond: Expr
+    error: "Message | None"
+    status: int
+    redirect: Expr | None
+
+
+def split_message(text: str) -> list[tuple[str, str]]:
+    """Split 'Only {p.stock} left' into text and expression parts.
+
+    Braces inside an expression (dict literals) and inside its string literals are
+    matched, so '{ {'a': 1}['a'] }' is one expression; '{{' and '}}' are literal braces."""
+    out: list[tuple[str, str]] = []
+    buf = ""
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "{}" and text[i:i + 2] in ("{{", "}}"):
+            buf += ch
+            i += 2
+            continue
+        if ch == "}":
+            raise ValueError(f"unmatched '}}' at column {i + 1} in message {text!r}")
+        if ch != "{":
+            buf += ch
+            i += 1
+            continue
+        depth, j, quote = 1, i + 1, ""
+        while j < n and depth:
+            c = text[j]
+            if quote:
+                if c == "\\":
+                    j += 1
+                elif c == quote:
+                    quote = ""
+            elif c in "'\"":
+                quote = c
+            elif c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            j += 1
+        if depth:
+            raise ValueError(f"unclosed '{{' at column {i + 1} in message {text!r}")
+        if buf:
+            out.append(("text", buf))
+            buf = ""
+        expr = text[i + 1:j - 1].strip()
+        if not expr:
+            raise ValueError(f"empty {{}} at column {i + 1} in message {text!r}")
+        out.append(("expr", expr))
+        i = j
+    if buf:
+        out.append(("text", buf))
+    return out
+
+
+class Message:
+    """A compiled message: literal text and expressions, joined with str()."""
+
+    __slots__ = ("source", "parts", "reads", "calls")
+
+    def __init__(self, source: str, parts: tuple[Any, ...], reads: frozenset[str], calls: frozenset[str]):
+        self.source = source
+        self.parts = parts
+        self.reads = reads
+        self.calls = calls
+
+    def __call__(self, env: Mapping[str, Any]) -> str:
+        return "".join(p if isinstance(p, str) else _text(p(env)) for p in self.parts)
+
+
+def _text(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+class Value:
+    """A YAML value whose strings are expressions, compiled; lists/dicts recursively."""
+
+    __slots__ = ("fn", "reads")
+
+    def __init__(self, fn: Callable[[Mapping[str, Any]], Any], reads: frozenset[str]):
+        self.fn = fn
+        self.reads = reads
+
+    def __call__(self, env: Mapping[str, Any]) -> Any:
+        return self.fn(env)
+
+
+@dataclass(frozen=True)
+class StatePath:
+    """A writable location such as ``rt.carts[user].items``: root plus key segments.
+
+    Segments are str literals or expressions (evaluated, then turned into str keys so the
+    runtime stays canonical JSON)."""
+
+    root: str                    # "runtime" or "browser"
+    segments: tuple[Any, ...]    # str or Expr
+    static: str                  # e.g. "runtime.carts.*.items"
+    text: str
+
+    def keys(self, env: Mapping[str, Any]) -> list[str]:
+        out = []
+        for seg in self.segments:
+            if isinstance(seg, str):
+                out.append(seg)
+            else:
+                key = seg(env)
+                if key is None:
+                    raise ExprErrorAtRuntime(f"path {self.text!r}: key {seg.source!r} is None")
+                out.append(str(key))
+        return out
+
+
+class ExprErrorAtRuntime(RuntimeError):
+    """An update could not be applied (a None key, a non-container on the path)."""
+
+
+@dataclass(frozen=True)
+class Update:
+    op: str
+    path: StatePath | None
+    table: str | None
+    id: Value | str | None       # "auto" allocates a new id
+    value: Value | None
+    where: Expr | None
+    fields: tuple[tuple[str, Value], ...]
+    bind: str | None
+    loop_var: str | None
+    loop_iter: Expr | None
+    when: Expr | None
+    writes: str
+    reads: frozenset[str]
+
+
+@dataclass
+class Page:
+    name: str
+    route: str
+    regex: re.Pattern
+    converters: dict[str, Callable[[str], Any]]
+    template: str
+    title: "Message | None"
+    query: dict[str, Param]
+    load: list[tuple[str, Expr]]
+    require: list[Check]
+    on_view: list[Update]
+    substates: list[tuple[str, Expr]]
+
+
+@dataclass
+class Event:
+    name: str
+    description: str
+    route: str
+    regex: re.Pattern
+    converters: dict[str, Callable[[str], Any]]
+    sources: list[str]
+    target: str | None
+    params: dict[str, Param]
+    lets: list[tuple[str, Expr]]
+    guards: list[Check]
+    updates: list[Update]
+    redirect: Expr | None
+    flash: "Message | None"
+    reads: list[str] = field(default_factory=list)
+    writes: list[str] = field(default_factory=list)
+    effect: str = "none"
+    derived_effect: str = "none"
+
+
+@dataclass
+class Spec:
+    """A compiled app spec. Build it with :func:`load_spec`."""
+
+    app: str
+    version: int
+    title: str
+    description: str
+    start_url: str
+    clock: dict[str, int]
+    runtime_initial: dict
+    runtime_schema: dict
+    globals: list[tuple[str, Expr]]
+    pages: dict[str, Page]
+    events: dict[str, Event]
+    hash: str
+    path: str
+    raw: dict
+
+    def match_page(self, path: str) -> tuple[Page, dict[str, Any]] | None:
+        return _match(self.pages.values(), path)
+
+    def match_event(self, path: str) -> tuple[Event, dict[str, Any]] | None:
+        return _match(self.events.values(), path)
+
+    def start_page(self) -> str:
+        """The page the start URL shows."""
+        hit = self.match_page(self.start_url.partition("?")[0])
+        return hit[0].name if hit else "blank"
+
+    def control_states(self) -> list[str]:
+        """Every control state: pages, their UI sub-states, and the engine's own."""
+        out = ["blank", "error"]
+        for page in self.pages.values():
+            out.append(page.name)
+            out.extend(f"{page.name}:{sub}" for sub, _ in page.substates)
+        return out
+
+
+def _match(items: Any, path: str) -> Any:
+    for item in items:
+        m = item.regex.fullmatch(path)
+        if m:
+            try:
+                args = {k: item.converters[k](v) for k, v in m.groupdict().items()}
+            except ValueError:
+                continue
+            return item, args
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------
+
+_ROUTE_VAR = re.compile(r"<(?:(int|str|slug):)?([a-z_][a-z0-9_]*)>")
+_CONVERTERS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "int": (r"\d{1,12}", int),
+    "str": (r"[^/]+", str),
+    "slug": (r"[a-z0-9\-]+", str),
+}
+
+
+def _compile_route(route: str) -> tuple[re.Pattern, dict[str, Callable[[str], Any]]]:
+    pattern, pos, conv = "", 0, {}
+    for m in _ROUTE_VAR.finditer(route):
+        pattern += re.escape(route[pos:m.start()])
+        kind, name = m.group(1) or "str", m.group(2)
+        rx, fn = _CONVERTERS[kind]
+        pattern += f"(?P<{name}>{rx})"
+        conv[name] = fn
+        pos = m.end()
+    pattern += re.escape(route[pos:])
+    return re.compile(pattern), conv
+
+
+class _Compiler:
+    """Compiles one spec document; every error is prefixed with where it happened."""
+
+    def __init__(self, file: str, functions: Mapping[str, Any], function_reads: Mapping[str, tuple[str, ...]]):
+        self.file = file
+        self.functions = functions
+        self.function_reads = function_reads
+        self.where = ""
+
+    def fail(self, field_name: str, msg: str) -> SpecError:
+        return SpecError(f"{self.file}: {self.where}: field '{field_name}': {msg}")
+
+    def expr(self, text: Any, field_name: str, names: set[str]) -> Expr:
+        if not isinstance(text, str):
+            raise self.fail(field_name, f"expected an expression string, got {type(text).__name__}")
+        try:
+            return compile_expr(text, functions=self.functions, names=sorted(names))
+        except ExprError as exc:
+            raise self.fail(field_name, str(exc)) from None
+
+    def message(self, text: str, field_name: str, names: set[str]) -> "Message":
+        """A user-facing message with {expression} interpolations ('{{' is a literal brace)."""
+        try:
+            parts = split_message(text)
+        except ValueError as exc:
+            raise self.fail(field_name, str(exc)) from None
+        compiled: list[Any] = []
+        reads: set[str] = set()
+        calls: set[str] = set()
+        for kind, piece in parts:
+            if kind == "text":
+                compiled.append(piece)
+            else:
+                e = self.expr(piece, field_name, names)
+                reads |= e.reads
+                calls |= e.calls
+                compiled.append(e)
+        return Message(text, tuple(compiled), frozenset(reads), frozenset(calls))
+
+    def value(self, raw: Any, field_name: str, names: set[str]) -> Value:
+        if isinstance(raw, str):
+            e = self.expr(raw, field_name, names)
+            return Value(e, e.reads)
+        if isinstance(raw, dict):
+            parts = [(str(k), self.value(v, f"{field_name}.{k}", names)) for k, v in raw.items()]
+            reads = frozenset().union(*(v.reads for _, v in parts)) if parts else frozenset()
+            return Value(lambda env, parts=parts: {k: v(env) for k, v in parts}, reads)
+        if isinstance(raw, list):
+            items = [self.value(v, f"{field_name}[{i}]", names) for i, v in enumerate(raw)]
+            reads = frozenset().union(*(v.reads for v in items)) if items else frozenset()
+            return Value(lambda env, items=items: [v(env) for v in items], reads)
+        if raw is None or isinstance(raw, (bool, int, float)):
+            return Value(lambda env, raw=raw: raw, frozenset())
+        raise self.fail(field_name, f"unsupported value {raw!r}")
+
+    def path(self, text: str, field_name: str, names: set[str]) -> StatePath:
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except SyntaxError as exc:
+            raise self.fail(field_name, f"invalid path {text!r}: {exc.msg}") from None
+        segs: list[Any] = []
+        static: list[str] = []
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Attribute):
+                if node.attr.startswith("_"):
+                    raise self.fail(field_name, f"private name {node.attr!r} in path {text!r}")
+                segs.append(node.attr)
+                static.append(node.attr)
+            else:
+                sl = node.slice
+                if isinstance(sl, ast.Constant) and isinstance(sl.value, str):
+                    segs.append(sl.value)
+                    static.append(sl.value)
+                else:
+                    segs.append(self.expr(ast.unparse(sl), field_name, names))
+                    static.append("*")
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in WRITABLE_ROOTS:
+            raise self.fail(field_name, f"path {text!r} must start with one of {sorted(WRITABLE_ROOTS)}")
+        if not segs:
+            raise self.fail(field_name, f"path {text!r} must name a location inside {node.id}")
+        root = WRITABLE_ROOTS[node.id]
+        segs.reverse()
+        static.reverse()
+        return StatePath(root, tuple(segs), ".".join([root, *static]), text)
+
+    def checks(self, raw: list[dict], field_name: str, names: set[str], default_status: int) -> list[Check]:
+        out = []
+        for i, c in enumerate(raw or []):
+            f = f"{field_name}[{i}]"
+            out.append(Check(
+                cond=self.expr(c["if"], f + ".if", names),
+                error=self.message(c["error"], f + ".error", names) if "error" in c else None,
+                status=int(c.get("status", default_status)),
+                redirect=self.expr(c["redirect"], f + ".redirect", names) if "redirect" in c else None,
+            ))
+        return out
+
+    def params(self, raw: dict, field_name: str) -> dict[str, Param]:
+        out = {}
+        for name, p in (raw or {}).items():
+            pattern = None
+            if "pattern" in p:
+                try:
+                    pattern = re.compile(p["pattern"])
+                except re.error as exc:
+                    raise self.fail(f"{field_name}.{name}.pattern", f"bad regular expression: {exc}") from None
+            if p["type"] == "enum" and not p.get("values"):
+                raise self.fail(f"{field_name}.{name}", "an enum parameter needs 'values'")
+            out[name] = Param(
+                name=name, type=p["type"], label=p.get("label", name.replace("_", " ").capitalize()),
+                required=bool(p.get("required", "default" not in p and p["type"] not in ("bool", "list"))),
+                default=p.get("default", [] if p["type"] == "list" else (False if p["type"] == "bool" else None)),
+                min=p.get("min"), max=p.get("max"), min_length=p.get("min_length"), max_length=p.get("max_length"),
+                pattern=pattern, pattern_error=p.get("pattern_error"), values=tuple(p.get("values", ())),
+                strip=bool(p.get("strip", True)),
+            )
+        return out
+
+    def updates(self, raw: list[dict], field_name: str, names: set[str]) -> list[Update]:
+        out = []
+        names = set(names)
+        for i, u in enumerate(raw or []):
+            f = f"{field_name}[{i}]"
+            local = set(names)
+            loop_var = loop_iter = None
+            if "for" in u:
+                var, _, it = u["for"].strip().partition(" in ")
+                loop_var = var.strip()
+                loop_iter = self.expr(it.strip(), f + ".for", local)
+                local.add(loop_var)
+            when = self.expr(u["when"], f + ".when", local) if "when" in u else None
+            op = u["op"]
+            path = value = where = None
+            table = u.get("table")
+            ident: Value | str | None = None
+            fields: tuple[tuple[str, Value], ...] = ()
+            if "path" in u:
+                path = self.path(u["path"], f + ".path", local)
+            if "value" in u:
+                value = self.value(u["value"], f + ".value", local)
+            elif op == "inc":
+                value = self.value(u.get("by", 1), f + ".by", local)
+            if "where" in u:
+                where = self.expr(u["where"], f + ".where", local | {"it"})
+            if op in ("insert", "update", "tombstone"):
+                raw_id = u.get("id", "auto" if op == "insert" else None)
+                if raw_id == "auto":
+                    if op != "insert":
+                        raise self.fail(f + ".id", "'auto' ids are only for insert")
+                    ident = "auto"
+                else:
+                    ident = self.value(raw_id, f + ".id", local)
+            if op == "update":
+                fields = tuple((k, self.value(v, f"{f}.fields.{k}", local)) for k, v in u["fields"].items())
+            bind = u.get("as")
+            if bind:
+                names.add(bind)
+            writes = path.static if path else f"runtime.entities.{table}.*"
+            reads: set[str] = set()
+            for part in (loop_iter, when, value, where, ident if isinstance(ident, Value) else None,
+                         *(v for _, v in fields)):
+                if part is not None:
+                    reads |= part.reads
+            if path:
+                for seg in path.segments:
+                    if not isinstance(seg, str):
+                        reads |= seg.reads
+            out.append(Update(op, path, table, ident, value, where, fields, bind, loop_var, loop_iter, when,
+                              writes, frozenset(reads)))
+        return out
+
+
+def _locate(path: list[Any]) -> tuple[str, str]:
+    """Turn a jsonschema error path into ('event 'x'', 'field.path')."""
+    parts = [str(p) for p in path]
+    if len(parts) >= 2 and parts[0] in ("events", "pages"):
+        kind = "event" if parts[0] == "events" else "page"
+        rest = parts[2:]
+        fld = ""
+        for p in rest:
+            fld += f"[{p}]" if p.isdigit() else (f".{p}" if fld else p)
+        return f"{kind} '{parts[1]}'", fld or "(itself)"
+    return "top level", ".".join(parts) or "(document)"
+
+
+def _schema_error_message(file: str, err: jsonschema.ValidationError) -> str:
+    where, fld = _locate(list(err.absolute_path))
+    msg = err.message
+    if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = list(err.schema.get("properties", {}))
+        extra = [k for k in err.instance if k not in allowed]
+        if extra:
+            close = difflib.get_close_matches(str(extra[0]), allowed, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            msg = f"unknown field '{extra[0]}'{hint}"
+            fld = f"{fld}.{extra[0]}" if fld != "(itself)" else str(extra[0])
+    return f"{file}: {where}: field '{fld}': {msg}"
+
+
+_VALIDATOR = jsonschema.Draft202012Validator(SPEC_SCHEMA)
+
+
+def validate_spec_document(doc: Any, file: str) -> None:
+    """Raise SpecError naming file, event and field for the first schema violation."""
+    if not isinstance(doc, dict):
+        raise SpecError(f"{file}: the spec must be a YAML mapping")
+    errors = sorted(_VALIDATOR.iter_errors(doc), key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
+    if errors:
+        # The deepest error of the first location is usually the most specific.
+        first = errors[0]
+        best = jsonschema.exceptions.best_match([first]) if first.context else first
+        raise SpecError(_schema_error_message(file, best))
+
+
+def load_spec(path: str | FsPath, functions: Mapping[str, Any] | None = None, *,
+              function_reads: Mapping[str, tuple[str, ...]] | None = None) -> Spec:
+    """Load, validate and compile the spec at ``path``.
+
+    ``functions`` are the callables expressions may call (an app's FunctionTable), and
+    ``function_reads`` the state paths each one reads (for read sets)."""
+    file = str(path)
+    try:
+        text = FsPath(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"{file}: cannot read: {exc.strerror}") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise SpecError(f"{file}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    return compile_spec(doc, file, functions or {}, function_reads or {})
+
+
+def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
+                 function_reads: Mapping[str, tuple[str, ...]]) -> Spec:
+    """Validate and compile a parsed spec document (see :func:`load_spec`)."""
+    validate_spec_document(doc, file)
+    c = _Compiler(file, functions, function_reads)
+    base = set(BASE_NAMES)
+
+    c.where = "globals"
+    glob = []
+    gnames = set(base)
+    for name, text in (doc.get("globals") or {}).items():
+        glob.append((name, c.expr(text, name, gnames)))
+        gnames.add(name)
+
+    pages: dict[str, Page] = {}
+    for name, p in doc["pages"].items():
+        c.where = f"page '{name}'"
+        regex, conv = _compile_route(p["route"])
+        names = base | set(conv) | {"page"}
+        load = []
+        for var, text in (p.get("load") or {}).items():
+            load.append((var, c.expr(text, f"load.{var}", names)))
+            names.add(var)
+        names |= set(n for n, _ in glob)
+        pages[name] = Page(
+            name=name, route=p["route"], regex=regex, converters=conv, template=p["template"],
+            title=c.message(p["title"], "title", names) if "title" in p else None,
+            query=c.params(p.get("query"), "query"), load=load,
+            require=c.checks(p.get("require"), "require", names, 404),
+            on_view=c.updates(p.get("on_view"), "on_view", names),
+            substates=[(s, c.expr(t, f"substates.{s}", names)) for s, t in (p.get("substates") or {}).items()],
+        )
+
+    events: dict[str, Event] = {}
+    for name, e in doc["events"].items():
+        c.where = f"event '{name}'"
+        regex, conv = _compile_route(e["route"])
+        sources = list(pages) if e["from"] == "*" else list(e["from"])
+        for s in sources:
+            if s not in pages:
+                close = difflib.get_close_matches(s, list(pages), n=1)
+                raise c.fail("from", f"unknown page '{s}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        target = e.get("to")
+        if target is not None and target not in pages:
+            raise c.fail("to", f"unknown page '{target}'")
+        params = c.params(e.get("params"), "params")
+        names = base | set(conv) | {"params"}
+        lets = []
+        for var, text in (e.get("let") or {}).items():
+            lets.append((var, c.expr(text, f"let.{var}", names)))
+            names.add(var)
+        guards = c.checks(e.get("guards"), "guards", names, 400)
+        updates = c.updates(e.get("updates"), "updates", names)
+        names |= {u.bind for u in updates if u.bind}
+        ev = Event(
+            name=name, description=e.get("description", ""), route=e["route"], regex=regex, converters=conv,
+            sources=sources, target=target, params=params, lets=lets, guards=guards, updates=updates,
+            redirect=c.expr(e["redirect"], "redirect", names) if "redirect" in e else None,
+            flash=c.message(e["flash"], "flash", names) if "flash" in e else None,
+        )
+        events[name] = ev
+
+    _derive_effects(events, function_reads, c, doc)
+    spec = Spec(
+        app=doc["app"], version=doc["version"], title=doc["title"], description=doc.get("description", ""),
+        start_url=doc["start_url"], clock=dict(doc["clock"]), runtime_initial=doc["runtime"]["initial"],
+        runtime_schema=doc["runtime"]["schema"], globals=glob, pages=pages, events=events,
+        hash=hashlib.sha256(canonical(doc)).hexdigest(), path=file, raw=doc,
+    )
+    try:
+        jsonschema.Draft202012Validator.check_schema(spec.runtime_schema)
+        jsonschema.Draft202012Validator(spec.runtime_schema).validate(spec.runtime_initial)
+    except jsonschema.SchemaError as exc:
+        raise SpecError(f"{file}: top level: field 'runtime.schema': not a valid JSON Schema: {exc.message}") from None
+    except jsonschema.ValidationError as exc:
+        raise SpecError(f"{file}: top level: field 'runtime.initial': does not match runtime.schema: {exc.message}") from None
+    return spec
+
+
+_ALIASES = {"rt": "runtime"}
+
+
+def _normalise_read(path: str) -> str:
+    head, _, rest = path.partition(".")
+    head = _ALIASES.get(head, head)
+    return f"{head}.{rest}" if rest else head
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Whether two static paths (with * wildcards) can name the same location or nest."""
+    pa, pb = a.split("."), b.split(".")
+    for x, y in zip(pa, pb):
+        if x != y and x != "*" and y != "*":
+            return False
+    return True
+
+
+def _derive_effects(events: dict[str, Event], function_reads: Mapping[str, tuple[str, ...]],
+                    c: _Compiler, doc: dict) -> None:
+    """Read set, write set and side-effect class of every event, from its declarations.
+
+    none          writes nothing outside the browser layer (UI, navigation, sign-in cookie)
+    irreversible  deletes an entity (tombstone), or creates records (insert/append) in a
+                  collection that no event of the spec can ever remove from
+    reversible    everything else: the machine has events that write the same paths back
+    """
+    removers: list[str] = []
+    for ev in events.values():
+        for u in ev.updates:
+            if u.op in ("remove", "delete", "tombstone"):
+                removers.append(u.writes)
+    for ev in events.values():
+        reads: set[str] = set()
+        exprs = [e for _, e in ev.lets] + [g.cond for g in ev.guards]
+        if ev.redirect:
+            exprs.append(ev.redirect)
+        for e in exprs:
+            reads |= e.reads
+            for fn in e.calls:
+                reads |= set(function_reads.get(fn, ()))
+        for u in ev.updates:
+            reads |= u.reads
+        local = {"params", *(n for n, _ in ev.lets), *ev.converters, *(u.bind for u in ev.updates if u.bind),
+                 *(u.loop_var for u in ev.updates if u.loop_var), "it"}
+        ev.reads = sorted({_normalise_read(r) for r in reads if r.split(".")[0] not in local})
+        ev.writes = sorted({u.writes for u in ev.updates})
+        backend = [u for u in ev.updates if not u.writes.startswith("browser")]
+        if not backend:
+            derived = "none"
+        elif any(u.op == "tombstone" for u in backend):
+            derived = "irreversible"
+        elif any(u.op in ("insert", "append") and not any(_overlaps(u.writes, r) for r in removers)
+                 for u in backend):
+            derived = "irreversible"
+        else:
+            derived = "reversible"
+        ev.derived_effect = derived
+        declared = doc["events"][ev.name].get("effect")
+        order = ["none", "reversible", "irreversible"]
+        if declared and order.index(declared) < order.index(derived):
+            c.where = f"event '{ev.name}'"
+            raise c.fail("effect", f"declared '{declared}' but its updates make it '{derived}'")
+        ev.effect = declared or derived

@@ -1,0 +1,147 @@
+"""The JSON Schema every app spec (specs/<app>.yaml) must satisfy."""
+from __future__ import annotations
+
+from typing import Any
+
+_EXPR = {"type": "string", "minLength": 1}
+_IDENT = "^[a-z_][a-z0-9_]*$"
+
+_PARAM = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["type"],
+    "properties": {
+        "type": {"enum": ["int", "float", "str", "bool", "enum", "money", "list"]},
+        "label": {"type": "string"},
+        "required": {"type": "boolean"},
+        "default": {},
+        "min": {"type": "number"},
+        "max": {"type": "number"},
+        "min_length": {"type": "integer", "minimum": 0},
+        "max_length": {"type": "integer", "minimum": 1},
+        "pattern": {"type": "string"},
+        "pattern_error": {"type": "string"},
+        "values": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "strip": {"type": "boolean"},
+    },
+}
+
+_COMMON_OP = {"for": {"type": "string", "pattern": r"^\s*[a-z_][a-z0-9_]*\s+in\s+.+$"}, "when": _EXPR}
+
+_OPS = [
+    {"properties": {"op": {"const": "set"}, "path": _EXPR, "value": {}}, "required": ["path", "value"]},
+    {"properties": {"op": {"const": "inc"}, "path": _EXPR, "by": {}}, "required": ["path"]},
+    {"properties": {"op": {"const": "append"}, "path": _EXPR, "value": {}}, "required": ["path", "value"]},
+    {"properties": {"op": {"const": "remove"}, "path": _EXPR, "where": _EXPR}, "required": ["path", "where"]},
+    {"properties": {"op": {"const": "merge"}, "path": _EXPR, "value": {}}, "required": ["path", "value"]},
+    {"properties": {"op": {"const": "delete"}, "path": _EXPR}, "required": ["path"]},
+    {"properties": {"op": {"const": "insert"}, "table": {"type": "string", "pattern": _IDENT}, "id": {},
+                    "value": {}, "as": {"type": "string", "pattern": _IDENT}},
+     "required": ["table", "value"]},
+    {"properties": {"op": {"const": "update"}, "table": {"type": "string", "pattern": _IDENT}, "id": {},
+                    "fields": {"type": "object", "minProperties": 1}},
+     "required": ["table", "id", "fields"]},
+    {"properties": {"op": {"const": "tombstone"}, "table": {"type": "string", "pattern": _IDENT}, "id": {}},
+     "required": ["table", "id"]},
+]
+
+_UPDATE = {
+    "type": "object",
+    "required": ["op"],
+    "properties": {"op": {"enum": ["set", "inc", "append", "remove", "merge", "delete", "insert", "update",
+                                   "tombstone"]}},
+    "allOf": [
+        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},
+         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],
+                  "additionalProperties": False}}
+        for o in _OPS
+    ],
+}
+
+_CHECK = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["if"],
+    "properties": {
+        "if": _EXPR,
+        "error": {"type": "string"},
+        "status": {"type": "integer", "minimum": 300, "maximum": 599},
+        "redirect": _EXPR,
+    },
+}
+
+_VARS = {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _EXPR}
+
+SPEC_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "simweb app spec",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["app", "version", "title", "start_url", "clock", "runtime", "pages", "events"],
+    "properties": {
+        "app": {"type": "string", "pattern": _IDENT},
+        "version": {"type": "integer", "minimum": 1},
+        "title": {"type": "string"},
+        "description": {"type": "string"},
+        "start_url": {"type": "string", "pattern": "^/"},
+        "clock": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["start_day", "start_second", "seconds_per_request"],
+            "properties": {
+                "start_day": {"type": "integer", "minimum": 0},
+                "start_second": {"type": "integer", "minimum": 0, "maximum": 86399},
+                "seconds_per_request": {"type": "integer", "minimum": 0},
+            },
+        },
+        "runtime": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["initial", "schema"],
+            "properties": {"initial": {"type": "object"}, "schema": {"type": "object"}},
+        },
+        "globals": _VARS,
+        "pages": {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"pattern": _IDENT},
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["route", "template"],
+                "properties": {
+                    "route": {"type": "string", "pattern": "^/"},
+                    "template": {"type": "string", "pattern": r"^[A-Za-z0-9_\-/]+\.html$"},
+                    "title": {"type": "string"},
+                    "query": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _PARAM},
+                    "load": _VARS,
+                    "require": {"type": "array", "items": _CHECK},
+                    "on_view": {"type": "array", "items": _UPDATE},
+                    "substates": _VARS,
+                },
+            },
+        },
+        "events": {
+            "type": "object",
+            "propertyNames": {"pattern": _IDENT},
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["route", "from"],
+                "properties": {
+                    "route": {"type": "string", "pattern": "^/"},
+                    "description": {"type": "string"},
+                    "from": {"oneOf": [{"const": "*"}, {"type": "array", "items": {"type": "string"}, "minItems": 1}]},
+                    "to": {"type": "string"},
+                    "params": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _PARAM},
+                    "let": _VARS,
+                    "guards": {"type": "array", "items": _CHECK},
+                    "updates": {"type": "array", "items": _UPDATE},
+                    "redirect": _EXPR,
+                    "flash": {"type": "string"},
+                    "effect": {"enum": ["none", "reversible", "irreversible"]},
+                },
+            },
+        },
+    },
+}

@@ -1,0 +1,198 @@
+"""The state document: one JSON object with four layers.
+
+    world    a reference to read-only world data (app, seed, size, content hash);
+             the data itself lives in SQLite and is never copied into a state
+    runtime  the backend state as an overlay on the world (app-declared schema)
+    browser  tabs (URL, history, page UI state), cookies, signed-in user, chat
+    meta     app, spec version/hash, world hash, simulated clock, step, RNG
+
+A state's identity is the sha256 of its canonical JSON (sorted keys, compact).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+import jsonschema
+import orjson
+
+STATE_FORMAT = 1
+
+#: The JSON Schema of the core layers. The runtime layer's schema comes from the app's spec.
+CORE_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "simweb state",
+    "type": "object",
+    "required": ["world", "runtime", "browser", "meta"],
+    "additionalProperties": False,
+    "properties": {
+        "world": {
+            "type": "object",
+            "required": ["app", "seed", "size", "hash"],
+            "additionalProperties": False,
+            "properties": {
+                "app": {"type": "string"},
+                "seed": {"type": "integer", "minimum": 0},
+                "size": {"type": "integer", "minimum": 1},
+                "hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+            },
+        },
+        "runtime": {"type": "object"},
+        "browser": {
+            "type": "object",
+            "required": ["tabs", "active", "cookies", "local_storage", "user", "pending_flash", "chat"],
+            "additionalProperties": False,
+            "properties": {
+                "tabs": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/tab"}},
+                "active": {"type": "integer", "minimum": 0},
+                "cookies": {"type": "object", "additionalProperties": {"type": "string"}},
+                "local_storage": {"type": "object", "additionalProperties": {"type": "string"}},
+                "user": {"type": ["integer", "null"]},
+                "pending_flash": {"$ref": "#/$defs/flash"},
+                "chat": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["role", "message"],
+                        "properties": {"role": {"enum": ["user", "assistant", "infeasible"]},
+                                       "message": {"type": "string"}},
+                    },
+                },
+            },
+        },
+        "meta": {
+            "type": "object",
+            "required": ["format", "app", "spec_version", "spec_hash", "world_hash", "clock", "step",
+                         "requests", "rng", "task"],
+            "additionalProperties": False,
+            "properties": {
+                "format": {"const": STATE_FORMAT},
+                "app": {"type": "string"},
+                "spec_version": {"type": "integer"},
+                "spec_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                "world_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                "clock": {"type": "integer", "minimum": 0},
+                "step": {"type": "integer", "minimum": 0},
+                "requests": {"type": "integer", "minimum": 0},
+                "rng": {
+                    "type": "object",
+                    "required": ["seed", "counter"],
+                    "additionalProperties": False,
+                    "properties": {"seed": {"type": "integer"}, "counter": {"type": "integer", "minimum": 0}},
+                },
+                "task": {
+                    "type": ["object", "null"],
+                    "required": ["id", "params"],
+                    "properties": {"id": {"type": "string"}, "params": {"type": "object"}},
+                },
+            },
+        },
+    },
+    "$defs": {
+        "flash": {
+            "type": ["object", "null"],
+            "required": ["level", "message"],
+            "additionalProperties": False,
+            "properties": {"level": {"enum": ["info", "success", "error"]}, "message": {"type": "string"}},
+        },
+        "tab": {
+            "type": "object",
+            "required": ["url", "page", "status", "history", "cursor", "fields", "focus", "scroll", "flash"],
+            "additionalProperties": False,
+            "properties": {
+                "url": {"type": "string"},
+                "page": {"type": "string"},
+                "status": {"type": "integer"},
+                "history": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+                "cursor": {"type": "integer", "minimum": 0},
+                "fields": {"type": "object", "additionalProperties": {"type": ["string", "boolean"]}},
+                "focus": {"type": ["string", "null"]},
+                "scroll": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+                "flash": {"$ref": "#/$defs/flash"},
+            },
+        },
+    },
+}
+
+
+class StateError(ValueError):
+    """A state document that cannot be used here (schema, foreign world or spec)."""
+
+
+def canonical(obj: Any) -> bytes:
+    """Canonical JSON bytes: sorted keys, compact, UTF-8. Non-string keys are an error."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except TypeError as exc:  # non-str keys, tuples of bad types, sets...
+        raise StateError(f"state is not canonical JSON: {exc}") from None
+
+
+def state_hash(state: dict) -> str:
+    """sha256 of the canonical JSON of ``state``: the state's identity."""
+    return hashlib.sha256(canonical(state)).hexdigest()
+
+
+def deep_copy(obj: Any) -> Any:
+    """A deep copy through a JSON round trip (faster than copy.deepcopy for JSON data)."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+def new_tab(url: str = "about:blank", page: str = "blank") -> dict:
+    """A fresh browser tab at ``url``."""
+    return {"url": url, "page": page, "status": 200, "history": [url], "cursor": 0, "fields": {},
+            "focus": None, "scroll": [0, 0], "flash": None}
+
+
+def new_browser() -> dict:
+    return {"tabs": [new_tab()], "active": 0, "cookies": {}, "local_storage": {}, "user": None,
+            "pending_flash": None, "chat": []}
+
+
+def find_non_finite(obj: Any, path: str = "$") -> str | None:
+    """Path of the first NaN/Infinity float inside ``obj`` (JSON has none), else None."""
+    if isinstance(obj, float):
+        return None if math.isfinite(obj) else path
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                return f"{path}.{k!r} (non-string key)"
+            bad = find_non_finite(v, f"{path}.{k}")
+            if bad:
+                return bad
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            bad = find_non_finite(v, f"{path}[{i}]")
+            if bad:
+                return bad
+    elif isinstance(obj, tuple):
+        return f"{path} (tuple)"
+    return None
+
+
+class StateValidator:
+    """Validates whole states: the core schema plus one app's runtime schema."""
+
+    def __init__(self, runtime_schema: dict[str, Any]):
+        schema = dict(CORE_SCHEMA)
+        schema["properties"] = dict(CORE_SCHEMA["properties"], runtime=runtime_schema)
+        jsonschema.Draft202012Validator.check_schema(schema)
+        self._validator = jsonschema.Draft202012Validator(schema)
+
+    def errors(self, state: Any) -> list[str]:
+        """Every schema violation as 'at <json path>: <message>', sorted; [] when valid."""
+        out = []
+        for err in self._validator.iter_errors(state):
+            where = "$" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+            out.append(f"at {where}: {err.message}")
+        if not out:
+            bad = find_non_finite(state)
+            if bad:
+                out.append(f"at {bad}: not representable in JSON")
+        return sorted(out)
+
+    def check(self, state: Any) -> None:
+        errs = self.errors(state)
+        if errs:
+            more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+            raise StateError(f"invalid state {errs[0]}{more}")

@@ -1,0 +1,149 @@
+"""Task templates: parameters drawn from the world by seed, a goal, fact groups
+(WebGym-style difficulty), a start, an oracle plan and a verifier.
+
+An app's tasks subclass :class:`TaskTemplate`. Each template is a family of thousands of
+instances: ``sample(app, rng)`` picks the parameters from the world, everything else is
+a deterministic function of those parameters.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+#: WebGym step budgets by difficulty bucket (train, test).
+STEP_BUDGETS = {"easy": (10, 30), "medium": (20, 50), "hard": (30, 70)}
+
+
+def difficulty_of(n_facts: int) -> str:
+    """WebGym's buckets: easy <= 3 facts, medium 4-6, hard >= 7."""
+    return "easy" if n_facts <= 3 else ("medium" if n_facts <= 6 else "hard")
+
+
+class Rng:
+    """A small deterministic generator (splitmix64): same seed, same draws, on any
+    Python version and hash seed. Never the global ``random``."""
+
+    MASK = (1 << 64) - 1
+
+    def __init__(self, *seed_parts: Any):
+        digest = hashlib.sha256("\x1f".join(map(str, seed_parts)).encode()).digest()
+        self.state = int.from_bytes(digest[:8], "little")
+
+    def next(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
+        return z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """Uniform integer in [0, n)."""
+        if n <= 0:
+            raise ValueError("below() needs n > 0")
+        limit = (self.MASK + 1) - ((self.MASK + 1) % n)
+        while True:
+            x = self.next()
+            if x < limit:
+                return x % n
+
+    def randint(self, lo: int, hi: int) -> int:
+        return lo + self.below(hi - lo + 1)
+
+    def choice(self, seq: Sequence[Any]) -> Any:
+        return seq[self.below(len(seq))]
+
+    def sample(self, seq: Sequence[Any], k: int) -> list[Any]:
+        pool = list(seq)
+        out = []
+        for _ in range(min(k, len(pool))):
+            out.append(pool.pop(self.below(len(pool))))
+        return out
+
+    def seed_int(self) -> int:
+        return self.next() & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class FactGroup:
+    """WebGym's evaluator_reference entry: a group of facts the result must satisfy."""
+
+    id: str
+    description: str
+    facts: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "description": self.description, "facts": list(self.facts)}
+
+
+@dataclass
+class TaskInstance:
+    """One concrete task: what the env needs at reset and what users see."""
+
+    id: str
+    params: dict[str, Any]
+    goal: str
+    fact_groups: list[FactGroup]
+    start_url: str
+    kind: str
+
+    @property
+    def n_facts(self) -> int:
+        return sum(len(g.facts) for g in self.fact_groups)
+
+    @property
+    def difficulty(self) -> str:
+        return difficulty_of(self.n_facts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "params": self.params, "goal": self.goal, "kind": self.kind,
+                "difficulty": self.difficulty, "n_facts": self.n_facts, "start_url": self.start_url,
+                "evaluator_reference": [g.to_json() for g in self.fact_groups]}
+
+
+class TaskTemplate:
+    """Base class of every task template. Subclasses set the class attributes and
+    implement sample / goal / facts / oracle / verify; setup is optional."""
+
+    id: str = ""
+    kind: str = "state"          # "info" (answer a question), "state" (change the site), "mixed"
+    title: str = ""
+    start_url: str = "/"
+    sign_in: bool = True         # start signed in as the task's user (params["user_id"])
+    #: runtime paths (patterns, '*' = one segment) the task may change without losing "clean"
+    allowed: tuple[str, ...] = ()
+
+    # -- to implement -------------------------------------------------------------
+    def sample(self, app: Any, rng: Rng) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def goal(self, app: Any, p: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def facts(self, app: Any, p: dict[str, Any]) -> list[FactGroup]:
+        raise NotImplementedError
+
+    def oracle(self, app: Any, p: dict[str, Any]) -> list[str]:
+        raise NotImplementedError
+
+    def verify(self, app: Any, p: dict[str, Any], start: dict, final: dict, answer: str | None) -> dict:
+        raise NotImplementedError
+
+    def setup(self, app: Any, state: dict, p: dict[str, Any]) -> None:
+        """Prepare the start state beyond signing in (pre-filled cart, ...)."""
+
+    def allowed_paths(self, app: Any, p: dict[str, Any]) -> list[str]:
+        """Runtime paths this instance may change (default: the class's ``allowed``)."""
+        return [a.format(**p) for a in self.allowed]
+
+    # -- provided ----------------------------------------------------------------
+    def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None) -> TaskInstance:
+        p = params if params is not None else self.sample(app, Rng(self.id, seed))
+        return TaskInstance(id=self.id, params=p, goal=self.goal(app, p), fact_groups=self.facts(app, p),
+                            start_url=self.start_url_for(app, p), kind=self.kind)
+
+    def start_url_for(self, app: Any, p: dict[str, Any]) -> str:
+        return self.start_url.format(**p)
+
+    def difficulty(self, app: Any, p: dict[str, Any]) -> str:
+        return difficulty_of(sum(len(g.facts) for g in self.facts(app, p)))

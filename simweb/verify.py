@@ -1,0 +1,165 @@
+"""Building blocks of programmatic verifiers.
+
+A verdict is ``{success, progress, clean, checks: [{name, passed, weight, detail}]}``:
+``success`` when every goal check passed, ``progress`` the weighted share of goal checks
+passed (partial credit), ``clean`` false when the runtime changed anywhere the task did
+not allow (collateral damage). Answers are matched by type, never by an LLM.
+"""
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from typing import Any, Iterable, Sequence
+
+Verdict = dict[str, Any]
+
+
+def check(name: str, passed: bool, weight: float = 1.0, detail: str = "") -> dict[str, Any]:
+    """One named goal check."""
+    return {"name": name, "passed": bool(passed), "weight": float(weight), "detail": detail}
+
+
+def verdict(checks: list[dict[str, Any]], unexpected: Sequence[str] = ()) -> Verdict:
+    """Combine goal checks and the list of unexpected changes into a verdict."""
+    total = sum(c["weight"] for c in checks) or 1.0
+    done = sum(c["weight"] for c in checks if c["passed"])
+    out = list(checks)
+    shown = ", ".join(list(unexpected)[:5]) + (" …" if len(unexpected) > 5 else "")
+    out.append({"name": "no collateral changes", "passed": not unexpected, "weight": 0.0,
+                "detail": f"unexpected changes: {shown}" if unexpected else ""})
+    return {"success": all(c["passed"] for c in checks), "progress": round(done / total, 6),
+            "clean": not unexpected, "checks": out}
+
+
+# ----------------------------------------------------------------------------- state diff
+
+def changed_paths(before: Any, after: Any, prefix: str = "runtime") -> list[str]:
+    """Dotted paths of every leaf that differs between two JSON values (sorted).
+
+    Lists compare as values: a changed list is reported at the list's own path."""
+    out: list[str] = []
+    _diff(before, after, prefix, out)
+    return sorted(out)
+
+
+def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(a.keys() | b.keys()):
+            if k in a and k in b:
+                if a[k] != b[k]:
+                    _diff(a[k], b[k], f"{path}.{k}", out)
+                continue
+            # A key present on one side only: an empty container appearing or vanishing is
+            # no change; a new object is compared with an empty one, down to its leaves.
+            v = a[k] if k in a else b[k]
+            if v in ({}, []):
+                continue
+            if isinstance(v, dict):
+                _diff(v if k in a else {}, v if k in b else {}, f"{path}.{k}", out)
+            else:
+                out.append(f"{path}.{k}")
+    elif a != b:
+        out.append(path)
+
+
+def _segment_match(pattern: list[str], path: list[str]) -> bool:
+    if len(path) < len(pattern):
+        return False
+    return all(p == "*" or p == s for p, s in zip(pattern, path))
+
+
+def unexpected(changes: Iterable[str], allowed: Iterable[str]) -> list[str]:
+    """The changes that no allowed pattern covers. A pattern covers its path and
+    everything below it; ``*`` stands for one path segment."""
+    pats = [p.split(".") for p in allowed]
+    return [c for c in changes if not any(_segment_match(p, c.split(".")) for p in pats)]
+
+
+# ----------------------------------------------------------------------------- answers
+
+_WS = re.compile(r"\s+")
+
+
+def normalise_text(s: Any) -> str:
+    return _WS.sub(" ", str(s or "")).strip().strip(".").casefold()
+
+
+def match_exact(answer: str | None, expected: str) -> bool:
+    """Case- and space-insensitive equality, ignoring a trailing full stop."""
+    return normalise_text(answer) == normalise_text(expected)
+
+
+def match_contains(answer: str | None, expected: str) -> bool:
+    return normalise_text(expected) in normalise_text(answer)
+
+
+_NUM = re.compile(r"[-+]?\$?\s*\d[\d,]*(?:\.\d+)?")
+
+
+def numbers_in(text: str | None) -> list[float]:
+    """Every number in a text ('$1,234.50' -> 1234.5)."""
+    out = []
+    for m in _NUM.finditer(str(text or "")):
+        raw = m.group(0).replace("$", "").replace(",", "").replace(" ", "")
+        try:
+            out.append(float(raw))
+        except ValueError:
+            continue
+    return out
+
+
+def match_number(answer: str | None, expected: float, tolerance: float = 1e-6) -> bool:
+    """The answer contains exactly one number and it is within ``tolerance`` (absolute).
+
+    "$0.00" and "0" both match 0; an answer listing several numbers does not match."""
+    nums = numbers_in(answer)
+    return len(nums) == 1 and abs(nums[0] - expected) <= tolerance
+
+
+def match_money(answer: str | None, expected_cents: int) -> bool:
+    return match_number(answer, expected_cents / 100, tolerance=0.005)
+
+
+_DATE_FORMATS = ("%Y-%m-%d", "%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%m/%d/%Y", "%B %d %Y", "%b %d %Y")
+
+
+def parse_date(text: str | None) -> date | None:
+    t = _WS.sub(" ", str(text or "")).strip().rstrip(".")
+    for fmt in _DATE_FORMATS:
+        try:
+            return datetime.strptime(t, fmt).date()
+        except ValueError:
+            continue
+    m = re.search(r"\d{4}-\d{2}-\d{2}", t)
+    if m:
+        try:
+            return datetime.strptime(m.group(0), "%Y-%m-%d").date()
+        except ValueError:
+            return None
+    return None
+
+
+def match_date(answer: str | None, expected: date) -> bool:
+    return parse_date(answer) == expected
+
+
+def split_items(answer: str | None) -> list[str]:
+    """Items of a list answer separated by commas, semicolons, newlines or ' and '."""
+    parts = re.split(r"[;,\n]|\band\b", str(answer or ""))
+    return [normalise_text(p) for p in parts if normalise_text(p)]
+
+
+def match_set(answer: str | None, expected: Iterable[str]) -> bool:
+    return set(split_items(answer)) == {normalise_text(e) for e in expected}
+
+
+def match_sequence(answer: str | None, expected: Sequence[str]) -> bool:
+    return split_items(answer) == [normalise_text(e) for e in expected]
+
+
+def answer_of(state: dict) -> str | None:
+    """The agent's final message to the user in a state, if any."""
+    for msg in reversed(state["browser"]["chat"]):
+        if msg["role"] in ("assistant", "infeasible"):
+            return msg["message"]
+    return None

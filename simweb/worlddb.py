@@ -1,0 +1,482 @@
+"""App-independent machinery for simweb's read-only *world databases*.
+
+Every simulated app (shop, forum, issue tracker, ...) ships a generator that
+turns ``(seed, size)`` into a SQLite file of read-only world data.  This module
+holds the parts those generators share:
+
+* the day-number convention (:data:`DAY0`, :func:`day_to_date`);
+* :class:`Rng`, a tiny SplitMix64 PRNG whose output never depends on the
+  Python version, ``PYTHONHASHSEED`` or anything global;
+* :class:`ContentHasher`, a sha256 over generated rows that is identical across
+  processes and machines;
+* :func:`cache_dir` / :func:`world_file` / :func:`build_once`: where world files
+  live and how they are built exactly once, atomically, under a file lock, even
+  when many rollout processes ask for the same world at the same time;
+* :class:`ReadOnlyDB`: a read-only SQLAlchemy engine plus one raw SQLite
+  connection per thread (and per process, so forking after opening is safe);
+* :class:`BuildProgress`: an optional rich progress bar for long builds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.pool import NullPool
+
+__all__ = [
+    "DAY0",
+    "day_to_date",
+    "date_to_day",
+    "M64",
+    "mix64",
+    "stable_hash64",
+    "Rng",
+    "ContentHasher",
+    "cache_dir",
+    "world_file",
+    "build_once",
+    "ReadOnlyDB",
+    "BuildProgress",
+]
+
+T = TypeVar("T")
+
+# ---------------------------------------------------------------------------
+# Days
+# ---------------------------------------------------------------------------
+
+#: Day 0 of every simweb world.  Worlds store dates as integer day numbers
+#: relative to this date (negative = before it); the simulator's clock uses the
+#: same convention, so a world's history lies at days < 0 and a simulated
+#: session starts on day 0 (or later).  Integers keep rows hashable and free of
+#: time zones.
+DAY0: _dt.date = _dt.date(2026, 1, 1)
+
+
+def day_to_date(day: int) -> _dt.date:
+    """Return the calendar date of day number ``day`` (day 0 = :data:`DAY0`)."""
+    return DAY0 + _dt.timedelta(days=int(day))
+
+
+def date_to_day(date: _dt.date) -> int:
+    """Return the day number of ``date`` (inverse of :func:`day_to_date`)."""
+    return (date - DAY0).days
+
+
+# ---------------------------------------------------------------------------
+# Deterministic randomness
+# ---------------------------------------------------------------------------
+
+M64 = (1 << 64) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def mix64(x: int) -> int:
+    """SplitMix64's finalizer: a bijective 64-bit integer mix."""
+    x &= M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & M64
+    return x ^ (x >> 31)
+
+
+def stable_hash64(*parts: object) -> int:
+    """A 64-bit hash of ``parts`` (by their ``str``) that is the same in every process.
+
+    Python's ``hash()`` is salted per process for strings, so it must never feed
+    a generator; blake2b is fixed by its spec.
+    """
+    text = "\x1f".join(str(p) for p in parts).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+class Rng:
+    """SplitMix64 pseudo-random generator on plain Python ints.
+
+    Small and fully specified, so its streams are stable across Python versions
+    (unlike :mod:`random`, whose algorithms for ``choice``/``shuffle``/``sample``
+    are not part of any compatibility promise).  Use :meth:`derive` for a
+    stream keyed by labels and :meth:`sub` for cheap per-entity streams, so one
+    entity's data does not shift when another's generation changes.
+    """
+
+    __slots__ = ("_s",)
+
+    def __init__(self, seed: int) -> None:
+        self._s = seed & M64
+
+    @classmethod
+    def derive(cls, *key: object) -> Rng:
+        """A generator seeded from ``key`` (e.g. ``("shopping", seed, "products")``)."""
+        return cls(stable_hash64(*key))
+
+    @classmethod
+    def sub(cls, base: int, index: int) -> Rng:
+        """A generator for entity ``index`` of a stream whose base seed is ``base``."""
+        return cls(mix64((base + (index + 1) * _GOLDEN) & M64))
+
+    def next64(self) -> int:
+        """The next raw 64-bit output."""
+        self._s = s = (self._s + _GOLDEN) & M64
+        s = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        s = ((s ^ (s >> 27)) * 0x94D049BB133111EB) & M64
+        return s ^ (s >> 31)
+
+    def below(self, n: int) -> int:
+        """A uniform-ish int in ``[0, n)`` (multiply-shift; bias < n / 2**64)."""
+        if n <= 0:
+            raise ValueError("below() needs n >= 1")
+        # next64() inlined: this is the generators' innermost call.
+        self._s = s = (self._s + _GOLDEN) & M64
+        s = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        s = ((s ^ (s >> 27)) * 0x94D049BB133111EB) & M64
+        return ((s ^ (s >> 31)) * n) >> 64
+
+    def randint(self, lo: int, hi: int) -> int:
+        """An int in ``[lo, hi]`` (both inclusive)."""
+        return lo + self.below(hi - lo + 1)
+
+    def random(self) -> float:
+        """A float in ``[0, 1)`` with 53 random bits."""
+        return (self.next64() >> 11) * (1.0 / 9007199254740992.0)
+
+    def chance(self, p: float) -> bool:
+        """True with probability ``p``."""
+        return self.random() < p
+
+    def choice(self, seq: Sequence[T]) -> T:
+        """A uniformly chosen element of a non-empty sequence."""
+        n = len(seq)
+        if n <= 0:
+            raise IndexError("choice() from an empty sequence")
+        self._s = s = (self._s + _GOLDEN) & M64
+        s = ((s ^ (s >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        s = ((s ^ (s >> 27)) * 0x94D049BB133111EB) & M64
+        return seq[((s ^ (s >> 31)) * n) >> 64]
+
+    def weighted_index(self, cum_weights: Sequence[int]) -> int:
+        """Index drawn with integer cumulative weights ``cum_weights``.
+
+        Integer weights keep the draw exact (no float rounding differences).
+        """
+        x = self.below(cum_weights[-1])
+        lo, hi = 0, len(cum_weights) - 1
+        while lo < hi:  # first index whose cumulative weight exceeds x
+            mid = (lo + hi) // 2
+            if cum_weights[mid] > x:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def shuffle(self, items: MutableSequence[Any]) -> None:
+        """Fisher-Yates shuffle in place."""
+        for i in range(len(items) - 1, 0, -1):
+            j = self.below(i + 1)
+            items[i], items[j] = items[j], items[i]
+
+    def sample(self, seq: Sequence[T], k: int) -> list[T]:
+        """``min(k, len(seq))`` distinct elements in draw order (partial Fisher-Yates)."""
+        pool = list(seq)
+        k = max(0, min(k, len(pool)))
+        for i in range(k):
+            j = i + self.below(len(pool) - i)
+            pool[i], pool[j] = pool[j], pool[i]
+        return pool[:k]
+
+    def sample_indices(self, n: int, k: int) -> list[int]:
+        """``min(k, n)`` distinct indices of ``range(n)`` in draw order.
+
+        Robert Floyd's algorithm: O(k) memory, so sampling from a million ids
+        does not build a million-element list.
+        """
+        k = max(0, min(k, n))
+        chosen: dict[int, None] = {}  # insertion-ordered, no hash-order iteration
+        for j in range(n - k, n):
+            t = self.below(j + 1)
+            chosen[j if t in chosen else t] = None
+        out = list(chosen)
+        self.shuffle(out)  # Floyd's output order is biased; shuffle makes it uniform
+        return out
+
+
+# ---------------------------------------------------------------------------
+# Content hash
+# ---------------------------------------------------------------------------
+
+
+class ContentHasher:
+    """sha256 over generated rows, grouped per table, in generation order.
+
+    Each row is JSON-encoded (lists, ints, strings, floats via ``repr``, None);
+    the hash of a table equals the hash of the JSON rows joined by commas, no
+    matter how the generator batched them.  Table digests are combined in the
+    order the tables were first fed, together with a caller-supplied header
+    (app, generator version, ...), into :meth:`hexdigest`.
+    """
+
+    def __init__(self, header: str) -> None:
+        self._header = header
+        self._tables: dict[str, Any] = {}  # insertion order = first-fed order
+        self._counts: dict[str, int] = {}
+
+    def add_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Feed a batch of rows of ``table`` (row values must be JSON scalars)."""
+        if not rows:
+            return
+        h = self._tables.get(table)
+        if h is None:
+            h = self._tables[table] = hashlib.sha256()
+            self._counts[table] = 0
+        elif self._counts[table]:
+            h.update(b",")
+        # One C-level dumps per batch is far faster than one per row; stripping
+        # the outer brackets keeps the digest independent of batch boundaries.
+        text = json.dumps(rows, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        h.update(text[1:-1].encode("utf-8"))
+        self._counts[table] += len(rows)
+
+    def counts(self) -> dict[str, int]:
+        """Rows fed per table so far."""
+        return dict(self._counts)
+
+    def hexdigest(self) -> str:
+        """The combined sha256 hex digest."""
+        top = hashlib.sha256(self._header.encode("utf-8"))
+        for name, h in self._tables.items():
+            top.update(f"\n{name}:{self._counts[name]}:{h.hexdigest()}".encode())
+        return top.hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# Cache files and the build-once protocol
+# ---------------------------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    """Directory holding world files: ``$SIMWEB_CACHE`` or ``~/.cache/simweb/worlds``."""
+    env = os.environ.get("SIMWEB_CACHE")
+    path = Path(env).expanduser() if env else Path.home() / ".cache" / "simweb" / "worlds"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def world_file(app: str, version: int, seed: int, size: int, directory: Path | None = None) -> Path:
+    """Path of the world file for ``app`` at generator ``version``, ``seed`` and ``size``."""
+    d = cache_dir() if directory is None else directory
+    return d / f"{app}-v{version}-seed{seed}-n{size}.sqlite"
+
+
+def build_once(
+    path: Path,
+    build: Callable[[Path], None],
+    *,
+    on_wait: Callable[[], None] | None = None,
+) -> bool:
+    """Make sure ``path`` exists, building it with ``build(tmp_path)`` if needed.
+
+    Safe under concurrency: builders serialize on an ``fcntl`` lock file next to
+    ``path``; the first one builds into a temporary file in the same directory
+    and ``os.replace``-s it into place (atomic on POSIX), the others block on the
+    lock and then find the file.  Readers never see a half-written file.  Returns
+    True if this call did the build.  ``on_wait`` is called once if another
+    process holds the lock (e.g. to print "waiting for ...").
+    """
+    if path.exists():
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = path.with_name(path.name + ".lock")
+    with open(lock_path, "a+b") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            if path.exists():  # someone built it while we waited
+                return False
+            # Whoever left temp files behind is dead: live builders hold the lock.
+            for stale in path.parent.glob(f".{path.name}.*.tmp*"):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+            fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.close(fd)
+            tmp = Path(tmp_name)
+            try:
+                build(tmp)
+                with open(tmp, "rb") as f:
+                    os.fsync(f.fileno())
+                os.chmod(tmp, 0o444)  # world files are read-only by contract
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+                raise
+            with contextlib.suppress(OSError):  # make the rename itself durable
+                dfd = os.open(path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
+            return True
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+# ---------------------------------------------------------------------------
+# Read-only access
+# ---------------------------------------------------------------------------
+
+
+class _Slot:
+    """One thread's connection; closing it when the thread's locals are dropped."""
+
+    __slots__ = ("pid", "fairy", "conn")
+
+    def __init__(self, pid: int, fairy: Any) -> None:
+        self.pid = pid
+        self.fairy = fairy
+        self.conn: sqlite3.Connection = fairy.driver_connection
+
+    def __del__(self) -> None:
+        if self.pid == os.getpid():  # never touch a connection inherited over fork
+            with contextlib.suppress(Exception):
+                self.fairy.close()
+
+
+class ReadOnlyDB:
+    """Read-only access to an immutable SQLite world file.
+
+    The file is opened through a SQLAlchemy engine with a ``file:...?mode=ro``
+    URI (``immutable=1`` too: world files never change after the atomic
+    rename, and it lets SQLite skip file locking).  :attr:`engine` can be used
+    with the ORM; hot paths use :meth:`conn`, a raw ``sqlite3`` connection per
+    thread, which avoids both a global lock and SQLAlchemy's per-statement
+    overhead.  A connection is also never shared across ``fork``: a child
+    process opens its own on first use.
+    """
+
+    def __init__(self, path: Path | str, pragmas: Sequence[str] = ()) -> None:
+        self.path = str(Path(path).resolve())
+        self._pragmas = tuple(pragmas)
+        # NullPool: each thread keeps its own connection for its lifetime, so
+        # pooling would only add checkout bookkeeping.
+        self.engine: Engine = create_engine(
+            f"sqlite+pysqlite:///file:{self.path}?mode=ro&immutable=1&uri=true",
+            connect_args={"check_same_thread": False},
+            poolclass=NullPool,
+        )
+        self._local = threading.local()
+
+    def conn(self) -> sqlite3.Connection:
+        """This thread's raw, read-only ``sqlite3`` connection."""
+        slot: _Slot | None = getattr(self._local, "slot", None)
+        if slot is None or slot.pid != os.getpid():
+            fairy = self.engine.raw_connection()
+            slot = _Slot(os.getpid(), fairy)
+            for pragma in self._pragmas:
+                slot.conn.execute(pragma)
+            self._local.slot = slot
+        return slot.conn
+
+    def close(self) -> None:
+        """Close this thread's connection and dispose of the engine."""
+        slot = getattr(self._local, "slot", None)
+        if slot is not None:
+            self._local.slot = None
+            del slot
+        self.engine.dispose()
+
+
+# ---------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------
+
+
+class BuildProgress:
+    """A rich progress bar on stderr for world builds, or a no-op.
+
+    Enabled when ``enabled`` is true; with ``tty_only`` it additionally requires
+    stderr to be a terminal (so logs of batch jobs stay clean).
+    """
+
+    def __init__(self, enabled: bool, *, title: str = "", tty_only: bool = False) -> None:
+        self.enabled = bool(enabled) and (not tty_only or sys.stderr.isatty())
+        self._title = title
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> BuildProgress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(*exc)
+            self._progress = None
+
+    def stage(self, description: str, total: int | None = None) -> None:
+        """Start a new stage (closing the previous one)."""
+        if self._progress is None:
+            return
+        if self._task is not None:
+            t = self._progress.tasks[-1]
+            if t.total is not None:
+                self._progress.update(self._task, completed=t.total)
+            else:
+                self._progress.update(self._task, total=1, completed=1)
+        label = f"{self._title} {description}".strip()
+        self._task = self._progress.add_task(label, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        """Advance the current stage by ``n``."""
+        if self._progress is not None and self._task is not None:
+            self._progress.advance(self._task, n)
+
+    def log(self, message: str) -> None:
+        """Print a line above the bar (or to stderr when no bar is shown)."""
+        if self._progress is not None:
+            self._progress.console.print(message)
+
+
+def batched(iterable: Iterator[T] | Sequence[T], n: int) -> Iterator[list[T]]:
+    """Yield lists of up to ``n`` items."""
+    batch: list[T] = []
+    for item in iterable:
+        batch.append(item)
+        if len(batch) >= n:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

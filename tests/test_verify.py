@@ -1,0 +1,51 @@
+"""Verdict building blocks: typed answer matching and collateral-damage diffs."""
+from __future__ import annotations
+
+from datetime import date
+
+from hypothesis import given, strategies as st
+
+from simweb.verify import (changed_paths, match_date, match_exact, match_money, match_number, match_sequence,
+                           match_set, unexpected, verdict, check)
+
+
+def test_money_and_numbers_match_by_value_not_text():
+    assert match_money("$0.00", 0) and match_money("0", 0)
+    assert match_money("It costs $1,234.50.", 123450)
+    assert not match_money("$12.34 or $12.35", 1234)       # two numbers: ambiguous
+    assert match_number("42 reviews", 42) and not match_number("41", 42)
+
+
+def test_text_date_set_sequence():
+    assert match_exact("  Shipped. ", "shipped")
+    assert match_date("March 3, 2026", date(2026, 3, 3)) and match_date("2026-03-03", date(2026, 3, 3))
+    assert match_set("b, a and c", ["a", "b", "c"])
+    assert not match_sequence("b, a", ["a", "b"]) and match_sequence("a; b", ["a", "b"])
+
+
+def test_diff_and_allowed_patterns():
+    a = {"carts": {"1": {"items": [1]}}, "wishlists": {"1": [5]}, "entities": {}}
+    b = {"carts": {"1": {"items": [1, 2]}}, "wishlists": {"1": []}, "entities": {"orders": {}}}
+    changes = changed_paths(a, b)
+    assert changes == ["runtime.carts.1.items", "runtime.wishlists.1"]
+    assert unexpected(changes, ["runtime.carts.*"]) == ["runtime.wishlists.1"]
+    assert unexpected(changes, ["runtime.carts.1", "runtime.wishlists"]) == []
+
+
+def test_verdict_progress_is_weighted_and_clean_separate():
+    v = verdict([check("a", True, 1), check("b", False, 3)], ["runtime.x"])
+    assert v["success"] is False and v["progress"] == 0.25 and v["clean"] is False
+    assert v["checks"][-1]["name"] == "no collateral changes" and not v["checks"][-1]["passed"]
+
+
+json_leaf = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans(), st.none())
+json_doc = st.recursive(json_leaf, lambda c: st.dictionaries(st.text("abc", min_size=1, max_size=2), c, max_size=3),
+                        max_leaves=10)
+
+
+@given(json_doc, json_doc)
+def test_diff_is_empty_exactly_when_equal_modulo_empty_keys(a, b):
+    if a == b:
+        assert changed_paths(a, b) == []
+    if changed_paths(a, b) == []:
+        assert changed_paths(b, a) == []
