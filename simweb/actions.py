@@ -20,6 +20,7 @@ import ast
 import difflib
 import math
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -197,26 +198,35 @@ def _unfence(text: str) -> str:
     return text
 
 
+def _ast_parse(code: str, mode: str) -> ast.AST:
+    # Silence SyntaxWarning/DeprecationWarning (e.g. "invalid escape
+    # sequence '\d'") so that the result does not depend on the warning
+    # filters in effect (`-W error` would turn them into SyntaxErrors).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code, mode=mode)
+
+
 def _parse_call(code: str) -> ast.Call:
     """The single call expression of `code` (raises ActionError otherwise)."""
     try:
-        tree = ast.parse(code, mode="eval")
+        tree = _ast_parse(code, "eval")
     except SyntaxError as e:
         # Several statements parse as a module but not as one expression.
         try:
-            module = ast.parse(code, mode="exec")
+            module = _ast_parse(code, "exec")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise ActionError(f"Invalid action syntax: {_syntax_msg(e)}") from None
-        if len(module.body) > 1:
-            raise ActionError(f"Only one action per step is supported; got {len(module.body)}"
-                              ) from None
+        if len(module.body) > 1:  # type: ignore[attr-defined]
+            raise ActionError("Only one action per step is supported; "
+                              f"got {len(module.body)}") from None  # type: ignore[attr-defined]
         raise ActionError("Invalid action syntax: expected a single call like click('a12'), "
                           f"got `{_snippet(code)}`") from None
     except (ValueError, RecursionError, MemoryError) as e:
         # ValueError: null bytes, too-long int literals; the others: absurd nesting.
         raise ActionError(f"Invalid action syntax: {_snippet(str(e) or type(e).__name__)}"
                           ) from None
-    node = tree.body
+    node = tree.body  # type: ignore[attr-defined]
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         raise ActionError("Invalid action syntax: expected a single call like click('a12'), "
                           f"got `{_snippet(code)}`")

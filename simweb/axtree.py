@@ -640,6 +640,20 @@ _PLAIN_GENERIC = frozenset(
 _SPECIAL_ATTRS = frozenset(
     {"bid", "role", "aria-label", "aria-labelledby", "hidden", "aria-hidden", "style"})
 
+# Tags whose role never depends on context, handled by visit_simple() when
+# none of _SLOW_ATTRS is present (an <a> also needs its href).
+_FAST_ROLES = {
+    t: r for t, r in _TAG_ROLES.items()
+    if t not in ("form", "fieldset", "details", "dialog", "label", "nav", "main", "article",
+                 "aside")
+}
+_FAST_ROLES["a"] = "link"
+_SLOW_ATTRS = frozenset(
+    """role aria-label aria-labelledby aria-hidden hidden style title aria-disabled
+    aria-haspopup aria-required aria-expanded aria-pressed aria-selected aria-checked
+    """.split()
+)
+
 # Attributes that may hide an element / that carry ARIA states we print.
 _HIDING_ATTRS = frozenset({"hidden", "aria-hidden", "style"})
 _STATE_ATTRS = frozenset(
@@ -713,7 +727,11 @@ class _Builder:
                     recs.append([_K_TEXT, depth, parent, None, "StaticText", s])
             elif tag not in _SKIP_TAGS and tag is not None and tag[0] != "-":
                 attrs = child.attributes
-                if tag in _PLAIN_GENERIC and (not attrs or _SPECIAL_ATTRS.isdisjoint(attrs)):
+                fast_role = _FAST_ROLES.get(tag)
+                if fast_role is not None and (not attrs or _SLOW_ATTRS.isdisjoint(attrs)) \
+                        and (tag != "a" or "href" in attrs):
+                    self.visit_simple(child, tag, attrs, fast_role, depth, parent, acc, ctx)
+                elif tag in _PLAIN_GENERIC and (not attrs or _SPECIAL_ATTRS.isdisjoint(attrs)):
                     # Fast path for the bulk of a page: a plain container
                     # without a line; its children are promoted to its depth.
                     if acc is None:
@@ -726,6 +744,41 @@ class _Builder:
                         acc.append(" ")
                 else:
                     visit(child, tag, attrs, depth, parent, acc, ctx)
+
+    def visit_simple(self, node: LexborNode, tag: str, attrs: dict[str, str | None],
+                     role: str, depth: int, parent: int, acc: list[str] | None,
+                     ctx: _Ctx) -> None:
+        """visit() for the common case: a context-free tag without attributes
+        that could change its role, name, properties or visibility."""
+        recs = self.recs
+        idx = len(recs)
+        bid = attrs.get("bid") if attrs else None
+        rec = [_K_PLAIN, depth, parent, bid, role, "", None, "", "", "", "", None, None, -1]
+        recs.append(rec)
+        if bid is not None:
+            if bid in self.pending:
+                self.duplicate(bid, tag)
+            self.pending[bid] = (tag, attrs, rec)
+        block = tag != "a"
+        if role in _NAME_FROM_CONTENT:
+            if not block:
+                rec[_R_POST2] = f", url={_href(tag, attrs)!r}"
+            mine: list[str] = []
+            self.walk(node, depth + 1, idx, mine, ctx)
+            rec[_R_NAME] = " ".join("".join(mine).split())
+            if acc is not None:
+                if block:
+                    acc.append(" ")
+                    acc.extend(mine)
+                    acc.append(" ")
+                else:
+                    acc.extend(mine)
+        elif acc is not None:
+            acc.append(" ")
+            self.walk(node, depth + 1, idx, acc, ctx)
+            acc.append(" ")
+        else:
+            self.walk(node, depth + 1, idx, None, ctx)
 
     def visit(self, node: LexborNode, tag: str, attrs: dict[str, str | None], depth: int,
               parent: int, acc: list[str] | None, ctx: _Ctx) -> None:

@@ -10,15 +10,18 @@ by reference, so a fork copies only the small runtime, browser and meta layers.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import orjson
 
 from .app import App, load_app
+from .axtree import Page, parse_page
 from .browsing import SimBrowser
 from .registry import RegistryError, app_of_task, definition
-from .state import StateError, deep_copy, state_hash
+from .state import StateError, canonical, deep_copy, state_hash
 from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
 
@@ -38,6 +41,23 @@ class Unicode(gym.spaces.Space):
 
     def __repr__(self) -> str:
         return "Unicode()"
+
+
+class JsonValue(gym.spaces.Space):
+    """A space of JSON values of one Python type (lists of URLs, chat messages)."""
+
+    def __init__(self, kind: type):
+        super().__init__(shape=None, dtype=None)
+        self.kind = kind
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, self.kind)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        return self.kind()
+
+    def __repr__(self) -> str:
+        return f"JsonValue({self.kind.__name__})"
 
 
 class TaskError(ValueError):
@@ -61,7 +81,12 @@ class SimEnv(gym.Env):
         self.reward_mode = reward
         self.action_space = Unicode()
         self.observation_space = gym.spaces.Dict({
-            k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error")
+            **{k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error",
+                                      "focused_element_bid")},
+            "open_pages_urls": JsonValue(list),
+            "active_page_index": gym.spaces.Discrete(1 << 20),
+            "chat_messages": JsonValue(list),
+            "step": gym.spaces.Discrete(1 << 30),
         })
         self.state: dict = self.app.initial_state()
         self.browser = SimBrowser(self.app, self.state)
@@ -74,32 +99,26 @@ class SimEnv(gym.Env):
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        """Start an episode. ``options``: task (id), params (explicit task parameters)."""
+        """Start an episode. ``options``: task (id), params (explicit task parameters).
+
+        The same (task, seed, params) always gives the same start state; it is built once
+        per process and copied afterwards, so a reset costs about as much as a fork."""
         super().reset(seed=seed)
         options = options or {}
         task_id = options.get("task", self.default_task)
-        episode_seed = 0 if seed is None else int(seed)
-        self.state = self.app.initial_state(episode_seed)
+        if task_id is not None:
+            self.app_task(task_id)   # a clear error for an unknown id
+        start = episode_start(self.app, task_id, 0 if seed is None else int(seed), options.get("params"))
+        self.task = start.task
+        self._start = start.state
+        self.state = deep_copy(start.state)
         self.browser = SimBrowser(self.app, self.state)
-        self.task = None
-        if task_id:
-            self.task = self.app_task(task_id).instantiate(self.app, episode_seed, options.get("params"))
-            self.state["meta"]["task"] = {"id": self.task.id, "params": self.task.params}
-            template = self.app.tasks[self.task.id]
-            if template.sign_in and self.task.params.get("user_id") is not None:
-                self.state["browser"]["user"] = int(self.task.params["user_id"])
-            template.setup(self.app, self.state, self.task.params)
-            start_url = self.task.start_url
-        else:
-            start_url = self.app.spec.start_url
-        self.browser._navigate(start_url)
-        self.state["meta"]["step"] = 0
-        self._start = deep_copy(self.state)
+        self.browser._html = start.html
+        self.browser._page = start.page
         self._last_action = ""
         self._last_error = ""
-        self._progress = 0.0
-        self.max_steps = self.max_steps_override or self._budget()
-        verdict = self._verdict()
+        self.max_steps = self.max_steps_override or start.budget
+        verdict = deep_copy(start.verdict) if start.verdict is not None else None
         self._progress = verdict["progress"] if verdict else 0.0
         return self._obs(), self._info(verdict)
 
@@ -114,12 +133,6 @@ class SimEnv(gym.Env):
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise TaskError(f"unknown task '{task_id}' (see `simweb tasks {self.app.name}`){hint}")
         return tasks[task_id]
-
-    def _budget(self) -> int:
-        if self.task is None:
-            return 50
-        test_budget = STEP_BUDGETS[self.task.difficulty][1]
-        return max(test_budget, 2 * len(self.oracle_plan()))
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Run one BrowserGym action string. Bad actions never raise: they come back as
@@ -200,13 +213,11 @@ class SimEnv(gym.Env):
 
     def _attach_task(self, task_id: str, params: dict) -> None:
         """Rebuild the task and its start state from (id, params): both are deterministic."""
-        template = self.app_task(task_id)
-        seed = self.state["meta"]["rng"]["seed"]
-        self.task = template.instantiate(self.app, seed, params)
-        probe = SimEnv(self.app.name, self.world_seed, _app=self.app)
-        probe.reset(seed=seed, options={"task": task_id, "params": params})
-        self._start = probe._start
-        self.max_steps = self.max_steps_override or self._budget()
+        self.app_task(task_id)
+        start = episode_start(self.app, task_id, self.state["meta"]["rng"]["seed"], params)
+        self.task = start.task
+        self._start = start.state
+        self.max_steps = self.max_steps_override or start.budget
 
     def fork(self) -> "SimEnv":
         """An independent env at the same state, sharing the world data."""
@@ -229,4 +240,55 @@ class SimEnv(gym.Env):
         return deep_copy(self._start) if self._start is not None else None
 
 
-__all__ = ["SimEnv", "TaskError", "StateError", "RegistryError"]
+@dataclass(frozen=True)
+class EpisodeStart:
+    """Everything a reset produces, computed once per (task, seed, params)."""
+
+    task: TaskInstance | None
+    state: dict            # shared and never mutated: envs work on copies
+    html: str
+    page: Page             # the parsed start page (immutable, shared)
+    budget: int
+    verdict: dict | None
+
+
+_START_CACHE_SIZE = 4096
+
+
+def episode_start(app: App, task_id: str | None, seed: int, params: dict | None = None) -> EpisodeStart:
+    """The start of an episode: task instance, start state (signed in, set up, at the
+    start URL), its page, step budget and verdict. Memoised per app."""
+    cache: OrderedDict = app.__dict__.setdefault("_episode_starts", OrderedDict())
+    key = (task_id, seed, canonical(params) if params is not None else None)
+    hit = cache.get(key)
+    if hit is not None:
+        cache.move_to_end(key)
+        return hit
+    state = app.initial_state(seed)
+    task = None
+    if task_id:
+        template = app.tasks[task_id]
+        task = template.instantiate(app, seed, params)
+        state["meta"]["task"] = {"id": task.id, "params": task.params}
+        if template.sign_in and task.params.get("user_id") is not None:
+            state["browser"]["user"] = int(task.params["user_id"])
+        template.setup(app, state, task.params)
+        start_url = task.start_url
+    else:
+        start_url = app.spec.start_url
+    html = app.navigate(state, start_url).html or ""
+    app.check_state(state)
+    verdict = None
+    budget = 50
+    if task is not None:
+        template = app.tasks[task_id]
+        verdict = template.verify(app, task.params, state, state, None)
+        budget = max(STEP_BUDGETS[task.difficulty][1], 2 * len(template.oracle(app, task.params)))
+    start = EpisodeStart(task, state, html, parse_page(html), budget, verdict)
+    cache[key] = start
+    while len(cache) > _START_CACHE_SIZE:
+        cache.popitem(last=False)
+    return start
+
+
+__all__ = ["SimEnv", "TaskError", "StateError", "RegistryError", "episode_start"]

@@ -163,6 +163,14 @@ def test_too_long() -> None:
     assert len(parse_action(ok).args[0]) == MAX_ACTION_CHARS - 20
 
 
+def test_result_does_not_depend_on_warning_filters() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert parse_action(r"fill('a', '\d+')").args == ("a", "\\d+")
+
+
 def test_action_is_immutable() -> None:
     a = parse_action("click('a')")
     with pytest.raises(AttributeError):

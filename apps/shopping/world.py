@@ -1125,6 +1125,7 @@ class Tag(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(String)
     value: Mapped[str] = mapped_column(String)
+    count: Mapped[int] = mapped_column(Integer)  # posting length, for query planning
     __table_args__ = (Index("ix_tags_kind_value", "kind", "value", unique=True),)
 
 
@@ -1529,7 +1530,7 @@ class _Builder:
                 u = r.below(1001)
                 review_count = 1 + u ** 8 * 3000 // 1000 ** 8
             quality = 49 - (r.below(23) * r.below(23)) // 22  # tenths of a star, 27..49
-            n_store = min(review_count, r.below(6))
+            n_store = min(review_count, r.below(7))  # ~1.9 stored reviews per product
             stock = 0 if r.below(100) < 5 else 1 + r.below(1001) ** 3 * 400 // 1000 ** 3
             created_day = -r.randint(2, 1095)
 
@@ -1757,7 +1758,8 @@ class _Builder:
     # -- derived tables -----------------------------------------------------------
 
     def _tags(self) -> None:
-        tag_rows = [(tid, kind, value) for (kind, value), tid in self.tag_ids.items()]
+        tag_rows = [(tid, kind, value, len(self.postings[tid - 1]))
+                    for (kind, value), tid in self.tag_ids.items()]
         self._insert("tags", tag_rows, hashed=False)
         # Postings are in product-id order per tag, so inserting tag by tag
         # appends to the WITHOUT ROWID b-tree in key order (fast, compact).
@@ -1877,6 +1879,28 @@ def match_expression(query: str) -> str | None:
     return " AND ".join(parts)
 
 
+@dataclass(frozen=True)
+class _Cond:
+    """One search filter: SQL (``{}`` = where an index-disabling ``+`` may go),
+    its parameters, the product_search column it can use an index on, and the
+    estimated share of products that pass it."""
+
+    sql: str
+    params: list[Any]
+    column: str | None
+    selectivity: float
+
+    def render(self, plain: bool) -> str:
+        """SQL text; with ``plain`` the column is wrapped so no index is used for it."""
+        return self.sql.replace("{}", "+" if plain else "")
+
+
+# Leading column of each sort's index (see the ix_ps_* indexes).
+_SORT_COLUMN = {"relevance": "pop_rank", "reviews": "pop_rank", "price_asc": "price_cents",
+                "price_desc": "price_cents", "rating": "rating", "newest": "created_day"}
+_INDEXED_FILTERS = {"category_id", "brand_id", "price_cents", "rating"}
+
+
 class _LRU:
     """A small thread-safe LRU map for immutable rows."""
 
@@ -1956,9 +1980,18 @@ class ShopWorld:
             for bid, name, slug in conn.execute("SELECT id, name, slug FROM brands ORDER BY id")
         ]
         self._brand_by_id = {b["id"]: b for b in self._brands}
-        self._tags: dict[tuple[str, str], int] = {
-            (kind, value): tid for tid, kind, value in conn.execute("SELECT id, kind, value FROM tags")
+        self._tags: dict[tuple[str, str], tuple[int, int]] = {
+            (kind, value): (tid, count)
+            for tid, kind, value, count in conn.execute("SELECT id, kind, value, count FROM tags")
         }
+        # Whole-catalog facet counts double as selectivity estimates for planning.
+        root: dict[str, dict[int, int]] = {}
+        for kind, key, count in conn.execute("SELECT kind, key, count FROM facet_counts WHERE category_id = 0"):
+            root.setdefault(kind, {})[key] = count
+        self._root_brand_counts = root.get("brand", {})
+        self._root_price_counts = [root.get("price", {}).get(i, 0) for i in range(len(PRICE_BUCKETS))]
+        self._root_rating_counts = [root.get("rating", {}).get(m, 0) for m in RATING_BUCKETS]
+        self._root_in_stock = root.get("in_stock", {}).get(0, 0)
         self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
                          for t in _TABLES}
         self._product_rows = _LRU(16_384)
@@ -2058,51 +2091,77 @@ class ShopWorld:
 
     # -- search ---------------------------------------------------------------
 
-    def _filter_sql(self, category: int | None, brand: int | Sequence[int] | None,
-                    price_min_cents: int | None, price_max_cents: int | None,
-                    rating_min: float | None, in_stock: bool, attrs: dict[str, str] | None,
-                    option: dict[str, str] | None) -> tuple[list[str], list[Any]] | None:
-        """SQL conditions on ``product_search d``; None if nothing can match."""
-        conds: list[str] = []
-        params: list[Any] = []
+    def _filters(self, category: int | None, brand: int | Sequence[int] | None,
+                 price_min_cents: int | None, price_max_cents: int | None,
+                 rating_min: float | None, in_stock: bool, attrs: dict[str, str] | None,
+                 option: dict[str, str] | None) -> list[_Cond] | None:
+        """Conditions on ``product_search d`` with selectivity estimates.
+
+        Returns None if nothing can match (unknown category, unknown value).
+        """
+        n = max(1, self.size)
+        conds: list[_Cond] = []
         if category is not None:
             leaves = _DESCENDANT_LEAVES.get(int(category))
             if not leaves:
                 return None
-            if len(leaves) == 1:
-                conds.append("d.category_id = ?")
-            else:
-                conds.append(f"d.category_id IN ({','.join('?' * len(leaves))})")
-            params.extend(leaves)
+            sql = "{}d.category_id = ?" if len(leaves) == 1 else \
+                f"{{}}d.category_id IN ({','.join('?' * len(leaves))})"
+            sel = self._category_by_id[int(category)]["product_count"] / n
+            conds.append(_Cond(sql, list(leaves), "category_id", sel))
         if brand is not None:
             ids = [int(brand)] if isinstance(brand, int) else sorted({int(b) for b in brand})
             if ids:
-                conds.append("d.brand_id = ?" if len(ids) == 1 else f"d.brand_id IN ({','.join('?' * len(ids))})")
-                params.extend(ids)
-        if price_min_cents is not None:
-            conds.append("d.price_cents >= ?")
-            params.append(int(price_min_cents))
-        if price_max_cents is not None:
-            conds.append("d.price_cents <= ?")
-            params.append(int(price_max_cents))
+                sql = "{}d.brand_id = ?" if len(ids) == 1 else f"{{}}d.brand_id IN ({','.join('?' * len(ids))})"
+                sel = sum(self._root_brand_counts.get(b, 0) for b in ids) / n
+                conds.append(_Cond(sql, ids, "brand_id", sel))
+        if price_min_cents is not None or price_max_cents is not None:
+            lo = -1 if price_min_cents is None else int(price_min_cents)
+            hi = None if price_max_cents is None else int(price_max_cents)
+            parts, params = [], []
+            if price_min_cents is not None:
+                parts.append("{}d.price_cents >= ?")
+                params.append(lo)
+            if hi is not None:
+                parts.append("{}d.price_cents <= ?")
+                params.append(hi)
+            conds.append(_Cond(" AND ".join(parts), params, "price_cents", self._price_selectivity(lo, hi)))
         if rating_min is not None:
-            conds.append("d.rating >= ?")
-            params.append(float(rating_min))
+            conds.append(_Cond("{}d.rating >= ?", [float(rating_min)], "rating",
+                               self._rating_selectivity(float(rating_min))))
         if in_stock:
-            conds.append("d.stock > 0")
-        tags: list[int] = []
+            conds.append(_Cond("d.stock > 0", [], None, self._root_in_stock / n))
         for prefix, allowed, given in (("attr:", FILTERABLE_ATTRS, attrs), ("opt:", OPTION_KINDS, option)):
             for key in sorted(given or {}):
                 if key not in allowed:
                     raise ValueError(f"cannot filter on {prefix[:-1]} {key!r}; allowed: {allowed}")
-                tid = self._tags.get((prefix + key, str(given[key]).lower()))  # type: ignore[index]
-                if tid is None:
+                tag = self._tags.get((prefix + key, str(given[key]).lower()))  # type: ignore[index]
+                if tag is None:
                     return None
-                tags.append(tid)
-        for tid in tags:
-            conds.append("EXISTS (SELECT 1 FROM product_tags t WHERE t.tag_id = ? AND t.product_id = d.product_id)")
-            params.append(tid)
-        return conds, params
+                conds.append(_Cond("EXISTS (SELECT 1 FROM product_tags t WHERE t.tag_id = ?"
+                                   " AND t.product_id = d.product_id)", [tag[0]], None, tag[1] / n))
+        return conds
+
+    def _price_selectivity(self, lo: int, hi: int | None) -> float:
+        """Share of products priced in [lo, hi], interpolating inside facet buckets."""
+        covered = 0.0
+        for (b_lo, b_hi), count in zip(PRICE_BUCKETS, self._root_price_counts):
+            top = b_hi if b_hi is not None else 10 * b_lo
+            a, b = max(lo, b_lo), min(top if hi is None else hi, top)
+            if b >= a and count:
+                covered += count * (b - a + 1) / (top - b_lo + 1)
+        return covered / max(1, self.size)
+
+    def _rating_selectivity(self, r: float) -> float:
+        """Share of products rated >= r (linear between the "N & up" counts)."""
+        at = {m: c for m, c in zip(RATING_BUCKETS, self._root_rating_counts)}
+        at[5] = 0
+        at[0] = self.size
+        m = min(5, max(0, int(r)))
+        frac = r - m
+        upper = at.get(m + 1, 0)
+        est = at[m] - (at[m] - upper) * frac if m < 5 else at[4] * 0.05
+        return max(0.0, est) / max(1, self.size)
 
     def search(self, query: str = "", *, category: int | None = None,
                brand: int | list[int] | None = None, price_min_cents: int | None = None,
@@ -2144,31 +2203,19 @@ class ShopWorld:
         per_page = max(1, min(MAX_PER_PAGE, int(per_page)))
         offset = (page - 1) * per_page
         expr = match_expression(query or "")
-        f = self._filter_sql(category, brand, price_min_cents, price_max_cents, rating_min,
-                             in_stock, attrs, option)
+        f = self._filters(category, brand, price_min_cents, price_max_cents, rating_min,
+                          in_stock, attrs, option)
         empty = {"total": 0, "page": page, "pages": 0, "per_page": per_page, "capped": False,
                  "items": []}
         if f is None:
             return empty
-        conds, params = f
         conn = self._conn()
         if expr is None:
-            where = " AND ".join(conds) or "1"
-            if conds:
-                n = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM product_search d WHERE {where}"
-                                 f" LIMIT {COUNT_CAP + 1})", params).fetchone()[0]
-            else:
-                n = self.size
+            n, ids = self._browse(conn, f, sort, offset, per_page)
             total = min(n, COUNT_CAP)
-            ids: list[int] = []
-            if offset < total:
-                limit = min(per_page, total - offset)
-                ids = [r[0] for r in conn.execute(
-                    f"SELECT product_id FROM product_search d WHERE {where}"
-                    f" ORDER BY {_BROWSE_ORDER[sort]} LIMIT ? OFFSET ?", [*params, limit, offset])]
         else:
             try:
-                total, n, ids = self._text_search(conn, expr, conds, params, sort, offset, per_page)
+                total, n, ids = self._text_search(conn, expr, f, sort, offset, per_page)
             except sqlite3.OperationalError as exc:  # defensive: malformed MATCH = no results
                 if "fts5" not in str(exc):
                     raise
@@ -2176,36 +2223,81 @@ class ShopWorld:
         return {"total": total, "page": page, "pages": _pages(total, per_page),
                 "per_page": per_page, "capped": n > COUNT_CAP, "items": self.products(ids)}
 
-    def _text_search(self, conn: sqlite3.Connection, expr: str, conds: list[str],
-                     params: list[Any], sort: str, offset: int,
-                     per_page: int) -> tuple[int, int, list[int]]:
+    def _browse(self, conn: sqlite3.Connection, conds: list[_Cond], sort: str, offset: int,
+                per_page: int) -> tuple[int, list[int]]:
+        """Filtered listing without text: (capped match count, page of product ids)."""
+        params = [p for c in conds for p in c.params]
+        if conds:
+            where = " AND ".join(c.render(False) for c in conds)
+            n = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM product_search d WHERE {where}"
+                             f" LIMIT {COUNT_CAP + 1})", params).fetchone()[0]
+        else:
+            n = self.size
+        total = min(n, COUNT_CAP)
+        if offset >= total:
+            return n, []
+        limit = min(per_page, total - offset)
+        # Plan choice SQLite's planner gets wrong on big worlds: for broad
+        # filters it is far cheaper to walk the sort order's index and skip
+        # non-matching rows than to collect every match and sort it.  Compare
+        # the expected rows scanned both ways; "+col" keeps SQLite off a
+        # filter's index.
+        sel = 1.0
+        for c in conds:
+            sel *= max(c.selectivity, 1.0 / max(1, self.size))
+        indexed = [c.selectivity for c in conds if c.column in _INDEXED_FILTERS]
+        collect_rows = self.size * (min(indexed) if indexed else 1.0)
+        scan_rows = (offset + limit) / sel
+        walk = scan_rows < 2 * collect_rows
+        sort_col = _SORT_COLUMN[sort]
+        where = " AND ".join(c.render(walk and c.column != sort_col) for c in conds) or "1"
+        ids = [r[0] for r in conn.execute(
+            f"SELECT product_id FROM product_search d WHERE {where}"
+            f" ORDER BY {_BROWSE_ORDER[sort]} LIMIT ? OFFSET ?", [*params, limit, offset])]
+        return n, ids
+
+    def _text_search(self, conn: sqlite3.Connection, expr: str, conds: list[_Cond], sort: str,
+                     offset: int, per_page: int) -> tuple[int, int, list[int]]:
+        """Text query: (capped total, raw capped count, page of product ids)."""
         fts = "products_fts"
         base = (f"FROM {fts} JOIN product_search d ON d.pop_rank = {fts}.rowid"
-                f" WHERE {fts} MATCH ?" + "".join(" AND " + c for c in conds))
-        bparams = [expr, *params]
-        if conds:
-            n = conn.execute(f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {COUNT_CAP + 1})",
-                             bparams).fetchone()[0]
+                f" WHERE {fts} MATCH ?" + "".join(" AND " + c.render(False) for c in conds))
+        bparams = [expr, *[p for c in conds for p in c.params]]
+        cap = COUNT_CAP
+        if sort != "relevance":
+            # One pass: materialize the (at most cap+1) most popular matches,
+            # count them, drop the (cap+1)-th, sort the rest as asked.
+            sql = (f"WITH r AS MATERIALIZED (SELECT d.product_id AS product_id, d.pop_rank AS pop_rank,"
+                   f" d.price_cents AS price_cents, d.rating AS rating, d.created_day AS created_day"
+                   f" {base} ORDER BY {fts}.rowid LIMIT {cap + 1}),"
+                   f" s AS (SELECT count(*) AS n, max(pop_rank) AS last FROM r)"
+                   f" SELECT s.n, r.product_id FROM r, s WHERE s.n <= {cap} OR r.pop_rank < s.last"
+                   f" ORDER BY {_BROWSE_ORDER[sort]} LIMIT ? OFFSET ?")
+            rows = conn.execute(sql, [*bparams, per_page, offset]).fetchall()
+            if rows:
+                n = rows[0][0]
+            else:  # page past the end: count separately
+                n = conn.execute(f"SELECT count(*) FROM (SELECT 1 {base} LIMIT {cap + 1})",
+                                 bparams).fetchone()[0]
+            return min(n, cap), n, [r[1] for r in rows]
+        ranks: list[int] | None = None
+        if conds:  # one pass gives the count and the pool boundary
+            ranks = [r[0] for r in conn.execute(
+                f"SELECT {fts}.rowid {base} ORDER BY {fts}.rowid LIMIT {cap + 1}", bparams)]
+            n = len(ranks)
         else:  # no join needed to count raw matches
             n = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ?"
-                             f" LIMIT {COUNT_CAP + 1})", (expr,)).fetchone()[0]
-        total = min(n, COUNT_CAP)
+                             f" LIMIT {cap + 1})", (expr,)).fetchone()[0]
+        total = min(n, cap)
         if offset >= total:
             return total, n, []
         end = min(offset + per_page, total)
-        if sort != "relevance":
-            # Sort the (at most COUNT_CAP) most popular matches.
-            inner = (f"SELECT d.product_id AS product_id, d.pop_rank AS pop_rank,"
-                     f" d.price_cents AS price_cents, d.rating AS rating,"
-                     f" d.created_day AS created_day {base} ORDER BY {fts}.rowid LIMIT {COUNT_CAP}")
-            rows = conn.execute(f"SELECT product_id FROM ({inner}) ORDER BY {_BROWSE_ORDER[sort]}"
-                                f" LIMIT ? OFFSET ?", [*bparams, end - offset, offset])
-            return total, n, [r[0] for r in rows]
         pool = min(RELEVANCE_POOL, total)
         cut: int | None = None
         if n > pool:  # popularity rank of the pool's last member
-            cut = conn.execute(f"SELECT {fts}.rowid {base} ORDER BY {fts}.rowid LIMIT 1 OFFSET ?",
-                               [*bparams, pool - 1]).fetchone()[0]
+            cut = ranks[pool - 1] if ranks is not None else conn.execute(
+                f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?",
+                (expr, pool - 1)).fetchone()[0]
         ids: list[int] = []
         if offset < pool:
             extra, eparams = ("", []) if cut is None else (f" AND {fts}.rowid <= ?", [cut])
@@ -2214,9 +2306,16 @@ class ShopWorld:
                 [*bparams, *eparams, min(end, pool) - offset, offset])]
         if end > pool and cut is not None:
             start = max(offset, pool)
-            ids += [r[0] for r in conn.execute(
-                f"SELECT d.product_id {base} AND {fts}.rowid > ? ORDER BY {fts}.rowid LIMIT ? OFFSET ?",
-                [*bparams, cut, end - start, start - pool])]
+            if ranks is not None:
+                page_ranks = ranks[start:end]
+                found = dict(conn.execute(
+                    f"SELECT pop_rank, product_id FROM product_search WHERE pop_rank IN"
+                    f" ({','.join('?' * len(page_ranks))})", page_ranks).fetchall())
+                ids += [found[r] for r in page_ranks]
+            else:
+                ids += [r[0] for r in conn.execute(
+                    f"SELECT d.product_id {base} AND {fts}.rowid > ? ORDER BY {fts}.rowid LIMIT ? OFFSET ?",
+                    [*bparams, cut, end - start, start - pool])]
         return total, n, ids
 
     def facets(self, query: str = "", category: int | None = None) -> dict[str, Any]:
@@ -2236,13 +2335,14 @@ class ShopWorld:
             return self._facet_dict(0, {}, {}, {}, 0, False)
         if expr is None:
             return self._browse_facets(0 if category is None else int(category))
-        conds, params = self._filter_sql(category, None, None, None, None, False, None, None) or ([], [])
+        conds = self._filters(category, None, None, None, None, False, None, None) or []
         fts = "products_fts"
         sql = (f"SELECT d.brand_id, d.price_cents, d.rating, d.stock FROM {fts}"
                f" JOIN product_search d ON d.pop_rank = {fts}.rowid WHERE {fts} MATCH ?"
-               + "".join(" AND " + c for c in conds) + f" ORDER BY {fts}.rowid LIMIT {COUNT_CAP + 1}")
+               + "".join(" AND " + c.render(False) for c in conds)
+               + f" ORDER BY {fts}.rowid LIMIT {COUNT_CAP + 1}")
         try:
-            rows = self._conn().execute(sql, [expr, *params]).fetchall()
+            rows = self._conn().execute(sql, [expr, *[p for c in conds for p in c.params]]).fetchall()
         except sqlite3.OperationalError as exc:
             if "fts5" not in str(exc):
                 raise

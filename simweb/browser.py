@@ -1,0 +1,965 @@
+"""Browser mode: a simweb app served by Flask and driven by a real Chromium.
+
+    with ServedApp("shopping") as served:          # the app on http://127.0.0.1:<port>
+        print(served.base_url)
+
+    env = make_browser_env("shopping", seed=0)     # its own server and headless Chromium
+    obs, info = env.reset(seed=3, options={"task": "shopping/buy_product"})
+    obs, reward, terminated, truncated, info = env.step("click('nav-cart')")
+    obs["screenshot"]                              # PNG bytes
+    env.step("mouse_click(640, 200)")              # coordinate actions work here only
+    env.close()
+
+:class:`BrowserEnv` has the surface of :class:`simweb.env.SimEnv` (reset / step /
+snapshot / restore / fork / oracle_plan, the same observation keys plus ``screenshot``),
+but every action is performed by Chromium through Playwright against the served app, so
+each link is a real GET and each submit a real form POST. The session's state lives on the
+server (one session per browser-context cookie); the env reads it through
+``GET /_simweb/state`` to run the task's verifier after every step.
+
+Two details keep the served session's state identical to ``SimEnv``'s for the same
+actions: the page shown after :meth:`BrowserEnv.reset` and :meth:`BrowserEnv.restore` is
+rendered from the state itself (the server already performed that page's GET, so the
+browser must not request it a second time), and ``send_msg_to_user`` /
+``report_infeasible`` are written into the session's ``browser.chat`` so the verifier
+sees the answer.
+
+Chromium is Debian's (``/usr/bin/chromium`` or ``$SIMWEB_CHROMIUM``); Playwright's own
+browser downloads are never used.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Callable
+from urllib.parse import urljoin, urlsplit
+
+import gymnasium as gym
+import orjson
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from .actions import ActionError, parse_action
+from .app import App, load_app
+from .axtree import parse_page
+from .env import TaskError, Unicode
+from .registry import app_of_task, definition
+from .server import create_app
+from .state import StateError, deep_copy
+from .tasks import STEP_BUDGETS, TaskInstance
+from .verify import answer_of
+
+#: Command-line flags for Chromium in a sandbox-less container with only loopback networking.
+CHROMIUM_ARGS: tuple[str, ...] = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+)
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+#: Playwright timeout of one action (and of the page load it starts), in milliseconds.
+DEFAULT_TIMEOUT_MS = 3000
+#: How long a raw mouse/keyboard action may take to start a navigation, in milliseconds.
+RAW_INPUT_GRACE_MS = 250
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+
+
+class BrowserError(RuntimeError):
+    """Browser mode cannot run (no Chromium, the server did not start...)."""
+
+
+# ============================================================================ Chromium
+
+def chromium_executable() -> str:
+    """The Chromium binary browser mode launches: ``$SIMWEB_CHROMIUM`` or /usr/bin/chromium."""
+    return os.environ.get("SIMWEB_CHROMIUM") or DEFAULT_CHROMIUM
+
+
+def launch_chromium(playwright: Any, headless: bool = True, **kwargs: Any) -> Any:
+    """Launch Debian's Chromium through ``playwright`` (a started sync Playwright).
+
+    Extra keyword arguments go to ``playwright.chromium.launch``. Raises
+    :class:`BrowserError` with a one-line hint when the executable is missing."""
+    path = chromium_executable()
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise BrowserError(f"Chromium not found at {path}: install it (apt-get install -y chromium) "
+                           f"or point SIMWEB_CHROMIUM at a Chromium binary")
+    args = list(CHROMIUM_ARGS) + [a for a in kwargs.pop("args", []) if a not in CHROMIUM_ARGS]
+    return playwright.chromium.launch(executable_path=path, headless=headless, args=args, **kwargs)
+
+
+# ============================================================================ server
+
+class _QuietHandler(WSGIRequestHandler):
+    """werkzeug's request handler without the per-request access log line."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        return None
+
+
+class ServedApp:
+    """An app served by Flask on a loopback port in a daemon thread (started at once).
+
+        with ServedApp("shopping", world_seed=0) as served:
+            requests.get(served.base_url + "/")
+
+    ``port=0`` picks a free port. :meth:`close` (or leaving the ``with`` block) shuts the
+    server down and joins its thread."""
+
+    def __init__(self, app_name: str, world_seed: int = 0, size: int | None = None, *,
+                 host: str = "127.0.0.1", port: int = 0, task: str | None = None, seed: int = 0):
+        self.app_name = app_name
+        self.world_seed = world_seed
+        self.flask_app = create_app(app_name, world_seed=world_seed, size=size, task=task, seed=seed)
+        self._server: BaseWSGIServer = make_server(host, port, self.flask_app, threaded=True,
+                                                   request_handler=_QuietHandler)
+        self.host = host
+        self.port: int = self._server.server_port
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
+                                        name=f"simweb-serve-{app_name}-{self.port}", daemon=True)
+        self._thread.start()
+        self._closed = False
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port`` (no trailing slash)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def app(self) -> App:
+        """The in-process :class:`simweb.app.App` the server drives (shared with envs)."""
+        return self.flask_app.extensions["simweb"].app
+
+    @property
+    def running(self) -> bool:
+        return not self._closed and self._thread.is_alive()
+
+    def close(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> "ServedApp":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"ServedApp({self.app_name!r}, base_url={self.base_url!r}, running={self.running})"
+
+
+# ============================================================================ page scripts
+
+#: Reads the live UI state of a page in one round trip: the values of text fields and
+#: selects that differ from their HTML defaults (so typed text shows up in the AX tree),
+#: checkboxes/radios that differ from their default, the focused bid, the scroll offset.
+_LIVE_STATE_JS = r"""
+() => {
+  const values = {}, multi = {}, checked = {};
+  const SKIP = new Set(['hidden', 'submit', 'button', 'reset', 'image', 'file']);
+  for (const el of document.querySelectorAll('input[bid], textarea[bid], select[bid]')) {
+    const bid = el.getAttribute('bid');
+    if (el.tagName === 'SELECT') {
+      const opts = Array.from(el.options);
+      const now = opts.filter(o => o.selected).map(o => o.value);
+      let dflt;
+      if (el.multiple) {
+        dflt = opts.filter(o => o.defaultSelected).map(o => o.value);
+      } else {
+        let i = -1;
+        opts.forEach((o, k) => { if (o.defaultSelected) i = k; });
+        if (i < 0 && el.size <= 1) i = opts.findIndex(o => !o.disabled);
+        dflt = i < 0 ? [] : [opts[i].value];
+      }
+      if (now.join('\u001f') !== dflt.join('\u001f')) {
+        if (el.multiple) multi[bid] = now; else values[bid] = now.length ? now[0] : '';
+      }
+    } else if (el.tagName === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) {
+      if (el.checked !== el.defaultChecked) checked[bid] = el.checked;
+    } else if (el.tagName === 'TEXTAREA' || !SKIP.has(el.type)) {
+      if (el.value !== el.defaultValue) values[bid] = el.value;
+    }
+  }
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  const focused = (a && a !== document.body && a !== document.documentElement && a.getAttribute)
+    ? a.getAttribute('bid') : null;
+  return {values, multi, checked, focused,
+          scroll: [Math.round(window.scrollX || 0), Math.round(window.scrollY || 0)]};
+}
+"""
+
+#: Applies a tab's saved UI state (fields, focus, scroll) to the page (for restore).
+_APPLY_STATE_JS = r"""
+([fields, focus, scroll]) => {
+  const find = (bid) => document.querySelector('[bid="' + CSS.escape(bid) + '"]');
+  for (const [bid, v] of Object.entries(fields)) {
+    const el = find(bid);
+    if (!el) continue;
+    if (typeof v === 'boolean') { el.checked = v; continue; }
+    if (el.tagName === 'SELECT' && el.multiple) {
+      const want = new Set(v.split('\u001f'));
+      for (const o of el.options) o.selected = want.has(o.value);
+    } else {
+      el.value = v;
+    }
+  }
+  if (focus) { const el = find(focus); if (el && el.focus) el.focus(); }
+  window.scrollTo(scroll[0] || 0, scroll[1] || 0);
+}
+"""
+
+#: (tag, type, disabled, options) of one element, for actions that check before acting.
+_DESCRIBE_JS = r"""
+(el) => ({
+  tag: el.tagName.toLowerCase(),
+  type: (el.getAttribute('type') || '').toLowerCase(),
+  disabled: !!el.disabled,
+  multiple: !!el.multiple,
+  options: el.tagName === 'SELECT' ? Array.from(el.options).map(o => [o.value, o.label || o.textContent || '']) : [],
+})
+"""
+
+
+def _css_bid(bid: str) -> str:
+    """The CSS selector of the element whose bid attribute is ``bid``."""
+    escaped = str(bid).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\a ")
+    return f'[bid="{escaped}"]'
+
+
+def _error_text(exc: BaseException) -> str:
+    """A one-paragraph message for ``last_action_error`` (Playwright's call log dropped)."""
+    msg = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    msg = msg.split("\nCall log:")[0].split("=========================== logs")[0].strip()
+    name = type(exc).__name__
+    return msg if msg.startswith(name) else f"{name}: {msg}"
+
+
+class _Fail(Exception):
+    """An action that cannot be performed; its message becomes last_action_error."""
+
+
+# ============================================================================ navigation tracking
+
+class _NavWatch:
+    """Counts main-frame navigation requests and loads of one page, so the env can wait
+    for the navigations an action started (links, form posts, redirects) to finish."""
+
+    def __init__(self, page: Any):
+        self.page = page
+        self.requests = 0
+        self.pending = False
+        page.on("request", self._on_request)
+        page.on("requestfailed", self._on_failed)
+        page.on("load", self._on_load)
+        page.on("dialog", lambda d: _safe(d.dismiss))
+
+    def _on_request(self, request: Any) -> None:
+        try:
+            if request.is_navigation_request() and request.frame == self.page.main_frame:
+                self.requests += 1
+                self.pending = True
+        except Exception:   # a frame that is already gone
+            pass
+
+    def _on_failed(self, request: Any) -> None:
+        try:
+            if request.is_navigation_request() and request.frame == self.page.main_frame:
+                self.pending = False
+        except Exception:
+            pass
+
+    def _on_load(self, _page: Any) -> None:
+        self.pending = False
+
+
+def _safe(fn: Callable[[], Any]) -> None:
+    try:
+        fn()
+    except Exception:
+        pass
+
+
+# ============================================================================ env
+
+class BrowserEnv(gym.Env):
+    """A simweb app as a gymnasium env whose actions run in a real Chromium.
+
+    ``BrowserEnv(app, seed)`` starts its own server (:class:`ServedApp`) and headless
+    Chromium; pass ``server=`` and/or ``browser=`` (a Playwright sync ``Browser``) to
+    share them between envs (they are then not closed by :meth:`close`). Each env uses
+    its own browser context, hence its own cookie and server-side session.
+
+    Observations have SimEnv's keys (url, goal, html, axtree, last_action,
+    last_action_error, open_pages_urls, active_page_index, focused_element_bid,
+    chat_messages, step) plus ``screenshot`` (PNG bytes of the active page's viewport);
+    ``url`` is the page's real URL on the served origin. ``html`` is the live DOM
+    serialised by Chromium and ``axtree`` is built from it with the live values of the
+    form fields. Bad actions never raise: they come back as ``last_action_error``.
+    """
+
+    metadata = {"render_modes": ["html", "rgb_array"]}
+
+    def __init__(self, app: str, seed: int = 0, *, size: int | None = None, headless: bool = True,
+                 viewport: tuple[int, int] = (1280, 768), task: str | None = None, max_steps: int | None = None,
+                 reward: str = "sparse", timeout_ms: int = DEFAULT_TIMEOUT_MS, screenshots: bool = True,
+                 server: ServedApp | None = None, browser: Any = None):
+        if reward not in ("sparse", "progress"):
+            raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
+        self.world_seed = seed
+        self.default_task = task
+        self.max_steps_override = max_steps
+        self.reward_mode = reward
+        self.timeout_ms = int(timeout_ms)
+        self.viewport = (int(viewport[0]), int(viewport[1]))
+        self.headless = headless
+        self.screenshots = screenshots
+        self.action_space = Unicode()
+        self.observation_space = gym.spaces.Dict({
+            k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error")
+        })
+        self._playwright: Any = None
+        self._owns_server = server is None
+        self._owns_browser = browser is None
+        self._context: Any = None
+        self._closed = False
+        try:
+            self.server = server if server is not None else ServedApp(app, world_seed=seed, size=size)
+            if server is not None and server.app.name != definition(app).name:
+                raise ValueError(f"server serves app {server.app.name!r}, not {app!r}")
+            self.app: App = self.server.app
+            if browser is None:
+                from playwright.sync_api import sync_playwright
+
+                self._playwright = sync_playwright().start()
+                browser = launch_chromium(self._playwright, headless=headless)
+            self._browser = browser
+            self._new_context()
+        except BaseException:
+            self.close()
+            raise
+        self.base_url = self.server.base_url
+        self.task: TaskInstance | None = None
+        self._start: dict | None = None
+        self._state: dict | None = None
+        self._step = 0
+        self._last_action = ""
+        self._last_error = ""
+        self._progress = 0.0
+        self.max_steps = max_steps or 0
+
+    # ------------------------------------------------------------------ browser plumbing
+    def _new_context(self) -> None:
+        if self._context is not None:
+            _safe(self._context.close)
+        self._context = self._browser.new_context(
+            viewport={"width": self.viewport[0], "height": self.viewport[1]},
+            java_script_enabled=True, service_workers="block")
+        self._context.set_default_timeout(self.timeout_ms)
+        self._context.set_default_navigation_timeout(self.timeout_ms)
+        self._pages: list[Any] = []
+        self._watch: dict[int, _NavWatch] = {}
+        self._active = 0
+        self._context.on("page", self._on_new_page)
+        self._open_page()
+
+    def _on_new_page(self, page: Any) -> None:
+        """A page opened by the site (target=_blank, window.open) becomes the active tab."""
+        if any(p is page for p in self._pages):
+            return
+        self._track(page)
+        self._pages.append(page)
+        self._active = len(self._pages) - 1
+
+    def _track(self, page: Any) -> None:
+        if id(page) not in self._watch:
+            self._watch[id(page)] = _NavWatch(page)
+        page.on("close", self._on_page_closed)
+
+    def _on_page_closed(self, page: Any) -> None:
+        for i, p in enumerate(self._pages):
+            if p is page:
+                self._pages.pop(i)
+                if self._active >= i and self._active > 0:
+                    self._active -= 1
+                break
+        self._watch.pop(id(page), None)
+
+    def _open_page(self) -> Any:
+        page = self._context.new_page()
+        self._on_new_page(page)
+        return page
+
+    @property
+    def page(self) -> Any:
+        """The active Playwright ``Page`` (open one if every tab was closed)."""
+        if not self._pages:
+            self._open_page()
+        self._active = min(max(self._active, 0), len(self._pages) - 1)
+        return self._pages[self._active]
+
+    @property
+    def context(self) -> Any:
+        """The env's Playwright ``BrowserContext`` (its cookie is the session)."""
+        return self._context
+
+    def _url(self, path: str) -> str:
+        return self.base_url + (path if path.startswith("/") else "/" + path)
+
+    def _fresh_tabs(self) -> None:
+        """One blank tab with an empty history (as a reset SimEnv has)."""
+        old = list(self._pages)
+        self._open_page()
+        for p in old:
+            _safe(p.close)
+        self._active = len(self._pages) - 1
+
+    # ------------------------------------------------------------------ served state
+    def _api(self, method: str, path: str, body: Any = None) -> Any:
+        req = self._context.request
+        url = self._url(path)
+        if method == "GET":
+            resp = req.get(url, timeout=max(self.timeout_ms, 10_000))
+        else:
+            resp = req.post(url, data=orjson.dumps(body if body is not None else {}),
+                            headers={"content-type": "application/json"}, timeout=max(self.timeout_ms, 10_000))
+        try:
+            payload = orjson.loads(resp.body())
+        except orjson.JSONDecodeError:
+            raise BrowserError(f"{method} {path}: HTTP {resp.status}, not JSON") from None
+        if resp.status != 200:
+            raise BrowserError(f"{method} {path}: HTTP {resp.status}: {payload.get('error', payload)}")
+        return payload
+
+    def served_state(self) -> dict:
+        """The session's state as the server holds it (``GET /_simweb/state``)."""
+        return self._api("GET", "/_simweb/state")
+
+    def _put_state(self, state: dict) -> None:
+        self._api("POST", "/_simweb/state", state)
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        """Start an episode (``POST /_simweb/reset``). ``options``: task (id), params."""
+        super().reset(seed=seed)
+        options = options or {}
+        task_id = options.get("task", self.default_task)
+        episode_seed = 0 if seed is None else int(seed)
+        if task_id is not None:
+            self._task_template(task_id)   # an unknown task is a TaskError, as in SimEnv
+        if options.get("params") is not None:
+            from .env import SimEnv
+
+            probe = SimEnv(self.app.name, self.world_seed, _app=self.app)
+            probe.reset(seed=episode_seed, options={"task": task_id, "params": options["params"]})
+            self._put_state(probe.snapshot())
+        else:
+            body: dict[str, Any] = {"seed": episode_seed}
+            if task_id is not None:
+                body["task"] = task_id
+            self._api("POST", "/_simweb/reset", body)
+        state = self.served_state()
+        self.task = None
+        if state["meta"]["task"] is not None:
+            t = state["meta"]["task"]
+            self.task = self._task_template(t["id"]).instantiate(self.app, episode_seed, t["params"])
+        self._show(state)
+        self._start = deep_copy(state)
+        self._state = state
+        self._step = 0
+        self._last_action = ""
+        self._last_error = ""
+        self.max_steps = self.max_steps_override or self._budget()
+        verdict = self._verdict(state)
+        self._progress = verdict["progress"] if verdict else 0.0
+        return self._obs(state), self._info(state, verdict)
+
+    def _task_template(self, task_id: str) -> Any:
+        tasks = self.app.tasks
+        if task_id not in tasks:
+            if "/" in str(task_id) and app_of_task(task_id) != self.app.name:
+                raise TaskError(f"task '{task_id}' belongs to app '{app_of_task(task_id)}', not '{self.app.name}'")
+            raise TaskError(f"unknown task '{task_id}' (see `simweb tasks {self.app.name}`)")
+        return tasks[task_id]
+
+    def _budget(self) -> int:
+        if self.task is None:
+            return 50
+        return max(STEP_BUDGETS[self.task.difficulty][1], 2 * len(self.oracle_plan()))
+
+    def _show(self, state: dict) -> None:
+        """Make the browser show the state's tabs without asking the server for the pages
+        again (the server's state already went through those GETs): each tab's page is
+        rendered from the state and handed to Chromium at its real URL, then the tab's
+        UI state (field values, focus, scroll) is applied."""
+        browser = state["browser"]
+        tabs = browser["tabs"]
+        self._fresh_tabs()
+        for i, tab in enumerate(tabs):
+            page = self._pages[-1] if i == 0 else self._open_page()
+            if tab["url"] == "about:blank":
+                continue
+            html = self.app.render(state, tab)
+            self._load_rendered(page, self._url(tab["url"]), html, int(tab["status"] or 200))
+            if tab["fields"] or tab["focus"] or tab["scroll"] != [0, 0]:
+                page.evaluate(_APPLY_STATE_JS, [tab["fields"], tab["focus"], tab["scroll"]])
+        self._active = min(int(browser["active"]), len(self._pages) - 1)
+        _safe(self.page.bring_to_front)
+
+    def _load_rendered(self, page: Any, target: str, html: str, status: int) -> None:
+        """Navigate ``page`` to ``target`` with ``html`` as the response, without a request
+        reaching the server."""
+        body = html.encode("utf-8")
+        headers = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
+
+        def matches(url: str) -> bool:
+            return url == target
+
+        def fulfil(route: Any) -> None:
+            req = route.request
+            if req.is_navigation_request() and req.method == "GET" and req.url == target:
+                route.fulfill(status=status, body=body, headers=headers)
+            else:
+                route.fallback()
+
+        page.route(matches, fulfil)
+        try:
+            page.goto(target, wait_until="load", timeout=max(self.timeout_ms, 10_000))
+        finally:
+            _safe(lambda: page.unroute(matches, fulfil))
+
+    def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
+        """Perform one BrowserGym action string in Chromium. Bad actions never raise: they
+        come back as ``obs['last_action_error']``."""
+        if not isinstance(action, str):
+            action = str(action)
+        self._last_action = action
+        self._last_error = self.execute(action) or ""
+        self._step += 1
+        state = self.served_state()
+        self._state = state
+        verdict = self._verdict(state)
+        answered = answer_of(state) is not None
+        success = bool(verdict and verdict["success"])
+        terminated = answered or (success and self.task is not None and self.task.kind == "state")
+        truncated = not terminated and self._step >= self.max_steps
+        if self.reward_mode == "progress":
+            progress = verdict["progress"] if verdict else 0.0
+            reward = progress - self._progress
+            self._progress = progress
+        else:
+            reward = 1.0 if (terminated and success and verdict["clean"]) else 0.0
+        return self._obs(state), float(reward), bool(terminated), bool(truncated), self._info(state, verdict)
+
+    def _verdict(self, state: dict) -> dict | None:
+        if self.task is None or self._start is None:
+            return None
+        template = self.app.tasks[self.task.id]
+        return template.verify(self.app, self.task.params, self._start, state, answer_of(state))
+
+    # ------------------------------------------------------------------ actions
+    def execute(self, text: str) -> str | None:
+        """Run one action string; return the error message, or None on success."""
+        try:
+            action = parse_action(text)
+        except ActionError as exc:
+            return str(exc)
+        handler = getattr(self, f"_do_{action.name}", None)
+        if handler is None:
+            return f"Unknown action {action.name}()"
+        try:
+            handler(*action.args)   # args hold every parameter, defaults filled in
+            return None
+        except _Fail as exc:
+            return str(exc)
+        except TypeError as exc:   # wrong number or names of arguments
+            return f"Invalid arguments for {action.name}(): {exc}"
+        except Exception as exc:   # Playwright's TimeoutError / Error, a closed page...
+            return _error_text(exc)
+
+    def _locator(self, bid: Any) -> Any:
+        loc = self.page.locator(_css_bid(str(bid)))
+        if loc.count() == 0:
+            raise _Fail(f"Could not find element with bid '{bid}' on the page")
+        return loc.first
+
+    def _settle(self, grace_ms: int = 0) -> None:
+        """Wait for the navigation an action started (if any) to load.
+
+        Locator actions already wait for the navigations they start to commit; raw
+        mouse/keyboard input does not, so it gets ``grace_ms`` for one to begin."""
+        page = self.page
+        watch = self._watch.get(id(page))
+        if watch is None:
+            return
+        before = watch.requests
+        if grace_ms:
+            end = time.monotonic() + grace_ms / 1000
+            while watch.requests == before and time.monotonic() < end:
+                page.wait_for_timeout(20)
+        end = time.monotonic() + self.timeout_ms / 1000
+        while watch.pending and time.monotonic() < end:
+            page.wait_for_timeout(15)
+        if watch.pending:
+            raise _Fail(f"Timeout {self.timeout_ms}ms exceeded waiting for the page to load")
+        page.wait_for_load_state("load")
+
+    def _describe(self, loc: Any) -> dict[str, Any]:
+        return loc.evaluate(_DESCRIBE_JS)
+
+    def _do_noop(self, wait_ms: float = 1000) -> None:
+        return None
+
+    def _do_send_msg_to_user(self, text: str) -> None:
+        self._chat("assistant", str(text))
+
+    def _do_report_infeasible(self, reason: str) -> None:
+        self._chat("infeasible", str(reason))
+
+    def _chat(self, role: str, message: str) -> None:
+        state = self.served_state()
+        state["browser"]["chat"].append({"role": role, "message": message})
+        self._put_state(state)
+
+    def _do_click(self, bid: str, button: str = "left", modifiers: Any = ()) -> None:
+        loc = self._locator(bid)
+        if self._describe(loc)["disabled"]:
+            raise _Fail(f"Element with bid '{bid}' is disabled")
+        loc.click(button=button, modifiers=list(modifiers) or None)
+        self._settle()
+
+    def _do_dblclick(self, bid: str, button: str = "left", modifiers: Any = ()) -> None:
+        loc = self._locator(bid)
+        if self._describe(loc)["disabled"]:
+            raise _Fail(f"Element with bid '{bid}' is disabled")
+        loc.dblclick(button=button, modifiers=list(modifiers) or None)
+        self._settle()
+
+    def _do_hover(self, bid: str) -> None:
+        self._locator(bid).hover()
+        self._settle()
+
+    def _do_focus(self, bid: str) -> None:
+        self._locator(bid).focus()
+
+    def _do_fill(self, bid: str, value: str) -> None:
+        self._locator(bid).fill(str(value))
+        self._settle()
+
+    def _do_clear(self, bid: str) -> None:
+        self._locator(bid).clear()
+
+    def _do_select_option(self, bid: str, options: Any) -> None:
+        loc = self._locator(bid)
+        info = self._describe(loc)
+        if info["tag"] != "select":
+            raise _Fail(f"Element with bid '{bid}' is not a <select> element")
+        wanted = [options] if isinstance(options, str) else list(options)
+        chosen: list[str] = []
+        for w in wanted:
+            hit = next((v for v, _ in info["options"] if v == w), None)
+            if hit is None:
+                hit = next((v for v, label in info["options"] if label.strip() == str(w).strip()), None)
+            if hit is None:
+                labels = ", ".join(repr(label) for _, label in info["options"][:10])
+                raise _Fail(f"Option {w!r} not found in select '{bid}' (options: {labels})")
+            chosen.append(hit)
+        loc.select_option(value=chosen)
+        self._settle()
+
+    def _do_check(self, bid: str) -> None:
+        self._locator(bid).check()
+        self._settle()
+
+    def _do_uncheck(self, bid: str) -> None:
+        self._locator(bid).uncheck()
+        self._settle()
+
+    def _do_press(self, bid: str, key_comb: str) -> None:
+        self._locator(bid).press(str(key_comb))
+        self._settle(RAW_INPUT_GRACE_MS if "Enter" in str(key_comb) or "Space" in str(key_comb) else 0)
+
+    def _do_drag_and_drop(self, from_bid: str, to_bid: str) -> None:
+        self._locator(from_bid).drag_to(self._locator(to_bid))
+        self._settle()
+
+    def _do_upload_file(self, bid: str, file: Any) -> None:
+        self._locator(bid).set_input_files(file)
+        self._settle()
+
+    def _do_scroll(self, delta_x: float, delta_y: float) -> None:
+        self.page.mouse.wheel(float(delta_x), float(delta_y))
+        self.page.wait_for_timeout(30)   # let the compositor apply the scroll
+
+    # -- coordinates and raw input (browser mode only)
+    def _do_mouse_click(self, x: float, y: float, button: str = "left") -> None:
+        self.page.mouse.click(float(x), float(y), button=button)
+        self._settle(RAW_INPUT_GRACE_MS)
+
+    def _do_mouse_dblclick(self, x: float, y: float, button: str = "left") -> None:
+        self.page.mouse.dblclick(float(x), float(y), button=button)
+        self._settle(RAW_INPUT_GRACE_MS)
+
+    def _do_mouse_move(self, x: float, y: float) -> None:
+        self.page.mouse.move(float(x), float(y))
+
+    def _do_mouse_down(self, x: float, y: float, button: str = "left") -> None:
+        self.page.mouse.move(float(x), float(y))
+        self.page.mouse.down(button=button)
+
+    def _do_mouse_up(self, x: float, y: float, button: str = "left") -> None:
+        self.page.mouse.move(float(x), float(y))
+        self.page.mouse.up(button=button)
+        self._settle(RAW_INPUT_GRACE_MS)
+
+    def _do_mouse_drag_and_drop(self, from_x: float, from_y: float, to_x: float, to_y: float) -> None:
+        m = self.page.mouse
+        m.move(float(from_x), float(from_y))
+        m.down()
+        m.move(float(to_x), float(to_y))
+        m.up()
+        self._settle(RAW_INPUT_GRACE_MS)
+
+    def _do_keyboard_type(self, text: str) -> None:
+        self.page.keyboard.type(str(text))
+
+    def _do_keyboard_insert_text(self, text: str) -> None:
+        self.page.keyboard.insert_text(str(text))
+
+    def _do_keyboard_press(self, key: str) -> None:
+        self.page.keyboard.press(str(key))
+        self._settle(RAW_INPUT_GRACE_MS)
+
+    def _do_keyboard_down(self, key: str) -> None:
+        self.page.keyboard.down(str(key))
+
+    def _do_keyboard_up(self, key: str) -> None:
+        self.page.keyboard.up(str(key))
+        self._settle(RAW_INPUT_GRACE_MS)
+
+    # -- navigation and tabs
+    def _resolve_url(self, url: str) -> str:
+        """A goto target on the served origin: relative paths and this app's local URLs
+        (localhost, 127.0.0.1, *.localhost, e.g. the in-process origin) map onto it."""
+        url = str(url).strip()
+        if url == "about:blank":
+            return url
+        current = self.page.url if self.page.url.startswith(self.base_url) else self.base_url + "/"
+        full = urljoin(current, url)
+        parts = urlsplit(full)
+        if parts.scheme not in ("http", "https"):
+            raise _Fail(f"net::ERR_ABORTED at {url} (only this app's pages can be opened)")
+        host = parts.hostname or ""
+        if full.startswith(self.base_url) or host in LOCAL_HOSTS or host.endswith(".localhost"):
+            return self.base_url + (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        raise _Fail(f"net::ERR_NAME_NOT_RESOLVED at {url} (only this app's pages exist in the simulator)")
+
+    def _do_goto(self, url: str) -> None:
+        self.page.goto(self._resolve_url(url), wait_until="load")
+
+    def _do_go_back(self) -> None:
+        self.page.go_back(wait_until="load")
+        self._settle()
+
+    def _do_go_forward(self) -> None:
+        self.page.go_forward(wait_until="load")
+        self._settle()
+
+    def _do_new_tab(self) -> None:
+        self._open_page()
+        self._active = len(self._pages) - 1
+
+    def _do_tab_focus(self, index: int) -> None:
+        if not 0 <= int(index) < len(self._pages):
+            raise _Fail(f"No tab at index {index} ({len(self._pages)} open)")
+        self._active = int(index)
+        self.page.bring_to_front()
+
+    def _do_tab_close(self) -> None:
+        page = self.page
+        if len(self._pages) == 1:
+            self._open_page()   # closing the last tab leaves an empty one, as BrowserGym does
+        page.close()
+        self._active = min(self._active, len(self._pages) - 1)
+        self.page.bring_to_front()
+
+    # ------------------------------------------------------------------ observations
+    def live_ui_state(self) -> dict[str, Any]:
+        """The active page's UI state read from the DOM: ``values`` (changed text fields
+        and single selects), ``multi`` (changed multiple selects), ``checked``,
+        ``focused`` (bid or None) and ``scroll``."""
+        try:
+            return self.page.evaluate(_LIVE_STATE_JS)
+        except Exception:
+            return {"values": {}, "multi": {}, "checked": {}, "focused": None, "scroll": [0, 0]}
+
+    def _content(self) -> str:
+        for _ in range(3):
+            try:
+                return self.page.content()
+            except Exception:   # caught mid-navigation: wait for the new document
+                _safe(lambda: self.page.wait_for_load_state("load", timeout=self.timeout_ms))
+        return ""
+
+    def _obs(self, state: dict) -> dict[str, Any]:
+        page = self.page
+        html = self._content()
+        live = self.live_ui_state()
+        values: dict[str, Any] = dict(live["values"])
+        values.update(live["multi"])
+        try:
+            axtree = parse_page(html).axtree(values=values, checked=live["checked"], focused=live["focused"])
+        except Exception as exc:   # e.g. a page with duplicate bids
+            axtree = f"RootWebArea '' (AX tree unavailable: {exc})"
+        screenshot = b""
+        if self.screenshots:
+            try:
+                screenshot = page.screenshot(type="png", timeout=max(self.timeout_ms, 10_000))
+            except Exception:
+                screenshot = b""
+        return {
+            "url": page.url,
+            "goal": self.task.goal if self.task else "",
+            "html": html,
+            "axtree": axtree,
+            "last_action": self._last_action,
+            "last_action_error": self._last_error,
+            "open_pages_urls": [p.url for p in self._pages],
+            "active_page_index": self._active,
+            "focused_element_bid": live["focused"] or "",
+            "chat_messages": [dict(m) for m in state["browser"]["chat"]],
+            "step": self._step,
+            "screenshot": screenshot,
+        }
+
+    def _info(self, state: dict, verdict: dict | None) -> dict[str, Any]:
+        b = state["browser"]
+        tab = b["tabs"][b["active"]]
+        info: dict[str, Any] = {"verdict": verdict, "page": tab["page"], "status": tab["status"]}
+        if self.task is not None:
+            info["task"] = self.task.to_json()
+        flash = tab.get("flash")
+        if flash and flash.get("level") == "error":
+            info["site_error"] = flash["message"]
+        return info
+
+    def render(self) -> Any:
+        """The active page's HTML (the live DOM)."""
+        return self._content()
+
+    def screenshot(self, full_page: bool = False) -> bytes:
+        """A PNG of the active page."""
+        return self.page.screenshot(type="png", full_page=full_page)
+
+    # ------------------------------------------------------------------ state
+    def snapshot(self) -> dict:
+        """The session's state (``GET /_simweb/state``) with the active tab's live UI state
+        (changed field values, focus, scroll) and the env's step counter filled in."""
+        state = self.served_state()
+        live = self.live_ui_state()
+        b = state["browser"]
+        tab = b["tabs"][b["active"]]
+        fields: dict[str, Any] = dict(live["values"])
+        fields.update({k: "\x1f".join(v) for k, v in live["multi"].items()})
+        fields.update(live["checked"])
+        if tab["url"] != "about:blank" and self.page.url == self._url(tab["url"]):
+            tab["fields"] = fields
+            tab["focus"] = live["focused"]
+            tab["scroll"] = [max(0, int(v)) for v in live["scroll"]]
+        state["meta"]["step"] = self._step
+        return state
+
+    def restore(self, state: dict) -> None:
+        """Continue from ``state``: the session takes it (``POST /_simweb/state``) and the
+        browser shows its tabs (current pages and their UI state; earlier history entries
+        are not replayed). Refuses, with StateError, a state of another app, world or spec."""
+        self.app.check_state(state)
+        state = deep_copy(state)
+        self._put_state(state)
+        task = state["meta"]["task"]
+        if task is None:
+            self.task, self._start = None, None
+        elif self.task is None or self.task.id != task["id"] or self.task.params != task["params"]:
+            self._attach_task(task["id"], task["params"], state["meta"]["rng"]["seed"])
+        self._show(state)
+        self._state = state
+        self._step = int(state["meta"]["step"])
+        self._last_action = ""
+        self._last_error = ""
+
+    def _attach_task(self, task_id: str, params: dict, seed: int) -> None:
+        """Rebuild the task and its start state from (id, params): both are deterministic."""
+        from .env import SimEnv
+
+        self.task = self._task_template(task_id).instantiate(self.app, seed, params)
+        probe = SimEnv(self.app.name, self.world_seed, _app=self.app)
+        probe.reset(seed=seed, options={"task": task_id, "params": params})
+        self._start = probe.start_state()
+        self.max_steps = self.max_steps_override or self._budget()
+
+    def fork(self) -> "BrowserEnv":
+        """An independent env (its own browser context and session) at this env's state.
+        It shares this env's server and browser, so it must be closed before this one."""
+        child = BrowserEnv(self.app.name, self.world_seed, size=self.app.size, headless=self.headless,
+                           viewport=self.viewport, task=self.default_task, max_steps=self.max_steps_override,
+                           reward=self.reward_mode, timeout_ms=self.timeout_ms, screenshots=self.screenshots,
+                           server=self.server, browser=self._browser)
+        child.task = self.task
+        child._start = deep_copy(self._start) if self._start is not None else None
+        child.max_steps = self.max_steps
+        child._progress = self._progress
+        child.restore(self.snapshot())
+        return child
+
+    def oracle_plan(self) -> list[str]:
+        """Actions that solve the current task from its reset state."""
+        if self.task is None:
+            raise TaskError("no task: reset with options={'task': ...} first")
+        return list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
+
+    def start_state(self) -> dict | None:
+        """The session's state right after reset (what the verifier compares against)."""
+        return deep_copy(self._start) if self._start is not None else None
+
+    # ------------------------------------------------------------------ teardown
+    def close(self) -> None:
+        """Close the browser context, and the browser and server if this env started them."""
+        if getattr(self, "_closed", False):
+            return
+        self._closed = True
+        if self._context is not None:
+            _safe(self._context.close)
+            self._context = None
+        if self._owns_browser and getattr(self, "_browser", None) is not None:
+            _safe(self._browser.close)
+        if self._playwright is not None:
+            _safe(self._playwright.stop)
+            self._playwright = None
+        if self._owns_server and getattr(self, "server", None) is not None:
+            _safe(self.server.close)
+        super().close()
+
+    def __enter__(self) -> "BrowserEnv":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def make_browser_env(app: str, seed: int = 0, **kwargs: Any) -> BrowserEnv:
+    """A :class:`BrowserEnv` for ``app`` on the world generated from ``seed``
+    (keyword arguments as for BrowserEnv: size, headless, viewport, task, server, browser...)."""
+    return BrowserEnv(app, seed, **kwargs)
+
+
+__all__ = ["BrowserEnv", "BrowserError", "ServedApp", "launch_chromium", "chromium_executable",
+           "make_browser_env", "CHROMIUM_ARGS", "StateError"]
