@@ -10,7 +10,7 @@ message meant to be shown to the agent as ``last_action_error``.
 
 >>> parse_action("click(12)")
 Action(name='click', args=('12', 'left', ()), text='click(12)')
->>> parse_action("```python\\nfill('q', 'desk lamp')\\n```").kwargs["value"]
+>>> parse_action("```python\\nfill('q', value='desk lamp')\\n```").arguments["value"]
 'desk lamp'
 """
 
@@ -137,6 +137,7 @@ ACTIONS: Mapping[str, ActionSpec] = MappingProxyType(dict([
     _spec("noop", "Do nothing (wait).", Param("wait_ms", "wait", 1000)),
 ]))
 
+_NO_KWARGS: Mapping[str, Any] = MappingProxyType({})
 _BUTTONS = ("left", "middle", "right")
 _MODIFIER_KEYS = ("Alt", "Control", "ControlOrMeta", "Meta", "Shift")
 
@@ -145,21 +146,36 @@ _MODIFIER_KEYS = ("Alt", "Control", "ControlOrMeta", "Meta", "Shift")
 class Action:
     """A parsed, bound and type-checked action.
 
-    ``args`` holds the value of every parameter in declaration order, defaults
-    included; ``kwargs`` is a read-only mapping of the same values by
-    parameter name.  Lists (``modifiers``, a list of ``options`` or ``file``)
-    are stored as tuples so that an Action is hashable.  Equality and hash
-    look at ``name`` and ``args`` only, not at the original ``text``.
+    ``args`` holds the value of every parameter in declaration order, with
+    defaults filled in, however the text passed them (positionally or by
+    keyword).  ``kwargs`` is therefore always empty (a read-only mapping):
+    ``handler(*action.args, **action.kwargs)`` and ``handler(*action.args)``
+    both call a handler with the action's parameters.  ``arguments`` gives
+    the same values by parameter name.
+
+    Lists (``modifiers``, a list of ``options`` or ``file``) are stored as
+    tuples so that an Action is hashable.  Equality and hash look at ``name``
+    and ``args`` only, not at the original ``text``.
     """
 
     name: str
     args: tuple
-    kwargs: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
+    kwargs: Mapping[str, Any] = field(default_factory=lambda: _NO_KWARGS, repr=False,
+                                      compare=False, hash=False)
     text: str = field(default="", compare=False)
 
     @property
     def spec(self) -> ActionSpec:
         return ACTIONS[self.name]
+
+    @property
+    def arguments(self) -> Mapping[str, Any]:
+        """Parameter name -> value (defaults included), read-only."""
+        return MappingProxyType({p.name: v for p, v in zip(self.spec.params, self.args)})
+
+    def __reduce__(self) -> tuple:
+        # A mappingproxy cannot be pickled (and kwargs is always empty).
+        return (_unpickle_action, (self.name, self.args, self.text))
 
     def to_code(self) -> str:
         """Canonical action text: required arguments positional, others by keyword
@@ -173,12 +189,17 @@ class Action:
         return f"{self.name}({', '.join(parts)})"
 
 
+def _unpickle_action(name: str, args: tuple, text: str) -> Action:
+    return Action(name, args, _NO_KWARGS, text)
+
+
 def _literal(v: Any) -> str:
     if isinstance(v, tuple):
         return "[" + ", ".join(map(_literal, v)) + "]"
     return repr(v)
 
 
+_EMPTY = "Empty action; expected one call such as click('a12')"
 _FENCE_RE = re.compile(r"^```(?:[A-Za-z0-9_+.-]*[ \t]*\r?\n)?(.*?)```$", re.DOTALL)
 
 
@@ -217,6 +238,8 @@ def _parse_call(code: str) -> ast.Call:
             module = _ast_parse(code, "exec")
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             raise ActionError(f"Invalid action syntax: {_syntax_msg(e)}") from None
+        if not module.body:  # type: ignore[attr-defined]
+            raise ActionError(_EMPTY) from None  # only comments
         if len(module.body) > 1:  # type: ignore[attr-defined]
             raise ActionError("Only one action per step is supported; "
                               f"got {len(module.body)}") from None  # type: ignore[attr-defined]
@@ -335,7 +358,7 @@ def parse_action(text: str) -> Action:
     stripped = text.strip()
     code = _unfence(stripped)
     if not code:
-        raise ActionError("Empty action; expected one call such as click('a12')")
+        raise ActionError(_EMPTY)
     call = _parse_call(code)
     name = call.func.id  # type: ignore[attr-defined]
     spec = ACTIONS.get(name)
@@ -366,5 +389,4 @@ def parse_action(text: str) -> Action:
         raise _arity_error(spec, len(values))
     args = tuple(_check(spec, p, values[p.name]) if p.name in values else p.default
                  for p in params)
-    kwargs = MappingProxyType({p.name: v for p, v in zip(params, args)})
-    return Action(name, args, kwargs, stripped)
+    return Action(name, args, _NO_KWARGS, stripped)

@@ -37,17 +37,38 @@ Output format (as produced by BrowserGym from Chromium's AX tree)::
   ``focused``, ``hasPopup``, ``required``, ``checked``, ``expanded``,
   ``pressed``, ``selected``, ``multiselectable``, ``url``.
 
+Roles and names follow Chromium where the two could differ: ``<img>`` is
+``image``; a ``<label>`` is ``LabelText ''`` with its text as ``StaticText``
+below it; ``<thead>``/``<tbody>``/``<tfoot>`` (including the ``<tbody>`` the
+parser inserts) are ``rowgroup``; a ``<select>`` is a ``combobox`` whose value
+is the selected option's label, with ``hasPopup='menu', expanded=False`` and
+one ``option`` line per option marked ``selected=True``/``selected=False``
+(``listbox`` with ``multiselectable=True`` for ``multiple``); a password
+field shows bullets as its value; ``header``/``footer`` are landmarks only
+outside ``article``/``aside``/``main``/``nav``/``section``.  Deliberately
+unlike Chromium, ``<strong>``, ``<em>`` and the other inline elements are
+transparent (no ``strong ''`` lines), and cells, rows and paragraphs are
+named ``''`` (their text shows as ``StaticText`` below them instead).
+
 Text handling: every DOM text node becomes one ``StaticText`` line (inline
 neighbours are not merged -- Chromium does not merge them either) with ASCII
 and Unicode whitespace collapsed to single spaces and trimmed.  A text is
 dropped when it is a substring of the name of the nearest ancestor that has a
-line of its own (the way a link's or a button's label is not repeated under
-it).  Generic containers are transparent for that check, the root is not a
+line of its own (so a link's or a button's label is not repeated under it).
+Generic containers are transparent for that check; the root is not a
 candidate.
 
+Hidden: ``<script>``/``<style>``/``<template>``/``<noscript>``/``<head>``,
+elements with ``hidden``, ``aria-hidden="true"`` or an inline
+``display:none``/``visibility:hidden`` style, ``<input type=hidden>``, a
+``<dialog>`` without ``open``, the content of a closed ``<details>`` (its
+``<summary>`` excepted), decorative images (``alt=""``), ``<svg>``
+internals, embedded content (``<iframe>``, ``<video>``...).
+
 Known simplifications: ``url=`` shows ``href`` as written (Chromium shows it
-absolute), CSS is not evaluated except for an inline ``display:none`` /
-``visibility:hidden``, and ``<pre>`` text is collapsed like any other text.
+absolute); no other CSS is evaluated; ``<pre>`` text is collapsed like any
+other text; a ``<fieldset disabled>`` disables its whole subtree (its first
+``<legend>`` included).
 """
 
 from __future__ import annotations
@@ -84,10 +105,14 @@ class Element:
     ``selected`` is the *effective* default selectedness (a single-choice
     select without a ``selected`` option selects its first enabled option).
 
-    ``hidden`` is true when the element has no line in the AX tree because it
-    or an ancestor is hidden (``hidden`` attribute, ``aria-hidden="true"``,
-    inline ``display:none``, ``<input type=hidden>``, closed ``<dialog>`` or
-    ``<details>`` content, ``<svg>`` internals).
+    ``checked`` is the default state of a checkbox or radio (only the last
+    ``checked`` radio of a group counts) and the default selectedness of an
+    ``<option>``.
+
+    ``hidden`` is true when the element is excluded from the AX tree because
+    it or an ancestor is hidden or not rendered (see the module docstring).
+    A visible element can still have no line: generic containers never get
+    one.
 
     Instances are immutable; ``attrs`` is a fresh dict per element (boolean
     attributes map to ``''``) and must not be mutated.
@@ -152,9 +177,14 @@ class Form:
 _SKIP_TAGS = frozenset(
     {
         "-comment", "-doctype", "script", "style", "template", "noscript", "head",
-        "title", "meta", "link", "base", "iframe", "object", "embed", "canvas",
-        "audio", "video", "source", "track", "param", "datalist", "br", "wbr",
+        "title", "meta", "link", "base", "br", "wbr",
     }
+)
+# Embedded content: no lines (nothing inside is rendered from this HTML), but
+# bids on or in it are still registered, as hidden elements.
+_OPAQUE_TAGS = frozenset(
+    {"iframe", "object", "embed", "canvas", "audio", "video", "source", "track", "param",
+     "datalist"}
 )
 
 # Elements that do not break the line: their text joins their neighbours'
@@ -272,8 +302,8 @@ def _tabs(depth: int) -> str:
 
 
 def _collapse(text: str) -> str:
-    # str.split() also splits on NBSP and other Unicode spaces: agents read
-    # '$12 00' more easily than '$12\xa000', so that is deliberate.
+    # str.split() also splits on NBSP and other Unicode spaces, which
+    # Chromium keeps; agents read 'Qty: 2' more easily than 'Qty:\xa02'.
     return " ".join(text.split())
 
 
@@ -518,8 +548,9 @@ class Page:
 
         ``values`` maps a bid to the text currently in that textbox /
         searchbox / spinbutton / textarea, or to the chosen option *value* of
-        a select (a sequence of values for a ``multiple`` select; a value
-        matching no option leaves the select with no selection).  ``checked``
+        a select (for a ``multiple`` select: a sequence of values, or one
+        string of values joined by ``"\x1f"``; a value matching no option
+        leaves a select with no selection).  ``checked``
         maps a checkbox/radio bid to its state; checking one radio shows the
         other radios of its group (those without their own entry) unchecked.
         ``focused`` is the bid of the focused element: its line gets
@@ -572,6 +603,8 @@ class Page:
             return None
         want = values[bid]
         opts = self._selects[bid]
+        if multiple and isinstance(want, str):
+            want = want.split("\x1f")
         if not multiple or isinstance(want, str):
             if not isinstance(want, str):
                 want = next(iter(want), None)
@@ -645,7 +678,7 @@ _SPECIAL_ATTRS = frozenset(
 _FAST_ROLES = {
     t: r for t, r in _TAG_ROLES.items()
     if t not in ("form", "fieldset", "details", "dialog", "label", "nav", "main", "article",
-                 "aside")
+                 "aside", "table")
 }
 _FAST_ROLES["a"] = "link"
 _SLOW_ATTRS = frozenset(
@@ -653,6 +686,9 @@ _SLOW_ATTRS = frozenset(
     aria-haspopup aria-required aria-expanded aria-pressed aria-selected aria-checked
     """.split()
 )
+
+# Attributes that can name a <button> other than its content.
+_BUTTON_NAME_ATTRS = frozenset({"aria-label", "aria-labelledby", "title"})
 
 # Attributes that may hide an element / that carry ARIA states we print.
 _HIDING_ATTRS = frozenset({"hidden", "aria-hidden", "style"})
@@ -744,6 +780,8 @@ class _Builder:
                         acc.append(" ")
                 else:
                     visit(child, tag, attrs, depth, parent, acc, ctx)
+            elif tag == "br" and acc is not None:
+                acc.append(" ")  # a line break separates words in a name
 
     def visit_simple(self, node: LexborNode, tag: str, attrs: dict[str, str | None],
                      role: str, depth: int, parent: int, acc: list[str] | None,
@@ -783,6 +821,9 @@ class _Builder:
     def visit(self, node: LexborNode, tag: str, attrs: dict[str, str | None], depth: int,
               parent: int, acc: list[str] | None, ctx: _Ctx) -> None:
         """One visible-so-far element: its line (if any), then its subtree."""
+        if tag in _OPAQUE_TAGS:
+            self.hidden_element(node, tag, attrs, attrs.get("bid") if attrs else None, ctx)
+            return
         if attrs:
             bid = attrs.get("bid")
             # Cheap pre-check: most elements carry none of the attributes
@@ -1015,7 +1056,8 @@ class _Builder:
                 p.content = node.text()
             elif tag == "select":
                 self.options(node, p, None, 0)
-            self.need_names.append((p, None, attrs))
+            if p.input_type != "hidden":  # <input type=hidden> has no name to resolve
+                self.need_names.append((p, None, attrs))
             return
         c = ctx
         if tag == "form":
@@ -1128,10 +1170,17 @@ class _Builder:
             # Name from content; the button's text is also shown under it
             # (and dropped there again when the name contains it).
             mine: list[str] = []
-            self.walk(node, depth + 1, idx, mine, ctx.with_label(None))
-            p.content = "".join(mine)
+            self.walk(node, depth + 1, idx, mine,
+                      ctx if ctx.label is None else ctx.with_label(None))
+            p.content = content = "".join(mine)
             if acc is not None:
                 acc.extend(mine)
+            if not attrs or _BUTTON_NAME_ATTRS.isdisjoint(attrs):
+                # Named by its content alone: no need to wait for resolve().
+                p.name = rec[_R_NAME] = " ".join(content.split())
+                rec[_R_POST1] = post1
+                rec[_R_POST2] = post2
+                return
         elif tag == "select":
             listbox = p.multiple or _select_size(attrs) > 1
             rec[_R_KIND] = _K_SELECT
@@ -1334,38 +1383,47 @@ def parse_page(html: str) -> Page:
     page._elements = _ElementMap(b.pending)
     page._forms_raw = b.forms
     page._controls = b.controls
-
-    # Format every line once; records are in document order already.
-    recs = b.recs
-    lines = [f"RootWebArea {page.title!r}, focused"]
-    append = lines.append
-    bid_line = page._bid_line
-    for r, rec in enumerate(recs):
-        if rec[_R_KIND] == _K_TEXT:
-            text = rec[_R_NAME]
-            par = rec[_R_PARENT]
-            # Drop text already said by the nearest ancestor line's name.
-            if par >= 0 and text in recs[par][_R_NAME]:
-                continue
-            d = rec[_R_DEPTH]
-            append(f"{_TABS[d] if d < 64 else _tabs(d)}StaticText {text!r}")
-            continue
-        bid = rec[_R_BID]
-        if bid is None:
-            head = f"{_tabs(rec[_R_DEPTH])}{rec[_R_ROLE]} {rec[_R_NAME]!r}"
-        else:
-            head = f"{_tabs(rec[_R_DEPTH])}[{bid}] {rec[_R_ROLE]} {rec[_R_NAME]!r}"
-            bid_line[bid] = r
-        value = rec[_R_VALUE]
-        vs = f" value={value!r}" if value else ""
-        rec[_R_HEAD] = head
-        rec[_R_LINE] = len(lines)
-        append(f"{head}{vs}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}{rec[_R_POST2]}")
-    page._lines = lines
-    page._recs = recs
+    page._lines = _format_lines(page.title, b.recs, page._bid_line)
+    page._recs = b.recs
     page._selects = dict(b.selects)
     groups = page._groups
     for members in b.radio_groups:
         for m in members:
             groups[m] = members
     return page
+
+
+def _format_lines(title: str, recs: list[list], bid_line: dict[str, int]) -> list[str]:
+    """Format every record once (they are in document order already).
+
+    Also fills `bid_line` (bid -> record index) and each element record's
+    head and line index, which Page.axtree needs to re-format a line.
+    """
+    lines = [f"RootWebArea {title!r}, focused"]
+    append = lines.append
+    tabs = _TABS
+    for r, rec in enumerate(recs):
+        d = rec[_R_DEPTH]
+        if rec[_R_KIND] == _K_TEXT:
+            text = rec[_R_NAME]
+            par = rec[_R_PARENT]
+            # Drop text already said by the nearest ancestor line's name.
+            if par >= 0 and text in recs[par][_R_NAME]:
+                continue
+            append(f"{tabs[d] if d < 64 else _tabs(d)}StaticText {text!r}")
+            continue
+        bid = rec[_R_BID]
+        if bid is None:
+            head = f"{tabs[d] if d < 64 else _tabs(d)}{rec[_R_ROLE]} {rec[_R_NAME]!r}"
+        else:
+            head = f"{tabs[d] if d < 64 else _tabs(d)}[{bid}] {rec[_R_ROLE]} {rec[_R_NAME]!r}"
+            bid_line[bid] = r
+        value = rec[_R_VALUE]
+        rec[_R_HEAD] = head
+        rec[_R_LINE] = len(lines)
+        if value:
+            append(f"{head} value={value!r}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}"
+                   f"{rec[_R_POST2]}")
+        else:
+            append(f"{head}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}{rec[_R_POST2]}")
+    return lines

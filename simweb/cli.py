@@ -50,7 +50,8 @@ def _guard(fn: Callable) -> Callable:
 def _console():
     from rich.console import Console
 
-    return Console(stderr=False, highlight=False)
+    # Piped output (files, tests, CI logs) gets a wide table instead of 80 columns of folding.
+    return Console(stderr=False, highlight=False, width=None if sys.stdout.isatty() else 240)
 
 
 def _load_json(path: str, what: str) -> Any:

@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.pool import NullPool
@@ -372,11 +373,15 @@ class ReadOnlyDB:
     def __init__(self, path: Path | str, pragmas: Sequence[str] = ()) -> None:
         self.path = str(Path(path).resolve())
         self._pragmas = tuple(pragmas)
+        # Percent-encode the path: '?', '#' or '%' in a directory name would
+        # otherwise be parsed as part of the URI.
+        self.uri = f"file:{quote(self.path)}?mode=ro&immutable=1"
+        uri = self.uri
         # NullPool: each thread keeps its own connection for its lifetime, so
         # pooling would only add checkout bookkeeping.
         self.engine: Engine = create_engine(
-            f"sqlite+pysqlite:///file:{self.path}?mode=ro&immutable=1&uri=true",
-            connect_args={"check_same_thread": False},
+            "sqlite+pysqlite://",
+            creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False),
             poolclass=NullPool,
         )
         self._local = threading.local()
@@ -465,7 +470,7 @@ class BuildProgress:
             self._progress.advance(self._task, n)
 
     def log(self, message: str) -> None:
-        """Print a line above the bar (or to stderr when no bar is shown)."""
+        """Print a line above the bar (no-op when disabled)."""
         if self._progress is not None:
             self._progress.console.print(message)
 

@@ -52,7 +52,8 @@ def test_each_action_parses_with_defaults(name: str) -> None:
     text, args = MINIMAL[name]
     a = parse_action(text)
     assert (a.name, a.args, a.text) == (name, args, text)
-    assert dict(a.kwargs) == {p.name: v for p, v in zip(ACTIONS[name].params, args)}
+    assert dict(a.arguments) == {p.name: v for p, v in zip(ACTIONS[name].params, args)}
+    assert dict(a.kwargs) == {}
     assert parse_action(a.to_code()) == a
     hash(a)
 
@@ -67,11 +68,19 @@ def test_signatures() -> None:
 def test_keywords_conversions_and_fences() -> None:
     a = parse_action("click(12, button='right', modifiers=['Shift', 'ControlOrMeta'])")
     assert a.args == ("12", "right", ("Shift", "ControlOrMeta"))
-    assert a.kwargs["modifiers"] == ("Shift", "ControlOrMeta")
+    assert a.arguments["modifiers"] == ("Shift", "ControlOrMeta") and not a.kwargs
     assert a.to_code() == "click('12', button='right', modifiers=['Shift', 'ControlOrMeta'])"
     assert parse_action("fill(bid='q', value='x')").args == ("q", "x")
     assert parse_action("drag_and_drop(3, to_bid=4)").args == ("3", "4")
-    assert parse_action("select_option('s', ['a', 'b'])").kwargs["options"] == ("a", "b")
+    assert parse_action("select_option('s', ['a', 'b'])").arguments["options"] == ("a", "b")
+    # Keyword arguments are bound into args too: a handler can take *args.
+    a = parse_action("click(modifiers=['Alt'], bid='x')")
+    assert a.args == ("x", "left", ("Alt",)) and dict(a.kwargs) == {}
+
+    def handler(bid: str, button: str = "left", modifiers: tuple = ()) -> tuple:
+        return bid, button, modifiers
+
+    assert handler(*a.args) == handler(*a.args, **a.kwargs) == ("x", "left", ("Alt",))
     assert parse_action("upload_file('f', ('a', 'b'))").args[1] == ("a", "b")
     assert parse_action("noop(wait_ms=0.5)").args == (0.5,)
     fenced = "```python\nfill('q', 'desk lamp')\n```"
@@ -92,6 +101,7 @@ def test_keywords_conversions_and_fences() -> None:
         ("", "Empty action; expected one call such as click('a12')"),
         ("   \n\t", "Empty action; expected one call such as click('a12')"),
         ("```\n```", "Empty action; expected one call such as click('a12')"),
+        ("# thinking...", "Empty action; expected one call such as click('a12')"),
         ("click(", "Invalid action syntax: '(' was never closed (line 1, column 6)"),
         ("I will click the button", "Invalid action syntax: invalid syntax"),
         ("x = click('a')", "Invalid action syntax: expected a single call like click('a12'), "
@@ -171,12 +181,20 @@ def test_result_does_not_depend_on_warning_filters() -> None:
         assert parse_action(r"fill('a', '\d+')").args == ("a", "\\d+")
 
 
+def test_action_pickles() -> None:
+    import pickle
+
+    a = parse_action("click('a', modifiers=['Shift'])")
+    b = pickle.loads(pickle.dumps(a))
+    assert b == a and b.text == a.text and dict(b.arguments) == dict(a.arguments)
+
+
 def test_action_is_immutable() -> None:
     a = parse_action("click('a')")
     with pytest.raises(AttributeError):
         a.name = "hover"  # type: ignore[misc]
     with pytest.raises(TypeError):
-        a.kwargs["bid"] = "b"  # type: ignore[index]
+        a.arguments["bid"] = "b"  # type: ignore[index]
 
 
 # --------------------------------------------------------------------------

@@ -391,6 +391,7 @@ def test_multiple_select_overlay() -> None:
     assert out.split("\n")[2:] == ["\t\t[o1] option 'a', selected=False",
                                    "\t\toption 'b', selected=True",
                                    "\t\toption 'c', selected=True"]
+    assert p.axtree(values={"m": "b\x1fc"}) == out  # the joined-string form
     el = p.elements["m"]
     assert el.multiple and el.value == "a"
     assert el.options == (("a", "a", True), ("b", "b", False), ("c", "c", False))
@@ -518,6 +519,19 @@ def test_element_is_immutable(page: Page) -> None:
     with pytest.raises(AttributeError):
         el.name = "x"  # type: ignore[misc]
     hash(el)
+
+
+def test_page_pickles(page: Page) -> None:
+    import pickle
+
+    q = pickle.loads(pickle.dumps(page))
+    assert q.axtree() == EXPECTED
+    overlay = {"values": {"ship": "exp", "email": "x"}, "checked": {"pay-cash": True},
+               "focused": "agree"}
+    assert q.axtree(**overlay) == page.axtree(**overlay)  # type: ignore[arg-type]
+    assert q.elements["ship"] == page.elements["ship"]
+    assert [c.field_name for c in q.forms[0].controls] == [
+        c.field_name for c in page.forms[0].controls]
 
 
 def test_duplicate_bid() -> None:

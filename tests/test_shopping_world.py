@@ -16,13 +16,13 @@ import threading
 from pathlib import Path
 
 import pytest
+import sqlalchemy.exc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simweb.apps.shopping import world as W
 from simweb.apps.shopping.world import (
     COUNT_CAP,
-    FILTERABLE_ATTRS,
     OPTION_KINDS,
     SHIPPING_METHODS,
     SORTS,
@@ -154,16 +154,15 @@ def test_concurrent_processes_build_once(tmp_path: Path) -> None:
     assert all(p.returncode == 0 for p in procs)
     assert sorted(o[0] for o in outs) == ["False", "True"]  # exactly one built
     assert outs[0][1] == outs[1][1]
-    assert [f.name for f in tmp_path.glob("*.sqlite")] == ["shopping-v%d-seed11-n1500.sqlite" % W.GENERATOR_VERSION]
+    assert [f.name for f in tmp_path.glob("*.sqlite")] == [f"shopping-v{W.GENERATOR_VERSION}-seed11-n1500.sqlite"]
     assert not list(tmp_path.glob(".*tmp*"))
 
 
 def test_world_file_is_read_only(world: ShopWorld) -> None:
     with pytest.raises(sqlite3.OperationalError):
         world._conn().execute("DELETE FROM products")
-    with world.engine.connect() as con:  # the ORM engine is read-only too
-        with pytest.raises(Exception):
-            con.exec_driver_sql("UPDATE users SET password = 'x'")
+    with world.engine.connect() as con, pytest.raises(sqlalchemy.exc.OperationalError):
+        con.exec_driver_sql("UPDATE users SET password = 'x'")  # the ORM engine is read-only too
 
 
 # ---------------------------------------------------------------------------
@@ -320,7 +319,8 @@ def test_coupons_include_guard_cases(world: ShopWorld) -> None:
     assert coupon_discount_cents(welcome, lines) == 10_000
     fixed = next(c for c in coupons if c["kind"] == "fixed" and c["active"] and c["expires_day"] >= 0)
     assert coupon_discount_cents(fixed, [(2, fixed["min_subtotal_cents"] - 1)]) == 0
-    assert coupon_discount_cents(fixed, [(2, fixed["min_subtotal_cents"])]) == min(fixed["value"], fixed["min_subtotal_cents"])
+    at_minimum = fixed["min_subtotal_cents"]
+    assert coupon_discount_cents(fixed, [(2, at_minimum)]) == min(fixed["value"], at_minimum)
     cat = next(c for c in coupons if c["category_id"] and c["active"] and c["expires_day"] >= 0
                and c["min_subtotal_cents"] == 0)
     other = next(x["id"] for x in world.categories()
@@ -335,7 +335,8 @@ def test_days_and_constants() -> None:
     assert W.DAY0 == dt.date(2026, 1, 1)
     assert day_to_date(0) == W.DAY0 and day_to_date(-1) == dt.date(2025, 12, 31)
     assert shipping_cents("standard", W.FREE_SHIPPING_THRESHOLD_CENTS) == 0
-    assert shipping_cents("standard", W.FREE_SHIPPING_THRESHOLD_CENTS - 1) == SHIPPING_METHODS["standard"]["price_cents"]
+    standard = SHIPPING_METHODS["standard"]["price_cents"]
+    assert shipping_cents("standard", W.FREE_SHIPPING_THRESHOLD_CENTS - 1) == standard
     assert shipping_cents("overnight", 10**7) == SHIPPING_METHODS["overnight"]["price_cents"]
 
 
@@ -354,7 +355,10 @@ def test_exact_name_finds_the_product_first(world: ShopWorld) -> None:
 def test_query_semantics(world: ShopWorld) -> None:
     res = world.search("sweater", per_page=100)
     assert res["total"] > 0
-    text = lambda i: f"{i['name']} {i['brand_name']} {i['category_name']} {i['description']}".lower()
+
+    def text(i: dict) -> str:
+        return f"{i['name']} {i['brand_name']} {i['category_name']} {i['description']}".lower()
+
     assert all("sweater" in text(i) for i in res["items"])
     both = world.search("merino sweater", per_page=100)
     assert 0 < both["total"] <= res["total"]
@@ -509,7 +513,7 @@ def test_threads_share_a_world(world: ShopWorld) -> None:
                 q = queries[(k + i) % len(queries)]
                 assert world.search(q, sort="price_asc") == expected[q]
                 assert world.product(1 + (k * 31 + i) % SIZE)["id"] == 1 + (k * 31 + i) % SIZE
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported by the main thread below
             errors.append(exc)
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
@@ -518,6 +522,27 @@ def test_threads_share_a_world(world: ShopWorld) -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+def _child_search(world: ShopWorld, queue: object) -> None:
+    queue.put(world.search("classic", sort="newest")["items"][0]["id"])  # type: ignore[attr-defined]
+
+
+def test_fork_after_open_gets_own_connection(world: ShopWorld) -> None:
+    import multiprocessing
+
+    expected = world.search("classic", sort="newest")["items"][0]["id"]  # parent has a connection
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_child_search, args=(world, queue)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    results = [queue.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert results == [expected, expected]
+    assert world.search("classic", sort="newest")["items"][0]["id"] == expected
 
 
 _WORDS = ["", "sweater", "classic", "leather", "wireless", "oak", "cotton tee", "boot", "serum",

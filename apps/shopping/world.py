@@ -10,7 +10,7 @@ categories         8 departments, 39 leaf categories (fixed tree; ids are
                    the same for every seed, departments first in DFS order)
 brands             150 (15 book publishers + 135 makers), 1-3 departments each
 products           ``size`` (ids 1..size); names unique per world
-reviews            ~1.8 stored per product (``review_count`` is the displayed
+reviews            ~1.9 stored per product (``review_count`` is the displayed
                    count and is usually larger: only a sample is stored)
 users              ``min(500 + size // 100, 20000)``; 1-3 addresses each
 orders             ~3 per user (0..6), chronological ids
@@ -35,10 +35,10 @@ import sqlite3
 import sys
 import threading
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 from sqlalchemy import (
@@ -53,6 +53,7 @@ from sqlalchemy import (
     create_engine,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from simweb.worlddb import (
@@ -79,6 +80,7 @@ __all__ = [
     "SORTS",
     "COUNT_CAP",
     "RELEVANCE_POOL",
+    "PREFIX_COMMON_DF",
     "PRICE_BUCKETS",
     "FILTERABLE_ATTRS",
     "OPTION_KINDS",
@@ -118,7 +120,9 @@ SORTS = ("relevance", "price_asc", "price_desc", "rating", "reviews", "newest")
 COUNT_CAP = 10_000
 #: With a text query, bm25 ranks the most popular this-many matches; the rest
 #: follow in popularity order (bounds ranking cost on huge worlds).
-RELEVANCE_POOL = 5_000
+RELEVANCE_POOL = 2_000
+#: The last query word matches as a prefix unless it alone is in this many products.
+PREFIX_COMMON_DF = 1_000
 MAX_PER_PAGE = 100
 
 #: Price facet buckets, inclusive cents bounds (None = unbounded).
@@ -159,7 +163,7 @@ class _Leaf:
     nouns: tuple[str, ...]
     descs: tuple[str, ...]  # materials / features / ingredients / themes
     price: tuple[int, int]  # whole dollars, skewed towards the low end
-    weight_g: tuple[int, int]
+    weight_g: tuple[int, int]  # grams; for books: page count range
     share: int
     options: tuple[_Opt, ...] = ()
     attrs: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -501,6 +505,8 @@ _LAST_NAMES = (
     "Bianchi", "Novak", "Kowalski", "Ivanova", "Haddad", "Khan", "Silva", "Costa", "Mueller",
     "Schmidt", "Dubois", "Moreau", "Bergstrom", "Lindqvist", "O'Brien", "Murphy", "Kelly",
 )
+
+_PERSON_NAMES = frozenset(_FIRST_NAMES) | frozenset(_LAST_NAMES)
 
 _BOOKS = _Dept(
     "Books", 13, "book", (),
@@ -921,7 +927,7 @@ def _build_tree() -> tuple[list[tuple[int, str, str, int | None]], list[_LeafInf
 _CATEGORY_ROWS, _LEAVES = _build_tree()
 _LEAF_BY_ID = {li.id: li for li in _LEAVES}
 # Product share of a leaf = department share x leaf share (integers, exact draws).
-_LEAF_WEIGHTS = [li.dept.share * 100 * li.leaf.share // sum(l.share for l in li.dept.leaves)
+_LEAF_WEIGHTS = [li.dept.share * 100 * li.leaf.share // sum(x.share for x in li.dept.leaves)
                  for li in _LEAVES]
 _LEAF_CUM: list[int] = []
 _acc = 0
@@ -1149,6 +1155,9 @@ class ProductSearch(Base):
     pop_rank: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     product_id: Mapped[int] = mapped_column(ForeignKey("products.id"))
     category_id: Mapped[int] = mapped_column(Integer)
+    # Departments get their own column so "department, sorted by price" is one
+    # index range instead of five merged ones.
+    department_id: Mapped[int] = mapped_column(Integer)
     brand_id: Mapped[int] = mapped_column(Integer)
     price_cents: Mapped[int] = mapped_column(Integer)
     rating: Mapped[float] = mapped_column(Float)
@@ -1157,10 +1166,10 @@ class ProductSearch(Base):
     created_day: Mapped[int] = mapped_column(Integer)
     __table_args__ = (
         Index("ix_ps_product", "product_id", unique=True),
-        Index("ix_ps_category", "category_id"),
+        Index("ix_ps_category_price", "category_id", "price_cents"),
+        Index("ix_ps_department_price", "department_id", "price_cents"),
         Index("ix_ps_brand", "brand_id"),
         Index("ix_ps_price_asc", "price_cents", "product_id"),
-        Index("ix_ps_category_price", "category_id", "price_cents"),
     )
 
 
@@ -1299,7 +1308,9 @@ class _Builder:
         self.n_users = n_users_for(size)
         self.p = progress
         self.hasher = ContentHasher(f"simweb-world/{APP}/v{GENERATOR_VERSION}/seed={seed}/size={size}")
-        self.engine = create_engine(f"sqlite+pysqlite:///{path}")
+        # A creator, not a URL: '?' or '#' in the cache path must not be parsed.
+        self.engine = create_engine("sqlite+pysqlite://", poolclass=NullPool,
+                                    creator=lambda: sqlite3.connect(str(path)))
         self.raw = self.engine.raw_connection()
         self.db: sqlite3.Connection = self.raw.driver_connection
         self.db.isolation_level = None  # explicit BEGIN/COMMIT below
@@ -1350,7 +1361,7 @@ class _Builder:
         self.p.stage("coupons & orders", self.n_users)
         self._coupons()
         self._orders()
-        self.p.stage("search index", 5)
+        self.p.stage("search index", 4)
         self._tags()
         self._search_tables()
         self.p.stage("indexes", len(Base.metadata.sorted_tables))
@@ -1358,7 +1369,9 @@ class _Builder:
             for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
                 self.db.execute(str(CreateIndex(index).compile(dialect=ddl)))
             self.p.advance()
+        self.p.stage("facets & statistics", 2)
         self._facets()
+        self.p.advance()
         digest = self.hasher.hexdigest()
         meta = {
             "app": APP,
@@ -1372,8 +1385,9 @@ class _Builder:
         }
         self._insert("meta", sorted(meta.items()), hashed=False)
         self.db.execute("PRAGMA analysis_limit=4000")
-        self.db.execute("ANALYZE")
+        self.db.execute("ANALYZE")  # the planner needs row counts to pick indexes well
         self.db.execute("COMMIT")
+        self.p.advance()
         self.raw.close()
         self.engine.dispose()
         return digest
@@ -1390,7 +1404,7 @@ class _Builder:
         seen: set[str] = set()
         while len(names) < _N_MAKERS:
             name = r.choice(_BRAND_HEADS) + r.choice(_BRAND_TAILS)
-            if name not in seen:
+            if name not in seen and name not in _PERSON_NAMES:  # no "Kelly" brand next to Kelly users
                 seen.add(name)
                 names.append(name)
         while len(names) < _N_MAKERS + _N_PUBLISHERS:
@@ -1712,7 +1726,8 @@ class _Builder:
             wanted = sorted({pid for pids in plans for pid in pids})
             info: dict[int, tuple] = {}
             if wanted:
-                q = f"SELECT id, name, price_cents, options, category_id FROM products WHERE id IN ({','.join('?' * len(wanted))})"
+                marks = ",".join("?" * len(wanted))
+                q = f"SELECT id, name, price_cents, options, category_id FROM products WHERE id IN ({marks})"
                 for row in self.db.execute(q, wanted):
                     info[row[0]] = row
             used: set[str] = set()
@@ -1771,9 +1786,9 @@ class _Builder:
 
     def _search_tables(self) -> None:
         self.db.execute(
-            "INSERT INTO product_search SELECT row_number() OVER (ORDER BY review_count DESC, id),"
-            " id, category_id, brand_id, price_cents, rating, review_count, stock, created_day"
-            " FROM products ORDER BY 1")
+            "INSERT INTO product_search SELECT row_number() OVER (ORDER BY p.review_count DESC, p.id),"
+            " p.id, p.category_id, c.parent_id, p.brand_id, p.price_cents, p.rating, p.review_count,"
+            " p.stock, p.created_day FROM products p JOIN categories c ON c.id = p.category_id ORDER BY 1")
         self.p.advance()
         # FTS5 over a view: external content keyed by popularity rank.  The
         # category column carries the leaf and department names.
@@ -1808,14 +1823,15 @@ class _Builder:
         for leaf, brand, n in self.db.execute(
                 "SELECT category_id, brand_id, count(*) FROM product_search GROUP BY 1, 2"):
             add(leaf, "brand", brand, n)
-        case = " ".join(f"WHEN price_cents <= {hi} THEN {i}" for i, (_, hi) in enumerate(PRICE_BUCKETS) if hi is not None)
+        case = " ".join(f"WHEN price_cents <= {hi} THEN {i}"
+                        for i, (_, hi) in enumerate(PRICE_BUCKETS) if hi is not None)
         for leaf, bucket, n in self.db.execute(
                 f"SELECT category_id, CASE {case} ELSE {len(PRICE_BUCKETS) - 1} END, count(*)"
                 " FROM product_search GROUP BY 1, 2"):
             add(leaf, "price", bucket, n)
         sums = ", ".join(f"sum(rating >= {m})" for m in RATING_BUCKETS)
         for leaf, *ns in self.db.execute(f"SELECT category_id, {sums} FROM product_search GROUP BY 1"):
-            for m, n in zip(RATING_BUCKETS, ns):
+            for m, n in zip(RATING_BUCKETS, ns, strict=True):
                 add(leaf, "rating", m, n)
         self._insert("facet_counts", sorted((c, k, key, n) for (c, k, key), n in counts.items()),
                      hashed=False)
@@ -1898,7 +1914,10 @@ class _Cond:
 # Leading column of each sort's index (see the ix_ps_* indexes).
 _SORT_COLUMN = {"relevance": "pop_rank", "reviews": "pop_rank", "price_asc": "price_cents",
                 "price_desc": "price_cents", "rating": "rating", "newest": "created_day"}
-_INDEXED_FILTERS = {"category_id", "brand_id", "price_cents", "rating"}
+_INDEXED_FILTERS = {"category_id", "department_id", "brand_id", "price_cents", "rating"}
+# Filters whose products' prices cluster (boots cost more than socks): walking
+# the global price index for them can scan most of the catalog.
+_PRICE_CORRELATED = {"category_id", "department_id", "brand_id"}
 
 
 class _LRU:
@@ -1947,8 +1966,8 @@ class ShopWorld:
     #: or another process built it).
     built: bool
 
-    _memo: dict[str, ShopWorld] = {}
-    _memo_lock = threading.Lock()
+    _memo: ClassVar[dict[str, ShopWorld]] = {}
+    _memo_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         self._db = ReadOnlyDB(path, _READ_PRAGMAS)
@@ -1997,6 +2016,7 @@ class ShopWorld:
         self._product_rows = _LRU(16_384)
         self._user_rows = _LRU(4_096)
         self._facet_cache: dict[int, dict[str, Any]] = {}
+        self._common_words: dict[str, bool] = {}
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -2051,6 +2071,7 @@ class ShopWorld:
 
     def product(self, pid: int) -> dict[str, Any] | None:
         """One product by id, or None."""
+        pid = int(pid)
         row = self._product_rows.get(pid)
         if row is None:
             row = self._conn().execute(f"SELECT {_PRODUCT_COLS} FROM products WHERE id = ?",
@@ -2102,13 +2123,14 @@ class ShopWorld:
         n = max(1, self.size)
         conds: list[_Cond] = []
         if category is not None:
-            leaves = _DESCENDANT_LEAVES.get(int(category))
-            if not leaves:
+            cat = self._category_by_id.get(int(category))
+            if cat is None:
                 return None
-            sql = "{}d.category_id = ?" if len(leaves) == 1 else \
-                f"{{}}d.category_id IN ({','.join('?' * len(leaves))})"
-            sel = self._category_by_id[int(category)]["product_count"] / n
-            conds.append(_Cond(sql, list(leaves), "category_id", sel))
+            sel = cat["product_count"] / n
+            if cat["parent_id"] is None:
+                conds.append(_Cond("{}d.department_id = ?", [cat["id"]], "department_id", sel))
+            else:
+                conds.append(_Cond("{}d.category_id = ?", [cat["id"]], "category_id", sel))
         if brand is not None:
             ids = [int(brand)] if isinstance(brand, int) else sorted({int(b) for b in brand})
             if ids:
@@ -2145,7 +2167,7 @@ class ShopWorld:
     def _price_selectivity(self, lo: int, hi: int | None) -> float:
         """Share of products priced in [lo, hi], interpolating inside facet buckets."""
         covered = 0.0
-        for (b_lo, b_hi), count in zip(PRICE_BUCKETS, self._root_price_counts):
+        for (b_lo, b_hi), count in zip(PRICE_BUCKETS, self._root_price_counts, strict=True):
             top = b_hi if b_hi is not None else 10 * b_lo
             a, b = max(lo, b_lo), min(top if hi is None else hi, top)
             if b >= a and count:
@@ -2154,14 +2176,14 @@ class ShopWorld:
 
     def _rating_selectivity(self, r: float) -> float:
         """Share of products rated >= r (linear between the "N & up" counts)."""
-        at = {m: c for m, c in zip(RATING_BUCKETS, self._root_rating_counts)}
+        at = {m: c for m, c in zip(RATING_BUCKETS, self._root_rating_counts, strict=True)}
         at[5] = 0
         at[0] = self.size
         m = min(5, max(0, int(r)))
         frac = r - m
         upper = at.get(m + 1, 0)
         est = at[m] - (at[m] - upper) * frac if m < 5 else at[4] * 0.05
-        return max(0.0, est) / max(1, self.size)
+        return min(1.0, max(0.0, est) / max(1, self.size))
 
     def search(self, query: str = "", *, category: int | None = None,
                brand: int | list[int] | None = None, price_min_cents: int | None = None,
@@ -2175,10 +2197,11 @@ class ShopWorld:
         with product dicts as items.
 
         * ``query``: free text (see :func:`match_expression`: never raises on
-          FTS syntax, AND semantics, prefix on the last word).  Empty or
-          stopwords-only = browse.
+          FTS syntax, stopwords dropped, AND semantics, prefix on the last
+          word unless that word alone is in :data:`PREFIX_COMMON_DF`+
+          products).  Empty or stopwords-only = browse.
         * Filters: ``category`` (includes its descendants), ``brand`` (one id
-          or a list = any of), inclusive price bounds, ``rating_min``,
+          or a list = any of; an empty list = no filter), inclusive price bounds, ``rating_min``,
           ``in_stock``, ``attrs`` (``{name: value}`` over
           :data:`FILTERABLE_ATTRS`), ``option`` (``{kind: value}``: the
           product offers that value; kinds in :data:`OPTION_KINDS`).  Value
@@ -2202,7 +2225,6 @@ class ShopWorld:
         page = max(1, int(page))
         per_page = max(1, min(MAX_PER_PAGE, int(per_page)))
         offset = (page - 1) * per_page
-        expr = match_expression(query or "")
         f = self._filters(category, brand, price_min_cents, price_max_cents, rating_min,
                           in_stock, attrs, option)
         empty = {"total": 0, "page": page, "pages": 0, "per_page": per_page, "capped": False,
@@ -2210,6 +2232,7 @@ class ShopWorld:
         if f is None:
             return empty
         conn = self._conn()
+        expr = self._expression(conn, query)
         if expr is None:
             n, ids = self._browse(conn, f, sort, offset, per_page)
             total = min(n, COUNT_CAP)
@@ -2222,6 +2245,31 @@ class ShopWorld:
                 return empty
         return {"total": total, "page": page, "pages": _pages(total, per_page),
                 "per_page": per_page, "capped": n > COUNT_CAP, "items": self.products(ids)}
+
+    def _expression(self, conn: sqlite3.Connection, query: str) -> str | None:
+        """:func:`match_expression`, minus the last word's prefix if that word is common.
+
+        Expanding a prefix means merging the postings of every word it starts;
+        when the word itself is in :data:`PREFIX_COMMON_DF` or more products
+        the user almost surely typed it whole, and the merge would dominate the
+        query's cost on big worlds.
+        """
+        expr = match_expression(query or "")
+        if expr is None or not expr.endswith("*"):
+            return expr
+        exact = expr[:-1]
+        last = exact.rsplit(" AND ", 1)[-1]
+        common = self._common_words.get(last)
+        if common is None:
+            try:
+                common = conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM products_fts WHERE products_fts MATCH ?"
+                    f" LIMIT {PREFIX_COMMON_DF})", (last,)).fetchone()[0] >= PREFIX_COMMON_DF
+            except sqlite3.OperationalError:
+                common = False
+            if len(self._common_words) < 50_000:  # words are few; bound it anyway
+                self._common_words[last] = common
+        return exact if common else expr
 
     def _browse(self, conn: sqlite3.Connection, conds: list[_Cond], sort: str, offset: int,
                 per_page: int) -> tuple[int, list[int]]:
@@ -2248,8 +2296,9 @@ class ShopWorld:
         indexed = [c.selectivity for c in conds if c.column in _INDEXED_FILTERS]
         collect_rows = self.size * (min(indexed) if indexed else 1.0)
         scan_rows = (offset + limit) / sel
-        walk = scan_rows < 2 * collect_rows
         sort_col = _SORT_COLUMN[sort]
+        walk = scan_rows < 2 * collect_rows and not (
+            sort_col == "price_cents" and any(c.column in _PRICE_CORRELATED for c in conds))
         where = " AND ".join(c.render(walk and c.column != sort_col) for c in conds) or "1"
         ids = [r[0] for r in conn.execute(
             f"SELECT product_id FROM product_search d WHERE {where}"
@@ -2281,9 +2330,12 @@ class ShopWorld:
                                  bparams).fetchone()[0]
             return min(n, cap), n, [r[1] for r in rows]
         ranks: list[int] | None = None
-        if conds:  # one pass gives the count and the pool boundary
+        if conds or expr.endswith("*"):
+            # One pass gives the count and the pool boundary (a prefix term is
+            # expensive to expand, so expand it once here rather than twice).
+            src = base if conds else f"FROM {fts} WHERE {fts} MATCH ?"
             ranks = [r[0] for r in conn.execute(
-                f"SELECT {fts}.rowid {base} ORDER BY {fts}.rowid LIMIT {cap + 1}", bparams)]
+                f"SELECT {fts}.rowid {src} ORDER BY {fts}.rowid LIMIT {cap + 1}", bparams)]
             n = len(ranks)
         else:  # no join needed to count raw matches
             n = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ?"
@@ -2330,7 +2382,7 @@ class ShopWorld:
         ``COUNT_CAP`` most popular matches and ``approximate`` is True.
         Browsing facets (empty query) are precomputed and always exact.
         """
-        expr = match_expression(query or "")
+        expr = self._expression(self._conn(), query)
         if category is not None and int(category) not in _DESCENDANT_LEAVES:
             return self._facet_dict(0, {}, {}, {}, 0, False)
         if expr is None:
@@ -2470,6 +2522,7 @@ class ShopWorld:
 
     def user(self, uid: int) -> dict[str, Any] | None:
         """One user by id, or None (includes the synthetic plain-text password)."""
+        uid = int(uid)
         row = self._user_rows.get(uid)
         if row is None:
             row = self._conn().execute(f"SELECT {_USER_COLS} FROM users WHERE id = ?",
@@ -2490,7 +2543,7 @@ class ShopWorld:
     @staticmethod
     def _address_dict(row: tuple) -> dict[str, Any]:
         keys = ("id", "user_id", "full_name", "street", "city", "state", "zip", "country", "phone")
-        d = dict(zip(keys, row))
+        d = dict(zip(keys, row[:9], strict=True))
         d["is_default"] = bool(row[9])
         return d
 

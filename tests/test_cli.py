@@ -1,0 +1,158 @@
+"""The command line: the main jobs work end to end, and every bad input ends with one
+line on stderr, exit code 2, no traceback and no output file."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TASK = "shopping/add_with_options"
+
+
+def simweb(*args: str, cwd: Path | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "simweb.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout)
+
+
+def assert_user_error(res: subprocess.CompletedProcess, needle: str) -> None:
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("simweb: error:") and needle in lines[0], lines[0]
+    assert "Traceback" not in res.stderr
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("cli")
+    res = simweb("run", "shopping", "--task", TASK, "--seed", "3", "--agent", "oracle", "--out", str(d / "traj.jsonl"),
+                 "--save-state", str(d / "mid.json"), "--at", "2")
+    assert res.returncode == 0, res.stderr
+    assert "success=True" in res.stdout
+    res = simweb("run", "shopping", "--task", TASK, "--seed", "3", "--save-state", str(d / "final.json"))
+    assert res.returncode == 0, res.stderr
+    return d
+
+
+def test_apps_and_tasks_list():
+    res = simweb("apps")
+    assert res.returncode == 0 and "shopping" in res.stdout and "simweb/shopping-v0" in res.stdout
+    res = simweb("tasks", "shopping")
+    assert res.returncode == 0
+    assert "shopping/buy_product" in res.stdout and "hard" in res.stdout and "easy" in res.stdout
+
+
+def test_trajectory_format_and_replay(run_dir):
+    lines = [json.loads(l) for l in (run_dir / "traj.jsonl").read_text().splitlines()]
+    head, steps = lines[0], lines[1:]
+    assert head["type"] == "header" and head["task"] == TASK and head["seed"] == 3
+    assert all({"action", "obs", "state_hash", "verdict", "reward"} <= set(s) for s in steps)
+    assert steps[-1]["verdict"]["success"] is True
+    res = simweb("replay", str(run_dir / "traj.jsonl"))
+    assert res.returncode == 0 and "every state hash matches" in res.stdout
+
+
+def test_replay_detects_tampering(run_dir, tmp_path):
+    lines = (run_dir / "traj.jsonl").read_text().splitlines()
+    step = json.loads(lines[-1])
+    step["state_hash"] = "0" * 64
+    lines[-1] = json.dumps(step)
+    p = tmp_path / "bad.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    res = simweb("replay", str(p))
+    assert res.returncode == 1 and "MISMATCH" in res.stderr
+
+
+def test_fork_branches_from_a_saved_state(run_dir, tmp_path):
+    out = tmp_path / "branches"
+    res = simweb("fork", "--state", str(run_dir / "mid.json"), "--branches", "3", "--agent", "random",
+                 "--steps", "5", "--seed", "1", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    files = sorted(out.glob("branch-*.jsonl"))
+    assert len(files) == 3
+    heads = [json.loads(f.read_text().splitlines()[0]) for f in files]
+    assert len({h["parent_hash"] for h in heads}) == 1 and [h["branch"] for h in heads] == [0, 1, 2]
+    assert "branch" in res.stdout and "progress" in res.stdout
+    # The saved state is untouched by branching.
+    assert json.loads((run_dir / "mid.json").read_text())["meta"]["step"] == 2
+
+
+def test_verify_a_final_state(run_dir):
+    res = simweb("verify", "--task", TASK, "--seed", "3", "--state", str(run_dir / "final.json"))
+    assert res.returncode == 0, res.stderr
+    v = json.loads(res.stdout)
+    assert v["success"] and v["clean"] and v["progress"] == 1.0
+    res = simweb("verify", "--task", TASK, "--seed", "3", "--state", str(run_dir / "mid.json"))
+    assert json.loads(res.stdout)["success"] is False
+
+
+def test_spec_table_and_diagram(tmp_path):
+    res = simweb("spec", "shopping", "--diagram", str(tmp_path / "m.mmd"))
+    assert res.returncode == 0, res.stderr
+    assert "place_order" in res.stdout and "irreversible" in res.stdout and "runtime.carts" in res.stdout
+    text = (tmp_path / "m.mmd").read_text()
+    assert "stateDiagram" in text and "place_order" in text
+
+
+def test_export_webgym(tmp_path):
+    out = tmp_path / "tasks.jsonl"
+    res = simweb("export-webgym", "shopping", "--out", str(out), "--per-template", "2")
+    assert res.returncode == 0, res.stderr
+    rows = [json.loads(l) for l in out.read_text().splitlines()]
+    assert len(rows) >= 30
+    assert all(r["evaluator_reference"] and r["difficulty"] >= 1 for r in rows)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["tasks", "shoping"], "did you mean 'shopping'"),
+    (["run", "shopping", "--task", "shopping/nope"], "unknown task 'shopping/nope'"),
+    (["run", "shopping", "--task", "forum/x"], "belongs to app 'forum'"),
+    (["run", "shopping", "--task", TASK, "--at", "3"], "--at needs --save-state"),
+])
+def test_bad_arguments(args, needle):
+    assert_user_error(simweb(*args), needle)
+
+
+def test_bad_files(tmp_path, run_dir):
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("{not json")
+    out = tmp_path / "out"
+    assert_user_error(simweb("fork", "--state", str(garbage), "--out", str(out)), "not valid JSON")
+    assert not out.exists()
+
+    state = json.loads((run_dir / "mid.json").read_text())
+    state["world"]["hash"] = state["meta"]["world_hash"] = "1" * 64
+    foreign = tmp_path / "foreign.json"
+    foreign.write_text(json.dumps(state))
+    assert_user_error(simweb("verify", "--task", TASK, "--state", str(foreign)), "another world")
+
+    state = json.loads((run_dir / "mid.json").read_text())
+    state["meta"]["spec_hash"] = "2" * 64
+    other_spec = tmp_path / "spec.json"
+    other_spec.write_text(json.dumps(state))
+    assert_user_error(simweb("fork", "--state", str(other_spec), "--out", str(out)), "spec")
+    assert not out.exists()
+
+    state = json.loads((run_dir / "mid.json").read_text())
+    state["runtime"]["carts"] = "oops"
+    invalid = tmp_path / "invalid.json"
+    invalid.write_text(json.dumps(state))
+    assert_user_error(simweb("verify", "--task", TASK, "--state", str(invalid)), "invalid state at $.runtime.carts")
+
+    bad_traj = tmp_path / "t.jsonl"
+    bad_traj.write_text('{"type": "step"}\n')
+    assert_user_error(simweb("replay", str(bad_traj)), "not a simweb trajectory header")
+    assert_user_error(simweb("replay", str(tmp_path / "missing.jsonl")), "cannot read")
+
+
+def test_failed_run_leaves_no_output_file(tmp_path):
+    out = tmp_path / "t.jsonl"
+    res = simweb("run", "shopping", "--task", TASK, "--save-state", str(tmp_path / "s.json"), "--at", "999",
+                 "--out", str(out))
+    assert_user_error(res, "past the end")
+    assert not out.exists() and not (tmp_path / "s.json").exists()
+    assert not [p for p in tmp_path.iterdir()]   # no temporary files left either

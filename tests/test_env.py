@@ -1,0 +1,277 @@
+"""The env contract, for every registered app: oracle success, random failure, schema
+validity under any action sequence, fork/replay equality, snapshot/restore, determinism
+across processes, refusal of foreign states, and bad actions as observations."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import gymnasium
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import simweb
+from simweb.agents import RandomAgent
+from simweb.state import StateError, state_hash
+
+APPS = simweb.apps()
+
+ORACLE_SEEDS = (0, 1, 2)
+
+
+def _all_tasks():
+    return [(a, t) for a in APPS for t in simweb.make(a, seed=0).app.tasks]
+
+
+def run_plan(env, actions):
+    verdict, obs = None, None
+    for a in actions:
+        obs, reward, terminated, truncated, info = env.step(a)
+        assert obs["last_action_error"] == "", f"{a}: {obs['last_action_error']}"
+        verdict = info["verdict"]
+        if terminated or truncated:
+            break
+    return verdict, obs
+
+
+@pytest.mark.parametrize("app,task", _all_tasks())
+def test_oracle_reaches_clean_success(env_of, app, task):
+    env = env_of(app)
+    for seed in ORACLE_SEEDS:
+        env.reset(seed=seed, options={"task": task})
+        verdict, _ = run_plan(env, env.oracle_plan())
+        assert verdict["success"], (seed, [c for c in verdict["checks"] if not c["passed"]])
+        assert verdict["progress"] == pytest.approx(1.0)
+        assert verdict["clean"], (seed, verdict["checks"][-1])
+
+
+@pytest.mark.parametrize("app,task", _all_tasks())
+def test_reset_verdict_is_not_already_success(env_of, app, task):
+    env = env_of(app)
+    _, info = env.reset(seed=0, options={"task": task})
+    assert info["verdict"]["success"] is False
+    assert info["task"]["difficulty"] in ("easy", "medium", "hard")
+
+
+def test_templates_cover_every_difficulty(env_of, app_name):
+    env = env_of(app_name)
+    seen = {t.instantiate(env.app, 0).difficulty for t in env.app.tasks.values()}
+    assert seen == {"easy", "medium", "hard"}
+    assert len(env.app.tasks) >= 15
+
+
+def test_task_parameters_vary_with_the_seed(env_of, app_name):
+    env = env_of(app_name)
+    for tid, t in env.app.tasks.items():
+        params = {json.dumps(t.instantiate(env.app, s).params, sort_keys=True) for s in range(8)}
+        assert len(params) >= 4, tid
+
+
+def test_random_agent_almost_never_succeeds(env_of, app_name):
+    env = env_of(app_name)
+    wins = runs = 0
+    for tid in env.app.tasks:
+        for seed in (0, 1):
+            obs, info = env.reset(seed=seed, options={"task": tid})
+            agent = RandomAgent(seed)
+            agent.reset(env)
+            for _ in range(30):
+                obs, r, term, trunc, info = env.step(agent.act(obs))
+                if term or trunc:
+                    break
+            wins += bool(info["verdict"]["success"])
+            runs += 1
+    assert wins / runs <= 0.05, f"random agent solved {wins}/{runs}"
+
+
+# ----------------------------------------------------------------------------- invariants
+
+def _action_for(obs, choice: int, text: str) -> str:
+    bids = [l.split("]")[0].split("[")[1] for l in obs["axtree"].splitlines() if "[" in l and "]" in l]
+    kind = choice % 9
+    if kind == 0 or not bids:
+        return ["go_back()", "go_forward()", "noop()", "new_tab()", "tab_close()", "tab_focus(0)",
+                "scroll(0, 300)", "goto('/nope')", "goto('/cart')"][choice % 9]
+    bid = bids[choice % len(bids)]
+    return {1: f"click({bid!r})", 2: f"click({bid!r})", 3: f"fill({bid!r}, {text!r})",
+            4: f"select_option({bid!r}, {text!r})", 5: f"check({bid!r})", 6: f"press({bid!r}, 'Enter')",
+            7: "click('no-such-bid')", 8: text}[kind]
+
+
+action_seq = st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(
+    ["", "1", "42", "abc", "x" * 300, "<script>", "M", "Black", "4111 1111 1111 1111", "click(", "fill('a')"])),
+    min_size=1, max_size=20)
+
+
+@pytest.mark.parametrize("app", APPS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seq=action_seq, seed=st.integers(0, 5))
+def test_any_action_sequence_keeps_the_state_valid(env_of, app, seq, seed):
+    env = env_of(app)
+    tid = sorted(env.app.tasks)[seed % len(env.app.tasks)]
+    obs, _ = env.reset(seed=seed, options={"task": tid})
+    for choice, text in seq:
+        obs, reward, terminated, truncated, info = env.step(_action_for(obs, choice, text))
+        assert isinstance(obs["last_action_error"], str)
+        assert env.app.validator.errors(env.state) == []
+        json.dumps(env.state)
+        if terminated or truncated:
+            break
+
+
+@pytest.mark.parametrize("app", APPS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seq=action_seq, cut=st.integers(0, 20))
+def test_fork_then_replay_equals_original(env_of, app, seq, cut):
+    env = env_of(app)
+    tid = sorted(env.app.tasks)[cut % len(env.app.tasks)]
+    obs, _ = env.reset(seed=cut, options={"task": tid})
+    actions = []
+    for choice, text in seq:
+        a = _action_for(obs, choice, text)
+        actions.append(a)
+        obs, *_ = env.step(a)
+    # Replay the same actions, forking at `cut`: the fork must continue identically.
+    env.reset(seed=cut, options={"task": tid})
+    k = min(cut, len(actions))
+    for a in actions[:k]:
+        env.step(a)
+    parent_hash = env.state_hash()
+    child = env.fork()
+    assert child.state_hash() == parent_hash
+    for a in actions[k:]:
+        child.step(a)
+    assert env.state_hash() == parent_hash          # the fork's steps never reach its parent
+    for a in actions[k:]:
+        env.step(a)
+    assert env.state_hash() == child.state_hash()   # fork + replay = original run
+
+
+def test_fork_shares_world_but_not_state(env_of, app_name):
+    env = env_of(app_name)
+    tid = sorted(env.app.tasks)[0]
+    env.reset(seed=0, options={"task": tid})
+    child = env.fork()
+    assert child.app is env.app and child.app.world is env.app.world
+    child.state["runtime"]["counters"]["probe"] = 1
+    assert "probe" not in env.state["runtime"]["counters"]
+
+
+def test_snapshot_restore_round_trip(env_of, app_name):
+    env = env_of(app_name)
+    tid = sorted(env.app.tasks)[-1]
+    env.reset(seed=4, options={"task": tid})
+    plan = env.oracle_plan()
+    for a in plan[: len(plan) // 2]:
+        env.step(a)
+    snap = env.snapshot()
+    json.loads(json.dumps(snap))
+    rest = plan[len(plan) // 2:]
+    for a in rest:
+        env.step(a)
+    end_hash = env.state_hash()
+    env.restore(snap)
+    assert env.snapshot() == snap
+    for a in rest:
+        env.step(a)
+    assert env.state_hash() == end_hash
+    # A fresh env restored from the snapshot rebuilds the task and its verdicts.
+    other = simweb.make(app_name, seed=0)
+    other.restore(snap)
+    assert other.task.id == tid and other.state_hash() == state_hash(snap)
+
+
+def test_foreign_states_are_refused(env_of, app_name):
+    env = env_of(app_name)
+    env.reset(seed=0)
+    snap = env.snapshot()
+    bad_world = json.loads(json.dumps(snap))
+    bad_world["world"]["hash"] = bad_world["meta"]["world_hash"] = "0" * 64
+    with pytest.raises(StateError, match="another world"):
+        env.restore(bad_world)
+    bad_spec = json.loads(json.dumps(snap))
+    bad_spec["meta"]["spec_hash"] = "f" * 64
+    with pytest.raises(StateError, match="another .* spec"):
+        env.restore(bad_spec)
+    bad_schema = json.loads(json.dumps(snap))
+    bad_schema["browser"]["tabs"] = []
+    with pytest.raises(StateError, match=r"invalid state at \$\.browser\.tabs"):
+        env.restore(bad_schema)
+    assert env.snapshot() == snap   # a refused restore leaves the env as it was
+
+
+def test_same_seed_same_actions_same_bytes(env_of, app_name):
+    env = env_of(app_name)
+    tid = sorted(env.app.tasks)[2]
+    runs = []
+    for _ in range(2):
+        obs, _ = env.reset(seed=7, options={"task": tid})
+        trace = [obs["axtree"]]
+        for a in env.oracle_plan():
+            obs, *_ = env.step(a)
+            trace.append(obs["html"] + obs["axtree"])
+        runs.append((env.state_hash(), trace))
+    assert runs[0] == runs[1]
+
+
+SCRIPT = """
+import json, simweb
+out = {}
+for app in simweb.apps():
+    env = simweb.make(app, seed=0)
+    hashes = []
+    for tid in sorted(env.app.tasks):
+        env.reset(seed=3, options={"task": tid})
+        for a in env.oracle_plan():
+            env.step(a)
+        hashes.append(env.state_hash())
+    out[app] = hashes
+print(json.dumps(out))
+"""
+
+
+def test_determinism_across_processes_and_hash_seeds():
+    outs = []
+    for hs in ("0", "12345", "random"):
+        env = dict(os.environ, PYTHONHASHSEED=hs)
+        res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
+        outs.append(json.loads(res.stdout))
+    assert outs[0] == outs[1] == outs[2]
+
+
+# ----------------------------------------------------------------------------- actions
+
+@pytest.mark.parametrize("action,needle", [
+    ("click('no-such-bid-xyz')", "Could not find element"),
+    ("clik('a')", "did you mean"),
+    ("click(", "syntax"),
+    ("", "mpty"),
+    ("fill('nav-home', 'x')", "not an <input>"),
+    ("mouse_click(10, 10)", "browser backend"),
+    ("goto('https://example.org/')", "ERR_NAME_NOT_RESOLVED"),
+    ("tab_focus(7)", "No tab"),
+    ("click('a'); click('b')", "one action"),
+])
+def test_bad_actions_are_observations(env_of, action, needle):
+    env = env_of("shopping")
+    env.reset(seed=0, options={"task": "shopping/add_to_cart"})
+    before = env.snapshot()["runtime"]
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert needle.lower() in obs["last_action_error"].lower()
+    assert env.snapshot()["runtime"] == before and not terminated
+
+
+def test_gymnasium_registration(app_name):
+    env = gymnasium.make(f"simweb/{app_name}-v0")
+    obs, info = env.reset(seed=0)
+    assert obs["url"].startswith("http://") and obs["axtree"].startswith("RootWebArea")
+    with pytest.raises(simweb.RegistryError, match="did you mean"):
+        simweb.make(app_name[:-1] + "x")
+
+
+def test_duplicate_registration_raises():
+    with pytest.raises(simweb.RegistryError, match="already registered"):
+        simweb.register(APPS[0], "somewhere:APP")
