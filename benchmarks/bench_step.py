@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-from common import (Stopwatch, now_ns, parser, print_table, settle, stat_row, summarize, target,
+from common import (Stopwatch, cpu_ns, load_now, now_ns, parser, print_table, settle, stat_row, summarize, target,
                     write_json)
 
 
@@ -42,11 +42,13 @@ def run_plans(env, tasks, seeds, record, stepping: list | None = None) -> None:
             for a in plan:
                 r0 = env.state["meta"]["requests"]
                 flag[0] = True
+                c0 = cpu_ns()
                 t0 = now_ns()
                 env.step(a)
                 dt = (now_ns() - t0) * 1e-9
+                cpu = (cpu_ns() - c0) * 1e-9
                 flag[0] = False
-                record(tid, a, dt, env.state["meta"]["requests"] - r0)
+                record(tid, a, dt, env.state["meta"]["requests"] - r0, cpu)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -74,24 +76,30 @@ def main(argv: list[str] | None = None) -> dict:
 
     # ---------------------------------------------------------------- pass 1: headline
     all_steps: list[float] = []
+    all_cpu: list[float] = []
+    cpu_by_kind: dict[str, list[float]] = defaultdict(list)
     by_kind: dict[str, list[float]] = defaultdict(list)
     by_action: dict[str, list[float]] = defaultdict(list)
     by_task: dict[str, list[float]] = defaultdict(list)
     errors = 0
 
-    def record(tid, a, dt, requests):
+    def record(tid, a, dt, requests, cpu):
         all_steps.append(dt)
-        by_kind["request (navigate/submit)" if requests else "ui-only"].append(dt)
+        all_cpu.append(cpu)
+        kind = "request (navigate/submit)" if requests else "ui-only"
+        by_kind[kind].append(dt)
+        cpu_by_kind[kind].append(cpu)
         by_action[classify(a)].append(dt)
         by_task[tid].append(dt)
 
     settle()
+    load_before = load_now()
     run_plans(env, tasks, seeds, record)
 
     # ---------------------------------------------------------------- pass 2: same plans again
     repeat: list[float] = []
     settle()
-    run_plans(env, tasks, seeds, lambda tid, a, dt, r: repeat.append(dt))
+    run_plans(env, tasks, seeds, lambda tid, a, dt, r, c: repeat.append(dt))
 
     # ---------------------------------------------------------------- pass 3: phases
     phases: dict[str, Stopwatch] = {k: Stopwatch() for k in
@@ -122,7 +130,7 @@ def main(argv: list[str] | None = None) -> dict:
         settle()
         for sw in phases.values():
             sw.samples.clear()
-        run_plans(env, tasks, seeds[: max(1, len(seeds) // 4)], lambda tid, a, dt, r: profiled.append(dt),
+        run_plans(env, tasks, seeds[: max(1, len(seeds) // 4)], lambda tid, a, dt, r, c: profiled.append(dt),
                   stepping)
     finally:
         for owner, name, orig in originals:
@@ -139,8 +147,11 @@ def main(argv: list[str] | None = None) -> dict:
         "world_load_s": round(load_s, 2),
         "task_templates": len(tasks),
         "seeds_per_template": n_seeds,
+        "loadavg_before_pass1": load_before,
         "steps": summarize(all_steps, "ms"),
         "by_kind": {k: summarize(v, "ms") for k, v in sorted(by_kind.items())},
+        "steps_cpu_time": summarize(all_cpu, "ms"),
+        "by_kind_cpu_time": {k: summarize(v, "ms") for k, v in sorted(cpu_by_kind.items())},
         "by_action": {k: summarize(v, "ms") for k, v in sorted(by_action.items())},
         "by_task": {k: summarize(v, "ms") for k, v in by_task.items()},
         "repeat_pass": summarize(repeat, "ms"),
@@ -152,7 +163,9 @@ def main(argv: list[str] | None = None) -> dict:
                 ["steps", "n", "median", "p95", "unit"],
                 [stat_row("all (pass 1)", res["steps"]),
                  *[stat_row(k, v) for k, v in res["by_kind"].items()],
-                 stat_row("all (pass 2, same plans)", res["repeat_pass"])])
+                 stat_row("all (pass 2, same plans)", res["repeat_pass"]),
+                 stat_row("all (pass 1), CPU time", res["steps_cpu_time"]),
+                 *[stat_row(k + ", CPU time", v) for k, v in res["by_kind_cpu_time"].items()]])
     print_table("by action", ["action", "n", "median", "p95", "unit"],
                 [stat_row(k, v) for k, v in res["by_action"].items()])
     print_table("by task template (pass 1)", ["task", "n", "median", "p95", "unit"],

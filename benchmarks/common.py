@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 now_ns = time.perf_counter_ns
+cpu_ns = time.thread_time_ns   # CPU time of this thread: immune to being descheduled
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -86,6 +87,24 @@ def time_each(fn: Callable[[], Any], n: int, warmup: int = 0) -> list[float]:
     return out
 
 
+def time_each_cpu(fn: Callable[[], Any], n: int, warmup: int = 0) -> tuple[list[float], list[float]]:
+    """Like :func:`time_each`, also returning each call's CPU time of this thread (s).
+
+    On a shared machine wall-clock samples include time spent descheduled; the CPU-time
+    samples do not (they exclude time spent waiting on I/O as well)."""
+    for _ in range(warmup):
+        fn()
+    wall, cpu = [], []
+    for _ in range(n):
+        c0 = cpu_ns()
+        t0 = now_ns()
+        fn()
+        t1 = now_ns()
+        cpu.append((cpu_ns() - c0) * 1e-9)
+        wall.append((t1 - t0) * 1e-9)
+    return wall, cpu
+
+
 def time_batches(fn: Callable[[], Any], batches: int, per_batch: int) -> list[float]:
     """Per-call duration (s), averaged within each of ``batches`` batches of ``per_batch``
     calls: for operations so short that one timer read would distort them."""
@@ -130,6 +149,10 @@ def rss_bytes() -> int:
 
 
 # ----------------------------------------------------------------------------- machine
+
+def load_now() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
 
 def machine_info() -> dict[str, Any]:
     cpu = "unknown"

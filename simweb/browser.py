@@ -40,12 +40,12 @@ import orjson
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from .actions import ActionError, parse_action
-from .app import App, load_app
+from .app import App
 from .axtree import parse_page
 from .env import TaskError, Unicode
 from .registry import app_of_task, definition
 from .server import create_app
-from .state import StateError, deep_copy
+from .state import StateError, deep_copy, state_hash
 from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
 
@@ -238,10 +238,9 @@ def _css_bid(bid: str) -> str:
 
 def _error_text(exc: BaseException) -> str:
     """A one-paragraph message for ``last_action_error`` (Playwright's call log dropped)."""
-    msg = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    msg = getattr(exc, "message", None) or str(exc)
     msg = msg.split("\nCall log:")[0].split("=========================== logs")[0].strip()
-    name = type(exc).__name__
-    return msg if msg.startswith(name) else f"{name}: {msg}"
+    return msg or type(exc).__name__
 
 
 class _Fail(Exception):
@@ -307,7 +306,7 @@ class BrowserEnv(gym.Env):
     form fields. Bad actions never raise: they come back as ``last_action_error``.
     """
 
-    metadata = {"render_modes": ["html", "rgb_array"]}
+    metadata = {"render_modes": ["html"]}
 
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, headless: bool = True,
                  viewport: tuple[int, int] = (1280, 768), task: str | None = None, max_steps: int | None = None,
@@ -334,8 +333,11 @@ class BrowserEnv(gym.Env):
         self._closed = False
         try:
             self.server = server if server is not None else ServedApp(app, world_seed=seed, size=size)
-            if server is not None and server.app.name != definition(app).name:
-                raise ValueError(f"server serves app {server.app.name!r}, not {app!r}")
+            if server is not None:
+                served = server.app
+                if served.name != definition(app).name or served.seed != seed or (size and served.size != size):
+                    raise ValueError(f"server serves {served.name!r} world seed {served.seed} size {served.size}, "
+                                     f"not {app!r} world seed {seed}" + (f" size {size}" if size else ""))
             self.app: App = self.server.app
             if browser is None:
                 from playwright.sync_api import sync_playwright
@@ -592,19 +594,30 @@ class BrowserEnv(gym.Env):
             raise _Fail(f"Could not find element with bid '{bid}' on the page")
         return loc.first
 
-    def _settle(self, grace_ms: int = 0) -> None:
+    def _nav_count(self) -> int:
+        watch = self._watch.get(id(self.page))
+        return watch.requests if watch is not None else 0
+
+    def _raw(self, perform: Callable[[], Any], grace_ms: int = RAW_INPUT_GRACE_MS) -> None:
+        """Perform raw input (mouse, keyboard) that may start a navigation, then settle."""
+        before = self._nav_count()
+        perform()
+        self._settle(grace_ms, before)
+
+    def _settle(self, grace_ms: int = 0, before: int | None = None) -> None:
         """Wait for the navigation an action started (if any) to load.
 
         Locator actions already wait for the navigations they start to commit; raw
-        mouse/keyboard input does not, so it gets ``grace_ms`` for one to begin."""
+        mouse/keyboard input does not, so it gets ``grace_ms`` for one to begin (unless
+        one began since the ``before`` count of navigation requests)."""
         page = self.page
         watch = self._watch.get(id(page))
         if watch is None:
             return
-        before = watch.requests
         if grace_ms:
+            start = watch.requests if before is None else before
             end = time.monotonic() + grace_ms / 1000
-            while watch.requests == before and time.monotonic() < end:
+            while watch.requests == start and time.monotonic() < end:
                 page.wait_for_timeout(20)
         end = time.monotonic() + self.timeout_ms / 1000
         while watch.pending and time.monotonic() < end:
@@ -685,8 +698,8 @@ class BrowserEnv(gym.Env):
         self._settle()
 
     def _do_press(self, bid: str, key_comb: str) -> None:
-        self._locator(bid).press(str(key_comb))
-        self._settle(RAW_INPUT_GRACE_MS if "Enter" in str(key_comb) or "Space" in str(key_comb) else 0)
+        loc = self._locator(bid)
+        self._raw(lambda: loc.press(str(key_comb)))
 
     def _do_drag_and_drop(self, from_bid: str, to_bid: str) -> None:
         self._locator(from_bid).drag_to(self._locator(to_bid))
@@ -702,12 +715,10 @@ class BrowserEnv(gym.Env):
 
     # -- coordinates and raw input (browser mode only)
     def _do_mouse_click(self, x: float, y: float, button: str = "left") -> None:
-        self.page.mouse.click(float(x), float(y), button=button)
-        self._settle(RAW_INPUT_GRACE_MS)
+        self._raw(lambda: self.page.mouse.click(float(x), float(y), button=button))
 
     def _do_mouse_dblclick(self, x: float, y: float, button: str = "left") -> None:
-        self.page.mouse.dblclick(float(x), float(y), button=button)
-        self._settle(RAW_INPUT_GRACE_MS)
+        self._raw(lambda: self.page.mouse.dblclick(float(x), float(y), button=button))
 
     def _do_mouse_move(self, x: float, y: float) -> None:
         self.page.mouse.move(float(x), float(y))
@@ -717,17 +728,21 @@ class BrowserEnv(gym.Env):
         self.page.mouse.down(button=button)
 
     def _do_mouse_up(self, x: float, y: float, button: str = "left") -> None:
-        self.page.mouse.move(float(x), float(y))
-        self.page.mouse.up(button=button)
-        self._settle(RAW_INPUT_GRACE_MS)
+        def up() -> None:
+            self.page.mouse.move(float(x), float(y))
+            self.page.mouse.up(button=button)
+
+        self._raw(up)
 
     def _do_mouse_drag_and_drop(self, from_x: float, from_y: float, to_x: float, to_y: float) -> None:
-        m = self.page.mouse
-        m.move(float(from_x), float(from_y))
-        m.down()
-        m.move(float(to_x), float(to_y))
-        m.up()
-        self._settle(RAW_INPUT_GRACE_MS)
+        def drag() -> None:
+            m = self.page.mouse
+            m.move(float(from_x), float(from_y))
+            m.down()
+            m.move(float(to_x), float(to_y))
+            m.up()
+
+        self._raw(drag)
 
     def _do_keyboard_type(self, text: str) -> None:
         self.page.keyboard.type(str(text))
@@ -736,15 +751,13 @@ class BrowserEnv(gym.Env):
         self.page.keyboard.insert_text(str(text))
 
     def _do_keyboard_press(self, key: str) -> None:
-        self.page.keyboard.press(str(key))
-        self._settle(RAW_INPUT_GRACE_MS)
+        self._raw(lambda: self.page.keyboard.press(str(key)))
 
     def _do_keyboard_down(self, key: str) -> None:
         self.page.keyboard.down(str(key))
 
     def _do_keyboard_up(self, key: str) -> None:
-        self.page.keyboard.up(str(key))
-        self._settle(RAW_INPUT_GRACE_MS)
+        self._raw(lambda: self.page.keyboard.up(str(key)))
 
     # -- navigation and tabs
     def _resolve_url(self, url: str) -> str:
@@ -877,6 +890,10 @@ class BrowserEnv(gym.Env):
             tab["scroll"] = [max(0, int(v)) for v in live["scroll"]]
         state["meta"]["step"] = self._step
         return state
+
+    def state_hash(self) -> str:
+        """sha256 of the canonical JSON of :meth:`snapshot`."""
+        return state_hash(self.snapshot())
 
     def restore(self, state: dict) -> None:
         """Continue from ``state``: the session takes it (``POST /_simweb/state``) and the

@@ -48,10 +48,11 @@ def test_oracle_reaches_clean_success(env_of, app, task):
 
 
 @pytest.mark.parametrize("app,task", _all_tasks())
-def test_reset_verdict_is_not_already_success(env_of, app, task):
+def test_reset_verdict_starts_at_zero(env_of, app, task):
     env = env_of(app)
     _, info = env.reset(seed=0, options={"task": task})
     assert info["verdict"]["success"] is False
+    assert info["verdict"]["progress"] == 0.0 and info["verdict"]["clean"] is True
     assert info["task"]["difficulty"] in ("easy", "medium", "hard")
 
 

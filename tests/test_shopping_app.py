@@ -882,7 +882,9 @@ def test_cart_line_limit_keeps_the_state_valid(shop, catalog):
     app, state = shop.env.app, shop.state
     for p in products:
         app.navigate(state, f"/p/{p['id']}")
-        app.submit(state, "/cart/add", {"product_id": str(p["id"])})
+        resp = app.submit(state, "/cart/add", {"product_id": str(p["id"])})
+    assert resp.error is not None            # the 51st line is refused with a message ...
+    assert len(shop.cart_items(1)) == 50     # ... and the cart keeps its 50 lines
     app.check_state(state)
 
 

@@ -78,9 +78,18 @@ def _item_checks(items: list[dict], want: Item, where: str) -> list[dict]:
     return out
 
 
-def verify_cart(app: Any, start: dict, final: dict, user_id: int, want: list[Item], allowed: list[str],
-                exact: bool = False) -> dict:
-    """The user's cart holds each wanted item (and, with ``exact``, nothing else)."""
+def verify_cart_removal(app: Any, start: dict, final: dict, user_id: int, removed: int, keep: list[Item],
+                        allowed: list[str]) -> dict:
+    """``removed`` left the cart; losing any of the ``keep`` items is collateral damage."""
+    items = _cart_items(final, user_id)
+    checks = [check(f"product {removed} removed from the cart", all(i["product_id"] != removed for i in items), 1.0)]
+    have = {(i["product_id"], i["qty"], i.get("size"), i.get("color")) for i in items}
+    lost = [f"runtime.carts.{user_id}: product {k[0]} lost" for k in keep if tuple(k) not in have]
+    return verdict(checks, _diff(start, final, allowed) + lost)
+
+
+def verify_cart(app: Any, start: dict, final: dict, user_id: int, want: list[Item], allowed: list[str]) -> dict:
+    """The user's cart holds each wanted item; other items added to it are collateral damage."""
     items = _cart_items(final, user_id)
     checks = []
     for w in want:
@@ -89,12 +98,8 @@ def verify_cart(app: Any, start: dict, final: dict, user_id: int, want: list[Ite
     wanted_lines = {(w[0], w[2], w[3]) for w in want}
     start_lines = {(i["product_id"], i.get("size"), i.get("color")) for i in _cart_items(start, user_id)}
     extra = [i for i in items if (i["product_id"], i.get("size"), i.get("color")) not in wanted_lines]
-    if exact:
-        checks.append(check("no other items in the cart", not extra, 1.0, f"extra: {[i['product_id'] for i in extra]}"))
-    else:
-        # Items the task did not ask for, added to the cart, are collateral damage.
-        added = [i for i in extra if (i["product_id"], i.get("size"), i.get("color")) not in start_lines]
-        unexpected_changes += [f"runtime.carts.{user_id}: added product {i['product_id']}" for i in added]
+    added = [i for i in extra if (i["product_id"], i.get("size"), i.get("color")) not in start_lines]
+    unexpected_changes += [f"runtime.carts.{user_id}: added product {i['product_id']}" for i in added]
     return verdict(checks, unexpected_changes)
 
 
@@ -108,9 +113,12 @@ def verify_multi_cart(app: Any, start: dict, final: dict, user_id: int, qty: tup
         check(f"quantity of {qty[0]} is {qty[1]}", by_pid.get(qty[0], {}).get("qty") == qty[1], 1.0),
         check(f"product {removed} removed", removed not in by_pid, 1.0),
         check(f"product {wished} in the wishlist", wished in wl, 1.0),
-        check(f"product {wished} still in the cart", by_pid.get(wished, {}).get("qty") == 1, 1.0),
     ]
-    extra = [f"runtime.carts.{user_id}: product {p}" for p in by_pid if p not in (qty[0], wished)]
+    # Keeping the saved product in the cart is a constraint, not progress: losing it is damage.
+    before = {i["product_id"] for i in _cart_items(start, user_id)}
+    extra = [f"runtime.carts.{user_id}: added product {p}" for p in by_pid if p not in before]
+    if by_pid.get(wished, {}).get("qty") != 1:
+        extra.append(f"runtime.carts.{user_id}: product {wished} left the cart")
     extra += [f"runtime.wishlists.{user_id}: product {p}" for p in set(wl) ^ set(start_wl) if p != wished]
     return verdict(checks, _diff(start, final, allowed) + extra)
 

@@ -357,7 +357,7 @@ class RemoveFromCart(TaskTemplate):
 
     def verify(self, app, p, start, final, answer):
         keep = [(pid, 1, None, None) for pid in p["products"] if pid != p["remove"]]
-        return V.verify_cart(app, start, final, p["user_id"], keep, self.allowed_paths(app, p), exact=True)
+        return V.verify_cart_removal(app, start, final, p["user_id"], p["remove"], keep, self.allowed_paths(app, p))
 
 
 class BuyProduct(TaskTemplate):
