@@ -13,20 +13,25 @@ from __future__ import annotations
 import collections
 import html as html_lib
 import re
+from importlib import resources
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import markupsafe
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import simweb
 from simweb.apps.shopping.functions import money
-from simweb.state import StateError
+from simweb.apps.shopping.world import category_ancestors
 from simweb.worlddb import day_to_date
 
+# A Luhn-valid test card (the expiry is years after the simulated today).
 CARD = {"card-name": "Alex Morgan", "card-number": "4111 1111 1111 1111", "card-expiry": "12/29",
         "card-cvv": "123"}
 ORIGIN = "http://shopping.simweb.localhost"
+# The simulated day the shop's clock starts on (5 s per request: tests never reach the next day).
+TODAY = yaml.safe_load((resources.files("simweb.specs") / "shopping.yaml").read_text())["clock"]["start_day"]
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -559,11 +564,9 @@ def test_cart_badge_counts_units_on_every_page(shop, catalog):
 # ============================================================================= coupons
 
 @pytest.fixture
-def coupon_cart(shop, catalog, world):
-    """User 1 with one cheap, non-electronics item in the cart: (shop, product)."""
-    electronics = {c["id"] for c in world.categories() if c["slug"] == "electronics"}
-    p = pick(catalog, lambda p: plain(p) and p["stock"] >= 5 and 1000 <= p["price_cents"] <= 2500
-             and p["department_id"] not in electronics)
+def coupon_cart(shop, catalog):
+    """User 1 with one cheap item ($10-$25) in the cart: (shop, product)."""
+    p = pick(catalog, lambda p: plain(p) and p["stock"] >= 5 and 1000 <= p["price_cents"] <= 2500)
     shop.sign_in(1)
     add_to_cart(shop, p, 1)
     return shop, p
@@ -579,13 +582,11 @@ def _coupon(world, pred):
 def test_coupon_refusals_show_their_message_and_change_nothing(coupon_cart, world):
     shop, p = coupon_cart
     subtotal = p["price_cents"]
-    from simweb.apps.shopping.world import category_ancestors
-
     inactive = _coupon(world, lambda c: not c["active"])
-    expired = _coupon(world, lambda c: c["active"] and c["expires_day"] < 0)
-    too_small = _coupon(world, lambda c: c["active"] and c["expires_day"] >= 0 and c["category_id"] is None
+    expired = _coupon(world, lambda c: c["active"] and c["expires_day"] < TODAY)
+    too_small = _coupon(world, lambda c: c["active"] and c["expires_day"] >= TODAY and c["category_id"] is None
                         and c["min_subtotal_cents"] > subtotal)
-    other_cat = _coupon(world, lambda c: c["active"] and c["expires_day"] >= 0 and c["category_id"] is not None
+    other_cat = _coupon(world, lambda c: c["active"] and c["expires_day"] >= TODAY and c["category_id"] is not None
                         and c["category_id"] not in category_ancestors(p["category_id"])
                         and c["min_subtotal_cents"] <= subtotal)
     cat_name = world.category(other_cat["category_id"])["name"]
@@ -621,7 +622,7 @@ def test_coupon_on_empty_cart_is_refused(shop):
 
 def test_valid_coupon_applies_a_visible_discount(coupon_cart, world):
     shop, p = coupon_cart
-    c = _coupon(world, lambda c: c["active"] and c["expires_day"] >= 0 and c["category_id"] is None
+    c = _coupon(world, lambda c: c["active"] and c["expires_day"] >= TODAY and c["category_id"] is None
                 and c["kind"] == "percent" and c["min_subtotal_cents"] == 0)
     shop.goto("/cart").fill("coupon-code", f"  {c['code'].lower()} ").click("apply-coupon")
     assert shop.success() == f"Coupon {c['code']} applied."
@@ -636,9 +637,7 @@ def test_valid_coupon_applies_a_visible_discount(coupon_cart, world):
 
 
 def test_category_coupon_discounts_only_eligible_lines(shop, world, catalog):
-    from simweb.apps.shopping.world import category_ancestors
-
-    c = _coupon(world, lambda c: c["active"] and c["expires_day"] >= 0 and c["category_id"] is not None
+    c = _coupon(world, lambda c: c["active"] and c["expires_day"] >= TODAY and c["category_id"] is not None
                 and c["kind"] == "percent" and c["min_subtotal_cents"] == 0)
     inside = pick(catalog, lambda p: p["stock"] >= 3 and c["category_id"] in category_ancestors(p["category_id"]))
     outside = pick(catalog, lambda p: p["stock"] >= 3
@@ -656,7 +655,7 @@ def test_category_coupon_discounts_only_eligible_lines(shop, world, catalog):
                    "coupon_uses: a world user whose past (world) order already used a one-per-user coupon can "
                    "apply it again")
 def test_one_per_user_coupon_counts_the_users_past_orders(shop, world, world_orders, catalog):
-    once = {c["code"]: c for c in world.coupons() if c["one_per_user"] and c["active"] and c["expires_day"] >= 0
+    once = {c["code"]: c for c in world.coupons() if c["one_per_user"] and c["active"] and c["expires_day"] >= TODAY
             and c["category_id"] is None}
     o = order_with(world_orders, lambda o: o["coupon"] in once)
     c = once[o["coupon"]]
@@ -726,7 +725,7 @@ def at_payment(shop, world, catalog):
 
 def _month(offset: int) -> str:
     """MM/YY of the simulated today's month shifted by ``offset`` months."""
-    d = day_to_date(0)
+    d = day_to_date(TODAY)
     m = d.year * 12 + d.month - 1 + offset
     return f"{m % 12 + 1:02d}/{(m // 12) % 100:02d}"
 
@@ -775,7 +774,7 @@ def test_payment_refuses_card_numbers_longer_than_19_digits(at_payment):
 
 
 def test_full_checkout_places_the_order(shop, world, catalog):
-    welcome = _coupon(world, lambda c: c["one_per_user"] and c["active"] and c["expires_day"] >= 0
+    welcome = _coupon(world, lambda c: c["one_per_user"] and c["active"] and c["expires_day"] >= TODAY
                       and c["category_id"] is None and c["min_subtotal_cents"] == 0 and c["kind"] == "percent")
     code = welcome["code"]
     uid = user_with(world, lambda u: len(world.addresses(u)) >= 2 and not any(
@@ -808,7 +807,8 @@ def test_full_checkout_places_the_order(shop, world, catalog):
     assert shop.path == f"/account/orders/{oid}"
     assert shop.success() == f"Thank you! Your order #{oid} has been placed."
     order = shop.rt["entities"]["orders"][str(oid)]
-    assert order["user_id"] == uid and order["status"] == "processing" and order["day"] == 0
+    assert shop.state["meta"]["clock"] // 86400 == TODAY
+    assert order["user_id"] == uid and order["status"] == "processing" and order["day"] == TODAY
     assert order["total_cents"] == total and order["discount_cents"] == discount
     assert order["subtotal_cents"] == subtotal and order["shipping_cents"] == shipping
     assert order["shipping_method"] == "express" and order["address_id"] == addr["id"]
@@ -932,7 +932,7 @@ def test_cancel_a_processing_order_restores_stock(shop, world_orders):
     shop.click("cancel-order").click("confirm-cancel")
     assert shop.success() == f"Order #{o['id']} has been cancelled. You have not been charged."
     row = shop.rt["entities"]["orders"][str(o["id"])]
-    assert row["status"] == "cancelled" and row["cancelled_day"] == 0
+    assert row["status"] == "cancelled" and row["cancelled_day"] == TODAY
     for i in o["items"]:
         before[i["product_id"]] += i["qty"]
     assert {pid: stock_now(shop.env, pid) for pid in before} == before
@@ -958,7 +958,7 @@ def test_shipped_order_cannot_be_cancelled(shop, world_orders):
 
 
 def test_return_a_recently_delivered_order(shop, world_orders):
-    o = order_with(world_orders, lambda o: o["status"] == "delivered" and o["day"] >= -30)
+    o = order_with(world_orders, lambda o: o["status"] == "delivered" and o["day"] >= TODAY - 30)
     shop.sign_in(o["user_id"], f"/account/orders/{o['id']}")
     assert not shop.has("cancel-order")
     shop.click("return-order")
@@ -970,13 +970,13 @@ def test_return_a_recently_delivered_order(shop, world_orders):
     assert shop.success() == f"Return requested for order #{o['id']}. We will email you a label."
     row = shop.rt["entities"]["orders"][str(o["id"])]
     assert (row["status"], row["return_reason"], row["return_comment"], row["return_day"]) == (
-        "return_requested", "damaged", "Box crushed", 0)
+        "return_requested", "damaged", "Box crushed", TODAY)
     assert shop.text_of("order-status").startswith("Status: return requested")
     assert not shop.has("return-order")
 
 
 def test_returns_are_refused_outside_the_rules(shop, world_orders):
-    old = order_with(world_orders, lambda o: o["status"] == "delivered" and o["day"] < -30)
+    old = order_with(world_orders, lambda o: o["status"] == "delivered" and o["day"] < TODAY - 30)
     shop.sign_in(old["user_id"], f"/account/orders/{old['id']}")
     assert not shop.has("return-order")
     shop.goto(f"/account/orders/{old['id']}?confirm=return")
@@ -993,7 +993,7 @@ def test_returns_are_refused_outside_the_rules(shop, world_orders):
 @pytest.mark.parametrize("age,returnable", [(0, True), (30, True), (31, False)])
 def test_return_window_is_30_days(shop, world_orders, age, returnable):
     o = order_with(world_orders, lambda o: o["status"] == "delivered")
-    shop.rt["entities"]["orders"] = {str(o["id"]): dict(o, day=-age)}
+    shop.rt["entities"]["orders"] = {str(o["id"]): dict(o, day=TODAY - age)}
     shop.sign_in(o["user_id"], f"/account/orders/{o['id']}")
     assert shop.has("return-order") is returnable
     resp = shop.env.app.submit(shop.state, f"/account/orders/{o['id']}/return", {"reason": "other"})

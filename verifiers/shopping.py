@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from simweb.verify import (changed_paths, check, match_exact, match_money, match_number, unexpected, verdict)
+from datetime import date
+
+from simweb.verify import (changed_paths, check, match_date, match_exact, match_money, match_number, match_set,
+                           unexpected, verdict)
 
 Item = tuple[int, int, "str | None", "str | None"]   # product_id, qty, size, color
 
@@ -57,6 +60,25 @@ def verify_number_answer(start: dict, final: dict, answer: str | None, n: float,
 def verify_text_answer(start: dict, final: dict, answer: str | None, text: str, label: str) -> dict:
     return verdict([check(f"answer is the {label}", match_exact(answer, text), 1.0,
                           f"expected {text!r}, got {answer!r}")], _diff(start, final, []))
+
+
+def verify_date_answer(start: dict, final: dict, answer: str | None, day: date, label: str) -> dict:
+    return verdict([check(f"answer is the {label}", match_date(answer, day), 1.0,
+                          f"expected {day.isoformat()}, got {answer!r}")], _diff(start, final, []))
+
+
+def verify_set_answer(start: dict, final: dict, answer: str | None, items: list[str], label: str) -> dict:
+    """Every expected item and nothing else, in any order."""
+    return verdict([check(f"answer lists the {label}", match_set(answer, items), 1.0,
+                          f"expected {sorted(items)}, got {answer!r}")], _diff(start, final, []))
+
+
+def verify_infeasible(start: dict, final: dict) -> dict:
+    """The agent reported the task as infeasible (and changed nothing)."""
+    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
+    refused = bool(said) and said[-1]["role"] == "infeasible"
+    return verdict([check("reported as infeasible", refused, 1.0,
+                          f"last message: {said[-1] if said else None!r}")], _diff(start, final, []))
 
 
 # ----------------------------------------------------------------------------- cart

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.worlddb import day_to_date
 from simweb.verifiers import shopping as V
 
 from .functions import money
@@ -758,9 +759,96 @@ class CartCleanup(TaskTemplate):
                                    allowed=self.allowed_paths(app, p))
 
 
+class OrderDate(TaskTemplate):
+    id = "shopping/order_date"
+    kind = "info"
+    title = "Find when an order containing a given product was placed (date answer)"
+
+    def sample(self, app, rng):
+        def unique_items(u: dict) -> list[tuple[dict, dict]]:
+            """(order, item) pairs whose product appears in no other order of the user."""
+            orders = app.world.orders(u["id"])
+            count: dict[str, int] = {}
+            for o in orders:
+                for name in {i["name"] for i in o["items"]}:
+                    count[name] = count.get(name, 0) + 1
+            return [(o, i) for o in orders for i in o["items"] if count[i["name"]] == 1]
+
+        u = pick_user(app, rng, lambda u: bool(unique_items(u)))
+        o, item = rng.choice(unique_items(u))
+        return {"user_id": u["id"], "order_id": o["id"], "product": item["name"], "day": o["day"]}
+
+    def goal(self, app, p):
+        return (f"On what date did I place the order that included the “{p['product']}”? "
+                f"Answer with the date, e.g. March 5, 2026.")
+
+    def facts(self, app, p):
+        return [fg("order", "The right order is found", f"order #{p['order_id']}"),
+                fg("date", "Its date is given", f"placed on {day_to_date(p['day']).isoformat()}")]
+
+    def oracle(self, app, p):
+        d = day_to_date(p["day"])
+        return ["click('nav-orders')", f"click('order-{p['order_id']}')",
+                f"send_msg_to_user('{d:%B} {d.day}, {d.year}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_date_answer(start, final, answer, day_to_date(p["day"]), "order date")
+
+
+class AvailableColors(TaskTemplate):
+    id = "shopping/available_colors"
+    kind = "info"
+    title = "List the colors a product comes in (set answer)"
+
+    def sample(self, app, rng):
+        p = pick_product(app, rng, lambda x: len(x["options"].get("color") or []) >= 2)
+        return {"user_id": pick_user(app, rng)["id"], "product_id": p["id"], "name": p["name"],
+                "colors": list(p["options"]["color"])}
+
+    def goal(self, app, p):
+        return f"Which colors is the “{p['name']}” available in? List them all, separated by commas."
+
+    def facts(self, app, p):
+        return [fg("colors", "Every color is listed, nothing else", *(f"color {c}" for c in p["colors"]))]
+
+    def oracle(self, app, p):
+        return open_product(app, app.world.product(p["product_id"])) + [
+            f"send_msg_to_user({', '.join(p['colors'])!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_set_answer(start, final, answer, p["colors"], "colors")
+
+
+class InfeasibleCancel(TaskTemplate):
+    id = "shopping/cancel_shipped_order"
+    kind = "info"
+    title = "A request the shop must refuse: cancel an order that has already shipped"
+
+    def sample(self, app, rng):
+        ok = lambda o: o["status"] in ("shipped", "delivered")
+        u = pick_user(app, rng, lambda u: any(ok(o) for o in app.world.orders(u["id"])))
+        o = rng.choice([o for o in app.world.orders(u["id"]) if ok(o)])
+        return {"user_id": u["id"], "order_id": o["id"], "status": o["status"]}
+
+    def goal(self, app, p):
+        return (f"Cancel my order #{p['order_id']}. If it cannot be cancelled any more, tell me why "
+                f"(use report_infeasible) and change nothing.")
+
+    def facts(self, app, p):
+        return [fg("refusal", "The request is recognised as impossible",
+                   f"order #{p['order_id']} is already {p['status']}", "it is reported as infeasible")]
+
+    def oracle(self, app, p):
+        return ["click('nav-orders')", f"click('order-{p['order_id']}')",
+                f"report_infeasible('Order #{p['order_id']} has already been {p['status']}; it can no longer be cancelled.')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_infeasible(start, final)
+
+
 TASKS: list[TaskTemplate] = [
     ProductPrice(), ProductRating(), OrderTotal(), LatestOrderStatus(), CheapestInCategory(), CompareProducts(),
     AddToCart(), AddWithOptions(), RemoveFromCart(), BuyProduct(), BuyWithCoupon(), CancelOrder(), ReturnOrder(),
     AddAddress(), UpdateProfile(), ChangePassword(), RegisterAccount(), WishlistAdd(), WriteReview(),
-    FilteredPurchase(), CartCleanup(),
+    FilteredPurchase(), CartCleanup(), OrderDate(), AvailableColors(), InfeasibleCancel(),
 ]

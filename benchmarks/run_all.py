@@ -1,0 +1,143 @@
+"""Run every benchmark, each in its own process, and write ``benchmarks/results.json``.
+
+    python benchmarks/run_all.py [--quick] [--no-1m] [--only step,search,...]
+                                 [--bg-python /tmp/bgvenv/bin/python]
+
+``--bg-python`` (or ``$BROWSERGYM_PYTHON``) is the interpreter of a virtualenv with
+browsergym-core installed (see bench_browsergym.py); without it the BrowserGym figure runs
+with this interpreter and, if browsergym-core is missing there, falls back to simweb's own
+Playwright backend as the browser reference (and says so in the results).
+
+The 1,000,000-product world is built on first use (minutes); ``--no-1m`` skips it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import HERE, machine_info, print_table
+
+BENCHES = {
+    "step": ("bench_step.py", False),
+    "fork_reset": ("bench_fork_reset.py", True),
+    "memory": ("bench_memory.py", False),
+    "search": ("bench_search.py", True),
+    "browsergym": ("bench_browsergym.py", False),
+    "rollout": ("bench_rollout.py", False),
+}
+
+
+def summary_rows(results: dict) -> list[list]:
+    """(figure, metric, value, target, met) for the headline numbers."""
+    rows: list[list] = []
+
+    def met(t: dict | None) -> str:
+        if not t or t.get("met") is None:
+            return "-"
+        return "met" if t["met"] else "NOT met"
+
+    r = results.get("step", {}).get("results")
+    if r:
+        rows.append(["1 step (axtree obs)", "median / p95 ms", f"{r['steps']['median']} / {r['steps']['p95']}",
+                     "median <= 1 ms", met(r["target_median_ms"])])
+        for k, v in r["by_kind"].items():
+            rows.append(["1 step: " + k, "median / p95 ms", f"{v['median']} / {v['p95']}", "", ""])
+    r = results.get("browsergym", {}).get("results")
+    if r and r.get("headline_reference"):
+        ref = r[r["headline_reference"]]
+        rows.append(["2 vs " + r["headline_reference"], "click step x slower than simweb",
+                     f"{r.get('headline_step_ratio_click')}", ">= 1000x", met(r.get("target_step_ratio"))])
+        rows.append(["2 " + r["headline_reference"], "reset / click median ms",
+                     f"{ref['reset']['median']} / {ref['click']['median']}", "", ""])
+    r = results.get("fork_reset", {}).get("results")
+    if r:
+        rows.append(["3 fork 10K", "median / p95 us", f"{r['fork']['10K']['median']} / {r['fork']['10K']['p95']}",
+                     "<= 50 us", met(r["target_fork_median_us"])])
+        if "1M" in r["fork"]:
+            rows.append(["3 fork 1M", "median / p95 us", f"{r['fork']['1M']['median']} / {r['fork']['1M']['p95']}",
+                         "<= 50 us", met(r.get("target_fork_median_us_1M"))])
+            rows.append(["3 fork ratio 1M/10K", "ratio of medians", f"{r['fork_ratio_1M_over_10K']}", "<= 2",
+                         met(r.get("target_fork_ratio"))])
+        for k in ("same", "warm_different", "cold"):
+            v = r["reset_10K"][k]
+            rows.append([f"4 reset ({k})", "median / p95 ms", f"{v['median']} / {v['p95']}", "<= 1 ms",
+                         met(r["target_reset_median_ms"][k])])
+    r = results.get("memory", {}).get("results")
+    if r:
+        for k in ("fork_mid", "fork_mid+step", "make", "make+reset", "make+reset+steps"):
+            if k in r:
+                rows.append([f"5 memory {k}", "RSS / py-heap KB per env",
+                             f"{r[k]['rss_per_env_kb']} / {r[k]['py_heap_per_env_kb']}", "<= 1024 KB",
+                             "met" if max(r[k]["rss_per_env_kb"], r[k]["py_heap_per_env_kb"]) <= 1024 else "NOT met"])
+    r = results.get("search", {}).get("results")
+    if r:
+        for w in ("10K", "1M"):
+            if w in r:
+                a = r[w]["world.search warm (median of repeats)"]
+                b = r[w]["search page step, first"]
+                tgt = "p50 <= 5 ms" if w == "1M" else ""
+                rows.append([f"6 search {w}: world.search", "p50 / p95 ms", f"{a['p50']} / {a['p95']}", tgt,
+                             met(r.get("target_search_p50_ms_on_1M")) if w == "1M" else ""])
+                rows.append([f"6 search {w}: page step", "p50 / p95 ms", f"{b['p50']} / {b['p95']}", tgt,
+                             met(r.get("target_search_page_step_p50_ms_on_1M")) if w == "1M" else ""])
+    r = results.get("rollout", {}).get("results")
+    if r:
+        for w in ("workers=1", "workers=2"):
+            rows.append([f"7 demo rollouts {w}", "steps/s (wall)", f"{r[w]['steps_per_s_median']}", "", ""])
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--no-1m", action="store_true")
+    p.add_argument("--only", default=None, help="comma-separated subset of: " + ", ".join(BENCHES))
+    p.add_argument("--bg-python", default=os.environ.get("BROWSERGYM_PYTHON"),
+                   help="interpreter with browsergym-core installed")
+    p.add_argument("--out", type=Path, default=HERE / "results.json")
+    args = p.parse_args()
+    names = args.only.split(",") if args.only else list(BENCHES)
+    for n in names:
+        if n not in BENCHES:
+            p.error(f"unknown benchmark {n!r}")
+
+    results: dict = {}
+    if args.out.exists() and args.only:   # a partial run updates the existing file
+        try:
+            results = json.loads(args.out.read_text()).get("benchmarks", {})
+        except (OSError, ValueError):
+            results = {}
+    with tempfile.TemporaryDirectory(prefix="simweb-bench-") as tmp:
+        for name in names:
+            script, has_1m = BENCHES[name]
+            py = args.bg_python if (name == "browsergym" and args.bg_python) else sys.executable
+            cmd = [py, str(HERE / script), "--out", f"{tmp}/{name}.json"]
+            if args.quick:
+                cmd.append("--quick")
+            if args.no_1m and has_1m:
+                cmd.append("--no-1m")
+            print(f"\n=== {name}: {' '.join(cmd)}", flush=True)
+            t0 = time.time()
+            proc = subprocess.run(cmd, cwd=str(HERE.parent))
+            if proc.returncode != 0:
+                results[name] = {"error": f"exit code {proc.returncode}", "command": " ".join(cmd)}
+                continue
+            doc = json.loads(Path(f"{tmp}/{name}.json").read_text())
+            doc["wall_s"] = round(time.time() - t0, 1)
+            doc["interpreter"] = py
+            results[name] = doc
+    out = {"machine": machine_info(), "quick": args.quick, "benchmarks": results}
+    out["summary"] = [dict(zip(("figure", "metric", "value", "target", "status"), r)) for r in summary_rows(results)]
+    args.out.write_text(json.dumps(out, indent=2, default=str) + "\n")
+    print_table("summary", ["figure", "metric", "value", "target", "status"], summary_rows(results))
+    print(f"\nwrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
