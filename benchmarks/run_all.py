@@ -23,13 +23,16 @@ from pathlib import Path
 
 from common import HERE, machine_info, print_table
 
+#: name -> (script, accepts --no-1m, extra arguments, needs the 1M world)
 BENCHES = {
-    "step": ("bench_step.py", False),
-    "fork_reset": ("bench_fork_reset.py", True),
-    "memory": ("bench_memory.py", False),
-    "search": ("bench_search.py", True),
-    "browsergym": ("bench_browsergym.py", False),
-    "rollout": ("bench_rollout.py", False),
+    "step": ("bench_step.py", False, [], False),
+    "step_1m": ("bench_step.py", False, ["--size", "1000000", "--seeds", "10"], True),
+    "fork_reset": ("bench_fork_reset.py", True, [], False),
+    "memory": ("bench_memory.py", False, [], False),
+    "search": ("bench_search.py", True, [], False),
+    "browsergym": ("bench_browsergym.py", False, [], False),
+    "rollout": ("bench_rollout.py", False, [], False),
+    "whatif": ("bench_whatif.py", True, [], False),
 }
 
 
@@ -48,6 +51,10 @@ def summary_rows(results: dict) -> list[list]:
                      "median <= 1 ms", met(r["target_median_ms"])])
         for k, v in r["by_kind"].items():
             rows.append(["1 step: " + k, "median / p95 ms", f"{v['median']} / {v['p95']}", "", ""])
+    r = results.get("step_1m", {}).get("results")
+    if r:
+        rows.append(["1 step, 1M world", "median / p95 ms", f"{r['steps']['median']} / {r['steps']['p95']}",
+                     "", ""])
     r = results.get("browsergym", {}).get("results")
     if r and r.get("headline_reference"):
         ref = r[r["headline_reference"]]
@@ -90,6 +97,17 @@ def summary_rows(results: dict) -> list[list]:
     if r:
         for w in ("workers=1", "workers=2"):
             rows.append([f"7 demo rollouts {w}", "steps/s (wall)", f"{r[w]['steps_per_s_median']}", "", ""])
+    r = results.get("whatif", {}).get("results")
+    if r:
+        if "jinja_getattr" in r:
+            j = r["jinja_getattr"]
+            rows.append(["what-if: jinja dict-first getattr", "median gain % (oracle steps / search pages)",
+                         f"{j['oracle_steps']['median_gain_pct']} / {j['search_pages']['median_gain_pct']}",
+                         "output identical", "yes" if j["identical_output"] else "NO"])
+        if "restore_check" in r:
+            j = r["restore_check"]
+            rows.append(["what-if: restore validated-hash cache", "median us (stock -> cached)",
+                         f"{j['stock']['median']} -> {j['hash_cached_validation']['median']}", "", ""])
     return rows
 
 
@@ -115,9 +133,11 @@ def main() -> None:
             results = {}
     with tempfile.TemporaryDirectory(prefix="simweb-bench-") as tmp:
         for name in names:
-            script, has_1m = BENCHES[name]
+            script, has_1m, extra, needs_1m = BENCHES[name]
+            if needs_1m and args.no_1m:
+                continue
             py = args.bg_python if (name == "browsergym" and args.bg_python) else sys.executable
-            cmd = [py, str(HERE / script), "--out", f"{tmp}/{name}.json"]
+            cmd = [py, str(HERE / script), *extra, "--out", f"{tmp}/{name}.json"]
             if args.quick:
                 cmd.append("--quick")
             if args.no_1m and has_1m:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .registry import RegistryError, names as apps, register
+from .registry import RegistryError, names as app_names, register
 
 __version__ = "0.1.0"
 
@@ -34,4 +34,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["make", "apps", "register", "RegistryError", "SimEnv", "__version__"]
+__all__ = ["make", "app_names", "register", "RegistryError", "SimEnv", "__version__"]

@@ -42,7 +42,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from .actions import ActionError, parse_action
 from .app import App
 from .axtree import parse_page
-from .env import TaskError, Unicode
+from .env import JsonValue, TaskError, Unicode
 from .registry import app_of_task, definition
 from .server import create_app
 from .state import StateError, deep_copy, state_hash
@@ -230,6 +230,27 @@ _DESCRIBE_JS = r"""
 """
 
 
+#: Whether activating what is at (x, y) -- or, without a point, pressing Enter on the focused
+#: element -- starts a navigation (a link, a submit button, implicit form submission).
+_EXPECTS_NAVIGATION_JS = r"""
+(point) => {
+  let el = point ? document.elementFromPoint(point[0], point[1]) : document.activeElement;
+  if (!el || !el.closest) return false;
+  const a = el.closest('a[href], area[href]');
+  if (a) {
+    const href = a.getAttribute('href') || '';
+    const target = (a.getAttribute('target') || '').toLowerCase();
+    return !(href.startsWith('#') || href.toLowerCase().startsWith('javascript:') || (target && target !== '_self'));
+  }
+  const b = el.closest('button, input');
+  if (!b || b.disabled || !b.form) return false;
+  const type = (b.getAttribute('type') || (b.tagName === 'BUTTON' ? 'submit' : 'text')).toLowerCase();
+  if (b.tagName === 'BUTTON' || type === 'submit' || type === 'image') return type === 'submit' || type === 'image';
+  return !point && !['checkbox', 'radio', 'file', 'button', 'reset', 'hidden'].includes(type);
+}
+"""
+
+
 def _css_bid(bid: str) -> str:
     """The CSS selector of the element whose bid attribute is ``bid``."""
     escaped = str(bid).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\a ")
@@ -324,7 +345,13 @@ class BrowserEnv(gym.Env):
         self.screenshots = screenshots
         self.action_space = Unicode()
         self.observation_space = gym.spaces.Dict({
-            k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error")
+            **{k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error",
+                                      "focused_element_bid")},
+            "open_pages_urls": JsonValue(list),
+            "active_page_index": gym.spaces.Discrete(1 << 20),
+            "chat_messages": JsonValue(list),
+            "step": gym.spaces.Discrete(1 << 30),
+            "screenshot": JsonValue(bytes),
         })
         self._playwright: Any = None
         self._owns_server = server is None
@@ -598,13 +625,26 @@ class BrowserEnv(gym.Env):
         watch = self._watch.get(id(self.page))
         return watch.requests if watch is not None else 0
 
-    def _raw(self, perform: Callable[[], Any], grace_ms: int = RAW_INPUT_GRACE_MS) -> None:
-        """Perform raw input (mouse, keyboard) that may start a navigation, then settle."""
-        before = self._nav_count()
-        perform()
-        self._settle(grace_ms, before)
+    def _expects_navigation(self, point: tuple[float, float] | None = None) -> bool:
+        """Whether clicking at ``point`` (or pressing Enter on the focused element, when
+        ``point`` is None) should start a navigation, judged from the DOM."""
+        try:
+            return bool(self.page.evaluate(_EXPECTS_NAVIGATION_JS, list(point) if point else None))
+        except Exception:
+            return False
 
-    def _settle(self, grace_ms: int = 0, before: int | None = None) -> None:
+    def _raw(self, perform: Callable[[], Any], expect: bool = False) -> None:
+        """Perform raw input (mouse, keyboard) that may start a navigation, then settle.
+
+        Raw input does not wait for the navigation it starts; the env gives it a short
+        grace period to begin, or the whole action timeout when the DOM says one is due
+        (a link or a submit button under the pointer, Enter in a form field)."""
+        before = self._nav_count()
+        pages = len(self._pages)
+        perform()
+        self._settle(self.timeout_ms if expect else RAW_INPUT_GRACE_MS, before, pages)
+
+    def _settle(self, grace_ms: int = 0, before: int | None = None, pages: int | None = None) -> None:
         """Wait for the navigation an action started (if any) to load.
 
         Locator actions already wait for the navigations they start to commit; raw
@@ -618,6 +658,8 @@ class BrowserEnv(gym.Env):
             start = watch.requests if before is None else before
             end = time.monotonic() + grace_ms / 1000
             while watch.requests == start and time.monotonic() < end:
+                if pages is not None and len(self._pages) != pages:
+                    return   # the input opened (or closed) a tab instead
                 page.wait_for_timeout(20)
         end = time.monotonic() + self.timeout_ms / 1000
         while watch.pending and time.monotonic() < end:
@@ -699,7 +741,14 @@ class BrowserEnv(gym.Env):
 
     def _do_press(self, bid: str, key_comb: str) -> None:
         loc = self._locator(bid)
-        self._raw(lambda: loc.press(str(key_comb)))
+        enter = str(key_comb).split("+")[-1] == "Enter"
+
+        def press() -> None:
+            loc.press(str(key_comb))
+
+        if enter:
+            loc.focus()
+        self._raw(press, expect=enter and self._expects_navigation())
 
     def _do_drag_and_drop(self, from_bid: str, to_bid: str) -> None:
         self._locator(from_bid).drag_to(self._locator(to_bid))
@@ -715,10 +764,12 @@ class BrowserEnv(gym.Env):
 
     # -- coordinates and raw input (browser mode only)
     def _do_mouse_click(self, x: float, y: float, button: str = "left") -> None:
-        self._raw(lambda: self.page.mouse.click(float(x), float(y), button=button))
+        expect = button == "left" and self._expects_navigation((float(x), float(y)))
+        self._raw(lambda: self.page.mouse.click(float(x), float(y), button=button), expect)
 
     def _do_mouse_dblclick(self, x: float, y: float, button: str = "left") -> None:
-        self._raw(lambda: self.page.mouse.dblclick(float(x), float(y), button=button))
+        expect = button == "left" and self._expects_navigation((float(x), float(y)))
+        self._raw(lambda: self.page.mouse.dblclick(float(x), float(y), button=button), expect)
 
     def _do_mouse_move(self, x: float, y: float) -> None:
         self.page.mouse.move(float(x), float(y))
@@ -751,7 +802,8 @@ class BrowserEnv(gym.Env):
         self.page.keyboard.insert_text(str(text))
 
     def _do_keyboard_press(self, key: str) -> None:
-        self._raw(lambda: self.page.keyboard.press(str(key)))
+        expect = str(key).split("+")[-1] == "Enter" and self._expects_navigation()
+        self._raw(lambda: self.page.keyboard.press(str(key)), expect)
 
     def _do_keyboard_down(self, key: str) -> None:
         self.page.keyboard.down(str(key))

@@ -5,7 +5,7 @@ import pytest
 
 import simweb
 
-APPS = simweb.apps()
+APPS = simweb.app_names()
 
 
 @pytest.fixture(scope="session", params=APPS)

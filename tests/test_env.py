@@ -16,7 +16,7 @@ import simweb
 from simweb.agents import RandomAgent
 from simweb.state import StateError, state_hash
 
-APPS = simweb.apps()
+APPS = simweb.app_names()
 
 ORACLE_SEEDS = (0, 1, 2)
 
@@ -220,7 +220,7 @@ def test_same_seed_same_actions_same_bytes(env_of, app_name):
 SCRIPT = """
 import json, simweb
 out = {}
-for app in simweb.apps():
+for app in simweb.app_names():
     env = simweb.make(app, seed=0)
     hashes = []
     for tid in sorted(env.app.tasks):

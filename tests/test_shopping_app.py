@@ -174,8 +174,11 @@ class Shop:
 
 @pytest.fixture
 def shop(env):
-    env.reset(seed=0)
-    return Shop(env)
+    """A fresh episode without a task: signed out, on the home page."""
+    s = Shop(env)
+    s.obs, s.info = env.reset(seed=0)
+    assert s.path == "/" and s.state["browser"]["user"] is None
+    return s
 
 
 # ----------------------------------------------------------------------------- world picks
@@ -837,6 +840,53 @@ def test_full_checkout_places_the_order(shop, world, catalog):
     assert shop.env.app.check_state(shop.state) is None
 
 
+@pytest.mark.parametrize("over", [False, True])
+def test_standard_shipping_is_free_from_50_dollars(shop, world, catalog, over):
+    if over:
+        p = pick(catalog, lambda p: plain(p) and p["stock"] >= 3 and 5000 <= p["price_cents"] <= 9000)
+    else:
+        p = pick(catalog, lambda p: plain(p) and p["stock"] >= 3 and 1000 <= p["price_cents"] <= 4000)
+    shop.sign_in(1)
+    add_to_cart(shop, p, 1)
+    if over:
+        assert "You qualify for free standard shipping." in shop.html
+    else:
+        assert f"Add {money(5000 - p['price_cents'])} more for free standard shipping." in shop.html
+    to_payment(shop, world.addresses(1)[0]["id"], "standard")
+    pay(shop)
+    shipping = 0 if over else 599
+    assert shop.text_of("total-shipping") == money(shipping)
+    assert shop.text_of("total-total") == money(p["price_cents"] + shipping)
+
+
+def test_order_with_a_coupon_that_no_longer_applies_is_refused(shop, world, catalog):
+    c = _coupon(world, lambda c: c["active"] and c["expires_day"] >= TODAY and c["category_id"] is None
+                and c["min_subtotal_cents"] >= 2000 and not c["one_per_user"])
+    a = pick(catalog, lambda p: plain(p) and p["stock"] >= 3 and p["price_cents"] >= c["min_subtotal_cents"])
+    b = pick(catalog, lambda p: plain(p) and p["stock"] >= 3 and p["price_cents"] < c["min_subtotal_cents"])
+    shop.sign_in(1)
+    add_to_cart(shop, a, 1)
+    add_to_cart(shop, b, 1)
+    shop.fill("coupon-code", c["code"]).click("apply-coupon")
+    assert shop.rt["carts"]["1"]["coupon"] == c["code"]
+    to_payment(shop, world.addresses(1)[0]["id"])
+    pay(shop)
+    shop.goto("/cart").click(f"remove-{line_bid(a['id'])}")
+    # The coupon stays on the cart but no longer discounts anything ...
+    assert shop.rt["carts"]["1"]["coupon"] == c["code"] and "Discount" not in shop.html
+    shop.goto("/checkout/review")
+    assert shop.text_of("total-discount") == f"−{money(0)}"
+    # ... and the order is refused until it is removed.
+    shop.click("place-order")
+    assert shop.path == "/cart"
+    assert shop.error() == (f"Coupon code '{c['code']}' needs a subtotal of at least "
+                            f"{money(c['min_subtotal_cents'])}. Remove it to continue.")
+    assert not shop.rt["entities"].get("orders")
+    shop.click("remove-coupon").goto("/checkout/review").click("place-order")
+    assert shop.success().startswith("Thank you! Your order #")
+    assert next(iter(shop.rt["entities"]["orders"].values()))["coupon"] is None
+
+
 def test_checkout_refuses_a_cart_that_exceeds_stock(shop, world, catalog):
     p = pick(catalog, lambda p: plain(p) and 2 <= p["stock"] <= 8)
     shop.sign_in(1)
@@ -1128,6 +1178,15 @@ def test_register_creates_and_signs_in_the_account(shop, world):
     shop.goto("/login").fill("login-user", "robin@example.com").fill("login-password", "correct horse")
     shop.click("login-submit")
     assert shop.state["browser"]["user"] == uid
+
+
+@pytest.mark.xfail(strict=True, reason="specs/shopping.yaml register inserts users with 'joined_day' (and no "
+                   "'default_address_id') while world users have 'created_day' and 'default_address_id': a user row "
+                   "has a different shape depending on where it came from")
+def test_registered_user_rows_have_the_world_users_fields(shop, world):
+    _register(shop)
+    row = shop.rt["entities"]["users"][str(world.max_id("users") + 1)]
+    assert set(row) == set(world.user(1))
 
 
 def test_profile_update(shop, world):

@@ -1,0 +1,209 @@
+"""Evidence for proposed engine changes: A/B in one process, the engine files untouched.
+
+Each experiment applies a candidate change to the running process only (a patched method
+on an object, never an edit of simweb's files), checks that the observable output is
+byte-identical to the stock engine's, and times stock (A) against patched (B) in
+interleaved blocks so that machine load hits both alike.
+
+  jinja_getattr   Jinja2's ``Environment.getattr`` tries ``getattr(obj, name)`` first and
+                  only then ``obj[name]``; every ``{{ p.name }}`` on a dict therefore
+                  raises and catches an AttributeError. Candidate: for plain dicts, look the
+                  key up first unless the name is a dict method (same semantics, exactly).
+                  Measured on the oracle-plan steps of every task and on search pages.
+  restore_check   ``SimEnv.restore`` validates the whole state with jsonschema every time.
+                  Candidate: remember the canonical hashes of states already validated
+                  (an LRU of sha256 digests) and skip re-validating those.
+  facets_share    (no change applied) the share of a search page step spent in
+                  ``world.facets`` and ``world.search`` on the 10K and 1M worlds.
+
+    python benchmarks/bench_whatif.py [--quick] [--no-1m] [--out FILE]
+"""
+from __future__ import annotations
+
+import hashlib
+import sys
+import types
+from collections import OrderedDict
+
+from common import now_ns, parser, percentile, print_table, settle, summarize, time_each, write_json
+
+_DICT_ATTRS = frozenset(dir(dict))
+
+
+def dict_first_getattr(self, obj, attribute):
+    """Jinja2 Environment.getattr with a fast path for plain dicts (same results)."""
+    if type(obj) is dict and attribute not in _DICT_ATTRS:
+        try:
+            return obj[attribute]
+        except (KeyError, TypeError):
+            return self.undefined(obj=obj, name=attribute)
+    return type(self).getattr(self, obj, attribute)
+
+
+def oracle_steps(env, tasks, seeds):
+    """Time every oracle step; return (durations, digest of all observations)."""
+    out, h = [], hashlib.sha256()
+    for seed in seeds:
+        for tid in tasks:
+            env.reset(seed=seed, options={"task": tid})
+            for a in env.oracle_plan():
+                t0 = now_ns()
+                obs, *_ = env.step(a)
+                out.append((now_ns() - t0) * 1e-9)
+                h.update(obs["html"].encode())
+                h.update(obs["axtree"].encode())
+    return out, h.hexdigest()
+
+
+def exp_jinja_getattr(quick: bool) -> dict:
+    import simweb
+
+    env = simweb.make("shopping", seed=0)
+    jinja = env.app.jinja
+    tasks = list(env.app.tasks)
+    seeds = list(range(2000, 2002 if quick else 2010))
+    search_urls = ["/search?q=cotton", "/search?q=steel&sort=price_asc", "/search?category=3",
+                   "/search?q=wool&page=3", "/c/fiction", "/search?q=lamp&rating=4", "/search?sort=newest",
+                   "/search?q=organic&stock=1"]
+
+    def patch(on: bool) -> None:
+        if on:
+            jinja.getattr = types.MethodType(dict_first_getattr, jinja)
+        elif "getattr" in jinja.__dict__:
+            del jinja.getattr
+
+    def pages() -> tuple[list[float], str]:
+        env.reset(seed=0)
+        out, h = [], hashlib.sha256()
+        for u in search_urls:
+            for _ in range(3):
+                t0 = now_ns()
+                obs, *_ = env.step(f"goto({u!r})")
+                out.append((now_ns() - t0) * 1e-9)
+            h.update(obs["html"].encode())
+        return out, h.hexdigest()
+
+    oracle_steps(env, tasks, seeds)      # warm episode starts and caches
+    a_steps, b_steps, a_pages, b_pages = [], [], [], []
+    digests = {"A": set(), "B": set()}
+    for block in range(2 if quick else 4):
+        for side in ("A", "B"):
+            patch(side == "B")
+            settle()
+            s, d1 = oracle_steps(env, tasks, seeds)
+            p, d2 = pages()
+            (a_steps if side == "A" else b_steps).extend(s)
+            (a_pages if side == "A" else b_pages).extend(p)
+            digests[side].add((d1, d2))
+    patch(False)
+    same = digests["A"] == digests["B"] and len(digests["A"]) == 1
+    A, B = summarize(a_steps, "ms"), summarize(b_steps, "ms")
+    PA, PB = summarize(a_pages, "ms"), summarize(b_pages, "ms")
+    return {"identical_output": same,
+            "oracle_steps": {"stock": A, "patched": B, "median_gain_pct": round(100 * (1 - B["median"] / A["median"]), 1),
+                             "mean_gain_pct": round(100 * (1 - B["mean"] / A["mean"]), 1)},
+            "search_pages": {"stock": PA, "patched": PB,
+                             "median_gain_pct": round(100 * (1 - PB["median"] / PA["median"]), 1)}}
+
+
+def exp_restore(quick: bool) -> dict:
+    import simweb
+    from simweb.state import canonical
+
+    env = simweb.make("shopping", seed=0)
+    env.reset(seed=7, options={"task": "shopping/buy_product"})
+    plan = env.oracle_plan()
+    for a in plan[: len(plan) // 2]:
+        env.step(a)
+    state = env.snapshot()
+    validator = env.app.validator
+    stock_check = validator.check
+    seen: OrderedDict = OrderedDict()
+
+    def cached_check(st) -> None:
+        c = canonical(st)
+        digest = hashlib.sha256(c if isinstance(c, bytes) else c.encode()).digest()
+        if digest in seen:
+            seen.move_to_end(digest)
+            return
+        stock_check(st)
+        seen[digest] = True
+        if len(seen) > 4096:
+            seen.popitem(last=False)
+
+    n = 300 if quick else 2000
+    a, b = [], []
+    for block in range(4):
+        settle()
+        a.extend(time_each(lambda: env.restore(state), n // 4, warmup=3))
+        validator.check = cached_check
+        try:
+            settle()
+            b.extend(time_each(lambda: env.restore(state), n // 4, warmup=3))
+        finally:
+            del validator.check
+    A, B = summarize(a, "us"), summarize(b, "us")
+    return {"stock": A, "hash_cached_validation": B, "speedup_median": round(A["median"] / B["median"], 1)}
+
+
+def exp_facets_share(quick: bool, big: bool) -> dict:
+    import simweb
+
+    from bench_search import make_queries, search_kwargs, search_url
+
+    worlds = {"10K": simweb.make("shopping", seed=0)}
+    if big:
+        worlds["1M"] = simweb.make("shopping", seed=0, size=1_000_000, progress=True)
+    queries = [q for q in make_queries(worlds["10K"].app.world, 60 if quick else 200)]
+    res = {}
+    for name, env in worlds.items():
+        env.reset(seed=0)
+        w = env.app.world
+        step_t, search_t, facet_t = [], [], []
+        for d in queries:
+            kw = search_kwargs(d)
+            action = f"goto({search_url(d)!r})"
+            env.step(action)   # first visit outside the timing: here we want the split, not cold effects
+            step_t.append(min(time_each(lambda: env.step(action), 3)))
+            search_t.append(min(time_each(lambda: w.search(d["q"], **kw), 3)))
+            facet_t.append(min(time_each(lambda: w.facets(d["q"], category=d["category"]), 3)))
+        tot = sum(step_t)
+        res[name] = {"page_step_p50_ms": round(percentile(step_t, 50) * 1e3, 3),
+                     "search_p50_ms": round(percentile(search_t, 50) * 1e3, 3),
+                     "facets_p50_ms": round(percentile(facet_t, 50) * 1e3, 3),
+                     "facets_p95_ms": round(percentile(facet_t, 95) * 1e3, 3),
+                     "share_search": round(sum(search_t) / tot, 3), "share_facets": round(sum(facet_t) / tot, 3),
+                     "share_rest (render, parse, axtree, verifier)": round(1 - (sum(search_t) + sum(facet_t)) / tot, 3)}
+    return res
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = parser(__doc__.split("\n")[0])
+    p.add_argument("--no-1m", action="store_true")
+    p.add_argument("--only", default=None, help="comma-separated: jinja_getattr,restore_check,facets_share")
+    args = p.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else {"jinja_getattr", "restore_check", "facets_share"}
+    res: dict = {}
+    if "jinja_getattr" in only:
+        res["jinja_getattr"] = r = exp_jinja_getattr(args.quick)
+        print_table(f"jinja dict-first getattr (output identical: {r['identical_output']})",
+                    ["case", "n", "stock median", "patched median", "stock p95", "patched p95", "median gain %"],
+                    [[k, r[k]["stock"]["n"], r[k]["stock"]["median"], r[k]["patched"]["median"], r[k]["stock"]["p95"],
+                      r[k]["patched"]["p95"], r[k]["median_gain_pct"]] for k in ("oracle_steps", "search_pages")])
+    if "restore_check" in only:
+        res["restore_check"] = r = exp_restore(args.quick)
+        print_table("restore(): jsonschema every time vs validated-hash cache (us)", ["variant", "n", "median", "p95"],
+                    [["stock", r["stock"]["n"], r["stock"]["median"], r["stock"]["p95"]],
+                     ["hash-cached", r["hash_cached_validation"]["n"], r["hash_cached_validation"]["median"],
+                      r["hash_cached_validation"]["p95"]]])
+    if "facets_share" in only:
+        res["facets_share"] = r = exp_facets_share(args.quick, not args.no_1m)
+        keys = list(next(iter(r.values())))
+        print_table("search page step: where the time goes (repeat visits, min of 3)", ["world", *keys],
+                    [[w, *[v[k] for k in keys]] for w, v in r.items()])
+    write_json(args.out, "whatif", res, sys.argv if argv is None else ["benchmarks/bench_whatif.py", *argv])
+    return res
+
+
+if __name__ == "__main__":
+    main()
