@@ -146,6 +146,13 @@ class App:
             raise StateError(f"state belongs to another world (hash {str(world.get('hash'))[:12]}…, this world "
                              f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
         self.validator.check(state)
+        # What a schema cannot say: indexes must point inside their lists.
+        browser = state["browser"]
+        if browser["active"] >= len(browser["tabs"]):
+            raise StateError(f"invalid state at $.browser.active: tab {browser['active']} of {len(browser['tabs'])}")
+        for i, tab in enumerate(browser["tabs"]):
+            if tab["cursor"] >= len(tab["history"]):
+                raise StateError(f"invalid state at $.browser.tabs[{i}].cursor: {tab['cursor']} is past the history")
 
     # ------------------------------------------------------------------ expression env
     def _env(self, state: dict, url: str, query: dict[str, Any]) -> dict[str, Any]:
@@ -280,19 +287,27 @@ class App:
             return template.render(ctx)
 
     # ------------------------------------------------------------------ events
-    def submit(self, state: dict, url: str, form: dict[str, Any], *, tab: dict | None = None) -> Response:
-        """Perform a form POST to ``url`` from the active tab's page. Never raises for bad
-        input: a failed guard or a bad field shows the site's error message instead."""
+    def submit(self, state: dict, url: str, form: dict[str, Any], *, tab: dict | None = None,
+               referrer: str | None = None) -> Response:
+        """Perform a form POST to ``url`` from the active tab's page (or, for an HTTP
+        client with several windows on one session, from the ``referrer`` page). Never
+        raises for bad input: a failed guard or a bad field shows the site's error
+        message instead."""
         browser = state["browser"]
         tab = tab if tab is not None else browser["tabs"][browser["active"]]
         back = tab["url"]
+        source = tab["page"]
+        if referrer is not None and referrer != back:
+            hit = self.spec.match_page(urlsplit(referrer).path)
+            if hit is not None:
+                back, source = referrer, hit[0].name
         self._tick(state)
         path = urlsplit(url).path
         hit = self.spec.match_event(path)
         if hit is None:
             return Response(405, url, "error", location=None, error="Method not allowed")
         event, args = hit
-        if not self.machine.allowed(event.name, tab["page"]):
+        if not self.machine.allowed(event.name, source):
             return self._fail(state, event, back, "This action is not available on this page.", 409)
         params: dict[str, Any] = {}
         try:
@@ -303,7 +318,7 @@ class App:
         env = self._env(state, back, {})
         env.update(args)
         env["params"] = params
-        outcome_redirect: list[str | None] = [None]
+        failed: dict[str, Any] = {}    # the failing guard's redirect and status
         saved_runtime = deep_copy(state["runtime"])
         saved_browser = deep_copy(state["browser"])
 
@@ -313,15 +328,16 @@ class App:
                     env[name] = expr(env)
                 for g in event.guards:
                     if not g.cond(env):
-                        if g.redirect is not None:
-                            outcome_redirect[0] = g.redirect(env)
+                        failed["status"] = g.status
+                        failed["redirect"] = g.redirect(env) if g.redirect is not None else None
                         return g.error(env) if g.error else "Request refused."
                 return None
 
             try:
-                outcome = self.machine.fire(event.name, tab["page"], check)
+                outcome = self.machine.fire(event.name, source, check)
                 if outcome.error is not None:
-                    return self._fail(state, event, back, outcome.error, 400, redirect=outcome_redirect[0])
+                    return self._fail(state, event, back, outcome.error, failed.get("status", 400),
+                                      redirect=failed.get("redirect"))
                 apply_updates(event.updates, state, env, self.world, self._entity)
                 location = event.redirect(env) if event.redirect else back
                 message = event.flash(env) if event.flash else None

@@ -325,6 +325,9 @@ class BrowserEnv(gym.Env):
     ``url`` is the page's real URL on the served origin. ``html`` is the live DOM
     serialised by Chromium and ``axtree`` is built from it with the live values of the
     form fields. Bad actions never raise: they come back as ``last_action_error``.
+    ``info`` holds the verdict, the session's page name and status, the task, and
+    ``site_error`` when the page shows an error message. ``noop()`` returns at once (the
+    served pages have no timers).
     """
 
     metadata = {"render_modes": ["html"]}

@@ -37,6 +37,7 @@ class SimBrowser:
         self._html: str | None = None
         self._page: Page | None = None
         self.last_response: Response | None = None
+        self.site_error: str | None = None   # the site's error message after the last action
 
     # ------------------------------------------------------------------ page cache
     def invalidate(self) -> None:
@@ -71,6 +72,8 @@ class SimBrowser:
         self._html = resp.html
         self._page = None
         self.last_response = resp
+        if resp.error:
+            self.site_error = resp.error   # an error page (404, empty cart, ...)
 
     def _absolute_path(self, href: str) -> str | None:
         """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
@@ -92,6 +95,7 @@ class SimBrowser:
     # ------------------------------------------------------------------ actions
     def execute(self, text: str) -> str | None:
         """Run one action string; return the error message, or None on success."""
+        self.site_error = None
         try:
             action = parse_action(text)
         except ActionError as exc:
@@ -358,11 +362,12 @@ class SimBrowser:
             else:
                 data[k] = v
         resp = self.app.submit(self.state, target, data)
-        self.last_response = resp
         if resp.location is not None:
             self._navigate(resp.location)
         else:
             self._navigate_error(resp)
+        if resp.error:
+            self.site_error = resp.error   # what the site showed; the redirect's page follows
         return None
 
     def _navigate_error(self, resp: Response) -> None:

@@ -184,9 +184,8 @@ class SimEnv(gym.Env):
                                 "status": self.browser.tab["status"]}
         if self.task is not None:
             info["task"] = self.task.to_json()
-        resp = self.browser.last_response
-        if resp is not None and resp.error:
-            info["site_error"] = resp.error
+        if self.browser.site_error:
+            info["site_error"] = self.browser.site_error
         return info
 
     def render(self) -> str:

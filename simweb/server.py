@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from importlib import resources
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 from flask import Flask, Response, make_response, redirect, request
@@ -121,6 +122,8 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             body = orjson.loads(request.get_data() or b"{}")
         except orjson.JSONDecodeError as exc:
             return finish(json_response({"error": f"not valid JSON: {exc}"}, 400), sid)
+        if not isinstance(body, dict):
+            return finish(json_response({"error": "the body must be a JSON object"}, 400), sid)
         t, s = body.get("task"), body.get("seed", 0)
         if t is not None and t not in sim.tasks:
             return finish(json_response({"error": f"unknown task '{t}'"}, 400), sid)
@@ -140,7 +143,14 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         with lock:
             if request.method == "POST":
                 form = {k: (v if len(v) > 1 else v[0]) for k, v in request.form.lists()}
-                resp = sim.submit(state, url, form)
+                # A page opened in another window of the same session posts from there.
+                referrer = request.referrer
+                ref_path = None
+                if referrer:
+                    parts = urlsplit(referrer)
+                    if parts.netloc == request.host:
+                        ref_path = parts.path + (f"?{parts.query}" if parts.query else "")
+                resp = sim.submit(state, url, form, referrer=ref_path)
                 if resp.location is None:
                     html = sim.navigate(state, state["browser"]["tabs"][state["browser"]["active"]]["url"],
                                         push=False).html

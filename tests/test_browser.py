@@ -237,6 +237,27 @@ def test_a_failed_form_input_is_an_error_not_an_exception(shop: BrowserEnv) -> N
     assert obs["focused_element_bid"] == bid
 
 
+def test_keyboard_actions_match_the_simulator(shop: BrowserEnv) -> None:
+    """focus + keyboard_type + keyboard_press('Enter') submits the search form in both."""
+    task = _first_task()
+    obs, _ = shop.reset(seed=0, options={"task": task})
+    assert obs in shop.observation_space
+    bid = shop.page.locator("form input[bid][type=search], form input[bid][type=text]").first.get_attribute("bid")
+    sim = SimEnv("shopping", 0)
+    sim.reset(seed=0, options={"task": task})
+    for action in [f"focus({bid!r})", "keyboard_type('desk')", "keyboard_type(' lamp')", "keyboard_press('Enter')"]:
+        sim_obs, *_ = sim.step(action)
+        obs, *_ = shop.step(action)
+        assert obs["last_action_error"] == sim_obs["last_action_error"] == ""
+        assert _path(obs["url"]) == _path(sim_obs["url"]), action
+        assert obs["axtree"] == sim_obs["axtree"], action
+    assert "desk+lamp" in obs["url"]
+    state, sim_state = shop.snapshot(), sim.snapshot()
+    assert state["runtime"] == sim_state["runtime"]
+    assert state["meta"] == sim_state["meta"]
+    assert obs in shop.observation_space
+
+
 def test_send_msg_to_user_is_recorded_in_the_session(shop: BrowserEnv) -> None:
     shop.reset(seed=0, options={"task": _first_task()})
     obs, _, terminated, _, _ = shop.step("send_msg_to_user('forty-two')")

@@ -6,7 +6,7 @@ entities) so pages always show the current backend state.
 """
 from __future__ import annotations
 
-from datetime import timedelta
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -83,17 +83,23 @@ def current_user(ctx: Ctx) -> dict | None:
 
 @fn(reads=("world.users", "runtime.entities.users.*"))
 def find_login(ctx: Ctx, login: str | None) -> dict | None:
-    """The user whose username or email is ``login`` (case-insensitive)."""
+    """The user whose current username or email is ``login`` (case-insensitive)."""
     if not login:
         return None
     key = str(login).strip().casefold()
-    for row in _new_rows(ctx, "users"):
-        if row["username"].casefold() == key or row["email"].casefold() == key:
+
+    def matches(row: dict | None) -> bool:
+        return row is not None and (row["username"].casefold() == key or row["email"].casefold() == key)
+
+    # Runtime rows first: new accounts, and world accounts whose email was changed.
+    for k, row in sorted(_overlay(ctx, "users").items(), key=lambda kv: int(kv[0])):
+        if matches(row):
             return row
     hit = ctx.world.user_by_login(key)
     if hit is None:
         return None
-    return _entity(ctx, "users", hit["id"])
+    current = _entity(ctx, "users", hit["id"])
+    return current if matches(current) else None   # the world's old email no longer signs in
 
 
 @fn(reads=("world.users", "runtime.entities.users.*"))
@@ -173,7 +179,14 @@ def search(ctx: Ctx, q: str | None = "", category: Any = None, brand: Any = None
         rating_min=float(rating) if rating else None, in_stock=bool(in_stock), sort=sort,
         page=max(1, int(page or 1)), per_page=per_page)
     res = dict(res)
-    res["items"] = _patch(ctx, res["items"])
+    items = _patch(ctx, res["items"])
+    if in_stock:
+        # The search index holds the world's stock; rows sold out at run time drop out
+        # here (the way a shop's index lags its inventory).
+        kept = [p for p in items if p["stock"] > 0]
+        res["total"] = max(0, res["total"] - (len(items) - len(kept)))
+        items = kept
+    res["items"] = items
     return res
 
 
@@ -262,7 +275,27 @@ def cart_lines(ctx: Ctx) -> list[dict]:
     return out
 
 
-@fn(reads=("world.coupons",) + CART + PRODUCTS + ("runtime.coupon_uses.*",))
+@fn(reads=CART + PRODUCTS)
+def overstocked(ctx: Ctx) -> list[str]:
+    """Names of products whose cart lines together ask for more than the stock."""
+    want: dict[int, int] = {}
+    for item in _cart(ctx)["items"]:
+        want[item["product_id"]] = want.get(item["product_id"], 0) + item["qty"]
+    out = []
+    for pid, qty in sorted(want.items()):
+        p = product(ctx, pid)
+        if p is None or qty > p["stock"]:
+            out.append(p["name"] if p else f"product {pid}")
+    return out
+
+
+@fn(reads=CART)
+def cart_qty_of(ctx: Ctx, pid: Any, except_line: str | None = None) -> int:
+    """Units of product ``pid`` in the cart (optionally not counting one line)."""
+    return sum(i["qty"] for i in _cart(ctx)["items"] if i["product_id"] == pid and i["line"] != except_line)
+
+
+@fn(reads=("world.coupons", "world.orders") + CART + PRODUCTS + ("runtime.coupon_uses.*",))
 def coupon_error(ctx: Ctx, code: str | None) -> str | None:
     """Why ``code`` cannot be applied to the current cart, or None when it can."""
     if not code:
@@ -282,7 +315,9 @@ def coupon_error(ctx: Ctx, code: str | None) -> str | None:
     if sum(l["line_cents"] for l in lines) < c["min_subtotal_cents"]:
         return (f"Coupon code '{c['code']}' needs a subtotal of at least "
                 f"{money(c['min_subtotal_cents'])}.")
-    if c["one_per_user"] and c["code"] in ctx.state["runtime"].get("coupon_uses", {}).get(str(ctx.user), []):
+    if c["one_per_user"] and ctx.user is not None and (
+            c["code"] in ctx.state["runtime"].get("coupon_uses", {}).get(str(ctx.user), [])
+            or any(o.get("coupon") == c["code"] and o["status"] != "cancelled" for o in ctx.world.orders(ctx.user))):
         return f"You have already used coupon code '{c['code']}'."
     return None
 
@@ -374,6 +409,36 @@ def wishlist_items(ctx: Ctx) -> list[dict]:
 @fn(reads=("runtime.wishlists.*",))
 def in_wishlist(ctx: Ctx, pid: int) -> bool:
     return ctx.user is not None and pid in ctx.state["runtime"]["wishlists"].get(str(ctx.user), [])
+
+
+POSTAL_CODES = {
+    "US": (r"[0-9]{5}(-[0-9]{4})?", "ZIP code must be 5 digits (or ZIP+4)."),
+    "CA": (r"[A-Za-z][0-9][A-Za-z] ?[0-9][A-Za-z][0-9]", "Postal code must look like K1A 0B1."),
+    "GB": (r"[A-Za-z]{1,2}[0-9][A-Za-z0-9]? ?[0-9][A-Za-z]{2}", "Postcode must look like SW1A 1AA."),
+    "DE": (r"[0-9]{5}", "Postleitzahl must be 5 digits."),
+    "FR": (r"[0-9]{5}", "Code postal must be 5 digits."),
+}
+
+
+@fn()
+def postal_code_error(ctx: Ctx, country: str | None, code: str | None) -> str | None:
+    """Why ``code`` is not a postal code of ``country``, or None when it is."""
+    rule = POSTAL_CODES.get(str(country))
+    if rule is None:
+        return "We do not ship to that country."
+    if not re.fullmatch(rule[0], str(code or "").strip()):
+        return rule[1]
+    return None
+
+
+@fn()
+def safe_next(ctx: Ctx, target: str | None) -> str:
+    """A same-site path to go to after signing in ('/' for anything else: no open redirect)."""
+    t = str(target or "")
+    if (not t.startswith("/") or t.startswith("//") or "\\" in t
+            or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in t)):
+        return "/"
+    return t
 
 
 @fn()
