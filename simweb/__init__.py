@@ -16,14 +16,22 @@ from .registry import RegistryError, names as app_names, register
 __version__ = "0.1.0"
 
 
-def make(app: str, seed: int = 0, **kwargs: Any) -> "SimEnv":
+def make(app: str, seed: int = 0, *, backend: str = "sim", **kwargs: Any) -> Any:
     """Create an env for ``app`` on the world generated from ``seed``.
 
-    Keyword arguments go to :class:`simweb.env.SimEnv` (size, task, max_steps,
-    reward, backend)."""
-    from .env import SimEnv
+    ``backend="sim"`` (the default) runs in-process (:class:`simweb.env.SimEnv`: size,
+    task, max_steps, reward); ``backend="browser"`` serves the same app to headless
+    Chromium through Playwright (:class:`simweb.browser.BrowserEnv`: screenshots and
+    coordinate actions)."""
+    if backend == "sim":
+        from .env import SimEnv
 
-    return SimEnv(app=app, seed=seed, **kwargs)
+        return SimEnv(app=app, seed=seed, **kwargs)
+    if backend == "browser":
+        from .browser import make_browser_env
+
+        return make_browser_env(app, seed, **kwargs)
+    raise ValueError(f"backend must be 'sim' or 'browser', not {backend!r}")
 
 
 def __getattr__(name: str) -> Any:

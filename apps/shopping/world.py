@@ -1136,12 +1136,26 @@ class Tag(Base):
 
 
 class ProductTag(Base):
-    """Posting lists of :class:`Tag` (WITHOUT ROWID: one compact b-tree)."""
+    """Posting lists of :class:`Tag`, split by department (WITHOUT ROWID: one b-tree).
+
+    Keying by department makes "color=black within Shoes" a single key range,
+    so a tag can drive a query instead of being probed row by row.
+    """
 
     __tablename__ = "product_tags"
     tag_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    department_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     product_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     __table_args__ = {"sqlite_with_rowid": False}
+
+
+class TagCount(Base):
+    """Posting length of a tag within a department (query planning statistics)."""
+
+    __tablename__ = "tag_counts"
+    tag_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    department_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
 
 
 class ProductSearch(Base):
@@ -1322,7 +1336,7 @@ class _Builder:
         self.brand_names: list[str] = [""]  # index = brand id
         self.dept_brands: list[list[int]] = [[] for _ in _DEPARTMENTS]
         self.tag_ids: dict[tuple[str, str], int] = {}
-        self.postings: list[array] = []
+        self.postings: list[list[array]] = []  # [tag id - 1][department index] -> product ids
         self.user_created: list[int] = [0]
         self.user_addresses: list[list[int]] = [[]]
         self.coupons: list[dict[str, Any]] = []
@@ -1337,13 +1351,13 @@ class _Builder:
         if hashed:
             self.hasher.add_rows(table, rows)
 
-    def _tag(self, kind: str, value: str, pid: int) -> None:
+    def _tag(self, kind: str, value: str, pid: int, dept_index: int) -> None:
         key = (kind, value.lower())
         tid = self.tag_ids.get(key)
         if tid is None:
             tid = self.tag_ids[key] = len(self.tag_ids) + 1
-            self.postings.append(array("I"))
-        self.postings[tid - 1].append(pid)
+            self.postings.append([array("I") for _ in _DEPARTMENTS])
+        self.postings[tid - 1][dept_index].append(pid)
 
     def run(self) -> str:
         """Build everything; returns the content hash."""
@@ -1585,10 +1599,10 @@ class _Builder:
             for key in FILTERABLE_ATTRS:
                 value = attributes.get(key)
                 if isinstance(value, str):
-                    self._tag("attr:" + key, value, pid)
+                    self._tag("attr:" + key, value, pid, li.dept_index)
             for kind, vals in options.items():
                 for v in vals:
-                    self._tag("opt:" + kind, v, pid)
+                    self._tag("opt:" + kind, v, pid, li.dept_index)
 
             product_rows.append((
                 pid, f"SKU-{pid:06d}", name, slug, brand_id, li.id, price, list_price, rating,
@@ -1773,14 +1787,21 @@ class _Builder:
     # -- derived tables -----------------------------------------------------------
 
     def _tags(self) -> None:
-        tag_rows = [(tid, kind, value, len(self.postings[tid - 1]))
+        tag_rows = [(tid, kind, value, sum(len(a) for a in self.postings[tid - 1]))
                     for (kind, value), tid in self.tag_ids.items()]
         self._insert("tags", tag_rows, hashed=False)
-        # Postings are in product-id order per tag, so inserting tag by tag
-        # appends to the WITHOUT ROWID b-tree in key order (fast, compact).
-        for tid, posting in enumerate(self.postings, start=1):
-            self.db.executemany("INSERT INTO product_tags VALUES (?, ?)",
-                                ((tid, pid) for pid in posting))
+        # Postings are in product-id order per (tag, department), and department
+        # ids ascend with the index, so inserting in this order appends to the
+        # WITHOUT ROWID b-tree in key order (fast, compact).
+        count_rows = []
+        for tid, per_dept in enumerate(self.postings, start=1):
+            for di, posting in enumerate(per_dept):
+                if posting:
+                    dept_id = _DEPT_IDS[di]
+                    count_rows.append((tid, dept_id, len(posting)))
+                    self.db.executemany("INSERT INTO product_tags VALUES (?, ?, ?)",
+                                        ((tid, dept_id, pid) for pid in posting))
+        self._insert("tag_counts", count_rows, hashed=False)
         self.postings = []
         self.p.advance()
 
@@ -1870,6 +1891,9 @@ _BROWSE_ORDER = {
     "rating": "rating DESC, pop_rank",
     "newest": "created_day DESC, product_id",
 }
+# The same orders qualified for queries that join product_tags.
+_BROWSE_ORDER_D = {k: re.sub(r"\b(pop_rank|price_cents|product_id|rating|created_day)\b", r"d.\1", v)
+                   for k, v in _BROWSE_ORDER.items()}
 _TABLES = ("products", "users", "orders", "reviews", "addresses", "coupons", "brands",
            "categories")
 
@@ -1905,6 +1929,9 @@ class _Cond:
     params: list[Any]
     column: str | None
     selectivity: float
+    tag: int | None = None  # tag filters: the tag id ...
+    department: int | None = None  # ... the department it is restricted to (if any) ...
+    posting: int = 0  # ... and how many products that (tag, department) range holds
 
     def render(self, plain: bool) -> str:
         """SQL text; with ``plain`` the column is wrapped so no index is used for it."""
@@ -2002,6 +2029,10 @@ class ShopWorld:
         self._tags: dict[tuple[str, str], tuple[int, int]] = {
             (kind, value): (tid, count)
             for tid, kind, value, count in conn.execute("SELECT id, kind, value, count FROM tags")
+        }
+        self._tag_dept_counts: dict[tuple[int, int], int] = {
+            (tid, dept): count
+            for tid, dept, count in conn.execute("SELECT tag_id, department_id, count FROM tag_counts")
         }
         # Whole-catalog facet counts double as selectivity estimates for planning.
         root: dict[str, dict[int, int]] = {}
@@ -2122,10 +2153,12 @@ class ShopWorld:
         """
         n = max(1, self.size)
         conds: list[_Cond] = []
+        dept: int | None = None
         if category is not None:
             cat = self._category_by_id.get(int(category))
             if cat is None:
                 return None
+            dept = cat["parent_id"] or cat["id"]
             sel = cat["product_count"] / n
             if cat["parent_id"] is None:
                 conds.append(_Cond("{}d.department_id = ?", [cat["id"]], "department_id", sel))
@@ -2160,8 +2193,20 @@ class ShopWorld:
                 tag = self._tags.get((prefix + key, str(given[key]).lower()))  # type: ignore[index]
                 if tag is None:
                     return None
-                conds.append(_Cond("EXISTS (SELECT 1 FROM product_tags t WHERE t.tag_id = ?"
-                                   " AND t.product_id = d.product_id)", [tag[0]], None, tag[1] / n))
+                tid, total = tag
+                if dept is None:
+                    posting, share = total, total / n
+                else:
+                    posting = self._tag_dept_counts.get((tid, dept), 0)
+                    if posting == 0:
+                        return None  # e.g. color=black among books
+                    # P(tag | department) stands in for P(tag | category).
+                    share = posting / max(1, self._category_by_id[dept]["product_count"])
+                conds.append(_Cond(
+                    "EXISTS (SELECT 1 FROM product_tags t WHERE t.tag_id = ? AND"
+                    " t.department_id = d.department_id AND t.product_id = d.product_id)",
+                    [tid], None, min(1.0, share), tag=tid, department=dept,
+                    posting=posting))
         return conds
 
     def _price_selectivity(self, lo: int, hi: int | None) -> float:
@@ -2273,36 +2318,61 @@ class ShopWorld:
 
     def _browse(self, conn: sqlite3.Connection, conds: list[_Cond], sort: str, offset: int,
                 per_page: int) -> tuple[int, list[int]]:
-        """Filtered listing without text: (capped match count, page of product ids)."""
+        """Filtered listing without text: (capped match count, page of product ids).
+
+        SQLite's planner, left alone, tends to collect every row of the most
+        selective *indexed* filter and sort them, which is slow for broad
+        filters on big worlds.  Using row estimates from the precomputed facet
+        and tag counts, pick the cheapest of: walking the sort order's index
+        and skipping non-matches ("+col" keeps SQLite off the filters'
+        indexes), collecting via an indexed filter and sorting, or letting a
+        tag's (tag, department) posting range drive the query.
+        """
+        n_all = max(1, self.size)
         params = [p for c in conds for p in c.params]
-        if conds:
+        sel = 1.0
+        for c in conds:
+            sel *= max(c.selectivity, 1.0 / n_all)
+        indexed = [c.selectivity for c in conds if c.column in _INDEXED_FILTERS]
+        collect_rows = n_all * (min(indexed) if indexed else 1.0)
+        tags = [c for c in conds if c.tag is not None]
+        driver = min(tags, key=lambda c: c.posting) if tags else None
+        if driver is not None and driver.posting >= collect_rows:
+            driver = None
+        if driver is not None:
+            rest = [c for c in conds if c is not driver]
+            dept_sql, dept_params = ("", []) if driver.department is None else \
+                (" AND t.department_id = ?", [driver.department])
+            # CROSS JOIN pins the posting range as the outer loop.
+            src = ("FROM product_tags t CROSS JOIN product_search d ON d.product_id = t.product_id"
+                   f" WHERE t.tag_id = ?{dept_sql}" + "".join(" AND " + c.render(True) for c in rest))
+            src_params = [driver.tag, *dept_params, *[p for c in rest for p in c.params]]
+        if not conds:
+            n = self.size
+        elif driver is not None:
+            n = conn.execute(f"SELECT count(*) FROM (SELECT 1 {src} LIMIT {COUNT_CAP + 1})",
+                             src_params).fetchone()[0]
+        else:
             where = " AND ".join(c.render(False) for c in conds)
             n = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM product_search d WHERE {where}"
                              f" LIMIT {COUNT_CAP + 1})", params).fetchone()[0]
-        else:
-            n = self.size
         total = min(n, COUNT_CAP)
         if offset >= total:
             return n, []
         limit = min(per_page, total - offset)
-        # Plan choice SQLite's planner gets wrong on big worlds: for broad
-        # filters it is far cheaper to walk the sort order's index and skip
-        # non-matching rows than to collect every match and sort it.  Compare
-        # the expected rows scanned both ways; "+col" keeps SQLite off a
-        # filter's index.
-        sel = 1.0
-        for c in conds:
-            sel *= max(c.selectivity, 1.0 / max(1, self.size))
-        indexed = [c.selectivity for c in conds if c.column in _INDEXED_FILTERS]
-        collect_rows = self.size * (min(indexed) if indexed else 1.0)
-        scan_rows = (offset + limit) / sel
         sort_col = _SORT_COLUMN[sort]
-        walk = scan_rows < 2 * collect_rows and not (
-            sort_col == "price_cents" and any(c.column in _PRICE_CORRELATED for c in conds))
-        where = " AND ".join(c.render(walk and c.column != sort_col) for c in conds) or "1"
+        walk_rows = (offset + limit) / sel
+        if sort_col == "price_cents" and any(c.column in _PRICE_CORRELATED for c in conds):
+            walk_rows = float("inf")  # prices cluster by category/brand: independence fails
+        drive_rows = driver.posting if driver is not None else float("inf")
+        if driver is not None and drive_rows < walk_rows and drive_rows < collect_rows:
+            sql, args = f"SELECT d.product_id {src}", src_params
+        else:
+            walk = walk_rows < 2 * collect_rows
+            where = " AND ".join(c.render(walk and c.column != sort_col) for c in conds) or "1"
+            sql, args = f"SELECT d.product_id FROM product_search d WHERE {where}", params
         ids = [r[0] for r in conn.execute(
-            f"SELECT product_id FROM product_search d WHERE {where}"
-            f" ORDER BY {_BROWSE_ORDER[sort]} LIMIT ? OFFSET ?", [*params, limit, offset])]
+            f"{sql} ORDER BY {_BROWSE_ORDER_D[sort]} LIMIT ? OFFSET ?", [*args, limit, offset])]
         return n, ids
 
     def _text_search(self, conn: sqlite3.Connection, expr: str, conds: list[_Cond], sort: str,
