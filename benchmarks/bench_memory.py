@@ -127,7 +127,10 @@ def orchestrate(args, n: int, argv) -> dict:
     scenarios = SCENARIOS
     for name in scenarios:
         proc = subprocess.run([sys.executable, __file__, "--scenario", name, "--n", str(n)],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stderr)
+            raise SystemExit(f"memory scenario {name!r} failed (exit code {proc.returncode})")
         res[name] = json.loads(proc.stdout.strip().splitlines()[-1])
     res["process_rss_mb"] = res[scenarios[0]].pop("process_rss_mb")
     for name in scenarios[1:]:

@@ -142,9 +142,10 @@ class App:
             raise StateError(f"state was made with another {self.name} spec (hash {str(meta.get('spec_hash'))[:12]}…, "
                              f"installed {self.spec.hash[:12]}…)")
         world = state.get("world") or {}
-        if meta.get("world_hash") != self.world.hash or world.get("hash") != self.world.hash:
-            raise StateError(f"state belongs to another world (hash {str(world.get('hash'))[:12]}…, this world "
-                             f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
+        for where, got in (("world.hash", world.get("hash")), ("meta.world_hash", meta.get("world_hash"))):
+            if got != self.world.hash:
+                raise StateError(f"state belongs to another world ({where} {str(got)[:12]}…, this world "
+                                 f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
         self.validator.check(state)
         # What a schema cannot say: indexes must point inside their lists.
         browser = state["browser"]

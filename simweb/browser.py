@@ -335,7 +335,9 @@ class BrowserEnv(gym.Env):
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, headless: bool = True,
                  viewport: tuple[int, int] = (1280, 768), task: str | None = None, max_steps: int | None = None,
                  reward: str = "sparse", timeout_ms: int = DEFAULT_TIMEOUT_MS, screenshots: bool = True,
-                 server: ServedApp | None = None, browser: Any = None):
+                 server: ServedApp | None = None, browser: Any = None, progress: bool = False):
+        # ``progress`` is accepted for SimEnv compatibility: a world is built (with a progress
+        # bar) by the server that loads it.
         if reward not in ("sparse", "progress"):
             raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
         self.world_seed = seed

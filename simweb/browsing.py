@@ -238,25 +238,30 @@ class SimBrowser:
                 labels = ", ".join(repr(label) for _, label, _ in el.options[:10])
                 return f"Option {w!r} not found in select '{bid}' (options: {labels})"
             chosen.append(hit)
+        # Choosing an option programmatically does not move focus in a real browser.
         self.tab["fields"][el.bid] = chosen[0] if not el.multiple else "\x1f".join(chosen)
-        self.tab["focus"] = el.bid
         return None
 
     def _do_check(self, bid: str) -> str | None:
         el = self._element(bid)
         if el.input_type not in ("checkbox", "radio"):
             return f"Element with bid '{bid}' is not a checkbox or radio button"
-        if el.input_type == "radio":
-            self._set_radio(el)
-        else:
-            self.tab["fields"][el.bid] = True
+        if not self._checked(el):
+            # Checking clicks the box (focusing it) only when its state changes.
+            self.tab["focus"] = el.bid
+            if el.input_type == "radio":
+                self._set_radio(el)
+            else:
+                self.tab["fields"][el.bid] = True
         return None
 
     def _do_uncheck(self, bid: str) -> str | None:
         el = self._element(bid)
         if el.input_type != "checkbox":
             return f"Element with bid '{bid}' is not a checkbox"
-        self.tab["fields"][el.bid] = False
+        if self._checked(el):
+            self.tab["focus"] = el.bid
+            self.tab["fields"][el.bid] = False
         return None
 
     def _do_press(self, bid: str, key_comb: str) -> str | None:

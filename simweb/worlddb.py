@@ -29,7 +29,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, MutableSequence, Sequence
+from collections.abc import Callable, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -285,6 +285,7 @@ def build_once(
     build: Callable[[Path], None],
     *,
     on_wait: Callable[[], None] | None = None,
+    is_valid: Callable[[Path], bool] | None = None,
 ) -> bool:
     """Make sure ``path`` exists, building it with ``build(tmp_path)`` if needed.
 
@@ -293,9 +294,16 @@ def build_once(
     and ``os.replace``-s it into place (atomic on POSIX), the others block on the
     lock and then find the file.  Readers never see a half-written file.  Returns
     True if this call did the build.  ``on_wait`` is called once if another
-    process holds the lock (e.g. to print "waiting for ...").
+    process holds the lock (e.g. to print "waiting for ...").  ``is_valid``
+    lets an existing file be judged stale (e.g. an older schema); a stale file
+    is rebuilt and replaced (processes that have it open keep reading the old
+    inode).
     """
-    if path.exists():
+
+    def usable() -> bool:
+        return path.exists() and (is_valid is None or is_valid(path))
+
+    if usable():
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     lock_path = path.with_name(path.name + ".lock")
@@ -307,7 +315,7 @@ def build_once(
                 on_wait()
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
-            if path.exists():  # someone built it while we waited
+            if usable():  # someone built it while we waited
                 return False
             # Whoever left temp files behind is dead: live builders hold the lock.
             for stale in path.parent.glob(f".{path.name}.*.tmp*"):
@@ -343,31 +351,30 @@ def build_once(
 
 
 class _Slot:
-    """One thread's connection; closing it when the thread's locals are dropped."""
+    """One thread's connection; closed when the thread's locals are dropped."""
 
-    __slots__ = ("pid", "fairy", "conn")
+    __slots__ = ("conn", "pid")
 
-    def __init__(self, pid: int, fairy: Any) -> None:
+    def __init__(self, pid: int, conn: sqlite3.Connection) -> None:
         self.pid = pid
-        self.fairy = fairy
-        self.conn: sqlite3.Connection = fairy.driver_connection
+        self.conn = conn
 
     def __del__(self) -> None:
         if self.pid == os.getpid():  # never touch a connection inherited over fork
             with contextlib.suppress(Exception):
-                self.fairy.close()
+                self.conn.close()
 
 
 class ReadOnlyDB:
     """Read-only access to an immutable SQLite world file.
 
-    The file is opened through a SQLAlchemy engine with a ``file:...?mode=ro``
-    URI (``immutable=1`` too: world files never change after the atomic
-    rename, and it lets SQLite skip file locking).  :attr:`engine` can be used
-    with the ORM; hot paths use :meth:`conn`, a raw ``sqlite3`` connection per
-    thread, which avoids both a global lock and SQLAlchemy's per-statement
-    overhead.  A connection is also never shared across ``fork``: a child
-    process opens its own on first use.
+    Connections use a ``file:...?mode=ro`` URI (``immutable=1`` too: world
+    files never change after the atomic rename, and it lets SQLite skip file
+    locking).  :attr:`engine` is a SQLAlchemy engine on it for ORM use; hot
+    paths use :meth:`conn`, a raw ``sqlite3`` connection per thread made by the
+    same factory, which avoids both a global lock and SQLAlchemy's
+    per-statement overhead.  A connection is never shared across ``fork``: a
+    child process opens its own on first use.
     """
 
     def __init__(self, path: Path | str, pragmas: Sequence[str] = ()) -> None:
@@ -376,24 +383,22 @@ class ReadOnlyDB:
         # Percent-encode the path: '?', '#' or '%' in a directory name would
         # otherwise be parsed as part of the URI.
         self.uri = f"file:{quote(self.path)}?mode=ro&immutable=1"
-        uri = self.uri
-        # NullPool: each thread keeps its own connection for its lifetime, so
-        # pooling would only add checkout bookkeeping.
-        self.engine: Engine = create_engine(
-            "sqlite+pysqlite://",
-            creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False),
-            poolclass=NullPool,
-        )
+        # NullPool: ORM sessions are occasional; pooling would only add state.
+        self.engine: Engine = create_engine("sqlite+pysqlite://", creator=self._connect,
+                                            poolclass=NullPool)
         self._local = threading.local()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.uri, uri=True, check_same_thread=False)
+        for pragma in self._pragmas:
+            conn.execute(pragma)
+        return conn
 
     def conn(self) -> sqlite3.Connection:
         """This thread's raw, read-only ``sqlite3`` connection."""
         slot: _Slot | None = getattr(self._local, "slot", None)
         if slot is None or slot.pid != os.getpid():
-            fairy = self.engine.raw_connection()
-            slot = _Slot(os.getpid(), fairy)
-            for pragma in self._pragmas:
-                slot.conn.execute(pragma)
+            slot = _Slot(os.getpid(), self._connect())
             self._local.slot = slot
         return slot.conn
 
@@ -474,14 +479,3 @@ class BuildProgress:
         if self._progress is not None:
             self._progress.console.print(message)
 
-
-def batched(iterable: Iterator[T] | Sequence[T], n: int) -> Iterator[list[T]]:
-    """Yield lists of up to ``n`` items."""
-    batch: list[T] = []
-    for item in iterable:
-        batch.append(item)
-        if len(batch) >= n:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -100,11 +100,6 @@ def _first_task(app: str = "shopping") -> str:
 
 # ----------------------------------------------------------------------------- parity
 
-def _unfocused(axtree: str) -> str:
-    """The AX tree without its focus marks (see test_focus_follows_the_browser)."""
-    return axtree.replace(", focused", "")
-
-
 def _path(url: str) -> str:
     parts = urlsplit(url)
     return parts.path + (f"?{parts.query}" if parts.query else "")
@@ -128,7 +123,7 @@ def test_oracle_parity(task_id: str, seed: int, browser_env: Any) -> None:
     assert start["runtime"] == sim_start["runtime"], "reset: runtime differs"
     assert start["meta"] == sim_start["meta"], "reset: meta differs"
     assert _path(obs["url"]) == _path(sim_obs["url"])
-    assert _unfocused(obs["axtree"]) == _unfocused(sim_obs["axtree"]), "reset: AX tree differs"
+    assert obs["axtree"] == sim_obs["axtree"], "reset: AX tree differs"
 
     for i, action in enumerate(plan):
         sim_obs, _, _, _, sim_info = sim.step(action)
@@ -136,7 +131,7 @@ def test_oracle_parity(task_id: str, seed: int, browser_env: Any) -> None:
         obs, _, _, _, info = env.step(action)
         assert obs["last_action_error"] == "", f"browser step {i} {action}: {obs['last_action_error']}"
         assert _path(obs["url"]) == _path(sim_obs["url"]), f"step {i} {action}: different page"
-        assert _unfocused(obs["axtree"]) == _unfocused(sim_obs["axtree"]), f"step {i} {action}: AX tree differs"
+        assert obs["axtree"] == sim_obs["axtree"], f"step {i} {action}: AX tree differs"
         assert obs["chat_messages"] == sim_obs["chat_messages"]
 
     final, sim_final = env.snapshot(), sim.snapshot()
@@ -359,15 +354,11 @@ def _plan_step(prefix: str) -> tuple[str, int, int] | None:
     return None
 
 
-@pytest.mark.xfail(reason="simweb/browsing.py: select_option moves focus to the select and check/uncheck "
-                          "leave it alone; Playwright's select_option does not focus, check/uncheck click "
-                          "(and so focus) the box", strict=False)
 @pytest.mark.parametrize("prefix", ["select_option(", "check("])
 def test_focus_follows_the_browser(prefix: str, browser_env: Any) -> None:
     """After select_option / check, the in-process focus is the one Chromium reports."""
     found = _plan_step(prefix)
-    if found is None:
-        pytest.skip(f"no oracle plan uses {prefix}...)")
+    assert found is not None, f"no oracle plan uses {prefix}...)"
     task, seed, stop = found
     sim = SimEnv("shopping", 0)
     sim.reset(seed=seed, options={"task": task})

@@ -165,6 +165,44 @@ def test_world_file_is_read_only(world: ShopWorld) -> None:
         con.exec_driver_sql("UPDATE users SET password = 'x'")  # the ORM engine is read-only too
 
 
+def test_stale_cache_file_is_rebuilt(tmp_path: Path) -> None:
+    first = _load_in(tmp_path, 4, 80)
+    path = Path(first.path)
+    os.chmod(path, 0o644)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE meta SET value = 'older-layout' WHERE key = 'schema'")
+    con.commit()
+    con.close()
+    ShopWorld._memo.clear()  # as in a new process
+    again = _load_in(tmp_path, 4, 80)
+    assert again.built and again.hash == first.hash
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == W.SCHEMA_FINGERPRINT
+    con.close()
+
+
+def test_progress_build_and_tiny_world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SIMWEB_CACHE", str(tmp_path))
+        tiny = ShopWorld.load(2, 60, progress=True)
+    assert tiny.built and tiny.max_id("products") == 60
+    assert "products" in capsys.readouterr().err
+    assert tiny.search("a b c", sort="newest")["total"] >= 0
+
+
+def test_orm_models_read_the_world(world: ShopWorld) -> None:
+    from sqlalchemy import func, select
+    from sqlalchemy.orm import Session
+
+    with Session(world.engine) as session:
+        p = session.get(W.Product, 7)
+        assert p is not None and p.name == world.product(7)["name"]
+        assert p.options == world.product(7)["options"]  # JSON columns decode
+        o = session.scalars(select(W.Order).order_by(W.Order.id).limit(1)).one()
+        assert o.items == world.order(o.id)["items"]
+        assert session.scalar(select(func.count()).select_from(W.Coupon)) == 30
+
+
 # ---------------------------------------------------------------------------
 # Contents
 # ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ relevance ranking and counting stay bounded on million-product worlds: see
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import sqlite3
 import sys
@@ -39,6 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import quote
 
 import orjson
 from sqlalchemy import (
@@ -71,6 +73,7 @@ from simweb.worlddb import (
 __all__ = [
     "APP",
     "GENERATOR_VERSION",
+    "SCHEMA_FINGERPRINT",
     "DAY0",
     "WORLD_DAY",
     "day_to_date",
@@ -1396,6 +1399,7 @@ class _Builder:
             "counts": _JSON(self.hasher.counts()),
             "day0": DAY0.isoformat(),
             "world_day": str(WORLD_DAY),
+            "schema": SCHEMA_FINGERPRINT,
         }
         self._insert("meta", sorted(meta.items()), hashed=False)
         self.db.execute("PRAGMA analysis_limit=4000")
@@ -1819,14 +1823,11 @@ class _Builder:
             " FROM product_search s JOIN products p ON p.id = s.product_id"
             " JOIN brands b ON b.id = p.brand_id JOIN categories c ON c.id = p.category_id"
             " JOIN categories d ON d.id = c.parent_id")
-        self.db.execute(
-            "CREATE VIRTUAL TABLE products_fts USING fts5(name, brand, category, description,"
-            " content='products_fts_src', content_rowid='doc_id',"
-            " tokenize='porter unicode61 remove_diacritics 2', prefix='3')")
+        self.db.execute(_FTS_DDL)
         self.db.execute("INSERT INTO products_fts(products_fts) VALUES('rebuild')")
         self.p.advance()
         self.db.execute("INSERT INTO products_fts(products_fts) VALUES('optimize')")
-        self.db.execute("INSERT INTO products_fts(products_fts, rank) VALUES('rank', 'bm25(10.0, 4.0, 3.0, 1.0)')")
+        self.db.execute(f"INSERT INTO products_fts(products_fts, rank) VALUES('rank', '{_FTS_RANK}')")
         self.p.advance()
 
     def _facets(self) -> None:
@@ -1856,6 +1857,45 @@ class _Builder:
                 add(leaf, "rating", m, n)
         self._insert("facet_counts", sorted((c, k, key, n) for (c, k, key), n in counts.items()),
                      hashed=False)
+
+
+_FTS_DDL = ("CREATE VIRTUAL TABLE products_fts USING fts5(name, brand, category, description,"
+            " content='products_fts_src', content_rowid='doc_id',"
+            " tokenize='porter unicode61 remove_diacritics 2', prefix='3')")
+_FTS_RANK = "bm25(10.0, 4.0, 3.0, 1.0)"
+
+
+def _schema_fingerprint() -> str:
+    """Digest of the storage layout (tables, indexes, FTS setup) and generator version.
+
+    Stored in ``meta`` and checked on open, so a cached file written by an
+    older layout is rebuilt instead of failing at query time.  (Changes to
+    generated *content* must bump :data:`GENERATOR_VERSION`.)
+    """
+    from sqlalchemy.dialects import sqlite as sqlite_dialect
+
+    dialect = sqlite_dialect.dialect()
+    parts = [f"v{GENERATOR_VERSION}", _FTS_DDL, _FTS_RANK]
+    for table in Base.metadata.sorted_tables:
+        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
+        parts += sorted(str(CreateIndex(ix).compile(dialect=dialect)) for ix in table.indexes)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+SCHEMA_FINGERPRINT = _schema_fingerprint()
+
+
+def _is_current(path: Path) -> bool:
+    """True if ``path`` is a complete world file of this generator and schema."""
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+    return row is not None and row[0] == SCHEMA_FINGERPRINT
 
 
 def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
@@ -2002,8 +2042,9 @@ class ShopWorld:
         self.built = built
         conn = self._db.conn()
         meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if meta.get("app") != APP or meta.get("generator_version") != str(GENERATOR_VERSION):
-            raise ValueError(f"{path} is not a shop world of generator v{GENERATOR_VERSION}")
+        if meta.get("app") != APP or meta.get("schema") != SCHEMA_FINGERPRINT:
+            raise ValueError(f"{path} is not a shop world of generator v{GENERATOR_VERSION}"
+                             f" (schema {SCHEMA_FINGERPRINT})")
         self.seed = int(meta["seed"])
         self.size = int(meta["size"])
         self.hash = meta["hash"]
@@ -2071,6 +2112,7 @@ class ShopWorld:
             built = build_once(
                 path,
                 lambda tmp: _build_world(tmp, seed, size, progress),
+                is_valid=_is_current,
                 on_wait=(lambda: print(f"waiting for another process to build {path.name} ...",
                                        file=sys.stderr)) if progress else None,
             )
@@ -2245,20 +2287,22 @@ class ShopWorld:
           FTS syntax, stopwords dropped, AND semantics, prefix on the last
           word unless that word alone is in :data:`PREFIX_COMMON_DF`+
           products).  Empty or stopwords-only = browse.
-        * Filters: ``category`` (includes its descendants), ``brand`` (one id
-          or a list = any of; an empty list = no filter), inclusive price bounds, ``rating_min``,
-          ``in_stock``, ``attrs`` (``{name: value}`` over
-          :data:`FILTERABLE_ATTRS`), ``option`` (``{kind: value}``: the
-          product offers that value; kinds in :data:`OPTION_KINDS`).  Value
-          matching is case-insensitive.  Unknown attribute/option names raise
-          ValueError; unknown values just match nothing.
+        * Filters: ``category`` (includes its descendants; unknown id = no
+          results), ``brand`` (one id, or a list = any of; ``[]`` = no
+          filter), inclusive price bounds, ``rating_min``, ``in_stock``,
+          ``attrs`` (``{name: value}`` over :data:`FILTERABLE_ATTRS`),
+          ``option`` (``{kind: value}``: the product offers that value; kinds
+          in :data:`OPTION_KINDS`).  Value matching is case-insensitive.
+          Unknown attribute/option names raise ValueError; unknown values
+          just match nothing.
         * ``sort``: ``relevance`` (bm25 with a query, else popularity),
           ``price_asc``, ``price_desc``, ``rating`` (then popularity),
           ``reviews`` (review_count desc) or ``newest`` (created_day desc);
           ties by product id / popularity rank.  Others raise ValueError.
         * ``total`` is exact up to :data:`COUNT_CAP`; beyond, it is
           ``COUNT_CAP`` and ``capped`` is True.  Pages past the cap are empty.
-          With a query and more than ``COUNT_CAP`` matches, the results are the
+          Browsing (no query) always sorts the whole filtered catalog.  With a
+          query and more than ``COUNT_CAP`` matches, the results are the
           ``COUNT_CAP`` most popular matches (then sorted as asked); with a
           query and more than :data:`RELEVANCE_POOL` matches, relevance order
           ranks the most popular ``RELEVANCE_POOL`` by bm25, followed by the
@@ -2360,16 +2404,30 @@ class ShopWorld:
         if offset >= total:
             return n, []
         limit = min(per_page, total - offset)
+        need = offset + limit
         sort_col = _SORT_COLUMN[sort]
-        walk_rows = (offset + limit) / sel
-        if sort_col == "price_cents" and any(c.column in _PRICE_CORRELATED for c in conds):
-            walk_rows = float("inf")  # prices cluster by category/brand: independence fails
-        drive_rows = driver.posting if driver is not None else float("inf")
-        if driver is not None and drive_rows < walk_rows and drive_rows < collect_rows:
+        cat = next((c for c in conds if c.column in ("category_id", "department_id")), None)
+        # Expected rows touched by each plan (sorting a collected set counts 1.5x).
+        plans: dict[str, float] = {"collect": 1.5 * collect_rows}
+        if not (sort_col == "price_cents" and any(c.column in _PRICE_CORRELATED for c in conds)):
+            plans["walk"] = need / sel  # independence fails when prices cluster by filter
+        if sort_col == "price_cents" and cat is not None:
+            # (category|department, price) indexes yield the category in price order.
+            plans["range"] = need * max(cat.selectivity, 1.0 / n_all) / sel
+        if driver is not None:
+            plans["drive"] = 1.5 * driver.posting
+        plan = min(plans, key=lambda k: (plans[k], k))
+        if plan == "drive":
             sql, args = f"SELECT d.product_id {src}", src_params
         else:
-            walk = walk_rows < 2 * collect_rows
-            where = " AND ".join(c.render(walk and c.column != sort_col) for c in conds) or "1"
+            def plain(c: _Cond) -> bool:
+                if plan == "walk":
+                    return c.column != sort_col
+                if plan == "range":
+                    return c is not cat and c.column != "price_cents"
+                return False
+
+            where = " AND ".join(c.render(plain(c)) for c in conds) or "1"
             sql, args = f"SELECT d.product_id FROM product_search d WHERE {where}", params
         ids = [r[0] for r in conn.execute(
             f"{sql} ORDER BY {_BROWSE_ORDER_D[sort]} LIMIT ? OFFSET ?", [*args, limit, offset])]
