@@ -8,6 +8,7 @@ back as an error string (``last_action_error``), never an exception.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
@@ -20,6 +21,13 @@ TEXT_INPUTS = {"text", "email", "password", "search", "tel", "url", "number", "t
                "datetime-local", "month", "week"}
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 COORDINATE_ACTIONS = {"mouse_click", "mouse_move", "mouse_dblclick", "drag_and_drop", "upload_file"}
+
+
+@lru_cache(maxsize=512)
+def _parse_cached(html: str) -> Page:
+    """Parsed pages by their HTML: rollouts revisit the same pages (home, cart, a product)
+    again and again, and a Page is immutable, so one parse serves every visit."""
+    return parse_page(html)
 
 
 def origin(app_name: str) -> str:
@@ -56,7 +64,7 @@ class SimBrowser:
 
     def page(self) -> Page:
         if self._page is None:
-            self._page = parse_page(self.html())
+            self._page = _parse_cached(self.html())
         return self._page
 
     def axtree(self) -> str:
