@@ -42,7 +42,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from .actions import ActionError, parse_action
 from .app import App
 from .axtree import parse_page
-from .env import JsonValue, TaskError, Unicode
+from .env import JsonValue, TaskEpisode, TaskError, Unicode
 from .registry import app_of_task, definition
 from .server import create_app
 from .state import StateError, deep_copy, state_hash
@@ -311,7 +311,7 @@ def _safe(fn: Callable[[], Any]) -> None:
 
 # ============================================================================ env
 
-class BrowserEnv(gym.Env):
+class BrowserEnv(TaskEpisode, gym.Env):
     """A simweb app as a gymnasium env whose actions run in a real Chromium.
 
     ``BrowserEnv(app, seed)`` starts its own server (:class:`ServedApp`) and headless
@@ -993,16 +993,6 @@ class BrowserEnv(gym.Env):
         child._progress = self._progress
         child.restore(self.snapshot())
         return child
-
-    def oracle_plan(self) -> list[str]:
-        """Actions that solve the current task from its reset state."""
-        if self.task is None:
-            raise TaskError("no task: reset with options={'task': ...} first")
-        return list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
-
-    def start_state(self) -> dict | None:
-        """The session's state right after reset (what the verifier compares against)."""
-        return deep_copy(self._start) if self._start is not None else None
 
     # ------------------------------------------------------------------ teardown
     def close(self) -> None:

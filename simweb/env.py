@@ -64,7 +64,25 @@ class TaskError(ValueError):
     """An unknown task id or bad task parameters."""
 
 
-class SimEnv(gym.Env):
+class TaskEpisode:
+    """What every simweb env offers about its current task (in-process or in a browser)."""
+
+    app: App
+    task: TaskInstance | None
+    _start: dict | None
+
+    def oracle_plan(self) -> list[str]:
+        """Actions that solve the current task from its reset state."""
+        if self.task is None:
+            raise TaskError("no task: reset with options={'task': ...} first")
+        return list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
+
+    def start_state(self) -> dict | None:
+        """The state right after reset (what the verifier compares against)."""
+        return deep_copy(self._start) if self._start is not None else None
+
+
+class SimEnv(TaskEpisode, gym.Env):
     """A simweb app as a gymnasium env with snapshot / restore / fork."""
 
     metadata = {"render_modes": ["html", "ansi"]}
@@ -229,14 +247,6 @@ class SimEnv(gym.Env):
         child._np_random = None
         return child
 
-    def oracle_plan(self) -> list[str]:
-        """Actions that solve the current task from its reset state."""
-        if self.task is None:
-            raise TaskError("no task: reset with options={'task': ...} first")
-        return list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
-
-    def start_state(self) -> dict | None:
-        return deep_copy(self._start) if self._start is not None else None
 
 
 @dataclass(frozen=True)
@@ -290,4 +300,4 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     return start
 
 
-__all__ = ["SimEnv", "TaskError", "StateError", "RegistryError", "episode_start"]
+__all__ = ["SimEnv", "TaskEpisode", "TaskError", "StateError", "RegistryError", "episode_start"]

@@ -127,30 +127,45 @@ class FunctionTable:
         return {name: f.bound() for name, f in self.merged_with_builtins().items()}
 
 
+def overlay(state: dict, table: str) -> dict:
+    """The runtime overlay of ``table``: id (as text) -> row, or None for a deleted row."""
+    return state["runtime"].get("entities", {}).get(table, {})
+
+
+def entity_row(world: Any, state: dict, loaders: Mapping[str, Callable[[Any, int], dict | None]], table: str,
+               eid: Any) -> dict | None:
+    """A row of ``table`` as the backend has it now: the overlay's version if any (None if
+    deleted), else the world's."""
+    if eid is None:
+        return None
+    rows = overlay(state, table)
+    key = str(eid)
+    if key in rows:
+        return rows[key]
+    loader = loaders.get(table)
+    if loader is None:
+        return None
+    try:
+        return loader(world, int(eid))
+    except (TypeError, ValueError):
+        return None
+
+
+def new_rows(world: Any, state: dict, table: str) -> list[dict]:
+    """Rows that exist only at run time (ids above the world's largest), not deleted, by id."""
+    top = world.max_id(table)
+    return [row for key, row in sorted(overlay(state, table).items(), key=lambda kv: int(kv[0]))
+            if row is not None and int(key) > top]
+
+
 def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[str, AppFunction]:
     def entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
         """A row of ``table``: the runtime overlay's version if any (None if deleted), else the world's."""
-        if eid is None:
-            return None
-        overlay = ctx.state["runtime"].get("entities", {}).get(table)
-        key = str(eid)
-        if overlay is not None and key in overlay:
-            return overlay[key]
-        loader = loaders.get(table)
-        if loader is None:
-            return None
-        try:
-            return loader(ctx.world, int(eid))
-        except (TypeError, ValueError):
-            return None
+        return entity_row(ctx.world, ctx.state, loaders, table, eid)
 
     def inserted(ctx: Ctx, table: str) -> list[dict]:
         """Rows of ``table`` that exist only in the runtime overlay (not deleted), by id."""
-        overlay = ctx.state["runtime"].get("entities", {}).get(table, {})
-        # Ids above the world's largest were allocated at run time: those rows are new.
-        top = ctx.world.max_id(table)
-        rows = [row for key, row in overlay.items() if row is not None and int(key) > top]
-        return sorted(rows, key=lambda r: r["id"])
+        return new_rows(ctx.world, ctx.state, table)
 
     return {
         "entity": AppFunction("entity", entity, ("runtime.entities.*", "world.*"), entity.__doc__ or ""),

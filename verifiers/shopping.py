@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from datetime import date
 
+from simweb.functions import entity_row, new_rows
 from simweb.verify import (changed_paths, check, match_date, match_exact, match_money, match_number, match_set,
                            unexpected, verdict)
 
@@ -28,17 +29,11 @@ def _diff(start: dict, final: dict, allowed: Iterable[str]) -> list[str]:
 
 
 def _entity(app: Any, state: dict, table: str, eid: Any) -> dict | None:
-    ov = _rt(state).get("entities", {}).get(table, {})
-    if str(eid) in ov:
-        return ov[str(eid)]
-    loader = app.function_table.entity_loaders[table]
-    return loader(app.world, int(eid))
+    return entity_row(app.world, state, app.function_table.entity_loaders, table, eid)
 
 
 def _new_rows(app: Any, state: dict, table: str) -> list[dict]:
-    top = app.world.max_id(table)
-    ov = _rt(state).get("entities", {}).get(table, {})
-    return [r for k, r in sorted(ov.items(), key=lambda kv: int(kv[0])) if r is not None and int(k) > top]
+    return new_rows(app.world, state, table)
 
 
 def _cart_items(state: dict, user_id: int) -> list[dict]:

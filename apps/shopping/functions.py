@@ -10,7 +10,7 @@ import re
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.functions import Ctx, FunctionTable
+from simweb.functions import Ctx, FunctionTable, entity_row, new_rows, overlay
 from simweb.worlddb import day_to_date
 
 from .world import SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
@@ -46,27 +46,15 @@ def _load_address(world: Any, aid: int) -> dict | None:
 
 
 def _overlay(ctx: Ctx, table: str) -> dict:
-    return ctx.state["runtime"].get("entities", {}).get(table, {})
+    return overlay(ctx.state, table)
 
 
 def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
-    if eid is None:
-        return None
-    ov = _overlay(ctx, table)
-    key = str(eid)
-    if key in ov:
-        return ov[key]
-    loader = FUNCTIONS.entity_loaders[table]
-    try:
-        return loader(ctx.world, int(eid))
-    except (TypeError, ValueError):
-        return None
+    return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
 
 
 def _new_rows(ctx: Ctx, table: str) -> list[dict]:
-    top = ctx.world.max_id(table)
-    return [r for k, r in sorted(_overlay(ctx, table).items(), key=lambda kv: int(kv[0]))
-            if r is not None and int(k) > top]
+    return new_rows(ctx.world, ctx.state, table)
 
 
 @fn(reads=PRODUCTS)
