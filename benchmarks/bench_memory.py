@@ -6,8 +6,11 @@ the objects of one scenario are freed before the next):
 
   * fork_mid: N forks of an env at a mid-episode state (they share the parent's cached
     HTML and parsed page until they step);
-  * fork_mid+step: the same forks after one navigating step each (each now holds its own
-    rendered HTML and parsed page: the footprint of envs in use);
+  * fork_mid+step: the same forks after one navigating step each, all to the same page
+    (each holds its own state and rendered HTML; identical HTML shares one parsed page
+    through the engine's parse cache);
+  * fork_mid+own_page: each fork then opens a different product page (nothing shared:
+    its own HTML and parsed page, the worst case for envs in use);
   * make: N fresh ``simweb.make()`` on the same world (the App, world connection and
     templates are shared process-wide);
   * make+reset: N fresh envs reset to a task (start state copied from the cache; the
@@ -88,6 +91,11 @@ def main(argv: list[str] | None = None) -> dict:
         c.step(nav_action)
         return c
 
+    def fork_own_page(i):
+        c = parent.fork()
+        c.step(f"goto('/p/{i + 1}')")      # a different product page per env: nothing shared
+        return c
+
     def make_reset(i):
         e = simweb.make("shopping", seed=0)
         e.reset(seed=i % 20, options={"task": TASKS_FOR_RESET[i % len(TASKS_FOR_RESET)]})
@@ -102,6 +110,7 @@ def main(argv: list[str] | None = None) -> dict:
     scenarios = {
         "fork_mid": lambda i: parent.fork(),
         "fork_mid+step": fork_step,
+        "fork_mid+own_page": fork_own_page,
         "make": lambda i: simweb.make("shopping", seed=0),
         "make+reset": make_reset,
         "make+reset+steps": make_reset_steps,
@@ -114,7 +123,7 @@ def main(argv: list[str] | None = None) -> dict:
     return out
 
 
-SCENARIOS = ["fork_mid", "fork_mid+step", "make", "make+reset", "make+reset+steps"]
+SCENARIOS = ["fork_mid", "fork_mid+step", "fork_mid+own_page", "make", "make+reset", "make+reset+steps"]
 
 
 def argparse_hidden() -> str:

@@ -88,7 +88,7 @@ def summary_rows(results: dict) -> list[list]:
                          met(r["target_reset_median_ms"][k])])
     r = results.get("memory", {}).get("results")
     if r:
-        for k in ("fork_mid", "fork_mid+step", "make", "make+reset", "make+reset+steps"):
+        for k in ("fork_mid", "fork_mid+step", "fork_mid+own_page", "make", "make+reset", "make+reset+steps"):
             if k in r:
                 rows.append([f"5 memory {k}", "RSS / py-heap KB per env",
                              f"{r[k]['rss_per_env_kb']} / {r[k]['py_heap_per_env_kb']}", "<= 1024 KB",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from .tasks import Rng
+from .worlddb import Rng
 
 _LINE = re.compile(r"^\s*\[([^\]]+)\]\s+(\w+)(?:\s+'((?:[^'\\\\]|\\\\.)*)')?")
 WORDS = ["shirt", "blue", "cable", "lamp", "book", "12", "test@example.com", "hello", "0", "Queen", "4111"]
@@ -47,10 +47,10 @@ class RandomAgent:
 
     def __init__(self, seed: int = 0):
         self.seed = seed
-        self.rng = Rng("random-agent", seed)
+        self.rng = Rng.derive("random-agent", seed)
 
     def reset(self, env: Any) -> None:
-        self.rng = Rng("random-agent", self.seed, env.state["meta"]["rng"]["seed"])
+        self.rng = Rng.derive("random-agent", self.seed, env.state["meta"]["rng"]["seed"])
 
     def act(self, obs: dict[str, Any]) -> str:
         elems = []

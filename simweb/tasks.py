@@ -7,9 +7,10 @@ a deterministic function of those parameters.
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .worlddb import Rng
 
 #: WebGym step budgets by difficulty bucket (train, test).
 STEP_BUDGETS = {"easy": (10, 30), "medium": (20, 50), "hard": (30, 70)}
@@ -18,50 +19,6 @@ STEP_BUDGETS = {"easy": (10, 30), "medium": (20, 50), "hard": (30, 70)}
 def difficulty_of(n_facts: int) -> str:
     """WebGym's buckets: easy <= 3 facts, medium 4-6, hard >= 7."""
     return "easy" if n_facts <= 3 else ("medium" if n_facts <= 6 else "hard")
-
-
-class Rng:
-    """A small deterministic generator (splitmix64): same seed, same draws, on any
-    Python version and hash seed. Never the global ``random``."""
-
-    MASK = (1 << 64) - 1
-
-    def __init__(self, *seed_parts: Any):
-        digest = hashlib.sha256("\x1f".join(map(str, seed_parts)).encode()).digest()
-        self.state = int.from_bytes(digest[:8], "little")
-
-    def next(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
-        return z ^ (z >> 31)
-
-    def below(self, n: int) -> int:
-        """Uniform integer in [0, n)."""
-        if n <= 0:
-            raise ValueError("below() needs n > 0")
-        limit = (self.MASK + 1) - ((self.MASK + 1) % n)
-        while True:
-            x = self.next()
-            if x < limit:
-                return x % n
-
-    def randint(self, lo: int, hi: int) -> int:
-        return lo + self.below(hi - lo + 1)
-
-    def choice(self, seq: Sequence[Any]) -> Any:
-        return seq[self.below(len(seq))]
-
-    def sample(self, seq: Sequence[Any], k: int) -> list[Any]:
-        pool = list(seq)
-        out = []
-        for _ in range(min(k, len(pool))):
-            out.append(pool.pop(self.below(len(pool))))
-        return out
-
-    def seed_int(self) -> int:
-        return self.next() & 0x7FFFFFFF
 
 
 @dataclass(frozen=True)
@@ -138,7 +95,7 @@ class TaskTemplate:
 
     # -- provided ----------------------------------------------------------------
     def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None) -> TaskInstance:
-        p = params if params is not None else self.sample(app, Rng(self.id, seed))
+        p = params if params is not None else self.sample(app, Rng.derive("task", self.id, seed))
         return TaskInstance(id=self.id, params=p, goal=self.goal(app, p), fact_groups=self.facts(app, p),
                             start_url=self.start_url_for(app, p), kind=self.kind)
 
