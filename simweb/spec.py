@@ -258,6 +258,8 @@ class Update:
     when: Expr | None
     writes: str
     reads: frozenset[str]
+    length: int = 10
+    alphabet: str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
 @dataclass
@@ -540,8 +542,9 @@ class _Compiler:
                 for seg in path.segments:
                     if not isinstance(seg, str):
                         reads |= seg.reads
+            extra = {k: u[k] for k in ("length", "alphabet") if k in u}
             out.append(Update(op, path, table, ident, value, where, fields, bind, loop_var, loop_iter, when,
-                              writes, frozenset(reads)))
+                              writes, frozenset(reads), **extra))
         return out
 
 

@@ -43,13 +43,16 @@ _OPS = [
      "required": ["table", "id", "fields"]},
     {"properties": {"op": {"const": "tombstone"}, "table": {"type": "string", "pattern": _IDENT}, "id": {}},
      "required": ["table", "id"]},
+    {"properties": {"op": {"const": "token"}, "path": _EXPR, "length": {"type": "integer", "minimum": 4, "maximum": 64},
+                    "alphabet": {"type": "string", "minLength": 2, "maxLength": 64}},
+     "required": ["path"]},
 ]
 
 _UPDATE = {
     "type": "object",
     "required": ["op"],
     "properties": {"op": {"enum": ["set", "inc", "append", "remove", "merge", "delete", "insert", "update",
-                                   "tombstone"]}},
+                                   "tombstone", "token"]}},
     "allOf": [
         {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},
          "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from .spec import ExprErrorAtRuntime, Update
 from .state import deep_copy
+from .worlddb import Rng
 
 
 def _container(state: dict, root: str, keys: list[str], create: bool) -> tuple[Any, str]:
@@ -26,6 +27,15 @@ def _container(state: dict, root: str, keys: list[str], create: bool) -> tuple[A
             raise ExprErrorAtRuntime(f"cannot descend into {type(nxt).__name__} at key {k!r}")
         node = nxt
     return node, keys[-1]
+
+
+def draw_token(state: dict, length: int, alphabet: str) -> str:
+    """A pseudo-random code (confirmation numbers, tracking ids) from the state's own
+    generator: meta.rng's seed and counter, so replays and forks draw the same codes."""
+    rng = state["meta"]["rng"]
+    gen = Rng.derive("token", rng["seed"], rng["counter"])
+    rng["counter"] += 1
+    return "".join(gen.choice(alphabet) for _ in range(length))
 
 
 def _allocate_id(state: dict, world: Any, table: str) -> int:
@@ -92,6 +102,8 @@ def _apply_one(u: Update, state: dict, env: dict[str, Any], world: Any, entity: 
         elif op == "delete":
             if parent is not None:
                 parent.pop(key, None)
+        elif op == "token":
+            parent[key] = draw_token(state, u.length, u.alphabet)
         return
 
     # Entity operations on runtime.entities.<table>.<id>

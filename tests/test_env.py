@@ -217,6 +217,20 @@ def test_same_seed_same_actions_same_bytes(env_of, app_name):
     assert runs[0] == runs[1]
 
 
+def test_random_codes_come_from_the_state_generator(env_of):
+    env = env_of("shopping")
+    codes = []
+    for seed in (5, 5, 6):
+        env.reset(seed=seed, options={"task": "shopping/buy_product"})
+        counter = env.state["meta"]["rng"]["counter"]
+        run_plan(env, env.oracle_plan())
+        order = [o for o in env.state["runtime"]["entities"]["orders"].values()][0]
+        assert env.state["meta"]["rng"]["counter"] == counter + 1
+        codes.append(order["confirmation"])
+        assert f"confirmation {order['confirmation']}" in env.render()
+    assert codes[0] == codes[1] and codes[0] != codes[2] and len(codes[0]) == 10
+
+
 SCRIPT = """
 import json, simweb
 out = {}
