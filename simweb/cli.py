@@ -388,6 +388,57 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
     click.echo(f"wrote {n} tasks -> {out}")
 
 
+@main.command("compare")
+@click.argument("app")
+@click.option("--task", "-t", required=True, help="Task whose oracle plan both sides run.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True)
+@click.option("--against", type=click.Choice(["browser", "live"]), default="browser", show_default=True,
+              help="browser: the same app in headless Chromium; live: a WebGym browser server (Omniboxes).")
+@click.option("--server", default=None, help="live: the Omniboxes server URL.")
+@click.option("--api-key", envvar="SIMWEB_OMNIBOX_KEY", default=None, help="live: its x-api-key (or $SIMWEB_OMNIBOX_KEY).")
+@click.option("--site", default=None, help="live: base URL the live browser opens (e.g. where `simweb serve` runs).")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Per-step report (JSONL).")
+@with_world
+@_guard
+def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None, api_key: str | None,
+                site: str | None, out: str, world_seed: int, size: int | None) -> None:
+    """Run one task's oracle plan in-process and against a browser or a live site, step by
+    step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
+    from .live.compare import compare_runs, write_report
+
+    sim = _make_env(app, world_seed, size)
+    sim.reset(seed=seed, options={"task": task})
+    actions = sim.oracle_plan()
+    if against == "browser":
+        from .browser import BrowserError, make_browser_env
+
+        try:
+            other = make_browser_env(app, world_seed, size=size)
+        except BrowserError as exc:
+            raise UserError(str(exc)) from None
+        task_b: Any = task
+    else:
+        from .live import LiveEnv, OmniboxError
+
+        if not server or not site:
+            raise UserError("--against live needs --server (the Omniboxes URL) and --site (the site's base URL)")
+        try:
+            other = LiveEnv(server, api_key=api_key)
+        except OmniboxError as exc:
+            raise UserError(str(exc)) from None
+        task_b = {"task_id": f"{task}#{seed}", "task_name": sim.task.goal,
+                  "website": site.rstrip("/") + sim.task.start_url}
+    try:
+        report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed)
+    finally:
+        other.close()
+    write_report(report, out)
+    s = report["summary"]
+    click.echo(f"{task} seed={seed} sim vs {against}: {s['steps']} steps, URL agreement {s['url_agreement']:.2f}, "
+               f"error agreement {s['error_agreement']:.2f}, mean AX-tree overlap {s['mean_jaccard']:.2f}, "
+               f"first divergence {s['first_divergence']} -> {out}")
+
+
 @main.command("demo")
 @click.option("--apps", "app_names", default=None, help="Comma-separated apps (default: all).")
 @click.option("--seeds", type=click.IntRange(min=1, max=1000), default=2, show_default=True,

@@ -156,3 +156,19 @@ def test_failed_run_leaves_no_output_file(tmp_path):
     assert_user_error(res, "past the end")
     assert not out.exists() and not (tmp_path / "s.json").exists()
     assert not [p for p in tmp_path.iterdir()]   # no temporary files left either
+
+
+@pytest.mark.browser
+def test_compare_sim_and_browser(tmp_path):
+    out = tmp_path / "cmp.jsonl"
+    res = simweb("compare", "shopping", "--task", TASK, "--seed", "1", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(out.read_text().splitlines()[-1])
+    assert summary["full_agreement"] is True and summary["first_divergence"] is None
+    assert "URL agreement 1.00" in res.stdout
+
+
+def test_compare_live_needs_a_server(tmp_path):
+    res = simweb("compare", "shopping", "--task", TASK, "--against", "live", "--out", str(tmp_path / "x.jsonl"))
+    assert_user_error(res, "--against live needs --server")
+    assert not (tmp_path / "x.jsonl").exists()
