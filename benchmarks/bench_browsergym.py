@@ -55,7 +55,7 @@ import time
 import traceback
 from typing import Any
 
-from common import now_ns, parser, print_table, summarize, target, write_json
+from common import now_ns, parser, print_table, summarize, target, try_reset, write_json
 
 CHROMIUM = os.environ.get("SIMWEB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -136,7 +136,8 @@ class SimwebInProcess:
         # fresh seeds (pages mostly never seen before in this process).
         for tid in self.tasks[::3]:
             self._next_seed += 1
-            env.reset(seed=self._next_seed, options={"task": tid})
+            if not try_reset(env, self._next_seed, tid):
+                continue
             for a in env.oracle_plan():
                 r0 = env.state["meta"]["requests"]
                 dt, _ = timed(lambda: env.step(a))

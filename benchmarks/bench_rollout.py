@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from common import median, parser, print_table, target, write_json
+from common import median, parser, print_table, reset_failures, target, try_reset, write_json
 
 
 def jobs_like_demo(seeds: int, branches: int):
@@ -27,7 +27,8 @@ def jobs_like_demo(seeds: int, branches: int):
     jobs = []
     for tid in env.app.tasks:
         for s in range(seeds):
-            env.reset(seed=s, options={"task": tid})
+            if not try_reset(env, s, tid):
+                continue
             mid = len(env.oracle_plan()) // 2
             jobs.append(Job("shopping", 0, None, tid, s, "oracle", fork_at=mid, fork_branches=branches, fork_steps=10))
             jobs.append(Job("shopping", 0, None, tid, s, "random"))
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> dict:
         for w in (1, 2):
             runs[w].append(run(jobs, w))
     res: dict = {"jobs": len(jobs), "seeds_per_template": seeds, "branches": args.branches, "repeats": repeats,
-                 "cpu_count": os.cpu_count()}
+                 "cpu_count": os.cpu_count(), "reset_failures (jobs skipped)": reset_failures()}
     for w, rs in runs.items():
         res[f"workers={w}"] = {
             "steps_per_run": rs[0]["steps"],

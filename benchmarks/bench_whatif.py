@@ -15,6 +15,11 @@ interleaved blocks so that machine load hits both alike.
                   (an LRU of sha256 digests) and skip re-validating those.
   facets_share    (no change applied) the share of a search page step spent in
                   ``world.facets`` and ``world.search`` on the 10K and 1M worlds.
+  cold_reset      The first reset of a (task, seed) validates the start state it built
+                  with jsonschema (``App.check_state`` in ``episode_start``) and renders
+                  the start page. Candidates: skip the schema validation of states the
+                  engine itself built (keep it in tests and for states loaded from
+                  outside), the dict-first getattr above, and both.
   facets_cap      On the 1M world, ``ShopWorld.facets`` for a text query reads up to
                   COUNT_CAP + 1 = 10,001 matches (FTS5 scan + join) and counts them.
                   Candidate: count over the 2,000 most popular matches instead (the
@@ -30,7 +35,7 @@ import sys
 import types
 from collections import OrderedDict
 
-from common import now_ns, parser, percentile, print_table, settle, summarize, time_each, write_json
+from common import now_ns, parser, try_reset, percentile, print_table, settle, summarize, time_each, write_json
 
 _DICT_ATTRS = frozenset(dir(dict))
 
@@ -45,13 +50,25 @@ def dict_first_getattr(self, obj, attribute):
     return type(self).getattr(self, obj, attribute)
 
 
+def clear_engine_caches() -> None:
+    """Empty the engine's memo caches of derived data (e.g. parsed pages by HTML) so that
+    side B never profits from pages side A already parsed (the HTML is identical)."""
+    import simweb.browsing
+
+    for mod in (simweb.browsing,):
+        for obj in vars(mod).values():
+            if callable(getattr(obj, "cache_clear", None)):
+                obj.cache_clear()
+
+
 def oracle_steps(env, tasks, seeds):
     """Time every oracle step; return (durations of request steps, of UI-only steps,
     digest of all observations)."""
     req, ui, h = [], [], hashlib.sha256()
     for seed in seeds:
         for tid in tasks:
-            env.reset(seed=seed, options={"task": tid})
+            if not try_reset(env, seed, tid):
+                continue
             for a in env.oracle_plan():
                 r0 = env.state["meta"]["requests"]
                 t0 = now_ns()
@@ -97,6 +114,7 @@ def exp_jinja_getattr(quick: bool) -> dict:
     for block in range(2 if quick else 4):
         for side in ("A", "B"):
             patch(side == "B")
+            clear_engine_caches()
             settle()
             req, ui, d1 = oracle_steps(env, tasks, seeds)
             p, d2 = pages()
@@ -106,7 +124,27 @@ def exp_jinja_getattr(quick: bool) -> dict:
             digests[side].add((d1, d2))
     patch(False)
     same = digests["A"] == digests["B"] and len(digests["A"]) == 1
+    # Render alone (App.render of fixed states), A and B alternating call by call.
+    render_urls = ["/", "/cart", "/p/5", "/p/77", "/c/fiction", *search_urls]
+    states = []
+    for u in render_urls:
+        env.reset(seed=0)
+        env.step(f"goto({u!r})")
+        states.append(env.snapshot())
+    ra, rb = [], []
+    for _ in range(10 if quick else 60):
+        for st in states:
+            for side, acc in (("A", ra), ("B", rb)):
+                patch(side == "B")
+                t0 = now_ns()
+                env.app.render(st)
+                acc.append((now_ns() - t0) * 1e-9)
+    patch(False)
     out: dict = {"identical_output": same}
+    RA, RB = summarize(ra, "ms"), summarize(rb, "ms")
+    out["render only (alternating calls)"] = {"stock": RA, "patched": RB,
+                                              "median_gain_pct": round(100 * (1 - RB["median"] / RA["median"]), 1),
+                                              "mean_gain_pct": round(100 * (1 - RB["mean"] / RA["mean"]), 1)}
     for key, label in (("request", "oracle request steps"), ("ui", "oracle ui-only steps"), ("pages", "search pages")):
         A, B = summarize(samples[key]["A"], "ms"), summarize(samples[key]["B"], "ms")
         out[label] = {"stock": A, "patched": B, "median_gain_pct": round(100 * (1 - B["median"] / A["median"]), 1),
@@ -185,6 +223,46 @@ def exp_facets_share(quick: bool, big: bool) -> dict:
     return res
 
 
+def exp_cold_reset(quick: bool) -> dict:
+    import simweb
+
+    env = simweb.make("shopping", seed=0)
+    app = env.app
+    jinja = app.jinja
+    tasks = list(app.tasks)
+    variants = ("stock", "no_validation", "jinja_getattr", "both")
+
+    def apply(v: str) -> None:
+        if v in ("no_validation", "both"):
+            app.validator.check = lambda state: None
+        elif "check" in app.validator.__dict__:
+            del app.validator.check
+        if v in ("jinja_getattr", "both"):
+            jinja.getattr = types.MethodType(dict_first_getattr, jinja)
+        elif "getattr" in jinja.__dict__:
+            del jinja.getattr
+
+    samples: dict[str, list[float]] = {v: [] for v in variants}
+    seed = 20_000
+    try:
+        for _ in range(3 if quick else 12):
+            for tid in tasks:
+                for v in variants:       # a fresh seed for every reset: each one is cold
+                    seed += 1
+                    apply(v)
+                    t0 = now_ns()
+                    ok = try_reset(env, seed, tid)
+                    dt = (now_ns() - t0) * 1e-9
+                    if ok:
+                        samples[v].append(dt)
+    finally:
+        apply("stock")
+    out = {v: summarize(x, "ms") for v, x in samples.items()}
+    for v in variants[1:]:
+        out[v]["median_gain_pct"] = round(100 * (1 - out[v]["median"] / out["stock"]["median"]), 1)
+    return out
+
+
 def exp_facets_cap(quick: bool, cap: int = 2000) -> dict:
     import simweb
     from simweb.apps.shopping import world as W
@@ -233,9 +311,10 @@ def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--no-1m", action="store_true")
     p.add_argument("--only", default=None,
-                   help="comma-separated: jinja_getattr,restore_check,facets_share,facets_cap")
+                   help="comma-separated: jinja_getattr,restore_check,cold_reset,facets_share,facets_cap")
     args = p.parse_args(argv)
-    only = set(args.only.split(",")) if args.only else {"jinja_getattr", "restore_check", "facets_share", "facets_cap"}
+    only = set(args.only.split(",")) if args.only else {"jinja_getattr", "restore_check", "cold_reset",
+                                                        "facets_share", "facets_cap"}
     if args.no_1m:
         only.discard("facets_cap")
     res: dict = {}
@@ -245,13 +324,18 @@ def main(argv: list[str] | None = None) -> dict:
                     ["case", "n", "stock median", "patched median", "stock p95", "patched p95", "median gain %"],
                     [[k, r[k]["stock"]["n"], r[k]["stock"]["median"], r[k]["patched"]["median"], r[k]["stock"]["p95"],
                       r[k]["patched"]["p95"], r[k]["median_gain_pct"]]
-                     for k in ("oracle request steps", "oracle ui-only steps", "search pages")])
+                     for k in ("render only (alternating calls)", "oracle request steps", "oracle ui-only steps",
+                               "search pages")])
     if "restore_check" in only:
         res["restore_check"] = r = exp_restore(args.quick)
         print_table("restore(): jsonschema every time vs validated-hash cache (us)", ["variant", "n", "median", "p95"],
                     [["stock", r["stock"]["n"], r["stock"]["median"], r["stock"]["p95"]],
                      ["hash-cached", r["hash_cached_validation"]["n"], r["hash_cached_validation"]["median"],
                       r["hash_cached_validation"]["p95"]]])
+    if "cold_reset" in only:
+        res["cold_reset"] = r = exp_cold_reset(args.quick)
+        print_table("cold reset (first reset of a new (task, seed)), ms", ["variant", "n", "median", "p95", "median gain %"],
+                    [[k, v["n"], v["median"], v["p95"], v.get("median_gain_pct", "-")] for k, v in r.items()])
     if "facets_share" in only:
         res["facets_share"] = r = exp_facets_share(args.quick, not args.no_1m)
         keys = list(next(iter(r.values())))

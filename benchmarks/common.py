@@ -137,6 +137,29 @@ def settle() -> None:
     gc.collect()
 
 
+# ----------------------------------------------------------------------------- episodes
+
+#: (task, seed, error) of resets that raised; benchmarks skip those episodes and report them.
+RESET_FAILURES: list[tuple[str, int, str]] = []
+
+
+def try_reset(env: Any, seed: int, task: str | None) -> bool:
+    """Reset to (task, seed); False (recorded in RESET_FAILURES) if the engine raises, e.g.
+    when a task template cannot draw its parameters from this world for this seed."""
+    try:
+        env.reset(seed=seed, options={"task": task} if task else None)
+        return True
+    except Exception as exc:  # reported, never hidden
+        entry = (str(task), int(seed), f"{type(exc).__name__}: {exc}"[:200])
+        if entry not in RESET_FAILURES:
+            RESET_FAILURES.append(entry)
+        return False
+
+
+def reset_failures() -> list[dict[str, Any]]:
+    return [{"task": t, "seed": s, "error": e} for t, s, e in RESET_FAILURES]
+
+
 # ----------------------------------------------------------------------------- memory
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
