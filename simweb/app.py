@@ -54,6 +54,20 @@ class AppDefinition:
     description: str = ""
 
 
+class _TemplateEnvironment(jinja2.Environment):
+    """Jinja with dict keys first: pages render JSON data, so ``p.items`` is the key
+    'items' when there is one (not the dict method), and the common lookup skips
+    Jinja's attribute-then-item dance and its AttributeError."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass   # then methods such as .get(), as Jinja normally resolves them
+        return super().getattr(obj, attribute)
+
+
 @dataclass
 class Response:
     """The outcome of one request."""
@@ -92,7 +106,7 @@ class App:
     # ------------------------------------------------------------------ set-up
     def _make_jinja(self) -> jinja2.Environment:
         folder = resources.files(self.definition.package) / "templates"
-        env = jinja2.Environment(
+        env = _TemplateEnvironment(
             loader=jinja2.FileSystemLoader(str(folder)),
             autoescape=True,               # all user text is escaped
             auto_reload=False,             # templates compile once, never on the hot path

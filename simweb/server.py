@@ -40,14 +40,11 @@ class Sessions:
         self._guard = threading.Lock()
 
     def fresh_state(self, task: str | None, seed: int) -> dict:
-        from .env import SimEnv
+        """The state ``env.reset(seed, options={"task": task})`` starts from (same cache)."""
+        from .env import episode_start
+        from .state import deep_copy
 
-        env = SimEnv(self.app.name, self.app.seed, _app=self.app)
-        if task:
-            env.reset(seed=seed, options={"task": task})
-            return env.snapshot()
-        state = self.app.initial_state(seed)
-        return state
+        return deep_copy(episode_start(self.app, task, seed).state)
 
     def get(self, sid: str | None) -> tuple[str, dict, threading.Lock]:
         with self._guard:

@@ -178,6 +178,7 @@ class StateValidator:
         schema["properties"] = dict(CORE_SCHEMA["properties"], runtime=runtime_schema)
         jsonschema.Draft202012Validator.check_schema(schema)
         self._validator = jsonschema.Draft202012Validator(schema)
+        self._valid: set[bytes] = set()
 
     def errors(self, state: Any) -> list[str]:
         """Every schema violation as 'at <json path>: <message>', sorted; [] when valid."""
@@ -192,7 +193,20 @@ class StateValidator:
         return sorted(out)
 
     def check(self, state: Any) -> None:
+        """Raise StateError for the first violation. States already found valid (by
+        content hash) are not validated again: restoring the same snapshot into many
+        forks costs a hash, not a schema walk."""
+        try:
+            digest = hashlib.sha256(canonical(state)).digest()
+        except StateError:
+            digest = None
+        if digest is not None and digest in self._valid:
+            return
         errs = self.errors(state)
         if errs:
             more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
             raise StateError(f"invalid state {errs[0]}{more}")
+        if digest is not None:
+            if len(self._valid) >= 4096:
+                self._valid.clear()
+            self._valid.add(digest)

@@ -799,8 +799,10 @@ def test_full_checkout_places_the_order(shop, world, catalog):
     shop.click("place-order")
     oid = world.max_id("orders") + 1
     assert shop.path == f"/account/orders/{oid}"
-    assert shop.success() == f"Thank you! Your order #{oid} has been placed."
     order = shop.rt["entities"]["orders"][str(oid)]
+    assert re.fullmatch(r"[A-Z2-9]{10}", order["confirmation"])
+    assert shop.success() == (f"Thank you! Your order #{oid} has been placed "
+                              f"(confirmation {order['confirmation']}).")
     assert shop.state["meta"]["clock"] // 86400 == TODAY
     assert order["user_id"] == uid and order["status"] == "processing" and order["day"] == TODAY
     assert order["total_cents"] == total and order["discount_cents"] == discount
