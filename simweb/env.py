@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import gymnasium as gym
@@ -113,7 +114,7 @@ class SimEnv(TaskEpisode, gym.Env):
         self._last_action = ""
         self._last_error = ""
         self._progress = 0.0
-        self.max_steps = max_steps or 0
+        self._episode: EpisodeStart | None = None
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
@@ -135,10 +136,25 @@ class SimEnv(TaskEpisode, gym.Env):
         self.browser._page = start.page
         self._last_action = ""
         self._last_error = ""
-        self.max_steps = self.max_steps_override or start.budget
+        self._episode = start
         verdict = deep_copy(start.verdict) if start.verdict is not None else None
         self._progress = verdict["progress"] if verdict else 0.0
         return self._obs(), self._info(verdict)
+
+    @property
+    def max_steps(self) -> int:
+        """The episode's step budget: WebGym's test budget for its difficulty, and at
+        least twice the oracle's plan (or the ``max_steps`` given to the constructor)."""
+        if self.max_steps_override:
+            return self.max_steps_override
+        return self._episode.budget if self._episode is not None else 50
+
+    def _budget_floor(self) -> int:
+        if self.max_steps_override:
+            return self.max_steps_override
+        if self.task is None:
+            return 50
+        return STEP_BUDGETS[self.task.difficulty][1]
 
     def app_task(self, task_id: str) -> Any:
         tasks = self.app.tasks
@@ -164,7 +180,9 @@ class SimEnv(TaskEpisode, gym.Env):
         answered = answer_of(self.state) is not None
         success = bool(verdict and verdict["success"])
         terminated = answered or (success and self.task is not None and self.task.kind == "state")
-        truncated = not terminated and self.state["meta"]["step"] >= self.max_steps
+        step = self.state["meta"]["step"]
+        # The exact budget needs the oracle's plan: only look it up once it can matter.
+        truncated = not terminated and step >= self._budget_floor() and step >= self.max_steps
         if self.reward_mode == "progress":
             progress = verdict["progress"] if verdict else 0.0
             reward = progress - self._progress
@@ -234,7 +252,7 @@ class SimEnv(TaskEpisode, gym.Env):
         start = episode_start(self.app, task_id, self.state["meta"]["rng"]["seed"], params)
         self.task = start.task
         self._start = start.state
-        self.max_steps = self.max_steps_override or start.budget
+        self._episode = start
 
     def fork(self) -> "SimEnv":
         """An independent env at the same state, sharing the world data."""
@@ -253,12 +271,20 @@ class SimEnv(TaskEpisode, gym.Env):
 class EpisodeStart:
     """Everything a reset produces, computed once per (task, seed, params)."""
 
+    app: App
     task: TaskInstance | None
     state: dict            # shared and never mutated: envs work on copies
     html: str
     page: Page             # the parsed start page (immutable, shared)
-    budget: int
     verdict: dict | None
+
+    @cached_property
+    def budget(self) -> int:
+        """WebGym's test step budget for the difficulty, at least twice the oracle's plan."""
+        if self.task is None:
+            return 50
+        plan = self.app.tasks[self.task.id].oracle(self.app, self.task.params)
+        return max(STEP_BUDGETS[self.task.difficulty][1], 2 * len(plan))
 
 
 _START_CACHE_SIZE = 4096
@@ -286,14 +312,10 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     else:
         start_url = app.spec.start_url
     html = app.navigate(state, start_url).html or ""
-    app.check_state(state)
     verdict = None
-    budget = 50
     if task is not None:
-        template = app.tasks[task_id]
-        verdict = template.verify(app, task.params, state, state, None)
-        budget = max(STEP_BUDGETS[task.difficulty][1], 2 * len(template.oracle(app, task.params)))
-    start = EpisodeStart(task, state, html, parse_page(html), budget, verdict)
+        verdict = app.tasks[task_id].verify(app, task.params, state, state, None)
+    start = EpisodeStart(app, task, state, html, parse_page(html), verdict)
     cache[key] = start
     while len(cache) > _START_CACHE_SIZE:
         cache.popitem(last=False)

@@ -998,8 +998,8 @@ def compile_expr(
             f"expression is too long ({len(source)} characters, limit {max_length}) "
             f"in expression {quoted}"
         )
-    # Leading whitespace is an IndentationError for ast.parse but not for
-    # eval(); YAML block scalars easily produce it, so tolerate it.
+    # Leading whitespace is an IndentationError for ast.parse (in "eval" mode
+    # too); YAML block scalars easily produce it, so tolerate it.
     text = source.strip()
     if not text:
         raise ExprError(f"expression is empty in expression {quoted}")

@@ -43,7 +43,8 @@ TASKS = _task_ids()
 def chromium() -> Iterator[Any]:
     """One headless Chromium for the module."""
     if not os.access(chromium_executable(), os.X_OK):
-        pytest.skip(f"Chromium not found at {chromium_executable()} (apt-get install -y chromium)")
+        # A missing browser is a missing install step, never a silently skipped test.
+        pytest.fail(f"Chromium not found at {chromium_executable()} (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
     pw = sync_playwright().start()

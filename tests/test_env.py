@@ -113,6 +113,7 @@ def test_any_action_sequence_keeps_the_state_valid(env_of, app, seq, seed):
     env = env_of(app)
     tid = sorted(env.app.tasks)[seed % len(env.app.tasks)]
     obs, _ = env.reset(seed=seed, options={"task": tid})
+    assert env.app.validator.errors(env.state) == []
     for choice, text in seq:
         obs, reward, terminated, truncated, info = env.step(_action_for(obs, choice, text))
         assert isinstance(obs["last_action_error"], str)
