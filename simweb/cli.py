@@ -294,13 +294,20 @@ def replay_cmd(trajectory: str) -> None:
 @click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--task", default=None, help="Start new sessions on this task.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--bid-attribute", default="bid", show_default=True,
+              help="Element-id attribute in served pages (BrowserGym agents need e.g. data-simweb-bid).")
 @with_world
 @_guard
-def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, world_seed: int, size: int | None) -> None:
+def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str, world_seed: int,
+              size: int | None) -> None:
     """Serve an app over HTTP for a real browser (one simulated session per cookie)."""
     from .server import create_app
 
-    flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed)
+    try:
+        flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed,
+                               bid_attribute=bid_attribute)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     click.echo(f"simweb: serving {app} on http://{host}:{port}/ (state at /_simweb/state)", err=True)
     flask_app.run(host=host, port=port, threaded=True, use_reloader=False)
 

@@ -9,6 +9,7 @@ task instance exactly as ``env.reset`` does. No session can read or change anoth
 """
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 from collections import OrderedDict
@@ -64,8 +65,14 @@ class Sessions:
 
 
 def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, task: str | None = None,
-               seed: int = 0) -> Flask:
-    """The Flask application serving ``app_name`` (app factory)."""
+               seed: int = 0, bid_attribute: str = "bid") -> Flask:
+    """The Flask application serving ``app_name`` (app factory).
+
+    ``bid_attribute`` renames the element-id attribute in served pages: BrowserGym marks
+    every page with its own ``bid`` attributes and refuses pages that already carry them,
+    so BrowserGym agents want e.g. ``data-simweb-bid``."""
+    if not re.fullmatch(r"[a-z][a-z0-9\-]*", bid_attribute):
+        raise ValueError(f"bid attribute {bid_attribute!r} is not a valid attribute name")
     sim = load_app(definition(app_name), world_seed, size, progress=True)
     if task is not None and task not in sim.tasks:
         from .env import TaskError
@@ -79,6 +86,11 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
 
     def session() -> tuple[str, dict, threading.Lock]:
         return sessions.get(request.cookies.get(COOKIE))
+
+    def page_html(html: str | None) -> str:
+        # Only templates write ` bid="`: user text is escaped (a quote becomes &#34;).
+        html = html or ""
+        return html if bid_attribute == "bid" else html.replace(' bid="', f' {bid_attribute}="')
 
     def finish(resp: Response, sid: str) -> Response:
         resp.set_cookie(COOKIE, sid, httponly=True, samesite="Lax")
@@ -151,11 +163,11 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
                 if resp.location is None:
                     html = sim.navigate(state, state["browser"]["tabs"][state["browser"]["active"]]["url"],
                                         push=False).html
-                    return finish(make_response(html, resp.status), sid)
+                    return finish(make_response(page_html(html), resp.status), sid)
                 return finish(redirect(resp.location, code=303), sid)
             resp = sim.navigate(state, url, follow=False)
             if resp.location is not None:
                 return finish(redirect(resp.location, code=303), sid)
-            return finish(make_response(resp.html, resp.status), sid)
+            return finish(make_response(page_html(resp.html), resp.status), sid)
 
     return flask_app

@@ -479,3 +479,13 @@ def test_form_from_another_browser_tab_is_accepted(browser, world, product):
                      headers={"Referer": f"http://localhost/p/{product['id']}"})
     assert r.headers["Location"] == "/cart"
     assert state_of(browser)["runtime"]["carts"]["1"]["items"]
+
+
+def test_bid_attribute_can_be_renamed_for_browsergym_agents():
+    from simweb.server import create_app
+
+    client = create_app("shopping", bid_attribute="data-simweb-bid").test_client()
+    html = client.get("/").get_data(as_text=True)
+    assert 'data-simweb-bid="nav-home"' in html and ' bid="' not in html
+    with pytest.raises(ValueError, match="not a valid attribute name"):
+        create_app("shopping", bid_attribute='x" onload="alert(1)')
