@@ -354,7 +354,6 @@ def main(argv: list[str] | None = None) -> dict:
 
     res: dict[str, Any] = {"rounds": rounds, "chromium": CHROMIUM}
     try:
-        import playwright
         from importlib.metadata import version
 
         res["playwright_version"] = version("playwright")

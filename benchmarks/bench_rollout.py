@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from common import median, parser, print_table, reset_failures, target, try_reset, write_json
+from common import median, parser, print_table, reset_failures, try_reset, write_json
 
 
 def jobs_like_demo(seeds: int, branches: int):

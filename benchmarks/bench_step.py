@@ -82,7 +82,6 @@ def main(argv: list[str] | None = None) -> dict:
     by_kind: dict[str, list[float]] = defaultdict(list)
     by_action: dict[str, list[float]] = defaultdict(list)
     by_task: dict[str, list[float]] = defaultdict(list)
-    errors = 0
 
     def record(tid, a, dt, requests, cpu):
         all_steps.append(dt)

@@ -13,10 +13,10 @@ calls, so they follow the same transitions:
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import jinja2
@@ -24,8 +24,8 @@ import jinja2
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
 from .machine import ControlMachine
-from .spec import Check, Event, ExprErrorAtRuntime, Page, ParamError, Spec, load_spec
-from .state import StateValidator, deep_copy, new_browser, new_tab, STATE_FORMAT
+from .spec import Event, ExprErrorAtRuntime, Page, ParamError, Spec, load_spec
+from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
 from .updates import apply_updates
 
 MAX_REDIRECTS = 5

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
-from .actions import Action, ActionError, parse_action
+from .actions import ActionError, parse_action
 from .app import App, Response
 from .axtree import Element, Form, Page, parse_page
 from .state import new_tab

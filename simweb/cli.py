@@ -321,7 +321,7 @@ def spec_cmd(app: str, diagram: str | None) -> None:
     from rich.table import Table
 
     from . import registry
-    from .app import App, _import
+    from .app import _import
     from .functions import FunctionTable
     from .machine import ControlMachine
     from .spec import load_spec
@@ -375,7 +375,6 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty)."""
     from .live.tasks import dump_tasks, to_webgym
-    from .tasks import FactGroup
 
     env = _make_env(app, world_seed, size)
     tasks = []

@@ -87,7 +87,7 @@ class ControlMachine:
             if t["dest"] is None:
                 continue
             drawn.append({"trigger": t["trigger"], "source": t["source"], "dest": t["dest"]})
-        g = GraphMachine(model=holder, states=self.states, transitions=drawn, initial=self.spec.start_page(),
-                         auto_transitions=False, graph_engine="mermaid", title=f"{self.spec.app} spec v{self.spec.version}")
+        GraphMachine(model=holder, states=self.states, transitions=drawn, initial=self.spec.start_page(),
+                     auto_transitions=False, graph_engine="mermaid", title=f"{self.spec.app} spec v{self.spec.version}")
         graph = holder.get_graph()
         return graph.source if hasattr(graph, "source") else str(graph.draw(None))

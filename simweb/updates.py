@@ -6,7 +6,7 @@ event run in order and may bind names for later ones (``insert ... as: order_id`
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 from .spec import ExprErrorAtRuntime, Update
 from .state import deep_copy

@@ -3,7 +3,6 @@ line on stderr, exit code 2, no traceback and no output file."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
