@@ -291,3 +291,12 @@ def test_gymnasium_registration(app_name):
 def test_duplicate_registration_raises():
     with pytest.raises(simweb.RegistryError, match="already registered"):
         simweb.register(APPS[0], "somewhere:APP")
+
+
+def test_gymnasium_env_checker_passes(app_name):
+    from gymnasium.utils.env_checker import check_env
+
+    env = simweb.make(app_name, seed=0)
+    check_env(env, skip_render_check=True)   # raises on any API violation
+    obs, info = env.reset(seed=1)
+    assert env.observation_space.contains(obs)
