@@ -664,3 +664,17 @@ def test_rng_is_stable() -> None:
     assert set(picks) == set(range(10))
     assert Rng(5).sample_indices(10, 10) != list(range(10))
     assert sorted(Rng(5).sample_indices(10, 10)) == list(range(10))
+
+
+def test_attribute_values_filter_the_catalog(world):
+    leaves = [c for c in world.categories() if c["parent_id"] is not None]
+    checked = 0
+    for cat in leaves:
+        for name, values in world.attribute_values(cat["id"]).items():
+            assert len(values) >= 2 and all(v["count"] > 0 for v in values)
+            res = world.search("", category=cat["id"], attrs={name: values[0]["value"]}, per_page=50)
+            for item in res["items"]:
+                assert str(item["attributes"][name]).casefold() == values[0]["value"]
+            checked += 1
+    assert checked > 5
+    assert world.attribute_values(10_000) == {}

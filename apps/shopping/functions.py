@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from simweb.functions import Ctx, FunctionTable, entity_row, new_rows, overlay
 from simweb.worlddb import day_to_date
 
-from .world import SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
+from .world import FILTERABLE_ATTRS, SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
 
 FUNCTIONS = FunctionTable()
 fn = FUNCTIONS.function
@@ -152,20 +152,33 @@ def _patch(ctx: Ctx, items: list[dict]) -> list[dict]:
     return out
 
 
+def parse_attrs(selected: Any) -> dict[str, str]:
+    """['material:cotton', 'fit:slim', ''] -> {'material': 'cotton', 'fit': 'slim'}; unknown
+    attribute names and malformed entries are ignored, as a shop ignores junk in a URL."""
+    out: dict[str, str] = {}
+    for item in selected or []:
+        name, sep, value = str(item).partition(":")
+        if sep and value.strip() and name in FILTERABLE_ATTRS:
+            out[name] = value.strip()
+    return out
+
+
 @fn(reads=PRODUCTS)
 def search(ctx: Ctx, q: str | None = "", category: Any = None, brand: Any = None, price_min: Any = None,
            price_max: Any = None, rating: Any = None, in_stock: bool = False, sort: str | None = None,
-           page: int = 1, per_page: int = 24) -> dict:
-    """Full-text search with filters, sort and pagination (items reflect current stock)."""
+           page: int = 1, per_page: int = 24, attrs: Any = None) -> dict:
+    """Full-text search with filters (``attrs``: 'name:value' strings), sort and
+    pagination (items reflect current stock)."""
     sort = sort or "relevance"
     if sort not in dict(SORTS):
         sort = "relevance"
+    brands = [int(b) for b in brand if str(b).isdigit()] if brand else None
     res = ctx.world.search(
-        q or "", category=int(category) if category else None, brand=[int(b) for b in brand] if brand else None,
+        q or "", category=int(category) if category else None, brand=brands or None,
         price_min_cents=int(price_min) if price_min is not None else None,
         price_max_cents=int(price_max) if price_max is not None else None,
         rating_min=float(rating) if rating else None, in_stock=bool(in_stock), sort=sort,
-        page=max(1, int(page or 1)), per_page=per_page)
+        page=max(1, int(page or 1)), per_page=per_page, attrs=parse_attrs(attrs) or None)
     res = dict(res)
     items = _patch(ctx, res["items"])
     if in_stock:
@@ -176,6 +189,12 @@ def search(ctx: Ctx, q: str | None = "", category: Any = None, brand: Any = None
         items = kept
     res["items"] = items
     return res
+
+
+@fn(reads=("world.products",))
+def attribute_filters(ctx: Ctx, category: Any) -> dict:
+    """The attribute filters of a category's department: {name: [{value, count}]}."""
+    return ctx.world.attribute_values(int(category)) if category else {}
 
 
 @fn(reads=("world.products",))

@@ -851,9 +851,51 @@ class InfeasibleCancel(TaskTemplate):
         return V.verify_infeasible(start, final)
 
 
+class CheapestWithAttribute(TaskTemplate):
+    id = "shopping/cheapest_with_attribute"
+    kind = "info"
+    title = "Find the cheapest in-stock product with a given attribute (attribute filter, sort)"
+
+    def sample(self, app, rng):
+        leaves = [c for c in app.world.categories() if c["parent_id"] is not None]
+        for _ in range(300):
+            cat = rng.choice(leaves)
+            attrs = app.world.attribute_values(cat["id"])
+            if not attrs:
+                continue
+            name = rng.choice(sorted(attrs))
+            value = rng.choice(attrs[name])["value"]
+            res = app.world.search("", category=cat["id"], attrs={name: value}, in_stock=True, sort="price_asc",
+                                   per_page=2)
+            items = res["items"]
+            if len(items) == 2 and items[0]["price_cents"] < items[1]["price_cents"]:
+                return {"user_id": pick_user(app, rng)["id"], "category": cat["name"], "category_slug": cat["slug"],
+                        "attr": name, "value": value, "product_id": items[0]["id"], "answer": items[0]["name"]}
+        raise RuntimeError("no category/attribute value with a unique cheapest in-stock product")
+
+    def goal(self, app, p):
+        what = p["attr"].replace("_", " ")
+        return (f"Among the in-stock products in the {p['category']} category whose {what} is "
+                f"“{p['value']}”, which one is the cheapest? Answer with its full name.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right products are considered", f"category {p['category']}",
+                   f"{p['attr']} {p['value']}", "in stock only"),
+                fg("answer", "The cheapest is named", f"the answer is {p['answer']}")]
+
+    def oracle(self, app, p):
+        return [f"goto('/c/{p['category_slug']}')", f"select_option('f-attr-{p['attr']}', '{p['attr']}:{p['value']}')",
+                "check('f-stock')", "select_option('f-sort', 'price_asc')", "click('f-apply')",
+                f"send_msg_to_user({p['answer']!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_text_answer(start, final, answer, p["answer"], "cheapest matching product")
+
+
 TASKS: list[TaskTemplate] = [
     ProductPrice(), ProductRating(), OrderTotal(), LatestOrderStatus(), CheapestInCategory(), CompareProducts(),
     AddToCart(), AddWithOptions(), RemoveFromCart(), BuyProduct(), BuyWithCoupon(), CancelOrder(), ReturnOrder(),
     AddAddress(), UpdateProfile(), ChangePassword(), RegisterAccount(), WishlistAdd(), WriteReview(),
     FilteredPurchase(), CartCleanup(), OrderDate(), AvailableColors(), InfeasibleCancel(),
+    CheapestWithAttribute(),
 ]

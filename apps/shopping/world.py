@@ -2588,6 +2588,28 @@ class ShopWorld:
 
     # -- catalog structure -------------------------------------------------------
 
+    def attribute_values(self, category: int, *, limit: int = 12) -> dict[str, list[dict[str, Any]]]:
+        """Filterable attributes of ``category``'s department and their most common
+        values: ``{name: [{value, count}]}`` (values lower-case, as matched; names in
+        :data:`FILTERABLE_ATTRS` order; only attributes with two values or more; counts
+        are over the whole department). For the filter sidebar."""
+        dept = category_ancestors(int(category))[-1:] if category is not None else []
+        if not dept:
+            return {}
+        rows = self._conn().execute(
+            "SELECT t.kind, t.value, c.count FROM tag_counts c JOIN tags t ON t.id = c.tag_id"
+            " WHERE c.department_id = ? AND t.kind LIKE 'attr:%' ORDER BY t.kind, c.count DESC, t.value",
+            (dept[0],)).fetchall()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for kind, value, count in rows:
+            name = kind[5:]
+            if name == "author":
+                continue   # hundreds of authors: searched by text, not picked from a list
+            values = out.setdefault(name, [])
+            if len(values) < limit:
+                values.append({"value": value, "count": count})
+        return {n: out[n] for n in FILTERABLE_ATTRS if len(out.get(n, [])) >= 2}
+
     def categories(self) -> list[dict[str, Any]]:
         """All categories in tree order (each department followed by its leaves)."""
         return [dict(c) for c in self._categories]
