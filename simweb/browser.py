@@ -42,7 +42,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from .actions import ActionError, parse_action
 from .app import App
 from .axtree import parse_page
-from .env import JsonValue, TaskEpisode, TaskError, Unicode
+from .env import JsonValue, TaskEpisode, TaskError, Unicode, observation_space
 from .registry import app_of_task, definition
 from .server import create_app
 from .state import StateError, deep_copy, state_hash
@@ -349,15 +349,7 @@ class BrowserEnv(TaskEpisode, gym.Env):
         self.headless = headless
         self.screenshots = screenshots
         self.action_space = Unicode()
-        self.observation_space = gym.spaces.Dict({
-            **{k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error",
-                                      "focused_element_bid")},
-            "open_pages_urls": JsonValue(list),
-            "active_page_index": gym.spaces.Discrete(1 << 20),
-            "chat_messages": JsonValue(list),
-            "step": gym.spaces.Discrete(1 << 30),
-            "screenshot": JsonValue(bytes),
-        })
+        self.observation_space = observation_space(screenshot=JsonValue(bytes))
         self._playwright: Any = None
         self._owns_server = server is None
         self._owns_browser = browser is None

@@ -61,6 +61,19 @@ class JsonValue(gym.spaces.Space):
         return f"JsonValue({self.kind.__name__})"
 
 
+def observation_space(**extra: gym.spaces.Space) -> gym.spaces.Dict:
+    """The observation space of simweb envs (``extra`` adds backend-specific keys)."""
+    return gym.spaces.Dict({
+        **{k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error",
+                                  "focused_element_bid")},
+        "open_pages_urls": JsonValue(list),
+        "active_page_index": gym.spaces.Discrete(1 << 20),
+        "chat_messages": JsonValue(list),
+        "step": gym.spaces.Discrete(1 << 30),
+        **extra,
+    })
+
+
 class TaskError(ValueError):
     """An unknown task id or bad task parameters."""
 
@@ -99,14 +112,7 @@ class SimEnv(TaskEpisode, gym.Env):
         self.max_steps_override = max_steps
         self.reward_mode = reward
         self.action_space = Unicode()
-        self.observation_space = gym.spaces.Dict({
-            **{k: Unicode() for k in ("url", "goal", "axtree", "html", "last_action", "last_action_error",
-                                      "focused_element_bid")},
-            "open_pages_urls": JsonValue(list),
-            "active_page_index": gym.spaces.Discrete(1 << 20),
-            "chat_messages": JsonValue(list),
-            "step": gym.spaces.Discrete(1 << 30),
-        })
+        self.observation_space = observation_space()
         self.state: dict = self.app.initial_state()
         self.browser = SimBrowser(self.app, self.state)
         self.task: TaskInstance | None = None
