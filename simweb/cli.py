@@ -234,11 +234,14 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
     state = _load_json(state_path, "state")
     env = _env_for_state(state, state_path)
     env.reset(seed=seed, options={"task": task})
-    start = env.start_state()
-    final = env.app.check_state(state) or state
+    made_for = state["meta"].get("task")
+    if made_for is not None and (made_for["id"] != task or made_for["params"] != env.task.params):
+        raise UserError(f"the state was made for {made_for['id']} with other parameters than {task} "
+                        f"at seed {seed}: check --task and --seed")
+    start = env.start_state()   # _env_for_state has already checked the saved state
     template = env.app.tasks[task]
-    verdict = template.verify(env.app, env.task.params, start, final,
-                              answer if answer is not None else answer_of(final))
+    verdict = template.verify(env.app, env.task.params, start, state,
+                              answer if answer is not None else answer_of(state))
     click.echo(json.dumps(verdict, indent=2, sort_keys=True))
 
 

@@ -87,6 +87,9 @@ def test_verify_a_final_state(run_dir):
     assert v["success"] and v["clean"] and v["progress"] == 1.0
     res = simweb("verify", "--task", TASK, "--seed", "3", "--state", str(run_dir / "mid.json"))
     assert json.loads(res.stdout)["success"] is False
+    # A state verified against another instance of the task is refused, not mis-scored.
+    assert_user_error(simweb("verify", "--task", TASK, "--seed", "4", "--state", str(run_dir / "final.json")),
+                      "other parameters")
 
 
 def test_spec_table_and_diagram(tmp_path):
