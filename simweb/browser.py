@@ -574,17 +574,8 @@ class BrowserEnv(TaskEpisode, gym.Env):
         state = self.served_state()
         self._state = state
         verdict = self._verdict(state)
-        answered = answer_of(state) is not None
-        success = bool(verdict and verdict["success"])
-        terminated = answered or (success and self.task is not None and self.task.kind == "state")
-        truncated = not terminated and self._step >= self.max_steps
-        if self.reward_mode == "progress":
-            progress = verdict["progress"] if verdict else 0.0
-            reward = progress - self._progress
-            self._progress = progress
-        else:
-            reward = 1.0 if (terminated and success and verdict["clean"]) else 0.0
-        return self._obs(state), float(reward), bool(terminated), bool(truncated), self._info(state, verdict)
+        reward, terminated, truncated = self._score(verdict, state, lambda: self._step >= self.max_steps)
+        return self._obs(state), reward, terminated, truncated, self._info(state, verdict)
 
     def _verdict(self, state: dict) -> dict | None:
         if self.task is None or self._start is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, Callable
 
 import gymnasium as gym
 import orjson
@@ -84,6 +84,25 @@ class TaskEpisode:
     app: App
     task: TaskInstance | None
     _start: dict | None
+
+    reward_mode: str
+    _progress: float
+
+    def _score(self, verdict: dict | None, state: dict, out_of_steps: Callable[[], bool]) -> tuple[float, bool, bool]:
+        """(reward, terminated, truncated) of a step. An episode ends when the agent
+        answers, or when a state-changing task succeeds; ``out_of_steps`` is asked only
+        if it has not ended. Sparse reward: 1 for a clean success at the end; progress
+        reward: the change in the verdict's partial credit."""
+        success = bool(verdict and verdict["success"])
+        terminated = answer_of(state) is not None or (success and self.task is not None and self.task.kind == "state")
+        truncated = not terminated and out_of_steps()
+        if self.reward_mode == "progress":
+            progress = verdict["progress"] if verdict else 0.0
+            reward = progress - self._progress
+            self._progress = progress
+        else:
+            reward = 1.0 if (terminated and success and verdict["clean"]) else 0.0
+        return float(reward), bool(terminated), bool(truncated)
 
     def oracle_plan(self) -> list[str]:
         """Actions that solve the current task from its reset state."""
@@ -183,19 +202,11 @@ class SimEnv(TaskEpisode, gym.Env):
         self._last_error = self.browser.execute(action) or ""
         self.state["meta"]["step"] += 1
         verdict = self._verdict()
-        answered = answer_of(self.state) is not None
-        success = bool(verdict and verdict["success"])
-        terminated = answered or (success and self.task is not None and self.task.kind == "state")
         step = self.state["meta"]["step"]
         # The exact budget needs the oracle's plan: only look it up once it can matter.
-        truncated = not terminated and step >= self._budget_floor() and step >= self.max_steps
-        if self.reward_mode == "progress":
-            progress = verdict["progress"] if verdict else 0.0
-            reward = progress - self._progress
-            self._progress = progress
-        else:
-            reward = 1.0 if (terminated and success and verdict["clean"]) else 0.0
-        return self._obs(), float(reward), bool(terminated), bool(truncated), self._info(verdict)
+        reward, terminated, truncated = self._score(
+            verdict, self.state, lambda: step >= self._budget_floor() and step >= self.max_steps)
+        return self._obs(), reward, terminated, truncated, self._info(verdict)
 
     def _verdict(self) -> dict | None:
         if self.task is None or self._start is None:

@@ -300,3 +300,21 @@ def test_gymnasium_env_checker_passes(app_name):
     check_env(env, skip_render_check=True)   # raises on any API violation
     obs, info = env.reset(seed=1)
     assert env.observation_space.contains(obs)
+
+
+def test_rewards_sparse_and_progress(app_name):
+    for mode in ("sparse", "progress"):
+        env = simweb.make(app_name, seed=0, reward=mode)
+        task = sorted(t for t, tpl in env.app.tasks.items() if tpl.kind == "state")[0]
+        env.reset(seed=2, options={"task": task})
+        rewards, done = [], False
+        for a in env.oracle_plan():
+            _, r, terminated, truncated, _ = env.step(a)
+            rewards.append(r)
+            done = terminated or truncated
+            if done:
+                break
+        assert done and terminated
+        assert sum(rewards) == pytest.approx(1.0)
+        if mode == "sparse":
+            assert rewards[-1] == 1.0 and all(r == 0.0 for r in rewards[:-1])
