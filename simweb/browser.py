@@ -42,7 +42,8 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from .actions import ActionError, parse_action
 from .app import App
 from .axtree import parse_page
-from .env import JsonValue, TaskEpisode, TaskError, Unicode, observation_space
+from .env import TaskEpisode, TaskError, observation_space
+from .spaces import JsonValue, Unicode
 from .registry import app_of_task, definition
 from .server import create_app
 from .state import StateError, deep_copy, state_hash

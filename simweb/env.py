@@ -22,43 +22,10 @@ from .app import App, load_app
 from .axtree import Page, parse_page
 from .browsing import SimBrowser
 from .registry import RegistryError, app_of_task, definition
+from .spaces import JsonValue, Unicode
 from .state import StateError, canonical, deep_copy, state_hash
 from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
-
-
-class Unicode(gym.spaces.Space):
-    """A space of arbitrary strings (gymnasium's Text space limits the charset)."""
-
-    def __init__(self, max_length: int = 10_000_000):
-        super().__init__(shape=(), dtype=str)
-        self.max_length = max_length
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, str) and len(x) <= self.max_length
-
-    def sample(self, mask: Any = None, probability: Any = None) -> str:
-        return "noop()"
-
-    def __repr__(self) -> str:
-        return "Unicode()"
-
-
-class JsonValue(gym.spaces.Space):
-    """A space of JSON values of one Python type (lists of URLs, chat messages)."""
-
-    def __init__(self, kind: type):
-        super().__init__(shape=None, dtype=None)
-        self.kind = kind
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, self.kind)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> Any:
-        return self.kind()
-
-    def __repr__(self) -> str:
-        return f"JsonValue({self.kind.__name__})"
 
 
 def observation_space(**extra: gym.spaces.Space) -> gym.spaces.Dict:

@@ -21,26 +21,10 @@ import gymnasium as gym
 
 from .omnibox import Element, Instance, OmniboxClient, OmniboxError
 from .tasks import LiveTask, load_tasks
+from ..spaces import JsonValue, Unicode
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
 
 __all__ = ["LiveEnv", "build_axtree"]
-
-
-class _AnyOf(gym.spaces.Space):
-    """A space holding any value of the given Python types (free text, bytes...)."""
-
-    def __init__(self, *types: type) -> None:
-        super().__init__()
-        self._types = types
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, self._types)
-
-    def sample(self, mask: Any = None, probability: Any = None) -> Any:
-        raise NotImplementedError("free-form values cannot be sampled")
-
-    def __repr__(self) -> str:
-        return f"AnyOf({', '.join(t.__name__ for t in self._types)})"
 
 
 def _quote(text: str) -> str:
@@ -146,13 +130,13 @@ class LiveEnv(gym.Env):
         self.interaction_mode = interaction_mode
         self.screenshots = screenshots
         self.settle_s = settle_s
-        text = _AnyOf(str)
-        self.action_space = _AnyOf(str, Mapping)
+        text = Unicode()
+        self.action_space = JsonValue(str, Mapping)
         self.observation_space = gym.spaces.Dict({
-            "url": text, "goal": text, "axtree": text, "html": text, "screenshot": _AnyOf(bytes),
-            "last_action": text, "last_action_error": text, "open_pages_urls": _AnyOf(list, tuple),
-            "open_pages_titles": _AnyOf(list, tuple), "active_page_index": _AnyOf(int),
-            "chat_messages": _AnyOf(list), "focused_element_bid": text, "step": _AnyOf(int),
+            "url": text, "goal": text, "axtree": text, "html": text, "screenshot": JsonValue(bytes),
+            "last_action": text, "last_action_error": text, "open_pages_urls": JsonValue(list, tuple),
+            "open_pages_titles": JsonValue(list, tuple), "active_page_index": JsonValue(int),
+            "chat_messages": JsonValue(list), "focused_element_bid": text, "step": JsonValue(int),
         })
         self.instance: Instance | None = None
         self.task: LiveTask | None = None
