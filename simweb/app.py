@@ -29,6 +29,7 @@ from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
 from .updates import apply_updates
 
 MAX_REDIRECTS = 5
+MAX_TIMERS_PER_REQUEST = 1000   # a timer that keeps rescheduling itself cannot hang a request
 
 
 def _import(ref: str) -> Any:
@@ -52,6 +53,13 @@ class AppDefinition:
     verifiers: str               # module with the app's verifier functions
     default_size: int
     description: str = ""
+    #: where the spec lives, 'package:file.yaml'; default: simweb.specs:<name>.yaml
+    spec: str = ""
+
+    def spec_path(self) -> str:
+        """The file path of the app's spec."""
+        package, _, file = (self.spec or f"simweb.specs:{self.name}.yaml").partition(":")
+        return str(resources.files(package) / file)
 
 
 class _TemplateEnvironment(jinja2.Environment):
@@ -94,8 +102,7 @@ class App:
         self.function_table = table
         functions = table.merged_with_builtins()
         self.callables = table.callables()
-        spec_path = resources.files("simweb.specs") / f"{definition.name}.yaml"
-        self.spec: Spec = load_spec(str(spec_path), self.callables,
+        self.spec: Spec = load_spec(definition.spec_path(), self.callables,
                                     function_reads={n: f.reads for n, f in functions.items()})
         self.machine = ControlMachine(self.spec)
         self.world = _import(definition.world).load(seed=seed, size=self.size, progress=progress)
@@ -374,6 +381,44 @@ class App:
         meta = state["meta"]
         meta["requests"] += 1
         meta["clock"] += self.spec.clock["seconds_per_request"]
+        if self.spec.timers:
+            self._fire_due_timers(state)
+
+    def _fire_due_timers(self, state: dict) -> None:
+        """Run every pending timer whose time the clock has reached, in (time, id) order,
+        as server-side events: ``now`` is the due time, ``user`` is None, ``args`` are the
+        scheduled arguments. A timer whose updates fail is dropped and leaves no trace."""
+        clock = state["meta"]["clock"]
+        for _ in range(MAX_TIMERS_PER_REQUEST):
+            pending = state["runtime"]["timers"]["pending"]
+            if not pending or pending[0]["at"] > clock:
+                return
+            entry = pending.pop(0)
+            timer = self.spec.timers.get(entry["timer"])
+            if timer is None:
+                continue
+            env = self._env(state, "/", {})
+            env.update(now=entry["at"], today=entry["at"] // 86400, user=None, args=entry["args"])
+            saved = deep_copy(state["runtime"])
+            with using(self._ctx(state, "/")):
+                try:
+                    if timer.cond is None or timer.cond(env):
+                        apply_updates(timer.updates, state, env, self.world, self._entity)
+                except (ExprRuntimeError, ExprErrorAtRuntime):
+                    state["runtime"] = saved
+
+    # ------------------------------------------------------------------ access rules
+    def can(self, state: dict, name: str, *args: Any, url: str = "/") -> bool:
+        """Whether permission ``name`` holds for ``args`` in ``state`` (as ``can()`` in
+        expressions and templates)."""
+        perm = self.spec.permissions.get(name)
+        if perm is None:
+            raise KeyError(f"unknown permission {name!r}")
+        if len(args) != len(perm.args):
+            raise TypeError(f"permission {name!r} takes {len(perm.args)} arguments ({', '.join(perm.args)}), "
+                            f"got {len(args)}")
+        with using(self._ctx(state, url)):
+            return bool(perm.cond(perm.bind(self._env(state, url, {}), dict(zip(perm.args, args)))))
 
 
 _APPS: dict[tuple[str, int, int], App] = {}

@@ -328,12 +328,11 @@ def spec_cmd(app: str, diagram: str | None) -> None:
     from .functions import FunctionTable
     from .machine import ControlMachine
     from .spec import load_spec
-    from importlib import resources
 
     d = registry.definition(app)
     table_fns: FunctionTable = _import(d.functions)
     fns = table_fns.merged_with_builtins()
-    spec = load_spec(str(resources.files("simweb.specs") / f"{app}.yaml"), table_fns.callables(),
+    spec = load_spec(d.spec_path(), table_fns.callables(),
                      function_reads={n: f.reads for n, f in fns.items()})
     table = Table(title=f"{app} spec v{spec.version} ({len(spec.pages)} pages, {len(spec.events)} events)")
     for col in ("event", "route", "from → to", "effect", "writes", "reads"):

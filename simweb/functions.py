@@ -167,7 +167,88 @@ def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[
         """Rows of ``table`` that exist only in the runtime overlay (not deleted), by id."""
         return new_rows(ctx.world, ctx.state, table)
 
+    def can(ctx: Ctx, name: str, *args: Any) -> bool:
+        """Whether the spec's permission ``name`` holds for ``args`` (same rule as the guards)."""
+        return ctx.app.can(ctx.state, name, *args, url=ctx.url)
+
+    def at_least(ctx: Ctx, role: str | None, minimum: str) -> bool:
+        """Whether ``role`` ranks at or above ``minimum`` on the spec's role ladder (None: never)."""
+        ladder = ctx.app.spec.roles
+        if minimum not in ladder:
+            raise ValueError(f"unknown role {minimum!r} (roles: {', '.join(ladder)})")
+        return role in ladder and ladder.index(role) >= ladder.index(minimum)
+
+    def next_states(ctx: Ctx, workflow: str, current: str | None) -> list[str]:
+        """The states workflow ``workflow`` may move to from ``current``, in declared order."""
+        wf = ctx.app.spec.workflows.get(workflow)
+        if wf is None:
+            raise ValueError(f"unknown workflow {workflow!r}")
+        return wf.next_states(current)
+
     return {
         "entity": AppFunction("entity", entity, ("runtime.entities.*", "world.*"), entity.__doc__ or ""),
         "inserted": AppFunction("inserted", inserted, ("runtime.entities.*",), inserted.__doc__ or ""),
+        "can": AppFunction("can", can, ("runtime.*", "world.*", "browser.user"), can.__doc__ or ""),
+        "at_least": AppFunction("at_least", at_least, (), at_least.__doc__ or ""),
+        "next_states": AppFunction("next_states", next_states, (), next_states.__doc__ or ""),
     }
+
+
+def merged_rows(world: Any, state: dict, table: str, world_rows: list[dict], *,
+                include: Callable[[dict], bool] | None = None) -> list[dict]:
+    """The backend's current version of a world query's result.
+
+    ``world_rows`` (rows a world query returned) are replaced by their runtime versions
+    and dropped when deleted; rows that exist only at run time are added when
+    ``include(row)`` is true (with no ``include``, none are added). The order is the
+    world's, then the new rows by id: callers that sort re-sort.
+    """
+    rows = overlay(state, table)
+    out: list[dict] = []
+    for row in world_rows:
+        key = str(row["id"])
+        if key in rows:
+            row = rows[key]
+            if row is None:
+                continue
+        out.append(row)
+    if include is not None:
+        out.extend(r for r in new_rows(world, state, table) if include(r))
+    return out
+
+
+def thread(rows: list[dict], *, parent: str = "parent_id", key: Callable[[dict], Any] | None = None
+           ) -> list[tuple[int, dict]]:
+    """Threaded data as a flat list of ``(depth, row)`` in reading order.
+
+    Each row's children follow it, one level deeper, ordered by ``key`` (default: id);
+    a row whose parent is not in ``rows`` (deleted, or not loaded) starts a thread of
+    its own. Cycles cannot hang it: every row is emitted once.
+    """
+    order = key or (lambda r: r["id"])
+    by_id = {r["id"]: r for r in rows}
+    children: dict[Any, list[dict]] = {}
+    roots: list[dict] = []
+    for r in rows:
+        p = r.get(parent)
+        if p is not None and p in by_id and p != r["id"]:
+            children.setdefault(p, []).append(r)
+        else:
+            roots.append(r)
+    out: list[tuple[int, dict]] = []
+    seen: set[Any] = set()
+    stack: list[tuple[int, dict]] = [(0, r) for r in sorted(roots, key=order, reverse=True)]
+    while stack:
+        depth, r = stack.pop()
+        if r["id"] in seen:
+            continue
+        seen.add(r["id"])
+        out.append((depth, r))
+        for c in sorted(children.get(r["id"], ()), key=order, reverse=True):
+            stack.append((depth + 1, c))
+    # Rows only reachable through a cycle (no root) still appear, in id order.
+    for r in sorted(rows, key=order):
+        if r["id"] not in seen:
+            seen.add(r["id"])
+            out.append((0, r))
+    return out

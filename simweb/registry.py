@@ -78,7 +78,11 @@ def app_of_task(task_id: str) -> str:
 
 
 def builtin_apps() -> dict[str, Any]:
-    return {"shopping": "simweb.apps.shopping:APP"}
+    return {
+        "shopping": "simweb.apps.shopping:APP",
+        "forum": "simweb.apps.forum:APP",
+        "issues": "simweb.apps.issues:APP",
+    }
 
 
 for _name, _ref in builtin_apps().items():

@@ -260,6 +260,100 @@ class Update:
     reads: frozenset[str]
     length: int = 10
     alphabet: str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    workflows: tuple["Workflow", ...] = ()   # insert/update: the workflows guarding this table
+    timer: str | None = None                  # schedule/cancel: the timer's name
+    at: Expr | None = None                    # schedule: when it falls due (seconds)
+    args: tuple[tuple[str, Value], ...] = ()  # schedule: the timer's arguments
+    key: Expr | None = None                   # schedule/cancel: the pending timer's key
+
+
+@dataclass(frozen=True)
+class Permission:
+    """A named rule of who may do what: one definition, used by page requirements, event
+    guards (``{permission: name}``) and templates (``can('name', ...)``)."""
+
+    name: str
+    args: tuple[str, ...]
+    cond: Expr
+    error: "Message | None"
+    status: int
+    description: str = ""
+
+    def bind(self, env: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+        """The environment the rule is evaluated in: the caller's, plus its arguments."""
+        penv = dict(env)
+        penv.update(values)
+        return penv
+
+
+class PermissionCheck:
+    """The condition of a ``{permission: name, args: {...}}`` guard: evaluates the
+    argument expressions in the caller's environment, then the permission's rule.
+    Carries ``reads`` and ``calls`` like an :class:`Expr`, so read sets see through it."""
+
+    __slots__ = ("permission", "args", "source", "reads", "calls")
+
+    def __init__(self, permission: Permission, args: tuple[tuple[str, Expr], ...]):
+        self.permission = permission
+        self.args = args
+        self.source = f"permission {permission.name}"
+        reads = {r for r in permission.cond.reads if r.split(".")[0] not in permission.args}
+        calls = set(permission.cond.calls)
+        for _, e in args:
+            reads |= e.reads
+            calls |= e.calls
+        self.reads = frozenset(reads)
+        self.calls = frozenset(calls)
+
+    def env(self, env: Mapping[str, Any]) -> dict[str, Any]:
+        return self.permission.bind(env, {name: e(env) for name, e in self.args})
+
+    def __call__(self, env: Mapping[str, Any]) -> bool:
+        return bool(self.permission.cond(self.env(env)))
+
+
+class _PermissionMessage:
+    """A permission's own error message, evaluated with the guard's arguments bound."""
+
+    __slots__ = ("check", "message")
+
+    def __init__(self, check: PermissionCheck, message: "Message"):
+        self.check = check
+        self.message = message
+
+    def __call__(self, env: Mapping[str, Any]) -> str:
+        return self.message(self.check.env(env))
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A status field of an entity table that may only move along declared edges
+    (``opened -> closed``); enforced on every insert and update of the table."""
+
+    name: str
+    table: str
+    field: str
+    initial: str
+    states: tuple[str, ...]
+    edges: tuple[tuple[str, str, str], ...]   # (from, to, name)
+
+    def allows(self, old: Any, new: Any) -> bool:
+        return old == new or any(a == old and b == new for a, b, _ in self.edges)
+
+    def next_states(self, current: Any) -> list[str]:
+        return [b for a, b, _ in self.edges if a == current]
+
+
+@dataclass(frozen=True)
+class Timer:
+    """A clock-driven server-side event: scheduled by an update, it fires at the first
+    request whose simulated clock has reached its time."""
+
+    name: str
+    args: tuple[str, ...]
+    cond: Expr | None
+    updates: list[Update]
+    description: str = ""
 
 
 @dataclass
@@ -296,6 +390,8 @@ class Event:
     writes: list[str] = field(default_factory=list)
     effect: str = "none"
     derived_effect: str = "none"
+    permissions: list[str] = field(default_factory=list)
+    moves: list[str] = field(default_factory=list)   # workflow edges it may take ("issue_state → closed")
 
 
 @dataclass
@@ -316,6 +412,10 @@ class Spec:
     hash: str
     path: str
     raw: dict
+    roles: tuple[str, ...] = ()
+    permissions: dict[str, Permission] = field(default_factory=dict)
+    workflows: dict[str, Workflow] = field(default_factory=dict)
+    timers: dict[str, Timer] = field(default_factory=dict)
 
     def match_page(self, path: str) -> tuple[Page, dict[str, Any]] | None:
         return _match(self.pages.values(), path)
@@ -382,6 +482,9 @@ class _Compiler:
         self.functions = functions
         self.function_reads = function_reads
         self.where = ""
+        self.permissions: dict[str, Permission] = {}
+        self.workflows_by_table: dict[str, tuple[Workflow, ...]] = {}
+        self.timer_args: dict[str, tuple[str, ...]] = {}
 
     def fail(self, field_name: str, msg: str) -> SpecError:
         return SpecError(f"{self.file}: {self.where}: field '{field_name}': {msg}")
@@ -464,6 +567,9 @@ class _Compiler:
         out = []
         for i, c in enumerate(raw or []):
             f = f"{field_name}[{i}]"
+            if "permission" in c:
+                out.append(self.permission_check(c, f, names))
+                continue
             out.append(Check(
                 cond=self.expr(c["if"], f + ".if", names),
                 error=self.message(c["error"], f + ".error", names) if "error" in c else None,
@@ -471,6 +577,31 @@ class _Compiler:
                 redirect=self.expr(c["redirect"], f + ".redirect", names) if "redirect" in c else None,
             ))
         return out
+
+    def permission_check(self, c: dict, f: str, names: set[str]) -> Check:
+        """A guard that applies a named permission: its args are expressions of the
+        caller (an omitted arg is the caller's name of the same spelling)."""
+        name = c["permission"]
+        perm = self.permissions.get(name)
+        if perm is None:
+            close = difflib.get_close_matches(name, list(self.permissions), n=1)
+            raise self.fail(f + ".permission", f"unknown permission '{name}'"
+                            + (f" (did you mean '{close[0]}'?)" if close else ""))
+        given = c.get("args") or {}
+        for extra in given:
+            if extra not in perm.args:
+                raise self.fail(f + f".args.{extra}", f"permission '{name}' takes no argument '{extra}' "
+                                f"(it takes: {', '.join(perm.args) or 'none'})")
+        args = tuple((a, self.expr(given.get(a, a), f + f".args.{a}", names)) for a in perm.args)
+        cond = PermissionCheck(perm, args)
+        if "error" in c:
+            error: Any = self.message(c["error"], f + ".error", names)
+        elif perm.error is not None:
+            error = _PermissionMessage(cond, perm.error)
+        else:
+            error = None
+        return Check(cond=cond, error=error, status=int(c.get("status", perm.status)),  # type: ignore[arg-type]
+                     redirect=self.expr(c["redirect"], f + ".redirect", names) if "redirect" in c else None)
 
     def params(self, raw: dict, field_name: str) -> dict[str, Param]:
         out = {}
@@ -529,13 +660,32 @@ class _Compiler:
                     ident = self.value(raw_id, f + ".id", local)
             if op == "update":
                 fields = tuple((k, self.value(v, f"{f}.fields.{k}", local)) for k, v in u["fields"].items())
+            timer = u.get("timer")
+            at = key = None
+            targs: tuple[tuple[str, Value], ...] = ()
+            if op in ("schedule", "cancel"):
+                if timer is not None and timer not in self.timer_args:
+                    close = difflib.get_close_matches(timer, list(self.timer_args), n=1)
+                    raise self.fail(f + ".timer", f"unknown timer '{timer}'"
+                                    + (f" (did you mean '{close[0]}'?)" if close else ""))
+                key = self.expr(u["key"], f + ".key", local) if "key" in u else None
+            if op == "schedule":
+                at = self.expr(u["at"], f + ".at", local)
+                given = u.get("args") or {}
+                wanted = self.timer_args[timer]
+                if sorted(given) != sorted(wanted):
+                    raise self.fail(f + ".args", f"timer '{timer}' takes args {list(wanted)}, got {sorted(given)}")
+                targs = tuple((a, self.value(given[a], f + f".args.{a}", local)) for a in wanted)
             bind = u.get("as")
             if bind:
                 names.add(bind)
-            writes = path.static if path else f"runtime.entities.{table}.*"
+            if op in ("schedule", "cancel"):
+                writes = "runtime.timers"
+            else:
+                writes = path.static if path else f"runtime.entities.{table}.*"
             reads: set[str] = set()
             for part in (loop_iter, when, value, where, ident if isinstance(ident, Value) else None,
-                         *(v for _, v in fields)):
+                         *(v for _, v in fields), at, key, *(v for _, v in targs)):
                 if part is not None:
                     reads |= part.reads
             if path:
@@ -543,8 +693,10 @@ class _Compiler:
                     if not isinstance(seg, str):
                         reads |= seg.reads
             extra = {k: u[k] for k in ("length", "alphabet") if k in u}
+            wfs = self.workflows_by_table.get(table, ()) if op in ("insert", "update") else ()
             out.append(Update(op, path, table, ident, value, where, fields, bind, loop_var, loop_iter, when,
-                              writes, frozenset(reads), **extra))
+                              writes, frozenset(reads), **extra, workflows=wfs, timer=timer, at=at, args=targs,
+                              key=key))
         return out
 
 
@@ -617,6 +769,15 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
     c = _Compiler(file, functions, function_reads)
     base = set(BASE_NAMES)
 
+    roles = tuple(doc.get("roles") or ())
+    permissions, workflows = _compile_access(doc, c, base)
+    c.permissions = permissions
+    by_table: dict[str, list[Workflow]] = {}
+    for wf in workflows.values():
+        by_table.setdefault(wf.table, []).append(wf)
+    c.workflows_by_table = {t: tuple(w) for t, w in by_table.items()}
+    c.timer_args = {name: tuple(t.get("args") or ()) for name, t in (doc.get("timers") or {}).items()}
+
     c.where = "globals"
     glob = []
     gnames = set(base)
@@ -672,12 +833,27 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
         )
         events[name] = ev
 
+    timers: dict[str, Timer] = {}
+    for name, t in (doc.get("timers") or {}).items():
+        c.where = f"timer '{name}'"
+        args = c.timer_args[name]
+        names = (base - {"url", "query"}) | {"args"}
+        timers[name] = Timer(
+            name=name, args=args, cond=c.expr(t["if"], "if", names) if "if" in t else None,
+            updates=c.updates(t["updates"], "updates", names), description=t.get("description", ""),
+        )
+
     _derive_effects(events, function_reads, c, doc)
+    _derive_access(events, doc, workflows)
+    runtime_initial, runtime_schema = doc["runtime"]["initial"], doc["runtime"]["schema"]
+    if timers:
+        runtime_initial, runtime_schema = _with_timer_queue(runtime_initial, runtime_schema)
     spec = Spec(
         app=doc["app"], version=doc["version"], title=doc["title"], description=doc.get("description", ""),
-        start_url=doc["start_url"], clock=dict(doc["clock"]), runtime_initial=doc["runtime"]["initial"],
-        runtime_schema=doc["runtime"]["schema"], globals=glob, pages=pages, events=events,
+        start_url=doc["start_url"], clock=dict(doc["clock"]), runtime_initial=runtime_initial,
+        runtime_schema=runtime_schema, globals=glob, pages=pages, events=events,
         hash=hashlib.sha256(canonical(doc)).hexdigest(), path=file, raw=doc,
+        roles=roles, permissions=permissions, workflows=workflows, timers=timers,
     )
     try:
         jsonschema.Draft202012Validator.check_schema(spec.runtime_schema)
@@ -687,6 +863,109 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
     except jsonschema.ValidationError as exc:
         raise SpecError(f"{file}: top level: field 'runtime.initial': does not match runtime.schema: {exc.message}") from None
     return spec
+
+
+def _compile_access(doc: dict, c: _Compiler, base: set[str]) -> tuple[dict[str, Permission], dict[str, Workflow]]:
+    """The spec's permissions and workflows (checked for consistency)."""
+    permissions: dict[str, Permission] = {}
+    for name, p in (doc.get("permissions") or {}).items():
+        c.where = f"permission '{name}'"
+        args = tuple(p.get("args") or ())
+        clash = sorted(set(args) & set(BASE_NAMES))
+        if clash:
+            raise c.fail("args", f"argument '{clash[0]}' shadows a built-in name")
+        names = base | set(args)
+        permissions[name] = Permission(
+            name=name, args=args, cond=c.expr(p["if"], "if", names),
+            error=c.message(p["error"], "error", names) if "error" in p else None,
+            status=int(p.get("status", 403)), description=p.get("description", ""),
+        )
+    workflows: dict[str, Workflow] = {}
+    seen: dict[tuple[str, str], str] = {}
+    for name, w in (doc.get("workflows") or {}).items():
+        c.where = f"workflow '{name}'"
+        owner = seen.setdefault((w["table"], w["field"]), name)
+        if owner != name:
+            raise c.fail("field", f"{w['table']}.{w['field']} already has workflow '{owner}'")
+        edges = []
+        states = [w["initial"]]
+        for i, t in enumerate(w["transitions"]):
+            if t["from"] == t["to"]:
+                raise c.fail(f"transitions[{i}]", f"a transition must change the state ('{t['from']}' to itself)")
+            if any(a == t["from"] and b == t["to"] for a, b, _ in edges):
+                raise c.fail(f"transitions[{i}]", f"duplicate transition {t['from']} -> {t['to']}")
+            edges.append((t["from"], t["to"], t.get("name", t["to"])))
+            states += [s for s in (t["from"], t["to"]) if s not in states]
+        workflows[name] = Workflow(name, w["table"], w["field"], w["initial"], tuple(states), tuple(edges))
+    return permissions, workflows
+
+
+def _derive_access(events: dict[str, Event], doc: dict, workflows: dict[str, Workflow]) -> None:
+    """Per event: the permissions its guards apply and the workflow states it can move
+    entities to (read from the literal values its update ops write)."""
+    for ev in events.values():
+        raw = doc["events"][ev.name]
+        ev.permissions = sorted({g["permission"] for g in raw.get("guards") or () if "permission" in g})
+        moves = []
+        for u in raw.get("updates") or ():
+            for wf in workflows.values():
+                if wf.table != u.get("table"):
+                    continue
+                if u.get("op") == "insert":       # a new row starts in the initial state
+                    moves.append(f"{wf.name} → {wf.initial} (new)")
+                elif u.get("op") == "update" and wf.field in (u.get("fields") or {}):
+                    moves.append(f"{wf.name} → {_literal_str(u['fields'][wf.field]) or '(computed)'}")
+        ev.moves = sorted(set(moves))
+
+
+def _literal_str(text: Any) -> str | None:
+    """The string an expression is, when it is a plain string literal ("'closed'")."""
+    if not isinstance(text, str):
+        return None
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+#: JSON Schema of the engine-managed queue of pending timers (runtime.timers).
+TIMER_QUEUE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["next", "pending"],
+    "properties": {
+        "next": {"type": "integer", "minimum": 1},
+        "pending": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["id", "at", "timer", "key", "args"],
+                "properties": {
+                    "id": {"type": "integer", "minimum": 1},
+                    "at": {"type": "integer", "minimum": 0},
+                    "timer": {"type": "string"},
+                    "key": {"type": ["string", "null"]},
+                    "args": {"type": "object"},
+                },
+            },
+        },
+    },
+}
+
+
+def _with_timer_queue(initial: dict, schema: dict) -> tuple[dict, dict]:
+    """The runtime layer of a spec with timers: plus ``timers`` (the pending queue)."""
+    initial = dict(initial)
+    initial.setdefault("timers", {"next": 1, "pending": []})
+    schema = dict(schema)
+    props = dict(schema.get("properties") or {})
+    props.setdefault("timers", TIMER_QUEUE_SCHEMA)
+    schema["properties"] = props
+    if "required" in schema and "timers" not in schema["required"]:
+        schema["required"] = [*schema["required"], "timers"]
+    return initial, schema
 
 
 _ALIASES = {"rt": "runtime"}

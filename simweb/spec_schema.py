@@ -43,6 +43,11 @@ _OPS = [
      "required": ["table", "id", "fields"]},
     {"properties": {"op": {"const": "tombstone"}, "table": {"type": "string", "pattern": _IDENT}, "id": {}},
      "required": ["table", "id"]},
+    {"properties": {"op": {"const": "schedule"}, "timer": {"type": "string", "pattern": _IDENT}, "at": _EXPR,
+                    "args": {"type": "object", "propertyNames": {"pattern": _IDENT}}, "key": _EXPR},
+     "required": ["timer", "at"]},
+    {"properties": {"op": {"const": "cancel"}, "key": _EXPR, "timer": {"type": "string", "pattern": _IDENT}},
+     "required": ["key"]},
     {"properties": {"op": {"const": "token"}, "path": _EXPR, "length": {"type": "integer", "minimum": 4, "maximum": 64},
                     "alphabet": {"type": "string", "minLength": 2, "maxLength": 64}},
      "required": ["path"]},
@@ -52,7 +57,7 @@ _UPDATE = {
     "type": "object",
     "required": ["op"],
     "properties": {"op": {"enum": ["set", "inc", "append", "remove", "merge", "delete", "insert", "update",
-                                   "tombstone", "token"]}},
+                                   "tombstone", "token", "schedule", "cancel"]}},
     "allOf": [
         {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},
          "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],
@@ -61,15 +66,70 @@ _UPDATE = {
     ],
 }
 
+# A guard or requirement: a condition of its own, or a named permission (with the
+# expressions its arguments take).
 _CHECK = {
+    "type": "object",
+    "additionalProperties": False,
+    "oneOf": [{"required": ["if"], "not": {"required": ["permission"]}},
+              {"required": ["permission"], "not": {"required": ["if"]}}],
+    "properties": {
+        "if": _EXPR,
+        "permission": {"type": "string", "pattern": _IDENT},
+        "args": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _EXPR},
+        "error": {"type": "string"},
+        "status": {"type": "integer", "minimum": 300, "maximum": 599},
+        "redirect": _EXPR,
+    },
+}
+
+_ARGS = {"type": "array", "items": {"type": "string", "pattern": _IDENT}, "uniqueItems": True}
+
+_PERMISSION = {
     "type": "object",
     "additionalProperties": False,
     "required": ["if"],
     "properties": {
+        "description": {"type": "string"},
+        "args": _ARGS,
         "if": _EXPR,
         "error": {"type": "string"},
         "status": {"type": "integer", "minimum": 300, "maximum": 599},
-        "redirect": _EXPR,
+    },
+}
+
+_WORKFLOW = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["table", "field", "initial", "transitions"],
+    "properties": {
+        "description": {"type": "string"},
+        "table": {"type": "string", "pattern": _IDENT},
+        "field": {"type": "string", "pattern": _IDENT},
+        "initial": {"type": "string", "minLength": 1},
+        "transitions": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["from", "to"],
+                "properties": {"from": {"type": "string", "minLength": 1}, "to": {"type": "string", "minLength": 1},
+                               "name": {"type": "string", "pattern": _IDENT}},
+            },
+        },
+    },
+}
+
+_TIMER = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["updates"],
+    "properties": {
+        "description": {"type": "string"},
+        "args": _ARGS,
+        "if": _EXPR,
+        "updates": {"type": "array", "minItems": 1, "items": _UPDATE},
     },
 }
 
@@ -104,6 +164,10 @@ SPEC_SCHEMA: dict[str, Any] = {
             "properties": {"initial": {"type": "object"}, "schema": {"type": "object"}},
         },
         "globals": _VARS,
+        "roles": {"type": "array", "items": {"type": "string", "pattern": _IDENT}, "minItems": 1, "uniqueItems": True},
+        "permissions": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _PERMISSION},
+        "workflows": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _WORKFLOW},
+        "timers": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _TIMER},
         "pages": {
             "type": "object",
             "minProperties": 1,

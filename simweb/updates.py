@@ -46,6 +46,30 @@ def _allocate_id(state: dict, world: Any, table: str) -> int:
     return world.max_id(table) + n
 
 
+def _timer_op(u: Update, state: dict, env: dict[str, Any]) -> None:
+    """schedule / cancel on the pending-timer queue (runtime.timers), kept sorted by
+    (due time, id) so timers fire in a deterministic order."""
+    queue = state["runtime"].get("timers")
+    if not isinstance(queue, dict):
+        raise ExprErrorAtRuntime("this state has no timer queue (runtime.timers)")
+    key = u.key(env) if u.key is not None else None
+    key = None if key is None else str(key)
+    pending = queue["pending"]
+    if key is not None:
+        pending[:] = [t for t in pending if not (t["key"] == key and (u.op == "schedule" or u.timer is None
+                                                                      or t["timer"] == u.timer))]
+    if u.op == "cancel":
+        return
+    at = u.at(env)
+    if isinstance(at, bool) or not isinstance(at, (int, float)):
+        raise ExprErrorAtRuntime(f"schedule {u.timer}: 'at' must be a number of seconds, got {at!r}")
+    entry = {"id": queue["next"], "at": max(0, int(at)), "timer": u.timer, "key": key,
+             "args": {name: val(env) for name, val in u.args}}
+    queue["next"] += 1
+    pending.append(entry)
+    pending.sort(key=lambda t: (t["at"], t["id"]))
+
+
 def apply_updates(updates: list[Update], state: dict, env: dict[str, Any], world: Any,
                   entity: Any) -> None:
     """Run ``updates`` against ``state`` in order. ``env`` receives ``as:`` bindings.
@@ -65,6 +89,9 @@ def apply_updates(updates: list[Update], state: dict, env: dict[str, Any], world
 
 def _apply_one(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     op = u.op
+    if op == "schedule" or op == "cancel":
+        _timer_op(u, state, env)
+        return
     if u.path is not None:
         keys = u.path.keys(env)
         parent, key = _container(state, u.path.root, keys, create=op not in ("remove", "delete"))
@@ -114,6 +141,11 @@ def _apply_one(u: Update, state: dict, env: dict[str, Any], world: Any, entity: 
         eid = _allocate_id(state, world, table) if u.id == "auto" else u.id(env)
         row = dict(u.value(env))
         row["id"] = eid
+        for wf in u.workflows:
+            state_now = row.setdefault(wf.field, wf.initial)
+            if state_now != wf.initial:
+                raise ExprErrorAtRuntime(f"workflow {wf.name}: a new {table} row starts in '{wf.initial}', "
+                                         f"not '{state_now}'")
         rows[str(eid)] = row
         if u.bind:
             env[u.bind] = eid
@@ -125,6 +157,10 @@ def _apply_one(u: Update, state: dict, env: dict[str, Any], world: Any, entity: 
         new = deep_copy(cur)  # world rows are shared, cached objects: never alias them
         for name, val in u.fields:
             new[name] = val(env)
+        for wf in u.workflows:
+            old, moved = cur.get(wf.field), new.get(wf.field)
+            if not wf.allows(old, moved):
+                raise ExprErrorAtRuntime(f"workflow {wf.name}: {table} {eid} cannot go from '{old}' to '{moved}'")
         rows[str(eid)] = new
     elif op == "tombstone":
         rows[str(u.id(env))] = None

@@ -1,11 +1,25 @@
 """Shared fixtures: every test family runs over every registered app."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import simweb
 
-APPS = simweb.app_names()
+
+def selected_apps() -> list[str]:
+    """Every registered app, or the comma-separated subset in SIMWEB_TEST_APPS (a
+    convenience for working on one app: the families stay parametrized over all)."""
+    names = simweb.app_names()
+    wanted = [a.strip() for a in os.environ.get("SIMWEB_TEST_APPS", "").split(",") if a.strip()]
+    unknown = sorted(set(wanted) - set(names))
+    if unknown:
+        raise pytest.UsageError(f"SIMWEB_TEST_APPS names unknown apps: {', '.join(unknown)} (known: {', '.join(names)})")
+    return [a for a in names if a in wanted] if wanted else names
+
+
+APPS = selected_apps()
 
 
 @pytest.fixture(scope="session", params=APPS)

@@ -20,6 +20,8 @@ from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_ch
 from simweb.env import SimEnv
 from simweb.registry import app_of_task, definition
 
+from conftest import APPS
+
 pytestmark = pytest.mark.browser
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -29,7 +31,7 @@ SEEDS = (0, 1)
 def _task_ids() -> list[str]:
     """Every task template of every registered app (read without loading any world)."""
     ids: list[str] = []
-    for name in simweb.registry.names():
+    for name in APPS:
         ids += [t.id for t in _import(definition(name).tasks)]
     return ids
 
