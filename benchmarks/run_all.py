@@ -33,6 +33,7 @@ BENCHES = {
     "browsergym": ("bench_browsergym.py", False, [], False),
     "rollout": ("bench_rollout.py", False, [], False),
     "whatif": ("bench_whatif.py", True, [], False),
+    "apps": ("bench_apps.py", False, [], False),
 }
 
 

@@ -335,20 +335,54 @@ def spec_cmd(app: str, diagram: str | None) -> None:
     spec = load_spec(d.spec_path(), table_fns.callables(),
                      function_reads={n: f.reads for n, f in fns.items()})
     table = Table(title=f"{app} spec v{spec.version} ({len(spec.pages)} pages, {len(spec.events)} events)")
-    for col in ("event", "route", "from → to", "effect", "writes", "reads"):
+    for col in ("event", "route", "from → to", "effect", "permissions", "workflow moves", "writes", "reads"):
         table.add_column(col, overflow="fold")
     for ev in spec.events.values():
         src = ",".join(ev.sources) if len(ev.sources) < len(spec.pages) else "*"
         eff = ev.effect + (" (declared)" if ev.effect != ev.derived_effect else "")
         table.add_row(ev.name, f"POST {ev.route}", f"{src} → {ev.target or '(same)'}", eff,
-                      "\n".join(ev.writes), "\n".join(ev.reads))
-    _console().print(table)
+                      "\n".join(ev.permissions), "\n".join(ev.moves), "\n".join(ev.writes), "\n".join(ev.reads))
+    console = _console()
+    console.print(table)
+    if spec.permissions:
+        used: dict[str, list[str]] = {}
+        for ev in spec.events.values():
+            for name in ev.permissions:
+                used.setdefault(name, []).append(ev.name)
+        t = Table(title=f"permissions (roles: {' < '.join(spec.roles) or 'none'})")
+        for col in ("permission", "args", "rule", "status", "guards events"):
+            t.add_column(col, overflow="fold")
+        for perm in spec.permissions.values():
+            t.add_row(perm.name, ", ".join(perm.args), perm.cond.source, str(perm.status),
+                      ", ".join(used.get(perm.name, [])))
+        console.print(t)
+    if spec.workflows:
+        t = Table(title="workflows")
+        for col in ("workflow", "field", "initial", "transitions"):
+            t.add_column(col, overflow="fold")
+        for wf in spec.workflows.values():
+            t.add_row(wf.name, f"{wf.table}.{wf.field}", wf.initial,
+                      "\n".join(f"{a} → {b} ({n})" for a, b, n in wf.edges))
+        console.print(t)
+    if spec.timers:
+        t = Table(title="timers (clock-driven events)")
+        for col in ("timer", "args", "condition", "writes"):
+            t.add_column(col, overflow="fold")
+        for tm in spec.timers.values():
+            t.add_row(tm.name, ", ".join(tm.args), tm.cond.source if tm.cond else "",
+                      "\n".join(sorted({u.writes for u in tm.updates})))
+        console.print(t)
     if diagram:
         from .rollout import write_atomic
 
-        text = ControlMachine(spec).mermaid()
-        write_atomic(diagram, [text.encode()])
+        machine = ControlMachine(spec)
+        write_atomic(diagram, [machine.mermaid().encode()])
         click.echo(f"diagram -> {diagram}")
+        stem, dot, ext = diagram.rpartition(".")
+        for wf in spec.workflows.values():   # each workflow is a diagram of its own
+            path = f"{stem}.{wf.name}.{ext}" if dot else f"{diagram}.{wf.name}"
+            write_atomic(path, [machine.workflow_mermaid(wf).encode()])
+            click.echo(f"workflow {wf.name} -> {path}")
 
 
 @main.command("world")

@@ -91,3 +91,11 @@ class ControlMachine:
                      auto_transitions=False, graph_engine="mermaid", title=f"{self.spec.app} spec v{self.spec.version}")
         graph = holder.get_graph()
         return graph.source if hasattr(graph, "source") else str(graph.draw(None))
+
+    @staticmethod
+    def workflow_mermaid(wf: Any) -> str:
+        """A workflow (status field) as its own Mermaid state diagram."""
+        lines = ["---", f"title: workflow {wf.name} ({wf.table}.{wf.field})", "---", "stateDiagram-v2",
+                 f"  [*] --> {wf.initial}"]
+        lines += [f"  {a} --> {b}: {n}" for a, b, n in wf.edges]
+        return "\n".join(lines) + "\n"
