@@ -67,7 +67,16 @@ def resolve(name_or_id: str) -> Registration:
 
 
 def definition(name_or_id: str) -> AppDefinition:
-    return _import(resolve(name_or_id).entry_point)
+    """The app's definition (importing its package, not its world)."""
+    reg = resolve(name_or_id)
+    try:
+        d = _import(reg.entry_point)
+    except (ImportError, AttributeError) as exc:
+        raise RegistryError(f"app '{reg.name}' cannot be loaded from {reg.entry_point}: "
+                            f"{type(exc).__name__}: {exc}") from None
+    if not isinstance(d, AppDefinition):
+        raise RegistryError(f"app '{reg.name}': {reg.entry_point} is a {type(d).__name__}, not an AppDefinition")
+    return d
 
 
 def app_of_task(task_id: str) -> str:

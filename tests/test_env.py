@@ -318,3 +318,20 @@ def test_rewards_sparse_and_progress(app_name):
         assert sum(rewards) == pytest.approx(1.0)
         if mode == "sparse":
             assert rewards[-1] == 1.0 and all(r == 0.0 for r in rewards[:-1])
+
+
+@pytest.mark.parametrize("entry_point, needle", [
+    ("simweb.apps.no_such_app:APP", "ModuleNotFoundError"),
+    ("simweb.apps.shopping:NOPE", "has no attribute 'NOPE'"),
+    ("simweb.apps.shopping.world:APP", "is a str, not an AppDefinition"),
+])
+def test_an_app_that_cannot_load_is_a_one_line_registry_error(entry_point, needle):
+    from simweb import registry
+
+    registry._REGISTRY["broken_app"] = registry.Registration("broken_app", entry_point)
+    try:
+        with pytest.raises(simweb.RegistryError, match="app 'broken_app'") as exc:
+            registry.definition("broken_app")
+        assert needle in str(exc.value) and "\n" not in str(exc.value)
+    finally:
+        del registry._REGISTRY["broken_app"]
