@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 Verdict = dict[str, Any]
 
@@ -73,6 +73,28 @@ def unexpected(changes: Iterable[str], allowed: Iterable[str]) -> list[str]:
     everything below it; ``*`` stands for one path segment."""
     pats = [p.split(".") for p in allowed]
     return [c for c in changes if not any(_segment_match(p, c.split(".")) for p in pats)]
+
+
+def stray_rows(start: dict, final: dict, table: str, keep: Callable[[dict], bool]) -> list[str]:
+    """Rows of entity ``table`` that the run created, changed or deleted and that
+    ``keep(row)`` does not accept, as ``runtime.entities.<table>.<id>`` paths.
+
+    For tasks that may write a table as a side effect (notes, notifications) but only
+    about the things they name: a comment on another issue is collateral damage even
+    though comments as such are allowed. A deleted row is judged by its earlier run-time
+    version; deleting a world row is always reported (the world's version is not here).
+    """
+    before = (start["runtime"].get("entities") or {}).get(table) or {}
+    after = (final["runtime"].get("entities") or {}).get(table) or {}
+    out = []
+    for key in sorted(before.keys() | after.keys(), key=lambda k: (len(k), k)):
+        old, new = before.get(key), after.get(key)
+        if key in before and key in after and old == new:
+            continue
+        row = new if new is not None else old
+        if row is None or not keep(row):
+            out.append(f"runtime.entities.{table}.{key}")
+    return out
 
 
 # ----------------------------------------------------------------------------- answers
