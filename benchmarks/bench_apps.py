@@ -66,7 +66,8 @@ def issues_urls(env: Any, rng: Rng, n: int) -> list[str]:
         i = rng.choice(rows)
         p = w.project(i["project_id"])
         state = rng.choice(["opened", "closed", "all"])
-        out.append(f"/{p['path']}/issues?search={q.replace(' ', '+')}&state={state}")
+        sort = rng.choice(["created", "updated", "comments"])
+        out.append(f"/projects/{p['path']}/issues?q={q.replace(' ', '+')}&state={state}&sort={sort}")
     return out
 
 

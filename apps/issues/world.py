@@ -44,7 +44,7 @@ from simweb.worlddb import DAY0, BuildProgress, ContentHasher, ReadOnlyDB, Rng, 
 
 APP = "issues"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 3
 
 ROLES = ("guest", "reporter", "developer", "maintainer")
 LINK_KINDS = ("blocks", "relates_to")
@@ -187,8 +187,10 @@ class Notification(Base):
     __table_args__ = (Index("ix_notifications_user_read", "user_id", "read", "id"),)
 
 
-_FTS_DDL = ("CREATE VIRTUAL TABLE issues_fts USING fts5(title, description, content='issues',"
-            " content_rowid='id', tokenize='unicode61 remove_diacritics 2')")
+#: Title and description, plus a ``proj`` column holding the token ``p<project id>`` so that
+#: a project's search intersects posting lists inside FTS5 instead of filtering every match.
+_FTS_DDL = ("CREATE VIRTUAL TABLE issues_fts USING fts5(title, description, proj,"
+            " tokenize='unicode61 remove_diacritics 2', detail='column')")
 _TABLES = ("users", "projects", "members", "labels", "milestones", "issues", "comments", "links",
            "notifications")
 
@@ -261,6 +263,8 @@ _SENTENCES = (
     "Product asked for this in the last planning meeting.", "See the linked issues for background.",
     "Mobile users are affected the most.", "Low priority, but easy to do.",
 )
+_ENVIRONMENTS = ("Chrome", "Firefox", "Safari", "Edge", "Android", "iOS", "Linux", "Windows", "macOS",
+                 "the staging cluster", "production", "the self-hosted edition")
 _COMMENTS = (
     "I can reproduce this on the latest main.", "Thanks for the report! Looking into it.",
     "Could you share the exact steps?", "This looks related to the caching change.",
@@ -340,7 +344,9 @@ class _Builder:
             for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
                 self.db.execute(str(CreateIndex(index).compile(dialect=ddl)))
         self.db.execute(_FTS_DDL)
-        self.db.execute("INSERT INTO issues_fts(issues_fts) VALUES ('rebuild')")
+        self.db.execute("INSERT INTO issues_fts(rowid, title, description, proj)"
+                        " SELECT id, title, description, 'p' || project_id FROM issues ORDER BY id")
+        self.db.execute("INSERT INTO issues_fts(issues_fts) VALUES ('optimize')")
         digest = self.hasher.hexdigest()
         meta = {"app": APP, "generator_version": str(GENERATOR_VERSION), "seed": str(self.seed),
                 "size": str(self.size), "hash": digest, "counts": _JSON(self.hasher.counts()).decode(),
@@ -358,12 +364,14 @@ class _Builder:
     def _users(self) -> None:
         n = n_users_for(self.size)
         rows, seen = [], set()
+        self.usernames = [""]
         for uid in range(1, n + 1):
             r = self._rng("users", uid)
             first, last = r.choice(_FIRST), r.choice(_LAST)
             base = f"{first}.{last}".lower()
             username = base if base not in seen else f"{base}{uid}"
             seen.add(username)
+            self.usernames.append(username)
             rows.append((uid, username, f"{username}@example.com", f"{first} {last}", f"pw-{username}",
                          -r.randint(200, 2000)))
         self.n_users = n
@@ -385,24 +393,13 @@ class _Builder:
         # Issue counts per project: skewed but every project has some.
         weights = [r.randint(1, 10) + (8 if i % 7 == 0 else 0) for i in range(n)]
         total_w = sum(weights)
-        counts = [max(5, self.size * w // total_w) for w in weights]
-        # Make the total exactly ``size`` (never below 5 per project).
-        diff = self.size - sum(counts)
-        i = 0
-        while diff != 0:
-            j = i % n
-            if diff > 0:
-                counts[j] += 1
-                diff -= 1
-            elif counts[j] > 5:
-                counts[j] -= 1
-                diff += 1
-            i += 1
-            if i > 10 * n * max(1, abs(diff)) and diff < 0:
-                break
+        counts = [max(3, self.size * w // total_w) for w in weights]
+        # Make the total exactly ``size`` when it can be (the largest project absorbs it).
+        big = max(range(n), key=lambda i: (counts[i], -i))
+        counts[big] = max(3, counts[big] + self.size - sum(counts))
         self.project_issue_counts = counts
         self.project_members: list[list[tuple[int, str]]] = []
-        self.project_labels: list[list[int]] = []
+        self.project_labels: list[list[tuple[int, str]]] = []
         self.project_milestones: list[list[tuple[int, int, str]]] = []
         prows, mrows, lrows, msrows = [], [], [], []
         mid = lid = msid = 0
@@ -433,7 +430,7 @@ class _Builder:
                 lid += 1
                 name_, color, ldesc = _LABEL_POOL[li]
                 lrows.append((lid, pid, name_, color, ldesc))
-                ids.append(lid)
+                ids.append((lid, name_))
             self.project_labels.append(ids)
             # milestones: the older ones closed, the newer ones active
             nms = pr.randint(3, 7)
@@ -448,7 +445,7 @@ class _Builder:
                 state = "closed" if j < n_closed else "active"
                 msrows.append((msid, pid, title, f"Work planned for {title}. " + pr.choice(_SENTENCES),
                                due - 42, due, state))
-                mss.append((msid, due, state))
+                mss.append((msid, due, state, title))
             self.project_milestones.append(mss)
         self._insert("projects", prows)
         self._insert("members", mrows)
@@ -461,7 +458,6 @@ class _Builder:
         issue_rows: list[tuple] = []
         il_rows: list[tuple] = []
         ia_rows: list[tuple] = []
-        c_rows: list[tuple] = []
         l_rows: list[tuple] = []
         n_rows: list[tuple] = []
         iid_global = 0
@@ -494,7 +490,11 @@ class _Builder:
                 is_bug = r.chance(0.5)
                 title = r.choice(_BUG_TITLES if is_bug else _FEATURE_TITLES).format(area=area)
                 title = title[0].upper() + title[1:]
-                desc = " ".join(r.choice(_SENTENCES) for _ in range(r.randint(1, 4)))
+                parts = [_SENTENCES[k] for k in r.sample_indices(len(_SENTENCES), r.randint(1, 3))]
+                if r.chance(0.5):
+                    parts.append(f"Affects version {r.randint(1, 4)}.{r.randint(0, 12)}.{r.randint(0, 9)} on "
+                                 f"{r.choice(_ENVIRONMENTS)}.")
+                desc = " ".join(parts)
                 author = r.choice(everyone)
                 ms = None
                 if r.chance(0.55):
@@ -507,7 +507,8 @@ class _Builder:
                 if state == "closed":
                     closed = min(-1, created + r.randint(1, 90))
                 n_lab = r.weighted_index((20, 55, 85, 100))
-                labs = sorted(labels[i] for i in r.sample_indices(len(labels), n_lab))
+                labs = sorted(labels[i][0] for i in r.sample_indices(len(labels), n_lab))
+                lab_name = dict(labels)
                 n_as = r.weighted_index((30, 85, 100))
                 assg = sorted(devs[i] for i in r.sample_indices(len(devs), n_as))
                 due = None
@@ -521,11 +522,11 @@ class _Builder:
                 notes: list[tuple[int, int, str, bool]] = []
                 for lab in labs:
                     if r.chance(0.5):
-                        notes.append((author, day, f"added label ~{lab}", True))
+                        notes.append((author, day, f"added ~{lab_name[lab]} label", True))
                 for a in assg:
-                    notes.append((r.choice(devs), day + r.randint(0, 3), f"assigned to @{a}", True))
+                    notes.append((r.choice(devs), day + r.randint(0, 3), f"assigned to @{self.usernames[a]}", True))
                 if ms is not None:
-                    notes.append((r.choice(devs), day + r.randint(0, 5), f"changed milestone to %{ms[0]}", True))
+                    notes.append((r.choice(devs), day + r.randint(0, 5), f"changed milestone to %{ms[3]}", True))
                 last = closed if closed is not None else -1
                 for _ in range(r.weighted_index((10, 25, 45, 62, 76, 86, 93, 100))):
                     notes.append((r.choice(everyone), r.randint(min(day, last), last),
@@ -654,6 +655,13 @@ def text_matches(row: dict, terms: Sequence[str]) -> bool:
     return all(t in words for t in terms)
 
 
+def _text_color(color: str) -> str:
+    """Black or white text for a label background color '#rrggbb'."""
+    v = color.lstrip("#")
+    r, g, b = int(v[0:2], 16), int(v[2:4], 16), int(v[4:6], 16)
+    return "#000" if (r * 299 + g * 587 + b * 114) / 1000 > 140 else "#fff"
+
+
 class _LRU:
     def __init__(self, maxsize: int) -> None:
         self.maxsize = maxsize
@@ -699,7 +707,8 @@ class IssuesWorld:
                                   " issue_count FROM projects ORDER BY id")]
         self._project_by_id = {p["id"]: p for p in self._projects}
         self._project_by_path = {p["path"]: p for p in self._projects}
-        self._labels = [{"id": r[0], "project_id": r[1], "name": r[2], "color": r[3], "description": r[4]}
+        self._labels = [{"id": r[0], "project_id": r[1], "name": r[2], "color": r[3], "description": r[4],
+                         "fg": _text_color(r[3])}
                         for r in conn.execute("SELECT id, project_id, name, color, description FROM labels ORDER BY id")]
         self._label_by_id = {x["id"]: x for x in self._labels}
         self._labels_of: dict[int, list[dict]] = {}
@@ -892,8 +901,10 @@ class IssuesWorld:
             conds.append("milestone_id = ?")
             params.append(int(milestone))
         if terms:
+            phrase = " ".join('"' + t.replace('"', "") + '"' for t in terms)
+            scope = f"proj : p{int(project_id)} AND " if project_id is not None else ""
             conds.append("id IN (SELECT rowid FROM issues_fts WHERE issues_fts MATCH ?)")
-            params.append(" ".join('"' + t.replace('"', "") + '"' for t in terms))
+            params.append(f"{scope}{{title description}} : ({phrase})")
         return " AND ".join(conds) or "1", params
 
     def issue_count(self, *, exclude: Sequence[int] = (), include_only: Sequence[int] | None = None,

@@ -1,0 +1,16 @@
+"""Simforum: a Reddit-like community site (communities, hot/new/top listings, search,
+threaded comments, votes, karma, subscriptions, saved items, private messages and
+community moderation with bans, locks, pins and a moderation log)."""
+from simweb.app import AppDefinition
+
+APP = AppDefinition(
+    name="forum",
+    title="Simforum",
+    package="simweb.apps.forum",
+    world="simweb.apps.forum.world:ForumWorld",
+    functions="simweb.apps.forum.functions:FUNCTIONS",
+    tasks="simweb.apps.forum.tasks:TASKS",
+    verifiers="simweb.verifiers.forum",
+    default_size=20_000,
+    description="A Reddit-like forum with 20,000 posts and 100,000+ threaded comments (scales to 200,000 posts).",
+)

@@ -1,0 +1,1024 @@
+"""Simforum's task templates.
+
+Each template draws its parameters from the world by seed (thousands of instances per
+template), states a goal, lists WebGym-style fact groups (their fact count sets the
+difficulty), gives an oracle plan of BrowserGym actions and verifies with the functions
+in verifiers/forum.py.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from simweb.verifiers import forum as V
+
+from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.worlddb import day_to_date
+
+from .functions import PER_PAGE, date_label, plural
+from .world import DAY, hot_score  # noqa: F401  (hot_score documents the listing order)
+
+START = 32400            # the spec clock's first second (day 0, 09:00)
+WEEK = 7 * DAY
+YEAR = 365 * DAY
+MOD_PATHS = ("runtime.entities.mod_log", "runtime.counters.mod_log")
+
+_TEXTS = ("Thanks for sharing this, it made my day.", "I tried this last weekend and it worked for me too.",
+          "Could you share a few more details about your setup?", "This is the most useful thread I have read here.",
+          "Great question, I was wondering the same thing.", "Welcome aboard, glad you found this community.",
+          "I respectfully disagree, but thanks for the write-up.", "Following this thread for updates.")
+_TITLES = ("My weekend project turned out better than expected", "Looking for beginner recommendations",
+           "What I learned after one year in this hobby", "Quick tip that saved me hours",
+           "Show and tell: my latest attempt", "Question about getting started on a budget",
+           "The best advice I ever got here", "A small milestone I wanted to share")
+_BODIES = ("I have been working on this for a few weeks and wanted to hear your thoughts.",
+           "Any pointers are welcome, I am completely new to this.",
+           "Long time lurker, first time poster. Be gentle!",
+           "Sharing in case it helps someone else with the same problem.")
+_REASONS = ("Spam", "Harassment", "Repeated off-topic posts", "Self-promotion", "Breaking rule 3")
+_DOMAINS = ("https://example.com/articles/", "https://news.example.org/story/", "https://blog.example.net/post/")
+
+
+def fg(id_: str, description: str, *facts: str) -> FactGroup:
+    return FactGroup(id_, description, tuple(facts))
+
+
+# ----------------------------------------------------------------------------- sampling
+
+def pick_user(app: Any, rng: Rng, need: Any = None, tries: int = 2000, step: int = 1) -> dict:
+    top = app.world.max_id("users")
+    for _ in range(tries):
+        uid = rng.randint(1, top)
+        uid -= (uid - 1) % step
+        u = app.world.user(uid)
+        if u is not None and (need is None or need(u)):
+            return u
+    raise RuntimeError("no world user satisfies the task's needs; is the world too small?")
+
+
+def pick_post(app: Any, rng: Rng, need: Any = None, tries: int = 3000) -> dict:
+    top = app.world.max_id("posts")
+    for _ in range(tries):
+        p = app.world.post(rng.randint(1, top))
+        if p is not None and p["status"] == "live" and unique_title(app, p) and (need is None or need(p)):
+            return p
+    raise RuntimeError("no world post satisfies the task's needs; is the world too small?")
+
+
+def unique_title(app: Any, p: dict) -> bool:
+    n = app.world.query("SELECT count(*) FROM posts WHERE community_id = ? AND title = ?",
+                        (p["community_id"], p["title"]))[0][0]
+    return n == 1
+
+
+def cname(app: Any, cid: int) -> str:
+    return app.world.community(cid)["name"]
+
+
+def uname(app: Any, uid: int) -> str:
+    return app.world.user(uid)["username"]
+
+
+def live_comments(app: Any, pid: int) -> list[dict]:
+    return [c for c in app.world.comments_of(pid) if c["status"] == "live"]
+
+
+def unique_comment(app: Any, c: dict) -> bool:
+    """No other comment on the post has the same author and text."""
+    return sum(1 for o in app.world.comments_of(c["post_id"])
+               if o["user_id"] == c["user_id"] and o["body"] == c["body"]) == 1
+
+
+def post_params(app: Any, p: dict) -> dict:
+    return {"post_id": p["id"], "title": p["title"], "community": cname(app, p["community_id"]),
+            "community_id": p["community_id"]}
+
+
+# ----------------------------------------------------------------------------- plan pieces
+
+def open_post(app: Any, pid: int) -> list[str]:
+    """Search for the post's title and open it (or open it from its community's search)."""
+    p = app.world.post(pid)
+    hits = app.world.search(p["title"], limit=PER_PAGE)["items"]
+    if any(h["id"] == pid for h in hits):
+        return [f"fill('search-q', {p['title']!r})", "click('search-go')", f"click('post-{pid}')"]
+    return [f"goto('/p/{pid}')"]
+
+
+# ============================================================================= info tasks
+
+class TopPostThisWeek(TaskTemplate):
+    id = "forum/top_post_week"
+    kind = "info"
+    title = "Name the top post of a community in the past week"
+
+    def sample(self, app, rng):
+        comms = app.world.communities()
+        for _ in range(300):
+            c = rng.choice(comms)
+            answers = []
+            for now in (START, START + 1200):
+                rows = app.world.list_posts([c["id"]], "top", now - WEEK, 2)
+                answers.append(rows)
+            a, b = answers
+            if (len(a) == 2 and len(b) == 2 and a[0]["id"] == b[0]["id"] and a[0]["score"] > a[1]["score"]
+                    and b[0]["score"] > b[1]["score"]):
+                return {"user_id": pick_user(app, rng)["id"], "community": c["name"], "post_id": a[0]["id"],
+                        "answer": a[0]["title"]}
+        raise RuntimeError("no community with a clear top post this week")
+
+    def goal(self, app, p):
+        return (f"What is the title of the top-scoring post of the past week in c/{p['community']}? "
+                f"Answer with the exact title.")
+
+    def facts(self, app, p):
+        return [fg("answer", "The week's top post is named", f"community c/{p['community']}",
+                   "sorted by top, past week", f"the answer is {p['answer']}")]
+
+    def oracle(self, app, p):
+        return [f"goto('/c/{p['community']}')", "click('sort-top')", "click('t-week')",
+                f"send_msg_to_user({p['answer']!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_text_answer(app, start, final, answer, p["answer"], "title of the week's top post")
+
+
+class PostScore(TaskTemplate):
+    id = "forum/post_score"
+    kind = "info"
+    title = "Look up a post's score"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng)
+        return {"user_id": pick_user(app, rng)["id"], **post_params(app, p), "score": p["score"]}
+
+    def goal(self, app, p):
+        return f"How many points does the post “{p['title']}” in c/{p['community']} have? Answer with the number."
+
+    def facts(self, app, p):
+        return [fg("score", "The answer is the post's score", f"the score is {p['score']}")]
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [f"send_msg_to_user('{p['score']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_number_answer(app, start, final, answer, p["score"], "post's score")
+
+
+class CommentCount(TaskTemplate):
+    id = "forum/comment_count"
+    kind = "info"
+    title = "Count a post's comments"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng, lambda x: x["comment_count"] > 0)
+        return {"user_id": pick_user(app, rng)["id"], **post_params(app, p), "count": p["comment_count"]}
+
+    def goal(self, app, p):
+        return f"How many comments does the post “{p['title']}” in c/{p['community']} have? Answer with the number."
+
+    def facts(self, app, p):
+        return [fg("count", "The answer is the comment count", f"{p['count']} comments")]
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [f"send_msg_to_user('{p['count']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_number_answer(app, start, final, answer, p["count"], "comment count")
+
+
+class UserJoined(TaskTemplate):
+    id = "forum/user_joined"
+    kind = "info"
+    title = "Find when a member joined"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng)
+        u = app.world.user(p["user_id"])
+        return {"user_id": pick_user(app, rng, lambda x: x["id"] != u["id"])["id"], **post_params(app, p),
+                "author": u["username"], "day": u["created_day"]}
+
+    def goal(self, app, p):
+        return (f"On what date did u/{p['author']} (who wrote “{p['title']}” in c/{p['community']}) join Simforum? "
+                f"Answer with the date, for example January 5, 2024.")
+
+    def facts(self, app, p):
+        return [fg("date", "The join date is given", f"joined {date_label(day_to_date(p['day']))}")]
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + ["click('post-author')",
+                                               f"send_msg_to_user({date_label(day_to_date(p['day']))!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_date_answer(app, start, final, answer, day_to_date(p["day"]), "join date")
+
+
+class UserModerates(TaskTemplate):
+    id = "forum/user_moderates"
+    kind = "info"
+    title = "List the communities a member moderates"
+
+    def sample(self, app, rng):
+        c = rng.choice(app.world.communities())
+        m = rng.choice(app.world.moderators(c["id"]))
+        names = [cname(app, x) for x in app.world.moderated_by(m)]
+        return {"user_id": pick_user(app, rng, lambda x: x["id"] != m)["id"], "community": c["name"],
+                "moderator": uname(app, m), "communities": names}
+
+    def goal(self, app, p):
+        return (f"u/{p['moderator']} is a moderator of c/{p['community']}. Which communities does u/{p['moderator']} "
+                f"moderate? Answer with the community names (without c/), separated by commas.")
+
+    def facts(self, app, p):
+        return [fg("set", "Every moderated community is listed",
+                   f"{len(p['communities'])} communities", f"they are {', '.join(p['communities'])}")]
+
+    def oracle(self, app, p):
+        return [f"goto('/c/{p['community']}')", f"click('mod-link-{p['moderator']}')",
+                f"send_msg_to_user({', '.join(p['communities'])!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_set_answer(app, start, final, answer, p["communities"], "moderated communities")
+
+
+class AuthorMostComments(TaskTemplate):
+    id = "forum/author_most_comments"
+    kind = "info"
+    title = "Search with author and community filters and sort by comments"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p = pick_post(app, rng)
+            res = app.world.search("", community=p["community_id"], author=p["user_id"], sort="comments", limit=2)
+            items = res["items"]
+            if res["total"] >= 2 and items[0]["comment_count"] > items[1]["comment_count"] \
+                    and unique_title(app, items[0]):
+                return {"user_id": pick_user(app, rng)["id"], "community": cname(app, p["community_id"]),
+                        "author": uname(app, p["user_id"]), "answer": items[0]["title"], "post_id": items[0]["id"]}
+        raise RuntimeError("no author with several posts in one community")
+
+    def goal(self, app, p):
+        return (f"Of all posts by u/{p['author']} in c/{p['community']}, which one has the most comments? "
+                f"Answer with its exact title.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right posts are considered", f"author u/{p['author']}",
+                   f"community c/{p['community']}", "sorted by number of comments"),
+                fg("answer", "The post is named", f"the answer is {p['answer']}")]
+
+    def oracle(self, app, p):
+        return ["click('search-go')", f"fill('s-author', {p['author']!r})",
+                f"select_option('s-community', {p['community']!r})", "select_option('s-sort', 'comments')",
+                "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_text_answer(app, start, final, answer, p["answer"], "most-commented post")
+
+
+class KeywordTopYear(TaskTemplate):
+    id = "forum/keyword_top_year"
+    kind = "info"
+    title = "Full-text search with community, time window and sort"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p = pick_post(app, rng, lambda x: x["created"] > -300 * DAY)
+            words = [w for w in p["title"].replace("?", " ").replace(":", " ").split() if len(w) >= 5
+                     and w.isalpha()]
+            if not words:
+                continue
+            word = rng.choice(words).lower()
+            outs = []
+            for now in (START, START + 1200):
+                outs.append(app.world.search(word, community=p["community_id"], since=now - YEAR, sort="top",
+                                             limit=2))
+            a, b = outs
+            if a["total"] >= 2 and a["items"][0]["id"] == b["items"][0]["id"] \
+                    and a["items"][0]["score"] > a["items"][1]["score"] and unique_title(app, a["items"][0]):
+                top = a["items"][0]
+                return {"user_id": pick_user(app, rng)["id"], "community": cname(app, p["community_id"]),
+                        "word": word, "answer": top["title"], "post_id": top["id"]}
+        raise RuntimeError("no keyword with a clear top post")
+
+    def goal(self, app, p):
+        return (f"Search c/{p['community']} for posts from the past year mentioning “{p['word']}”. Which of them "
+                f"has the highest score? Answer with its exact title.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right posts are considered", f"keyword {p['word']}",
+                   f"community c/{p['community']}", "past year", "sorted by top score"),
+                fg("answer", "The post is named", f"the answer is {p['answer']}")]
+
+    def oracle(self, app, p):
+        return [f"fill('search-q', {p['word']!r})", "click('search-go')",
+                f"select_option('s-community', {p['community']!r})", "select_option('s-t', 'year')",
+                "select_option('s-sort', 'top')", "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_text_answer(app, start, final, answer, p["answer"], "top matching post")
+
+
+# ============================================================================= votes
+
+class UpvotePost(TaskTemplate):
+    id = "forum/upvote_post"
+    title = "Upvote a post"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng)
+        u = pick_user(app, rng, lambda x: app.world.vote(x["id"], "post", p["id"]) == 0)
+        return {"user_id": u["id"], **post_params(app, p)}
+
+    def goal(self, app, p):
+        return f"Upvote the post “{p['title']}” in c/{p['community']}."
+
+    def facts(self, app, p):
+        return [fg("vote", "The post is upvoted", f"post “{p['title']}” upvoted")]
+
+    allowed = ("runtime.votes.{user_id}.p{post_id}",)
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + ["click('post-up')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.vote_checks(app, final, p["user_id"], {f"p{p['post_id']}": 1}), app, start, final,
+                         self.allowed_paths(app, p))
+
+
+class DownvoteComment(TaskTemplate):
+    id = "forum/downvote_comment"
+    title = "Downvote a specific comment"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p = pick_post(app, rng, lambda x: 0 < x["comment_count"] <= 40)
+            cs = [c for c in live_comments(app, p["id"]) if unique_comment(app, c)]
+            if not cs:
+                continue
+            c = rng.choice(cs)
+            u = pick_user(app, rng, lambda x, c=c: app.world.vote(x["id"], "comment", c["id"]) == 0
+                          and x["id"] != c["user_id"])
+            return {"user_id": u["id"], **post_params(app, p), "comment_id": c["id"], "author": uname(app, c["user_id"]),
+                    "text": c["body"]}
+        raise RuntimeError("no comment to downvote")
+
+    def goal(self, app, p):
+        return (f"On the post “{p['title']}” in c/{p['community']}, downvote the comment by u/{p['author']} "
+                f"that says “{p['text']}”.")
+
+    def facts(self, app, p):
+        return [fg("vote", "The right comment is downvoted", f"comment by u/{p['author']}", "downvoted")]
+
+    allowed = ("runtime.votes.{user_id}.c{comment_id}",)
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-down')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.vote_checks(app, final, p["user_id"], {f"c{p['comment_id']}": -1}), app, start, final,
+                         self.allowed_paths(app, p))
+
+
+class RemoveVote(TaskTemplate):
+    id = "forum/remove_vote"
+    title = "Take back an earlier upvote"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            u = pick_user(app, rng, step=10)
+            ups = [t for k, t, v in app.world.votes_of(u["id"]) if k == "post" and v == 1]
+            ups = [t for t in ups if unique_title(app, app.world.post(t))]
+            if ups:
+                p = app.world.post(rng.choice(ups))
+                return {"user_id": u["id"], **post_params(app, p)}
+        raise RuntimeError("no user with an upvote")
+
+    def goal(self, app, p):
+        return f"I upvoted the post “{p['title']}” in c/{p['community']} by mistake. Remove my vote (do not downvote it)."
+
+    def facts(self, app, p):
+        return [fg("vote", "The upvote is gone", "no vote on the post")]
+
+    allowed = ("runtime.votes.{user_id}.p{post_id}",)
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + ["click('post-up')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.vote_checks(app, final, p["user_id"], {f"p{p['post_id']}": 0}), app, start, final,
+                         self.allowed_paths(app, p))
+
+
+# ============================================================================= subscriptions and saved
+
+class SubscribeMany(TaskTemplate):
+    id = "forum/subscribe_many"
+    title = "Subscribe to several communities"
+
+    def sample(self, app, rng):
+        u = pick_user(app, rng)
+        mine = set(app.world.subscriptions(u["id"]))
+        free = [c["name"] for c in app.world.communities() if c["id"] not in mine]
+        names = sorted(rng.sample(free, 4))
+        return {"user_id": u["id"], "communities": names,
+                "community_ids": [app.world.community_by_name(n)["id"] for n in names]}
+
+    def goal(self, app, p):
+        return f"Subscribe me to these communities: {', '.join('c/' + n for n in p['communities'])}."
+
+    def facts(self, app, p):
+        return [fg("subs", "Each community is subscribed", *[f"subscribed to c/{n}" for n in p["communities"]])]
+
+    def allowed_paths(self, app, p):
+        return [f"runtime.subs.{p['user_id']}.{c}" for c in p["community_ids"]]
+
+    def oracle(self, app, p):
+        return ["click('nav-communities')"] + [f"click('subscribe-{n}')" for n in p["communities"]]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.subscription_checks(app, final, p["user_id"], {c: True for c in p["community_ids"]}),
+                         app, start, final, self.allowed_paths(app, p))
+
+
+class Unsubscribe(TaskTemplate):
+    id = "forum/unsubscribe"
+    title = "Leave a community"
+
+    def sample(self, app, rng):
+        u = pick_user(app, rng, lambda x: len(app.world.subscriptions(x["id"])) >= 2)
+        cid = rng.choice(app.world.subscriptions(u["id"]))
+        return {"user_id": u["id"], "community_id": cid, "community": cname(app, cid)}
+
+    def goal(self, app, p):
+        return f"Unsubscribe me from c/{p['community']}. Keep my other subscriptions."
+
+    def facts(self, app, p):
+        return [fg("subs", "The community is left", f"unsubscribed from c/{p['community']}")]
+
+    allowed = ("runtime.subs.{user_id}.{community_id}",)
+
+    def oracle(self, app, p):
+        return [f"goto('/c/{p['community']}')", "click('unsubscribe')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.subscription_checks(app, final, p["user_id"], {p["community_id"]: False}), app, start,
+                         final, self.allowed_paths(app, p))
+
+
+class SavePost(TaskTemplate):
+    id = "forum/save_post"
+    title = "Save a post for later"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng)
+        u = pick_user(app, rng, lambda x: all(not (k == "post" and t == p["id"]) for k, t, _ in app.world.saved(x["id"])))
+        return {"user_id": u["id"], **post_params(app, p)}
+
+    def goal(self, app, p):
+        return f"Save the post “{p['title']}” from c/{p['community']} so I can read it later."
+
+    def facts(self, app, p):
+        return [fg("saved", "The post is saved", "post saved")]
+
+    allowed = ("runtime.saved.{user_id}.p{post_id}",)
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + ["click('post-save')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.saved_checks(app, final, p["user_id"], {f"p{p['post_id']}": True}), app, start, final,
+                         self.allowed_paths(app, p))
+
+
+# ============================================================================= posting
+
+class SubmitTextPost(TaskTemplate):
+    id = "forum/submit_text_post"
+    title = "Submit a text post"
+
+    def sample(self, app, rng):
+        c = rng.choice(app.world.communities())
+        u = pick_user(app, rng, lambda x: app.world.ban(c["id"], x["id"]) is None)
+        return {"user_id": u["id"], "community": c["name"], "community_id": c["id"], "kind": "text",
+                "title": rng.choice(_TITLES), "body": rng.choice(_BODIES)}
+
+    def goal(self, app, p):
+        return (f"Post a text post in c/{p['community']} with the title “{p['title']}” and the text "
+                f"“{p['body']}”.")
+
+    def facts(self, app, p):
+        return [fg("post", "The post exists as asked", f"in c/{p['community']}", "a text post",
+                   f"title {p['title']}", f"text {p['body']}")]
+
+    allowed = ("runtime.entities.posts", "runtime.counters.posts")
+
+    def oracle(self, app, p):
+        return ["click('nav-submit')", f"select_option('submit-community', {p['community']!r})",
+                f"fill('submit-title-input', {p['title']!r})", f"fill('submit-body', {p['body']!r})",
+                "click('submit-go')"]
+
+    def verify(self, app, p, start, final, answer):
+        checks, extra = V.new_post_checks(app, final, p["user_id"], p)
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+
+
+class SubmitLinkPost(TaskTemplate):
+    id = "forum/submit_link_post"
+    title = "Share a link"
+
+    def sample(self, app, rng):
+        c = rng.choice(app.world.communities())
+        u = pick_user(app, rng, lambda x: app.world.ban(c["id"], x["id"]) is None)
+        title = rng.choice(_TITLES)
+        url = rng.choice(_DOMAINS) + str(rng.randint(1000, 99999))
+        return {"user_id": u["id"], "community": c["name"], "community_id": c["id"], "kind": "link", "title": title,
+                "url": url}
+
+    def goal(self, app, p):
+        return f"Share the link {p['url']} in c/{p['community']} with the title “{p['title']}”."
+
+    def facts(self, app, p):
+        return [fg("post", "The link post exists as asked", f"in c/{p['community']}", "a link post",
+                   f"title {p['title']}", f"URL {p['url']}")]
+
+    allowed = ("runtime.entities.posts", "runtime.counters.posts")
+
+    def oracle(self, app, p):
+        return ["click('nav-submit')", f"select_option('submit-community', {p['community']!r})",
+                "click('submit-kind-link')", f"fill('submit-title-input', {p['title']!r})",
+                f"fill('submit-url', {p['url']!r})", "click('submit-go')"]
+
+    def verify(self, app, p, start, final, answer):
+        checks, extra = V.new_post_checks(app, final, p["user_id"], p)
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+
+
+def _commentable(app: Any, p: dict) -> bool:
+    return not p["locked"] and 0 < p["comment_count"] <= 40
+
+
+class ReplyToComment(TaskTemplate):
+    id = "forum/reply_comment"
+    title = "Reply to a specific comment"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p = pick_post(app, rng, lambda x: _commentable(app, x))
+            cs = [c for c in live_comments(app, p["id"]) if unique_comment(app, c)]
+            if not cs:
+                continue
+            c = rng.choice(cs)
+            u = pick_user(app, rng, lambda x, c=c, p=p: x["id"] != c["user_id"]
+                          and app.world.ban(p["community_id"], x["id"]) is None)
+            return {"user_id": u["id"], **post_params(app, p), "comment_id": c["id"],
+                    "author": uname(app, c["user_id"]), "text": c["body"], "reply": rng.choice(_TEXTS)}
+        raise RuntimeError("no comment to reply to")
+
+    def goal(self, app, p):
+        return (f"On the post “{p['title']}” in c/{p['community']}, reply to u/{p['author']}'s comment "
+                f"“{p['text']}” with: {p['reply']}")
+
+    def facts(self, app, p):
+        return [fg("reply", "The reply is posted", f"a reply to u/{p['author']}'s comment", f"text {p['reply']}")]
+
+    allowed = ("runtime.entities.comments", "runtime.counters.comments")
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-reply')",
+                                               f"fill('reply-body', {p['reply']!r})", "click('reply-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        checks, extra = V.new_comment_checks(app, final, p["user_id"], p["post_id"], p["comment_id"], p["reply"])
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+
+
+def _own_comment(app: Any, rng: Rng) -> tuple[dict, dict]:
+    """A user and one of their live comments on their profile's first page (unique text)."""
+    for _ in range(2000):
+        u = pick_user(app, rng)
+        cs = [c for c in app.world.user_comments(u["id"], PER_PAGE) if c["status"] == "live"]
+        cs = [c for c in cs if sum(1 for o in cs if o["body"] == c["body"]) == 1]
+        if cs:
+            return u, rng.choice(cs)
+    raise RuntimeError("no user with a comment")
+
+
+class EditComment(TaskTemplate):
+    id = "forum/edit_comment"
+    title = "Edit one of my comments"
+
+    def sample(self, app, rng):
+        u, c = _own_comment(app, rng)
+        new = rng.choice([t for t in _TEXTS if t != c["body"]])
+        return {"user_id": u["id"], "comment_id": c["id"], "post_id": c["post_id"], "old": c["body"], "new": new}
+
+    def goal(self, app, p):
+        return f"Edit my comment that says “{p['old']}” so that it says: {p['new']}"
+
+    def facts(self, app, p):
+        return [fg("edit", "The comment now has the new text", f"comment text is {p['new']}")]
+
+    allowed = ("runtime.entities.comments.{comment_id}",)
+
+    def oracle(self, app, p):
+        return ["click('nav-profile')", "click('tab-comments')", f"click('ucomment-{p['comment_id']}-post')",
+                f"click('comment-{p['comment_id']}-edit')", f"fill('edit-body', {p['new']!r})", "click('edit-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        row = V._entity(app, final, "comments", p["comment_id"]) or {}
+        checks = [V.check("the comment has the new text", V.match_exact(row.get("body"), p["new"]), 1.0,
+                          f"found {row.get('body')!r}")]
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p),
+                         V.status_kept(app, final, "comments", p["comment_id"]))
+
+
+class DeleteOwnPost(TaskTemplate):
+    id = "forum/delete_own_post"
+    title = "Delete one of my posts"
+
+    def sample(self, app, rng):
+        for _ in range(2000):
+            u = pick_user(app, rng)
+            ps = [x for x in app.world.user_posts(u["id"], PER_PAGE) if x["status"] == "live" and not x["pinned"]]
+            ps = [x for x in ps if sum(1 for o in ps if o["title"] == x["title"]) == 1]
+            if ps:
+                x = rng.choice(ps)
+                return {"user_id": u["id"], **post_params(app, x)}
+        raise RuntimeError("no user with a post")
+
+    def goal(self, app, p):
+        return f"Delete my post “{p['title']}” in c/{p['community']}."
+
+    def facts(self, app, p):
+        return [fg("delete", "The post is deleted", "post status deleted")]
+
+    allowed = ("runtime.entities.posts.{post_id}",)
+
+    def oracle(self, app, p):
+        return ["click('nav-profile')", f"click('post-{p['post_id']}')", "click('post-delete')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.field_checks(app, final, "posts", p["post_id"], {"status": "deleted"}), app, start, final,
+                         self.allowed_paths(app, p))
+
+
+class SendMessage(TaskTemplate):
+    id = "forum/send_message"
+    title = "Send a private message"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng)
+        u = pick_user(app, rng, lambda x: x["id"] != p["user_id"])
+        return {"user_id": u["id"], **post_params(app, p), "to": uname(app, p["user_id"]),
+                "to_id": p["user_id"], "subject": f"About your post in c/{cname(app, p['community_id'])}",
+                "body": rng.choice(_TEXTS)}
+
+    def goal(self, app, p):
+        return (f"Send a private message to u/{p['to']} with the subject “{p['subject']}” and the message: "
+                f"{p['body']}")
+
+    def facts(self, app, p):
+        return [fg("message", "The message is sent", f"to u/{p['to']}", f"subject {p['subject']}",
+                   f"text {p['body']}")]
+
+    allowed = ("runtime.entities.messages", "runtime.counters.messages")
+
+    def oracle(self, app, p):
+        return [f"goto('/u/{p['to']}')", "click('profile-message')", f"fill('msg-subject', {p['subject']!r})",
+                f"fill('msg-body', {p['body']!r})", "click('msg-send')"]
+
+    def verify(self, app, p, start, final, answer):
+        checks, extra = V.message_checks(app, final, p["user_id"], p["to_id"], p["to"], p["subject"], p["body"])
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+
+
+# ============================================================================= moderation
+
+def _mod_post(app: Any, rng: Rng, need: Any = None) -> tuple[dict, dict]:
+    """A post and a moderator of its community."""
+    p = pick_post(app, rng, need)
+    m = app.world.user(rng.choice(app.world.moderators(p["community_id"])))
+    return p, m
+
+
+class ModLockPost(TaskTemplate):
+    id = "forum/mod_lock_post"
+    title = "As a moderator, lock a post"
+
+    def sample(self, app, rng):
+        p, m = _mod_post(app, rng, lambda x: not x["locked"])
+        return {"user_id": m["id"], **post_params(app, p)}
+
+    def goal(self, app, p):
+        return f"I moderate c/{p['community']}. Lock the post “{p['title']}” so nobody can add new comments."
+
+    def facts(self, app, p):
+        return [fg("lock", "The post is locked (and stays up)", "post locked")]
+
+    allowed = ("runtime.entities.posts.{post_id}",) + MOD_PATHS
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + ["click('mod-lock')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.field_checks(app, final, "posts", p["post_id"], {"locked": True}),
+                         app, start, final, self.allowed_paths(app, p), V.status_kept(app, final, "posts", p["post_id"]))
+
+
+class ModPinPost(TaskTemplate):
+    id = "forum/mod_pin_post"
+    title = "As a moderator, pin a post to the top of the community"
+
+    def sample(self, app, rng):
+        p, m = _mod_post(app, rng, lambda x: not x["pinned"] and len(app.world.pinned_posts(x["community_id"])) < 2)
+        return {"user_id": m["id"], **post_params(app, p)}
+
+    def goal(self, app, p):
+        return f"I moderate c/{p['community']}. Pin the post “{p['title']}” to the top of the community."
+
+    def facts(self, app, p):
+        return [fg("pin", "The post is pinned", "post pinned")]
+
+    allowed = ("runtime.entities.posts.{post_id}",) + MOD_PATHS
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + ["click('mod-pin')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.field_checks(app, final, "posts", p["post_id"], {"pinned": True}), app, start, final,
+                         self.allowed_paths(app, p), V.status_kept(app, final, "posts", p["post_id"]))
+
+
+class ModUnban(TaskTemplate):
+    id = "forum/mod_unban_user"
+    title = "As a moderator, lift a ban"
+
+    def sample(self, app, rng):
+        rows = app.world.query("SELECT community_id, user_id FROM bans WHERE until IS NULL OR until > ?"
+                               " ORDER BY community_id, user_id", (START + 3600,))
+        cid, uid = rng.choice(rows)
+        m = rng.choice(app.world.moderators(cid))
+        return {"user_id": m, "community": cname(app, cid), "community_id": cid, "target": uname(app, uid),
+                "target_id": uid}
+
+    def goal(self, app, p):
+        return f"I moderate c/{p['community']}. Lift the ban of u/{p['target']} there."
+
+    def facts(self, app, p):
+        return [fg("unban", "The ban is lifted", f"u/{p['target']} no longer banned from c/{p['community']}")]
+
+    allowed = ("runtime.bans.{community_id}.{target_id}", "runtime.timers") + MOD_PATHS
+
+    def oracle(self, app, p):
+        return [f"goto('/c/{p['community']}')", "click('mod-tools')", f"click('unban-{p['target_id']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        bans = V._rt(final).get("bans", {}).get(str(p["community_id"]), {})
+        lifted = str(p["target_id"]) in bans and bans[str(p["target_id"])] is None
+        return V.combine([V.check(f"u/{p['target']} is no longer banned", lifted, 1.0)], app, start, final,
+                         self.allowed_paths(app, p))
+
+
+class ModRemoveComment(TaskTemplate):
+    id = "forum/mod_remove_comment"
+    title = "As a moderator, remove a comment"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p, m = _mod_post(app, rng, lambda x: 0 < x["comment_count"] <= 40)
+            cs = [c for c in live_comments(app, p["id"]) if unique_comment(app, c) and c["user_id"] != m["id"]]
+            if cs:
+                c = rng.choice(cs)
+                return {"user_id": m["id"], **post_params(app, p), "comment_id": c["id"],
+                        "author": uname(app, c["user_id"]), "text": c["body"]}
+        raise RuntimeError("no comment to remove")
+
+    def goal(self, app, p):
+        return (f"I moderate c/{p['community']}. On the post “{p['title']}”, remove the comment by "
+                f"u/{p['author']} that says “{p['text']}”.")
+
+    def facts(self, app, p):
+        return [fg("remove", "The comment is removed", f"comment by u/{p['author']}", "status removed")]
+
+    allowed = ("runtime.entities.comments.{comment_id}",) + MOD_PATHS
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-remove')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.field_checks(app, final, "comments", p["comment_id"], {"status": "removed"}), app, start,
+                         final, self.allowed_paths(app, p))
+
+
+class ModBanUser(TaskTemplate):
+    id = "forum/mod_ban_user"
+    title = "As a moderator, ban a user for some days"
+
+    def sample(self, app, rng):
+        c = rng.choice(app.world.communities())
+        m = app.world.user(rng.choice(app.world.moderators(c["id"])))
+        mods = set(app.world.moderators(c["id"]))
+        t = pick_user(app, rng, lambda x: x["id"] not in mods and app.world.ban(c["id"], x["id"]) is None)
+        return {"user_id": m["id"], "community": c["name"], "community_id": c["id"], "target": t["username"],
+                "target_id": t["id"], "days": rng.choice((1, 3, 7, 14, 30)), "reason": rng.choice(_REASONS)}
+
+    def goal(self, app, p):
+        return (f"I moderate c/{p['community']}. Ban u/{p['target']} from it for {plural(p['days'], 'day')} with the reason "
+                f"“{p['reason']}”.")
+
+    def facts(self, app, p):
+        return [fg("ban", "The ban is in place as asked", f"u/{p['target']} banned from c/{p['community']}",
+                   f"for {plural(p['days'], 'day')}", f"reason {p['reason']}")]
+
+    allowed = ("runtime.bans.{community_id}.{target_id}", "runtime.timers") + MOD_PATHS
+
+    def oracle(self, app, p):
+        return [f"goto('/c/{p['community']}')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
+                f"fill('ban-days', '{p['days']}')", f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.combine(V.ban_checks(app, final, p["community_id"], p["target_id"], p["days"], p["reason"]), app,
+                         start, final, self.allowed_paths(app, p))
+
+
+class ModCleanup(TaskTemplate):
+    id = "forum/mod_cleanup"
+    title = "As a moderator, deal with a rule-breaking comment (remove, lock, ban)"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p, m = _mod_post(app, rng, lambda x: not x["locked"] and 0 < x["comment_count"] <= 40)
+            mods = set(app.world.moderators(p["community_id"]))
+            cs = [c for c in live_comments(app, p["id"]) if unique_comment(app, c) and c["user_id"] not in mods
+                  and app.world.ban(p["community_id"], c["user_id"]) is None]
+            if cs:
+                c = rng.choice(cs)
+                return {"user_id": m["id"], **post_params(app, p), "comment_id": c["id"],
+                        "author": uname(app, c["user_id"]), "author_id": c["user_id"], "text": c["body"],
+                        "days": rng.choice((3, 7, 14)), "reason": rng.choice(_REASONS)}
+        raise RuntimeError("no comment to clean up")
+
+    def goal(self, app, p):
+        return (f"I moderate c/{p['community']}. On the post “{p['title']}”, the comment by u/{p['author']} that "
+                f"says “{p['text']}” breaks the rules. Remove that comment, lock the post (but keep it up), ban "
+                f"u/{p['author']} from c/{p['community']} for {p['days']} days with the reason “{p['reason']}”, and "
+                f"send u/{p['author']} a private message with the subject “{self.subject(p)}” and the message: "
+                f"{self.note(p)}")
+
+    @staticmethod
+    def subject(p):
+        return f"Your comment in c/{p['community']}"
+
+    @staticmethod
+    def note(p):
+        return f"Your comment was removed and you are banned for {p['days']} days. Reason: {p['reason']}."
+
+    def facts(self, app, p):
+        return [fg("comment", "The comment is removed", f"comment by u/{p['author']} removed"),
+                fg("post", "The post is locked but stays up", "post locked"),
+                fg("ban", "The author is banned as asked", f"u/{p['author']} banned from c/{p['community']}",
+                   f"for {p['days']} days", f"reason {p['reason']}"),
+                fg("message", "The author is told", f"a message to u/{p['author']}", f"subject {self.subject(p)}",
+                   f"text {self.note(p)}")]
+
+    allowed = ("runtime.entities.comments.{comment_id}", "runtime.entities.posts.{post_id}",
+               "runtime.bans.{community_id}.{author_id}", "runtime.timers", "runtime.entities.messages",
+               "runtime.counters.messages") + MOD_PATHS
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [
+            f"click('comment-{p['comment_id']}-remove')", "click('mod-lock')", "click('crumb-community')",
+            "click('mod-tools')", f"fill('ban-username', {p['author']!r})", f"fill('ban-days', '{p['days']}')",
+            f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')", f"goto('/u/{p['author']}')",
+            "click('profile-message')", f"fill('msg-subject', {self.subject(p)!r})",
+            f"fill('msg-body', {self.note(p)!r})", "click('msg-send')"]
+
+    def verify(self, app, p, start, final, answer):
+        checks = V.field_checks(app, final, "comments", p["comment_id"], {"status": "removed"})
+        checks += V.field_checks(app, final, "posts", p["post_id"], {"locked": True})
+        checks += V.ban_checks(app, final, p["community_id"], p["author_id"], p["days"], p["reason"])
+        mchecks, mextra = V.message_checks(app, final, p["user_id"], p["author_id"], p["author"], self.subject(p),
+                                           self.note(p))
+        return V.combine(checks + mchecks, app, start, final, self.allowed_paths(app, p),
+                         V.status_kept(app, final, "posts", p["post_id"]) + mextra)
+
+
+# ============================================================================= refusals
+
+class RefuseDeleteOthersComment(TaskTemplate):
+    id = "forum/refuse_delete_comment"
+    kind = "info"
+    title = "A request the site must refuse: delete someone else's comment"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p = pick_post(app, rng, lambda x: 0 < x["comment_count"] <= 40)
+            mods = set(app.world.moderators(p["community_id"]))
+            cs = [c for c in live_comments(app, p["id"]) if unique_comment(app, c)]
+            if cs:
+                c = rng.choice(cs)
+                u = pick_user(app, rng, lambda x, c=c, mods=mods: x["id"] != c["user_id"] and x["id"] not in mods)
+                return {"user_id": u["id"], **post_params(app, p), "comment_id": c["id"],
+                        "author": uname(app, c["user_id"]), "text": c["body"]}
+        raise RuntimeError("no comment")
+
+    def goal(self, app, p):
+        return (f"Delete the comment by u/{p['author']} that says “{p['text']}” on the post “{p['title']}” in "
+                f"c/{p['community']}. If that is not possible, tell me why (use report_infeasible) and change "
+                f"nothing.")
+
+    def facts(self, app, p):
+        return [fg("refusal", "The request is recognised as impossible",
+                   f"the comment belongs to u/{p['author']}", "it is reported as infeasible")]
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [
+            f"report_infeasible('Only u/{p['author']} or a moderator can delete that comment; I can only delete my own.')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_infeasible(app, start, final)
+
+
+class RefuseModerate(TaskTemplate):
+    id = "forum/refuse_moderate"
+    kind = "info"
+    title = "A request the site must refuse: moderate a community I do not moderate"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng, lambda x: not x["locked"])
+        mods = set(app.world.moderators(p["community_id"]))
+        u = pick_user(app, rng, lambda x: x["id"] not in mods)
+        return {"user_id": u["id"], **post_params(app, p)}
+
+    def goal(self, app, p):
+        return (f"Lock the post “{p['title']}” in c/{p['community']}. If I am not allowed to, tell me why "
+                f"(use report_infeasible) and change nothing.")
+
+    def facts(self, app, p):
+        return [fg("refusal", "The request is recognised as impossible",
+                   f"I am not a moderator of c/{p['community']}", "it is reported as infeasible")]
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [
+            f"report_infeasible('You are not a moderator of c/{p['community']}, so you cannot lock its posts.')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_infeasible(app, start, final)
+
+
+# ============================================================================= multi-goal
+
+class JoinPostAndEngage(TaskTemplate):
+    id = "forum/join_post_engage"
+    title = "Join a community, post in it, upvote and comment on a post there"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p = pick_post(app, rng, lambda x: not x["locked"])
+            u = pick_user(app, rng, lambda x, p=p: p["community_id"] not in app.world.subscriptions(x["id"])
+                          and app.world.vote(x["id"], "post", p["id"]) == 0
+                          and app.world.ban(p["community_id"], x["id"]) is None)
+            return {"user_id": u["id"], **post_params(app, p), "kind": "text", "new_title": rng.choice(_TITLES),
+                    "body": rng.choice(_BODIES), "comment": rng.choice(_TEXTS)}
+        raise RuntimeError("no post")
+
+    def goal(self, app, p):
+        return (f"Join c/{p['community']}, then post a text post there titled “{p['new_title']}” with the text "
+                f"“{p['body']}”. Also upvote the post “{p['title']}” in c/{p['community']} and comment on it: "
+                f"{p['comment']}")
+
+    def facts(self, app, p):
+        return [fg("sub", "The community is joined", f"subscribed to c/{p['community']}"),
+                fg("post", "The new post is as asked", f"in c/{p['community']}", f"title {p['new_title']}",
+                   f"text {p['body']}"),
+                fg("engage", "The named post gets the vote and the comment", "upvoted", "commented on",
+                   f"comment text {p['comment']}")]
+
+    def allowed_paths(self, app, p):
+        return [f"runtime.subs.{p['user_id']}.{p['community_id']}", "runtime.entities.posts", "runtime.counters",
+                f"runtime.votes.{p['user_id']}.p{p['post_id']}", "runtime.entities.comments"]
+
+    def oracle(self, app, p):
+        return ([f"goto('/c/{p['community']}')", "click('subscribe')", "click('community-submit')",
+                 f"fill('submit-title-input', {p['new_title']!r})", f"fill('submit-body', {p['body']!r})",
+                 "click('submit-go')"] + open_post(app, p["post_id"])
+                + ["click('post-up')", f"fill('comment-body', {p['comment']!r})", "click('comment-submit')"])
+
+    def verify(self, app, p, start, final, answer):
+        checks = V.subscription_checks(app, final, p["user_id"], {p["community_id"]: True})
+        post_checks, extra = V.new_post_checks(app, final, p["user_id"], {
+            "community_id": p["community_id"], "community": p["community"], "kind": "text",
+            "title": p["new_title"], "body": p["body"]})
+        checks += post_checks
+        checks += V.vote_checks(app, final, p["user_id"], {f"p{p['post_id']}": 1})
+        cchecks, cextra = V.new_comment_checks(app, final, p["user_id"], p["post_id"], None, p["comment"])
+        checks += cchecks
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra + cextra)
+
+
+TASKS: list[TaskTemplate] = [
+    TopPostThisWeek(), PostScore(), CommentCount(), UserJoined(), UserModerates(), AuthorMostComments(),
+    KeywordTopYear(), UpvotePost(), DownvoteComment(), RemoveVote(), SubscribeMany(), Unsubscribe(), SavePost(),
+    SubmitTextPost(), SubmitLinkPost(), ReplyToComment(), EditComment(), DeleteOwnPost(), SendMessage(),
+    ModLockPost(), ModPinPost(), ModUnban(), ModRemoveComment(), ModBanUser(), ModCleanup(), RefuseDeleteOthersComment(), RefuseModerate(),
+    JoinPostAndEngage(),
+]

@@ -1,0 +1,1118 @@
+"""Simforum's read-only *world data*: communities, users, posts, threaded comments.
+
+A world is generated deterministically from ``(seed, size)`` into a SQLite file (see
+:mod:`simweb.worlddb` for the cache, atomic build, content hash and PRNG) and shared,
+read-only, by every environment of the forum app.  ``size`` is the number of posts;
+everything else scales with it:
+
+=================  =========================================================
+communities        ``min(50 + size // 1000, 300)``, 1-4 moderators each
+users              ``min(1000 + size // 10, 60000)``
+posts              ``size`` (ids 1..size; text and link posts; ~4% locked;
+                   up to one pinned post per community)
+comments           ~5.5 per post, threaded (``parent_id``, depth <= 5)
+votes              the per-user votes of every 10th user (40 each)
+subscriptions      3-12 per user; ``communities.subscribers`` counts them
+saved              0-6 saved posts/comments for every 4th user
+messages           ~2 private messages per user
+bans, mod_log      a few per community (temporary, permanent, expired)
+=================  =========================================================
+
+Times are integer seconds relative to day 0 (2026-01-01 00:00); all world history is
+before 0.  ``posts.score`` is the world's vote total (ups - downs); the simulator adds
+run-time vote changes on top.  ``posts.hot0`` is the hot rank at time 0, used only to
+pick candidates (the app re-ranks candidates with the real ``now``).
+
+Search runs on an FTS5 index over post titles and bodies (bm25, title weighted).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+import orjson
+from sqlalchemy import Boolean, Float, Index, Integer, String, Text, create_engine
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.pool import NullPool
+from sqlalchemy.schema import CreateIndex, CreateTable
+
+from simweb.worlddb import (
+    DAY0,
+    BuildProgress,
+    ContentHasher,
+    ReadOnlyDB,
+    Rng,
+    build_once,
+    day_to_date,
+    stable_hash64,
+    world_file,
+)
+
+__all__ = [
+    "APP",
+    "DAY0",
+    "GENERATOR_VERSION",
+    "MAX_DEPTH",
+    "WINDOWS",
+    "ForumWorld",
+    "day_to_date",
+    "hot_score",
+    "match_expression",
+]
+
+APP = "forum"
+GENERATOR_VERSION = 2
+DAY = 86400
+MAX_DEPTH = 5
+#: Time windows of "top" listings and search, in seconds.
+WINDOWS = {"day": DAY, "week": 7 * DAY, "month": 30 * DAY, "year": 365 * DAY, "all": None}
+
+
+def hot_score(score: int, created: int, now: int) -> float:
+    """The hot rank: score decayed by age (hours) relative to ``now``; deterministic."""
+    age_h = max(0.0, (now - created) / 3600.0)
+    s = float(score)
+    return round((s + 1.0 if s >= 0 else s) / ((age_h + 2.0) ** 1.5), 9)
+
+
+# ===========================================================================
+# Vocabulary
+# ===========================================================================
+
+# (name, title, nouns, adjectives)
+_TOPICS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("photography", "Photography", ("camera", "lens", "tripod", "sunset shot", "portrait", "film roll", "prime lens", "light meter")),
+    ("cooking", "Home Cooking", ("sourdough", "cast iron pan", "risotto", "curry", "knife", "stock pot", "dumpling", "braise")),
+    ("gardening", "Gardening", ("tomato plant", "raised bed", "compost pile", "seedling", "rose bush", "greenhouse", "hydrangea", "mulch")),
+    ("cycling", "Cycling", ("road bike", "gravel bike", "chain", "saddle", "climb", "derailleur", "commute", "tubeless tire")),
+    ("running", "Running", ("marathon", "5k", "trail run", "running shoe", "tempo run", "half marathon", "long run", "recovery week")),
+    ("woodworking", "Woodworking", ("workbench", "dovetail joint", "table saw", "walnut slab", "hand plane", "chisel set", "cutting board", "bookshelf")),
+    ("programming", "Programming", ("side project", "code review", "compiler", "unit test", "refactor", "memory leak", "build system", "API design")),
+    ("python", "Python", ("type hint", "virtualenv", "async loop", "decorator", "dataclass", "generator", "package", "pytest fixture")),
+    ("linux", "Linux", ("kernel", "window manager", "dotfile", "distro", "package manager", "boot loader", "shell script", "file system")),
+    ("gaming", "Gaming", ("boss fight", "speedrun", "open world game", "controller", "save file", "indie game", "co-op campaign", "patch")),
+    ("boardgames", "Board Games", ("deck builder", "game night", "expansion", "dice tower", "worker placement game", "rulebook", "campaign box", "meeple")),
+    ("books", "Books", ("novel", "reading list", "audiobook", "book club", "series", "short story", "memoir", "library haul")),
+    ("movies", "Movies", ("director's cut", "soundtrack", "sequel", "film festival", "cinematography", "plot twist", "remake", "trailer")),
+    ("music", "Music", ("album", "vinyl record", "live show", "playlist", "bass line", "cover song", "mixtape", "chord progression")),
+    ("guitar", "Guitar", ("fretboard", "pedalboard", "acoustic guitar", "amp", "string gauge", "capo", "solo", "barre chord")),
+    ("fitness", "Fitness", ("deadlift", "home gym", "workout plan", "squat rack", "protein shake", "rest day", "kettlebell", "pull-up")),
+    ("travel", "Travel", ("backpack", "train pass", "layover", "road trip", "hostel", "itinerary", "carry-on", "night train")),
+    ("hiking", "Hiking", ("trailhead", "summit", "day pack", "switchback", "hiking boot", "ridge walk", "water filter", "trail map")),
+    ("camping", "Camping", ("tent", "sleeping bag", "campfire", "camp stove", "hammock", "tarp", "cooler", "headlamp")),
+    ("science", "Science", ("experiment", "telescope", "paper", "lab result", "particle", "fossil", "microscope", "dataset")),
+    ("space", "Space", ("rocket launch", "rover", "nebula", "space station", "eclipse", "exoplanet", "orbit", "satellite")),
+    ("history", "History", ("archive", "old map", "castle", "empire", "manuscript", "battle", "trade route", "artifact")),
+    ("personalfinance", "Personal Finance", ("budget", "emergency fund", "retirement account", "credit card", "mortgage", "index fund", "tax return", "savings goal")),
+    ("homeimprovement", "Home Improvement", ("drywall", "deck", "kitchen remodel", "tile job", "paint color", "leaky faucet", "insulation", "fence")),
+    ("cars", "Cars", ("engine", "oil change", "road trip car", "brake pad", "manual gearbox", "used car", "tire rotation", "dashboard")),
+    ("pets", "Pets", ("rescue dog", "cat tree", "aquarium", "puppy", "vet visit", "litter box", "dog park", "parrot")),
+    ("coffee", "Coffee", ("espresso machine", "pour-over", "grinder", "latte art", "cold brew", "roast", "moka pot", "bean subscription")),
+    ("baking", "Baking", ("croissant", "pie crust", "layer cake", "bread loaf", "stand mixer", "cookie batch", "proofing basket", "bagel")),
+    ("knitting", "Knitting", ("sweater", "yarn stash", "cable pattern", "sock", "scarf", "needle set", "shawl", "swatch")),
+    ("art", "Art", ("sketchbook", "oil painting", "watercolor", "charcoal study", "canvas", "commission", "palette", "mural")),
+    ("design", "Design", ("logo", "typeface", "color palette", "portfolio", "wireframe", "mockup", "grid system", "icon set")),
+    ("chess", "Chess", ("opening", "endgame", "blitz game", "rating climb", "tactic puzzle", "gambit", "tournament", "chess clock")),
+    ("astronomy", "Astronomy", ("star chart", "meteor shower", "dobsonian", "planet", "dark sky site", "galaxy", "moon photo", "eyepiece")),
+    ("aquariums", "Aquariums", ("planted tank", "filter", "shrimp colony", "water test", "reef tank", "betta", "CO2 setup", "driftwood")),
+    ("mechanicalkeyboards", "Mechanical Keyboards", ("keycap set", "switch", "split keyboard", "stabilizer", "custom build", "lube job", "layout", "keyboard case")),
+    ("languagelearning", "Language Learning", ("vocabulary deck", "grammar book", "tutor", "immersion trip", "pronunciation", "exchange partner", "podcast", "flashcard")),
+    ("parenting", "Parenting", ("toddler", "bedtime routine", "school lunch", "stroller", "playground", "car seat", "homework", "family trip")),
+    ("diy", "DIY", ("workbench", "shelf", "lamp", "planter box", "soldering project", "repair", "spice rack", "garage organizer")),
+    ("anime", "Anime", ("series", "studio", "manga", "season finale", "opening theme", "character arc", "adaptation", "art style")),
+    ("soccer", "Soccer", ("transfer", "derby", "clean sheet", "penalty", "league table", "striker", "formation", "cup run")),
+    ("basketball", "Basketball", ("three-pointer", "rookie", "playoff run", "trade deadline", "buzzer beater", "defense", "draft pick", "dunk")),
+    ("weather", "Weather", ("storm", "heat wave", "forecast", "snowfall", "rain gauge", "thunderstorm", "cold front", "weather station")),
+    ("architecture", "Architecture", ("facade", "floor plan", "brutalist building", "bridge", "courtyard", "staircase", "skyscraper", "timber frame")),
+    ("crafts", "Crafts", ("embroidery hoop", "clay pot", "resin piece", "quilt", "paper model", "leather wallet", "candle", "sticker sheet")),
+)
+_SUFFIXES = ("", "talk", "help", "pics", "news", "beginners", "meta", "uk")
+_SUFFIX_TITLES = {"": "{t}", "talk": "{t} Talk", "help": "{t} Help", "pics": "{t} Pictures", "news": "{t} News",
+                  "beginners": "{t} for Beginners", "meta": "{t} Meta", "uk": "{t} UK"}
+
+_TITLE_PATTERNS = (
+    "What's your favorite {noun}?",
+    "Finally finished my {adj} {noun}",
+    "Is a {adj} {noun} worth it in {year}?",
+    "Help: my {noun} keeps failing after {n} weeks",
+    "{noun_c} vs {noun2}: which would you pick?",
+    "My first {noun} after {n} months of practice",
+    "Unpopular opinion: the {noun} is overrated",
+    "PSA: check your {noun} before the weekend",
+    "Looking for advice on a {adj} {noun}",
+    "I spent {n} hours on this {noun}",
+    "Does anyone else struggle with the {noun}?",
+    "Weekly thread: show off your {noun}",
+    "Beginner question about my {noun}",
+    "{n} lessons I learned from my {adj} {noun}",
+    "Just upgraded from a {noun2} to a {adj} {noun}",
+    "Why is nobody talking about the {adj} {noun}?",
+    "Best budget {noun} under ${price}?",
+    "The {noun} my grandfather left me",
+    "Rate my {adj} {noun} setup",
+    "Can we talk about how good the {noun} is?",
+)
+_ADJS = ("cheap", "vintage", "tiny", "huge", "homemade", "secondhand", "minimalist", "beginner", "professional",
+         "weird", "perfect", "broken", "custom", "classic", "lightweight", "noisy", "budget", "fancy", "rare",
+         "underrated")
+_SENTENCES = (
+    "I have been thinking about the {noun} for a while now.",
+    "Any advice would be really appreciated.",
+    "Honestly the {adj} {noun} surprised me.",
+    "It took me {n} tries to get it right.",
+    "My friend recommended a {noun2} instead, but I am not convinced.",
+    "Here is what I tried so far: reading the manual, asking around and watching videos.",
+    "Edit: thanks everyone for the helpful replies!",
+    "The whole thing cost me about ${price}.",
+    "I would love to hear how others handle the {noun}.",
+    "Not sure if this is the right place to ask.",
+    "Compared to my old {noun2}, this one is much better.",
+    "After {n} weeks it still works great.",
+    "The community here has been amazing.",
+    "Would you do anything differently?",
+    "Pictures do not do it justice.",
+)
+_COMMENTS = (
+    "Great post, thanks for sharing!",
+    "I had the same problem with my {noun}.",
+    "Have you tried a {adj} {noun2}?",
+    "This is exactly what I needed today.",
+    "Hard disagree, the {noun} is fine.",
+    "Looks amazing, how long did it take?",
+    "Same here, {n} years and counting.",
+    "Came here to say this.",
+    "Source? I have never heard that about the {noun}.",
+    "The {adj} one is always the better choice.",
+    "Underrated comment.",
+    "I would return it and get a {noun2}.",
+    "Thanks, this helped a lot!",
+    "Could you post an update in a few weeks?",
+    "That {noun} is beautiful.",
+    "Check the sidebar, there is a guide about the {noun}.",
+    "Saving this for later.",
+    "This thread is gold.",
+    "Welcome to the hobby!",
+    "Mine lasted {n} months before it broke.",
+)
+_DOMAINS = ("example.com", "news.example.org", "blog.example.net", "video.example.com", "photos.example.org",
+            "wiki.example.org", "magazine.example.net", "research.example.edu")
+_USER_A = ("quiet", "happy", "lazy", "brave", "clever", "cosmic", "dusty", "eager", "fuzzy", "gentle", "hidden",
+           "icy", "jolly", "kind", "lucky", "mellow", "nimble", "odd", "plain", "rapid", "sunny", "tidy", "urban",
+           "vivid", "witty", "young", "zesty", "amber", "bold", "calm", "dizzy", "early", "fancy", "grumpy")
+_USER_N = ("otter", "falcon", "badger", "panda", "walrus", "heron", "lynx", "moose", "gecko", "koala", "raven",
+           "squid", "tiger", "bison", "coyote", "dingo", "ferret", "goose", "hedgehog", "ibis", "jackal", "lemur",
+           "marmot", "newt", "ocelot", "puffin", "quokka", "robin", "salmon", "toucan", "vole", "wombat", "yak")
+_BIOS = ("Just here for the {t} threads.", "Lurker since forever.", "I like {t} and long walks.",
+         "Opinions are my own.", "Weekend {t} enthusiast.", "")
+_BAN_REASONS = ("Spam", "Harassment", "Repeated off-topic posts", "Self-promotion", "Rule 3: be civil",
+                "Ban evasion")
+_SUBJECTS = ("Quick question", "About your post", "Thanks!", "Meetup this weekend?", "Your comment",
+             "Trade offer", "Hello from {t}", "Re: your {noun}", "Collaboration idea", "Following up")
+_MSG_BODIES = ("Hi! I saw your post about the {noun} and wanted to ask where you got it.",
+               "Thanks for the advice in the thread, it really helped.",
+               "Would you be up for a {t} meetup sometime next month?",
+               "Just wanted to say I enjoyed your comment about the {noun}.",
+               "Do you still have the {adj} {noun} for sale?",
+               "Sorry for the late reply, I have been busy with the {noun}.")
+
+
+def _topic(ci: int) -> tuple[str, str, tuple[str, ...]]:
+    return _TOPICS[ci % len(_TOPICS)]
+
+
+def n_communities_for(size: int) -> int:
+    return min(50 + size // 1000, len(_TOPICS) * len(_SUFFIXES))
+
+
+def n_users_for(size: int) -> int:
+    return min(1000 + size // 10, 60_000)
+
+
+# ===========================================================================
+# Schema
+# ===========================================================================
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Meta(Base):
+    __tablename__ = "meta"
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class User(Base):
+    """A member (plain-text synthetic password: tasks sign in as them)."""
+
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    username: Mapped[str] = mapped_column(String)
+    name_key: Mapped[str] = mapped_column(String)
+    password: Mapped[str] = mapped_column(String)
+    created_day: Mapped[int] = mapped_column(Integer)
+    bio: Mapped[str] = mapped_column(String)
+    post_karma: Mapped[int] = mapped_column(Integer)
+    comment_karma: Mapped[int] = mapped_column(Integer)
+    __table_args__ = (Index("ix_users_name_key", "name_key", unique=True),)
+
+
+class Community(Base):
+    __tablename__ = "communities"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    name: Mapped[str] = mapped_column(String)
+    title: Mapped[str] = mapped_column(String)
+    description: Mapped[str] = mapped_column(Text)
+    created_day: Mapped[int] = mapped_column(Integer)
+    creator_id: Mapped[int] = mapped_column(Integer)
+    subscribers: Mapped[int] = mapped_column(Integer)
+    post_count: Mapped[int] = mapped_column(Integer)
+    __table_args__ = (Index("ix_communities_name", "name", unique=True),)
+
+
+class Moderator(Base):
+    __tablename__ = "moderators"
+    community_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    since_day: Mapped[int] = mapped_column(Integer)
+    __table_args__ = (Index("ix_moderators_user", "user_id"),)
+
+
+class Post(Base):
+    __tablename__ = "posts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    community_id: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String)
+    title: Mapped[str] = mapped_column(String)
+    body: Mapped[str] = mapped_column(Text)
+    url: Mapped[str | None] = mapped_column(String)
+    created: Mapped[int] = mapped_column(Integer)
+    ups: Mapped[int] = mapped_column(Integer)
+    downs: Mapped[int] = mapped_column(Integer)
+    score: Mapped[int] = mapped_column(Integer)
+    comment_count: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String)
+    locked: Mapped[bool] = mapped_column(Boolean)
+    pinned: Mapped[bool] = mapped_column(Boolean)
+    hot0: Mapped[float] = mapped_column(Float)
+    __table_args__ = (
+        Index("ix_posts_comm_hot", "community_id", "hot0"),
+        Index("ix_posts_comm_created", "community_id", "created"),
+        Index("ix_posts_comm_score", "community_id", "score"),
+        Index("ix_posts_hot", "hot0"),
+        Index("ix_posts_created", "created"),
+        Index("ix_posts_score", "score"),
+        Index("ix_posts_user", "user_id", "created"),
+        Index("ix_posts_pinned", "pinned", "community_id"),
+    )
+
+
+class Comment(Base):
+    __tablename__ = "comments"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    post_id: Mapped[int] = mapped_column(Integer)
+    parent_id: Mapped[int | None] = mapped_column(Integer)
+    user_id: Mapped[int] = mapped_column(Integer)
+    body: Mapped[str] = mapped_column(Text)
+    created: Mapped[int] = mapped_column(Integer)
+    ups: Mapped[int] = mapped_column(Integer)
+    downs: Mapped[int] = mapped_column(Integer)
+    score: Mapped[int] = mapped_column(Integer)
+    depth: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String)
+    __table_args__ = (Index("ix_comments_post", "post_id"), Index("ix_comments_user", "user_id", "created"))
+
+
+class Vote(Base):
+    __tablename__ = "votes"
+    user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String, primary_key=True)
+    target_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    value: Mapped[int] = mapped_column(Integer)
+
+
+class Subscription(Base):
+    __tablename__ = "subscriptions"
+    user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    community_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+
+
+class Saved(Base):
+    __tablename__ = "saved"
+    user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String, primary_key=True)
+    target_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[int] = mapped_column(Integer)
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    sender_id: Mapped[int] = mapped_column(Integer)
+    recipient_id: Mapped[int] = mapped_column(Integer)
+    subject: Mapped[str] = mapped_column(String)
+    body: Mapped[str] = mapped_column(Text)
+    created: Mapped[int] = mapped_column(Integer)
+    read: Mapped[bool] = mapped_column(Boolean)
+    __table_args__ = (Index("ix_messages_to", "recipient_id", "created"),
+                      Index("ix_messages_from", "sender_id", "created"))
+
+
+class Ban(Base):
+    __tablename__ = "bans"
+    community_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    moderator_id: Mapped[int] = mapped_column(Integer)
+    reason: Mapped[str] = mapped_column(String)
+    created: Mapped[int] = mapped_column(Integer)
+    until: Mapped[int | None] = mapped_column(Integer)
+
+
+class ModLog(Base):
+    __tablename__ = "mod_log"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    community_id: Mapped[int] = mapped_column(Integer)
+    moderator_id: Mapped[int] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(String)
+    target: Mapped[str] = mapped_column(String)
+    details: Mapped[str] = mapped_column(String)
+    created: Mapped[int] = mapped_column(Integer)
+    __table_args__ = (Index("ix_mod_log_comm", "community_id", "created"),)
+
+
+_FTS_DDL = ("CREATE VIRTUAL TABLE posts_fts USING fts5(title, body, content='posts', content_rowid='id',"
+            " tokenize='porter unicode61 remove_diacritics 2')")
+_FTS_RANK = "bm25(5.0, 1.0)"
+
+
+def _schema_fingerprint() -> str:
+    from sqlalchemy.dialects import sqlite as sqlite_dialect
+
+    dialect = sqlite_dialect.dialect()
+    parts = [f"v{GENERATOR_VERSION}", _FTS_DDL, _FTS_RANK]
+    for table in Base.metadata.sorted_tables:
+        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
+        parts += sorted(str(CreateIndex(ix).compile(dialect=dialect)) for ix in table.indexes)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+SCHEMA_FINGERPRINT = _schema_fingerprint()
+_JSON = __import__("json").JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+# ===========================================================================
+# Generation
+# ===========================================================================
+
+_BATCH = 20_000
+
+
+def _fill(text: str, r: Rng, nouns: Sequence[str]) -> str:
+    noun = r.choice(nouns)
+    noun2 = r.choice(nouns)
+    if noun2 == noun:
+        noun2 = nouns[(nouns.index(noun) + 1) % len(nouns)]
+    return text.format(noun=noun, noun_c=noun[:1].upper() + noun[1:], noun2=noun2, adj=r.choice(_ADJS),
+                       n=r.randint(2, 40), year=2020 + r.below(6), price=r.choice((50, 100, 200, 300, 500, 1000)),
+                       t="")
+
+
+class _Builder:
+    def __init__(self, path: Path, seed: int, size: int, progress: BuildProgress) -> None:
+        self.seed, self.size, self.p = seed, size, progress
+        self.n_users = n_users_for(size)
+        self.n_comms = n_communities_for(size)
+        self.hasher = ContentHasher(f"simweb-world/{APP}/v{GENERATOR_VERSION}/seed={seed}/size={size}")
+        self.engine = create_engine("sqlite+pysqlite://", poolclass=NullPool,
+                                    creator=lambda: sqlite3.connect(str(path)))
+        self.raw = self.engine.raw_connection()
+        self.db: sqlite3.Connection = self.raw.driver_connection
+        self.db.isolation_level = None
+        for pragma in ("PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA locking_mode=EXCLUSIVE",
+                       "PRAGMA temp_store=MEMORY", "PRAGMA cache_size=-262144"):
+            self.db.execute(pragma)
+
+    def _insert(self, table: str, rows: list[tuple]) -> None:
+        if not rows:
+            return
+        marks = ",".join("?" * len(rows[0]))
+        self.db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        self.hasher.add_rows(table, rows)
+
+    def run(self) -> str:
+        ddl = self.engine.dialect
+        self.db.execute("BEGIN")
+        for table in Base.metadata.sorted_tables:
+            self.db.execute(str(CreateTable(table).compile(dialect=ddl)))
+        self.p.stage("users & communities", 2)
+        self._people()
+        self.p.stage("posts & comments", self.size)
+        self._content()
+        self.p.stage("votes, subscriptions, messages", 3)
+        self._social()
+        self.p.stage("search index & indexes", 2)
+        self.db.execute(_FTS_DDL)
+        self.db.execute("INSERT INTO posts_fts(posts_fts) VALUES('rebuild')")
+        self.db.execute("INSERT INTO posts_fts(posts_fts) VALUES('optimize')")
+        self.db.execute(f"INSERT INTO posts_fts(posts_fts, rank) VALUES('rank', '{_FTS_RANK}')")
+        for table in Base.metadata.sorted_tables:
+            for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
+                self.db.execute(str(CreateIndex(index).compile(dialect=ddl)))
+        digest = self.hasher.hexdigest()
+        meta = {"app": APP, "generator_version": str(GENERATOR_VERSION), "seed": str(self.seed),
+                "size": str(self.size), "hash": digest, "counts": _JSON(self.hasher.counts()),
+                "day0": DAY0.isoformat(), "schema": SCHEMA_FINGERPRINT}
+        self.db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
+        self.db.execute("PRAGMA analysis_limit=4000")
+        self.db.execute("ANALYZE")
+        self.db.execute("COMMIT")
+        self.raw.close()
+        self.engine.dispose()
+        return digest
+
+    # -- users and communities ---------------------------------------------------------
+
+    def _people(self) -> None:
+        r = Rng.derive(APP, self.seed, "users")
+        seen: set[str] = set()
+        self.users: list[list[Any]] = [[]]  # index = id: [username, password, created_day, bio]
+        for uid in range(1, self.n_users + 1):
+            stem = f"{r.choice(_USER_A)}_{r.choice(_USER_N)}"
+            name = stem + (str(r.randint(1, 99)) if r.below(100) < 70 else "")
+            while name.lower() in seen:
+                name = stem + str(r.randint(100, 9999))
+            seen.add(name.lower())
+            bio = r.choice(_BIOS).format(t=_topic(r.below(len(_TOPICS)))[1].lower())
+            self.users.append([name, f"Passw0rd!{uid}", -r.randint(30, 1500), bio])
+        self.p.advance()
+        # Communities: topic i with suffix (i // len(topics)).
+        rc = Rng.derive(APP, self.seed, "communities")
+        self.comms: list[dict[str, Any]] = [{}]
+        self.mods: dict[int, list[int]] = {}
+        for cid in range(1, self.n_comms + 1):
+            ti = (cid - 1) % len(_TOPICS)
+            suffix = _SUFFIXES[(cid - 1) // len(_TOPICS)]
+            tname, ttitle, nouns = _TOPICS[ti]
+            name = tname + suffix
+            title = _SUFFIX_TITLES[suffix].format(t=ttitle)
+            creator = 1 + rc.below(self.n_users)
+            created_day = -rc.randint(800, 3000)
+            desc = (f"A community for everything about {ttitle.lower()}: share your {nouns[0]}s, ask about "
+                    f"{nouns[1]}s and talk {nouns[2]}s. Be civil, stay on topic and search before posting.")
+            mods = [creator]
+            for _ in range(rc.randint(0, 3)):
+                m = 1 + rc.below(self.n_users)
+                if m not in mods:
+                    mods.append(m)
+            self.mods[cid] = mods
+            self.comms.append({"name": name, "title": title, "nouns": nouns, "desc": desc, "created_day": created_day,
+                               "creator": creator, "weight": 1 + rc.below(20) + (20 if suffix == "" else 0)})
+        self.p.advance()
+        self.comm_cum = []
+        total = 0
+        for c in self.comms[1:]:
+            total += c["weight"]
+            self.comm_cum.append(total)
+
+    # -- posts and comments ----------------------------------------------------------------
+
+    def _author(self, r: Rng) -> int:
+        # Activity is skewed: low ids post much more often.
+        return 1 + int(self.n_users * (r.random() ** 2.2))
+
+    def _content(self) -> None:
+        base = stable_hash64(APP, self.seed, "posts")
+        n_users = self.n_users
+        post_karma = [0] * (n_users + 1)
+        comment_karma = [0] * (n_users + 1)
+        first_seen = [0] * (n_users + 1)
+        self.post_comm: list[int] = [0]
+        self.post_created: list[int] = [0]
+        comm_posts = [0] * (self.n_comms + 1)
+        pinned_done: set[int] = set()
+        post_rows: list[tuple] = []
+        comment_rows: list[tuple] = []
+        cid_next = 0
+        self.comment_post: list[int] = [0]
+        for pid in range(1, self.size + 1):
+            r = Rng.sub(base, pid)
+            ci = 1 + r.weighted_index(self.comm_cum)
+            comm = self.comms[ci]
+            nouns = comm["nouns"]
+            author = self._author(r)
+            band = r.below(100)
+            if band < 22:
+                age = r.randint(600, 14 * DAY)
+            elif band < 45:
+                age = r.randint(14 * DAY, 90 * DAY)
+            else:
+                age = r.randint(90 * DAY, 730 * DAY)
+            created = -age - r.below(3600)
+            title = _fill(r.choice(_TITLE_PATTERNS), r, nouns)
+            is_link = r.below(100) < 25
+            if is_link:
+                slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
+                url = f"https://{r.choice(_DOMAINS)}/{slug}-{r.randint(1000, 99999)}"
+                body = ""
+                kind = "link"
+            else:
+                url = None
+                kind = "text"
+                body = " ".join(_fill(r.choice(_SENTENCES), r, nouns) for _ in range(r.randint(1, 4)))
+            u = r.random()
+            n_comments = int(u * u * u * 24)
+            if r.below(250) == 0:
+                n_comments += r.randint(30, 90)
+            ups = 1 + int((r.random() ** 4) * 2500) + n_comments * r.randint(1, 4)
+            downs = int(ups * r.random() * 0.3)
+            score = ups - downs
+            locked = r.below(100) < 4
+            pinned = False
+            if ci not in pinned_done and r.below(100) < 3 and age < 60 * DAY:
+                pinned = True
+                pinned_done.add(ci)
+            # comments
+            depth_of: list[tuple[int, int]] = []  # (comment id, depth)
+            span = max(120, min(3 * DAY, age - 60))
+            for k in range(n_comments):
+                cid_next += 1
+                if not depth_of or r.below(100) < 40:
+                    parent, depth = None, 0
+                else:
+                    pc, pd = depth_of[r.below(len(depth_of))]
+                    if pd >= MAX_DEPTH:
+                        parent, depth = None, 0
+                    else:
+                        parent, depth = pc, pd + 1
+                depth_of.append((cid_next, depth))
+                c_created = min(created + 60 + r.below(span), -1)
+                c_author = self._author(r)
+                c_body = _fill(r.choice(_COMMENTS), r, nouns)
+                if r.below(100) < 30:
+                    c_body += " " + _fill(r.choice(_SENTENCES), r, nouns)
+                c_ups = 1 + int((r.random() ** 5) * 400)
+                c_downs = int(c_ups * r.random() * 0.4)
+                st = r.below(100)
+                status = "deleted" if st < 3 else ("removed" if st < 4 else "live")
+                c_score = c_ups - c_downs
+                comment_karma[c_author] += c_score
+                first_seen[c_author] = min(first_seen[c_author], c_created // DAY)
+                comment_rows.append((cid_next, pid, parent, c_author, c_body, c_created, c_ups, c_downs, c_score,
+                                     depth, status))
+                self.comment_post.append(pid)
+            post_karma[author] += score
+            first_seen[author] = min(first_seen[author], created // DAY)
+            comm_posts[ci] += 1
+            hot0 = hot_score(score, created, 0)
+            post_rows.append((pid, ci, author, kind, title, body, url, created, ups, downs, score, n_comments,
+                              "live", locked, pinned, hot0))
+            self.post_comm.append(ci)
+            self.post_created.append(created)
+            if len(post_rows) >= _BATCH:
+                self._insert("posts", post_rows)
+                self._insert("comments", comment_rows)
+                self.p.advance(len(post_rows))
+                post_rows, comment_rows = [], []
+        self._insert("posts", post_rows)
+        self._insert("comments", comment_rows)
+        self.p.advance(len(post_rows))
+        self.n_comments = cid_next
+        for cid in range(1, self.n_comms + 1):  # a community's creator joined before creating it
+            c = self.comms[cid]
+            first_seen[c["creator"]] = min(first_seen[c["creator"]], c["created_day"])
+        user_rows = []
+        for uid in range(1, n_users + 1):
+            name, pw, created_day, bio = self.users[uid]
+            created_day = min(created_day, first_seen[uid] - 1)
+            self.users[uid][2] = created_day
+            user_rows.append((uid, name, name.lower(), pw, created_day, bio, post_karma[uid], comment_karma[uid]))
+        self._insert("users", user_rows)
+        self.comm_posts = comm_posts
+
+    # -- social ------------------------------------------------------------------------------
+
+    def _social(self) -> None:
+        r = Rng.derive(APP, self.seed, "social")
+        n_users, n_comms = self.n_users, self.n_comms
+        # subscriptions
+        subs_count = [0] * (n_comms + 1)
+        sub_rows = []
+        for uid in range(1, n_users + 1):
+            chosen: list[int] = []
+            for _ in range(r.randint(3, 12)):
+                c = 1 + r.weighted_index(self.comm_cum)
+                if c not in chosen:
+                    chosen.append(c)
+            for c in sorted(chosen):
+                sub_rows.append((uid, c))
+                subs_count[c] += 1
+        self._insert("subscriptions", sub_rows)
+        # communities (now that subscriber counts are known) and moderators
+        rows, mod_rows = [], []
+        for cid in range(1, n_comms + 1):
+            c = self.comms[cid]
+            rows.append((cid, c["name"], c["title"], c["desc"], c["created_day"], c["creator"], subs_count[cid],
+                         self.comm_posts[cid]))
+            for k, m in enumerate(self.mods[cid]):
+                since = c["created_day"] + (0 if k == 0 else r.randint(10, 700))
+                mod_rows.append((cid, m, max(since, self.users[m][2])))
+        self._insert("communities", rows)
+        self._insert("moderators", sorted(mod_rows))
+        self.p.advance()
+        # votes of every 10th user
+        vote_rows = []
+        for uid in range(1, n_users + 1, 10):
+            seen: set[tuple[str, int]] = set()
+            for _ in range(25):
+                key = ("post", 1 + r.below(self.size))
+                if key not in seen:
+                    seen.add(key)
+                    vote_rows.append((uid, key[0], key[1], 1 if r.below(100) < 80 else -1))
+            for _ in range(15):
+                if self.n_comments == 0:
+                    break
+                key = ("comment", 1 + r.below(self.n_comments))
+                if key not in seen:
+                    seen.add(key)
+                    vote_rows.append((uid, key[0], key[1], 1 if r.below(100) < 75 else -1))
+        vote_rows.sort()
+        self._insert("votes", vote_rows)
+        # saved items of every 4th user
+        saved_rows = []
+        for uid in range(1, n_users + 1, 4):
+            seen2: set[tuple[str, int]] = set()
+            for _ in range(r.randint(0, 6)):
+                if r.below(100) < 75 or self.n_comments == 0:
+                    key = ("post", 1 + r.below(self.size))
+                else:
+                    key = ("comment", 1 + r.below(self.n_comments))
+                if key not in seen2:
+                    seen2.add(key)
+                    saved_rows.append((uid, key[0], key[1], -r.randint(60, 200 * DAY)))
+        saved_rows.sort()
+        self._insert("saved", saved_rows)
+        # private messages
+        msg_rows = []
+        n_msgs = n_users * 2
+        draws = []
+        for _ in range(n_msgs):
+            sender = self._author(r)
+            recipient = 1 + r.below(n_users)
+            if recipient == sender:
+                recipient = recipient % n_users + 1
+            created = -r.randint(300, 365 * DAY)
+            nouns = _topic(r.below(len(_TOPICS)))[2]
+            tname = _topic(r.below(len(_TOPICS)))[1]
+            subject = r.choice(_SUBJECTS).format(t=tname, noun=r.choice(nouns))
+            body = r.choice(_MSG_BODIES).format(t=tname.lower(), noun=r.choice(nouns), adj=r.choice(_ADJS))
+            read = created < -14 * DAY or r.below(100) < 40
+            draws.append((created, sender, recipient, subject, body, read))
+        draws.sort(key=lambda d: (d[0], d[1], d[2]))
+        for i, (created, sender, recipient, subject, body, read) in enumerate(draws, 1):
+            msg_rows.append((i, sender, recipient, subject, body, created, read))
+        self._insert("messages", msg_rows)
+        self.p.advance()
+        # bans and the moderation log
+        ban_rows, log = [], []
+        for cid in range(1, n_comms + 1):
+            mods = self.mods[cid]
+            banned: set[int] = set()
+            for _ in range(r.randint(0, 4)):
+                uid = 1 + r.below(n_users)
+                if uid in mods or uid in banned:
+                    continue
+                banned.add(uid)
+                created = -r.randint(DAY, 300 * DAY)
+                kind = r.below(3)
+                until = None if kind == 0 else created + r.choice((3, 7, 30, 90, 365)) * DAY
+                mod = r.choice(mods)
+                reason = r.choice(_BAN_REASONS)
+                ban_rows.append((cid, uid, mod, reason, created, until))
+                days = "permanently" if until is None else f"for {(until - created) // DAY} days"
+                log.append((created, cid, mod, "ban", f"u/{self.users[uid][0]}", f"{reason} ({days})"))
+        self._insert("bans", sorted(ban_rows))
+        for row in self.db.execute("SELECT c.id, c.post_id, c.user_id, c.created, p.community_id FROM comments c"
+                                   " JOIN posts p ON p.id = c.post_id WHERE c.status = 'removed' ORDER BY c.id"):
+            mods = self.mods[row[4]]
+            log.append((row[3] + 600, row[4], mods[row[0] % len(mods)], "remove_comment", f"comment {row[0]}",
+                        "Rule 2: stay on topic"))
+        for row in self.db.execute("SELECT id, community_id, created FROM posts WHERE pinned ORDER BY id"):
+            mods = self.mods[row[1]]
+            log.append((row[2] + 900, row[1], mods[0], "pin_post", f"post {row[0]}", ""))
+        log.sort(key=lambda x: (x[0], x[1], x[4]))
+        self._insert("mod_log", [(i, cid, mod, action, target, details, min(created, -1))
+                                 for i, (created, cid, mod, action, target, details) in enumerate(log, 1)])
+        self.p.advance()
+
+
+def _is_current(path: Path) -> bool:
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+    return row is not None and row[0] == SCHEMA_FINGERPRINT
+
+
+def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
+    with BuildProgress(progress, title=f"forum world seed={seed} size={size}:") as bar:
+        return _Builder(path, seed, size, bar).run()
+
+
+# ===========================================================================
+# Read API
+# ===========================================================================
+
+_TOKEN_RE = re.compile(r"[^\W_]+")
+_STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "with", "my", "your", "you"])
+_READ_PRAGMAS = ("PRAGMA query_only=1", "PRAGMA mmap_size=8589934592", "PRAGMA cache_size=-32768",
+                 "PRAGMA temp_store=MEMORY")
+_POST_COLS = ("id, community_id, user_id, kind, title, body, url, created, ups, downs, score, comment_count,"
+              " status, locked, pinned")
+_POST_KEYS = ("id", "community_id", "user_id", "kind", "title", "body", "url", "created", "ups", "downs", "score",
+              "comment_count", "status", "locked", "pinned")
+_COMMENT_COLS = "id, post_id, parent_id, user_id, body, created, ups, downs, score, depth, status"
+_COMMENT_KEYS = ("id", "post_id", "parent_id", "user_id", "body", "created", "ups", "downs", "score", "depth",
+                 "status")
+_USER_COLS = "id, username, password, created_day, bio, post_karma, comment_karma"
+_USER_KEYS = ("id", "username", "password", "created_day", "bio", "post_karma", "comment_karma")
+_MSG_COLS = "id, sender_id, recipient_id, subject, body, created, read"
+_MSG_KEYS = ("id", "sender_id", "recipient_id", "subject", "body", "created", "read")
+_TABLES = ("posts", "comments", "users", "communities", "messages", "mod_log")
+_SORT_SQL = {"hot": "hot0 DESC, id DESC", "new": "created DESC, id DESC", "top": "score DESC, id DESC",
+             "comments": "comment_count DESC, id DESC"}
+MAX_PER_PAGE = 100
+
+
+def match_expression(query: str) -> str | None:
+    """The FTS5 MATCH expression for a query: quoted words ANDed, last word a prefix."""
+    words: list[str] = []
+    for w in _TOKEN_RE.findall((query or "").lower()):
+        if w not in _STOPWORDS and w not in words:
+            words.append(w)
+    if not words:
+        return None
+    parts = [f'"{w}"' for w in words[:10]]
+    if len(words[min(len(words), 10) - 1]) >= 3:
+        parts[-1] += "*"
+    return " AND ".join(parts)
+
+
+def _post(row: tuple) -> dict[str, Any]:
+    d = dict(zip(_POST_KEYS, row))
+    d["locked"] = bool(d["locked"])
+    d["pinned"] = bool(d["pinned"])
+    d["edited"] = None
+    return d
+
+
+def _comment(row: tuple) -> dict[str, Any]:
+    d = dict(zip(_COMMENT_KEYS, row))
+    d["edited"] = None
+    return d
+
+
+def _message(row: tuple) -> dict[str, Any]:
+    d = dict(zip(_MSG_KEYS, row))
+    d["read"] = bool(d["read"])
+    return d
+
+
+class ForumWorld:
+    """Read-only access to one generated forum world (plain JSON-able values only)."""
+
+    _memo: ClassVar[dict[str, ForumWorld]] = {}
+    _memo_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, path: Path | str, *, built: bool = False) -> None:
+        self._db = ReadOnlyDB(path, _READ_PRAGMAS)
+        self.path = self._db.path
+        self.built = built
+        conn = self._db.conn()
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if meta.get("app") != APP or meta.get("schema") != SCHEMA_FINGERPRINT:
+            raise ValueError(f"{path} is not a forum world of generator v{GENERATOR_VERSION}")
+        self.seed = int(meta["seed"])
+        self.size = int(meta["size"])
+        self.hash = meta["hash"]
+        self.counts: dict[str, int] = orjson.loads(meta["counts"])
+        self._communities = [
+            {"id": r[0], "name": r[1], "title": r[2], "description": r[3], "created_day": r[4], "creator_id": r[5],
+             "subscribers": r[6], "post_count": r[7]}
+            for r in conn.execute("SELECT id, name, title, description, created_day, creator_id, subscribers,"
+                                  " post_count FROM communities ORDER BY id")]
+        self._comm_by_id = {c["id"]: c for c in self._communities}
+        self._comm_by_name = {c["name"].lower(): c for c in self._communities}
+        self._mods: dict[int, list[int]] = {}
+        self._moderates: dict[int, list[int]] = {}
+        for cid, uid in conn.execute("SELECT community_id, user_id FROM moderators ORDER BY since_day, community_id,"
+                                     " user_id"):
+            self._mods.setdefault(cid, []).append(uid)
+            self._moderates.setdefault(uid, []).append(cid)
+        for v in self._moderates.values():
+            v.sort()
+        self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
+                         for t in _TABLES}
+
+    @classmethod
+    def load(cls, seed: int = 0, size: int = 20_000, *, progress: bool = False) -> ForumWorld:
+        seed, size = int(seed), int(size)
+        if size < 1:
+            raise ValueError("size must be >= 1")
+        path = world_file(APP, GENERATOR_VERSION, seed, size)
+        key = str(path)
+        with cls._memo_lock:
+            world = cls._memo.get(key)
+            if world is not None and Path(world.path).exists():
+                return world
+            built = build_once(path, lambda tmp: _build_world(tmp, seed, size, progress), is_valid=_is_current,
+                               on_wait=(lambda: print(f"waiting for another process to build {path.name} ...",
+                                                      file=sys.stderr)) if progress else None)
+            world = cls(path, built=built)
+            cls._memo[key] = world
+            return world
+
+    @property
+    def engine(self) -> Any:
+        return self._db.engine
+
+    def _conn(self) -> sqlite3.Connection:
+        return self._db.conn()
+
+    # -- communities ----------------------------------------------------------------
+
+    def communities(self) -> list[dict[str, Any]]:
+        return [dict(c) for c in self._communities]
+
+    def community(self, cid: int) -> dict[str, Any] | None:
+        c = self._comm_by_id.get(int(cid))
+        return dict(c) if c else None
+
+    def community_by_name(self, name: str) -> dict[str, Any] | None:
+        c = self._comm_by_name.get(str(name or "").strip().lower())
+        return dict(c) if c else None
+
+    def moderators(self, cid: int) -> list[int]:
+        """User ids of a community's moderators, senior first."""
+        return list(self._mods.get(int(cid), []))
+
+    def moderated_by(self, uid: int) -> list[int]:
+        """Ids of the communities a user moderates."""
+        return list(self._moderates.get(int(uid), []))
+
+    # -- users ------------------------------------------------------------------------
+
+    def user(self, uid: int) -> dict[str, Any] | None:
+        row = self._conn().execute(f"SELECT {_USER_COLS} FROM users WHERE id = ?", (int(uid),)).fetchone()
+        return None if row is None else dict(zip(_USER_KEYS, row))
+
+    def user_by_name(self, name: str) -> dict[str, Any] | None:
+        row = self._conn().execute(f"SELECT {_USER_COLS} FROM users WHERE name_key = ?",
+                                   (str(name or "").strip().lower(),)).fetchone()
+        return None if row is None else dict(zip(_USER_KEYS, row))
+
+    def usernames(self, ids: Sequence[int]) -> dict[int, str]:
+        ids = sorted({int(i) for i in ids})
+        if not ids:
+            return {}
+        q = ",".join("?" * len(ids))
+        return dict(self._conn().execute(f"SELECT id, username FROM users WHERE id IN ({q})", ids).fetchall())
+
+    # -- posts ------------------------------------------------------------------------
+
+    def post(self, pid: int) -> dict[str, Any] | None:
+        row = self._conn().execute(f"SELECT {_POST_COLS} FROM posts WHERE id = ?", (int(pid),)).fetchone()
+        return None if row is None else _post(row)
+
+    def posts(self, ids: Sequence[int]) -> list[dict[str, Any]]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            return []
+        q = ",".join("?" * len(ids))
+        got = {r[0]: _post(r) for r in self._conn().execute(f"SELECT {_POST_COLS} FROM posts WHERE id IN ({q})", ids)}
+        return [got[i] for i in ids if i in got]
+
+    def list_posts(self, communities: Sequence[int] | None, sort: str, since: int | None, limit: int,
+                   offset: int = 0) -> list[dict[str, Any]]:
+        """Live world posts of some communities (None = all), ``sort`` in hot/new/top/comments,
+        created at or after ``since`` (None = any time); bounded by ``limit``."""
+        order = _SORT_SQL.get(sort, _SORT_SQL["hot"])
+        conds, params = ["status = 'live'"], []
+        if communities is not None:
+            ids = sorted({int(c) for c in communities})
+            if not ids:
+                return []
+            conds.append(f"community_id IN ({','.join('?' * len(ids))})")
+            params += ids
+        if since is not None:
+            conds.append("created >= ?")
+            params.append(int(since))
+        limit = max(0, min(int(limit), 1000))
+        sql = (f"SELECT {_POST_COLS} FROM posts WHERE {' AND '.join(conds)} ORDER BY {order} LIMIT ? OFFSET ?")
+        return [_post(r) for r in self._conn().execute(sql, params + [limit, max(0, int(offset))])]
+
+    def pinned_posts(self, cid: int) -> list[dict[str, Any]]:
+        return [_post(r) for r in self._conn().execute(
+            f"SELECT {_POST_COLS} FROM posts WHERE pinned = 1 AND community_id = ? ORDER BY id", (int(cid),))]
+
+    def user_posts(self, uid: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+        return [_post(r) for r in self._conn().execute(
+            f"SELECT {_POST_COLS} FROM posts WHERE user_id = ? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
+            (int(uid), int(limit), int(offset)))]
+
+    def user_post_count(self, uid: int) -> int:
+        return self._conn().execute("SELECT count(*) FROM posts WHERE user_id = ?", (int(uid),)).fetchone()[0]
+
+    def search(self, q: str, *, community: int | None = None, author: int | None = None, kind: str | None = None,
+               since: int | None = None, sort: str = "relevance", limit: int = 25,
+               offset: int = 0) -> dict[str, Any]:
+        """Live posts matching ``q`` (FTS5 over title and body) with filters; ``total`` is
+        exact up to 1000. Without words, the filters alone list posts (newest first for
+        relevance)."""
+        expr = match_expression(q)
+        conds, params = ["p.status = 'live'"], []
+        if community is not None:
+            conds.append("p.community_id = ?")
+            params.append(int(community))
+        if author is not None:
+            conds.append("p.user_id = ?")
+            params.append(int(author))
+        if kind in ("text", "link"):
+            conds.append("p.kind = ?")
+            params.append(kind)
+        if since is not None:
+            conds.append("p.created >= ?")
+            params.append(int(since))
+        cols = ", ".join("p." + c.strip() for c in _POST_COLS.split(","))
+        order = {"new": "p.created DESC, p.id DESC", "top": "p.score DESC, p.id DESC",
+                 "comments": "p.comment_count DESC, p.id DESC"}.get(sort)
+        conn = self._conn()
+        if expr is not None:
+            src = "posts_fts f JOIN posts p ON p.id = f.rowid"
+            conds.insert(0, "posts_fts MATCH ?")
+            params.insert(0, expr)
+            order = order or "f.rank, p.id DESC"
+        else:
+            src = "posts p"
+            order = order or "p.created DESC, p.id DESC"
+        where = " AND ".join(conds)
+        limit = max(1, min(int(limit), MAX_PER_PAGE))
+        try:
+            total = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {src} WHERE {where} LIMIT 1000)",
+                                 params).fetchone()[0]
+            rows = conn.execute(f"SELECT {cols} FROM {src} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
+                                params + [limit, max(0, int(offset))]).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "fts5" not in str(exc):
+                raise
+            total, rows = 0, []
+        return {"total": total, "capped": total >= 1000, "items": [_post(r) for r in rows]}
+
+    # -- comments ---------------------------------------------------------------------
+
+    def comment(self, cid: int) -> dict[str, Any] | None:
+        row = self._conn().execute(f"SELECT {_COMMENT_COLS} FROM comments WHERE id = ?", (int(cid),)).fetchone()
+        return None if row is None else _comment(row)
+
+    def comments_of(self, pid: int) -> list[dict[str, Any]]:
+        return [_comment(r) for r in self._conn().execute(
+            f"SELECT {_COMMENT_COLS} FROM comments WHERE post_id = ? ORDER BY id", (int(pid),))]
+
+    def user_comments(self, uid: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+        return [_comment(r) for r in self._conn().execute(
+            f"SELECT {_COMMENT_COLS} FROM comments WHERE user_id = ? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
+            (int(uid), int(limit), int(offset)))]
+
+    def user_comment_count(self, uid: int) -> int:
+        return self._conn().execute("SELECT count(*) FROM comments WHERE user_id = ?", (int(uid),)).fetchone()[0]
+
+    # -- votes, subscriptions, saved ------------------------------------------------------
+
+    def vote(self, uid: int, kind: str, tid: int) -> int:
+        row = self._conn().execute("SELECT value FROM votes WHERE user_id = ? AND kind = ? AND target_id = ?",
+                                   (int(uid), kind, int(tid))).fetchone()
+        return row[0] if row else 0
+
+    def votes_of(self, uid: int) -> list[tuple[str, int, int]]:
+        return [tuple(r) for r in self._conn().execute(
+            "SELECT kind, target_id, value FROM votes WHERE user_id = ? ORDER BY kind, target_id", (int(uid),))]
+
+    def subscriptions(self, uid: int) -> list[int]:
+        return [r[0] for r in self._conn().execute(
+            "SELECT community_id FROM subscriptions WHERE user_id = ? ORDER BY community_id", (int(uid),))]
+
+    def saved(self, uid: int) -> list[tuple[str, int, int]]:
+        return [tuple(r) for r in self._conn().execute(
+            "SELECT kind, target_id, at FROM saved WHERE user_id = ? ORDER BY at DESC, kind, target_id", (int(uid),))]
+
+    # -- messages -------------------------------------------------------------------------
+
+    def message(self, mid: int) -> dict[str, Any] | None:
+        row = self._conn().execute(f"SELECT {_MSG_COLS} FROM messages WHERE id = ?", (int(mid),)).fetchone()
+        return None if row is None else _message(row)
+
+    def inbox(self, uid: int) -> list[dict[str, Any]]:
+        return [_message(r) for r in self._conn().execute(
+            f"SELECT {_MSG_COLS} FROM messages WHERE recipient_id = ? ORDER BY created DESC, id DESC LIMIT 200",
+            (int(uid),))]
+
+    def outbox(self, uid: int) -> list[dict[str, Any]]:
+        return [_message(r) for r in self._conn().execute(
+            f"SELECT {_MSG_COLS} FROM messages WHERE sender_id = ? ORDER BY created DESC, id DESC LIMIT 200",
+            (int(uid),))]
+
+    # -- moderation ---------------------------------------------------------------------
+
+    def bans(self, cid: int) -> list[dict[str, Any]]:
+        keys = ("community_id", "user_id", "moderator_id", "reason", "created", "until")
+        return [dict(zip(keys, r)) for r in self._conn().execute(
+            "SELECT community_id, user_id, moderator_id, reason, created, until FROM bans WHERE community_id = ?"
+            " ORDER BY created DESC, user_id", (int(cid),))]
+
+    def ban(self, cid: int, uid: int) -> dict[str, Any] | None:
+        keys = ("community_id", "user_id", "moderator_id", "reason", "created", "until")
+        row = self._conn().execute(
+            "SELECT community_id, user_id, moderator_id, reason, created, until FROM bans WHERE community_id = ?"
+            " AND user_id = ?", (int(cid), int(uid))).fetchone()
+        return None if row is None else dict(zip(keys, row))
+
+    def mod_log(self, cid: int, limit: int = 50) -> list[dict[str, Any]]:
+        keys = ("id", "community_id", "moderator_id", "action", "target", "details", "created")
+        return [dict(zip(keys, r)) for r in self._conn().execute(
+            "SELECT id, community_id, moderator_id, action, target, details, created FROM mod_log"
+            " WHERE community_id = ? ORDER BY created DESC, id DESC LIMIT ?", (int(cid), int(limit)))]
+
+    def mod_log_entry(self, lid: int) -> dict[str, Any] | None:
+        keys = ("id", "community_id", "moderator_id", "action", "target", "details", "created")
+        row = self._conn().execute("SELECT id, community_id, moderator_id, action, target, details, created"
+                                   " FROM mod_log WHERE id = ?", (int(lid),)).fetchone()
+        return None if row is None else dict(zip(keys, row))
+
+    # -- ids --------------------------------------------------------------------------------
+
+    def max_id(self, table: str) -> int:
+        if table not in self._max_ids:
+            raise ValueError(f"unknown table {table!r}; expected one of {_TABLES}")
+        return self._max_ids[table]
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """A read-only SQL query (for task samplers and tests)."""
+        return [tuple(r) for r in self._conn().execute(sql, list(params))]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __repr__(self) -> str:
+        return f"ForumWorld(seed={self.seed}, size={self.size}, hash={self.hash[:12]}..., path={self.path!r})"

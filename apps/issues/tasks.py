@@ -1,0 +1,1042 @@
+"""Simtracker's task templates.
+
+Each template draws its parameters from the world by seed (thousands of instances per
+template), states a goal, lists WebGym-style fact groups (their fact count sets the
+difficulty), gives an oracle plan of BrowserGym actions and verifies with the functions
+in verifiers/issues.py.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+from urllib.parse import urlencode
+
+from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.verifiers import issues as V
+from simweb.worlddb import day_to_date
+
+
+RANK = {"guest": 0, "reporter": 1, "developer": 2, "maintainer": 3}
+SIDE = V.SIDE_EFFECTS
+
+
+def fg(id_: str, description: str, *facts: str) -> FactGroup:
+    return FactGroup(id_, description, tuple(facts))
+
+
+# ----------------------------------------------------------------------------- sampling
+
+def pick_project(app: Any, rng: Rng, need: Callable[[dict], bool] | None = None, tries: int = 500) -> dict:
+    projects = app.world.projects()
+    for _ in range(tries):
+        p = rng.choice(projects)
+        if need is None or need(p):
+            return p
+    raise RuntimeError("no project satisfies the task's needs")
+
+
+def members(app: Any, pid: int, min_role: str = "guest", max_role: str = "maintainer") -> list[dict]:
+    return [m for m in app.world.members(pid) if RANK[min_role] <= RANK[m["role"]] <= RANK[max_role]]
+
+
+def pick_issue(app: Any, rng: Rng, p: dict, need: Callable[[dict], bool] | None = None, tries: int = 300
+               ) -> dict | None:
+    for _ in range(tries):
+        wid = app.world.issue_id_by_iid(p["id"], rng.randint(1, p["issue_count"]))
+        i = app.world.issue(wid) if wid else None
+        if i is not None and (need is None or need(i)):
+            return i
+    return None
+
+
+def pick(app: Any, rng: Rng, need_issue: Callable[[dict], bool] | None = None, role: str = "developer",
+         max_role: str = "maintainer", tries: int = 200) -> tuple[dict, dict, dict]:
+    """(project, issue, member with a role in [role, max_role]) that satisfy the needs."""
+    for _ in range(tries):
+        p = pick_project(app, rng)
+        ms = members(app, p["id"], role, max_role)
+        if not ms:
+            continue
+        i = pick_issue(app, rng, p, need_issue, tries=60)
+        if i is None:
+            continue
+        return p, i, rng.choice(ms)
+    raise RuntimeError("no project/issue/member satisfies the task's needs")
+
+
+def open_blockers(app: Any, issue_id: int) -> list[dict]:
+    out = []
+    for ln in app.world.links(issue_id):
+        if ln["kind"] == "blocks" and ln["target_id"] == issue_id:
+            b = app.world.issue(ln["source_id"])
+            if b["state"] == "opened":
+                out.append(b)
+    return out
+
+
+def username(app: Any, uid: int) -> str:
+    return app.world.user(uid)["username"]
+
+
+def issue_url(p: dict, iid: int) -> str:
+    return f"/projects/{p['path']}/issues/{iid}"
+
+
+def list_url(p: dict, **query: Any) -> str:
+    q = urlencode([(k, v) for k, v in query.items() if v not in (None, "")], doseq=True)
+    return f"/projects/{p['path']}/issues" + (f"?{q}" if q else "")
+
+
+def count_issues(app: Any, p: dict, **filters: Any) -> int:
+    f = {"project_id": p["id"], "state": None, "labels": [], "assignee": None, "author": None, "milestone": None,
+         "terms": []}
+    f.update(filters)
+    return app.world.issue_count(**f)
+
+
+def open_to_issue(p: dict, iid: int) -> list[str]:
+    """Go to the project's issue list, then search the number (realistic path: the list)."""
+    return [f"goto('{issue_url(p, iid)}')"]
+
+
+def allowed_for(issue_id: int, *more: str) -> tuple[str, ...]:
+    return (f"runtime.entities.issues.{issue_id}", *SIDE, *more)
+
+
+# ============================================================================= info tasks
+
+class OpenLabelCount(TaskTemplate):
+    id = "issues/open_label_count"
+    kind = "info"
+    title = "Count a project's open issues with a label"
+
+    def sample(self, app, rng):
+        for _ in range(300):
+            p = pick_project(app, rng)
+            lab = rng.choice(app.world.labels(p["id"]))
+            n = count_issues(app, p, state="opened", labels=[lab["id"]])
+            if n >= 2 and n != 42:
+                return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                        "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "count": n}
+        raise RuntimeError("no label with open issues")
+
+    def goal(self, app, p):
+        return f"How many open issues in the project {p['project']} have the label “{p['label']}”? Answer with the number."
+
+    def facts(self, app, p):
+        return [fg("count", "The answer is the number of open issues with the label", f"{p['count']} open issues")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/issues')", f"check('f-label-{p['label_id']}')", "click('f-apply')",
+                f"send_msg_to_user('{p['count']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_number_answer(start, final, answer, p["count"], "number of open issues")
+
+
+class IssueAssignees(TaskTemplate):
+    id = "issues/issue_assignees"
+    kind = "info"
+    title = "Find who is assigned to an issue"
+
+    def sample(self, app, rng):
+        p, i, m = pick(app, rng, lambda i: len(i["assignees"]) >= 1, role="guest")
+        return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                "usernames": [username(app, a) for a in i["assignees"]]}
+
+    def goal(self, app, p):
+        return (f"Who is assigned to issue #{p['iid']} in {p['project']}? Answer with their usernames "
+                f"(comma-separated if several).")
+
+    def facts(self, app, p):
+        return [fg("assignees", "The answer names every assignee", *[f"@{u} is assigned" for u in p["usernames"]])]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"send_msg_to_user({', '.join(p['usernames'])!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_set_answer(start, final, answer, p["usernames"], "assignees", strip_prefix="@")
+
+
+class MilestoneDueDate(TaskTemplate):
+    id = "issues/milestone_due_date"
+    kind = "info"
+    title = "Look up when a milestone is due"
+
+    def sample(self, app, rng):
+        p = pick_project(app, rng)
+        m = rng.choice(app.world.milestones(p["id"]))
+        return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                "project_id": p["id"], "milestone_id": m["id"], "milestone": m["title"],
+                "due": day_to_date(m["due_day"]).isoformat()}
+
+    def goal(self, app, p):
+        return f"When is the milestone “{p['milestone']}” of {p['project']} due? Answer with the date."
+
+    def facts(self, app, p):
+        return [fg("due", "The answer is the milestone's due date", f"due {p['due']}")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}')", "click('project-milestones')", "click('ms-all')",
+                f"click('milestone-{p['milestone_id']}')", f"send_msg_to_user({p['due']!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        from datetime import date
+        return V.verify_date_answer(start, final, answer, date.fromisoformat(p["due"]), "due date")
+
+
+class MilestoneProgress(TaskTemplate):
+    id = "issues/milestone_progress"
+    kind = "info"
+    title = "Report how complete a milestone is"
+
+    def sample(self, app, rng):
+        for _ in range(300):
+            p = pick_project(app, rng)
+            m = rng.choice(app.world.milestones(p["id"]))
+            total = count_issues(app, p, milestone=m["id"])
+            closed = count_issues(app, p, milestone=m["id"], state="closed")
+            if total >= 3:
+                return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                        "project_id": p["id"], "milestone_id": m["id"], "milestone": m["title"],
+                        "percent": 100 * closed // total, "closed": closed, "total": total}
+        raise RuntimeError("no milestone with issues")
+
+    def goal(self, app, p):
+        return (f"What percentage of the milestone “{p['milestone']}” in {p['project']} is complete "
+                f"(closed issues out of all its issues, as the tracker shows it)? Answer with the whole percentage.")
+
+    def facts(self, app, p):
+        return [fg("progress", "The milestone's progress is read", f"{p['closed']} of {p['total']} closed",
+                   f"{p['percent']}% complete")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}')",
+                f"send_msg_to_user('{p['percent']}%')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_number_answer(start, final, answer, p["percent"], "percentage complete")
+
+
+class IssueLabels(TaskTemplate):
+    id = "issues/issue_labels"
+    kind = "info"
+    title = "List the labels of an issue"
+
+    def sample(self, app, rng):
+        p, i, m = pick(app, rng, lambda i: len(i["labels"]) >= 2, role="guest")
+        return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                "labels": sorted(app.world.label(x)["name"] for x in i["labels"])}
+
+    def goal(self, app, p):
+        return f"Which labels does issue #{p['iid']} in {p['project']} have? List them all, comma-separated."
+
+    def facts(self, app, p):
+        return [fg("labels", "The answer lists every label", *[f"label {x}" for x in p["labels"]])]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"send_msg_to_user({', '.join(p['labels'])!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_set_answer(start, final, answer, p["labels"], "labels")
+
+
+class NewestByAuthor(TaskTemplate):
+    id = "issues/newest_by_author"
+    kind = "info"
+    title = "Find the newest issue an author opened (filter and sort)"
+
+    def sample(self, app, rng):
+        for _ in range(300):
+            p = pick_project(app, rng)
+            author = rng.choice(app.world.members(p["id"]))
+            ids = app.world.issue_ids(project_id=p["id"], state=None, labels=[], assignee=None,
+                                      author=author["user_id"], milestone=None, terms=[], sort="created", limit=2)
+            rows = app.world.issues(ids)
+            if len(rows) >= 2 and rows[0]["created_day"] > rows[1]["created_day"]:
+                return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                        "project_id": p["id"], "author": username(app, author["user_id"]), "iid": rows[0]["iid"],
+                        "answer": rows[0]["title"]}
+        raise RuntimeError("no author with two issues")
+
+    def goal(self, app, p):
+        return (f"What is the title of the most recently created issue (open or closed) that @{p['author']} "
+                f"opened in {p['project']}? Answer with the exact title.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are considered", f"author @{p['author']}", "open and closed"),
+                fg("answer", "The newest one is named", f"the answer is {p['answer']}")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/issues?state=all')", f"fill('f-author', {p['author']!r})",
+                "click('f-apply')", f"send_msg_to_user({p['answer']!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_text_answer(start, final, answer, p["answer"], "newest issue's title")
+
+
+class FilteredCount(TaskTemplate):
+    id = "issues/filtered_count"
+    kind = "info"
+    title = "Count issues with a label in a milestone by state (several filters)"
+
+    def sample(self, app, rng):
+        for _ in range(400):
+            p = pick_project(app, rng)
+            m = rng.choice(app.world.milestones(p["id"]))
+            lab = rng.choice(app.world.labels(p["id"]))
+            state = rng.choice(["opened", "closed"])
+            n = count_issues(app, p, state=state, labels=[lab["id"]], milestone=m["id"])
+            if n >= 2 and n != 42:
+                return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                        "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "milestone": m["title"],
+                        "state": state, "count": n}
+        raise RuntimeError("no label/milestone pair with issues")
+
+    def goal(self, app, p):
+        word = "open" if p["state"] == "opened" else "closed"
+        return (f"In {p['project']}, how many {word} issues have the label “{p['label']}” and belong to the "
+                f"milestone “{p['milestone']}”? Answer with the number.")
+
+    def facts(self, app, p):
+        word = "open" if p["state"] == "opened" else "closed"
+        return [fg("filters", "The right filters are applied", f"label {p['label']}", f"milestone {p['milestone']}",
+                   f"{word} issues only"),
+                fg("count", "The count is given", f"{p['count']} issues")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/issues?state={p['state']}')", f"check('f-label-{p['label_id']}')",
+                f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')",
+                f"send_msg_to_user('{p['count']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_number_answer(start, final, answer, p["count"], "number of issues")
+
+
+# ============================================================================= state tasks
+
+_COMMENTS = ("I can reproduce this on the latest release.", "Looking into this now, expect an update tomorrow.",
+             "This should be fixed by the next deploy.", "Could you attach the server logs?",
+             "Moving this to the next sprint.", "Confirmed on staging as well.", "Thanks, closing after the fix ships.")
+
+
+class CommentOnIssue(TaskTemplate):
+    id = "issues/comment"
+    title = "Comment on an issue"
+
+    def sample(self, app, rng):
+        p, i, m = pick(app, rng, role="guest")
+        return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                "issue_id": i["id"], "text": rng.choice(_COMMENTS)}
+
+    def goal(self, app, p):
+        return f"Add the comment “{p['text']}” to issue #{p['iid']} in {p['project']}."
+
+    def facts(self, app, p):
+        return [fg("comment", "The comment is posted", f"comment on #{p['iid']}", f"text “{p['text']}”")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_comment(app, start, final, p["project_id"], p["iid"], p["user_id"], p["text"],
+                                self.allowed_paths(app, p))
+
+
+class CloseIssue(TaskTemplate):
+    id = "issues/close_issue"
+    title = "Close an issue that has no open blockers"
+
+    def sample(self, app, rng):
+        p, i, m = pick(app, rng, lambda i: i["state"] == "opened" and not open_blockers(app, i["id"]),
+                       role="developer")
+        return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                "issue_id": i["id"], "title": i["title"]}
+
+    def goal(self, app, p):
+        return f"Close issue #{p['iid']} (“{p['title']}”) in {p['project']}."
+
+    def facts(self, app, p):
+        return [fg("closed", "The issue is closed", f"#{p['iid']} is closed")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + ["click('close-issue')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"state": "closed"},
+                              self.allowed_paths(app, p))
+
+
+class ReopenIssue(TaskTemplate):
+    id = "issues/reopen_issue"
+    title = "Reopen a closed issue"
+
+    def sample(self, app, rng):
+        p, i, m = pick(app, rng, lambda i: i["state"] == "closed", role="developer")
+        return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                "issue_id": i["id"]}
+
+    def goal(self, app, p):
+        return f"Issue #{p['iid']} in {p['project']} was closed by mistake. Reopen it."
+
+    def facts(self, app, p):
+        return [fg("reopened", "The issue is open again", f"#{p['iid']} is open")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + ["click('reopen-issue')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"state": "opened"},
+                              self.allowed_paths(app, p))
+
+
+class AssignIssue(TaskTemplate):
+    id = "issues/assign_issue"
+    title = "Assign an issue to a project member"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p, i, m = pick(app, rng, lambda i: len(i["assignees"]) < 3, role="reporter")
+            cands = [x for x in app.world.members(p["id"]) if x["user_id"] not in i["assignees"]]
+            if cands:
+                who = rng.choice(cands)
+                return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                        "issue_id": i["id"], "assignee_id": who["user_id"],
+                        "assignee": username(app, who["user_id"]), "before": i["assignees"]}
+        raise RuntimeError("no assignable member")
+
+    def goal(self, app, p):
+        return f"Assign issue #{p['iid']} in {p['project']} to @{p['assignee']} (keep any current assignees)."
+
+    def facts(self, app, p):
+        return [fg("assigned", "The member is assigned", f"@{p['assignee']} assigned to #{p['iid']}",
+                   "current assignees kept")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"select_option('assign-user', '{p['assignee_id']}')",
+                                                "click('assign-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        want = sorted(set(p["before"]) | {p["assignee_id"]})
+        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"assignees": want},
+                              self.allowed_paths(app, p))
+
+
+class AddLabel(TaskTemplate):
+    id = "issues/add_label"
+    title = "Add a label to an issue"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p, i, m = pick(app, rng, role="reporter")
+            cands = [x for x in app.world.labels(p["id"]) if x["id"] not in i["labels"]]
+            if cands:
+                lab = rng.choice(cands)
+                return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                        "issue_id": i["id"], "label_id": lab["id"], "label": lab["name"], "before": i["labels"]}
+        raise RuntimeError("no label to add")
+
+    def goal(self, app, p):
+        return f"Add the label “{p['label']}” to issue #{p['iid']} in {p['project']}."
+
+    def facts(self, app, p):
+        return [fg("label", "The label is added", f"#{p['iid']} has label {p['label']}", "other labels kept")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"select_option('label-select', {p['label']!r})",
+                                                "click('label-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_issue(app, start, final, p["project_id"], p["iid"],
+                              {"labels": sorted(set(p["before"]) | {p["label_id"]})}, self.allowed_paths(app, p))
+
+
+class SetMilestone(TaskTemplate):
+    id = "issues/set_milestone"
+    title = "Move an issue into an active milestone"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
+            cands = [x for x in app.world.milestones(p["id"]) if x["state"] == "active" and x["id"] != i["milestone_id"]]
+            if cands:
+                ms = rng.choice(cands)
+                return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                        "issue_id": i["id"], "milestone_id": ms["id"], "milestone": ms["title"]}
+        raise RuntimeError("no milestone to set")
+
+    def goal(self, app, p):
+        return f"Put issue #{p['iid']} in {p['project']} into the milestone “{p['milestone']}”."
+
+    def facts(self, app, p):
+        return [fg("milestone", "The milestone is set", f"#{p['iid']} in milestone {p['milestone']}")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"select_option('milestone-select', {p['milestone']!r})",
+                                                "click('milestone-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"milestone_id": p["milestone_id"]},
+                              self.allowed_paths(app, p))
+
+
+class SetDueDate(TaskTemplate):
+    id = "issues/set_due_date"
+    title = "Set an issue's due date"
+
+    def sample(self, app, rng):
+        p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
+        due = rng.randint(10, 120)
+        return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                "issue_id": i["id"], "due_day": due, "due": day_to_date(due).isoformat()}
+
+    def goal(self, app, p):
+        return f"Set the due date of issue #{p['iid']} in {p['project']} to {p['due']}."
+
+    def facts(self, app, p):
+        return [fg("due", "The due date is set", f"#{p['iid']} due {p['due']}")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"fill('due-input', {p['due']!r})", "click('due-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        pending = [t for t in final["runtime"].get("timers", {}).get("pending", [])
+                   if t["timer"] == "due_reminder" and t["args"].get("issue_id") == p["issue_id"]]
+        extra = [V.check("a due-date reminder is scheduled", len(pending) == 1 and
+                         pending[0]["at"] == p["due_day"] * 86400 + 32400, 0.5, f"pending: {pending!r}")]
+        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"due_day": p["due_day"]},
+                              self.allowed_paths(app, p), extra=extra)
+
+
+class LinkIssues(TaskTemplate):
+    id = "issues/link_issues"
+    title = "Mark one issue as blocked by another"
+
+    def sample(self, app, rng):
+        for _ in range(300):
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
+            other = pick_issue(app, rng, p, lambda o: o["id"] != i["id"], tries=20)
+            if other is None:
+                continue
+            linked = {ln["source_id"] for ln in app.world.links(i["id"])} | \
+                     {ln["target_id"] for ln in app.world.links(i["id"])}
+            if other["id"] in linked:
+                continue
+            return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                    "issue_id": i["id"], "blocker_iid": other["iid"], "blocker_id": other["id"]}
+        raise RuntimeError("no pair to link")
+
+    def goal(self, app, p):
+        return f"In {p['project']}, mark issue #{p['iid']} as blocked by issue #{p['blocker_iid']}."
+
+    def facts(self, app, p):
+        return [fg("link", "The blocking link exists", f"#{p['blocker_iid']} blocks #{p['iid']}")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"], "runtime.entities.links"))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + ["select_option('link-kind', 'is_blocked_by')",
+                                                f"fill('link-target', '{p['blocker_iid']}')", "click('link-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        links = V.inserted(app, final, "links")
+        ok = [ln for ln in links if ln["source_id"] == p["blocker_id"] and ln["target_id"] == p["issue_id"]
+              and ln["kind"] == "blocks"]
+        checks = [V.check(f"#{p['blocker_iid']} blocks #{p['iid']}", bool(ok), 1.0, f"{len(links)} new links"),
+                  V.check("only that link was added", len(links) == 1, 0.5)]
+        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+
+
+class AddMember(TaskTemplate):
+    id = "issues/add_member"
+    title = "Add a user to a project with a role (as a maintainer)"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p = pick_project(app, rng)
+            maint = members(app, p["id"], "maintainer")
+            inside = {m["user_id"] for m in app.world.members(p["id"])}
+            uid = rng.randint(1, app.world.max_id("users"))
+            if uid in inside or not maint:
+                continue
+            return {"user_id": rng.choice(maint)["user_id"], "project": p["path"], "project_id": p["id"],
+                    "new_user_id": uid, "username": username(app, uid),
+                    "role": rng.choice(["guest", "reporter", "developer"])}
+        raise RuntimeError("no user to add")
+
+    def goal(self, app, p):
+        return f"Add @{p['username']} to the project {p['project']} with the {p['role'].capitalize()} role."
+
+    def facts(self, app, p):
+        return [fg("member", "The user is a member with the role", f"@{p['username']} is a member",
+                   f"role {p['role']}")]
+
+    allowed = ("runtime.entities.members", "runtime.counters")
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}')", "click('project-members')",
+                f"fill('member-username', {p['username']!r})", f"select_option('member-role', {p['role']!r})",
+                "click('member-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_membership(app, start, final, p["project_id"], p["new_user_id"], p["role"],
+                                   self.allowed_paths(app, p))
+
+
+class ChangeRole(TaskTemplate):
+    id = "issues/change_role"
+    title = "Change a member's role (as a maintainer)"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p = pick_project(app, rng)
+            maint = members(app, p["id"], "maintainer")
+            others = members(app, p["id"], "guest", "developer")
+            if not maint or not others:
+                continue
+            target = rng.choice(others)
+            role = rng.choice([r for r in ("guest", "reporter", "developer", "maintainer") if r != target["role"]])
+            return {"user_id": rng.choice(maint)["user_id"], "project": p["path"], "project_id": p["id"],
+                    "member_id": target["id"], "member_user_id": target["user_id"],
+                    "username": username(app, target["user_id"]), "role": role, "old_role": target["role"]}
+        raise RuntimeError("no member to change")
+
+    def goal(self, app, p):
+        return f"In {p['project']}, change @{p['username']}'s role to {p['role'].capitalize()}."
+
+    def facts(self, app, p):
+        return [fg("role", "The role is changed", f"@{p['username']} is now {p['role']}")]
+
+    def allowed_paths(self, app, p):
+        return [f"runtime.entities.members.{p['member_id']}"]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/members')",
+                f"select_option('role-select-{p['member_user_id']}', {p['role']!r})",
+                f"click('role-submit-{p['member_user_id']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_membership(app, start, final, p["project_id"], p["member_user_id"], p["role"],
+                                   self.allowed_paths(app, p))
+
+
+class MarkAllRead(TaskTemplate):
+    id = "issues/mark_all_read"
+    title = "Clear the notification inbox"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            uid = rng.randint(1, app.world.max_id("users"))
+            ids = app.world.unread_notification_ids(uid)
+            if len(ids) >= 2:
+                return {"user_id": uid, "unread": ids}
+        raise RuntimeError("no user with unread notifications")
+
+    def goal(self, app, p):
+        return "Mark all my notifications as read."
+
+    def facts(self, app, p):
+        return [fg("read", "No unread notification is left", f"{len(p['unread'])} notifications marked read")]
+
+    allowed = ("runtime.entities.notifications",)
+
+    def oracle(self, app, p):
+        return ["click('nav-notifications')", "click('mark-all-read')"]
+
+    def verify(self, app, p, start, final, answer):
+        still = [n for n in p["unread"] if not (V.entity(app, final, "notifications", n) or {}).get("read")]
+        return V.verdict([V.check("every notification is read", not still, 1.0, f"{len(still)} still unread")],
+                         V.diff(start, final, self.allowed_paths(app, p)))
+
+
+# ============================================================================= refusals
+
+class InfeasibleCloseAsReporter(TaskTemplate):
+    id = "issues/infeasible_close_as_reporter"
+    kind = "info"
+    title = "Refuse to close an issue without the Developer role"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="guest", max_role="reporter")
+            if m["user_id"] != i["author_id"]:
+                return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                        "role": m["role"]}
+        raise RuntimeError("no reporter/guest who did not open the issue")
+
+    def goal(self, app, p):
+        return (f"Close issue #{p['iid']} in {p['project']}. If you are not allowed to, tell me so instead "
+                f"of changing anything.")
+
+    def facts(self, app, p):
+        return [fg("refusal", "The agent reports that the task is infeasible",
+                   f"your role is {p['role']}", "nothing is changed")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [
+            f"report_infeasible('I have the {p['role'].capitalize()} role in {p['project']}; closing issues needs Developer.')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_infeasible(start, final)
+
+
+class InfeasibleCloseBlocked(TaskTemplate):
+    id = "issues/infeasible_close_blocked"
+    kind = "info"
+    title = "Refuse to close an issue that open issues block"
+
+    def sample(self, app, rng):
+        for _ in range(400):
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened" and bool(open_blockers(app, i["id"])),
+                           role="developer")
+            return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                    "blockers": sorted(b["iid"] for b in open_blockers(app, i["id"]))}
+        raise RuntimeError("no blocked issue")
+
+    def goal(self, app, p):
+        return (f"Close issue #{p['iid']} in {p['project']}, but only if nothing open blocks it; do not touch "
+                f"any other issue. If it cannot be closed, say so.")
+
+    def facts(self, app, p):
+        return [fg("refusal", "The agent finds the blockers and refuses",
+                   *[f"#{b} is open and blocks it" for b in p["blockers"]], "report infeasible")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        text = ", ".join(f"#{b}" for b in p["blockers"])
+        return open_to_issue(proj, p["iid"]) + [f"report_infeasible('It is blocked by {text}, which is still open.')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_infeasible(start, final)
+
+
+class InfeasibleClosedMilestone(TaskTemplate):
+    id = "issues/infeasible_closed_milestone"
+    kind = "info"
+    title = "Refuse to add an issue to a closed milestone"
+
+    def sample(self, app, rng):
+        for _ in range(300):
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
+            closed = [x for x in app.world.milestones(p["id"]) if x["state"] == "closed" and x["id"] != i["milestone_id"]]
+            if closed:
+                ms = rng.choice(closed)
+                return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                        "milestone": ms["title"], "milestone_id": ms["id"]}
+        raise RuntimeError("no closed milestone")
+
+    def goal(self, app, p):
+        return (f"Add issue #{p['iid']} in {p['project']} to the milestone “{p['milestone']}”. If that is not "
+                f"possible, report it instead.")
+
+    def facts(self, app, p):
+        return [fg("refusal", "The agent notices the milestone is closed", f"{p['milestone']} is closed",
+                   "report infeasible")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}')",
+                f"report_infeasible('The milestone {p['milestone']} is closed and takes no new issues.')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_infeasible(start, final)
+
+
+# ============================================================================= forms and multi-goal
+
+_TITLES = ("Export button ignores the selected columns", "Add a CSV import for contacts",
+           "Password reset email arrives twice", "Dashboard widgets overlap on tablets",
+           "Support SSO login with Okta", "Search misses issues with accents", "Slow response on the reports page",
+           "Add audit events for role changes", "Document the webhook retry policy", "Dark mode for the settings page")
+_DESCS = ("Seen by several customers since Monday.", "Steps: open the page, click the button, observe the result.",
+          "We need this for the enterprise launch.", "Happens only with more than 1,000 rows.",
+          "Product signed off on the design last week.")
+
+
+class CreateIssue(TaskTemplate):
+    id = "issues/create_issue"
+    kind = "state"
+    title = "Open an issue with a description, labels and a milestone"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            rep = members(app, p["id"], "reporter")
+            if not ms or not rep:
+                continue
+            labs = rng.sample(app.world.labels(p["id"]), 2)
+            m = rng.choice(ms)
+            return {"user_id": rng.choice(rep)["user_id"], "project": p["path"], "project_id": p["id"],
+                    "title": f"{rng.choice(_TITLES)} ({rng.randint(100, 999)})", "description": rng.choice(_DESCS),
+                    "label_ids": sorted(x["id"] for x in labs), "labels": [x["name"] for x in labs],
+                    "milestone_id": m["id"], "milestone": m["title"]}
+        raise RuntimeError("no project for a new issue")
+
+    def goal(self, app, p):
+        return (f"Open a new issue in {p['project']} titled “{p['title']}” with the description "
+                f"“{p['description']}”, the labels {p['labels'][0]} and {p['labels'][1]}, in the milestone "
+                f"“{p['milestone']}”.")
+
+    def facts(self, app, p):
+        return [fg("issue", "The issue exists with the requested fields", f"title {p['title']}",
+                   f"description {p['description']}", f"label {p['labels'][0]}", f"label {p['labels'][1]}",
+                   f"milestone {p['milestone']}")]
+
+    allowed = ("runtime.counters", "runtime.entities.notifications", "runtime.timers")
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/issues')", "click('new-issue')",
+                f"fill('issue-title', {p['title']!r})", f"fill('issue-description', {p['description']!r})",
+                *[f"check('new-label-{x}')" for x in p["label_ids"]],
+                f"select_option('issue-milestone', {p['milestone']!r})", "click('issue-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_new_issue(app, start, final, p["project_id"], p["user_id"], p["title"],
+                                  {"description": p["description"], "labels": p["label_ids"],
+                                   "milestone_id": p["milestone_id"], "state": "opened"},
+                                  self.allowed_paths(app, p))
+
+
+class CreateAssignLabel(TaskTemplate):
+    id = "issues/create_assign_label"
+    kind = "state"
+    title = "Open an issue, assign it, label it and give it a due date and weight"
+
+    def sample(self, app, rng):
+        for _ in range(200):
+            p = pick_project(app, rng)
+            rep = members(app, p["id"], "reporter")
+            devs = members(app, p["id"], "developer")
+            if not rep or not devs:
+                continue
+            me = rng.choice(rep)
+            devs = [d for d in devs if d["user_id"] != me["user_id"]]
+            if not devs:
+                continue
+            who = rng.choice(devs)
+            lab = rng.choice(app.world.labels(p["id"]))
+            due = rng.randint(7, 90)
+            return {"user_id": me["user_id"], "project": p["path"], "project_id": p["id"],
+                    "title": f"{rng.choice(_TITLES)} ({rng.randint(100, 999)})", "description": rng.choice(_DESCS),
+                    "assignee_id": who["user_id"], "assignee": username(app, who["user_id"]),
+                    "label_id": lab["id"], "label": lab["name"], "due_day": due, "due": day_to_date(due).isoformat(),
+                    "weight": rng.randint(1, 9)}
+        raise RuntimeError("no project for a new issue")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, open an issue titled “{p['title']}” (description: “{p['description']}”), "
+                f"assign it to @{p['assignee']}, add the label {p['label']}, set the due date to {p['due']} and "
+                f"the weight to {p['weight']}.")
+
+    def facts(self, app, p):
+        return [fg("issue", "The issue is created", f"title {p['title']}", f"description {p['description']}"),
+                fg("triage", "The issue is triaged", f"assigned to @{p['assignee']}", f"label {p['label']}",
+                   f"due {p['due']}", f"weight {p['weight']}"),
+                fg("notify", "The assignee is notified", f"@{p['assignee']} gets a notification")]
+
+    allowed = ("runtime.counters", "runtime.entities.notifications", "runtime.entities.comments", "runtime.timers")
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/issues/new')", f"fill('issue-title', {p['title']!r})",
+                f"fill('issue-description', {p['description']!r})", f"check('new-label-{p['label_id']}')",
+                f"check('new-assignee-{p['assignee_id']}')", f"fill('issue-due', {p['due']!r})",
+                f"fill('issue-weight', '{p['weight']}')", "click('issue-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        before = {n["id"] for n in V.inserted(app, start, "notifications")}
+        told = [n for n in V.inserted(app, final, "notifications") if n["id"] not in before
+                and n["user_id"] == p["assignee_id"] and n["kind"] == "assigned"]
+        return V.verify_new_issue(app, start, final, p["project_id"], p["user_id"], p["title"],
+                                  {"description": p["description"], "assignees": [p["assignee_id"]],
+                                   "labels": [p["label_id"]], "due_day": p["due_day"], "weight": p["weight"]},
+                                  self.allowed_paths(app, p),
+                                  extra=[V.check(f"@{p['assignee']} was notified", bool(told), 0.5)])
+
+
+class CloseLabelInMilestone(TaskTemplate):
+    id = "issues/close_label_in_milestone"
+    kind = "state"
+    title = "Close every open issue with a label in a milestone (and nothing else)"
+
+    def sample(self, app, rng):
+        for _ in range(600):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            devs = members(app, p["id"], "developer")
+            if not ms or not devs:
+                continue
+            m = rng.choice(ms)
+            lab = rng.choice(app.world.labels(p["id"]))
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[lab["id"]], assignee=None,
+                                      author=None, milestone=m["id"], terms=[], sort="created", limit=10)
+            if not 2 <= len(ids) <= 5:
+                continue
+            if any(open_blockers(app, i) for i in ids):
+                continue
+            rows = app.world.issues(ids)
+            return {"user_id": rng.choice(devs)["user_id"], "project": p["path"], "project_id": p["id"],
+                    "label_id": lab["id"], "label": lab["name"], "milestone": m["title"], "milestone_id": m["id"],
+                    "iids": sorted(r["iid"] for r in rows), "issue_ids": sorted(ids)}
+        raise RuntimeError("no label/milestone with a few open issues")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, close every open issue that has the label “{p['label']}” and is in the "
+                f"milestone “{p['milestone']}”. Leave all other issues as they are.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are found", f"label {p['label']}", f"milestone {p['milestone']}",
+                   "open issues only"),
+                fg("closed", "Each of them is closed", *[f"#{n} closed" for n in p["iids"]]),
+                fg("clean", "No other issue changes", "no other issue closed")]
+
+    def allowed_paths(self, app, p):
+        return [f"runtime.entities.issues.{i}" for i in p["issue_ids"]] + list(SIDE)
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = [f"goto('/projects/{proj['path']}/issues')", f"check('f-label-{p['label_id']}')",
+                f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
+        for n in p["iids"]:
+            acts += [f"goto('{issue_url(proj, n)}')", "click('close-issue')"]
+        return acts
+
+    def verify(self, app, p, start, final, answer):
+        checks = []
+        for n in p["iids"]:
+            row = V.issue_at(app, final, p["project_id"], n)
+            checks.append(V.check(f"#{n} is closed", row is not None and row["state"] == "closed", 1.0))
+        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+
+
+class OpenBlockers(TaskTemplate):
+    id = "issues/open_blockers"
+    kind = "info"
+    title = "List the open issues that block an issue"
+
+    def sample(self, app, rng):
+        for _ in range(400):
+            p, i, m = pick(app, rng, lambda i: bool(open_blockers(app, i["id"])), role="guest")
+            return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                    "blockers": [f"#{n}" for n in sorted(b["iid"] for b in open_blockers(app, i["id"]))]}
+        raise RuntimeError("no blocked issue")
+
+    def goal(self, app, p):
+        return (f"Which open issues currently block issue #{p['iid']} in {p['project']}? Answer with their "
+                f"numbers like #12, comma-separated.")
+
+    def facts(self, app, p):
+        return [fg("blockers", "Every open blocker is named", *[f"{b} blocks it and is open" for b in p["blockers"]])]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return open_to_issue(proj, p["iid"]) + [f"send_msg_to_user({', '.join(p['blockers'])!r})"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_set_answer(start, final, answer, p["blockers"], "open blockers", strip_prefix="#")
+
+
+class TriageIssue(TaskTemplate):
+    id = "issues/triage_issue"
+    kind = "state"
+    title = "Triage an issue: two labels, an assignee, a milestone, a due date and a comment"
+
+    def sample(self, app, rng):
+        for _ in range(300):
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened" and not i["assignees"], role="reporter")
+            labs = [x for x in app.world.labels(p["id"]) if x["id"] not in i["labels"]]
+            ms = [x for x in app.world.milestones(p["id"]) if x["state"] == "active" and x["id"] != i["milestone_id"]]
+            devs = [x for x in members(app, p["id"], "developer") if x["user_id"] != m["user_id"]]
+            if len(labs) < 2 or not ms or not devs:
+                continue
+            two = rng.sample(labs, 2)
+            who, mile, due = rng.choice(devs), rng.choice(ms), rng.randint(5, 60)
+            return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                    "issue_id": i["id"], "before": i["labels"], "label_ids": [x["id"] for x in two],
+                    "labels": [x["name"] for x in two], "assignee_id": who["user_id"],
+                    "assignee": username(app, who["user_id"]), "milestone_id": mile["id"], "milestone": mile["title"],
+                    "due_day": due, "due": day_to_date(due).isoformat(), "text": rng.choice(_COMMENTS)}
+        raise RuntimeError("no issue to triage")
+
+    def goal(self, app, p):
+        return (f"Triage issue #{p['iid']} in {p['project']}: add the labels {p['labels'][0]} and {p['labels'][1]}, "
+                f"assign it to @{p['assignee']}, put it in the milestone “{p['milestone']}”, set the due date to "
+                f"{p['due']} and comment “{p['text']}”.")
+
+    def facts(self, app, p):
+        return [fg("labels", "Both labels are added", f"label {p['labels'][0]}", f"label {p['labels'][1]}"),
+                fg("plan", "The issue is planned", f"assigned to @{p['assignee']}", f"milestone {p['milestone']}",
+                   f"due {p['due']}"),
+                fg("comment", "The comment is posted", f"comment “{p['text']}”")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = open_to_issue(proj, p["iid"])
+        for name in p["labels"]:
+            acts += [f"select_option('label-select', {name!r})", "click('label-submit')"]
+        return acts + [f"select_option('assign-user', '{p['assignee_id']}')", "click('assign-submit')",
+                       f"select_option('milestone-select', {p['milestone']!r})", "click('milestone-submit')",
+                       f"fill('due-input', {p['due']!r})", "click('due-submit')",
+                       f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        row = V.issue_at(app, final, p["project_id"], p["iid"])
+        added = V.new_comments(app, start, final, p["issue_id"])
+        extra = [V.check("the comment is posted", any(V.match_exact(c["body"], p["text"]) for c in added), 1.0)]
+        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {
+            "labels": sorted(set(p["before"]) | set(p["label_ids"])), "assignees": [p["assignee_id"]],
+            "milestone_id": p["milestone_id"], "due_day": p["due_day"]}, self.allowed_paths(app, p), extra=extra) \
+            if row is not None else V.verdict([V.check("issue exists", False)], [])
+
+
+TASKS: list[TaskTemplate] = [
+    OpenLabelCount(), IssueAssignees(), MilestoneDueDate(), MilestoneProgress(), IssueLabels(), NewestByAuthor(),
+    FilteredCount(), CommentOnIssue(), CloseIssue(), ReopenIssue(), AssignIssue(), AddLabel(), SetMilestone(),
+    SetDueDate(), LinkIssues(), AddMember(), ChangeRole(), MarkAllRead(), InfeasibleCloseAsReporter(),
+    InfeasibleCloseBlocked(), InfeasibleClosedMilestone(), CreateIssue(), CreateAssignLabel(),
+    CloseLabelInMilestone(), OpenBlockers(), TriageIssue(),
+]
