@@ -98,6 +98,20 @@ def test_spec_table_and_diagram(tmp_path):
     assert "place_order" in res.stdout and "irreversible" in res.stdout and "runtime.carts" in res.stdout
     text = (tmp_path / "m.mmd").read_text()
     assert "stateDiagram" in text and "place_order" in text
+    assert "order_status → cancelled" in res.stdout          # the workflow move of cancel_order
+    wf = (tmp_path / "m.order_status.mmd").read_text()
+    assert "processing --> cancelled: cancel" in wf and "[*] --> processing" in wf
+
+
+def test_spec_shows_permissions_workflows_and_timers():
+    res = simweb("spec", "issues")
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    assert "permissions (roles: guest < reporter < developer < maintainer)" in out
+    assert "close_issue" in out and "issue_state → closed" in out and "opened → closed" in out
+    assert "timers (clock-driven events)" in out
+    res = simweb("spec", "forum")
+    assert res.returncode == 0 and "moderate" in res.stdout and "lift_ban" in res.stdout
 
 
 def test_export_webgym(tmp_path):
