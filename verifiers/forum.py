@@ -25,6 +25,7 @@ from simweb.verify import (
     match_exact,
     match_number,
     match_set,
+    stray_rows,
     unexpected,
     verdict,
 )
@@ -81,7 +82,23 @@ def effective_runtime(app: Any, state: dict) -> dict:
 
 
 def collateral(app: Any, start: dict, final: dict, allowed: Iterable[str]) -> list[str]:
-    return unexpected(changed_paths(effective_runtime(app, start), effective_runtime(app, final)), list(allowed))
+    """Changes outside ``allowed``. A whole entity table in ``allowed``
+    (``runtime.entities.comments``) admits *new* rows only: editing or deleting a row that
+    existed at the start (deleting a comment the task did not name) stays collateral
+    unless that row is allowed by its own path."""
+    allowed = list(allowed)
+    out = unexpected(changed_paths(effective_runtime(app, start), effective_runtime(app, final)), allowed)
+    for pattern in allowed:
+        parts = pattern.split(".")
+        if len(parts) != 3 or parts[:2] != ["runtime", "entities"]:
+            continue
+        table = parts[2]
+        top = app.world.max_id(table)
+        existed = set(((_rt(start).get("entities") or {}).get(table) or {}))
+        touched = stray_rows(start, final, table, lambda r: r["id"] > top and str(r["id"]) not in existed)
+        named = [a for a in allowed if a != pattern]
+        out += unexpected(touched, named)
+    return sorted(set(out))
 
 
 # ----------------------------------------------------------------------------- answers
