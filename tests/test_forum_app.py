@@ -640,7 +640,7 @@ def test_search_filters_and_sort(f, world):
     p = a_post(world, lambda p: p["kind"] == "text", start=40)
     author = world.user(p["user_id"])["username"]
     c = world.community(p["community_id"])["name"]
-    f.goto("/search").fill("s-author", author).select("s-community", c).select("s-sort", "new").click("s-go")
+    f.goto("/search").fill("s-author", author).fill("s-community", c).select("s-sort", "new").click("s-go")
     ids = f.post_ids()
     assert p["id"] in ids or len(ids) == PER_PAGE
     assert all(world.post(i)["user_id"] == p["user_id"] and world.post(i)["community_id"] == p["community_id"]
@@ -772,3 +772,30 @@ def test_info_answers_are_typed(env):
     assert v["success"]
     v = _run(env, "forum/user_moderates", 5, [f"send_msg_to_user({', '.join(p['communities'] + ['books'])!r})"])
     assert not v["success"] or "books" in p["communities"]
+
+
+def test_listed_votes_match_single_lookups(f, world):
+    """Post rows and comment trees fetch my votes in one query (_my_votes): it agrees with
+    my_vote for every item, world votes and run-time changes alike, and pages show it."""
+    from simweb.apps.forum.functions import _my_votes, my_vote
+    from simweb.functions import Ctx
+
+    uid = 11
+    votes = world.votes_of(uid)
+    posts = [t for k, t, _ in votes if k == "post"]
+    comments = [t for k, t, _ in votes if k == "comment"]
+    tid = next(t for t in posts if world.post(t)["status"] == "live")
+    f.sign_in(uid, f"/p/{tid}")
+    f.click("post-up")  # a run-time change on top of the world vote
+    ctx = Ctx(world, f.env.state)
+    for kind, ids in (("post", posts + [1, 2, 3]), ("comment", comments + [1, 2])):
+        batch = _my_votes(ctx, kind, ids)
+        assert batch == {i: my_vote(ctx, kind, i) for i in ids}
+        assert any(batch.values())
+    assert _my_votes(ctx, "post", [tid])[tid] == (0 if world.vote(uid, "post", tid) == 1 else 1)
+    cid = next(t for t in comments if world.comment(t)["status"] == "live")
+    f.goto(f"/p/{world.comment(cid)['post_id']}")
+    value = world.vote(uid, "comment", cid)
+    on = f'bid="comment-{cid}-{"up" if value == 1 else "down"}"'
+    tag = f.html[f.html.index(on):f.html.index(">", f.html.index(on))]
+    assert 'aria-pressed="true"' in tag

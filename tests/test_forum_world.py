@@ -218,6 +218,7 @@ def test_user_lookups(world: ForumWorld) -> None:
 def test_match_expression_quotes_every_word(q: str) -> None:
     expr = match_expression(q)
     if expr is not None:
+        assert "_" not in expr  # user words can never name a filter token
         for part in expr.split(" AND "):
             assert part.startswith('"') and (part.endswith('"') or part.endswith('"*'))
             assert part.count('"') == 2
@@ -230,3 +231,146 @@ def test_hot_score_prefers_higher_scores_and_newer_posts(score: int, age: int, m
     assert hot_score(score + more, created, now) >= hot_score(score, created, now)
     if score >= 0:
         assert hot_score(score, created, now) >= hot_score(score, created - more, now)
+
+
+# ----------------------------------------------------------------------------- search semantics (bounded)
+
+def _reference_search(world: ForumWorld, q: str, community: int | None = None, author: int | None = None,
+                      kind: str | None = None, since: int | None = None, sort: str = "relevance", limit: int = 20,
+                      offset: int = 0) -> tuple[int, list[int]]:
+    """Brute force over every match of the bm25 index: (capped total, page of ids)."""
+    expr = world._expression(world._conn(), q)
+    rows = world.query("SELECT p.id, p.community_id, p.user_id, p.kind, p.created, p.score, p.comment_count, f.rank"
+                       " FROM posts_fts f JOIN posts p ON p.top_rank = f.rowid WHERE posts_fts MATCH ?", (expr,))
+    rows = [r for r in rows if (community is None or r[1] == community) and (author is None or r[2] == author)
+            and (kind is None or r[3] == kind) and (since is None or r[4] >= since)]
+    top = sorted(rows, key=lambda r: (-r[5], -r[0]))
+    if sort == "new":
+        ordered = sorted(rows, key=lambda r: (-r[4], -r[0]))
+    elif sort == "top":
+        ordered = top
+    elif sort == "comments":
+        ordered = sorted(rows, key=lambda r: (-r[6], -r[0]))
+    else:  # the pool (highest scores) by bm25, ties by score then id; then the rest by score
+        pool = top[:W.RELEVANCE_POOL]
+        ordered = sorted(pool, key=lambda r: (r[7], -r[5], -r[0])) + top[W.RELEVANCE_POOL:]
+    return min(len(rows), W.COUNT_CAP), [r[0] for r in ordered[offset:offset + limit]]
+
+
+@pytest.fixture
+def small_bounds(world: ForumWorld, monkeypatch: pytest.MonkeyPatch):
+    """Tiny pool / cap / common-word bounds so a 2,000-post world exercises every branch."""
+    monkeypatch.setattr(W, "RELEVANCE_POOL", 25)
+    monkeypatch.setattr(W, "COUNT_CAP", 60)
+    monkeypatch.setattr(W, "PREFIX_COMMON_DF", 40)
+    world._common_words.clear()
+    yield
+    world._common_words.clear()
+
+
+def test_rank_columns_follow_their_orders(world: ForumWorld) -> None:
+    n = world.max_id("posts")
+    for col, order in (("top_rank", "score DESC, id DESC"), ("new_rank", "created DESC, id DESC"),
+                       ("cmt_rank", "comment_count DESC, id DESC")):
+        ranks = [r[0] for r in world.query(f"SELECT {col} FROM posts ORDER BY {order}")]
+        assert ranks == list(range(1, n + 1)), col
+    # World posts are all live (run-time removals come from the overlay), as search assumes,
+    # and their text has no "_", so words never collide with the "_c<id>"-style filter tokens.
+    assert world.query("SELECT count(*) FROM posts WHERE status != 'live'") == [(0,)]
+    assert world.query("SELECT count(*) FROM posts WHERE instr(title, '_') OR instr(body, '_')") == [(0,)]
+    for table in ("posts_fts", "posts_fts_top", "posts_fts_new", "posts_fts_cmt"):
+        assert world.query(f"SELECT count(*) FROM {table}") == [(n,)], table
+
+
+_QUERIES = ("camera", "weeks", "budget lens", "finally finished", "question about", "worth", "help my",
+            "rate setup", "zzzqqq", "vintage")
+
+
+@pytest.mark.parametrize("sort", ["relevance", "new", "top", "comments"])
+def test_search_matches_brute_force(world: ForumWorld, small_bounds: None, sort: str) -> None:
+    p = world.post(17)
+    filters = ({}, {"community": p["community_id"]}, {"author": 1}, {"kind": "link"},
+               {"since": 32400 - 30 * DAY_S}, {"since": 32400 - 365 * DAY_S, "kind": "text"},
+               {"community": p["community_id"], "since": 32400 - 365 * DAY_S})
+    checked = 0
+    for q in _QUERIES:
+        for kw in filters:
+            for offset in (0, 20, 40, 80):
+                got = world.search(q, sort=sort, limit=20, offset=offset, **kw)
+                total, ids = _reference_search(world, q, sort=sort, limit=20, offset=offset, **kw)
+                assert got["total"] == total and got["capped"] == (total >= W.COUNT_CAP), (q, kw, offset)
+                assert [r["id"] for r in got["items"]] == ids, (q, kw, sort, offset)
+                checked += bool(ids)
+    assert checked > 40
+
+
+def test_relevance_pool_is_the_highest_scoring_matches(world: ForumWorld, small_bounds: None) -> None:
+    res = world.search("weeks", limit=W.RELEVANCE_POOL)
+    assert res["capped"]  # more matches than the pool and the cap
+    pool = res["items"]
+    rest = world.search("weeks", limit=20, offset=W.RELEVANCE_POOL)["items"]
+    # Everything after the pool scores lower (then by id) than every pool member, in top order.
+    assert min((p["score"], p["id"]) for p in pool) > max((p["score"], p["id"]) for p in rest)
+    assert [(p["score"], p["id"]) for p in rest] == sorted(((p["score"], p["id"]) for p in rest), reverse=True)
+    # The pool is exactly the RELEVANCE_POOL highest-scoring matches.
+    top = world.search("weeks", sort="top", limit=W.RELEVANCE_POOL)["items"]
+    assert {p["id"] for p in pool} == {p["id"] for p in top}
+
+
+def test_common_last_word_is_not_a_prefix(world: ForumWorld, small_bounds: None) -> None:
+    conn = world._conn()
+    assert world._expression(conn, "weeks") == '"weeks"'  # common: matched as typed (stemmed)
+    assert world._expression(conn, "grandf") == '"grandf"*'  # no post has "grandf": prefix kept
+    assert world.search("grandf")["total"] == world.search("grandfather")["total"] > 0
+    assert W.match_expression("weeks") == '"weeks"*'
+
+
+def test_list_posts_merges_communities_exactly(world: ForumWorld) -> None:
+    comms = [c["id"] for c in world.communities()[:7]]
+    rows = world.query("SELECT id, hot0, created, score FROM posts WHERE community_id IN (%s)"
+                       % ",".join(map(str, comms)))
+    keys = {"hot": lambda r: (-r[1], -r[0]), "new": lambda r: (-r[2], -r[0]), "top": lambda r: (-r[3], -r[0])}
+    for sort, key in keys.items():
+        for since in (None, 32400 - 365 * DAY_S, 32400 - 7 * DAY_S):
+            if since is not None and sort == "hot":
+                continue
+            ref = [r[0] for r in sorted((r for r in rows if since is None or r[2] >= since), key=key)]
+            for offset in (0, 25):
+                got = [p["id"] for p in world.list_posts(comms, sort, since, 25, offset)]
+                assert got == ref[offset:offset + 25], (sort, since, offset)
+
+
+@given(st.integers(1, 2000), st.integers(0, 3), st.sampled_from(["relevance", "new", "top", "comments"]),
+       st.sampled_from([None, "community", "author", "kind", "since"]), st.integers(0, 4))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_search_equals_brute_force_for_title_words(world: ForumWorld, small_bounds: None, pid: int, nwords: int,
+                                                   sort: str, filt: str | None, page: int) -> None:
+    p = world.post(pid)
+    words = [w for w in p["title"].lower().replace("?", " ").replace(":", " ").split() if w.isalpha()]
+    q = " ".join(words[:nwords + 1])[:-1]  # the last word cut short: a prefix
+    kw = {None: {}, "community": {"community": p["community_id"]}, "author": {"author": p["user_id"]},
+          "kind": {"kind": p["kind"]}, "since": {"since": p["created"]}}[filt]
+    if W.match_expression(q) is None:
+        return
+    got = world.search(q, sort=sort, limit=20, offset=20 * page, **kw)
+    total, ids = _reference_search(world, q, sort=sort, limit=20, offset=20 * page, **kw)
+    assert got["total"] == total and [r["id"] for r in got["items"]] == ids
+
+
+@pytest.mark.parametrize("sort", ["relevance", "new", "top", "comments"])
+def test_search_without_words_lists_the_filtered_posts(world: ForumWorld, small_bounds: None, sort: str) -> None:
+    p = world.post(23)
+    order = {"top": "score DESC, id DESC", "comments": "comment_count DESC, id DESC"}.get(sort, "created DESC, id DESC")
+    for kw, where, args in (({}, "1", []), ({"community": p["community_id"]}, "community_id = ?", [p["community_id"]]),
+                            ({"author": 1, "kind": "text"}, "user_id = 1 AND kind = 'text'", []),
+                            ({"since": 32400 - 30 * DAY_S}, "created >= ?", [32400 - 30 * DAY_S]),
+                            ({"since": 32400 - 300 * DAY_S, "kind": "link"}, "created >= ? AND kind = 'link'",
+                             [32400 - 300 * DAY_S])):
+        ids = [r[0] for r in world.query(f"SELECT id FROM posts WHERE {where} ORDER BY {order}", args)]
+        for offset in (0, 40):
+            got = world.search("the", sort=sort, limit=20, offset=offset, **kw)  # only a stopword: no words
+            assert got["total"] == min(len(ids), W.COUNT_CAP), kw
+            assert [r["id"] for r in got["items"]] == ids[offset:offset + 20], (kw, offset)
+
+
+DAY_S = 86400

@@ -112,6 +112,15 @@ def user_by_name(ctx: Ctx, name: Any) -> dict | None:
     return _entity(ctx, "users", hit["id"]) if hit else None
 
 
+def _names(ctx: Ctx, uids: list[int]) -> dict[int, str]:
+    """{user id: username} for many users: world names in one query (run-time users and
+    edited rows through the entity overlay)."""
+    top = ctx.world.max_id("users")
+    edited = overlay(ctx.state, "users")
+    world = ctx.world.usernames([u for u in uids if u <= top and str(u) not in edited])
+    return {u: world[u] if u in world else username(ctx, u) for u in uids}
+
+
 @fn(reads=USERS)
 def username(ctx: Ctx, uid: Any) -> str:
     u = _entity(ctx, "users", _int(uid)) if uid is not None else None
@@ -152,31 +161,50 @@ def community_by_name(ctx: Ctx, name: Any) -> dict | None:
     return ctx.world.community_by_name(str(name or "").strip().removeprefix("c/"))
 
 
+def _sub_deltas(ctx: Ctx) -> dict[int, int]:
+    """How run-time (un)subscriptions changed each community's subscriber count."""
+    out: dict[int, int] = {}
+    for uid, subs in sorted(_rt(ctx, "subs").items()):
+        if not subs:
+            continue
+        world = set(ctx.world.subscriptions(int(uid))) if int(uid) <= ctx.world.max_id("users") else set()
+        for cid, on in subs.items():
+            d = int(bool(on)) - int(int(cid) in world)
+            if d:
+                out[int(cid)] = out.get(int(cid), 0) + d
+    return out
+
+
 @fn(reads=SUBS)
 def subscribers(ctx: Ctx, cid: Any) -> int:
     """A community's subscriber count now: the world's plus run-time (un)subscriptions."""
     c = ctx.world.community(int(cid))
     if c is None:
         return 0
-    n = c["subscribers"]
-    for uid, subs in sorted(_rt(ctx, "subs").items()):
-        if str(cid) in subs:
-            world = int(cid) in ctx.world.subscriptions(int(uid))
-            n += int(bool(subs[str(cid)])) - int(world)
-    return n
+    return c["subscribers"] + _sub_deltas(ctx).get(c["id"], 0)
 
 
 @fn(reads=SUBS + ("world.communities",))
 def communities_list(ctx: Ctx, sort: str = "subscribers") -> list[dict]:
     """Every community with its current subscriber count and whether I am subscribed."""
     mine = set(my_subscriptions(ctx))
-    out = [dict(c, subscribers=subscribers(ctx, c["id"]), subscribed=c["id"] in mine)
-           for c in ctx.world.communities()]
+    deltas = _sub_deltas(ctx)
+    out = ctx.world.communities()
+    for c in out:
+        c["subscribers"] += deltas.get(c["id"], 0)
+        c["subscribed"] = c["id"] in mine
     if sort == "name":
         out.sort(key=lambda c: c["name"])
     else:
         out.sort(key=lambda c: (-c["subscribers"], c["name"]))
     return out
+
+
+@fn(reads=("world.communities",))
+def community_names(ctx: Ctx) -> list[dict]:
+    """Every community as {name, key (lowercase name)}, alphabetically (for pickers: no
+    per-community counts)."""
+    return [{"name": n, "key": n.lower()} for n in ctx.world.community_names()]
 
 
 @fn(reads=SUBS + ("browser.user",))
@@ -265,7 +293,8 @@ def mod_log(ctx: Ctx, cid: Any, limit: int = 50) -> list[dict]:
     c = int(cid)
     new = [r for r in new_rows(ctx.world, ctx.state, "mod_log") if r["community_id"] == c]
     rows = sorted(new + ctx.world.mod_log(c, limit), key=lambda r: (-r["created"], -r["id"]))[:limit]
-    return [dict(r, moderator=username(ctx, r["moderator_id"])) for r in rows]
+    names = _names(ctx, [r["moderator_id"] for r in rows])
+    return [dict(r, moderator=names[r["moderator_id"]]) for r in rows]
 
 
 # ----------------------------------------------------------------------------- votes and scores
@@ -285,6 +314,20 @@ def my_vote(ctx: Ctx, kind: str, tid: Any, uid: Any = None) -> int:
     if k in votes:
         return votes[k]
     return ctx.world.vote(uid, "post" if k[0] == "p" else "comment", int(tid))
+
+
+def _my_votes(ctx: Ctx, kind: str, ids: list[int]) -> dict[int, int]:
+    """My current votes on many posts or comments at once: {id: 1 | -1 | 0} (one query)."""
+    if ctx.user is None:
+        return {i: 0 for i in ids}
+    world = ctx.world.votes_on(ctx.user, kind, ids) if ctx.user <= ctx.world.max_id("users") else {}
+    rt = _rt(ctx, "votes").get(str(ctx.user)) or {}
+    prefix = "p" if kind == "post" else "c"
+    out = {}
+    for i in ids:
+        k = prefix + str(i)
+        out[i] = rt[k] if k in rt else world.get(i, 0)
+    return out
 
 
 @fn(reads=VOTES)
@@ -337,10 +380,11 @@ def _decorate(ctx: Ctx, posts: list[dict], extra: dict[int, int] | None = None) 
     extra = extra if extra is not None else _new_comment_counts(ctx)
     names = ctx.world.usernames([p["user_id"] for p in posts if p["user_id"] <= ctx.world.max_id("users")])
     saved = _saved_keys(ctx)
+    votes = _my_votes(ctx, "post", [p["id"] for p in posts])
     out = []
     for p in posts:
         c = ctx.world.community(p["community_id"]) or {"name": "?"}
-        out.append(dict(p, score_now=score_of(ctx, "post", p), my_vote=my_vote(ctx, "post", p["id"]),
+        out.append(dict(p, score_now=score_of(ctx, "post", p), my_vote=votes[p["id"]],
                         author=names.get(p["user_id"]) or username(ctx, p["user_id"]), community=c["name"],
                         comments_now=p["comment_count"] + extra.get(p["id"], 0),
                         saved=("p" + str(p["id"])) in saved))
@@ -478,9 +522,10 @@ def comment_tree(ctx: Ctx, pid: Any, sort: str = "top") -> list[dict]:
         key = lambda r: (-scores[r["id"]], r["id"])
     names = ctx.world.usernames([r["user_id"] for r in rows if r["user_id"] <= ctx.world.max_id("users")])
     saved = _saved_keys(ctx)
+    votes = _my_votes(ctx, "comment", [r["id"] for r in rows])
     out = []
     for depth, r in thread(rows, key=key):
-        out.append(dict(r, depth=min(depth, 8), score_now=scores[r["id"]], my_vote=my_vote(ctx, "comment", r["id"]),
+        out.append(dict(r, depth=min(depth, 8), score_now=scores[r["id"]], my_vote=votes[r["id"]],
                         author=names.get(r["user_id"]) or username(ctx, r["user_id"]),
                         saved=("c" + str(r["id"])) in saved))
     return out
@@ -522,8 +567,11 @@ def user_comments(ctx: Ctx, uid: Any, page: int = 1) -> dict:
     rows = new + merged_rows(ctx.world, ctx.state, "comments", world)
     rows = [r for r in rows if r["status"] != "deleted"]
     items = []
-    for r in rows[offset:offset + PER_PAGE]:
-        p = post(ctx, r["post_id"]) or {"title": "[deleted]", "community_id": 0}
+    chunk = rows[offset:offset + PER_PAGE]
+    edited = overlay(ctx.state, "posts")
+    known = {p["id"]: p for p in ctx.world.posts(sorted({r["post_id"] for r in chunk if str(r["post_id"]) not in edited}))}
+    for r in chunk:
+        p = known.get(r["post_id"]) or post(ctx, r["post_id"]) or {"title": "[deleted]", "community_id": 0}
         c = ctx.world.community(p["community_id"]) or {"name": "?"}
         items.append(dict(r, score_now=score_of(ctx, "comment", r), post_title=p["title"], community=c["name"]))
     return {"items": items, "page": page, "has_next": len(rows) > offset + PER_PAGE}
@@ -583,7 +631,8 @@ def inbox(ctx: Ctx) -> list[dict]:
     world = ctx.world.inbox(ctx.user) if ctx.user <= ctx.world.max_id("users") else []
     rows = merged_rows(ctx.world, ctx.state, "messages", world, include=lambda r: r["recipient_id"] == ctx.user)
     rows.sort(key=lambda r: (-r["created"], -r["id"]))
-    return [dict(r, sender=username(ctx, r["sender_id"])) for r in rows]
+    names = _names(ctx, [r["sender_id"] for r in rows])
+    return [dict(r, sender=names[r["sender_id"]]) for r in rows]
 
 
 @fn(reads=MESSAGES + ("browser.user",))
@@ -593,12 +642,18 @@ def outbox(ctx: Ctx) -> list[dict]:
     world = ctx.world.outbox(ctx.user) if ctx.user <= ctx.world.max_id("users") else []
     rows = merged_rows(ctx.world, ctx.state, "messages", world, include=lambda r: r["sender_id"] == ctx.user)
     rows.sort(key=lambda r: (-r["created"], -r["id"]))
-    return [dict(r, recipient=username(ctx, r["recipient_id"])) for r in rows]
+    names = _names(ctx, [r["recipient_id"] for r in rows])
+    return [dict(r, recipient=names[r["recipient_id"]]) for r in rows]
 
 
 @fn(reads=MESSAGES + ("browser.user",))
 def unread_count(ctx: Ctx) -> int:
-    return sum(1 for m in inbox(ctx) if not m["read"])
+    """How many of my inbox messages are unread (the inbox without sender names)."""
+    if ctx.user is None:
+        return 0
+    world = ctx.world.inbox(ctx.user) if ctx.user <= ctx.world.max_id("users") else []
+    rows = merged_rows(ctx.world, ctx.state, "messages", world, include=lambda r: r["recipient_id"] == ctx.user)
+    return sum(1 for m in rows if not m["read"])
 
 
 @fn(reads=MESSAGES + ("browser.user",))

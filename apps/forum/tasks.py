@@ -267,7 +267,7 @@ class AuthorMostComments(TaskTemplate):
 
     def oracle(self, app, p):
         return ["click('search-go')", f"fill('s-author', {p['author']!r})",
-                f"select_option('s-community', {p['community']!r})", "select_option('s-sort', 'comments')",
+                f"fill('s-community', {p['community']!r})", "select_option('s-sort', 'comments')",
                 "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
 
     def verify(self, app, p, start, final, answer):
@@ -310,7 +310,7 @@ class KeywordTopYear(TaskTemplate):
 
     def oracle(self, app, p):
         return [f"fill('search-q', {p['word']!r})", "click('search-go')",
-                f"select_option('s-community', {p['community']!r})", "select_option('s-t', 'year')",
+                f"fill('s-community', {p['community']!r})", "select_option('s-t', 'year')",
                 "select_option('s-sort', 'top')", "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
 
     def verify(self, app, p, start, final, answer):

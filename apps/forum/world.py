@@ -23,7 +23,23 @@ before 0.  ``posts.score`` is the world's vote total (ups - downs); the simulato
 run-time vote changes on top.  ``posts.hot0`` is the hot rank at time 0, used only to
 pick candidates (the app re-ranks candidates with the real ``now``).
 
-Search runs on an FTS5 index over post titles and bodies (bm25, title weighted).
+Search (``ForumWorld.search``) runs on contentless FTS5 indexes over post titles and bodies
+whose rowids are sort positions (``posts.top_rank``/``new_rank``/``cmt_rank``), so a query
+walks its matches in the requested order and stops after one page; community, author and
+kind filters are extra index tokens (``_c<id>``, ``_u<id>``, ``_k<kind>``), and a time
+window is a bound on ``new_rank``.  Exact semantics (tested in tests/test_forum_world.py):
+
+* ``total`` counts every match exactly up to ``COUNT_CAP`` (1000; then ``capped``).
+* ``new``/``top``/``comments`` order all matches exactly (ties by id desc).
+* ``relevance`` is bm25 (title weighted 5:1) over a bounded pool: when more than
+  ``RELEVANCE_POOL`` (500) posts match, the pool is the ``RELEVANCE_POOL`` highest-scoring
+  matches (score desc, id desc) ranked by bm25, and the other matches follow by score; with
+  at most that many matches, every match is ranked by bm25.  bm25 ties go to the higher
+  score, then the higher id.
+* The last query word matches as a prefix (``word*``) unless that word alone is in
+  ``PREFIX_COMMON_DF`` (1000) or more posts: then it matches as typed (porter-stemmed),
+  since expanding a common prefix means merging the postings of every word it starts.
+* Without words, the filters alone list posts (relevance = newest first).
 """
 from __future__ import annotations
 
@@ -59,7 +75,10 @@ __all__ = [
     "APP",
     "DAY0",
     "GENERATOR_VERSION",
+    "COUNT_CAP",
     "MAX_DEPTH",
+    "PREFIX_COMMON_DF",
+    "RELEVANCE_POOL",
     "WINDOWS",
     "ForumWorld",
     "day_to_date",
@@ -68,7 +87,7 @@ __all__ = [
 ]
 
 APP = "forum"
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 DAY = 86400
 MAX_DEPTH = 5
 #: Time windows of "top" listings and search, in seconds.
@@ -304,6 +323,12 @@ class Post(Base):
     locked: Mapped[bool] = mapped_column(Boolean)
     pinned: Mapped[bool] = mapped_column(Boolean)
     hot0: Mapped[float] = mapped_column(Float)
+    #: Positions (1 = first) in the "top" (score desc, id desc), "new" (created desc, id
+    #: desc) and "comments" (comment_count desc, id desc) orders: the rowids of the search
+    #: indexes, so a search walks matches in its sort order and stops after one page.
+    top_rank: Mapped[int | None] = mapped_column(Integer)
+    new_rank: Mapped[int | None] = mapped_column(Integer)
+    cmt_rank: Mapped[int | None] = mapped_column(Integer)
     __table_args__ = (
         Index("ix_posts_comm_hot", "community_id", "hot0"),
         Index("ix_posts_comm_created", "community_id", "created"),
@@ -313,6 +338,10 @@ class Post(Base):
         Index("ix_posts_score", "score"),
         Index("ix_posts_user", "user_id", "created"),
         Index("ix_posts_pinned", "pinned", "community_id"),
+        Index("ix_posts_comm_title", "community_id", "title"),
+        Index("ix_posts_top_rank", "top_rank", unique=True),
+        Index("ix_posts_new_rank", "new_rank", unique=True),
+        Index("ix_posts_cmt_rank", "cmt_rank", unique=True),
     )
 
 
@@ -389,8 +418,20 @@ class ModLog(Base):
     __table_args__ = (Index("ix_mod_log_comm", "community_id", "created"),)
 
 
-_FTS_DDL = ("CREATE VIRTUAL TABLE posts_fts USING fts5(title, body, content='posts', content_rowid='id',"
-            " tokenize='porter unicode61 remove_diacritics 2')")
+#: Search indexes (contentless; world post text has no "_", so "_" joins filter tokens):
+#: ``posts_fts`` (full detail, for bm25) has rowid = ``top_rank``; the ``detail=none``
+#: ones (cheap: rowid lists only) hold the text plus filter tokens ``_c<community>``,
+#: ``_u<author>`` and ``_k<kind>``, with rowid = the rank of their sort order.
+_TOKENIZE = "tokenize=\"porter unicode61 remove_diacritics 2 tokenchars '_'\""
+_FTS_DDL = (f"CREATE VIRTUAL TABLE posts_fts USING fts5(title, body, content='', {_TOKENIZE})",
+            f"CREATE VIRTUAL TABLE posts_fts_top USING fts5(title, body, tags, content='', detail=none, {_TOKENIZE})",
+            f"CREATE VIRTUAL TABLE posts_fts_new USING fts5(title, body, tags, content='', detail=none, {_TOKENIZE})",
+            f"CREATE VIRTUAL TABLE posts_fts_cmt USING fts5(title, body, tags, content='', detail=none, {_TOKENIZE})")
+#: (index, rank column) walked by each search sort.
+_SORT_INDEX = {"relevance": ("posts_fts_top", "top_rank"), "top": ("posts_fts_top", "top_rank"),
+               "new": ("posts_fts_new", "new_rank"), "comments": ("posts_fts_cmt", "cmt_rank")}
+_RANK_ORDER = {"top_rank": "score DESC, id DESC", "new_rank": "created DESC, id DESC",
+               "cmt_rank": "comment_count DESC, id DESC"}
 _FTS_RANK = "bm25(5.0, 1.0)"
 
 
@@ -398,7 +439,7 @@ def _schema_fingerprint() -> str:
     from sqlalchemy.dialects import sqlite as sqlite_dialect
 
     dialect = sqlite_dialect.dialect()
-    parts = [f"v{GENERATOR_VERSION}", _FTS_DDL, _FTS_RANK]
+    parts = [f"v{GENERATOR_VERSION}", *_FTS_DDL, _FTS_RANK]
     for table in Base.metadata.sorted_tables:
         parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
         parts += sorted(str(CreateIndex(ix).compile(dialect=dialect)) for ix in table.indexes)
@@ -460,10 +501,7 @@ class _Builder:
         self.p.stage("votes, subscriptions, messages", 3)
         self._social()
         self.p.stage("search index & indexes", 2)
-        self.db.execute(_FTS_DDL)
-        self.db.execute("INSERT INTO posts_fts(posts_fts) VALUES('rebuild')")
-        self.db.execute("INSERT INTO posts_fts(posts_fts) VALUES('optimize')")
-        self.db.execute(f"INSERT INTO posts_fts(posts_fts, rank) VALUES('rank', '{_FTS_RANK}')")
+        self._search_indexes()
         for table in Base.metadata.sorted_tables:
             for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
                 self.db.execute(str(CreateIndex(index).compile(dialect=ddl)))
@@ -478,6 +516,22 @@ class _Builder:
         self.raw.close()
         self.engine.dispose()
         return digest
+
+    def _search_indexes(self) -> None:
+        for col, order in _RANK_ORDER.items():
+            self.db.execute(f"UPDATE posts SET {col} = r.k FROM (SELECT id, row_number() OVER (ORDER BY {order}) AS k"
+                            f" FROM posts) AS r WHERE posts.id = r.id")
+        for ddl in _FTS_DDL:
+            self.db.execute(ddl)
+        self.db.execute("INSERT INTO posts_fts(rowid, title, body) SELECT top_rank, title, body FROM posts"
+                        " ORDER BY top_rank")
+        tags = "'_c' || community_id || ' _u' || user_id || ' _k' || kind"
+        for table, col in sorted(set(_SORT_INDEX.values())):
+            self.db.execute(f"INSERT INTO {table}(rowid, title, body, tags) SELECT {col}, title, body, {tags}"
+                            f" FROM posts ORDER BY {col}")
+        for table in ("posts_fts", *sorted({t for t, _ in _SORT_INDEX.values()})):
+            self.db.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+        self.db.execute(f"INSERT INTO posts_fts(posts_fts, rank) VALUES('rank', '{_FTS_RANK}')")
 
     # -- users and communities ---------------------------------------------------------
 
@@ -614,7 +668,7 @@ class _Builder:
             comm_posts[ci] += 1
             hot0 = hot_score(score, created, 0)
             post_rows.append((pid, ci, author, kind, title, body, url, created, ups, downs, score, n_comments,
-                              "live", locked, pinned, hot0))
+                              "live", locked, pinned, hot0, None, None, None))
             self.post_comm.append(ci)
             self.post_created.append(created)
             if len(post_rows) >= _BATCH:
@@ -794,6 +848,15 @@ _TABLES = ("posts", "comments", "users", "communities", "messages", "mod_log")
 _SORT_SQL = {"hot": "hot0 DESC, id DESC", "new": "created DESC, id DESC", "top": "score DESC, id DESC",
              "comments": "comment_count DESC, id DESC"}
 MAX_PER_PAGE = 100
+#: list_posts sorts merged per community: the sort column of the (community_id, column) index.
+_MERGE_KEY = {"hot": "hot0", "new": "created", "top": "score"}
+#: ``search()`` totals are exact up to this many matches, then capped.
+COUNT_CAP = 1000
+#: With more matches than this, relevance ranks (bm25) only the this-many highest-scoring
+#: matches and lists the rest after them by score (bounds the ranking cost).
+RELEVANCE_POOL = 500
+#: The last query word matches as a prefix unless it alone is in this many posts.
+PREFIX_COMMON_DF = 1000
 
 
 def match_expression(query: str) -> str | None:
@@ -855,6 +918,7 @@ class ForumWorld:
                                   " post_count FROM communities ORDER BY id")]
         self._comm_by_id = {c["id"]: c for c in self._communities}
         self._comm_by_name = {c["name"].lower(): c for c in self._communities}
+        self._names = sorted(c["name"] for c in self._communities)
         self._mods: dict[int, list[int]] = {}
         self._moderates: dict[int, list[int]] = {}
         for cid, uid in conn.execute("SELECT community_id, user_id FROM moderators ORDER BY since_day, community_id,"
@@ -863,6 +927,7 @@ class ForumWorld:
             self._moderates.setdefault(uid, []).append(cid)
         for v in self._moderates.values():
             v.sort()
+        self._common_words: dict[str, bool] = {}
         self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
                          for t in _TABLES}
 
@@ -895,6 +960,10 @@ class ForumWorld:
 
     def communities(self) -> list[dict[str, Any]]:
         return [dict(c) for c in self._communities]
+
+    def community_names(self) -> list[str]:
+        """Every community's name, alphabetically."""
+        return list(self._names)
 
     def community(self, cid: int) -> dict[str, Any] | None:
         c = self._comm_by_id.get(int(cid))
@@ -960,8 +1029,20 @@ class ForumWorld:
             conds.append("created >= ?")
             params.append(int(since))
         limit = max(0, min(int(limit), 1000))
+        offset = max(0, int(offset))
+        if (communities is not None and 1 < len(ids) <= 400 and sort in _MERGE_KEY
+                and (since is None or sort == "new" or since < -60 * DAY)):
+            # Several communities: the best (offset + limit) of each from its (community, sort)
+            # index (covering: no row reads), merged; then the page's rows.  Sorting every
+            # post of the communities would grow with the world.  (World posts are all live.)
+            key = _MERGE_KEY[sort]
+            where = "community_id = ?" + ("" if since is None else " AND created >= ?")
+            one = f"SELECT * FROM (SELECT id, {key} FROM posts WHERE {where} ORDER BY {key} DESC, id DESC LIMIT ?)"
+            sql = " UNION ALL ".join([one] * len(ids)) + f" ORDER BY {key} DESC, id DESC LIMIT ? OFFSET ?"
+            args = [a for cid in ids for a in ((cid, offset + limit) if since is None else (cid, since, offset + limit))]
+            return self.posts([r[0] for r in self._conn().execute(sql, args + [limit, offset])])
         sql = (f"SELECT {_POST_COLS} FROM posts WHERE {' AND '.join(conds)} ORDER BY {order} LIMIT ? OFFSET ?")
-        return [_post(r) for r in self._conn().execute(sql, params + [limit, max(0, int(offset))])]
+        return [_post(r) for r in self._conn().execute(sql, params + [limit, offset])]
 
     def pinned_posts(self, cid: int) -> list[dict[str, Any]]:
         return [_post(r) for r in self._conn().execute(
@@ -978,47 +1059,158 @@ class ForumWorld:
     def search(self, q: str, *, community: int | None = None, author: int | None = None, kind: str | None = None,
                since: int | None = None, sort: str = "relevance", limit: int = 25,
                offset: int = 0) -> dict[str, Any]:
-        """Live posts matching ``q`` (FTS5 over title and body) with filters; ``total`` is
-        exact up to 1000. Without words, the filters alone list posts (newest first for
-        relevance)."""
-        expr = match_expression(q)
-        conds, params = ["p.status = 'live'"], []
-        if community is not None:
-            conds.append("p.community_id = ?")
-            params.append(int(community))
-        if author is not None:
-            conds.append("p.user_id = ?")
-            params.append(int(author))
-        if kind in ("text", "link"):
-            conds.append("p.kind = ?")
-            params.append(kind)
-        if since is not None:
-            conds.append("p.created >= ?")
-            params.append(int(since))
-        cols = ", ".join("p." + c.strip() for c in _POST_COLS.split(","))
-        order = {"new": "p.created DESC, p.id DESC", "top": "p.score DESC, p.id DESC",
-                 "comments": "p.comment_count DESC, p.id DESC"}.get(sort)
+        """Live posts matching ``q`` (FTS5 over title and body; see :func:`match_expression`)
+        with filters (community, author, kind, created at or after ``since``).
+
+        ``total`` is exact up to :data:`COUNT_CAP` (then ``capped`` is True).  Sorts:
+
+        * ``new`` (created desc), ``top`` (score desc), ``comments`` (comment_count desc),
+          ties by id desc: exact over every match (the index is walked in sort order).
+        * ``relevance``: bm25 (title weighted), ties by score desc then id desc.  Exact when
+          at most :data:`RELEVANCE_POOL` posts match; with more, the pool is the
+          ``RELEVANCE_POOL`` matches first in ``top`` order (highest scores), ranked by
+          bm25, followed by the remaining matches in ``top`` order.
+
+        The last word is a prefix unless it alone is in :data:`PREFIX_COMMON_DF`+ posts (see
+        :meth:`_expression`).  Without words, the filters alone list posts (newest first for
+        relevance).  Cost: unfiltered searches and community/author/kind filters walk only
+        about one page of index entries (relevance: bm25 over at most the pool).  Bounded
+        less tightly: a time window with a ``top``/``comments``/``relevance`` sort when
+        ``COUNT_CAP``+ posts match (the sort's index is walked skipping older posts), and
+        relevance with filters (the bm25 pass visits the unfiltered matches between the
+        pool's first and last rank) -- both at most the cost of scanning every match.
+        """
         conn = self._conn()
-        if expr is not None:
-            src = "posts_fts f JOIN posts p ON p.id = f.rowid"
-            conds.insert(0, "posts_fts MATCH ?")
-            params.insert(0, expr)
-            order = order or "f.rank, p.id DESC"
-        else:
-            src = "posts p"
-            order = order or "p.created DESC, p.id DESC"
-        where = " AND ".join(conds)
+        expr = self._expression(conn, q)
         limit = max(1, min(int(limit), MAX_PER_PAGE))
+        offset = max(0, int(offset))
+        sort = sort if sort in _SORT_INDEX else "relevance"
+        if expr is None and sort == "relevance":
+            sort = "new"
+        terms = [] if expr is None else [expr]
+        pconds: list[str] = []  # the same filters on posts (for bm25 ranking of a filtered pool)
+        pparams: list[Any] = []
+        if community is not None:
+            terms.append(f'"_c{int(community)}"')
+            pconds.append("p.community_id = ?")
+            pparams.append(int(community))
+        if author is not None:
+            terms.append(f'"_u{int(author)}"')
+            pconds.append("p.user_id = ?")
+            pparams.append(int(author))
+        if kind in ("text", "link"):
+            terms.append(f'"_k{kind}"')
+            pconds.append("p.kind = ?")
+            pparams.append(kind)
+        # Without words, the filter tokens alone select (every post has one kind token).
+        full = " AND ".join(terms) if terms else '("_ktext" OR "_klink")'
+        empty = {"total": 0, "capped": False, "items": []}
+        k = None  # the posts created at or after ``since`` are exactly new_rank <= k
+        if since is not None:
+            row = conn.execute("SELECT new_rank FROM posts WHERE created >= ? ORDER BY created, id LIMIT 1",
+                               (int(since),)).fetchone()
+            if row is None:
+                return empty
+            k = row[0]
+            pconds.append("p.new_rank <= ?")
+            pparams.append(k)
         try:
-            total = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM {src} WHERE {where} LIMIT 1000)",
-                                 params).fetchone()[0]
-            rows = conn.execute(f"SELECT {cols} FROM {src} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?",
-                                params + [limit, max(0, int(offset))]).fetchall()
+            kb, kp = ("", []) if k is None else (" AND rowid <= ?", [k])
+            total = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM posts_fts_new WHERE posts_fts_new MATCH ?{kb}"
+                                 f" LIMIT {COUNT_CAP})", [full, *kp]).fetchone()[0]
+            if total == 0 or (offset >= total and total < COUNT_CAP):
+                return {"total": total, "capped": total >= COUNT_CAP, "items": []}
+            col, ranks = self._search_ranks(conn, expr, full, (pconds, pparams), k, total, sort, limit, offset)
         except sqlite3.OperationalError as exc:
             if "fts5" not in str(exc):
                 raise
-            total, rows = 0, []
-        return {"total": total, "capped": total >= 1000, "items": [_post(r) for r in rows]}
+            return empty
+        if not ranks:
+            items = []
+        else:
+            got = {r[-1]: _post(r[:-1]) for r in conn.execute(
+                f"SELECT {_POST_COLS}, {col} FROM posts WHERE {col} IN ({','.join('?' * len(ranks))})", ranks)}
+            items = [got[r] for r in ranks]
+        return {"total": total, "capped": total >= COUNT_CAP, "items": items}
+
+    def _expression(self, conn: sqlite3.Connection, q: str) -> str | None:
+        """:func:`match_expression`, minus the last word's prefix if that word alone is in
+        :data:`PREFIX_COMMON_DF` or more posts (the user almost surely typed it whole, and
+        merging the postings of every word it starts would dominate the query's cost)."""
+        expr = match_expression(q)
+        if expr is None or not expr.endswith("*"):
+            return expr
+        exact = expr[:-1]
+        last = exact.rsplit(" AND ", 1)[-1]
+        common = self._common_words.get(last)
+        if common is None:
+            try:
+                common = conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM posts_fts WHERE posts_fts MATCH ?"
+                    f" LIMIT {PREFIX_COMMON_DF})", (last,)).fetchone()[0] >= PREFIX_COMMON_DF
+            except sqlite3.OperationalError:
+                common = False
+            if len(self._common_words) < 50_000:  # words are few; bound it anyway
+                self._common_words[last] = common
+        return exact if common else expr
+
+    def _search_ranks(self, conn: sqlite3.Connection, expr: str, full: str, filters: tuple[list[str], list[Any]],
+                      k: int | None, total: int, sort: str, limit: int, offset: int) -> tuple[str, list[int]]:
+        """(rank column, the page's ranks in order) for a text search; see :meth:`search`."""
+        table, col = _SORT_INDEX[sort]
+        if k is None or sort == "new":
+            kb, kp = ("", []) if k is None else (" AND rowid <= ?", [k])
+
+            def walk(lim: int, off: int, after: int | None = None) -> list[int]:
+                ab, ap = ("", []) if after is None else (" AND rowid > ?", [after])
+                return [r[0] for r in conn.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?{kb}{ab} ORDER BY rowid LIMIT ? OFFSET ?",
+                    [full, *kp, *ap, lim, off])]
+        elif total < COUNT_CAP:
+            # Few posts in the window: take them all from the "new" index and sort them.
+            def walk(lim: int, off: int, after: int | None = None) -> list[int]:
+                ab, ap = ("", []) if after is None else (f" AND p.{col} > ?", [after])
+                return [r[0] for r in conn.execute(
+                    f"SELECT p.{col} FROM posts_fts_new f CROSS JOIN posts p ON p.new_rank = f.rowid"
+                    f" WHERE posts_fts_new MATCH ? AND f.rowid <= ?{ab} ORDER BY p.{col} LIMIT ? OFFSET ?",
+                    [full, k, *ap, lim, off])]
+        else:
+            # Many posts in the window: walk the sort's index, skipping older posts.
+            def walk(lim: int, off: int, after: int | None = None) -> list[int]:
+                ab, ap = ("", []) if after is None else (" AND f.rowid > ?", [after])
+                return [r[0] for r in conn.execute(
+                    f"SELECT f.rowid FROM {table} f CROSS JOIN posts p ON p.{col} = f.rowid"
+                    f" WHERE {table} MATCH ? AND p.new_rank <= ?{ab} ORDER BY f.rowid LIMIT ? OFFSET ?",
+                    [full, k, *ap, lim, off])]
+        if sort != "relevance":
+            return col, walk(limit, offset)
+        end = offset + limit
+        pconds, pparams = filters
+        if not pconds:  # no filters: the pool is bounded by its last rank alone
+            pool = None
+            cut = None if total <= RELEVANCE_POOL and total < COUNT_CAP else walk(1, RELEVANCE_POOL - 1)[0]
+        else:
+            pool = walk(RELEVANCE_POOL, 0)
+            cut = None if total <= RELEVANCE_POOL and total < COUNT_CAP else pool[-1]
+        out: list[int] = []
+        if offset < RELEVANCE_POOL:
+            n = min(end, RELEVANCE_POOL) - offset
+            cb, cp = ("", []) if cut is None else (" AND f.rowid <= ?", [cut])
+            if pool is None:  # bm25 straight from the index (below the cut)
+                out = [r[0] for r in conn.execute(
+                    f"SELECT f.rowid FROM posts_fts f WHERE posts_fts MATCH ?{cb} ORDER BY f.rank, f.rowid"
+                    f" LIMIT ? OFFSET ?", [expr, *cp, n, offset])]
+            elif pool:
+                # bm25 of the pool's posts: the matches between its first and last rank that pass
+                # the filters (one query, so bm25's per-query statistics are computed once).
+                out = [r[0] for r in conn.execute(
+                    f"SELECT f.rowid FROM posts_fts f CROSS JOIN posts p ON p.top_rank = f.rowid"
+                    f" WHERE posts_fts MATCH ? AND f.rowid BETWEEN ? AND ? AND {' AND '.join(pconds)}"
+                    f" ORDER BY f.rank, f.rowid LIMIT ? OFFSET ?", [expr, pool[0], pool[-1], *pparams, n, offset])]
+        if end > RELEVANCE_POOL and cut is not None:
+            start = max(offset, RELEVANCE_POOL)
+            out += walk(end - start, start - RELEVANCE_POOL, after=cut)
+        return col, out
 
     # -- comments ---------------------------------------------------------------------
 
@@ -1044,6 +1236,15 @@ class ForumWorld:
         row = self._conn().execute("SELECT value FROM votes WHERE user_id = ? AND kind = ? AND target_id = ?",
                                    (int(uid), kind, int(tid))).fetchone()
         return row[0] if row else 0
+
+    def votes_on(self, uid: int, kind: str, ids: Sequence[int]) -> dict[int, int]:
+        """A user's world votes on some posts or comments: {target id: value} (one query)."""
+        ids = sorted({int(i) for i in ids})
+        if not ids:
+            return {}
+        return dict(self._conn().execute(
+            f"SELECT target_id, value FROM votes WHERE user_id = ? AND kind = ? AND target_id IN"
+            f" ({','.join('?' * len(ids))})", [int(uid), kind, *ids]).fetchall())
 
     def votes_of(self, uid: int) -> list[tuple[str, int, int]]:
         return [tuple(r) for r in self._conn().execute(
