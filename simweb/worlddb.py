@@ -479,3 +479,78 @@ class BuildProgress:
         if self._progress is not None:
             self._progress.console.print(message)
 
+
+
+# ---------------------------------------------------------------------------------------
+# Cached world files: layout fingerprint, staleness check, open once per process
+# ---------------------------------------------------------------------------------------
+
+def schema_fingerprint(generator_version: int, metadata: Any, *extra_ddl: str) -> str:
+    """A short digest of a world file's storage layout: the generator version, any extra
+    DDL (FTS virtual tables, ranking functions) and every table and index of the
+    SQLAlchemy ``metadata`` as SQLite DDL.
+
+    A world stores it in its ``meta`` table and :func:`open_world` checks it, so a cached
+    file written with an older layout is rebuilt instead of failing at query time.
+    (Changes to generated *content* must bump the generator version.)
+    """
+    from sqlalchemy.dialects import sqlite as sqlite_dialect
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    dialect = sqlite_dialect.dialect()
+    parts = [f"v{generator_version}", *extra_ddl]
+    for table in metadata.sorted_tables:
+        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
+        parts += sorted(str(CreateIndex(ix).compile(dialect=dialect)) for ix in table.indexes)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def has_fingerprint(path: Path, fingerprint: str) -> bool:
+    """True if ``path`` is a complete world file whose ``meta`` schema is ``fingerprint``."""
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False
+    return row is not None and row[0] == fingerprint
+
+
+_OPEN_WORLDS: dict[str, Any] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_world(cls: Any, app: str, version: int, seed: int, size: int, *, fingerprint: str,
+               build: Callable[[Path, int, int, bool], str], progress: bool = False, min_size: int = 1) -> Any:
+    """The world of ``app`` for ``(seed, size)``, as ``cls(path, built=...)``.
+
+    The file is built into the cache if missing or stale (``build(tmp_path, seed, size,
+    progress)``), once, whichever thread or process gets there first (the others wait,
+    with a note on stderr when ``progress`` is on); then it is opened. Worlds are
+    memoized per process and cache directory, so every env of a world shares one.
+    """
+    seed, size = int(seed), int(size)
+    if size < min_size:
+        raise ValueError(f"size must be >= {min_size}")
+    path = world_file(app, version, seed, size)
+    key = str(path)
+    with _OPEN_LOCK:
+        world = _OPEN_WORLDS.get(key)
+        if world is not None and Path(world.path).exists():
+            return world
+        built = build_once(
+            path, lambda tmp: build(tmp, seed, size, progress),
+            is_valid=lambda p: has_fingerprint(p, fingerprint),
+            on_wait=(lambda: print(f"waiting for another process to build {path.name} ...", file=sys.stderr))
+            if progress else None,
+        )
+        world = _OPEN_WORLDS[key] = cls(path, built=built)
+        return world
+
+
+def forget_open_worlds() -> None:
+    """Drop the per-process memo of open worlds (as if in a new process)."""
+    with _OPEN_LOCK:
+        _OPEN_WORLDS.clear()

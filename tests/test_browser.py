@@ -14,7 +14,6 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
-import simweb
 from simweb.app import _import
 from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
 from simweb.env import SimEnv

@@ -23,6 +23,7 @@ from simweb.apps.forum.world import (
     hot_score,
     match_expression,
 )
+from simweb.worlddb import forget_open_worlds
 
 SIZE = 2000
 TABLES = ("users", "communities", "moderators", "posts", "comments", "votes", "subscriptions", "saved", "messages",
@@ -85,7 +86,7 @@ def test_load_is_memoized_and_read_only(world: ForumWorld) -> None:
 def test_stale_cache_file_is_rebuilt(tmp_path: Path) -> None:
     w = _load_in(tmp_path, 3, 300)
     path = Path(w.path)
-    ForumWorld._memo.clear()
+    forget_open_worlds()
     con = sqlite3.connect(path)
     con.execute("UPDATE meta SET value = 'stale' WHERE key = 'schema'")
     con.commit()

@@ -32,7 +32,7 @@ from simweb.apps.shopping.world import (
     match_expression,
     shipping_cents,
 )
-from simweb.worlddb import Rng
+from simweb.worlddb import Rng, forget_open_worlds
 
 SIZE = 2000
 TABLES = ("categories", "brands", "brand_departments", "products", "reviews", "users",
@@ -173,7 +173,7 @@ def test_stale_cache_file_is_rebuilt(tmp_path: Path) -> None:
     con.execute("UPDATE meta SET value = 'older-layout' WHERE key = 'schema'")
     con.commit()
     con.close()
-    ShopWorld._memo.clear()  # as in a new process
+    forget_open_worlds()  # as in a new process
     again = _load_in(tmp_path, 4, 80)
     assert again.built and again.hash == first.hash
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

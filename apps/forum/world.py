@@ -43,15 +43,11 @@ window is a bound on ``new_rank``.  Exact semantics (tested in tests/test_forum_
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
-import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
-from urllib.parse import quote
+from typing import Any
 
 import orjson
 from sqlalchemy import Boolean, Float, Index, Integer, String, Text, create_engine
@@ -65,10 +61,10 @@ from simweb.worlddb import (
     ContentHasher,
     ReadOnlyDB,
     Rng,
-    build_once,
     day_to_date,
+    open_world,
+    schema_fingerprint,
     stable_hash64,
-    world_file,
 )
 
 __all__ = [
@@ -435,18 +431,9 @@ _RANK_ORDER = {"top_rank": "score DESC, id DESC", "new_rank": "created DESC, id 
 _FTS_RANK = "bm25(5.0, 1.0)"
 
 
-def _schema_fingerprint() -> str:
-    from sqlalchemy.dialects import sqlite as sqlite_dialect
-
-    dialect = sqlite_dialect.dialect()
-    parts = [f"v{GENERATOR_VERSION}", *_FTS_DDL, _FTS_RANK]
-    for table in Base.metadata.sorted_tables:
-        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
-        parts += sorted(str(CreateIndex(ix).compile(dialect=dialect)) for ix in table.indexes)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-SCHEMA_FINGERPRINT = _schema_fingerprint()
+SCHEMA_FINGERPRINT = schema_fingerprint(GENERATOR_VERSION, Base.metadata, *_FTS_DDL, _FTS_RANK)
 _JSON = __import__("json").JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -808,17 +795,6 @@ class _Builder:
         self.p.advance()
 
 
-def _is_current(path: Path) -> bool:
-    try:
-        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False
-    return row is not None and row[0] == SCHEMA_FINGERPRINT
-
 
 def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
     with BuildProgress(progress, title=f"forum world seed={seed} size={size}:") as bar:
@@ -896,8 +872,6 @@ def _message(row: tuple) -> dict[str, Any]:
 class ForumWorld:
     """Read-only access to one generated forum world (plain JSON-able values only)."""
 
-    _memo: ClassVar[dict[str, ForumWorld]] = {}
-    _memo_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         self._db = ReadOnlyDB(path, _READ_PRAGMAS)
@@ -933,21 +907,9 @@ class ForumWorld:
 
     @classmethod
     def load(cls, seed: int = 0, size: int = 20_000, *, progress: bool = False) -> ForumWorld:
-        seed, size = int(seed), int(size)
-        if size < 1:
-            raise ValueError("size must be >= 1")
-        path = world_file(APP, GENERATOR_VERSION, seed, size)
-        key = str(path)
-        with cls._memo_lock:
-            world = cls._memo.get(key)
-            if world is not None and Path(world.path).exists():
-                return world
-            built = build_once(path, lambda tmp: _build_world(tmp, seed, size, progress), is_valid=_is_current,
-                               on_wait=(lambda: print(f"waiting for another process to build {path.name} ...",
-                                                      file=sys.stderr)) if progress else None)
-            world = cls(path, built=built)
-            cls._memo[key] = world
-            return world
+        """The world for ``(seed, size)``: built into the cache if missing, then opened (memoized)."""
+        return open_world(cls, APP, GENERATOR_VERSION, seed, size, fingerprint=SCHEMA_FINGERPRINT,
+                          build=_build_world, progress=progress, min_size=1)
 
     @property
     def engine(self) -> Any:

@@ -25,14 +25,11 @@ FTS5 index over title and description.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
-import sys
 import threading
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
-from urllib.parse import quote
+from typing import Any, Sequence
 
 import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text, create_engine
@@ -40,7 +37,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from simweb.worlddb import DAY0, BuildProgress, ContentHasher, ReadOnlyDB, Rng, build_once, world_file
+from simweb.worlddb import DAY0, BuildProgress, ContentHasher, ReadOnlyDB, Rng, open_world, schema_fingerprint
 
 APP = "issues"
 #: Bump whenever generated content or schema changes.
@@ -580,30 +577,10 @@ class _Builder:
         self._insert("notifications", n_rows)
 
 
-def _schema_fingerprint() -> str:
-    from sqlalchemy.dialects import sqlite as sqlite_dialect
-
-    dialect = sqlite_dialect.dialect()
-    parts = [f"v{GENERATOR_VERSION}", _FTS_DDL]
-    for table in Base.metadata.sorted_tables:
-        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
-        parts += sorted(str(CreateIndex(ix).compile(dialect=dialect)) for ix in table.indexes)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-SCHEMA_FINGERPRINT = _schema_fingerprint()
+SCHEMA_FINGERPRINT = schema_fingerprint(GENERATOR_VERSION, Base.metadata, _FTS_DDL)
 
-
-def _is_current(path: Path) -> bool:
-    try:
-        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False
-    return row is not None and row[0] == SCHEMA_FINGERPRINT
 
 
 def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
@@ -685,8 +662,6 @@ class _LRU:
 class IssuesWorld:
     """Read-only access to one generated tracker world; plain JSON-able values only."""
 
-    _memo: ClassVar[dict[str, "IssuesWorld"]] = {}
-    _memo_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         self._db = ReadOnlyDB(path, _READ_PRAGMAS)
@@ -728,21 +703,8 @@ class IssuesWorld:
     @classmethod
     def load(cls, seed: int = 0, size: int = 10_000, *, progress: bool = False) -> "IssuesWorld":
         """The world for ``(seed, size)``: built into the cache if missing, then opened (memoized)."""
-        seed, size = int(seed), int(size)
-        if size < 100:
-            raise ValueError("size must be >= 100")
-        path = world_file(APP, GENERATOR_VERSION, seed, size)
-        key = str(path)
-        with cls._memo_lock:
-            world = cls._memo.get(key)
-            if world is not None and Path(world.path).exists():
-                return world
-            built = build_once(path, lambda tmp: _build_world(tmp, seed, size, progress), is_valid=_is_current,
-                               on_wait=(lambda: print(f"waiting for another process to build {path.name} ...",
-                                                      file=sys.stderr)) if progress else None)
-            world = cls(path, built=built)
-            cls._memo[key] = world
-            return world
+        return open_world(cls, APP, GENERATOR_VERSION, seed, size, fingerprint=SCHEMA_FINGERPRINT,
+                          build=_build_world, progress=progress, min_size=100)
 
     def _conn(self) -> sqlite3.Connection:
         return self._db.conn()

@@ -30,17 +30,14 @@ relevance ranking and counting stay bounded on million-product worlds: see
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import sqlite3
-import sys
 import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
-from urllib.parse import quote
+from typing import Any
 
 import orjson
 from sqlalchemy import (
@@ -64,10 +61,10 @@ from simweb.worlddb import (
     ContentHasher,
     ReadOnlyDB,
     Rng,
-    build_once,
     day_to_date,
+    open_world,
+    schema_fingerprint,
     stable_hash64,
-    world_file,
 )
 
 __all__ = [
@@ -1869,37 +1866,10 @@ _FTS_DDL = ("CREATE VIRTUAL TABLE products_fts USING fts5(name, brand, category,
 _FTS_RANK = "bm25(10.0, 4.0, 3.0, 1.0)"
 
 
-def _schema_fingerprint() -> str:
-    """Digest of the storage layout (tables, indexes, FTS setup) and generator version.
-
-    Stored in ``meta`` and checked on open, so a cached file written by an
-    older layout is rebuilt instead of failing at query time.  (Changes to
-    generated *content* must bump :data:`GENERATOR_VERSION`.)
-    """
-    from sqlalchemy.dialects import sqlite as sqlite_dialect
-
-    dialect = sqlite_dialect.dialect()
-    parts = [f"v{GENERATOR_VERSION}", _FTS_DDL, _FTS_RANK]
-    for table in Base.metadata.sorted_tables:
-        parts.append(str(CreateTable(table).compile(dialect=dialect)).strip())
-        parts += sorted(str(CreateIndex(ix).compile(dialect=dialect)) for ix in table.indexes)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-SCHEMA_FINGERPRINT = _schema_fingerprint()
+SCHEMA_FINGERPRINT = schema_fingerprint(GENERATOR_VERSION, Base.metadata, _FTS_DDL, _FTS_RANK)
 
-
-def _is_current(path: Path) -> bool:
-    """True if ``path`` is a complete world file of this generator and schema."""
-    try:
-        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False
-    return row is not None and row[0] == SCHEMA_FINGERPRINT
 
 
 def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
@@ -2037,8 +2007,6 @@ class ShopWorld:
     #: or another process built it).
     built: bool
 
-    _memo: ClassVar[dict[str, ShopWorld]] = {}
-    _memo_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         self._db = ReadOnlyDB(path, _READ_PRAGMAS)
@@ -2104,25 +2072,8 @@ class ShopWorld:
         threads or processes, build the file once; the others wait for it.
         ``progress=True`` shows a progress bar on stderr while building.
         """
-        seed, size = int(seed), int(size)
-        if size < 1:
-            raise ValueError("size must be >= 1")
-        path = world_file(APP, GENERATOR_VERSION, seed, size)
-        key = str(path)
-        with cls._memo_lock:
-            world = cls._memo.get(key)
-            if world is not None and Path(world.path).exists():
-                return world
-            built = build_once(
-                path,
-                lambda tmp: _build_world(tmp, seed, size, progress),
-                is_valid=_is_current,
-                on_wait=(lambda: print(f"waiting for another process to build {path.name} ...",
-                                       file=sys.stderr)) if progress else None,
-            )
-            world = cls(path, built=built)
-            cls._memo[key] = world
-            return world
+        return open_world(cls, APP, GENERATOR_VERSION, seed, size, fingerprint=SCHEMA_FINGERPRINT,
+                          build=_build_world, progress=progress, min_size=1)
 
     @property
     def engine(self) -> Any:
