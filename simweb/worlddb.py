@@ -518,6 +518,32 @@ def has_fingerprint(path: Path, fingerprint: str) -> bool:
     return row is not None and row[0] == fingerprint
 
 
+class LRU:
+    """A small thread-safe least-recently-used map, for caching immutable world rows.
+    (``None`` values are not cached: a miss and a cached ``None`` look the same.)"""
+
+    def __init__(self, maxsize: int) -> None:
+        from collections import OrderedDict
+
+        self._data: OrderedDict[Any, Any] = OrderedDict()
+        self._max = maxsize
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: Any, value: Any) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            if len(self._data) > self._max:
+                self._data.popitem(last=False)
+
+
 _OPEN_WORLDS: dict[str, Any] = {}
 _OPEN_LOCK = threading.Lock()
 

@@ -264,9 +264,10 @@ def small_bounds(world: ForumWorld, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(W, "RELEVANCE_POOL", 25)
     monkeypatch.setattr(W, "COUNT_CAP", 60)
     monkeypatch.setattr(W, "PREFIX_COMMON_DF", 40)
-    world._common_words.clear()
+    monkeypatch.setattr(world._prefix, "threshold", 40)
+    world._prefix.forget()
     yield
-    world._common_words.clear()
+    world._prefix.forget()
 
 
 def test_rank_columns_follow_their_orders(world: ForumWorld) -> None:

@@ -55,6 +55,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from simweb import fulltext
 from simweb.worlddb import (
     DAY0,
     BuildProgress,
@@ -805,7 +806,6 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 # Read API
 # ===========================================================================
 
-_TOKEN_RE = re.compile(r"[^\W_]+")
 _STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "with", "my", "your", "you"])
 _READ_PRAGMAS = ("PRAGMA query_only=1", "PRAGMA mmap_size=8589934592", "PRAGMA cache_size=-32768",
                  "PRAGMA temp_store=MEMORY")
@@ -836,17 +836,9 @@ PREFIX_COMMON_DF = 1000
 
 
 def match_expression(query: str) -> str | None:
-    """The FTS5 MATCH expression for a query: quoted words ANDed, last word a prefix."""
-    words: list[str] = []
-    for w in _TOKEN_RE.findall((query or "").lower()):
-        if w not in _STOPWORDS and w not in words:
-            words.append(w)
-    if not words:
-        return None
-    parts = [f'"{w}"' for w in words[:10]]
-    if len(words[min(len(words), 10) - 1]) >= 3:
-        parts[-1] += "*"
-    return " AND ".join(parts)
+    """The FTS5 MATCH expression for a query (see :func:`simweb.fulltext.match_expression`):
+    quoted words ANDed, at most 10, the last word a prefix."""
+    return fulltext.match_expression(query, _STOPWORDS, 10)
 
 
 def _post(row: tuple) -> dict[str, Any]:
@@ -901,7 +893,7 @@ class ForumWorld:
             self._moderates.setdefault(uid, []).append(cid)
         for v in self._moderates.values():
             v.sort()
-        self._common_words: dict[str, bool] = {}
+        self._prefix = fulltext.PrefixPolicy("posts_fts", PREFIX_COMMON_DF)
         self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
                          for t in _TABLES}
 
@@ -1099,22 +1091,7 @@ class ForumWorld:
         """:func:`match_expression`, minus the last word's prefix if that word alone is in
         :data:`PREFIX_COMMON_DF` or more posts (the user almost surely typed it whole, and
         merging the postings of every word it starts would dominate the query's cost)."""
-        expr = match_expression(q)
-        if expr is None or not expr.endswith("*"):
-            return expr
-        exact = expr[:-1]
-        last = exact.rsplit(" AND ", 1)[-1]
-        common = self._common_words.get(last)
-        if common is None:
-            try:
-                common = conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM posts_fts WHERE posts_fts MATCH ?"
-                    f" LIMIT {PREFIX_COMMON_DF})", (last,)).fetchone()[0] >= PREFIX_COMMON_DF
-            except sqlite3.OperationalError:
-                common = False
-            if len(self._common_words) < 50_000:  # words are few; bound it anyway
-                self._common_words[last] = common
-        return exact if common else expr
+        return self._prefix.apply(conn, match_expression(q))
 
     def _search_ranks(self, conn: sqlite3.Connection, expr: str, full: str, filters: tuple[list[str], list[Any]],
                       k: int | None, total: int, sort: str, limit: int, offset: int) -> tuple[str, list[int]]:

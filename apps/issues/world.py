@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -37,7 +36,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from simweb.worlddb import DAY0, BuildProgress, ContentHasher, ReadOnlyDB, Rng, open_world, schema_fingerprint
+from simweb.worlddb import DAY0, LRU, BuildProgress, ContentHasher, ReadOnlyDB, Rng, open_world, schema_fingerprint
 
 APP = "issues"
 #: Bump whenever generated content or schema changes.
@@ -639,25 +638,6 @@ def _text_color(color: str) -> str:
     return "#000" if (r * 299 + g * 587 + b * 114) / 1000 > 140 else "#fff"
 
 
-class _LRU:
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self.d: dict[Any, Any] = {}
-        self.lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self.lock:
-            v = self.d.pop(key, None)
-            if v is not None:
-                self.d[key] = v
-            return v
-
-    def put(self, key: Any, value: Any) -> None:
-        with self.lock:
-            self.d[key] = value
-            if len(self.d) > self.maxsize:
-                self.d.pop(next(iter(self.d)))
-
 
 class IssuesWorld:
     """Read-only access to one generated tracker world; plain JSON-able values only."""
@@ -697,8 +677,8 @@ class IssuesWorld:
         self._milestone_by_id = {m["id"]: m for m in self._milestones}
         self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
                          for t in _TABLES}
-        self._issue_rows = _LRU(20_000)
-        self._user_rows = _LRU(8_192)
+        self._issue_rows = LRU(20_000)
+        self._user_rows = LRU(8_192)
 
     @classmethod
     def load(cls, seed: int = 0, size: int = 10_000, *, progress: bool = False) -> "IssuesWorld":

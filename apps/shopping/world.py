@@ -32,7 +32,6 @@ from __future__ import annotations
 import functools
 import re
 import sqlite3
-import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -55,8 +54,10 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from simweb import fulltext
 from simweb.worlddb import (
     DAY0,
+    LRU,
     BuildProgress,
     ContentHasher,
     ReadOnlyDB,
@@ -1881,7 +1882,6 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 # Read API
 # ===========================================================================
 
-_TOKEN_RE = re.compile(r"[^\W_]+")
 _MAX_TERMS = 10
 _READ_PRAGMAS = (
     "PRAGMA query_only=1",
@@ -1913,24 +1913,9 @@ _TABLES = ("products", "users", "orders", "reviews", "addresses", "coupons", "br
 
 
 def match_expression(query: str) -> str | None:
-    """The FTS5 MATCH expression for a user's query, or None if it has no usable words.
-
-    Words are runs of letters/digits (everything else, FTS5 syntax included, is
-    a separator), lowercased, minus stopwords, deduplicated, at most
-    ``_MAX_TERMS``.  Each word is quoted, so it can never be read as an
-    operator; words are ANDed; the last word (3+ characters) is a prefix.
-    """
-    words: list[str] = []
-    for w in _TOKEN_RE.findall(query.lower()):
-        if w not in _STOPWORDS and w not in words:
-            words.append(w)
-    if not words:
-        return None
-    words = words[:_MAX_TERMS]
-    parts = [f'"{w}"' for w in words]
-    if len(words[-1]) >= 3:
-        parts[-1] += "*"
-    return " AND ".join(parts)
+    """The FTS5 MATCH expression for a user's query (see :func:`simweb.fulltext.match_expression`):
+    quoted words minus stopwords, ANDed, at most ``_MAX_TERMS``, the last one a prefix."""
+    return fulltext.match_expression(query, _STOPWORDS, _MAX_TERMS)
 
 
 @dataclass(frozen=True)
@@ -1960,30 +1945,6 @@ _INDEXED_FILTERS = {"category_id", "department_id", "brand_id", "price_cents", "
 # the global price index for them can scan most of the catalog.
 _PRICE_CORRELATED = {"category_id", "department_id", "brand_id"}
 
-
-class _LRU:
-    """A small thread-safe LRU map for immutable rows."""
-
-    def __init__(self, maxsize: int) -> None:
-        from collections import OrderedDict
-
-        self._data: OrderedDict[Any, Any] = OrderedDict()
-        self._max = maxsize
-        self._lock = threading.Lock()
-
-    def get(self, key: Any) -> Any:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
-
-    def put(self, key: Any, value: Any) -> None:
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            if len(self._data) > self._max:
-                self._data.popitem(last=False)
 
 
 def _pages(total: int, per_page: int) -> int:
@@ -2057,10 +2018,10 @@ class ShopWorld:
         self._root_in_stock = root.get("in_stock", {}).get(0, 0)
         self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
                          for t in _TABLES}
-        self._product_rows = _LRU(16_384)
-        self._user_rows = _LRU(4_096)
+        self._product_rows = LRU(16_384)
+        self._user_rows = LRU(4_096)
         self._facet_cache: dict[int, dict[str, Any]] = {}
-        self._common_words: dict[str, bool] = {}
+        self._prefix = fulltext.PrefixPolicy("products_fts", PREFIX_COMMON_DF)
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -2298,22 +2259,7 @@ class ShopWorld:
         the user almost surely typed it whole, and the merge would dominate the
         query's cost on big worlds.
         """
-        expr = match_expression(query or "")
-        if expr is None or not expr.endswith("*"):
-            return expr
-        exact = expr[:-1]
-        last = exact.rsplit(" AND ", 1)[-1]
-        common = self._common_words.get(last)
-        if common is None:
-            try:
-                common = conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM products_fts WHERE products_fts MATCH ?"
-                    f" LIMIT {PREFIX_COMMON_DF})", (last,)).fetchone()[0] >= PREFIX_COMMON_DF
-            except sqlite3.OperationalError:
-                common = False
-            if len(self._common_words) < 50_000:  # words are few; bound it anyway
-                self._common_words[last] = common
-        return exact if common else expr
+        return self._prefix.apply(conn, match_expression(query or ""))
 
     def _browse(self, conn: sqlite3.Connection, conds: list[_Cond], sort: str, offset: int,
                 per_page: int) -> tuple[int, list[int]]:
