@@ -864,7 +864,6 @@ def _message(row: tuple) -> dict[str, Any]:
 class ForumWorld:
     """Read-only access to one generated forum world (plain JSON-able values only)."""
 
-
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         self._db = ReadOnlyDB(path, _READ_PRAGMAS)
         self.path = self._db.path

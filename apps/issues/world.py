@@ -642,7 +642,6 @@ def _text_color(color: str) -> str:
 class IssuesWorld:
     """Read-only access to one generated tracker world; plain JSON-able values only."""
 
-
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         self._db = ReadOnlyDB(path, _READ_PRAGMAS)
         self.path = self._db.path
