@@ -399,7 +399,7 @@ class _Pending:
     href: str | None = None
     disabled = False
     multiple = False
-    rec: list | None = None  # the AX line record, if any
+    rec: list | tuple | None = None  # the AX line record, if any (a tuple once frozen)
     label: list[str] | None = None  # text pieces of a wrapping <label>
     labelable = False  # a control that <label> can name
     content: str | None = None  # <button> text, for its name
@@ -513,11 +513,11 @@ class Page:
         self._controls: list[_Pending] = []
         self._forms: list[Form] | None = None
         self._lines: list[str] = []
-        self._recs: list[list] = []
+        self._recs: list[tuple] = []  # line records, frozen
         self._bid_line: dict[str, int] = {}  # bid -> index of its record
         self._default_text: str | None = None
         # select bid -> [(option record, option value, option label), ...]
-        self._selects: dict[str, list[tuple[list, str, str]]] = {}
+        self._selects: dict[str, list[tuple[tuple, str, str]]] = {}
         # radio bid -> bids of its radio group (itself included)
         self._groups: dict[str, tuple[str, ...]] = {}
 
@@ -1380,10 +1380,11 @@ def parse_page(html: str) -> Page:
 
     page = Page()
     page.title = _title(tree)
+    page._lines = _format_lines(page.title, b.recs, page._bid_line)
+    _freeze_records(b)
     page._elements = _ElementMap(b.pending)
     page._forms_raw = b.forms
     page._controls = b.controls
-    page._lines = _format_lines(page.title, b.recs, page._bid_line)
     page._recs = b.recs
     page._selects = dict(b.selects)
     groups = page._groups
@@ -1391,6 +1392,26 @@ def parse_page(html: str) -> Page:
         for m in members:
             groups[m] = members
     return page
+
+
+def _freeze_records(b: "_Builder") -> None:
+    """Turn the finished line records into tuples, everywhere they are referenced.
+
+    Records are built as lists (cheap to fill in during the walk) and never change once
+    the lines are formatted. A cached Page keeps hundreds of them, and the garbage
+    collector scans every list at each full collection (hundreds of ms once a parse cache
+    is full), whereas a tuple of strings and numbers it stops tracking.
+    """
+    frozen = {id(r): tuple(r) for r in b.recs}
+    b.recs[:] = [frozen[id(r)] for r in b.recs]
+    for bid, v in b.pending.items():
+        if type(v) is tuple:
+            tag, attrs, rec = v
+            b.pending[bid] = (tag, attrs, frozen[id(rec)])
+        elif type(v) is _Pending and v.rec is not None:
+            v.rec = frozen[id(v.rec)]
+    b.selects[:] = [(bid, [(frozen[id(orec)], value, label) for orec, value, label in opts])
+                    for bid, opts in b.selects]
 
 
 def _format_lines(title: str, recs: list[list], bid_line: dict[str, int]) -> list[str]:

@@ -728,3 +728,23 @@ def test_tag_soup_never_crashes(parts: list[str], seed: int) -> None:
     for b in bids:
         page.elements[b]
     page.forms
+
+
+def test_a_parsed_page_keeps_its_line_records_as_tuples():
+    """Cached pages must not fill the garbage collector's lists: once parsed, every line
+    record (and every reference to one) is an immutable tuple."""
+    import gc
+
+    from simweb.axtree import parse_page
+
+    page = parse_page('<html><body><form><label>Name <input bid="n" name="n"></label>'
+                      '<select bid="s" name="s"><option value="a">A</option><option value="b">B</option></select>'
+                      '<a bid="l" href="/x">Link</a><button bid="b">Go</button></form></body></html>')
+    assert page._recs and all(type(r) is tuple for r in page._recs)
+    assert all(type(orec) is tuple for opts in page._selects.values() for orec, _, _ in opts)
+    gc.collect()
+    gc.collect()   # a tuple holding a tuple is untracked once its content is
+    assert not any(gc.is_tracked(r) for r in page._recs)
+    # behaviour is unchanged: overlays still re-format the frozen records
+    text = page.axtree(values={"n": "Ada", "s": "b"}, focused="n")
+    assert "value='Ada'" in text and ", focused" in text and "selected=True" in text
