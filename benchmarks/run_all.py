@@ -34,6 +34,7 @@ BENCHES = {
     "rollout": ("bench_rollout.py", False, [], False),
     "whatif": ("bench_whatif.py", True, [], False),
     "apps": ("bench_apps.py", False, [], False),
+    "gc": ("bench_gc.py", False, [], False),
 }
 
 
@@ -109,6 +110,30 @@ def summary_rows(results: dict) -> list[list]:
     if r:
         for w in ("workers=1", "workers=2"):
             rows.append([f"7 demo rollouts {w}", "steps/s (wall)", f"{r[w]['steps_per_s_median']}", "", ""])
+    r = results.get("apps", {}).get("results")
+    if r:
+        for app, a in r.items():
+            if not isinstance(a, dict) or "step_ms" not in a:
+                continue
+            for w in ("default", "10x"):
+                s = a["step_ms"][w]["all"]
+                rows.append([f"9 {app} {w} ({a['sizes'][w]:,}): step", "median / p95 ms", f"{s['median']} / {s['p95']}",
+                             "median <= 1 ms" if w == "default" else "",
+                             met(a["targets"]["step_median_ms_default"]) if w == "default" else ""])
+                f, rc = a["fork_us"][w], a["reset_ms"][w]
+                rows.append([f"9 {app} {w}: fork / reset cached / reset cold", "median",
+                             f"{f['median']} us / {rc['cached']['median']} ms / {rc['cold']['median']} ms", "", ""])
+                sp = a["search_page_ms"][w]["first"]
+                rows.append([f"9 {app} {w}: search page", "p50 / p95 ms", f"{sp['median']} / {sp['p95']}",
+                             "p50 <= 5 ms" if w == "10x" else "",
+                             met(a["targets"]["search_page_p50_ms_10x"]) if w == "10x" else ""])
+    r = results.get("gc", {}).get("results")
+    if r:
+        for app, g in r.items():
+            rows.append([f"10 GC {app}: frozen vs list records", "tracked objects / slowest step ms / run s",
+                         f"{g['A']['tracked_objects_median']} vs {g['B']['tracked_objects_median']} / "
+                         f"{g['A']['step_max_ms_median']} vs {g['B']['step_max_ms_median']} / "
+                         f"{g['A']['rollout_s_median']} vs {g['B']['rollout_s_median']}", "", ""])
     r = results.get("whatif", {}).get("results")
     if r:
         if "jinja_getattr" in r:
