@@ -31,7 +31,7 @@ import tempfile
 import threading
 from collections.abc import Callable, MutableSequence, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine
@@ -580,3 +580,76 @@ def forget_open_worlds() -> None:
     """Drop the per-process memo of open worlds (as if in a new process)."""
     with _OPEN_LOCK:
         _OPEN_WORLDS.clear()
+
+
+class WorldFile:
+    """What every app's read-only world shares: the cached file, its identity and ids.
+
+    A subclass sets the class attributes and implements :meth:`build`; its own
+    ``__init__`` calls ``super().__init__(path, built=built)`` and then reads what it keeps
+    in memory. This class opens the file read-only, refuses one of another app or layout,
+    and reads the seed, size, content hash and row counts from its ``meta`` table.
+    """
+
+    APP: ClassVar[str]
+    GENERATOR_VERSION: ClassVar[int]
+    SCHEMA_FINGERPRINT: ClassVar[str]
+    DEFAULT_SIZE: ClassVar[int]
+    MIN_SIZE: ClassVar[int] = 1
+    READ_PRAGMAS: ClassVar[Sequence[str]] = ()
+    #: tables with integer ids: run-time rows get ids above :meth:`max_id`
+    ID_TABLES: ClassVar[Sequence[str]] = ()
+
+    #: True if this process generated the file (False: it was cached, or another process built it)
+    built: bool
+
+    def __init__(self, path: Path | str, *, built: bool = False) -> None:
+        self._db = ReadOnlyDB(path, self.READ_PRAGMAS)
+        self.path = self._db.path
+        self.built = built
+        conn = self._db.conn()
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if meta.get("app") != self.APP or meta.get("schema") != self.SCHEMA_FINGERPRINT:
+            raise ValueError(f"{path} is not a {self.APP} world of generator v{self.GENERATOR_VERSION}"
+                             f" (schema {self.SCHEMA_FINGERPRINT})")
+        self.seed = int(meta["seed"])
+        self.size = int(meta["size"])
+        self.hash: str = meta["hash"]
+        self.counts: dict[str, int] = json.loads(meta["counts"])
+        self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
+                         for t in self.ID_TABLES}
+
+    @classmethod
+    def build(cls, path: Path, seed: int, size: int, progress: bool) -> str:
+        """Generate the world into the new file ``path``; return its content hash."""
+        raise NotImplementedError
+
+    @classmethod
+    def load(cls, seed: int = 0, size: int | None = None, *, progress: bool = False) -> Any:
+        """The world for ``(seed, size)`` (default: the app's default size): built into the
+        cache if missing, then opened. Memoized per process; concurrent callers, in threads
+        or processes, build the file once. ``progress`` shows a bar while building."""
+        return open_world(cls, cls.APP, cls.GENERATOR_VERSION, seed, cls.DEFAULT_SIZE if size is None else size,
+                          fingerprint=cls.SCHEMA_FINGERPRINT, build=cls.build, progress=progress,
+                          min_size=cls.MIN_SIZE)
+
+    @property
+    def engine(self) -> Engine:
+        """A read-only SQLAlchemy engine on the world file (for ORM use)."""
+        return self._db.engine
+
+    def _conn(self) -> sqlite3.Connection:
+        return self._db.conn()
+
+    def max_id(self, table: str) -> int:
+        """Largest id in ``table`` (new simulator rows get ids above it)."""
+        if table not in self._max_ids:
+            raise ValueError(f"unknown table {table!r}; expected one of {tuple(self.ID_TABLES)}")
+        return self._max_ids[table]
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(seed={self.seed}, size={self.size}, hash={self.hash[:12]}..., "
+                f"path={self.path!r})")

@@ -49,7 +49,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
 from sqlalchemy import Boolean, Float, Index, Integer, String, Text, create_engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import NullPool
@@ -60,10 +59,9 @@ from simweb.worlddb import (
     DAY0,
     BuildProgress,
     ContentHasher,
-    ReadOnlyDB,
     Rng,
+    WorldFile,
     day_to_date,
-    open_world,
     schema_fingerprint,
     stable_hash64,
 )
@@ -861,21 +859,21 @@ def _message(row: tuple) -> dict[str, Any]:
     return d
 
 
-class ForumWorld:
+class ForumWorld(WorldFile):
     """Read-only access to one generated forum world (plain JSON-able values only)."""
 
+    APP = APP
+    GENERATOR_VERSION = GENERATOR_VERSION
+    SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
+    DEFAULT_SIZE = 20_000
+    MIN_SIZE = 1
+    READ_PRAGMAS = _READ_PRAGMAS
+    ID_TABLES = _TABLES
+    build = staticmethod(_build_world)
+
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
-        self._db = ReadOnlyDB(path, _READ_PRAGMAS)
-        self.path = self._db.path
-        self.built = built
+        super().__init__(path, built=built)
         conn = self._db.conn()
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if meta.get("app") != APP or meta.get("schema") != SCHEMA_FINGERPRINT:
-            raise ValueError(f"{path} is not a forum world of generator v{GENERATOR_VERSION}")
-        self.seed = int(meta["seed"])
-        self.size = int(meta["size"])
-        self.hash = meta["hash"]
-        self.counts: dict[str, int] = orjson.loads(meta["counts"])
         self._communities = [
             {"id": r[0], "name": r[1], "title": r[2], "description": r[3], "created_day": r[4], "creator_id": r[5],
              "subscribers": r[6], "post_count": r[7]}
@@ -893,21 +891,6 @@ class ForumWorld:
         for v in self._moderates.values():
             v.sort()
         self._prefix = fulltext.PrefixPolicy("posts_fts", PREFIX_COMMON_DF)
-        self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
-                         for t in _TABLES}
-
-    @classmethod
-    def load(cls, seed: int = 0, size: int = 20_000, *, progress: bool = False) -> ForumWorld:
-        """The world for ``(seed, size)``: built into the cache if missing, then opened (memoized)."""
-        return open_world(cls, APP, GENERATOR_VERSION, seed, size, fingerprint=SCHEMA_FINGERPRINT,
-                          build=_build_world, progress=progress, min_size=1)
-
-    @property
-    def engine(self) -> Any:
-        return self._db.engine
-
-    def _conn(self) -> sqlite3.Connection:
-        return self._db.conn()
 
     # -- communities ----------------------------------------------------------------
 
@@ -1241,17 +1224,7 @@ class ForumWorld:
 
     # -- ids --------------------------------------------------------------------------------
 
-    def max_id(self, table: str) -> int:
-        if table not in self._max_ids:
-            raise ValueError(f"unknown table {table!r}; expected one of {_TABLES}")
-        return self._max_ids[table]
-
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
         """A read-only SQL query (for task samplers and tests)."""
         return [tuple(r) for r in self._conn().execute(sql, list(params))]
 
-    def close(self) -> None:
-        self._db.close()
-
-    def __repr__(self) -> str:
-        return f"ForumWorld(seed={self.seed}, size={self.size}, hash={self.hash[:12]}..., path={self.path!r})"

@@ -36,7 +36,15 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import NullPool
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from simweb.worlddb import DAY0, LRU, BuildProgress, ContentHasher, ReadOnlyDB, Rng, open_world, schema_fingerprint
+from simweb.worlddb import (
+    DAY0,
+    LRU,
+    BuildProgress,
+    ContentHasher,
+    Rng,
+    WorldFile,
+    schema_fingerprint,
+)
 
 APP = "issues"
 #: Bump whenever generated content or schema changes.
@@ -639,21 +647,21 @@ def _text_color(color: str) -> str:
 
 
 
-class IssuesWorld:
+class IssuesWorld(WorldFile):
     """Read-only access to one generated tracker world; plain JSON-able values only."""
 
+    APP = APP
+    GENERATOR_VERSION = GENERATOR_VERSION
+    SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
+    DEFAULT_SIZE = 10_000
+    MIN_SIZE = 100
+    READ_PRAGMAS = _READ_PRAGMAS
+    ID_TABLES = _TABLES
+    build = staticmethod(_build_world)
+
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
-        self._db = ReadOnlyDB(path, _READ_PRAGMAS)
-        self.path = self._db.path
-        self.built = built
+        super().__init__(path, built=built)
         conn = self._db.conn()
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if meta.get("app") != APP or meta.get("schema") != SCHEMA_FINGERPRINT:
-            raise ValueError(f"{path} is not an issues world of generator v{GENERATOR_VERSION}")
-        self.seed = int(meta["seed"])
-        self.size = int(meta["size"])
-        self.hash = meta["hash"]
-        self.counts: dict[str, int] = orjson.loads(meta["counts"])
         self._projects = [
             {"id": r[0], "namespace": r[1], "name": r[2], "path": r[3], "description": r[4], "visibility": r[5],
              "created_day": r[6], "issue_count": r[7]}
@@ -674,28 +682,8 @@ class IssuesWorld:
             for r in conn.execute("SELECT id, project_id, title, description, start_day, due_day, state"
                                   " FROM milestones ORDER BY id")]
         self._milestone_by_id = {m["id"]: m for m in self._milestones}
-        self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
-                         for t in _TABLES}
         self._issue_rows = LRU(20_000)
         self._user_rows = LRU(8_192)
-
-    @classmethod
-    def load(cls, seed: int = 0, size: int = 10_000, *, progress: bool = False) -> "IssuesWorld":
-        """The world for ``(seed, size)``: built into the cache if missing, then opened (memoized)."""
-        return open_world(cls, APP, GENERATOR_VERSION, seed, size, fingerprint=SCHEMA_FINGERPRINT,
-                          build=_build_world, progress=progress, min_size=100)
-
-    def _conn(self) -> sqlite3.Connection:
-        return self._db.conn()
-
-    @property
-    def engine(self) -> Any:
-        return self._db.engine
-
-    def max_id(self, table: str) -> int:
-        if table not in self._max_ids:
-            raise ValueError(f"unknown table {table!r}; expected one of {_TABLES}")
-        return self._max_ids[table]
 
     # -- users ----------------------------------------------------------------------
 
@@ -923,8 +911,3 @@ class IssuesWorld:
         return [r[0] for r in self._conn().execute(
             "SELECT id FROM notifications WHERE user_id = ? AND read = 0 ORDER BY id", (int(uid),))]
 
-    def close(self) -> None:
-        self._db.close()
-
-    def __repr__(self) -> str:
-        return f"IssuesWorld(seed={self.seed}, size={self.size}, hash={self.hash[:12]}..., path={self.path!r})"

@@ -60,10 +60,9 @@ from simweb.worlddb import (
     LRU,
     BuildProgress,
     ContentHasher,
-    ReadOnlyDB,
     Rng,
+    WorldFile,
     day_to_date,
-    open_world,
     schema_fingerprint,
     stable_hash64,
 )
@@ -1951,7 +1950,7 @@ def _pages(total: int, per_page: int) -> int:
     return (total + per_page - 1) // per_page
 
 
-class ShopWorld:
+class ShopWorld(WorldFile):
     """Read-only access to one generated shop world.
 
     Every method returns plain JSON-able values (dicts, lists, ints, strings,
@@ -1960,28 +1959,23 @@ class ShopWorld:
     SQLite connection per thread) and fork-safe.  Use :meth:`load`.
     """
 
+    APP = APP
+    GENERATOR_VERSION = GENERATOR_VERSION
+    SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
+    DEFAULT_SIZE = 10_000
+    MIN_SIZE = 1
+    READ_PRAGMAS = _READ_PRAGMAS
+    ID_TABLES = _TABLES
+    build = staticmethod(_build_world)
+
     seed: int
     size: int
     hash: str
     path: str
-    #: True if this process generated the file (False: it was already cached
-    #: or another process built it).
-    built: bool
-
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
-        self._db = ReadOnlyDB(path, _READ_PRAGMAS)
-        self.path = self._db.path
-        self.built = built
+        super().__init__(path, built=built)
         conn = self._db.conn()
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if meta.get("app") != APP or meta.get("schema") != SCHEMA_FINGERPRINT:
-            raise ValueError(f"{path} is not a shop world of generator v{GENERATOR_VERSION}"
-                             f" (schema {SCHEMA_FINGERPRINT})")
-        self.seed = int(meta["seed"])
-        self.size = int(meta["size"])
-        self.hash = meta["hash"]
-        self.counts: dict[str, int] = orjson.loads(meta["counts"])
         self._categories = [
             {"id": cid, "name": name, "slug": slug, "parent_id": parent}
             for cid, name, slug, parent in conn.execute(
@@ -2016,33 +2010,10 @@ class ShopWorld:
         self._root_price_counts = [root.get("price", {}).get(i, 0) for i in range(len(PRICE_BUCKETS))]
         self._root_rating_counts = [root.get("rating", {}).get(m, 0) for m in RATING_BUCKETS]
         self._root_in_stock = root.get("in_stock", {}).get(0, 0)
-        self._max_ids = {t: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {t}").fetchone()[0])
-                         for t in _TABLES}
         self._product_rows = LRU(16_384)
         self._user_rows = LRU(4_096)
         self._facet_cache: dict[int, dict[str, Any]] = {}
         self._prefix = fulltext.PrefixPolicy("products_fts", PREFIX_COMMON_DF)
-
-    # -- lifecycle ------------------------------------------------------------
-
-    @classmethod
-    def load(cls, seed: int = 0, size: int = 10_000, *, progress: bool = False) -> ShopWorld:
-        """The world for ``(seed, size)``: built into the cache if missing, then opened.
-
-        Memoized per process (and cache directory).  Concurrent callers, in
-        threads or processes, build the file once; the others wait for it.
-        ``progress=True`` shows a progress bar on stderr while building.
-        """
-        return open_world(cls, APP, GENERATOR_VERSION, seed, size, fingerprint=SCHEMA_FINGERPRINT,
-                          build=_build_world, progress=progress, min_size=1)
-
-    @property
-    def engine(self) -> Any:
-        """A read-only SQLAlchemy engine on the world file (for ORM use)."""
-        return self._db.engine
-
-    def _conn(self) -> sqlite3.Connection:
-        return self._db.conn()
 
     # -- products -------------------------------------------------------------
 
@@ -2654,12 +2625,6 @@ class ShopWorld:
 
     # -- ids for the simulator and task generators ----------------------------------
 
-    def max_id(self, table: str) -> int:
-        """Largest id in ``table`` (new simulator rows get ids above it)."""
-        if table not in self._max_ids:
-            raise ValueError(f"unknown table {table!r}; expected one of {_TABLES}")
-        return self._max_ids[table]
-
     def _sample_where(self, table: str, where: dict[str, Any]) -> tuple[str, list[Any]]:
         def flag(sql_true: str, sql_false: str) -> Any:
             return lambda v: (sql_true if v else sql_false, [])
@@ -2748,9 +2713,3 @@ class ShopWorld:
         ids = [r[0] for r in self._conn().execute(f"SELECT id FROM {table} WHERE {sql} ORDER BY id", params)]
         return [ids[i] for i in rng.sample_indices(len(ids), int(k))]
 
-    def close(self) -> None:
-        """Close this thread's connection (the memo keeps the object usable)."""
-        self._db.close()
-
-    def __repr__(self) -> str:
-        return f"ShopWorld(seed={self.seed}, size={self.size}, hash={self.hash[:12]}..., path={self.path!r})"
