@@ -653,3 +653,79 @@ class WorldFile:
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(seed={self.seed}, size={self.size}, hash={self.hash[:12]}..., "
                 f"path={self.path!r})")
+
+
+class WorldBuilder:
+    """The write side every world generator shares.
+
+    It opens the new file for one fast exclusive build (no journal, no fsync: a failed
+    build is thrown away whole), creates the tables of the SQLAlchemy ``metadata``, feeds
+    every inserted row to a :class:`ContentHasher` (the world's identity), creates the
+    indexes after the bulk load, and finally writes the ``meta`` table that
+    :class:`WorldFile` reads. A subclass generates the rows between :meth:`begin` and
+    :meth:`finish`.
+    """
+
+    def __init__(self, path: Path, app: str, version: int, seed: int, size: int, progress: BuildProgress,
+                 metadata: Any) -> None:
+        self.path = path
+        self.app = app
+        self.version = version
+        self.seed = seed
+        self.size = size
+        self.p = progress
+        self.metadata = metadata
+        self.hasher = ContentHasher(f"simweb-world/{app}/v{version}/seed={seed}/size={size}")
+        # A creator, not a URL: '?' or '#' in the cache path must not be parsed.
+        self.engine = create_engine("sqlite+pysqlite://", poolclass=NullPool,
+                                    creator=lambda: sqlite3.connect(str(path)))
+        self.raw = self.engine.raw_connection()
+        self.db: sqlite3.Connection = self.raw.driver_connection
+        self.db.isolation_level = None  # explicit BEGIN / COMMIT
+        for pragma in ("PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA locking_mode=EXCLUSIVE",
+                       "PRAGMA temp_store=MEMORY", "PRAGMA cache_size=-262144"):
+            self.db.execute(pragma)
+
+    def insert(self, table: str, rows: Sequence[Sequence[Any]], hashed: bool = True) -> None:
+        """Insert ``rows`` (full tuples, in table column order); hashed rows make the
+        world's content hash."""
+        if not rows:
+            return
+        marks = ",".join("?" * len(rows[0]))
+        self.db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        if hashed:
+            self.hasher.add_rows(table, rows)
+
+    def begin(self) -> None:
+        """Open the build's transaction and create every table (no indexes yet)."""
+        from sqlalchemy.schema import CreateTable
+
+        self.db.execute("BEGIN")
+        for table in self.metadata.sorted_tables:
+            self.db.execute(str(CreateTable(table).compile(dialect=self.engine.dialect)))
+
+    def create_indexes(self, advance: bool = False) -> None:
+        """Create every index of the metadata (after the bulk load: much faster)."""
+        from sqlalchemy.schema import CreateIndex
+
+        for table in self.metadata.sorted_tables:
+            for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
+                self.db.execute(str(CreateIndex(index).compile(dialect=self.engine.dialect)))
+            if advance:
+                self.p.advance()
+
+    def finish(self, fingerprint: str, **extra_meta: str) -> str:
+        """Write the meta table, gather planner statistics, commit and close; return the
+        content hash."""
+        digest = self.hasher.hexdigest()
+        meta = {"app": self.app, "generator_version": str(self.version), "seed": str(self.seed),
+                "size": str(self.size), "hash": digest,
+                "counts": json.dumps(self.hasher.counts(), separators=(",", ":"), ensure_ascii=False),
+                "day0": DAY0.isoformat(), "schema": fingerprint, **extra_meta}
+        self.insert("meta", sorted(meta.items()), hashed=False)
+        self.db.execute("PRAGMA analysis_limit=4000")
+        self.db.execute("ANALYZE")  # the planner needs row counts to pick indexes well
+        self.db.execute("COMMIT")
+        self.raw.close()
+        self.engine.dispose()
+        return digest

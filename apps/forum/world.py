@@ -49,17 +49,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Boolean, Float, Index, Integer, String, Text, create_engine
+from sqlalchemy import Boolean, Float, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from sqlalchemy.pool import NullPool
-from sqlalchemy.schema import CreateIndex, CreateTable
 
 from simweb import fulltext
 from simweb.worlddb import (
     DAY0,
     BuildProgress,
-    ContentHasher,
     Rng,
+    WorldBuilder,
     WorldFile,
     day_to_date,
     schema_fingerprint,
@@ -453,33 +451,14 @@ def _fill(text: str, r: Rng, nouns: Sequence[str]) -> str:
                        t="")
 
 
-class _Builder:
+class _Builder(WorldBuilder):
     def __init__(self, path: Path, seed: int, size: int, progress: BuildProgress) -> None:
-        self.seed, self.size, self.p = seed, size, progress
+        super().__init__(path, APP, GENERATOR_VERSION, seed, size, progress, Base.metadata)
         self.n_users = n_users_for(size)
         self.n_comms = n_communities_for(size)
-        self.hasher = ContentHasher(f"simweb-world/{APP}/v{GENERATOR_VERSION}/seed={seed}/size={size}")
-        self.engine = create_engine("sqlite+pysqlite://", poolclass=NullPool,
-                                    creator=lambda: sqlite3.connect(str(path)))
-        self.raw = self.engine.raw_connection()
-        self.db: sqlite3.Connection = self.raw.driver_connection
-        self.db.isolation_level = None
-        for pragma in ("PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA locking_mode=EXCLUSIVE",
-                       "PRAGMA temp_store=MEMORY", "PRAGMA cache_size=-262144"):
-            self.db.execute(pragma)
-
-    def _insert(self, table: str, rows: list[tuple]) -> None:
-        if not rows:
-            return
-        marks = ",".join("?" * len(rows[0]))
-        self.db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-        self.hasher.add_rows(table, rows)
 
     def run(self) -> str:
-        ddl = self.engine.dialect
-        self.db.execute("BEGIN")
-        for table in Base.metadata.sorted_tables:
-            self.db.execute(str(CreateTable(table).compile(dialect=ddl)))
+        self.begin()
         self.p.stage("users & communities", 2)
         self._people()
         self.p.stage("posts & comments", self.size)
@@ -488,20 +467,8 @@ class _Builder:
         self._social()
         self.p.stage("search index & indexes", 2)
         self._search_indexes()
-        for table in Base.metadata.sorted_tables:
-            for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
-                self.db.execute(str(CreateIndex(index).compile(dialect=ddl)))
-        digest = self.hasher.hexdigest()
-        meta = {"app": APP, "generator_version": str(GENERATOR_VERSION), "seed": str(self.seed),
-                "size": str(self.size), "hash": digest, "counts": _JSON(self.hasher.counts()),
-                "day0": DAY0.isoformat(), "schema": SCHEMA_FINGERPRINT}
-        self.db.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
-        self.db.execute("PRAGMA analysis_limit=4000")
-        self.db.execute("ANALYZE")
-        self.db.execute("COMMIT")
-        self.raw.close()
-        self.engine.dispose()
-        return digest
+        self.create_indexes()
+        return self.finish(SCHEMA_FINGERPRINT)
 
     def _search_indexes(self) -> None:
         for col, order in _RANK_ORDER.items():
@@ -658,12 +625,12 @@ class _Builder:
             self.post_comm.append(ci)
             self.post_created.append(created)
             if len(post_rows) >= _BATCH:
-                self._insert("posts", post_rows)
-                self._insert("comments", comment_rows)
+                self.insert("posts", post_rows)
+                self.insert("comments", comment_rows)
                 self.p.advance(len(post_rows))
                 post_rows, comment_rows = [], []
-        self._insert("posts", post_rows)
-        self._insert("comments", comment_rows)
+        self.insert("posts", post_rows)
+        self.insert("comments", comment_rows)
         self.p.advance(len(post_rows))
         self.n_comments = cid_next
         for cid in range(1, self.n_comms + 1):  # a community's creator joined before creating it
@@ -675,7 +642,7 @@ class _Builder:
             created_day = min(created_day, first_seen[uid] - 1)
             self.users[uid][2] = created_day
             user_rows.append((uid, name, name.lower(), pw, created_day, bio, post_karma[uid], comment_karma[uid]))
-        self._insert("users", user_rows)
+        self.insert("users", user_rows)
         self.comm_posts = comm_posts
 
     # -- social ------------------------------------------------------------------------------
@@ -695,7 +662,7 @@ class _Builder:
             for c in sorted(chosen):
                 sub_rows.append((uid, c))
                 subs_count[c] += 1
-        self._insert("subscriptions", sub_rows)
+        self.insert("subscriptions", sub_rows)
         # communities (now that subscriber counts are known) and moderators
         rows, mod_rows = [], []
         for cid in range(1, n_comms + 1):
@@ -705,8 +672,8 @@ class _Builder:
             for k, m in enumerate(self.mods[cid]):
                 since = c["created_day"] + (0 if k == 0 else r.randint(10, 700))
                 mod_rows.append((cid, m, max(since, self.users[m][2])))
-        self._insert("communities", rows)
-        self._insert("moderators", sorted(mod_rows))
+        self.insert("communities", rows)
+        self.insert("moderators", sorted(mod_rows))
         self.p.advance()
         # votes of every 10th user
         vote_rows = []
@@ -725,7 +692,7 @@ class _Builder:
                     seen.add(key)
                     vote_rows.append((uid, key[0], key[1], 1 if r.below(100) < 75 else -1))
         vote_rows.sort()
-        self._insert("votes", vote_rows)
+        self.insert("votes", vote_rows)
         # saved items of every 4th user
         saved_rows = []
         for uid in range(1, n_users + 1, 4):
@@ -739,7 +706,7 @@ class _Builder:
                     seen2.add(key)
                     saved_rows.append((uid, key[0], key[1], -r.randint(60, 200 * DAY)))
         saved_rows.sort()
-        self._insert("saved", saved_rows)
+        self.insert("saved", saved_rows)
         # private messages
         msg_rows = []
         n_msgs = n_users * 2
@@ -759,7 +726,7 @@ class _Builder:
         draws.sort(key=lambda d: (d[0], d[1], d[2]))
         for i, (created, sender, recipient, subject, body, read) in enumerate(draws, 1):
             msg_rows.append((i, sender, recipient, subject, body, created, read))
-        self._insert("messages", msg_rows)
+        self.insert("messages", msg_rows)
         self.p.advance()
         # bans and the moderation log
         ban_rows, log = [], []
@@ -779,7 +746,7 @@ class _Builder:
                 ban_rows.append((cid, uid, mod, reason, created, until))
                 days = "permanently" if until is None else f"for {(until - created) // DAY} days"
                 log.append((created, cid, mod, "ban", f"u/{self.users[uid][0]}", f"{reason} ({days})"))
-        self._insert("bans", sorted(ban_rows))
+        self.insert("bans", sorted(ban_rows))
         for row in self.db.execute("SELECT c.id, c.post_id, c.user_id, c.created, p.community_id FROM comments c"
                                    " JOIN posts p ON p.id = c.post_id WHERE c.status = 'removed' ORDER BY c.id"):
             mods = self.mods[row[4]]
@@ -789,7 +756,7 @@ class _Builder:
             mods = self.mods[row[1]]
             log.append((row[2] + 900, row[1], mods[0], "pin_post", f"post {row[0]}", ""))
         log.sort(key=lambda x: (x[0], x[1], x[4]))
-        self._insert("mod_log", [(i, cid, mod, action, target, details, min(created, -1))
+        self.insert("mod_log", [(i, cid, mod, action, target, details, min(created, -1))
                                  for i, (created, cid, mod, action, target, details) in enumerate(log, 1)])
         self.p.advance()
 

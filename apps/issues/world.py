@@ -26,22 +26,18 @@ FTS5 index over title and description.
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
 
 import orjson
-from sqlalchemy import Boolean, Index, Integer, String, Text, create_engine
+from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from sqlalchemy.pool import NullPool
-from sqlalchemy.schema import CreateIndex, CreateTable
 
 from simweb.worlddb import (
-    DAY0,
     LRU,
     BuildProgress,
-    ContentHasher,
     Rng,
+    WorldBuilder,
     WorldFile,
     schema_fingerprint,
 )
@@ -303,65 +299,30 @@ def _jl(items: list[int]) -> str:
 
 # ----------------------------------------------------------------------------- builder
 
-class _Builder:
+class _Builder(WorldBuilder):
     """Generates one world into an empty SQLite file, feeding every row to the hasher."""
 
     def __init__(self, path: Path, seed: int, size: int, progress: BuildProgress) -> None:
-        self.path = path
-        self.seed = seed
-        self.size = size
-        self.p = progress
-        self.hasher = ContentHasher(f"simweb-world/{APP}/v{GENERATOR_VERSION}/seed={seed}/size={size}")
-        self.engine = create_engine("sqlite+pysqlite://", poolclass=NullPool,
-                                    creator=lambda: sqlite3.connect(str(path)))
-        self.raw = self.engine.raw_connection()
-        self.db: sqlite3.Connection = self.raw.driver_connection
-        self.db.isolation_level = None
-        for pragma in ("PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA locking_mode=EXCLUSIVE",
-                       "PRAGMA temp_store=MEMORY", "PRAGMA cache_size=-262144"):
-            self.db.execute(pragma)
+        super().__init__(path, APP, GENERATOR_VERSION, seed, size, progress, Base.metadata)
         self.base = Rng.derive(APP, seed, size).next64()
 
     def _rng(self, stream: str, index: int = 0) -> Rng:
         return Rng.sub(Rng.derive(APP, self.seed, stream).next64(), index)
 
-    def _insert(self, table: str, rows: list[tuple], hashed: bool = True) -> None:
-        if not rows:
-            return
-        marks = ",".join("?" * len(rows[0]))
-        self.db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-        if hashed:
-            self.hasher.add_rows(table, rows)
-
     def run(self) -> str:
-        ddl = self.engine.dialect
-        self.db.execute("BEGIN")
-        for table in Base.metadata.sorted_tables:
-            self.db.execute(str(CreateTable(table).compile(dialect=ddl)))
+        self.begin()
         self.p.stage("users & projects", 3)
         self._users()
         self._projects()
         self.p.stage("issues", self.size)
         self._issues()
         self.p.stage("indexes", 2)
-        for table in Base.metadata.sorted_tables:
-            for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
-                self.db.execute(str(CreateIndex(index).compile(dialect=ddl)))
+        self.create_indexes()
         self.db.execute(_FTS_DDL)
         self.db.execute("INSERT INTO issues_fts(rowid, title, description, proj)"
                         " SELECT id, title, description, 'p' || project_id FROM issues ORDER BY id")
         self.db.execute("INSERT INTO issues_fts(issues_fts) VALUES ('optimize')")
-        digest = self.hasher.hexdigest()
-        meta = {"app": APP, "generator_version": str(GENERATOR_VERSION), "seed": str(self.seed),
-                "size": str(self.size), "hash": digest, "counts": _JSON(self.hasher.counts()).decode(),
-                "day0": DAY0.isoformat(), "schema": SCHEMA_FINGERPRINT}
-        self._insert("meta", sorted(meta.items()), hashed=False)
-        self.db.execute("PRAGMA analysis_limit=4000")
-        self.db.execute("ANALYZE")
-        self.db.execute("COMMIT")
-        self.raw.close()
-        self.engine.dispose()
-        return digest
+        return self.finish(SCHEMA_FINGERPRINT)
 
     # -- people and projects -----------------------------------------------------
 
@@ -379,7 +340,7 @@ class _Builder:
             rows.append((uid, username, f"{username}@example.com", f"{first} {last}", f"pw-{username}",
                          -r.randint(200, 2000)))
         self.n_users = n
-        self._insert("users", rows)
+        self.insert("users", rows)
 
     def _projects(self) -> None:
         n = n_projects_for(self.size)
@@ -451,10 +412,10 @@ class _Builder:
                                due - 42, due, state))
                 mss.append((msid, due, state, title))
             self.project_milestones.append(mss)
-        self._insert("projects", prows)
-        self._insert("members", mrows)
-        self._insert("labels", lrows)
-        self._insert("milestones", msrows)
+        self.insert("projects", prows)
+        self.insert("members", mrows)
+        self.insert("labels", lrows)
+        self.insert("milestones", msrows)
 
     # -- issues and their history ----------------------------------------------------
 
@@ -469,9 +430,9 @@ class _Builder:
 
         def flush(final: bool = False) -> None:
             if final or len(issue_rows) >= 5000:
-                self._insert("issues", issue_rows)
-                self._insert("issue_labels", il_rows)
-                self._insert("issue_assignees", ia_rows)
+                self.insert("issues", issue_rows)
+                self.insert("issue_labels", il_rows)
+                self.insert("issue_assignees", ia_rows)
                 self.p.advance(len(issue_rows))
                 issue_rows.clear(), il_rows.clear(), ia_rows.clear()
 
@@ -579,9 +540,9 @@ class _Builder:
             seen.add(key)
             links.append(row)
         for i in range(0, len(all_comments), 20000):
-            self._insert("comments", all_comments[i:i + 20000])
-        self._insert("links", links)
-        self._insert("notifications", n_rows)
+            self.insert("comments", all_comments[i:i + 20000])
+        self.insert("links", links)
+        self.insert("notifications", n_rows)
 
 
 

@@ -48,19 +48,16 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
-    create_engine,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from sqlalchemy.pool import NullPool
-from sqlalchemy.schema import CreateIndex, CreateTable
 
 from simweb import fulltext
 from simweb.worlddb import (
     DAY0,
     LRU,
     BuildProgress,
-    ContentHasher,
     Rng,
+    WorldBuilder,
     WorldFile,
     day_to_date,
     schema_fingerprint,
@@ -1310,7 +1307,7 @@ def n_users_for(size: int) -> int:
     return min(500 + size // 100, 20_000)
 
 
-class _Builder:
+class _Builder(WorldBuilder):
     """Generates one world into an empty SQLite file.
 
     Rows are produced in a fixed order and fed both to SQLite (``executemany``
@@ -1320,23 +1317,8 @@ class _Builder:
     """
 
     def __init__(self, path: Path, seed: int, size: int, progress: BuildProgress) -> None:
-        self.path = path
-        self.seed = seed
-        self.size = size
+        super().__init__(path, APP, GENERATOR_VERSION, seed, size, progress, Base.metadata)
         self.n_users = n_users_for(size)
-        self.p = progress
-        self.hasher = ContentHasher(f"simweb-world/{APP}/v{GENERATOR_VERSION}/seed={seed}/size={size}")
-        # A creator, not a URL: '?' or '#' in the cache path must not be parsed.
-        self.engine = create_engine("sqlite+pysqlite://", poolclass=NullPool,
-                                    creator=lambda: sqlite3.connect(str(path)))
-        self.raw = self.engine.raw_connection()
-        self.db: sqlite3.Connection = self.raw.driver_connection
-        self.db.isolation_level = None  # explicit BEGIN/COMMIT below
-        # Nothing needs crash safety: a failed build is thrown away whole.
-        for pragma in ("PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF",
-                       "PRAGMA locking_mode=EXCLUSIVE", "PRAGMA temp_store=MEMORY",
-                       "PRAGMA cache_size=-262144"):
-            self.db.execute(pragma)
         self.brand_names: list[str] = [""]  # index = brand id
         self.dept_brands: list[list[int]] = [[] for _ in _DEPARTMENTS]
         self.tag_ids: dict[tuple[str, str], int] = {}
@@ -1346,14 +1328,6 @@ class _Builder:
         self.coupons: list[dict[str, Any]] = []
 
     # -- plumbing -------------------------------------------------------------
-
-    def _insert(self, table: str, rows: list[tuple], hashed: bool = True) -> None:
-        if not rows:
-            return
-        marks = ",".join("?" * len(rows[0]))
-        self.db.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
-        if hashed:
-            self.hasher.add_rows(table, rows)
 
     def _tag(self, kind: str, value: str, pid: int, dept_index: int) -> None:
         key = (kind, value.lower())
@@ -1365,10 +1339,7 @@ class _Builder:
 
     def run(self) -> str:
         """Build everything; returns the content hash."""
-        ddl = self.engine.dialect
-        self.db.execute("BEGIN")
-        for table in Base.metadata.sorted_tables:
-            self.db.execute(str(CreateTable(table).compile(dialect=ddl)))
+        self.begin()
         self.p.stage("catalog", 3)
         self._categories()
         self._brands()
@@ -1383,38 +1354,16 @@ class _Builder:
         self._tags()
         self._search_tables()
         self.p.stage("indexes", len(Base.metadata.sorted_tables))
-        for table in Base.metadata.sorted_tables:
-            for index in sorted(table.indexes, key=lambda ix: ix.name or ""):
-                self.db.execute(str(CreateIndex(index).compile(dialect=ddl)))
-            self.p.advance()
+        self.create_indexes(advance=True)
         self.p.stage("facets & statistics", 2)
         self._facets()
         self.p.advance()
-        digest = self.hasher.hexdigest()
-        meta = {
-            "app": APP,
-            "generator_version": str(GENERATOR_VERSION),
-            "seed": str(self.seed),
-            "size": str(self.size),
-            "hash": digest,
-            "counts": _JSON(self.hasher.counts()),
-            "day0": DAY0.isoformat(),
-            "world_day": str(WORLD_DAY),
-            "schema": SCHEMA_FINGERPRINT,
-        }
-        self._insert("meta", sorted(meta.items()), hashed=False)
-        self.db.execute("PRAGMA analysis_limit=4000")
-        self.db.execute("ANALYZE")  # the planner needs row counts to pick indexes well
-        self.db.execute("COMMIT")
-        self.p.advance()
-        self.raw.close()
-        self.engine.dispose()
-        return digest
+        return self.finish(SCHEMA_FINGERPRINT, world_day=str(WORLD_DAY))
 
     # -- catalog ----------------------------------------------------------------
 
     def _categories(self) -> None:
-        self._insert("categories", list(_CATEGORY_ROWS))
+        self.insert("categories", list(_CATEGORY_ROWS))
         self.p.advance()
 
     def _brands(self) -> None:
@@ -1450,8 +1399,8 @@ class _Builder:
             for d in sorted(depts):
                 self.dept_brands[d].append(bid)
                 link_rows.append((bid, _DEPT_IDS[d]))
-        self._insert("brands", brand_rows)
-        self._insert("brand_departments", link_rows)
+        self.insert("brands", brand_rows)
+        self.insert("brand_departments", link_rows)
         self.p.advance(2)
 
     def _name(self, r: Rng, li: _LeafInfo, brand: str) -> tuple[str, dict[str, str]]:
@@ -1614,12 +1563,12 @@ class _Builder:
                 review_count, stock, description, _JSON(options), _JSON(attributes), created_day,
             ))
             if len(product_rows) >= _PRODUCT_BATCH:
-                self._insert("products", product_rows)
-                self._insert("reviews", review_rows)
+                self.insert("products", product_rows)
+                self.insert("reviews", review_rows)
                 self.p.advance(len(product_rows))
                 product_rows, review_rows = [], []
-        self._insert("products", product_rows)
-        self._insert("reviews", review_rows)
+        self.insert("products", product_rows)
+        self.insert("reviews", review_rows)
         self.p.advance(len(product_rows))
 
     # -- people -------------------------------------------------------------------
@@ -1661,12 +1610,12 @@ class _Builder:
             self.user_addresses.append(ids)
             user_rows.append((uid, username, email, full_name, f"Passw0rd!{uid}", ids[0], created_day))
             if len(user_rows) >= _PRODUCT_BATCH:
-                self._insert("users", user_rows)
+                self.insert("users", user_rows)
                 self.p.advance(len(user_rows))
                 user_rows = []
-        self._insert("users", user_rows)
+        self.insert("users", user_rows)
         self.p.advance(len(user_rows))
-        self._insert("addresses", address_rows)
+        self.insert("addresses", address_rows)
 
     # -- coupons and orders ---------------------------------------------------------
 
@@ -1724,7 +1673,7 @@ class _Builder:
                       "one_per_user": once, "description": what}
             self.coupons.append(coupon)
             rows.append(tuple(coupon.values()))
-        self._insert("coupons", rows)
+        self.insert("coupons", rows)
 
     def _orders(self) -> None:
         base = stable_hash64(APP, self.seed, "orders")
@@ -1787,14 +1736,14 @@ class _Builder:
             self.p.advance()
         pending.sort(key=lambda t: (t[0], t[1], t[2]))  # chronological ids
         rows = [(oid, *row) for oid, (_, _, _, row) in enumerate(pending, start=1)]
-        self._insert("orders", rows)
+        self.insert("orders", rows)
 
     # -- derived tables -----------------------------------------------------------
 
     def _tags(self) -> None:
         tag_rows = [(tid, kind, value, sum(len(a) for a in self.postings[tid - 1]))
                     for (kind, value), tid in self.tag_ids.items()]
-        self._insert("tags", tag_rows, hashed=False)
+        self.insert("tags", tag_rows, hashed=False)
         # Postings are in product-id order per (tag, department), and department
         # ids ascend with the index, so inserting in this order appends to the
         # WITHOUT ROWID b-tree in key order (fast, compact).
@@ -1806,7 +1755,7 @@ class _Builder:
                     count_rows.append((tid, dept_id, len(posting)))
                     self.db.executemany("INSERT INTO product_tags VALUES (?, ?, ?)",
                                         ((tid, dept_id, pid) for pid in posting))
-        self._insert("tag_counts", count_rows, hashed=False)
+        self.insert("tag_counts", count_rows, hashed=False)
         self.postings = []
         self.p.advance()
 
@@ -1856,7 +1805,7 @@ class _Builder:
         for leaf, *ns in self.db.execute(f"SELECT category_id, {sums} FROM product_search GROUP BY 1"):
             for m, n in zip(RATING_BUCKETS, ns, strict=True):
                 add(leaf, "rating", m, n)
-        self._insert("facet_counts", sorted((c, k, key, n) for (c, k, key), n in counts.items()),
+        self.insert("facet_counts", sorted((c, k, key, n) for (c, k, key), n in counts.items()),
                      hashed=False)
 
 
