@@ -17,6 +17,7 @@ from simweb.apps.forum.functions import PER_PAGE
 from simweb.apps.forum.world import DAY, WINDOWS, hot_score
 
 import simweb
+from sitedriver import Site
 from simweb.verify import changed_paths
 
 ORIGIN = "http://forum.simweb.localhost"
@@ -35,58 +36,8 @@ def world(env):
     return env.app.world
 
 
-class Forum:
-    """A thin driver over the env: actions, page reading and state shortcuts."""
-
-    def __init__(self, env):
-        self.env = env
-        self.obs = None
-        self.info = None
-
-    def do(self, action: str) -> Forum:
-        self.obs, _, _, _, self.info = self.env.step(action)
-        return self
-
-    def ok(self, action: str) -> Forum:
-        self.do(action)
-        assert self.obs["last_action_error"] == "", f"{action}: {self.obs['last_action_error']}"
-        return self
-
-    def goto(self, url: str) -> Forum:
-        return self.ok(f"goto({url!r})")
-
-    def click(self, bid: str) -> Forum:
-        return self.ok(f"click({bid!r})")
-
-    def fill(self, bid: str, text: str) -> Forum:
-        return self.ok(f"fill({bid!r}, {text!r})")
-
-    def select(self, bid: str, value: str) -> Forum:
-        return self.ok(f"select_option({bid!r}, {value!r})")
-
-    def sign_in(self, uid: int, url: str = "/") -> Forum:
-        self.env.state["browser"]["user"] = uid
-        return self.goto(url)
-
-    @property
-    def rt(self) -> dict:
-        return self.env.state["runtime"]
-
-    @property
-    def html(self) -> str:
-        return self.obs["html"]
-
-    @property
-    def path(self) -> str:
-        return self.obs["url"][len(ORIGIN):]
-
-    @property
-    def status(self) -> int:
-        return self.info["status"]
-
-    def post(self, url: str, form: dict, referrer: str | None = None):
-        """A form post as if sent from ``referrer`` (default: the current page)."""
-        return self.env.app.submit(self.env.state, url, form, referrer=referrer)
+class Forum(Site):
+    """The shared driver, plus the forum's page readers."""
 
     def has(self, bid: str) -> bool:
         return f'bid="{bid}"' in self.html
@@ -95,18 +46,6 @@ class Forum:
         m = re.search(rf'bid="{re.escape(bid)}"[^>]*>(.*?)</', self.html, re.DOTALL)
         assert m, f"no element {bid} on {self.path}"
         return html_lib.unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
-
-    def flash(self) -> tuple[str, str] | None:
-        m = re.search(r'<div class="flash (\w+)" role="(\w+)">(.*?)</div>', self.html, re.DOTALL)
-        return None if m is None else (m.group(1), html_lib.unescape(m.group(3)).strip())
-
-    def error(self) -> str | None:
-        f = self.flash()
-        return f[1] if f and f[0] == "error" else None
-
-    def success(self) -> str | None:
-        f = self.flash()
-        return f[1] if f and f[0] == "success" else None
 
     def post_ids(self) -> list[int]:
         return [int(x) for x in re.findall(r'bid="post-(\d+)" class="title"', self.html)]

@@ -8,13 +8,13 @@ would be. Test data is picked from the world by property, never by hard-coded id
 from __future__ import annotations
 
 import copy
-import html as html_lib
 import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import simweb
+from sitedriver import Site
 from simweb.apps.issues.world import ROLES, sort_key, text_matches
 
 
@@ -34,90 +34,8 @@ def world(env):
     return env.app.world
 
 
-class Tracker:
-    """A thin driver over the env: actions, page reading and state shortcuts."""
-
-    def __init__(self, env):
-        self.env = env
-        self.obs = None
-        self.info = None
-
-    def do(self, action: str) -> "Tracker":
-        self.obs, _, _, _, self.info = self.env.step(action)
-        return self
-
-    def ok(self, action: str) -> "Tracker":
-        self.do(action)
-        assert self.obs["last_action_error"] == "", f"{action}: {self.obs['last_action_error']}"
-        return self
-
-    def goto(self, url: str) -> "Tracker":
-        return self.ok(f"goto({url!r})")
-
-    def click(self, bid: str) -> "Tracker":
-        return self.ok(f"click({bid!r})")
-
-    def fill(self, bid: str, text: str) -> "Tracker":
-        return self.ok(f"fill({bid!r}, {text!r})")
-
-    def select(self, bid: str, value: str) -> "Tracker":
-        return self.ok(f"select_option({bid!r}, {value!r})")
-
-    def check(self, bid: str) -> "Tracker":
-        return self.ok(f"check({bid!r})")
-
-    def sign_in(self, uid: int, url: str = "/") -> "Tracker":
-        self.env.state["browser"]["user"] = uid
-        return self.goto(url)
-
-    def post(self, url: str, form: dict | None = None):
-        """A crafted form post from the current page (controls may be hidden)."""
-        return self.env.app.submit(self.env.state, url, form or {})
-
-    @property
-    def state(self) -> dict:
-        return self.env.state
-
-    @property
-    def rt(self) -> dict:
-        return self.env.state["runtime"]
-
-    @property
-    def html(self) -> str:
-        return self.obs["html"]
-
-    @property
-    def path(self) -> str:
-        url = self.obs["url"]
-        assert url.startswith(ORIGIN)
-        return url[len(ORIGIN):]
-
-    @property
-    def status(self) -> int:
-        return self.info["status"]
-
-    def flash(self):
-        m = re.search(r'<div bid="flash" class="flash (\w+)" role="(\w+)">(.*?)</div>', self.html, re.S)
-        return None if m is None else (m.group(1), html_lib.unescape(m.group(3)).strip())
-
-    def error(self):
-        f = self.flash()
-        return f[1] if f and f[0] == "error" else None
-
-    def success(self):
-        f = self.flash()
-        return f[1] if f and f[0] == "success" else None
-
-    def bids(self) -> list[str]:
-        return re.findall(r"^\t*\[([^\]]+)\]", self.obs["axtree"], re.M)
-
-    def has(self, bid: str) -> bool:
-        return bid in self.bids()
-
-    def text_of(self, bid: str) -> str:
-        m = re.search(r'<(\w+)[^>]*\bbid="' + re.escape(bid) + r'"[^>]*>(.*?)</\1>', self.html, re.S)
-        assert m, f"no element {bid!r} on {self.path}"
-        return html_lib.unescape(re.sub(r"<[^>]+>", "", m.group(2))).strip()
+class Tracker(Site):
+    """The shared driver, plus the tracker's page readers."""
 
     def issue_iids(self, pid: int) -> list[int]:
         return [int(b.rsplit("-", 1)[1]) for b in self.bids() if re.fullmatch(rf"issue-{pid}-\d+", b)]

@@ -19,6 +19,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import simweb
+from sitedriver import Site
 from simweb.apps.shopping.functions import money
 from simweb.apps.shopping.world import category_ancestors
 from simweb.worlddb import day_to_date
@@ -56,105 +57,14 @@ def world_orders(world):
     return {uid: world.orders(uid) for uid in range(1, world.max_id("users") + 1)}
 
 
-class Shop:
-    """A thin driver over the env: actions, page reading and state shortcuts."""
-
-    def __init__(self, env):
-        self.env = env
-        self.obs = None
-        self.info = None
-
-    # actions ---------------------------------------------------------------------
-    def do(self, action: str) -> "Shop":
-        self.obs, _, _, _, self.info = self.env.step(action)
-        return self
-
-    def ok(self, action: str) -> "Shop":
-        """Run an action that must be possible (the element exists, the value fits)."""
-        self.do(action)
-        assert self.obs["last_action_error"] == "", f"{action}: {self.obs['last_action_error']}"
-        return self
-
-    def goto(self, url: str) -> "Shop":
-        return self.ok(f"goto({url!r})")
-
-    def click(self, bid: str) -> "Shop":
-        return self.ok(f"click({bid!r})")
-
-    def fill(self, bid: str, text: str) -> "Shop":
-        return self.ok(f"fill({bid!r}, {text!r})")
-
-    def select(self, bid: str, value: str) -> "Shop":
-        return self.ok(f"select_option({bid!r}, {value!r})")
-
-    def sign_in(self, uid: int, url: str = "/") -> "Shop":
-        self.env.state["browser"]["user"] = uid
-        return self.goto(url)
-
-    # reading -----------------------------------------------------------------------
-    @property
-    def state(self) -> dict:
-        return self.env.state
-
-    @property
-    def rt(self) -> dict:
-        return self.env.state["runtime"]
-
-    @property
-    def html(self) -> str:
-        return self.obs["html"]
-
-    @property
-    def axtree(self) -> str:
-        return self.obs["axtree"]
-
-    @property
-    def path(self) -> str:
-        url = self.obs["url"]
-        assert url.startswith(ORIGIN)
-        return url[len(ORIGIN):]
-
-    @property
-    def page(self) -> str:
-        return self.info["page"]
-
-    @property
-    def status(self) -> int:
-        return self.info["status"]
-
-    def flash(self) -> tuple[str, str] | None:
-        """(level, message) of the page's flash message, or None."""
-        m = re.search(r'<div class="flash (\w+)" role="(\w+)">(.*?)</div>', self.html, re.S)
-        if m is None:
-            return None
-        assert m.group(2) == ("alert" if m.group(1) == "error" else "status")
-        return m.group(1), html_lib.unescape(m.group(3)).strip()
-
-    def error(self) -> str | None:
-        f = self.flash()
-        return f[1] if f and f[0] == "error" else None
-
-    def success(self) -> str | None:
-        f = self.flash()
-        return f[1] if f and f[0] == "success" else None
-
-    def bids(self) -> list[str]:
-        return re.findall(r"^\t*\[([^\]]+)\]", self.axtree, re.M)
-
-    def has(self, bid: str) -> bool:
-        return bid in self.bids()
+class Shop(Site):
+    """The shared driver, plus the shop's page readers."""
 
     def line(self, bid: str) -> str:
         """The axtree line of ``bid`` followed by its first child line."""
         m = re.search(r"^\t*\[" + re.escape(bid) + r"\][^\n]*(\n[^\n]*)?", self.axtree, re.M)
         assert m, f"no element {bid!r} on {self.path}"
         return m.group(0)
-
-    def text_of(self, bid: str) -> str:
-        """The text content of the element carrying ``bid`` in the HTML."""
-        m = re.search(r'<(\w+)[^>]*\bbid="' + re.escape(bid) + r'"[^>]*>(.*?)</\1>', self.html, re.S)
-        assert m, f"no element {bid!r} on {self.path}"
-        return html_lib.unescape(re.sub(r"<[^>]+>", "", m.group(2))).strip()
 
     def product_ids(self) -> list[int]:
         return [int(b[len("product-"):]) for b in self.bids() if re.fullmatch(r"product-\d+", b)]
