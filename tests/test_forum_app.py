@@ -738,3 +738,82 @@ def test_listed_votes_match_single_lookups(f, world):
     on = f'bid="comment-{cid}-{"up" if value == 1 else "down"}"'
     tag = f.html[f.html.index(on):f.html.index(">", f.html.index(on))]
     assert 'aria-pressed="true"' in tag
+
+
+# ----------------------------------------------------------------------------- multi-step templates
+
+def test_keyword_score_gap_needs_the_difference(env):
+    tid = "forum/keyword_score_gap"
+    env.reset(seed=6, options={"task": tid})
+    plan = env.oracle_plan()
+    p = env.app.tasks[tid].instantiate(env.app, 6).params
+    assert p["answer"] == p["first_score"] - p["second_score"] > 0
+    # Answering with the best post's score (not the gap) fails; the gap itself succeeds.
+    v = _run(env, tid, 6, plan[:-1] + [f"send_msg_to_user('{p['first_score']}')"])
+    assert not v["success"] and v["progress"] == 0.0 and v["clean"]
+    v = _run(env, tid, 6, plan[:-1] + [f"send_msg_to_user('The gap is {p['answer']} points')"])
+    assert v["success"] and v["progress"] == 1.0
+    # Voting on a result while looking is collateral damage.
+    v = _run(env, tid, 6, plan[:-1] + [f"click('post-{p['first_id']}-up')", plan[-1]])
+    assert v["success"] and not v["clean"]
+
+
+def test_message_post_stats_checks_the_quoted_numbers(env):
+    tid = "forum/message_post_stats"
+    task = env.app.tasks[tid]
+    env.reset(seed=7, options={"task": tid})
+    plan = env.oracle_plan()
+    p = task.instantiate(env.app, 7).params
+    # The placeholder text (N and M not filled in) reaches the right person with the right
+    # subject but not the right text: partial progress only.
+    lazy = [a if not a.startswith("fill('msg-body'") else f"fill('msg-body', {task.note(p)!r})" for a in plan]
+    assert lazy != plan
+    v = _run(env, tid, 7, lazy)
+    assert not v["success"] and v["progress"] == pytest.approx(2 / 3) and v["clean"]
+    # Swapped numbers are wrong too.
+    swapped = [a if not a.startswith("fill('msg-body'") else
+               f"fill('msg-body', {task.note(p, p['count'], p['score'])!r})" for a in plan]
+    v = _run(env, tid, 7, swapped)
+    assert not v["success"] or p["count"] == p["score"]
+    # Sending a second message is collateral damage.
+    v = _run(env, tid, 7, plan + [f"goto('/u/{p['to']}')"] + plan[-4:])
+    assert v["success"] and not v["clean"]
+
+
+def test_save_week_top_partial_and_wrong_vote(env, world):
+    tid = "forum/save_week_top"
+    env.reset(seed=8, options={"task": tid})
+    plan = env.oracle_plan()
+    p = env.app.tasks[tid].instantiate(env.app, 8).params
+    assert len(p["post_ids"]) == 3 and p["best_id"] in p["post_ids"]
+    counts = {i: world.post(i)["comment_count"] for i in p["post_ids"]}
+    assert counts[p["best_id"]] == max(counts.values())
+    # Joined and saved two of the three, no vote: 3 of 5 checks.
+    v = _run(env, tid, 8, plan[:6])
+    assert not v["success"] and v["progress"] == pytest.approx(3 / 5) and v["clean"]
+    # Everything saved but the wrong post upvoted: not solved, and the stray vote is collateral.
+    wrong = next(i for i in p["post_ids"] if i != p["best_id"])
+    v = _run(env, tid, 8, plan[:-1] + [f"click('post-{wrong}-up')"])
+    assert not v["success"] and v["progress"] == pytest.approx(4 / 5) and not v["clean"]
+    v = _run(env, tid, 8, plan)
+    assert v["success"] and v["clean"] and v["progress"] == 1.0
+
+
+def test_mod_spam_sweep_partial_and_collateral(env, world):
+    tid = "forum/mod_spam_sweep"
+    env.reset(seed=9, options={"task": tid})
+    plan = env.oracle_plan()
+    p = env.app.tasks[tid].instantiate(env.app, 9).params
+    n = len(p["post_ids"])
+    assert 2 <= n <= 3 and all(world.post(i)["user_id"] == p["target_id"] for i in p["post_ids"])
+    # Only the first post removed and no ban: 1 of n + 3 checks.
+    v = _run(env, tid, 9, plan[:6])
+    assert not v["success"] and v["progress"] == pytest.approx(1 / (n + 3)) and v["clean"]
+    # A temporary ban instead of a permanent one misses one check.
+    temp = [a if a != "fill('ban-days', '0')" else "fill('ban-days', '7')" for a in plan]
+    v = _run(env, tid, 9, temp)
+    assert not v["success"] and v["progress"] == pytest.approx((n + 2) / (n + 3))
+    # Removing someone else's post in the same community is collateral damage.
+    other = a_post(world, lambda x: x["community_id"] == p["community_id"] and x["user_id"] != p["target_id"])
+    v = _run(env, tid, 9, plan + [f"goto('/p/{other['id']}')", "click('mod-remove')"])
+    assert v["success"] and not v["clean"]

@@ -1015,10 +1015,204 @@ class JoinPostAndEngage(TaskTemplate):
         return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra + cextra)
 
 
+# ============================================================================= multi-step (medium, hard)
+
+class KeywordScoreGap(TaskTemplate):
+    id = "forum/keyword_score_gap"
+    kind = "info"
+    title = "Search a community, sort by score and compare the two best posts"
+
+    def sample(self, app, rng):
+        for _ in range(500):
+            p = pick_post(app, rng)
+            words = [w for w in p["title"].replace("?", " ").replace(":", " ").split() if len(w) >= 5
+                     and w.isalpha()]
+            if not words:
+                continue
+            word = rng.choice(words).lower()
+            res = app.world.search(word, community=p["community_id"], sort="top", limit=2)
+            items = res["items"]
+            if res["total"] >= 3 and items[0]["score"] > items[1]["score"] and unique_title(app, items[0]) \
+                    and unique_title(app, items[1]):
+                a, b = items
+                return {"user_id": pick_user(app, rng)["id"], "community": cname(app, p["community_id"]),
+                        "community_id": p["community_id"], "word": word, "first": a["title"], "first_id": a["id"],
+                        "first_score": a["score"], "second": b["title"], "second_id": b["id"],
+                        "second_score": b["score"], "answer": a["score"] - b["score"]}
+        raise RuntimeError("no keyword with two clearly ranked posts")
+
+    def goal(self, app, p):
+        return (f"Search c/{p['community']} for posts mentioning “{p['word']}”. How many more points does the "
+                f"highest-scoring of them have than the second-highest? Answer with the number.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right posts are compared", f"keyword {p['word']}", f"community c/{p['community']}",
+                   "sorted by top score"),
+                fg("answer", "The gap between the two best posts is given",
+                   f"the best two are {p['first']} ({plural(p['first_score'], 'point')}) and {p['second']} "
+                   f"({plural(p['second_score'], 'point')})", f"the answer is {p['answer']}")]
+
+    def oracle(self, app, p):
+        return [f"fill('search-q', {p['word']!r})", "click('search-go')", f"fill('s-community', {p['community']!r})",
+                "select_option('s-sort', 'top')", "click('s-go')", f"send_msg_to_user('{p['answer']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_number_answer(app, start, final, answer, p["answer"], "score gap between the two best posts")
+
+
+class MessagePostStats(TaskTemplate):
+    id = "forum/message_post_stats"
+    title = "Look up a post's numbers and quote them in a message to its author"
+
+    def sample(self, app, rng):
+        p = pick_post(app, rng, lambda x: x["score"] >= 2 and x["comment_count"] >= 2)
+        u = pick_user(app, rng, lambda x: x["id"] != p["user_id"])
+        return {"user_id": u["id"], **post_params(app, p), "to": uname(app, p["user_id"]), "to_id": p["user_id"],
+                "score": p["score"], "count": p["comment_count"]}
+
+    @staticmethod
+    def subject(p):
+        return f"Your post in c/{p['community']}"
+
+    @staticmethod
+    def note(p, score="N", count="M"):
+        return f"Congratulations! Your post has {score} points and {count} comments."
+
+    def goal(self, app, p):
+        return (f"Find the post “{p['title']}” in c/{p['community']} and send its author a private message with "
+                f"the subject “{self.subject(p)}” and the text: {self.note(p)} (put the post's current score for N "
+                f"and its number of comments for M).")
+
+    def facts(self, app, p):
+        return [fg("lookup", "The post's numbers are found", f"author u/{p['to']}", f"score {p['score']}",
+                   f"{p['count']} comments"),
+                fg("message", "The message is sent", f"to u/{p['to']}", f"subject {self.subject(p)}",
+                   f"text {self.note(p, p['score'], p['count'])}")]
+
+    allowed = ("runtime.entities.messages", "runtime.counters.messages")
+
+    def oracle(self, app, p):
+        return open_post(app, p["post_id"]) + [
+            "click('post-author')", "click('profile-message')", f"fill('msg-subject', {self.subject(p)!r})",
+            f"fill('msg-body', {self.note(p, p['score'], p['count'])!r})", "click('msg-send')"]
+
+    def verify(self, app, p, start, final, answer):
+        checks, extra = V.message_checks(app, final, p["user_id"], p["to_id"], p["to"], self.subject(p),
+                                         self.note(p, p["score"], p["count"]))
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+
+
+class SaveWeekTopUpvote(TaskTemplate):
+    id = "forum/save_week_top"
+    title = "Join a community, save its top 3 posts of the week and upvote the most-commented one"
+
+    def sample(self, app, rng):
+        comms = app.world.communities()
+        for _ in range(300):
+            c = rng.choice(comms)
+            tops = [app.world.list_posts([c["id"]], "top", now - WEEK, 4) for now in (START, START + 1200)]
+            a, b = tops
+            if len(a) < 3 or [x["id"] for x in a[:3]] != [x["id"] for x in b[:3]]:
+                continue
+            if any(len(t) == 4 and t[2]["score"] <= t[3]["score"] for t in tops):
+                continue
+            three = a[:3]
+            counts = sorted((x["comment_count"] for x in three), reverse=True)
+            if counts[0] == counts[1] or not all(unique_title(app, x) for x in three):
+                continue
+            best = max(three, key=lambda x: x["comment_count"])
+            ids = [x["id"] for x in three]
+            u = pick_user(app, rng, lambda x, c=c, best=best, ids=ids: c["id"] not in app.world.subscriptions(x["id"])
+                          and app.world.vote(x["id"], "post", best["id"]) == 0
+                          and not any(k == "post" and t in ids for k, t, _ in app.world.saved(x["id"])))
+            return {"user_id": u["id"], "community": c["name"], "community_id": c["id"], "post_ids": ids,
+                    "titles": [x["title"] for x in three], "best_id": best["id"], "best": best["title"]}
+        raise RuntimeError("no community with a clear top 3 this week")
+
+    def goal(self, app, p):
+        return (f"Join c/{p['community']}, save the 3 top-scoring posts of the past week there, and upvote the one "
+                f"of those 3 that has the most comments.")
+
+    def facts(self, app, p):
+        return [fg("find", "The week's top posts are found", f"community c/{p['community']}",
+                   "sorted by top, past week", "the first 3"),
+                fg("saved", "Each of the 3 is saved", *[f"“{t}” saved" for t in p["titles"]]),
+                fg("vote", "The most-commented of them is upvoted", f"“{p['best']}” upvoted"),
+                fg("sub", "The community is joined", f"subscribed to c/{p['community']}")]
+
+    def allowed_paths(self, app, p):
+        return ([f"runtime.saved.{p['user_id']}.p{i}" for i in p["post_ids"]]
+                + [f"runtime.votes.{p['user_id']}.p{p['best_id']}", f"runtime.subs.{p['user_id']}.{p['community_id']}"])
+
+    def oracle(self, app, p):
+        return ([f"goto('/c/{p['community']}')", "click('subscribe')", "click('sort-top')", "click('t-week')"]
+                + [f"click('post-{i}-save')" for i in p["post_ids"]] + [f"click('post-{p['best_id']}-up')"])
+
+    def verify(self, app, p, start, final, answer):
+        checks = V.saved_checks(app, final, p["user_id"], {f"p{i}": True for i in p["post_ids"]})
+        checks += V.vote_checks(app, final, p["user_id"], {f"p{p['best_id']}": 1})
+        checks += V.subscription_checks(app, final, p["user_id"], {p["community_id"]: True})
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p))
+
+
+class ModSpamSweep(TaskTemplate):
+    id = "forum/mod_spam_sweep"
+    title = "As a moderator, remove all of a spammer's posts in the community and ban them for good"
+
+    def sample(self, app, rng):
+        comms = app.world.communities()
+        for _ in range(300):
+            c = rng.choice(comms)
+            mods = set(app.world.moderators(c["id"]))
+            rows = app.world.query("SELECT user_id FROM posts WHERE community_id = ? GROUP BY user_id"
+                                   " HAVING count(*) BETWEEN 2 AND 3 AND sum(status = 'live') = count(*)"
+                                   " ORDER BY user_id", (c["id"],))
+            cands = [r[0] for r in rows if r[0] not in mods and app.world.ban(c["id"], r[0]) is None]
+            if not cands:
+                continue
+            uid = rng.choice(cands)
+            posts = [r[0] for r in app.world.query("SELECT id FROM posts WHERE community_id = ? AND user_id = ?"
+                                                   " ORDER BY id", (c["id"], uid))]
+            return {"user_id": rng.choice(sorted(mods)), "community": c["name"], "community_id": c["id"],
+                    "target": uname(app, uid), "target_id": uid, "post_ids": posts,
+                    "titles": [app.world.post(i)["title"] for i in posts],
+                    "reason": rng.choice(("Spam", "Self-promotion"))}
+        raise RuntimeError("no user with a few posts in a community")
+
+    def goal(self, app, p):
+        return (f"I moderate c/{p['community']}. u/{p['target']} has been spamming it: remove every post "
+                f"u/{p['target']} has made in c/{p['community']} (leave everyone else's posts alone), then ban "
+                f"u/{p['target']} from c/{p['community']} permanently with the reason “{p['reason']}”.")
+
+    def facts(self, app, p):
+        return [fg("find", "The spammer's posts are found", f"author u/{p['target']}", f"community c/{p['community']}",
+                   f"{len(p['post_ids'])} posts"),
+                fg("remove", "Each of them is removed", *[f"“{t}” removed" for t in p["titles"]]),
+                fg("ban", "The ban is in place as asked", f"u/{p['target']} banned from c/{p['community']}",
+                   "permanent", f"reason {p['reason']}")]
+
+    def allowed_paths(self, app, p):
+        return ([f"runtime.entities.posts.{i}" for i in p["post_ids"]]
+                + [f"runtime.bans.{p['community_id']}.{p['target_id']}", "runtime.timers", *MOD_PATHS])
+
+    def oracle(self, app, p):
+        plan = ["click('search-go')", f"fill('s-author', {p['target']!r})", f"fill('s-community', {p['community']!r})",
+                "click('s-go')"]
+        for i in p["post_ids"]:
+            plan += [f"goto('/p/{i}')", "click('mod-remove')"]
+        return plan + [f"goto('/c/{p['community']}')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
+                       "fill('ban-days', '0')", f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        checks = [c for i in p["post_ids"] for c in V.field_checks(app, final, "posts", i, {"status": "removed"})]
+        checks += V.ban_checks(app, final, p["community_id"], p["target_id"], 0, p["reason"])
+        return V.combine(checks, app, start, final, self.allowed_paths(app, p))
+
+
 TASKS: list[TaskTemplate] = [
     TopPostThisWeek(), PostScore(), CommentCount(), UserJoined(), UserModerates(), AuthorMostComments(),
     KeywordTopYear(), UpvotePost(), DownvoteComment(), RemoveVote(), SubscribeMany(), Unsubscribe(), SavePost(),
     SubmitTextPost(), SubmitLinkPost(), ReplyToComment(), EditComment(), DeleteOwnPost(), SendMessage(),
     ModLockPost(), ModPinPost(), ModUnban(), ModRemoveComment(), ModBanUser(), ModCleanup(), RefuseDeleteOthersComment(), RefuseModerate(),
-    JoinPostAndEngage(),
+    JoinPostAndEngage(), KeywordScoreGap(), MessagePostStats(), SaveWeekTopUpvote(), ModSpamSweep(),
 ]
