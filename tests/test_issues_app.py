@@ -809,3 +809,109 @@ def test_a_comment_on_another_issue_is_collateral_damage(env):
     assert info["verdict"]["success"] and not info["verdict"]["clean"]
     collateral = next(c for c in info["verdict"]["checks"] if c["name"] == "no collateral changes")
     assert "runtime.entities.comments." in collateral["detail"], collateral
+
+
+# ============================================================================= multi-step templates
+
+def _iurl(proj, iid):
+    return f"/projects/{proj['path']}/issues/{iid}"
+
+
+def _plan_until(env, tid, seed, stop):
+    """The oracle plan of an instance up to (not including) the first action containing ``stop``."""
+    env.reset(seed=seed, options={"task": tid})
+    plan = env.oracle_plan()
+    return plan[:next(k for k, a in enumerate(plan) if stop in a)]
+
+
+def test_most_commented_open_rejects_the_runner_up_and_a_list_of_numbers(env):
+    tid = "issues/most_commented_open"
+    env.reset(seed=5, options={"task": tid})
+    p = env.task.params
+    world = env.app.world
+    rows = issues_of(world, p["project_id"], state="opened", labels=[p["label_id"]],
+                     milestone=next(m["id"] for m in world.milestones(p["project_id"]) if m["title"] == p["milestone"]))
+    ranked = sorted(rows, key=sort_key("comments"))
+    assert ranked[0]["iid"] == p["iid"] and ranked[0]["comment_count"] > ranked[1]["comment_count"]
+    plan = env.oracle_plan()[:-1]
+    v = _run(env, tid, 5, plan + [f"send_msg_to_user('#{ranked[1]['iid']}')"])
+    assert not v["success"] and v["progress"] == 0.0 and v["clean"]
+    v = _run(env, tid, 5, plan + [f"send_msg_to_user('#{ranked[0]['iid']} or #{ranked[1]['iid']}')"])
+    assert not v["success"]
+    v = _run(env, tid, 5, plan + [f"send_msg_to_user('It is #{p['iid']}.')"])
+    assert v["success"] and v["clean"]
+
+
+def test_unblock_and_close_gives_partial_credit_and_refuses_the_wrong_order(env):
+    tid = "issues/unblock_and_close"
+    env.reset(seed=3, options={"task": tid})
+    p = env.task.params
+    proj = env.app.world.project(p["project_id"])
+    # closing the blocked issue first is refused by the site: nothing changes
+    v = _run(env, tid, 3, [f"goto('{_iurl(proj, p['iid'])}')", "click('close-issue')"])
+    assert env.state["runtime"]["entities"].get("issues", {}).get(str(p["issue_id"])) is None
+    assert v["progress"] == 0.0 and not v["success"]
+    # closing only the blockers is partial progress: blockers done, the issue and the comment not
+    acts = []
+    for n in p["blocker_iids"]:
+        acts += [f"goto('{_iurl(proj, n)}')", "click('close-issue')"]
+    v = _run(env, tid, 3, acts)
+    k = len(p["blocker_iids"])
+    assert not v["success"] and v["clean"] and v["progress"] == round(k / (k + 2), 6)
+    # closing an unrelated issue on the way is collateral damage
+    world = env.app.world
+    other = issue_with(world, p["project_id"], lambda i: i["state"] == "opened" and i["id"] != p["issue_id"]
+                       and i["id"] not in p["blocker_ids"] and not any(b["state"] == "opened"
+                                                                        for b in blockers(world, i["id"])))
+    v = _run(env, tid, 3, [f"goto('{_iurl(proj, other['iid'])}')", "click('close-issue')"] + env.oracle_plan())
+    assert v["success"] and not v["clean"]
+
+
+def test_triage_my_issues_counts_each_issue_and_flags_an_unassigned_one(env):
+    tid = "issues/triage_my_issues"
+    env.reset(seed=2, options={"task": tid})
+    p = env.task.params
+    # only the first issue triaged: half of the checks for two issues, a third for three
+    acts = _plan_until(env, tid, 2, f"issues/{p['iids'][1]}'")
+    v = _run(env, tid, 2, acts)
+    assert not v["success"] and v["clean"] and v["progress"] == round(2 / (2 * len(p["iids"])), 6)
+    # milestone set everywhere but no comment: partial
+    v = _run(env, tid, 2, [a for a in env.oracle_plan() if "comment-" not in a])
+    assert not v["success"] and v["progress"] == 0.5
+    # the same triage on an issue not assigned to me is collateral damage
+    world = env.app.world
+    proj = world.project(p["project_id"])
+    other = issue_with(world, p["project_id"], lambda i: i["state"] == "opened" and p["user_id"] not in i["assignees"]
+                       and i["milestone_id"] != p["milestone_id"])
+    extra = [f"goto('{_iurl(proj, other['iid'])}')", f"select_option('milestone-select', {p['milestone']!r})",
+             "click('milestone-submit')"]
+    v = _run(env, tid, 2, extra + env.oracle_plan())
+    assert v["success"] and not v["clean"]
+    assert f"runtime.entities.issues.{other['id']}" in v["checks"][-1]["detail"]
+
+
+def test_wrap_up_milestone_needs_the_right_roles_the_moves_and_the_close(env):
+    tid = "issues/wrap_up_milestone"
+    env.reset(seed=1, options={"task": tid})
+    p = env.task.params
+    plan = env.oracle_plan()
+    # roles swapped: both users are members, but neither role is right
+    swapped = [a.replace(f"'{p['roles'][0]}')", "'@A@')").replace(f"'{p['roles'][1]}')", f"'{p['roles'][0]}')")
+               .replace("'@A@')", f"'{p['roles'][1]}')") if a.startswith("select_option('member-role'") else a
+               for a in plan]
+    v = _run(env, tid, 1, swapped)
+    assert not v["success"] and v["clean"]
+    failed = {c["name"] for c in v["checks"] if not c["passed"]}
+    assert failed == {f"@{p['usernames'][0]}'s role is {p['roles'][0]}",
+                      f"@{p['usernames'][1]}'s role is {p['roles'][1]}"}
+    # closing the milestone without moving its open issues: the moves are missing
+    start = plan.index(f"goto('/projects/{p['project']}/milestones/{p['milestone_id']}')")
+    v = _run(env, tid, 1, plan[start:])
+    n = len(p["iids"])
+    assert not v["success"] and v["progress"] == round(5 / (5 + n), 6)
+    # a closed milestone takes no issues back: moving one into it is refused
+    proj = env.app.world.project(p["project_id"])
+    env.step(f"goto('{_iurl(proj, p['iids'][0])}')")
+    ms = env.app.submit(env.state, f"/projects/{proj['path']}/issues/{p['iids'][0]}/milestone",
+                        {"milestone_id": str(p["milestone_id"])})
+    assert ms.error == f"Milestone {p['milestone']} is closed and takes no new issues."

@@ -148,13 +148,21 @@ def verify_comment(app: Any, start: dict, final: dict, project_id: int, iid: int
     return verdict(checks, diff(start, final, allowed))
 
 
-def verify_membership(app: Any, start: dict, final: dict, project_id: int, user_id: int, role: str | None,
-                      allowed: Iterable[str]) -> dict:
+def membership_checks(app: Any, start: dict, final: dict, project_id: int, user_id: int, role: str | None,
+                      who: str | None = None) -> list[dict]:
+    """The user is a member of the project now (checked only if they were not at the
+    start) with ``role``; ``who`` (e.g. '@ann') names them in the check names."""
     m = membership(app, final, project_id, user_id)
     was = membership(app, start, project_id, user_id)
-    checks = [check("the user is a member", m is not None, 1.0)] if was is None else []
-    checks += [check(f"the role is {role}", m is not None and m["role"] == role, 1.0, f"got {m and m['role']!r}")]
-    return verdict(checks, diff(start, final, allowed))
+    checks = [check(f"{who or 'the user'} is a member", m is not None, 1.0)] if was is None else []
+    whose = f"{who}'s" if who else "the"
+    checks += [check(f"{whose} role is {role}", m is not None and m["role"] == role, 1.0, f"got {m and m['role']!r}")]
+    return checks
+
+
+def verify_membership(app: Any, start: dict, final: dict, project_id: int, user_id: int, role: str | None,
+                      allowed: Iterable[str]) -> dict:
+    return verdict(membership_checks(app, start, final, project_id, user_id, role), diff(start, final, allowed))
 
 
 def verify_new_issue(app: Any, start: dict, final: dict, project_id: int, author_id: int, title: str,
@@ -179,3 +187,30 @@ def verify_new_issue(app: Any, start: dict, final: dict, project_id: int, author
 
 def _new_issue_paths(made: list[dict], allowed: Iterable[str]) -> list[str]:
     return list(allowed) + [f"runtime.entities.issues.{r['id']}" for r in made[:1]]
+
+
+def issue_checks(app: Any, final: dict, project_id: int, expected: dict[int, dict[str, Any]]) -> list[dict]:
+    """One check per (issue, field): issue ``#iid`` of the project has the expected value
+    now (values may be callables ``f(value) -> bool``)."""
+    checks = []
+    for iid, fields in expected.items():
+        row = issue_at(app, final, project_id, iid)
+        for field, want in fields.items():
+            got = None if row is None else row.get(field)
+            ok = row is not None and (want(got) if callable(want) else got == want)
+            checks.append(check(f"issue #{iid} {field}", ok, 1.0, f"got {got!r}"))
+    return checks
+
+
+def comment_check(app: Any, start: dict, final: dict, project_id: int, iid: int, body: str,
+                  user_id: int | None = None) -> dict:
+    """A comment with ``body`` was posted on issue ``#iid`` (by ``user_id`` if given)."""
+    row = issue_at(app, final, project_id, iid)
+    added = new_comments(app, start, final, row["id"]) if row else []
+    ok = any(match_exact(c["body"], body) and (user_id is None or c["author_id"] == user_id) for c in added)
+    return check(f"the comment is posted on #{iid}", ok, 1.0, f"bodies: {[c['body'] for c in added][:3]!r}")
+
+
+def milestone_check(app: Any, final: dict, milestone_id: int, state: str, title: str = "the milestone") -> dict:
+    m = entity(app, final, "milestones", milestone_id)
+    return check(f"{title} is {state}", m is not None and m["state"] == state, 1.0, f"got {m and m['state']!r}")

@@ -325,6 +325,9 @@ _COMMENTS = ("I can reproduce this on the latest release.", "Looking into this n
              "This should be fixed by the next deploy.", "Could you attach the server logs?",
              "Moving this to the next sprint.", "Confirmed on staging as well.", "Thanks, closing after the fix ships.")
 
+_DONE = ("Closed now that its blockers are resolved.", "Unblocked and verified, closing.",
+         "All blocking work has shipped; closing this too.")
+
 
 class CommentOnIssue(TaskTemplate):
     id = "issues/comment"
@@ -1033,10 +1036,229 @@ class TriageIssue(TaskTemplate):
             if row is not None else V.verdict([V.check("issue exists", False)], [])
 
 
+# ============================================================================= multi-step
+
+class MostCommentedOpen(TaskTemplate):
+    id = "issues/most_commented_open"
+    kind = "info"
+    title = "Find the open issue with a label in a milestone that has the most comments (filter, sort, compare)"
+
+    def sample(self, app, rng):
+        for _ in range(600):
+            p = pick_project(app, rng)
+            m = rng.choice(app.world.milestones(p["id"]))
+            lab = rng.choice(app.world.labels(p["id"]))
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[lab["id"]], assignee=None,
+                                      author=None, milestone=m["id"], terms=[], sort="comments", limit=2)
+            rows = app.world.issues(ids)
+            if len(rows) == 2 and rows[0]["comment_count"] > rows[1]["comment_count"]:
+                return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                        "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "milestone": m["title"],
+                        "iid": rows[0]["iid"], "comments": rows[0]["comment_count"]}
+        raise RuntimeError("no label/milestone with a clear most-commented open issue")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, which open issue with the label “{p['label']}” in the milestone "
+                f"“{p['milestone']}” has the most comments? Answer with its number, like #12.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are compared", f"label {p['label']}", f"milestone {p['milestone']}",
+                   "open issues only"),
+                fg("answer", "The most commented one is named", f"#{p['iid']} ({p['comments']} comments)")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return [f"goto('/projects/{proj['path']}/issues')", f"check('f-label-{p['label_id']}')",
+                f"select_option('f-milestone', {p['milestone']!r})", "select_option('f-sort', 'Most comments')",
+                "click('f-apply')", f"send_msg_to_user('#{p['iid']}')"]
+
+    def verify(self, app, p, start, final, answer):
+        return V.verify_number_answer(start, final, answer, p["iid"], "number of the most commented issue")
+
+
+class UnblockAndClose(TaskTemplate):
+    id = "issues/unblock_and_close"
+    kind = "state"
+    title = "Close an issue's open blockers first, then the issue itself, and comment on it"
+
+    def sample(self, app, rng):
+        for _ in range(400):
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened" and 1 <= len(open_blockers(app, i["id"])) <= 2,
+                           role="developer")
+            bs = open_blockers(app, i["id"])
+            if any(open_blockers(app, b["id"]) for b in bs):
+                continue
+            bs = sorted(bs, key=lambda b: b["iid"])
+            return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
+                    "issue_id": i["id"], "blocker_iids": [b["iid"] for b in bs], "blocker_ids": [b["id"] for b in bs],
+                    "text": rng.choice(_DONE)}
+        raise RuntimeError("no issue with a few closable blockers")
+
+    def goal(self, app, p):
+        return (f"Issue #{p['iid']} in {p['project']} is done, but open issues still block it. Close its open "
+                f"blockers first (their work is finished too), then close #{p['iid']} and comment “{p['text']}” "
+                f"on it. Do not touch any other issue.")
+
+    def facts(self, app, p):
+        bl = [f"#{n}" for n in p["blocker_iids"]]
+        return [fg("blockers", "The open blockers are found", *[f"{b} is open and blocks #{p['iid']}" for b in bl]),
+                fg("closed", "The blockers, then the issue, are closed", *[f"{b} closed" for b in bl],
+                   f"#{p['iid']} closed"),
+                fg("comment", "The comment is posted", f"comment “{p['text']}” on #{p['iid']}")]
+
+    def allowed_paths(self, app, p):
+        return list(allowed_for(p["issue_id"], *[f"runtime.entities.issues.{b}" for b in p["blocker_ids"]]))
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = open_to_issue(proj, p["iid"])
+        for n in p["blocker_iids"]:
+            acts += [f"goto('{issue_url(proj, n)}')", "click('close-issue')"]
+        return acts + [f"goto('{issue_url(proj, p['iid'])}')", "click('close-issue')",
+                       f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+
+    def verify(self, app, p, start, final, answer):
+        expected = {n: {"state": "closed"} for n in p["blocker_iids"]}
+        expected[p["iid"]] = {"state": "closed"}
+        checks = V.issue_checks(app, final, p["project_id"], expected)
+        checks.append(V.comment_check(app, start, final, p["project_id"], p["iid"], p["text"], p["user_id"]))
+        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+
+
+class TriageMyIssues(TaskTemplate):
+    id = "issues/triage_my_issues"
+    kind = "state"
+    title = "For each open issue assigned to me with a label: set a milestone and comment (multi-goal)"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            rep = members(app, p["id"], "reporter")
+            if not ms or not rep:
+                continue
+            me, lab, mile = rng.choice(rep), rng.choice(app.world.labels(p["id"])), rng.choice(ms)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[lab["id"]],
+                                      assignee=me["user_id"], author=None, milestone=None, terms=[], sort="created",
+                                      limit=4)
+            rows = app.world.issues(ids)
+            if not 2 <= len(rows) <= 3 or any(r["milestone_id"] == mile["id"] for r in rows):
+                continue
+            return {"user_id": me["user_id"], "username": username(app, me["user_id"]), "project": p["path"],
+                    "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "milestone_id": mile["id"],
+                    "milestone": mile["title"], "iids": sorted(r["iid"] for r in rows),
+                    "issue_ids": sorted(r["id"] for r in rows), "text": f"Triaged for {mile['title']}."}
+        raise RuntimeError("no member with a few open labelled issues")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, for each open issue assigned to me that has the label “{p['label']}”: put "
+                f"it in the milestone “{p['milestone']}” and comment “{p['text']}”. Leave every other issue "
+                f"alone.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are found", "assigned to me", f"label {p['label']}",
+                   "open issues only"),
+                fg("milestone", "Each is in the milestone", *[f"#{n} in {p['milestone']}" for n in p["iids"]]),
+                fg("comment", "Each gets the comment", *[f"comment on #{n}" for n in p["iids"]])]
+
+    def allowed_paths(self, app, p):
+        return [f"runtime.entities.issues.{i}" for i in p["issue_ids"]] + list(SIDE)
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = [f"goto('/projects/{proj['path']}/issues')", f"fill('f-assignee', {p['username']!r})",
+                f"check('f-label-{p['label_id']}')", "click('f-apply')"]
+        for n in p["iids"]:
+            acts += [f"goto('{issue_url(proj, n)}')", f"select_option('milestone-select', {p['milestone']!r})",
+                     "click('milestone-submit')", f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+        return acts
+
+    def verify(self, app, p, start, final, answer):
+        checks = V.issue_checks(app, final, p["project_id"],
+                                {n: {"milestone_id": p["milestone_id"]} for n in p["iids"]})
+        checks += [V.comment_check(app, start, final, p["project_id"], n, p["text"], p["user_id"]) for n in p["iids"]]
+        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+
+
+class WrapUpMilestone(TaskTemplate):
+    id = "issues/wrap_up_milestone"
+    kind = "state"
+    title = "As a maintainer: add two members with different roles, move a milestone's open issues on, close it"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            maint = members(app, p["id"], "maintainer")
+            act = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            if not maint or len(act) < 2:
+                continue
+            old, new = rng.sample(act, 2)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[], assignee=None, author=None,
+                                      milestone=old["id"], terms=[], sort="created", limit=5)
+            if not 2 <= len(ids) <= 4:
+                continue
+            inside = {m["user_id"] for m in app.world.members(p["id"])}
+            users = []
+            for _ in range(20):
+                uid = rng.randint(1, app.world.max_id("users"))
+                if uid not in inside and uid not in users:
+                    users.append(uid)
+                if len(users) == 2:
+                    break
+            if len(users) < 2:
+                continue
+            roles = rng.sample(["guest", "reporter", "developer"], 2)
+            rows = app.world.issues(ids)
+            return {"user_id": rng.choice(maint)["user_id"], "project": p["path"], "project_id": p["id"],
+                    "new_user_ids": users, "usernames": [username(app, u) for u in users], "roles": roles,
+                    "milestone_id": old["id"], "milestone": old["title"], "next_id": new["id"], "next": new["title"],
+                    "iids": sorted(r["iid"] for r in rows), "issue_ids": sorted(r["id"] for r in rows)}
+        raise RuntimeError("no project with two active milestones and users to add")
+
+    def goal(self, app, p):
+        (a, b), (ra, rb) = p["usernames"], p["roles"]
+        return (f"Wrap up the milestone “{p['milestone']}” in {p['project']}: move its open issues to the "
+                f"milestone “{p['next']}”, then close “{p['milestone']}”. Also add @{a} to the project as "
+                f"{ra.capitalize()} and @{b} as {rb.capitalize()}.")
+
+    def facts(self, app, p):
+        (a, b), (ra, rb) = p["usernames"], p["roles"]
+        return [fg("members", "Both users are members with their roles", f"@{a} is a member", f"@{a} is {ra}",
+                   f"@{b} is a member", f"@{b} is {rb}"),
+                fg("moved", "The open issues are moved", *[f"#{n} in {p['next']}" for n in p["iids"]]),
+                fg("closed", "The milestone is closed", f"{p['milestone']} is closed")]
+
+    def allowed_paths(self, app, p):
+        return ([f"runtime.entities.issues.{i}" for i in p["issue_ids"]] + list(SIDE) +
+                ["runtime.entities.members", f"runtime.entities.milestones.{p['milestone_id']}"])
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}?state=opened')"]
+        for n in p["iids"]:
+            acts += [f"goto('{issue_url(proj, n)}')", f"select_option('milestone-select', {p['next']!r})",
+                     "click('milestone-submit')"]
+        acts += [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}')", "click('close-milestone')",
+                 "click('project-members')"]
+        for name, role in zip(p["usernames"], p["roles"]):
+            acts += [f"fill('member-username', {name!r})", f"select_option('member-role', {role!r})",
+                     "click('member-submit')"]
+        return acts
+
+    def verify(self, app, p, start, final, answer):
+        checks = []
+        for uid, name, role in zip(p["new_user_ids"], p["usernames"], p["roles"]):
+            checks += V.membership_checks(app, start, final, p["project_id"], uid, role, f"@{name}")
+        checks += V.issue_checks(app, final, p["project_id"], {n: {"milestone_id": p["next_id"]} for n in p["iids"]})
+        checks.append(V.milestone_check(app, final, p["milestone_id"], "closed", p["milestone"]))
+        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+
+
 TASKS: list[TaskTemplate] = [
     OpenLabelCount(), IssueAssignees(), MilestoneDueDate(), MilestoneProgress(), IssueLabels(), NewestByAuthor(),
     FilteredCount(), CommentOnIssue(), CloseIssue(), ReopenIssue(), AssignIssue(), AddLabel(), SetMilestone(),
     SetDueDate(), LinkIssues(), AddMember(), ChangeRole(), MarkAllRead(), InfeasibleCloseAsReporter(),
     InfeasibleCloseBlocked(), InfeasibleClosedMilestone(), CreateIssue(), CreateAssignLabel(),
-    CloseLabelInMilestone(), OpenBlockers(), TriageIssue(),
+    CloseLabelInMilestone(), OpenBlockers(), TriageIssue(), MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(),
+    WrapUpMilestone(),
 ]
