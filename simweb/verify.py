@@ -185,3 +185,29 @@ def answer_of(state: dict) -> str | None:
         if msg["role"] in ("assistant", "infeasible"):
             return msg["message"]
     return None
+
+
+# ----------------------------------------------------------------------------- answer checks
+
+_ANSWER_KINDS: dict[str, tuple[str, Callable[[Any, Any], bool], Callable[[Any], str]]] = {
+    "number": ("is", lambda a, e: match_number(a, e), lambda e: f"{e}"),
+    "money": ("is", lambda a, e: match_money(a, e), lambda e: f"${e / 100:,.2f}"),
+    "text": ("is", lambda a, e: match_exact(a, e), lambda e: f"{e!r}"),
+    "date": ("is", lambda a, e: match_date(a, e), lambda e: e.isoformat()),
+    "set": ("lists", lambda a, e: match_set(a, e), lambda e: f"{sorted(e)}"),
+}
+
+
+def answer_check(kind: str, answer: str | None, expected: Any, label: str) -> dict[str, Any]:
+    """The check of an information task's typed answer: ``kind`` is number, money (cents),
+    text, date or set; the detail says what was expected and what came."""
+    verb, matches, show = _ANSWER_KINDS[kind]
+    return check(f"answer {verb} the {label}", matches(answer, expected), 1.0,
+                 f"expected {show(expected)}, got {answer!r}")
+
+
+def refusal_check(final: dict) -> dict[str, Any]:
+    """The check of a request the agent must refuse: its last message reports it infeasible."""
+    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
+    refused = bool(said) and said[-1]["role"] == "infeasible"
+    return check("reported as infeasible", refused, 1.0, f"last message: {said[-1] if said else None!r}")

@@ -49,3 +49,20 @@ def test_diff_is_empty_exactly_when_equal_modulo_empty_keys(a, b):
         assert changed_paths(a, b) == []
     if changed_paths(a, b) == []:
         assert changed_paths(b, a) == []
+
+
+def test_answer_checks_name_what_was_expected():
+    from datetime import date
+
+    from simweb.verify import answer_check, refusal_check
+
+    assert answer_check("money", "It costs $12.50.", 1250, "price") == {
+        "name": "answer is the price", "passed": True, "weight": 1.0, "detail": "expected $12.50, got 'It costs $12.50.'"}
+    assert not answer_check("number", "7", 8, "count")["passed"]
+    assert answer_check("date", "March 3, 2026", date(2026, 3, 3), "day")["detail"].startswith("expected 2026-03-03")
+    c = answer_check("set", "b, a", ["a", "b"], "tags")
+    assert c["name"] == "answer lists the tags" and c["passed"]
+    said = {"browser": {"chat": [{"role": "user", "message": "do it"}, {"role": "infeasible", "message": "no"}]}}
+    assert refusal_check(said)["passed"]
+    said["browser"]["chat"].append({"role": "assistant", "message": "done"})
+    assert not refusal_check(said)["passed"]

@@ -19,12 +19,11 @@ from typing import Any
 
 from simweb.functions import entity_row, new_rows
 from simweb.verify import (
+    answer_check,
     changed_paths,
     check,
-    match_date,
     match_exact,
-    match_number,
-    match_set,
+    refusal_check,
     stray_rows,
     unexpected,
     verdict,
@@ -104,31 +103,24 @@ def collateral(app: Any, start: dict, final: dict, allowed: Iterable[str]) -> li
 # ----------------------------------------------------------------------------- answers
 
 def verify_number_answer(app: Any, start: dict, final: dict, answer: str | None, n: float, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_number(answer, n), 1.0, f"expected {n}, got {answer!r}")],
-                   collateral(app, start, final, []))
+    return verdict([answer_check("number", answer, n, label)], collateral(app, start, final, []))
 
 
 def verify_text_answer(app: Any, start: dict, final: dict, answer: str | None, text: str, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_exact(answer, text), 1.0,
-                          f"expected {text!r}, got {answer!r}")], collateral(app, start, final, []))
+    return verdict([answer_check("text", answer, text, label)], collateral(app, start, final, []))
 
 
 def verify_date_answer(app: Any, start: dict, final: dict, answer: str | None, day: date, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_date(answer, day), 1.0,
-                          f"expected {day.isoformat()}, got {answer!r}")], collateral(app, start, final, []))
+    return verdict([answer_check("date", answer, day, label)], collateral(app, start, final, []))
 
 
 def verify_set_answer(app: Any, start: dict, final: dict, answer: str | None, items: list[str], label: str) -> dict:
-    return verdict([check(f"answer lists the {label}", match_set(answer, items), 1.0,
-                          f"expected {sorted(items)}, got {answer!r}")], collateral(app, start, final, []))
+    return verdict([answer_check("set", answer, items, label)], collateral(app, start, final, []))
 
 
 def verify_infeasible(app: Any, start: dict, final: dict) -> dict:
     """The agent reported the task as infeasible (and changed nothing)."""
-    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
-    refused = bool(said) and said[-1]["role"] == "infeasible"
-    return verdict([check("reported as infeasible", refused, 1.0, f"last message: {said[-1] if said else None!r}")],
-                   collateral(app, start, final, []))
+    return verdict([refusal_check(final)], collateral(app, start, final, []))
 
 
 # ----------------------------------------------------------------------------- goal checks

@@ -13,8 +13,18 @@ from datetime import date
 from typing import Any, Iterable
 
 from simweb.functions import entity_row, new_rows
-from simweb.verify import (changed_paths, check, match_date, match_exact, match_number, normalise_text,
-                           split_items, stray_rows, unexpected, verdict)
+from simweb.verify import (
+    answer_check,
+    changed_paths,
+    check,
+    match_exact,
+    normalise_text,
+    refusal_check,
+    split_items,
+    stray_rows,
+    unexpected,
+    verdict,
+)
 
 #: What every state-changing task may touch besides its own rows: system notes and
 #: notifications that the site writes as a side effect, id counters, the timer queue.
@@ -87,18 +97,15 @@ def _usernames(answer: str | None) -> set[str]:
 
 
 def verify_number_answer(start: dict, final: dict, answer: str | None, n: float, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_number(answer, n), 1.0, f"expected {n}, got {answer!r}")],
-                   diff(start, final, []))
+    return verdict([answer_check("number", answer, n, label)], diff(start, final, []))
 
 
 def verify_text_answer(start: dict, final: dict, answer: str | None, text: str, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_exact(answer, text), 1.0,
-                          f"expected {text!r}, got {answer!r}")], diff(start, final, []))
+    return verdict([answer_check("text", answer, text, label)], diff(start, final, []))
 
 
 def verify_date_answer(start: dict, final: dict, answer: str | None, day: date, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_date(answer, day), 1.0,
-                          f"expected {day.isoformat()}, got {answer!r}")], diff(start, final, []))
+    return verdict([answer_check("date", answer, day, label)], diff(start, final, []))
 
 
 def verify_set_answer(start: dict, final: dict, answer: str | None, items: list[str], label: str,
@@ -114,10 +121,7 @@ def verify_set_answer(start: dict, final: dict, answer: str | None, items: list[
 
 def verify_infeasible(start: dict, final: dict) -> dict:
     """The agent reported the task as infeasible and changed nothing."""
-    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
-    refused = bool(said) and said[-1]["role"] == "infeasible"
-    return verdict([check("reported as infeasible", refused, 1.0, f"last message: {said[-1] if said else None!r}")],
-                   diff(start, final, []))
+    return verdict([refusal_check(final)], diff(start, final, []))
 
 
 # ----------------------------------------------------------------------------- issue changes

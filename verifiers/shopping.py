@@ -9,13 +9,19 @@ collateral damage.
 """
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Iterable
 
-from datetime import date
-
 from simweb.functions import entity_row, new_rows
-from simweb.verify import (changed_paths, check, match_date, match_exact, match_money, match_number, match_set,
-                           unexpected, verdict)
+from simweb.verify import (
+    answer_check,
+    changed_paths,
+    check,
+    match_exact,
+    refusal_check,
+    unexpected,
+    verdict,
+)
 
 Item = tuple[int, int, "str | None", "str | None"]   # product_id, qty, size, color
 
@@ -43,37 +49,29 @@ def _cart_items(state: dict, user_id: int) -> list[dict]:
 # ----------------------------------------------------------------------------- answers
 
 def verify_money_answer(start: dict, final: dict, answer: str | None, cents: int, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_money(answer, cents), 1.0,
-                          f"expected ${cents / 100:,.2f}, got {answer!r}")], _diff(start, final, []))
+    return verdict([answer_check("money", answer, cents, label)], _diff(start, final, []))
 
 
 def verify_number_answer(start: dict, final: dict, answer: str | None, n: float, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_number(answer, n), 1.0, f"expected {n}, got {answer!r}")],
-                   _diff(start, final, []))
+    return verdict([answer_check("number", answer, n, label)], _diff(start, final, []))
 
 
 def verify_text_answer(start: dict, final: dict, answer: str | None, text: str, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_exact(answer, text), 1.0,
-                          f"expected {text!r}, got {answer!r}")], _diff(start, final, []))
+    return verdict([answer_check("text", answer, text, label)], _diff(start, final, []))
 
 
 def verify_date_answer(start: dict, final: dict, answer: str | None, day: date, label: str) -> dict:
-    return verdict([check(f"answer is the {label}", match_date(answer, day), 1.0,
-                          f"expected {day.isoformat()}, got {answer!r}")], _diff(start, final, []))
+    return verdict([answer_check("date", answer, day, label)], _diff(start, final, []))
 
 
 def verify_set_answer(start: dict, final: dict, answer: str | None, items: list[str], label: str) -> dict:
     """Every expected item and nothing else, in any order."""
-    return verdict([check(f"answer lists the {label}", match_set(answer, items), 1.0,
-                          f"expected {sorted(items)}, got {answer!r}")], _diff(start, final, []))
+    return verdict([answer_check("set", answer, items, label)], _diff(start, final, []))
 
 
 def verify_infeasible(start: dict, final: dict) -> dict:
     """The agent reported the task as infeasible (and changed nothing)."""
-    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
-    refused = bool(said) and said[-1]["role"] == "infeasible"
-    return verdict([check("reported as infeasible", refused, 1.0,
-                          f"last message: {said[-1] if said else None!r}")], _diff(start, final, []))
+    return verdict([refusal_check(final)], _diff(start, final, []))
 
 
 # ----------------------------------------------------------------------------- cart
