@@ -42,7 +42,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from .actions import ActionError, parse_action
 from .app import App
 from .axtree import parse_page
-from .env import TaskEpisode, TaskError, observation_space
+from .env import EPISODE_OVER, TaskEpisode, TaskError, observation_space
 from .spaces import JsonValue, Unicode
 from .registry import app_of_task, definition
 from .server import create_app
@@ -381,7 +381,7 @@ class BrowserEnv(TaskEpisode, gym.Env):
         self._step = 0
         self._last_action = ""
         self._last_error = ""
-        self._progress = 0.0
+        self._begin(None)
         self.max_steps = max_steps or 0
 
     # ------------------------------------------------------------------ browser plumbing
@@ -507,7 +507,7 @@ class BrowserEnv(TaskEpisode, gym.Env):
         self._last_error = ""
         self.max_steps = self.max_steps_override or self._budget()
         verdict = self._verdict(state)
-        self._progress = verdict["progress"] if verdict else 0.0
+        self._begin(verdict)
         return self._obs(state), self._info(state, verdict)
 
     def _task_template(self, task_id: str) -> Any:
@@ -566,9 +566,15 @@ class BrowserEnv(TaskEpisode, gym.Env):
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Perform one BrowserGym action string in Chromium. Bad actions never raise: they
-        come back as ``obs['last_action_error']``."""
+        come back as ``obs['last_action_error']``. After the episode ended a step runs
+        nothing and pays 0 (as SimEnv.step)."""
         if not isinstance(action, str):
             action = str(action)
+        if self._ended is not None and self._state is not None:
+            self._last_action, self._last_error = action, EPISODE_OVER
+            info = self._info(self._state, self._verdict(self._state))
+            info["episode_over"] = True
+            return self._obs(self._state), 0.0, self._ended[0], self._ended[1], info
         self._last_action = action
         self._last_error = self.execute(action) or ""
         self._step += 1
@@ -953,6 +959,7 @@ class BrowserEnv(TaskEpisode, gym.Env):
         self._step = int(state["meta"]["step"])
         self._last_action = ""
         self._last_error = ""
+        self._begin(self._verdict(state))
 
     def _attach_task(self, task_id: str, params: dict, seed: int) -> None:
         """Rebuild the task and its start state from (id, params): both are deterministic."""
@@ -974,8 +981,8 @@ class BrowserEnv(TaskEpisode, gym.Env):
         child.task = self.task
         child._start = deep_copy(self._start) if self._start is not None else None
         child.max_steps = self.max_steps
-        child._progress = self._progress
         child.restore(self.snapshot())
+        child._potential, child._ended = self._potential, self._ended
         return child
 
     # ------------------------------------------------------------------ teardown

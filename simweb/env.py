@@ -28,6 +28,18 @@ from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
 
 
+def potential(verdict: dict | None) -> float:
+    """What the progress reward pays for: partial credit, and nothing while any
+    collateral damage stands."""
+    if not verdict or not verdict["clean"]:
+        return 0.0
+    return float(verdict["progress"])
+
+
+#: The message of a step taken after the episode ended (the action is not run).
+EPISODE_OVER = "the episode is over: call reset() (the action was not run)"
+
+
 def observation_space(**extra: gym.spaces.Space) -> gym.spaces.Dict:
     """The observation space of simweb envs (``extra`` adds backend-specific keys)."""
     return gym.spaces.Dict({
@@ -53,23 +65,36 @@ class TaskEpisode:
     _start: dict | None
 
     reward_mode: str
-    _progress: float
+    _potential: float
+    _ended: tuple[bool, bool] | None    # (terminated, truncated) once the episode is over
 
     def _score(self, verdict: dict | None, state: dict, out_of_steps: Callable[[], bool]) -> tuple[float, bool, bool]:
         """(reward, terminated, truncated) of a step. An episode ends when the agent
         answers, or when a state-changing task succeeds; ``out_of_steps`` is asked only
-        if it has not ended. Sparse reward: 1 for a clean success at the end; progress
-        reward: the change in the verdict's partial credit."""
+        if it has not ended.
+
+        Sparse reward: 1 for a clean success at the end, else 0. Progress reward: the
+        change of the potential ``progress if clean else 0`` (see :func:`potential`), so
+        an episode's rewards add up to its final clean progress: a fact done, undone and
+        done again pays once, and collateral damage takes back all progress until it is
+        repaired."""
         success = bool(verdict and verdict["success"])
         terminated = answer_of(state) is not None or (success and self.task is not None and self.task.kind == "state")
         truncated = not terminated and out_of_steps()
         if self.reward_mode == "progress":
-            progress = verdict["progress"] if verdict else 0.0
-            reward = progress - self._progress
-            self._progress = progress
+            now = potential(verdict)
+            reward = now - self._potential
+            self._potential = now
         else:
             reward = 1.0 if (terminated and success and verdict["clean"]) else 0.0
+        if terminated or truncated:
+            self._ended = (bool(terminated), bool(truncated))
         return float(reward), bool(terminated), bool(truncated)
+
+    def _begin(self, verdict: dict | None) -> None:
+        """Measure rewards from here on against ``verdict`` (after reset or restore)."""
+        self._potential = potential(verdict)
+        self._ended = None
 
     def oracle_plan(self) -> list[str]:
         """Actions that solve the current task from its reset state."""
@@ -105,7 +130,8 @@ class SimEnv(TaskEpisode, gym.Env):
         self._start: dict | None = None
         self._last_action = ""
         self._last_error = ""
-        self._progress = 0.0
+        self._potential = 0.0
+        self._ended = None
         self._episode: EpisodeStart | None = None
 
     # ------------------------------------------------------------------ episode
@@ -130,7 +156,7 @@ class SimEnv(TaskEpisode, gym.Env):
         self._last_error = ""
         self._episode = start
         verdict = deep_copy(start.verdict) if start.verdict is not None else None
-        self._progress = verdict["progress"] if verdict else 0.0
+        self._begin(verdict)
         return self._obs(), self._info(verdict)
 
     @property
@@ -162,9 +188,17 @@ class SimEnv(TaskEpisode, gym.Env):
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Run one BrowserGym action string. Bad actions never raise: they come back as
-        ``obs['last_action_error']``."""
+        ``obs['last_action_error']``.
+
+        After the episode ended (terminated or truncated) a step runs nothing: it returns
+        reward 0 with the same flags and ``info['episode_over']``; call reset()."""
         if not isinstance(action, str):
             action = str(action)
+        if self._ended is not None:
+            self._last_action, self._last_error = action, EPISODE_OVER
+            info = self._info(self._verdict())
+            info["episode_over"] = True
+            return self._obs(), 0.0, self._ended[0], self._ended[1], info
         self._last_action = action
         self._last_error = self.browser.execute(action) or ""
         self.state["meta"]["step"] += 1
@@ -229,6 +263,8 @@ class SimEnv(TaskEpisode, gym.Env):
         task = self.state["meta"]["task"]
         if task is not None and (self.task is None or self.task.id != task["id"] or self.task.params != task["params"]):
             self._attach_task(task["id"], task["params"])
+        self._last_action = self._last_error = ""
+        self._begin(self._verdict())
 
     def _attach_task(self, task_id: str, params: dict) -> None:
         """Rebuild the task and its start state from (id, params): both are deterministic."""
@@ -306,4 +342,5 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     return start
 
 
-__all__ = ["SimEnv", "TaskEpisode", "TaskError", "StateError", "RegistryError", "episode_start"]
+__all__ = ["EPISODE_OVER", "SimEnv", "TaskEpisode", "TaskError", "StateError", "RegistryError", "episode_start",
+           "potential"]

@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 import jsonschema
 import yaml
 
+from .effects import Bookkeeping
 from .expr import Expr, ExprError, compile_expr
 from .spec_schema import SPEC_SCHEMA
 from .state import canonical
@@ -416,6 +417,8 @@ class Spec:
     permissions: dict[str, Permission] = field(default_factory=dict)
     workflows: dict[str, Workflow] = field(default_factory=dict)
     timers: dict[str, Timer] = field(default_factory=dict)
+    #: what the site maintains as a side effect of judged changes (simweb.effects)
+    bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)
 
     def match_page(self, path: str) -> tuple[Page, dict[str, Any]] | None:
         return _match(self.pages.values(), path)
@@ -854,6 +857,7 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
         runtime_schema=runtime_schema, globals=glob, pages=pages, events=events,
         hash=hashlib.sha256(canonical(doc)).hexdigest(), path=file, raw=doc,
         roles=roles, permissions=permissions, workflows=workflows, timers=timers,
+        bookkeeping=Bookkeeping.from_spec(doc.get("bookkeeping")),
     )
     try:
         jsonschema.Draft202012Validator.check_schema(spec.runtime_schema)

@@ -135,6 +135,19 @@ _TIMER = {
 
 _VARS = {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _EXPR}
 
+#: What the site maintains as a consequence of other changes (see simweb.effects.Bookkeeping).
+_BOOKKEEPING = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "paths": {"type": "array", "items": {"type": "string", "pattern": r"^[a-z_*][a-z0-9_*]*(\.[a-z0-9_*]+)*$"}},
+        "fields": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                   "additionalProperties": {"type": "array", "items": {"type": "string", "pattern": _IDENT}}},
+        "new_rows": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                     "additionalProperties": {"type": ["object", "null"]}},
+    },
+}
+
 SPEC_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "simweb app spec",
@@ -168,6 +181,7 @@ SPEC_SCHEMA: dict[str, Any] = {
         "permissions": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _PERMISSION},
         "workflows": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _WORKFLOW},
         "timers": {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _TIMER},
+        "bookkeeping": _BOOKKEEPING,
         "pages": {
             "type": "object",
             "minProperties": 1,

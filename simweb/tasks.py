@@ -10,10 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .effects import Effect, evaluate
+from .state import canonical
 from .worlddb import Rng
 
 #: WebGym step budgets by difficulty bucket (train, test).
 STEP_BUDGETS = {"easy": (10, 30), "medium": (20, 50), "hard": (30, 70)}
+
+
+_EFFECT_CACHE_SIZE = 1024
 
 
 def difficulty_of(n_facts: int) -> str:
@@ -60,15 +65,18 @@ class TaskInstance:
 
 class TaskTemplate:
     """Base class of every task template. Subclasses set the class attributes and
-    implement sample / goal / facts / oracle / verify; setup is optional."""
+    implement sample / goal / facts / oracle / effect; setup is optional.
+
+    The verdict is derived from the instance's intended effect (:mod:`simweb.effects`):
+    templates declare what may change and to what, never an allowed list."""
 
     id: str = ""
     kind: str = "state"          # "info" (answer a question), "state" (change the site), "mixed"
     title: str = ""
     start_url: str = "/"
     sign_in: bool = True         # start signed in as the task's user (params["user_id"])
-    #: runtime paths (patterns, '*' = one segment) the task may change without losing "clean"
-    allowed: tuple[str, ...] = ()
+    #: an instance may be infeasible (a refusal with feasible twins of the same phrasing)
+    may_refuse: bool = False
 
     # -- to implement -------------------------------------------------------------
     def sample(self, app: Any, rng: Rng) -> dict[str, Any]:
@@ -83,17 +91,37 @@ class TaskTemplate:
     def oracle(self, app: Any, p: dict[str, Any]) -> list[str]:
         raise NotImplementedError
 
-    def verify(self, app: Any, p: dict[str, Any], start: dict, final: dict, answer: str | None) -> dict:
+    def effect(self, app: Any, p: dict[str, Any], start: dict) -> Effect:
+        """The instance's intended effect: targets, answer or refusal (see simweb.effects)."""
         raise NotImplementedError
 
     def setup(self, app: Any, state: dict, p: dict[str, Any]) -> None:
         """Prepare the start state beyond signing in (pre-filled cart, ...)."""
 
+    # legacy allowed lists: removed once every app declares effects
+    allowed: tuple[str, ...] = ()
+
     def allowed_paths(self, app: Any, p: dict[str, Any]) -> list[str]:
-        """Runtime paths this instance may change (default: the class's ``allowed``)."""
         return [a.format(**p) for a in self.allowed]
 
     # -- provided ----------------------------------------------------------------
+    def verify(self, app: Any, p: dict[str, Any], start: dict, final: dict, answer: str | None) -> dict:
+        """The verdict ``{success, progress, clean, checks}`` of ``final``: a pure function
+        of the start and final states and the answer."""
+        return evaluate(app, self.effect_for(app, p, start), start, final, answer)
+
+    def effect_for(self, app: Any, p: dict[str, Any], start: dict) -> Effect:
+        """:meth:`effect`, memoised per (parameters, start runtime): a step's verdict
+        must not redo the world queries that built it."""
+        cache: dict = self.__dict__.setdefault("_effects", {})
+        key = canonical([p, start["runtime"], start["browser"]["user"]])
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) >= _EFFECT_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+            hit = cache[key] = self.effect(app, p, start)
+        return hit
+
     def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None) -> TaskInstance:
         p = params if params is not None else self.sample(app, Rng.derive("task", self.id, seed))
         return TaskInstance(id=self.id, params=p, goal=self.goal(app, p), fact_groups=self.facts(app, p),

@@ -1,0 +1,431 @@
+"""Intended effects: a task says what may change and to what; the engine judges the rest.
+
+A task declares its intended effect as data (:class:`Effect`): the entity rows it may
+change (by id, :class:`Row`), the rows it must create (matched by content, :class:`NewRow`),
+rows it must delete (:class:`Gone`), other runtime values (:class:`Value`), a typed answer
+(:class:`Answer`) or a refusal with the page that shows why (:class:`Refusal`). Every field
+named in a target carries an expectation (:func:`eq`, :func:`text`, :func:`same_set`,
+:func:`where`, or :data:`ANY` for "may change, no goal").
+
+From the effect, the start state and the final state the engine derives, field by field:
+
+* the goal facts: one per expected field of a :class:`Row`, one per row a :class:`NewRow`
+  asks for (a created row counts only when *all* its content matches, and only while it
+  still exists that way at the end), one per :class:`Gone` and :class:`Value`, the answer
+  or the refusal. ``success`` is every fact passing, ``progress`` the weighted share.
+* ``clean``: every changed field of the runtime that no target claims and that the app's
+  declared bookkeeping (:class:`Bookkeeping`, from the spec) does not tolerate is
+  collateral damage, reported as its own check naming the path, before and after.
+
+Verifiers no longer keep allowed lists; what is left in ``verifiers/`` builds effects and
+the few checks this model cannot express (:class:`Check`, e.g. an ordering).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from .verify import answer_check, answer_of, check, normalise_text
+
+#: Collateral checks listed one by one; past this many, one summary check stands for the rest.
+MAX_COLLATERAL_CHECKS = 40
+
+
+# ----------------------------------------------------------------------------- expectations
+
+@dataclass(frozen=True)
+class Expect:
+    """What one field must become: ``test(value)`` must hold. ``test`` None: the field may
+    change freely (no goal fact, no collateral)."""
+
+    describe: str
+    test: Callable[[Any], bool] | None
+
+    @property
+    def is_goal(self) -> bool:
+        return self.test is not None
+
+    def holds(self, value: Any) -> bool:
+        return self.test is None or bool(self.test(value))
+
+
+ANY = Expect("any value", None)
+
+
+def eq(value: Any) -> Expect:
+    """Exactly ``value``."""
+    return Expect(f"= {value!r}", lambda v: v == value)
+
+
+def text(value: str) -> Expect:
+    """The same text, ignoring case, runs of white space and a trailing full stop."""
+    want = normalise_text(value)
+    return Expect(f"≈ {value!r}", lambda v: isinstance(v, str) and normalise_text(v) == want)
+
+
+def same_set(items: Iterable[Any]) -> Expect:
+    """A list holding exactly these items once each, in any order (no more, no fewer)."""
+    want = sorted({repr(i): i for i in items})
+    return Expect("= {" + ", ".join(want) + "}", lambda v: isinstance(v, list) and sorted(map(repr, v)) == want)
+
+
+def one_of(values: Iterable[Any]) -> Expect:
+    allowed = list(values)
+    return Expect(f"one of {allowed!r}", lambda v: v in allowed)
+
+
+def where(test: Callable[[Any], bool], describe: str) -> Expect:
+    """Any value for which ``test`` holds (``describe`` says which, for the check's detail)."""
+    return Expect(describe, test)
+
+
+# ----------------------------------------------------------------------------- targets
+
+@dataclass(frozen=True)
+class Row:
+    """An existing entity row that may change: only the named fields, each as expected."""
+
+    table: str
+    id: int
+    fields: Mapping[str, Expect]
+    label: str = ""
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class NewRow:
+    """``count`` rows the task must create in ``table``, each matching every expectation in
+    ``where`` (content, target, status). Fields not named are free on a new row. Matching
+    rows beyond ``count`` and new rows that match nothing are collateral damage."""
+
+    table: str
+    where: Mapping[str, Expect]
+    label: str = ""
+    count: int = 1
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Gone:
+    """An entity row the task must delete (or, with ``fields``, tombstone: the row stays
+    and the fields become as expected; use a :class:`Row` for that)."""
+
+    table: str
+    id: int
+    label: str = ""
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Value:
+    """A runtime value outside the entity tables (``path`` dotted below ``runtime``, e.g.
+    ``carts.34.lines``) that must end as expected; every change below it is claimed."""
+
+    path: str
+    expect: Expect
+    label: str = ""
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A typed answer (kind: number, money, text, date, set; see verify.answer_check)."""
+
+    kind: str
+    expected: Any
+    label: str
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The request must be refused (report_infeasible) after viewing a page that shows why:
+    some URL in the browser history starts with one of ``evidence``."""
+
+    evidence: tuple[str, ...]
+    label: str = "the page that shows why it cannot be done"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A goal fact the model cannot express as data (an ordering, a cross-row relation):
+    ``test(app, start, final, answer) -> (passed, detail)``."""
+
+    name: str
+    test: Callable[[Any, dict, dict, str | None], tuple[bool, str]]
+    weight: float = 1.0
+
+
+Target = Row | NewRow | Gone | Value
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A task instance's intended effect. An empty effect (an information task) allows no
+    change at all beyond the app's bookkeeping."""
+
+    targets: tuple[Target, ...] = ()
+    answer: Answer | None = None
+    refusal: Refusal | None = None
+    checks: tuple[Check, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not (self.targets or self.answer or self.refusal or self.checks):
+            raise ValueError("an effect needs at least one target, answer, refusal or check")
+
+    def __add__(self, other: "Effect") -> "Effect":
+        return Effect(self.targets + other.targets, self.answer or other.answer, self.refusal or other.refusal,
+                      self.checks + other.checks)
+
+
+# ----------------------------------------------------------------------------- bookkeeping
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """What the site itself maintains as a consequence of other changes, tolerated in every
+    task: runtime keys (``paths``, patterns with ``*``), derived entity fields, and rows
+    the site writes as a side effect (``new_rows``: table -> field values they must have).
+
+    Declare only what cannot change on its own: each tolerated change must be the echo
+    of a change that is judged (a system note of a close, the stock of an order)."""
+
+    paths: tuple[str, ...] = ("counters", "timers")
+    fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    new_rows: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def from_spec(cls, doc: Mapping[str, Any] | None) -> "Bookkeeping":
+        doc = doc or {}
+        paths = tuple(dict.fromkeys(("counters", "timers", *doc.get("paths", ()))))
+        return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()},
+                   {t: dict(v or {}) for t, v in (doc.get("new_rows") or {}).items()})
+
+    def tolerates(self, change: "Change") -> bool:
+        if any(_pattern_match(p, change.path) for p in self.paths):
+            return True
+        if change.table is None:
+            return False
+        if change.kind == "field":
+            return change.field in self.fields.get(change.table, ())
+        if change.kind == "new" and change.table in self.new_rows:
+            return all(change.after.get(k) == v for k, v in self.new_rows[change.table].items())
+        return False
+
+
+def _pattern_match(pattern: str, path: str) -> bool:
+    p, s = pattern.split("."), path.split(".")
+    return len(s) >= len(p) and all(a == "*" or a == b for a, b in zip(p, s))
+
+
+# ----------------------------------------------------------------------------- the diff
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change of the runtime between two states.
+
+    kind: ``field`` (an entity field), ``new`` (a row that did not exist), ``gone`` (a row
+    deleted), ``value`` (a leaf outside the entity tables; lists compare whole)."""
+
+    kind: str
+    path: str                    # dotted, below runtime: entities.issues.12.title, carts.3.lines
+    before: Any
+    after: Any
+    table: str | None = None
+    id: int | None = None
+    field: str | None = None
+
+
+def runtime_changes(app: Any, start: dict, final: dict) -> list[Change]:
+    """Every change of the runtime layer from ``start`` to ``final``, field by field, with
+    world rows as the baseline of rows the overlay first writes."""
+    a, b = start["runtime"], final["runtime"]
+    out: list[Change] = []
+    for key in sorted(a.keys() | b.keys()):
+        if key == "entities":
+            out.extend(_entity_changes(app, a.get(key) or {}, b.get(key) or {}))
+        elif a.get(key, _ABSENT) != b.get(key, _ABSENT):
+            out.extend(_value_changes(a.get(key, _ABSENT), b.get(key, _ABSENT), key))
+    return out
+
+
+def _entity_changes(app: Any, before: dict, after: dict) -> Iterator[Change]:
+    loaders = app.function_table.entity_loaders
+    for table in sorted(before.keys() | after.keys()):
+        rows_a, rows_b = before.get(table) or {}, after.get(table) or {}
+        top = app.world.max_id(table) if table in loaders else 0
+        for key in sorted(rows_a.keys() | rows_b.keys(), key=lambda k: (len(k), k)):
+            old, new = rows_a.get(key, _ABSENT), rows_b.get(key, _ABSENT)
+            if old == new:
+                continue
+            world = None
+            if (old is _ABSENT or new is _ABSENT) and table in loaders and int(key) <= top:
+                world = loaders[table](app.world, int(key))
+            old = world if old is _ABSENT else old
+            new = world if new is _ABSENT else new
+            if old == new:
+                continue
+            eid = int(key)
+            base = f"entities.{table}.{key}"
+            if old is None:
+                yield Change("new", base, None, new, table, eid)
+            elif new is None:
+                yield Change("gone", base, old, None, table, eid)
+            else:
+                for f in sorted(old.keys() | new.keys()):
+                    if old.get(f) != new.get(f):
+                        yield Change("field", f"{base}.{f}", old.get(f), new.get(f), table, eid, f)
+
+
+def _value_changes(a: Any, b: Any, path: str) -> Iterator[Change]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(a.keys() | b.keys()):
+            va, vb = a.get(k, _ABSENT), b.get(k, _ABSENT)
+            if va != vb:
+                yield from _value_changes(va, vb, f"{path}.{k}")
+        return
+    # An empty container appearing or vanishing is no change.
+    if (a is _ABSENT and b in ({}, [])) or (b is _ABSENT and a in ({}, [])):
+        return
+    if a is _ABSENT and isinstance(b, dict):
+        yield from _value_changes({}, b, path)
+        return
+    if b is _ABSENT and isinstance(a, dict):
+        yield from _value_changes(a, {}, path)
+        return
+    yield Change("value", path, None if a is _ABSENT else a, None if b is _ABSENT else b)
+
+
+def value_at(runtime: dict, path: str) -> Any:
+    """The runtime value at a dotted path (None where absent)."""
+    cur: Any = runtime
+    for seg in path.split("."):
+        if isinstance(cur, dict):
+            cur = cur.get(seg)
+        elif isinstance(cur, list) and seg.isdigit() and int(seg) < len(cur):
+            cur = cur[int(seg)]
+        else:
+            return None
+    return cur
+
+
+# ----------------------------------------------------------------------------- judging
+
+def entity(app: Any, state: dict, table: str, eid: int) -> dict | None:
+    """A row as the backend has it in ``state`` (overlay first, then the world)."""
+    from .functions import entity_row
+
+    return entity_row(app.world, state, app.function_table.entity_loaders, table, eid)
+
+
+def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | None = None) -> dict:
+    """The verdict ``{success, progress, clean, checks}`` of ``final`` against the effect."""
+    if answer is None:
+        answer = answer_of(final)
+    changes = runtime_changes(app, start, final)
+    claimed: set[str] = set()
+    checks: list[dict] = []
+    for target in effect.targets:
+        checks.extend(_judge(app, target, start, final, changes, claimed))
+    if effect.answer is not None:
+        a = effect.answer
+        checks.append(answer_check(a.kind, answer, a.expected, a.label))
+    if effect.refusal is not None:
+        checks.extend(_refusal_checks(effect.refusal, final))
+    for c in effect.checks:
+        passed, detail = c.test(app, start, final, answer)
+        checks.append(check(c.name, passed, c.weight, detail))
+    bookkeeping: Bookkeeping = getattr(app.spec, "bookkeeping", None) or Bookkeeping()
+    damage = [c for c in changes if c.path not in claimed and not _claimed_row(c, claimed)
+              and not bookkeeping.tolerates(c)]
+    return _verdict(checks, damage)
+
+
+def _claimed_row(c: Change, claimed: set[str]) -> bool:
+    return c.table is not None and f"entities.{c.table}.{c.id}" in claimed
+
+
+def _judge(app: Any, t: Target, start: dict, final: dict, changes: list[Change], claimed: set[str]) -> list[dict]:
+    if isinstance(t, Row):
+        row = entity(app, final, t.table, t.id)
+        base = f"entities.{t.table}.{t.id}"
+        claimed.update(f"{base}.{f}" for f in t.fields)
+        out = []
+        for f, exp in t.fields.items():
+            if not exp.is_goal:
+                continue
+            got = None if row is None else row.get(f)
+            out.append(check(f"{t.label or base} {f} {exp.describe}", row is not None and exp.holds(got), t.weight,
+                             f"got {_show(got)}" if row is not None else "the row does not exist"))
+        return out
+    if isinstance(t, Gone):
+        base = f"entities.{t.table}.{t.id}"
+        claimed.add(base)
+        gone = entity(app, final, t.table, t.id) is None
+        return [check(f"{t.label or base} is deleted", gone, t.weight)]
+    if isinstance(t, Value):
+        now = value_at(final["runtime"], t.path)
+        for c in changes:
+            if c.path == t.path or c.path.startswith(t.path + "."):
+                claimed.add(c.path)
+        return [check(f"{t.label or t.path} {t.expect.describe}", t.expect.holds(now), t.weight, f"got {_show(now)}")]
+    # NewRow: candidates are rows created during the run, not yet claimed, in id order.
+    made = [c for c in changes if c.kind == "new" and c.table == t.table and c.path not in claimed]
+    hits = [c for c in made if all(e.holds(c.after.get(f)) for f, e in t.where.items())]
+    for c in hits[:t.count]:
+        claimed.add(c.path)
+    label = t.label or f"a new {t.table} row"
+    if t.count == 1:
+        detail = "" if hits else _closest_miss(t, made)
+        return [check(label, bool(hits), t.weight, detail)]
+    return [check(f"{label} ({i + 1} of {t.count})", len(hits) > i, t.weight / t.count,
+                  "" if len(hits) > i else _closest_miss(t, made[len(hits):] or made)) for i in range(t.count)]
+
+
+def _closest_miss(t: NewRow, made: Sequence[Change]) -> str:
+    if not made:
+        return f"no new {t.table} row"
+    best = max(made, key=lambda c: sum(e.holds(c.after.get(f)) for f, e in t.where.items()))
+    wrong = [f"{f} {e.describe} (got {_show(best.after.get(f))})" for f, e in t.where.items()
+             if not e.holds(best.after.get(f))]
+    return f"closest new row {best.id}: " + "; ".join(wrong)
+
+
+def _refusal_checks(r: Refusal, final: dict) -> list[dict]:
+    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
+    refused = bool(said) and said[-1]["role"] == "infeasible"
+    seen = [u for tab in final["browser"]["tabs"] for u in tab["history"]]
+    looked = any(u.startswith(e) for u in seen for e in r.evidence)
+    return [check("reported as infeasible", refused, 1.0, f"last message: {said[-1] if said else None!r}"),
+            check(f"viewed {r.label}", looked, 1.0, f"looked for {list(r.evidence)!r}")]
+
+
+def _verdict(checks: list[dict], damage: list[Change]) -> dict:
+    total = sum(c["weight"] for c in checks) or 1.0
+    done = sum(c["weight"] for c in checks if c["passed"])
+    out = list(checks)
+    for c in damage[:MAX_COLLATERAL_CHECKS]:
+        out.append({"name": f"collateral: runtime.{c.path}", "passed": False, "weight": 0.0,
+                    "detail": f"{_show(c.before)} -> {_show(c.after)}"})
+    if len(damage) > MAX_COLLATERAL_CHECKS:
+        out.append({"name": "collateral: more changes", "passed": False, "weight": 0.0,
+                    "detail": f"{len(damage) - MAX_COLLATERAL_CHECKS} more changed paths"})
+    if not damage:
+        out.append({"name": "no collateral changes", "passed": True, "weight": 0.0, "detail": ""})
+    return {"success": bool(checks) and all(c["passed"] for c in checks), "progress": round(done / total, 6),
+            "clean": not damage, "checks": out}
+
+
+_LONG = re.compile(r"\s+")
+
+
+def _show(v: Any, limit: int = 120) -> str:
+    s = _LONG.sub(" ", repr(v))
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+__all__ = ["ANY", "Answer", "Bookkeeping", "Change", "Check", "Effect", "Expect", "Gone", "NewRow", "Refusal",
+           "Row", "Value", "entity", "eq", "evaluate", "one_of", "runtime_changes", "same_set", "text", "value_at",
+           "where"]
