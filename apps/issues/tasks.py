@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 from urllib.parse import urlencode
 
+from simweb.effects import Effect, Row, eq
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
@@ -372,16 +373,12 @@ class CloseIssue(TaskTemplate):
     def facts(self, app, p):
         return [fg("closed", "The issue is closed", f"#{p['iid']} is closed")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         return open_to_issue(proj, p["iid"]) + ["click('close-issue')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"state": "closed"},
-                              self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((Row("issues", p["issue_id"], {"state": eq("closed")}, label=f"issue #{p['iid']}"),))
 
 
 class ReopenIssue(TaskTemplate):
