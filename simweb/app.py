@@ -44,6 +44,8 @@ class AppLimits:
     """What an app promises about its tasks, checked by ``simweb.check_app``."""
 
     min_templates: int = 15
+    #: easy, medium and hard templates must all exist
+    every_difficulty: bool = True
     #: the share of templates that must be medium or hard by fact count
     min_hard_share: float = 0.0
     #: the random agent's success rate may not exceed this

@@ -64,7 +64,7 @@ def check_templates(env: Any) -> list[str]:
         problems.append(f"{len(tasks)} templates, fewer than the app's {limits.min_templates}")
     diffs = {tid: t.instantiate(env.app, 0).difficulty for tid, t in tasks.items()}
     missing = {"easy", "medium", "hard"} - set(diffs.values())
-    if missing:
+    if missing and limits.every_difficulty:
         problems.append(f"no {', '.join(sorted(missing))} template")
     share = sum(d != "easy" for d in diffs.values()) / max(len(diffs), 1)
     if share < limits.min_hard_share:
