@@ -35,7 +35,7 @@ def notes_app(tmp_path_factory):
 
 def test_the_tutorial_app_solves_its_tasks(notes_app):
     env = simweb.make("notes")
-    for tid in ("notes/count_tagged", "notes/add_note"):
+    for tid in ("notes/newest_tagged", "notes/add_note"):
         env.reset(seed=0, options={"task": tid})
         for action in env.oracle_plan():
             obs, reward, terminated, truncated, info = env.step(action)
@@ -65,5 +65,5 @@ def test_the_tutorial_app_catches_damage(notes_app):
 def test_the_tutorial_answers_cannot_be_guessed(notes_app):
     from simweb.redteam import GUESS_RATE_LIMIT, guess_rates
 
-    rates = guess_rates(simweb.make("notes"), "notes/count_tagged", range(40))
+    rates = guess_rates(simweb.make("notes"), "notes/newest_tagged", range(40))
     assert max(rates.values()) <= GUESS_RATE_LIMIT, rates
