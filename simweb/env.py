@@ -26,6 +26,7 @@ from .spaces import JsonValue, Unicode
 from .state import StateError, canonical, deep_copy, state_hash
 from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
+from .webgym_actions import is_webgym_action, to_browsergym
 
 
 def observation_space(**extra: gym.spaces.Space) -> gym.spaces.Dict:
@@ -163,10 +164,14 @@ class SimEnv(TaskEpisode, gym.Env):
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Run one BrowserGym action string. Bad actions never raise: they come back as
         ``obs['last_action_error']``."""
-        if not isinstance(action, str):
+        error = None
+        if is_webgym_action(action):   # WebGym's tool calls / {"key", "arguments"}: coordinates need a layout
+            lead, action, error = to_browsergym(action)
+            error = error or next(filter(None, map(self.browser.execute, lead)), None)
+        elif not isinstance(action, str):
             action = str(action)
         self._last_action = action
-        self._last_error = self.browser.execute(action) or ""
+        self._last_error = error or self.browser.execute(action) or ""
         self.state["meta"]["step"] += 1
         verdict = self._verdict()
         step = self.state["meta"]["step"]
