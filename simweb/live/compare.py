@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["StepEnv", "axtree_roles_names", "compare_runs", "jaccard", "path_of", "write_report"]
+__all__ = ["StepEnv", "axtree_elements", "axtree_roles_names", "compare_runs", "jaccard", "match_bids", "path_of",
+           "write_report"]
 
 
 class StepEnv(Protocol):
@@ -40,6 +41,65 @@ def axtree_roles_names(axtree: str) -> set[tuple[str, str]]:
         name = quoted[1:-1] if quoted else ""
         pairs.add((role, " ".join(name.split())))
     return pairs
+
+
+_ELEMENT = re.compile(r"^\s*\[([^\]]+)\]\s+([A-Za-z][\w-]*)(?:\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"))?")
+
+
+def axtree_elements(axtree: str) -> list[tuple[str, str, str]]:
+    """The ``(bid, role, name)`` of every line of a flattened AX tree that has a bid, in order."""
+    out = []
+    for line in axtree.splitlines():
+        match = _ELEMENT.match(line)
+        if match:
+            quoted = match.group(3)
+            name = " ".join(quoted[1:-1].split()) if quoted else ""
+            out.append((match.group(1), match.group(2), name))
+    return out
+
+
+_BID_ACTIONS = frozenset({"click", "dblclick", "hover", "fill", "clear", "check", "uncheck", "select_option",
+                          "press", "focus"})
+
+
+def match_bids(action: Any, obs_a: Any, obs_b: Any) -> Any:
+    """``action`` (run on side a) with its element bid replaced by side b's bid of the
+    same element, found by role and name (the k-th element with that role and name on
+    a is the k-th on b; failing that, by name, then by role).  Actions without a bid,
+    and bids that cannot be matched, are returned unchanged.
+
+    Use it as ``compare_runs(sim, live, plan, map_action=match_bids)``: a sim and a live
+    page number their elements differently (simweb bids vs set-of-marks labels).
+    """
+    from ..actions import Action, ActionError, parse_action
+
+    if not isinstance(action, str) or not isinstance(obs_a, Mapping) or not isinstance(obs_b, Mapping):
+        return action
+    try:
+        parsed = parse_action(action)
+    except ActionError:
+        return action
+    if parsed.name not in _BID_ACTIONS:
+        return action
+    bid = str(parsed.args[0])
+    a = axtree_elements(obs_a.get("axtree") or "")
+    b = axtree_elements(obs_b.get("axtree") or "")
+    target = next(((role, name) for eb, role, name in a if eb == bid), None)
+    if target is None:
+        return action
+    role, name = target
+    for same in (lambda r, n: (r, n) == (role, name), lambda r, n: n == name and bool(name),
+                 lambda r, n: r == role):
+        k = sum(1 for eb, r, n in a if same(r, n) and eb != bid and _before(a, eb, bid))
+        hits = [eb for eb, r, n in b if same(r, n)]
+        if k < len(hits):
+            return Action(parsed.name, (hits[k],) + tuple(parsed.args[1:])).to_code()
+    return action
+
+
+def _before(elements: list[tuple[str, str, str]], first: str, second: str) -> bool:
+    order = [e[0] for e in elements]
+    return order.index(first) < order.index(second)
 
 
 def jaccard(a: set[Any], b: set[Any]) -> float:
@@ -109,14 +169,17 @@ def compare_runs(
     task_b: Any = None,
     seed: int | None = None,
     url_key: Callable[[str], str] = path_of,
+    map_action: Callable[[Any, Any, Any], Any] | None = None,
 ) -> dict[str, Any]:
     """Reset both envs, then feed them the same actions and compare after each step.
 
     ``task_a``/``task_b`` go to ``reset(options={"task": ...})`` (no options when None).
     URLs are compared through ``url_key``, by default path, query and fragment only,
     since a sim and a live env serve the same page under different hosts (pass
-    ``url_key=str`` for exact comparison).  An env that has terminated or truncated
-    is not stepped again; its side of later records is None.
+    ``url_key=str`` for exact comparison).  ``map_action(action, obs_a, obs_b)`` gives
+    the action env b runs (e.g. :func:`match_bids`), from both envs' observations before
+    the step; a record whose b action differs carries it as ``action_b``.  An env that
+    has terminated or truncated is not stepped again; its side of later records is None.
 
     Returns ``{"steps": [...], "summary": {...}}``.  Record 0 is the reset.  Each record
     has ``step``, ``action``, ``a`` and ``b`` (``url``, ``error``, ``axtree_lines``,
@@ -141,17 +204,21 @@ def compare_runs(
             break
         count += 1
         side_a = side_b = None
+        action_b = map_action(action, obs_a, obs_b) if map_action is not None else action
         if not done_a:
-            obs, reward, term, trunc, info = env_a.step(action)
-            side_a = _side(obs, reward, term, trunc, info)
+            obs_a, reward, term, trunc, info = env_a.step(action)
+            side_a = _side(obs_a, reward, term, trunc, info)
             done_a = bool(term or trunc)
             answer_a = side_a["answer"] if side_a["answer"] is not None else answer_a
         if not done_b:
-            obs, reward, term, trunc, info = env_b.step(action)
-            side_b = _side(obs, reward, term, trunc, info)
+            obs_b, reward, term, trunc, info = env_b.step(action_b)
+            side_b = _side(obs_b, reward, term, trunc, info)
             done_b = bool(term or trunc)
             answer_b = side_b["answer"] if side_b["answer"] is not None else answer_b
-        steps.append(_record(count, action, side_a, side_b, url_key))
+        record = _record(count, action, side_a, side_b, url_key)
+        if action_b != action:
+            record["action_b"] = action_b
+        steps.append(record)
     both = [r for r in steps if r["a"] is not None and r["b"] is not None]
     jaccards = [r["axtree_jaccard"] for r in both]
     divergent = [r["step"] for r in steps if not r["agree"]]
