@@ -187,7 +187,7 @@ class LiveTask:
             task_id = f"task-{digest}"
         elif isinstance(task_id, bool) or not isinstance(task_id, (str, int, float)):
             raise TaskFormatError(f"'task_id' must be a string or an int, not {task_id!r}")
-        elif _int_like(task_id):
+        elif _int_like(task_id) and not (isinstance(task_id, float) and not task_id.is_integer()):
             task_id = _int("task_id", task_id)
         elif isinstance(task_id, float):
             raise TaskFormatError(f"'task_id' must be an int or a string, not {task_id!r}")
@@ -253,12 +253,17 @@ def normalise_fact_groups(ref: Any) -> tuple[FactGroup, ...]:
         return (FactGroup("1", ref, (ref,)),) if ref.strip() else ()
     if isinstance(ref, Mapping):
         ref = [ref]
+    if isinstance(ref, (int, float)) and not isinstance(ref, bool) and math.isfinite(ref):
+        ref = str(ref)   # WebGym's loader reads any other value as its text
+        return (FactGroup("1", ref, (ref,)),)
     if not isinstance(ref, (list, tuple)):
         raise TaskFormatError(f"'evaluator_reference' must be a string or a list, not {type(ref).__name__}")
     groups = []
     for i, item in enumerate(ref):
         default_id = str(i + 1)
         where = f"evaluator_reference[{i}]"
+        if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item):
+            item = str(item)   # a list item is one fact, as WebGym reads it
         if isinstance(item, str):
             groups.append(FactGroup(default_id, item, (item,)))
         elif isinstance(item, FactGroup):
