@@ -378,7 +378,7 @@ def _detail(raw: bytes) -> str:
                     continue
                 except ValueError:
                     pass
-            return _one_line(value)
+            return _one_line(value.removeprefix("Error executing command: "))
     return _one_line(str(value))
 
 
