@@ -11,8 +11,9 @@ from simweb.live.omnibox import OmniboxClient
 from simweb.live.tasks import to_webgym
 
 KEY = "k"
-ACTIONS = ["click('2')", "fill('2', 'Ada')", "select_option('3', 'Support')", "go_forward()", "click('6')",
-           "go_back()", "left_click(coordinate=[100, 120])", "send_msg_to_user('sent')", "click('1')"]
+ACTIONS = ["click('2')", "fill('2', 'Ada')", "select_option('3', 'Support')", "go_forward()", "click('4')",
+           "go_back()", {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [100, 150]}},
+           "send_msg_to_user('sent')", "click('1')"]
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def server():
 
 
 def make_env(server, *tasks):
-    return LiveEnv(OmniboxClient(server.url, KEY, retries=0), list(tasks))
+    return LiveEnv(OmniboxClient(server.url, KEY, retries=0, sleep=lambda s: None), list(tasks))
 
 
 def home(task_id="home", url=SITE + "/"):
@@ -41,7 +42,7 @@ def test_identical_runs_agree_fully(server, tmp_path):
     assert summary["answer_a"] == summary["answer_b"] == "sent" and summary["answers_match"]
     assert steps[4]["a"]["error"] and steps[4]["error_match"]  # go_forward fails on both sides
     assert steps[5]["a"]["url"] == SITE + "/contact/sent?name=Ada&topic=Support"
-    assert steps[0]["a"]["axtree_lines"] == 5 and steps[0]["action"] is None
+    assert steps[0]["a"]["axtree_lines"] == 6 and steps[0]["action"] is None
     assert server.instances == {}
 
     path = tmp_path / "report" / "cmp.jsonl"
@@ -52,7 +53,7 @@ def test_identical_runs_agree_fully(server, tmp_path):
 
 
 def test_divergent_runs(server):
-    with make_env(server, home()) as a, make_env(server, home("other", SITE + "/products")) as b:
+    with make_env(server, home()) as a, make_env(server, home("other", SITE + "/signin")) as b:
         report = compare_runs(a, b, ["click('2')", "send_msg_to_user('x')"], task_a="home", task_b="other")
     steps, summary = report["steps"], report["summary"]
     assert not steps[0]["url_match"] and steps[0]["axtree_jaccard"] < 1
