@@ -123,12 +123,12 @@ def test_fill_select_and_submit_a_form(env, server):
                                                        "delete_existing": True}
     obs, _, _, _, info = env.step("select_option('3', 'support')")
     assert obs["last_action_error"] == ""
-    assert info["commands"] == [{"click_id": {"id": "3"}}, {"select_option": {"id": "5"}}]   # the option's id only
+    assert info["commands"] == [{"click_id": {"id": "3"}}, {"select_option": {"id": "6"}}]   # the option's id only
     assert "option" not in obs["axtree"]                   # selecting blurs the select: the options go
     obs, *_ = env.step("select_option('3', 'Billing')")
     assert obs["last_action_error"] == "Option 'Billing' not found in select [3] (options: 'Sales', 'Support')"
-    assert "\t[4] option 'Sales'" in obs["axtree"]         # the select was left focused, its options listed
-    obs, *_ = env.step("click('6')")
+    assert "\t[5] option 'Sales'" in obs["axtree"]         # the select was left focused, its options listed
+    obs, *_ = env.step("click('4')")
     assert obs["url"] == SITE + "/contact/sent?name=Ada&topic=Support"
     assert "StaticText 'Thanks, Ada!'" in obs["axtree"]
 
@@ -136,10 +136,10 @@ def test_fill_select_and_submit_a_form(env, server):
 def test_listed_options_can_be_chosen_directly(env, server):
     env.reset(options={"task": 2})
     obs, *_ = env.step("click('3')")
-    assert "\t[4] option 'Sales'" in obs["axtree"] and "\t[5] option 'Support'" in obs["axtree"]
-    obs, _, _, _, info = env.step("click('4')")            # an option is chosen, not clicked
-    assert info["commands"] == [{"select_option": {"id": "4"}}]
-    env.step("click('4')")                                 # Send, now that the options are gone
+    assert "\t[5] option 'Sales'" in obs["axtree"] and "\t[6] option 'Support'" in obs["axtree"]
+    obs, _, _, _, info = env.step("click('5')")            # an option is chosen, not clicked
+    assert info["commands"] == [{"select_option": {"id": "5"}}]
+    env.step("click('4')")                                 # Send
     assert server.instances[env.instance.instance_id].url == SITE + "/contact/sent?name=&topic=Sales"
 
 

@@ -161,12 +161,13 @@ def test_row6_select_option_reads_only_the_option_id(server, client):
     client.execute(inst, "visit_page", {"url": SITE + "/contact"})
     regions = client.interactive_rects(inst)
     assert [r.tag_name for r in regions.values()] == ["a", "input, type=text", "select", "button"]
+    assert [r.page_id for r in regions.values()] == ["10", "11", "12", "13"]
     client.execute(inst, "select_option", {"id": "12", "value": "Support"})   # the select: only clicked
     assert "Support" not in client.execute(inst, "get_page_metadata")["url"]
     regions = client.interactive_rects(inst)
     assert [r.aria_name for r in regions.values() if r.tag_name == "option"] == ["Sales", "Support"]
-    client.execute(inst, "select_option", {"id": "14"})
-    client.execute(inst, "click_id", {"id": "15"})
+    client.execute(inst, "select_option", {"id": "15"})
+    client.execute(inst, "click_id", {"id": "13"})
     assert client.page_metadata(inst).url == SITE + "/contact/sent?name=&topic=Support"
 
 
@@ -176,7 +177,7 @@ def test_row7_options_are_listed_only_while_their_select_is_focused(server, clie
     assert "option" not in [r.tag_name for r in client.interactive_rects(inst).values()]
     client.execute(inst, "click_id", {"id": "12"})
     options = [r for r in client.interactive_rects(inst).values() if r.tag_name == "option"]
-    assert [o.page_id for o in options] == ["13", "14"] and all(o.rect is None for o in options)
+    assert [o.page_id for o in options] == ["14", "15"] and all(o.rect is None for o in options)   # labelled last
     client.screenshot(inst)
     info = client.screenshot_info(inst)
     assert info.visible == ("1", "2", "3", "4", "5", "6") and info.id_mapping["5"] == "14"   # options always drawn

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import struct
 import threading
 import urllib.parse
@@ -130,9 +131,9 @@ def _page(url: str) -> _Page:
             home,
             _El("input, type=text", "Name"),
             _El("select", "Topic"),
-            _El("option", "Sales", select=2),
-            _El("option", "Support", select=2),
             _El("button", "Send", action="contact"),
+            _El("option", "Sales", select=2),      # options are labelled after every other element
+            _El("option", "Support", select=2),
         ])
     if path == "/contact/sent":
         query = urllib.parse.parse_qs(parts.query)
@@ -291,6 +292,19 @@ class _Browser:
         if press_enter:
             self.submit()
 
+    def choose(self, index: int) -> None:
+        """Select an option (by its element index)."""
+        self.topic = self.page().elements[index].name
+
+    def enter(self) -> None:
+        """Enter on the focused element: a field submits its form, a link or button activates."""
+        assert self.focus is not None
+        e = self.page().elements[self.focus]
+        if e.tag.startswith("input"):
+            self.submit()
+        elif e.tag in ("a", "button"):
+            self.click(self.focus)
+
     def scroll(self, amount: float) -> None:
         height = _TOP + _ROW_Y * len(self.page().elements) + 200
         self.scroll_y = int(min(max(self.scroll_y + amount, 0), max(height - VIEWPORT[1], 0)))
@@ -330,7 +344,8 @@ class _Browser:
             index = self.by_id(args["id"], "select")
             e = self.page().elements[index]
             if e.tag == "option":   # no box: selected programmatically, then the select is blurred
-                self.topic, self.focus = e.name, None
+                self.choose(index)
+                self.focus = None
             else:                   # it has a box: clicked, which only focuses a select
                 self.click(index)
         elif command in ("hover_id", "scroll_id"):
@@ -348,18 +363,13 @@ class _Browser:
         elif command == "keypress":
             keys = [str(k) for k in args["keys"]]
             if keys and keys[-1].lower() == "enter" and self.focus is not None:
-                e = self.page().elements[self.focus]
-                if e.tag.startswith("input"):
-                    self.submit()
-                elif e.tag in ("a", "button"):
-                    self.click(self.focus)
+                self.enter()
         elif command == "tab_and_enter":
             listed = [i for i in self.listed() if self.page().elements[i].tag != "option"]
             after = [i for i in listed if self.focus is None or i > self.focus]
             self.focus = (after or listed or [None])[0]
             if self.focus is not None:
-                e = self.page().elements[self.focus]
-                self.submit() if e.tag.startswith("input") else self.click(self.focus)
+                self.enter()
         elif command == "sleep":
             float(args["duration"])
         elif command == "get_page_metadata":
@@ -383,22 +393,169 @@ class _Browser:
         return {"status": "success"}
 
 
+#: The page script's full tag -> role table (used for simweb app pages).
+_SCRIPT_ROLES = {
+    "a": "link", "area": "link", "button": "button", "input, type=button": "button",
+    "input, type=checkbox": "checkbox", "input, type=email": "textbox", "input, type=number": "spinbutton",
+    "input, type=radio": "radio", "input, type=range": "slider", "input, type=reset": "button",
+    "input, type=search": "searchbox", "input, type=submit": "button", "input, type=tel": "textbox",
+    "input, type=text": "textbox", "input, type=url": "textbox", "select": "combobox", "option": "option",
+    "textarea": "textbox",
+}
+_TEXT_TYPES = {None, "text", "search", "email", "tel", "url", "number", "password", "date", "time"}
+
+
+class _AppBrowser(_Browser):
+    """A fake instance whose pages are a simweb app's, run by an in-process env.
+
+    The regions are what the page script would list on the served page: links, buttons,
+    inputs (not hidden), selects and text areas in document order, then every select's
+    options (labelled last, listed while their select has focus); names approximate the
+    page script's (``aria-label``, else the accessible name simweb computes).  Actions
+    become the env's BrowserGym actions on the elements' bids.  ``/_simweb/start?task=
+    &seed=`` starts that task (signed in and set up), as a served app's start URL does.
+    """
+
+    def __init__(self, port: int, uuid: str, app: str, world_seed: int, size: int | None) -> None:
+        super().__init__(port=port, uuid=uuid)
+        import simweb
+        from simweb.browsing import origin
+
+        self.env = simweb.make(app, seed=world_seed, **({"size": size} if size else {}))
+        self.origin = origin(app)
+        self.env.reset(seed=0)
+        self._cache: tuple[str, _Page, list[Any]] | None = None
+
+    def _elements(self) -> tuple[_Page, list[Any]]:
+        """The page as the fake lists it, and per element (simweb element, option value)."""
+        html = self.env.browser.html()
+        if self._cache is not None and self._cache[0] == html:
+            return self._cache[1], self._cache[2]
+        page = self.env.browser.page()
+        els: list[_El] = []
+        refs: list[Any] = []
+        selects: list[tuple[int, Any]] = []
+        for e in page.elements.values():
+            if e.disabled or e.hidden or not e.bid:
+                continue
+            if e.tag == "input" and (e.input_type or e.attrs.get("type")) == "hidden":
+                continue
+            if not (e.tag in ("button", "select", "textarea", "input") or (e.tag == "a" and e.href is not None)):
+                continue
+            tag = f"input, type={e.attrs['type']}" if e.tag == "input" and "type" in e.attrs else e.tag
+            els.append(_El(tag, e.attrs.get("aria-label") or e.name))
+            refs.append((e, None))
+            if e.tag == "select":
+                selects.append((len(els) - 1, e))
+        for index, e in selects:      # options are labelled after every other element
+            for value, label, _selected in e.options:
+                els.append(_El("option", label, select=index))
+                refs.append((e, value))
+        text = []
+        for line in self.env._obs()["axtree"].splitlines()[1:]:
+            m = re.search(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"", line)
+            if m and (m.group(1) or m.group(2)):
+                text.append(m.group(1) or m.group(2))
+        out = _Page(page.title, "\n".join(text), els)
+        self._cache = (html, out, refs)
+        return out, refs
+
+    def page(self) -> _Page:
+        return _Page("", "", []) if self.url == "about:blank" else self._elements()[0]
+
+    def _bid(self, index: int) -> str:
+        return self._elements()[1][index][0].bid
+
+    def _act(self, action: str) -> None:
+        obs, *_ = self.env.step(action)
+        self.url = obs["url"]
+        if obs["last_action_error"]:
+            raise _CommandError(obs["last_action_error"])
+
+    def relaunch(self, uuid: str) -> None:
+        super().relaunch(uuid)
+        self.env.reset(seed=0)
+        self._cache = None
+
+    def go(self, url: str) -> None:
+        parts = urllib.parse.urlsplit(url)
+        if f"{parts.scheme}://{parts.netloc}" != self.origin:
+            raise _CommandError(f"Page.goto: net::ERR_NAME_NOT_RESOLVED at {url}")
+        self.focus, self.scroll_y, self.values = None, 0, {}
+        if parts.path == "/_simweb/start":
+            query = urllib.parse.parse_qs(parts.query)
+            try:
+                task, seed = query["task"][0], int(query.get("seed", ["0"])[0])
+                obs, _ = self.env.reset(seed=seed, options={"task": task})
+            except (KeyError, ValueError) as exc:
+                raise _CommandError(f"the start URL needs ?task=<id>&seed=<n>: {exc}") from None
+            self.url = obs["url"]
+            return
+        self._act(f"goto({url!r})")
+
+    def back(self) -> None:
+        self.focus, self.scroll_y = None, 0
+        self._act("go_back()")
+
+    def click(self, index: int | None) -> None:
+        self.focus = index
+        if index is None:
+            return
+        e = self.page().elements[index]
+        typed = e.tag == "input" and e.tag.partition("type=")[2] or None
+        if e.tag in ("select", "textarea") or (e.tag.startswith("input") and typed in _TEXT_TYPES):
+            return                      # a click focuses a field or opens a select
+        before = self.url
+        self._act(f"click({self._bid(index)!r})")
+        if self.url != before:
+            self.focus, self.scroll_y = None, 0
+
+    def type_into(self, index: int | None, value: str, press_enter: bool, delete_existing: bool) -> None:
+        self.click(index)
+        if index is None or self.focus != index:
+            return
+        e = self.page().elements[index]
+        if not (e.tag == "textarea" or e.tag.startswith("input")):
+            return
+        bid = self._bid(index)
+        self._act(f"fill({bid!r}, {value!r})")   # select all + type (appending is not modelled)
+        if press_enter:
+            self._act(f"press({bid!r}, 'Enter')")
+
+    def choose(self, index: int) -> None:
+        select, value = self._elements()[1][index]
+        self._act(f"select_option({select.bid!r}, {value!r})")
+
+    def enter(self) -> None:
+        assert self.focus is not None
+        e = self.page().elements[self.focus]
+        if e.tag == "a" or e.tag == "button" or "submit" in e.tag:
+            self.click(self.focus)
+        elif e.tag.startswith("input"):
+            self._act(f"press({self._bid(self.focus)!r}, 'Enter')")
+
+
 class FakeOmnibox:
     """A fake Omniboxes master on ``host`` (127.0.0.1) and ``port`` (0: a free one).
 
     ``max_instances`` browsers form the pool; a release relaunches one and makes the
-    next ``relaunch_gets`` calls of ``/get`` answer 503.  ``api_key`` None accepts any
+    next ``relaunch_gets`` calls of ``/get`` answer 503.  With ``app``, the instances
+    browse that simweb app (``http://<app>.simweb.localhost``) instead of the fake shop.  ``api_key`` None accepts any
     request; otherwise a missing or wrong ``x-api-key`` gets 401.
     """
 
     NODE = hashlib.sha1(b"http://127.0.0.1:8000").hexdigest()[:16]
 
     def __init__(self, api_key: str | None = "test-key", *, max_instances: int = 4, relaunch_gets: int = 2,
+                 app: str | None = None, world_seed: int = 0, size: int | None = None,
                  host: str = "127.0.0.1", port: int = 0) -> None:
         self.api_key = api_key
         self.relaunch_gets = relaunch_gets
         self._uuids = 0
-        self.pool = [_Browser(port=9100 + i, uuid=self._uuid()) for i in range(max_instances)]
+        if app is None:
+            self.pool: list[_Browser] = [_Browser(port=9100 + i, uuid=self._uuid()) for i in range(max_instances)]
+        else:
+            self.pool = [_AppBrowser(9100 + i, self._uuid(), app, world_seed, size) for i in range(max_instances)]
         self.requests: list[dict[str, Any]] = []
         self._failures: list[tuple[int, str | None]] = []
         self._busy = 0
