@@ -445,7 +445,7 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
                 site: str | None, out: str, world_seed: int, size: int | None) -> None:
     """Run one task's oracle plan in-process and against a browser or a live site, step by
     step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
-    from .live.compare import compare_runs, match_bids, write_report
+    from .live.compare import AGREE_ON, LIVE_AGREE_ON, compare_runs, match_bids, write_report
 
     sim = _make_env(app, world_seed, size)
     sim.reset(seed=seed, options={"task": task})
@@ -471,8 +471,9 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
 
         task_b = {"task_id": 0, "task_name": sim.task.goal, "website": start_url(site, task, seed)}
     try:
+        live = against == "live"
         report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed,
-                              map_action=match_bids if against == "live" else None)
+                              map_action=match_bids if live else None, agree_on=LIVE_AGREE_ON if live else AGREE_ON)
     finally:
         other.close()
     write_report(report, out)

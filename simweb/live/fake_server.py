@@ -253,6 +253,13 @@ class _Browser:
                 return i
         return None
 
+    def visit(self, url: str) -> None:
+        """``visit_page``: only the fake shop's host resolves."""
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or parts.netloc != urllib.parse.urlsplit(SITE).netloc:
+            raise _CommandError(f"Page.goto: net::ERR_NAME_NOT_RESOLVED at {url}")
+        self.go(url)
+
     def go(self, url: str) -> None:
         self.history.append(url)
         self._load(url)
@@ -324,11 +331,7 @@ class _Browser:
 
     def run(self, command: str, args: dict[str, Any]) -> Any:
         if command == "visit_page":
-            url = str(args["url"])
-            parts = urllib.parse.urlsplit(url)
-            if parts.scheme not in ("http", "https") or parts.netloc != urllib.parse.urlsplit(SITE).netloc:
-                raise _CommandError(f"Page.goto: net::ERR_NAME_NOT_RESOLVED at {url}")
-            self.go(url)
+            self.visit(str(args["url"]))
         elif command == "back":
             self.back()
         elif command == "click_id":
@@ -466,9 +469,14 @@ class _AppBrowser(_Browser):
     def _bid(self, index: int) -> str:
         return self._elements()[1][index][0].bid
 
-    def _act(self, action: str) -> None:
+    def _act(self, action: str, loads: bool = True) -> None:
+        """Run one env action; when ``loads`` and the page changed, a new document is
+        shown (nothing has focus, scrolled to the top), as after a link or a form post."""
+        before = self.env.browser.html()
         obs, *_ = self.env.step(action)
         self.url = obs["url"]
+        if loads and self.env.browser.html() != before:
+            self.focus, self.scroll_y = None, 0
         if obs["last_action_error"]:
             raise _CommandError(obs["last_action_error"])
 
@@ -477,7 +485,7 @@ class _AppBrowser(_Browser):
         self.env.reset(seed=0)
         self._cache = None
 
-    def go(self, url: str) -> None:
+    def visit(self, url: str) -> None:
         parts = urllib.parse.urlsplit(url)
         if f"{parts.scheme}://{parts.netloc}" != self.origin:
             raise _CommandError(f"Page.goto: net::ERR_NAME_NOT_RESOLVED at {url}")
@@ -502,13 +510,10 @@ class _AppBrowser(_Browser):
         if index is None:
             return
         e = self.page().elements[index]
-        typed = e.tag == "input" and e.tag.partition("type=")[2] or None
+        typed = e.tag.partition("type=")[2] or None
         if e.tag in ("select", "textarea") or (e.tag.startswith("input") and typed in _TEXT_TYPES):
             return                      # a click focuses a field or opens a select
-        before = self.url
         self._act(f"click({self._bid(index)!r})")
-        if self.url != before:
-            self.focus, self.scroll_y = None, 0
 
     def type_into(self, index: int | None, value: str, press_enter: bool, delete_existing: bool) -> None:
         self.click(index)
@@ -518,13 +523,13 @@ class _AppBrowser(_Browser):
         if not (e.tag == "textarea" or e.tag.startswith("input")):
             return
         bid = self._bid(index)
-        self._act(f"fill({bid!r}, {value!r})")   # select all + type (appending is not modelled)
+        self._act(f"fill({bid!r}, {value!r})", loads=False)   # select all + type (appending is not modelled)
         if press_enter:
             self._act(f"press({bid!r}, 'Enter')")
 
     def choose(self, index: int) -> None:
         select, value = self._elements()[1][index]
-        self._act(f"select_option({select.bid!r}, {value!r})")
+        self._act(f"select_option({select.bid!r}, {value!r})", loads=False)
 
     def enter(self) -> None:
         assert self.focus is not None
