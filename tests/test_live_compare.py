@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from simweb.live.compare import axtree_roles_names, compare_runs, jaccard, path_of, write_report
+from simweb.live.compare import axtree_roles_names, compare_runs, jaccard, match_bids, path_of, write_report
 from simweb.live.env import LiveEnv
 from simweb.live.fake_server import SITE, FakeOmnibox
 from simweb.live.omnibox import OmniboxClient
@@ -112,3 +112,72 @@ def test_helpers():
     assert axtree_roles_names(tree) == {("RootWebArea", "T"), ("link", "It's"), ("StaticText", "a b"), ("generic", "")}
     assert jaccard(set(), set()) == 1.0 and jaccard({1}, {2}) == 0.0
     assert path_of("https://h:1/a/b?q=1#f") == "/a/b?q=1#f" and path_of("http://h") == "/"
+
+
+# --------------------------------------------------------------------------- sim vs live on the real protocol
+
+def test_match_bids_by_role_name_and_rank():
+    sim = {"axtree": "RootWebArea 'x'\n\t[nav-home] link 'Home'\n\t[p-1] link 'Buy'\n\t[p-2] link 'Buy'\n"
+                     "\t[q] searchbox 'Search products'\n\t[sort] combobox 'Sort by'",
+           "html": "<select bid='sort'><option value='price_asc'>Price: low to high</option></select>"}
+    live = {"axtree": "RootWebArea 'x'\n\t[1] link 'Home'\n\t[2] link 'Buy'\n\t[p12] link 'Buy'\n"
+                      "\t[4] searchbox 'q'\n\t[5] combobox 'Sort by'"}
+    assert match_bids("click('p-2')", sim, live) == "click('p12')"
+    assert match_bids("click('nav-home')", sim, live) == "click('1')"
+    assert match_bids("fill('q', 'lamp')", sim, live) == "fill('4', 'lamp')"       # by role when names differ
+    assert match_bids("select_option('sort', 'price_asc')", sim, live) == "select_option('5', 'Price: low to high')"
+    assert match_bids("scroll(0, 100)", sim, live) == "scroll(0, 100)"
+    assert match_bids("click('missing')", sim, live) == "click('missing')"
+    assert match_bids({"key": "scroll"}, sim, live) == {"key": "scroll"}
+
+
+def test_cli_compare_against_live_through_the_protocol(tmp_path):
+    from click.testing import CliRunner
+
+    from simweb.cli import main
+
+    out = tmp_path / "cmp.jsonl"
+    with FakeOmnibox(KEY, app="shopping", max_instances=1) as fake:
+        result = CliRunner().invoke(main, [
+            "compare", "shopping", "--task", "shopping/buy_product", "--seed", "3", "--against", "live",
+            "--server", fake.url, "--api-key", KEY, "--site", "http://shopping.simweb.localhost"])
+        assert result.exit_code == 2 and "--out" in result.output   # usage error without --out
+        result = CliRunner().invoke(main, [
+            "compare", "shopping", "--task", "shopping/buy_product", "--seed", "3", "--against", "live",
+            "--server", fake.url, "--api-key", KEY, "--site", "http://shopping.simweb.localhost", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        starts = [c["args"]["url"] for c in fake.commands("visit_page")]
+        assert starts[0] == "http://shopping.simweb.localhost/_simweb/start?task=shopping/buy_product&seed=3"
+        assert fake.instances == {}
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    summary = lines[-1]
+    assert summary["url_agreement"] == summary["error_agreement"] == 1.0
+    assert summary["first_divergence"] is None and summary["full_agreement"] is True
+    mapped = [line for line in lines[:-1] if "action_b" in line]
+    assert mapped and all(line["action"] != line["action_b"] for line in mapped)
+    assert ("select_option('opt-size', '10.5')", "select_option('29', '10.5')") in \
+        [(line["action"], line["action_b"]) for line in mapped]
+    assert "URL agreement 1.00" in result.output and "first divergence None" in result.output
+
+
+@pytest.mark.parametrize("app", ["shopping", "forum", "issues"])
+def test_every_oracle_plan_agrees_in_process_and_through_the_protocol(app):
+    import simweb
+    from simweb.live.compare import LIVE_AGREE_ON
+    from simweb.live.tasks import start_url
+
+    sim = simweb.make(app, seed=0)
+    with FakeOmnibox(KEY, app=app, max_instances=1, relaunch_gets=0) as fake:
+        live = LiveEnv(OmniboxClient(fake.url, KEY, sleep=lambda s: None), [])
+        failures = []
+        for task in sim.app.tasks:
+            sim.reset(seed=0, options={"task": task})
+            plan = sim.oracle_plan()
+            start = {"task_id": 0, "task_name": sim.task.goal,
+                     "website": start_url(f"http://{app}.simweb.localhost", task, 0)}
+            report = compare_runs(sim, live, plan, task_a=task, task_b=start, seed=0, map_action=match_bids,
+                                  agree_on=LIVE_AGREE_ON)
+            if not report["summary"]["full_agreement"]:
+                failures.append((task, report["summary"]["first_divergence"]))
+        live.close()
+    assert failures == []
