@@ -28,6 +28,10 @@ field), on a pool of fake browser instances, and reproduces the real server's sh
     with FakeOmnibox(api_key="k") as server:
         env = LiveEnv(OmniboxClient(server.url, "k"))
 
+``FakeOmnibox(app="shopping")`` serves a simweb app instead (run in-process, one env per
+instance, at ``http://shopping.simweb.localhost``; ``/_simweb/start?task=<id>&seed=<n>``
+starts a task), so a sim run and a run through the protocol can be compared.
+
 Or from a shell: ``python -m simweb.live.fake_server --port 8765 --api-key k``.
 :attr:`FakeOmnibox.requests` logs every request; :meth:`FakeOmnibox.fail_next` makes
 the next requests fail with a given HTTP status.
@@ -773,9 +777,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--api-key", default="test-key")
     parser.add_argument("--max-instances", type=int, default=4)
+    parser.add_argument("--app", default=None, help="serve this simweb app instead of the fake shop")
     args = parser.parse_args(argv)
-    server = FakeOmnibox(args.api_key, max_instances=args.max_instances, port=args.port)
-    print(f"fake Omniboxes at {server.url} (site {SITE}); Ctrl-C stops", flush=True)
+    server = FakeOmnibox(args.api_key, max_instances=args.max_instances, port=args.port, app=args.app)
+    site = f"http://{args.app}.simweb.localhost" if args.app else SITE
+    print(f"fake Omniboxes at {server.url} (site {site}); Ctrl-C stops", flush=True)
     try:
         server._server.serve_forever()
     except KeyboardInterrupt:
