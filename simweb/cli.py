@@ -446,6 +446,7 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
     """Run one task's oracle plan in-process and against a browser or a live site, step by
     step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
     from .live.compare import AGREE_ON, LIVE_AGREE_ON, compare_runs, match_bids, write_report
+    from .live.omnibox import OmniboxError
 
     sim = _make_env(app, world_seed, size)
     sim.reset(seed=seed, options={"task": task})
@@ -459,13 +460,13 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
             raise UserError(str(exc)) from None
         task_b: Any = task
     else:
-        from .live import LiveEnv, OmniboxError
+        from .live import LiveEnv
 
         if not server or not site:
             raise UserError("--against live needs --server (the Omniboxes URL) and --site (the site's base URL)")
         try:
             other = LiveEnv(server, api_key=api_key)
-        except OmniboxError as exc:
+        except (OmniboxError, ValueError) as exc:
             raise UserError(str(exc)) from None
         from .live.tasks import start_url
 
@@ -474,6 +475,8 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
         live = against == "live"
         report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed,
                               map_action=match_bids if live else None, agree_on=LIVE_AGREE_ON if live else AGREE_ON)
+    except OmniboxError as exc:   # no browser instance, a refused key...
+        raise UserError(str(exc)) from None
     finally:
         other.close()
     write_report(report, out)

@@ -181,3 +181,18 @@ def test_every_oracle_plan_agrees_in_process_and_through_the_protocol(app):
                 failures.append((task, report["summary"]["first_divergence"]))
         live.close()
     assert failures == []
+
+
+def test_cli_compare_against_a_live_server_that_refuses_is_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from simweb.cli import main
+
+    out = tmp_path / "cmp.jsonl"
+    with FakeOmnibox(KEY, max_instances=1) as fake:
+        for server, needle in ((fake.url, "HTTP 401"), ("localhost:1", "base URL")):
+            result = CliRunner().invoke(main, [
+                "compare", "shopping", "--task", "shopping/buy_product", "--against", "live", "--server", server,
+                "--api-key", "wrong", "--site", "http://shopping.simweb.localhost", "--out", str(out)])
+            assert result.exit_code == 2 and needle in result.output and "Traceback" not in result.output
+            assert not out.exists()
