@@ -315,6 +315,63 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
     flask_app.run(host=host, port=port, threaded=True, use_reloader=False)
 
 
+@main.command("omnibox")
+@click.option("--apps", "app_names", default=None, help="Comma-separated apps to serve (default: all).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=7000, show_default=True,
+              help="The master protocol's port (WebGym's default is 7000).")
+@click.option("--browsers", "-n", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Browser instances (one Chromium each), reused across episodes.")
+@click.option("--apps-port", type=click.IntRange(0, 65535), default=None,
+              help="First port of the served apps (default: --port + 1; 0: any free port).")
+@click.option("--api-key", envvar="SIMWEB_OMNIBOX_KEY", default="default_key", show_default=True,
+              help="The x-api-key clients must send (or $SIMWEB_OMNIBOX_KEY).")
+@click.option("--status-interval", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds between refreshes of the advertised capacity (0: always current).")
+@click.option("--lifetime-max", type=click.IntRange(1, 24 * 60), default=60, show_default=True,
+              help="Longest lease in minutes; an expired lease is released.")
+@click.option("--allow-external", is_flag=True, help="Let the browsers resolve non-loopback hosts.")
+@with_world
+@_guard
+def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps_port: int | None, api_key: str,
+                status_interval: float, lifetime_max: int, allow_external: bool, world_seed: int,
+                size: int | None) -> None:
+    """Serve WebGym's browser-server protocol over real Chromium on simweb's apps."""
+    import signal
+
+    from . import registry
+    from .browser import BrowserError
+    from .omnibox.server import OmniboxServer
+
+    names = [a.strip() for a in app_names.split(",") if a.strip()] if app_names else registry.names()
+    for name in names:
+        registry.resolve(name)   # an unknown app is a one-line error
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    server = OmniboxServer(names, host=host, port=port, browsers=browsers, api_key=api_key, apps_port=apps_port,
+                           world_seed=world_seed, size=size, status_interval=status_interval,
+                           lifetime_max=lifetime_max, allow_external=allow_external)
+    try:
+        try:
+            server.start()
+        except BrowserError as exc:
+            raise UserError(str(exc)) from None
+        except OSError as exc:
+            raise UserError(f"cannot listen: {exc.strerror or exc}") from None
+        click.echo(f"simweb omnibox: {browsers} browser(s) on {server.base_url} (node {server.node})", err=True)
+        for name, url in server.apps().items():
+            click.echo(f"  {name}: {url}  (task start URLs: {url}/_simweb/start?task=<id>&seed=<n>)", err=True)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    click.echo("simweb omnibox: stopped", err=True)
+
+
 @main.command("spec")
 @click.argument("app")
 @click.option("--diagram", type=click.Path(dir_okay=False), default=None, help="Write the machine as Mermaid.")
