@@ -119,8 +119,16 @@ _LOCATE_JS = r"""
   const el = document.querySelector('[' + attr + '="' + CSS.escape(bid) + '"]');
   if (!el) return null;
   const r = el.getBoundingClientRect();
+  // A point on the element itself: the centre of its first uncovered line box (the centre
+  // of the bounding box misses a link that wraps onto two lines).
+  let point = null;
+  for (const q of el.getClientRects()) {
+    const x = q.left + q.width / 2, y = q.top + q.height / 2;
+    const hit = document.elementFromPoint(x, y);
+    if (hit && (hit === el || el.contains(hit))) { point = [x, y]; break; }
+  }
   return {element_id: el.getAttribute('__elementId'), center: [r.left + r.width / 2, r.top + r.height / 2],
-          rect: JSON.parse(JSON.stringify(r))};
+          point: point, rect: JSON.parse(JSON.stringify(r))};
 }
 """
 
@@ -398,7 +406,9 @@ class PageDriver:
     # ------------------------------------------------------------------ simweb extensions
     def locate(self, attribute: str, bid: str) -> dict[str, Any] | None:
         """Where the element with simweb id ``bid`` is: its page id, its display id in the
-        last set-of-marks screenshot (or None) and its centre in the viewport."""
+        last set-of-marks screenshot (or None), the centre of its bounding box (where
+        ``click_id`` clicks) and ``point``, a point on the element itself (or None when
+        it is covered or outside the viewport)."""
         self.interactive_regions()   # numbers the page's elements if nothing did yet
         found = self.page.evaluate(_LOCATE_JS, [attribute, bid])
         if found is None:

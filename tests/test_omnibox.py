@@ -1,0 +1,374 @@
+"""``simweb omnibox``: WebGym's browser-server protocol over real Chromium on simweb apps.
+
+One server with two browsers serves the module (a few Chromium launches in all); the
+shapes asserted here are the real master's (microsoft/webgym omniboxes/master/server.py,
+node/server.py, node/instances/playwright_instance.py)."""
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+
+import pytest
+
+pytest.importorskip("playwright.sync_api")
+
+import simweb
+from simweb.omnibox.server import OmniboxServer
+from simweb.omnibox.start import start_url
+
+from omnibox_client import Master, call
+
+pytestmark = pytest.mark.browser
+TASK = "shopping/product_price"
+
+
+@pytest.fixture(scope="module")
+def server():
+    # A large status interval: the tests refresh the advertised capacity themselves.
+    with OmniboxServer(["shopping"], port=0, browsers=2, status_interval=3600) as srv:
+        yield srv
+
+
+@pytest.fixture
+def master(server):
+    server.pool.refresh()
+    return Master(server.base_url)
+
+
+@pytest.fixture
+def leased(server, master):
+    inst = master.get_instance(45)
+    yield inst
+    if server.pool.leased(inst["instance_id"]):
+        master.reset_instance(inst)
+    server.pool.refresh()
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as img:
+        return img.size
+
+
+def _display_id(info: dict, predicate) -> str:
+    for display in info["visible_rects"]:
+        region = info["interactive_regions"][info["id_mapping"][display]]
+        if predicate(region):
+            return display
+    raise AssertionError("no visible region matches")
+
+
+# ------------------------------------------------------------------ protocol shapes
+
+def test_api_key_and_parameter_errors_have_the_real_shapes(server, leased):
+    base = server.base_url
+    assert call(base, "GET", "/info", key=None).json() == {"detail": "API Key is missing"}
+    assert call(base, "GET", "/info", key="wrong").status_code == 401
+    assert call(base, "GET", "/info", key="wrong").json() == {"detail": "Invalid API Key."}
+    for path in ("/metadata", "/probe"):
+        reply = call(base, "GET", path)
+        assert reply.status_code == 422
+        assert [e["loc"] for e in reply.json()["detail"]] == [["query", "instance_id"], ["query", "node"]]
+        assert call(base, "GET", path, {"instance_id": leased["instance_id"]}).status_code == 422
+    assert call(base, "GET", "/probe", dict(leased, node="http://elsewhere:1")).json() == \
+        {"detail": "Node http://elsewhere:1 is not found"}
+    assert call(base, "GET", "/probe", leased).json() == {"status": "success", "message": "Probe successful"}
+    meta = call(base, "GET", "/metadata", leased)
+    assert meta.content_type == "image/png" and meta.json() == {"width": 1280, "height": 768}
+    assert call(base, "POST", "/get", {"lifetime_mins": "x"}).status_code == 422
+    # /execute: the master pops node and instance_id (a plain 500 without them).
+    assert call(base, "POST", "/execute", body={"back": {}}).status_code == 500
+    bad = call(base, "POST", "/execute", body={"back": {}, "node": leased["node"], "instance_id": "no-port"})
+    assert bad.status_code == 500 and bad.json() == {"status": "error",
+                                                     "message": "Failed to execute command: Internal Server Error"}
+    info = call(base, "GET", "/info").json()
+    (node,) = info["nodes"]
+    assert node["capacity"] == 2 and leased["instance_id"] in node["instances"] and node["hash"] == leased["node"]
+
+
+def test_command_failures_are_500_status_error_message(master, leased):
+    assert master.execute(leased, {"get_screenshot_info": {}}).status_code == 200
+    for command, detail in [({"click_id": {"id": "4242"}}, "Element with identifier 4242 not found or not visible"),
+                            ({"fly": {}}, "Unsupported command: fly"),
+                            ({"visit_page": {}}, "'url'")]:
+        reply = master.execute(leased, command)
+        assert reply.status_code == 500
+        body = reply.json()
+        assert body["status"] == "error"
+        assert body["message"] == 'Failed to execute command: {"detail":"Error executing command: ' + detail + '"}'
+    two = master.execute(leased, {"back": {}, "page_down": {}})
+    assert "Only one command per request is supported" in two.json()["message"]
+
+
+def test_503_right_after_release_until_the_capacity_refreshes(server, master):
+    a, b = master.get_instance(), master.get_instance()
+    full = call(server.base_url, "POST", "/get", {"lifetime_mins": 45})
+    assert full.status_code == 503
+    assert full.json() == {"detail": "No available nodes with capacity to create new instance"}
+    assert master.reset_instance(a).json() == {"status": "success"}
+    # Released, but the master's cached count has not been refreshed yet (as on WebGym's master).
+    assert call(server.base_url, "POST", "/get", {"lifetime_mins": 45}).status_code == 503
+    server.pool.refresh()
+    c = master.get_instance()
+    assert c["instance_id"] != a["instance_id"]          # a new uuid for the same browser
+    assert c["instance_id"].split(":")[1] == a["instance_id"].split(":")[1]
+    assert call(server.base_url, "GET", "/probe", a).json() == {"detail": f"Invalid instance UUID: {a['instance_id'].split(':')[0]}"}
+    assert master.reset_instance(a).status_code == 400
+    for inst in (b, c):
+        master.reset_instance(inst)
+    assert {i.launches for i in server.pool.instances} == {1}   # releases never relaunched Chromium
+
+
+# ------------------------------------------------------------------ an episode as WebGym runs it
+
+def test_webgym_style_episode_and_verdict(server, master):
+    """allocate, visit the task's website, screenshot (> 1,000 bytes), get_screenshot_info,
+    fill and click by display id, answer, read the verdict, release."""
+    inst = master.get_instance(45)
+    env = simweb.make("shopping", seed=0)
+    env.reset(seed=3, options={"task": TASK})
+    website = server.apps()["shopping"] + start_url(TASK, 3)
+    assert master.execute(inst, {"visit_page": {"url": website}}).json() == {"status": "success"}
+    page = master.execute(inst, {"get_page_metadata": {}}).json()
+    assert page["url"] == server.apps()["shopping"] + env.task.start_url    # the start page's own URL
+
+    shot = master.screenshot(inst, "set_of_marks")
+    assert shot.status_code == 200 and shot.content_type == "image/png" and len(shot.content) > 1000
+    assert _png_size(shot.content) == (1280, 768)
+    info = master.execute(inst, {"get_screenshot_info": {}}).json()
+    assert set(info) == {"visible_rects", "rects_above", "rects_below", "interactive_regions", "id_mapping"}
+    assert info["visible_rects"] == [str(n) for n in range(1, len(info["visible_rects"]) + 1)]
+    assert all(info["id_mapping"][d] in info["interactive_regions"] for d in info["visible_rects"])
+    region = next(iter(info["interactive_regions"].values()))
+    assert set(region) == {"tag_name", "role", "aria_name", "v_scrollable", "rects"}
+    assert set(region["rects"][0]) == {"x", "y", "width", "height", "top", "right", "bottom", "left"}
+
+    name = env.task.params["name"]
+    box = _display_id(info, lambda r: r["tag_name"] == "input, type=search")
+    assert box != info["id_mapping"][box]     # a display id, not the page id
+    reply = master.execute(inst, {"fill_id": {"id": box, "value": name, "press_enter": False}})
+    assert reply.json() == {"status": "success"}
+    go = _display_id(info, lambda r: r["tag_name"] == "button" and r["aria_name"] == "Search")
+    assert master.execute(inst, {"click_id": {"id": go}}).json() == {"status": "success"}
+    url = master.execute(inst, {"get_page_metadata": {}}).json()["url"]
+    assert url == server.apps()["shopping"] + "/search?" + urllib.parse.urlencode({"q": name})
+    text = master.execute(inst, {"get_webpage_text": {"n_lines": 100}}).json()["text"]
+    assert name in text and "" not in text.split("\n")
+
+    answer = env.oracle_plan()[-1].split("'")[1]          # send_msg_to_user('$93.99')
+    wrong = master.ext("GET", "verdict", inst, answer="$1.00").json()
+    right = master.ext("POST", "verdict", inst, body={"answer": answer}).json()
+    assert right["task"]["id"] == TASK and right["task"]["seed"] == 3 and right["answer"] == answer
+    assert right["verdict"]["success"] is True and wrong["verdict"]["success"] is False
+    # The verdict is the verifier's on the same states in-process.
+    for action in env.oracle_plan():
+        _, _, _, _, sim_info = env.step(action)
+    assert sim_info["verdict"]["success"] is True
+    assert right["verdict"]["checks"] == sim_info["verdict"]["checks"]
+    assert master.reset_instance(inst).json() == {"status": "success"}
+
+
+def test_id_mapping_is_used_and_survives_a_release(server, master):
+    inst = master.get_instance()
+    master.execute(inst, {"visit_page": {"url": server.apps()["shopping"] + "/"}})
+    master.screenshot(inst)
+    info = master.execute(inst, {"get_screenshot_info": {}}).json()
+    assert info["id_mapping"]["1"] == "10"        # page ids start at 10, display ids at 1
+    cart = _display_id(info, lambda r: r["aria_name"].startswith("Cart"))
+    master.execute(inst, {"click_id": {"id": cart}})
+    assert master.execute(inst, {"get_page_metadata": {}}).json()["url"].endswith("/cart")
+    port = inst["instance_id"].split(":")[1]
+    master.reset_instance(inst)
+    server.pool.refresh()
+    again = master.get_instance()
+    while again["instance_id"].split(":")[1] != port:     # the same browser slot
+        other = again
+        again = master.get_instance()
+        master.reset_instance(other)
+    # As on the real instance, the last set-of-marks info outlives the release.
+    assert master.execute(again, {"get_screenshot_info": {}}).json() == info
+    master.reset_instance(again)
+
+
+# ------------------------------------------------------------------ extensions
+
+def test_snapshot_restore_fork(server, master):
+    inst = master.get_instance()
+    assert master.ext("POST", "start", inst, task="shopping/buy_product", seed=3).status_code == 200
+    # Ids go through the last screenshot's id_mapping (even one from before the lease):
+    # take a screenshot and use its display id.
+    master.screenshot(inst)
+    loc = master.ext("GET", "locate", inst, bid="search-q").json()
+    master.execute(inst, {"fill_id": {"id": loc["display_id"], "value": "lamp", "press_enter": True}})
+    snap = master.ext("GET", "snapshot", inst).json()
+    assert snap["app"] == "shopping" and "/search" in snap["url"]
+    fork = master.ext("POST", "fork", inst).json()
+    assert set(fork) == {"instance_id", "node"} and fork["instance_id"] != inst["instance_id"]
+    assert master.ext("GET", "snapshot", fork).json()["state"]["runtime"] == snap["state"]["runtime"]
+    assert master.execute(fork, {"get_page_metadata": {}}).json()["url"] == snap["url"]
+    master.execute(inst, {"visit_page": {"url": server.apps()["shopping"] + "/cart"}})
+    assert master.ext("POST", "restore", inst, body={"state": snap["state"]}).json()["url"] == snap["url"]
+    assert master.ext("POST", "restore", inst, body={"state": {"world": {"app": "nope"}}}).status_code == 400
+    assert master.ext("GET", "verdict", {"instance_id": "x:1", "node": inst["node"]}).status_code == 400
+    for i in (inst, fork):
+        master.reset_instance(i)
+
+
+# ------------------------------------------------------------------ compare through the protocol
+
+class OmniboxSimweb:
+    """A step env over the protocol for ``compare_runs``: BrowserGym actions with simweb
+    bids become protocol commands on display ids (``/simweb/locate`` finds the element,
+    a set-of-marks screenshot numbers it); observations are simweb's AX tree of the page."""
+
+    def __init__(self, server: OmniboxServer):
+        self.server = server
+        self.master = Master(server.base_url)
+        self.inst: dict | None = None
+        self.answer: str | None = None
+
+    def reset(self, *, seed=None, options=None):
+        self.server.pool.refresh()
+        self.inst = self.master.get_instance()
+        self.answer = None
+        assert self.master.ext("POST", "start", self.inst, task=options["task"], seed=seed).status_code == 200
+        return self._obs("", ""), {}
+
+    def _point(self, bid: str) -> list[float]:
+        found = self.master.ext("GET", "locate", self.inst, bid=bid).json()
+        assert found["point"] is not None, found
+        return found["point"]
+
+    def _display(self, bid: str) -> str:
+        self.master.screenshot(self.inst)
+        found = self.master.ext("GET", "locate", self.inst, bid=bid).json()
+        assert found["display_id"] is not None, found
+        return found["display_id"]
+
+    def step(self, action: str):
+        from simweb.actions import parse_action
+
+        a = parse_action(action)
+        args = list(a.args)
+        if a.name == "send_msg_to_user":
+            self.answer = args[0]
+            command = None
+        elif a.name in ("click", "check", "uncheck"):
+            # Coordinates on the element: click_id clicks the centre of the bounding box,
+            # which misses a link wrapped onto two lines (as on the real server).
+            x, y = self._point(args[0])
+            command = {"click_coords": {"x": x, "y": y}}
+        elif a.name == "fill":
+            command = {"fill_id": {"id": self._display(args[0]), "value": args[1], "press_enter": False,
+                                   "delete_existing": True}}
+        elif a.name == "select_option":
+            self.master.execute(self.inst, {"click_id": {"id": self._display(args[0])}})   # focus the select
+            self.master.screenshot(self.inst)
+            info = self.master.execute(self.inst, {"get_screenshot_info": {}}).json()
+            option = _display_id(info, lambda r: r["tag_name"] == "option" and r["aria_name"].strip() == args[1])
+            command = {"select_option": {"id": option}}
+        else:
+            raise AssertionError(f"no protocol mapping for {action}")
+        error = ""
+        if command is not None:
+            reply = self.master.execute(self.inst, command)
+            error = "" if reply.status_code == 200 else reply.text
+        verdict = self.master.ext("POST", "verdict", self.inst, body={"answer": self.answer} if self.answer else {}).json()
+        done = self.answer is not None or bool(verdict["verdict"] and verdict["verdict"]["success"])
+        info = {"verdict": verdict["verdict"], "answer": self.answer}
+        return self._obs(action, error), float(done), done, False, info
+
+    def _obs(self, action: str, error: str) -> dict:
+        seen = self.master.ext("GET", "observe", self.inst).json()
+        chat = [{"role": "assistant", "message": self.answer}] if self.answer else []
+        return {"url": seen["url"], "axtree": seen["axtree"], "last_action_error": error, "chat_messages": chat}
+
+    def close(self):
+        if self.inst is not None:
+            self.master.reset_instance(self.inst)
+            self.inst = None
+
+
+@pytest.mark.parametrize("task", ["shopping/buy_product", "shopping/product_price"])
+def test_compare_oracle_through_omnibox_agrees_at_every_step(server, task):
+    from simweb.live.compare import compare_runs
+
+    sim = simweb.make("shopping", seed=0)
+    sim.reset(seed=3, options={"task": task})
+    plan = sim.oracle_plan()
+    other = OmniboxSimweb(server)
+    try:
+        report = compare_runs(sim, other, plan, task_a=task, task_b=task, seed=3)
+    finally:
+        other.close()
+    s = report["summary"]
+    assert s["first_divergence"] is None, report["steps"][s["first_divergence"]]
+    assert s["full_agreement"] and s["url_agreement"] == 1.0 and s["min_jaccard"] == 1.0
+    assert report["steps"][-1]["b"]["reward"] == 1.0
+
+
+# ------------------------------------------------------------------ one command, clean stop
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _is_chromium(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"chrom" in fh.read().split(b"\0")[0]
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig):
+    proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "omnibox", "--apps", "shopping", "--port", "0",
+                             "--browsers", "1"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stderr.readline()
+        assert "simweb omnibox: 1 browser(s) on http://127.0.0.1:" in line, line
+        base = line.split(" on ")[1].split()[0]
+        assert call(base, "GET", "/info").json()["nodes"][0]["capacity"] == 1
+        chromium = {p for p in _descendants(proc.pid) if _is_chromium(p)}
+        assert chromium, "no Chromium under the server"
+        proc.send_signal(sig)
+        assert proc.wait(timeout=60) == 0
+        rest = proc.stderr.read()
+        assert "stopped" in rest and "Traceback" not in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(p) for p in chromium) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in chromium if _running(p)]
