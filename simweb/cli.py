@@ -297,8 +297,9 @@ def replay_cmd(trajectory: str) -> None:
 @click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--task", default=None, help="Start new sessions on this task.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--bid-attribute", default="bid", show_default=True,
-              help="Element-id attribute in served pages (BrowserGym agents need e.g. data-simweb-bid).")
+@click.option("--bid-attribute", default="data-simweb-bid", show_default=True,
+              help="Element-id attribute in served pages. Not `bid`: stock BrowserGym stamps its own `bid`s "
+                   "and refuses pages that already carry one (`--bid-attribute bid` gives simweb's raw pages).")
 @with_world
 @_guard
 def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str, world_seed: int,

@@ -372,3 +372,33 @@ def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig):
     while any(_running(p) for p in chromium) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [p for p in chromium if _running(p)]
+
+
+# ------------------------------------------------------------------ `simweb serve` for stock BrowserGym
+
+def test_simweb_serve_default_pages_carry_no_bid_attribute():
+    """Stock BrowserGym throws on a first visit to a page whose elements already carry its
+    ``bid`` attribute; `simweb serve` without a flag serves simweb's ids as data-simweb-bid."""
+    import re
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", "0"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    try:
+        url = None
+        for _ in range(50):
+            line = proc.stderr.readline()
+            found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", line)
+            if found:
+                url = found.group(1)
+                break
+        assert url, "the server did not start"
+        with urllib.request.urlopen(url + "/", timeout=30) as resp:
+            html = resp.read().decode("utf-8")
+        assert not re.search(r"<[^>]*\sbid=", html)
+        assert 'data-simweb-bid="nav-home"' in html
+        with urllib.request.urlopen(url + start_url("shopping/product_price", 3), timeout=30) as resp:
+            assert ' bid="' not in resp.read().decode("utf-8")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
