@@ -351,7 +351,9 @@ def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps
     def stop(*_: Any) -> None:
         raise KeyboardInterrupt
 
+    # Both installed explicitly: a shell starts background jobs with SIGINT ignored.
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     server = OmniboxServer(names, host=host, port=port, browsers=browsers, api_key=api_key, apps_port=apps_port,
                            world_seed=world_seed, size=size, status_interval=status_interval,
                            lifetime_max=lifetime_max, allow_external=allow_external)
@@ -492,9 +494,10 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
 @click.argument("app")
 @click.option("--task", "-t", required=True, help="Task whose oracle plan both sides run.")
 @click.option("--seed", "-s", type=int, default=0, show_default=True)
-@click.option("--against", type=click.Choice(["browser", "live"]), default="browser", show_default=True,
-              help="browser: the same app in headless Chromium; live: a WebGym browser server (Omniboxes).")
-@click.option("--server", default=None, help="live: the Omniboxes server URL.")
+@click.option("--against", type=click.Choice(["browser", "live", "omnibox"]), default="browser", show_default=True,
+              help="browser: the same app in headless Chromium; live: a WebGym browser server (Omniboxes); "
+                   "omnibox: the app through a `simweb omnibox` server's protocol.")
+@click.option("--server", default=None, help="live / omnibox: the server URL.")
 @click.option("--api-key", envvar="SIMWEB_OMNIBOX_KEY", default=None, help="live: its x-api-key (or $SIMWEB_OMNIBOX_KEY).")
 @click.option("--site", default=None, help="live: base URL the live browser opens (e.g. where `simweb serve` runs).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Per-step report (JSONL).")
@@ -505,6 +508,7 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
     """Run one task's oracle plan in-process and against a browser or a live site, step by
     step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
     from .live.compare import compare_runs, write_report
+    from .omnibox.env import OmniboxEnvError
 
     sim = _make_env(app, world_seed, size)
     sim.reset(seed=seed, options={"task": task})
@@ -517,6 +521,13 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
         except BrowserError as exc:
             raise UserError(str(exc)) from None
         task_b: Any = task
+    elif against == "omnibox":
+        from .omnibox.env import OmniboxSimEnv
+
+        if not server:
+            raise UserError("--against omnibox needs --server (the `simweb omnibox` URL)")
+        other = OmniboxSimEnv(server, api_key or "default_key")
+        task_b = task
     else:
         from .live import LiveEnv, OmniboxError
 
@@ -530,6 +541,12 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
                   "website": site.rstrip("/") + sim.task.start_url}
     try:
         report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed)
+    except OmniboxEnvError as exc:
+        raise UserError(str(exc)) from None
+    except OSError as exc:   # urllib's URLError: no server there
+        if against != "omnibox":
+            raise
+        raise UserError(f"cannot reach {server}: {getattr(exc, 'reason', exc)}") from None
     finally:
         other.close()
     write_report(report, out)

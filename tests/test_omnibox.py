@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("playwright.sync_api")
 
 import simweb
+from simweb.omnibox.env import OmniboxSimEnv
 from simweb.omnibox.server import OmniboxServer
 from simweb.omnibox.start import start_url
 
@@ -222,79 +223,6 @@ def test_snapshot_restore_fork(server, master):
 
 # ------------------------------------------------------------------ compare through the protocol
 
-class OmniboxSimweb:
-    """A step env over the protocol for ``compare_runs``: BrowserGym actions with simweb
-    bids become protocol commands on display ids (``/simweb/locate`` finds the element,
-    a set-of-marks screenshot numbers it); observations are simweb's AX tree of the page."""
-
-    def __init__(self, server: OmniboxServer):
-        self.server = server
-        self.master = Master(server.base_url)
-        self.inst: dict | None = None
-        self.answer: str | None = None
-
-    def reset(self, *, seed=None, options=None):
-        self.server.pool.refresh()
-        self.inst = self.master.get_instance()
-        self.answer = None
-        assert self.master.ext("POST", "start", self.inst, task=options["task"], seed=seed).status_code == 200
-        return self._obs("", ""), {}
-
-    def _point(self, bid: str) -> list[float]:
-        found = self.master.ext("GET", "locate", self.inst, bid=bid).json()
-        assert found["point"] is not None, found
-        return found["point"]
-
-    def _display(self, bid: str) -> str:
-        self.master.screenshot(self.inst)
-        found = self.master.ext("GET", "locate", self.inst, bid=bid).json()
-        assert found["display_id"] is not None, found
-        return found["display_id"]
-
-    def step(self, action: str):
-        from simweb.actions import parse_action
-
-        a = parse_action(action)
-        args = list(a.args)
-        if a.name == "send_msg_to_user":
-            self.answer = args[0]
-            command = None
-        elif a.name in ("click", "check", "uncheck"):
-            # Coordinates on the element: click_id clicks the centre of the bounding box,
-            # which misses a link wrapped onto two lines (as on the real server).
-            x, y = self._point(args[0])
-            command = {"click_coords": {"x": x, "y": y}}
-        elif a.name == "fill":
-            command = {"fill_id": {"id": self._display(args[0]), "value": args[1], "press_enter": False,
-                                   "delete_existing": True}}
-        elif a.name == "select_option":
-            self.master.execute(self.inst, {"click_id": {"id": self._display(args[0])}})   # focus the select
-            self.master.screenshot(self.inst)
-            info = self.master.execute(self.inst, {"get_screenshot_info": {}}).json()
-            option = _display_id(info, lambda r: r["tag_name"] == "option" and r["aria_name"].strip() == args[1])
-            command = {"select_option": {"id": option}}
-        else:
-            raise AssertionError(f"no protocol mapping for {action}")
-        error = ""
-        if command is not None:
-            reply = self.master.execute(self.inst, command)
-            error = "" if reply.status_code == 200 else reply.text
-        verdict = self.master.ext("POST", "verdict", self.inst, body={"answer": self.answer} if self.answer else {}).json()
-        done = self.answer is not None or bool(verdict["verdict"] and verdict["verdict"]["success"])
-        info = {"verdict": verdict["verdict"], "answer": self.answer}
-        return self._obs(action, error), float(done), done, False, info
-
-    def _obs(self, action: str, error: str) -> dict:
-        seen = self.master.ext("GET", "observe", self.inst).json()
-        chat = [{"role": "assistant", "message": self.answer}] if self.answer else []
-        return {"url": seen["url"], "axtree": seen["axtree"], "last_action_error": error, "chat_messages": chat}
-
-    def close(self):
-        if self.inst is not None:
-            self.master.reset_instance(self.inst)
-            self.inst = None
-
-
 @pytest.mark.parametrize("task", ["shopping/buy_product", "shopping/product_price"])
 def test_compare_oracle_through_omnibox_agrees_at_every_step(server, task):
     from simweb.live.compare import compare_runs
@@ -302,7 +230,8 @@ def test_compare_oracle_through_omnibox_agrees_at_every_step(server, task):
     sim = simweb.make("shopping", seed=0)
     sim.reset(seed=3, options={"task": task})
     plan = sim.oracle_plan()
-    other = OmniboxSimweb(server)
+    server.pool.refresh()
+    other = OmniboxSimEnv(server.base_url)
     try:
         report = compare_runs(sim, other, plan, task_a=task, task_b=task, seed=3)
     finally:
@@ -310,7 +239,7 @@ def test_compare_oracle_through_omnibox_agrees_at_every_step(server, task):
     s = report["summary"]
     assert s["first_divergence"] is None, report["steps"][s["first_divergence"]]
     assert s["full_agreement"] and s["url_agreement"] == 1.0 and s["min_jaccard"] == 1.0
-    assert report["steps"][-1]["b"]["reward"] == 1.0
+    assert report["steps"][-1]["b"]["reward"] == 1.0 and report["steps"][-1]["b"]["terminated"]
 
 
 # ------------------------------------------------------------------ one command, clean stop
@@ -402,3 +331,23 @@ def test_simweb_serve_default_pages_carry_no_bid_attribute():
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+def test_simweb_compare_against_omnibox(server, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from simweb.cli import main
+
+    server.pool.refresh()
+    out = tmp_path / "cmp.jsonl"
+    result = CliRunner().invoke(main, ["compare", "shopping", "-t", "shopping/order_total", "-s", "2", "--against",
+                                       "omnibox", "--server", server.base_url, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "first divergence None" in result.output
+    summary = json.loads(out.read_text().splitlines()[-1])
+    assert summary["full_agreement"] is True and summary["answers_match"] is True
+    bad = CliRunner().invoke(main, ["compare", "shopping", "-t", "shopping/order_total", "--against", "omnibox",
+                                    "--server", "http://127.0.0.1:9", "-o", str(tmp_path / "x.jsonl")])
+    assert bad.exit_code == 2 and "cannot reach http://127.0.0.1:9" in bad.output

@@ -115,9 +115,10 @@ _SCROLL_AT_JS = r"""
 }
 """
 _LOCATE_JS = r"""
-([attr, bid]) => {
+([attr, bid, scroll]) => {
   const el = document.querySelector('[' + attr + '="' + CSS.escape(bid) + '"]');
   if (!el) return null;
+  if (scroll) el.scrollIntoView({block: 'center', inline: 'center'});
   const r = el.getBoundingClientRect();
   // A point on the element itself: the centre of its first uncovered line box (the centre
   // of the bounding box misses a link that wraps onto two lines).
@@ -404,13 +405,14 @@ class PageDriver:
         return marked
 
     # ------------------------------------------------------------------ simweb extensions
-    def locate(self, attribute: str, bid: str) -> dict[str, Any] | None:
+    def locate(self, attribute: str, bid: str, scroll: bool = False) -> dict[str, Any] | None:
         """Where the element with simweb id ``bid`` is: its page id, its display id in the
         last set-of-marks screenshot (or None), the centre of its bounding box (where
         ``click_id`` clicks) and ``point``, a point on the element itself (or None when
-        it is covered or outside the viewport)."""
+        it is covered or outside the viewport). ``scroll`` first scrolls it to the middle
+        of the viewport."""
         self.interactive_regions()   # numbers the page's elements if nothing did yet
-        found = self.page.evaluate(_LOCATE_JS, [attribute, bid])
+        found = self.page.evaluate(_LOCATE_JS, [attribute, bid, scroll])
         if found is None:
             return None
         info = self.instance.screenshot_info or {}

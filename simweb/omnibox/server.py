@@ -39,7 +39,8 @@ simweb's extensions live under ``/simweb/`` (same key; errors are 4xx
 ``POST /simweb/fork?instance_id&node``         a new lease at the same state
 ``GET|POST /simweb/verdict?instance_id&node``  ``{"task", "answer", "verdict"}``: the task's
 ``[&answer=]``                                 verifier on the session (instead of a judge)
-``GET /simweb/locate?instance_id&node&bid``    page id, display id and centre of a simweb bid
+``GET /simweb/locate?instance_id&node&bid``    page id, display id, centre and a point on the
+``[&scroll=1]``                                element with that simweb bid
 ``GET /simweb/observe?instance_id&node``       simweb's AX tree of the page (as BrowserEnv)
 =============================================  ==============================================
 """
@@ -380,7 +381,7 @@ class OmniboxServer:
         def start() -> Response:
             inst = self._leased()
             task = request.args.get("task") or None
-            app_name = request.args.get("app")
+            app_name = request.args.get("app") or None
             seed_text = request.args.get("seed", "0")
             if not _INT.fullmatch(seed_text):
                 return _error(f"seed must be an integer, not {seed_text!r}", 422)
@@ -456,9 +457,10 @@ class OmniboxServer:
         def locate() -> Response:
             inst = self._leased()
             (bid,) = self._query("bid")
+            scroll = request.args.get("scroll", "0") not in ("0", "", "false")
 
             def find() -> dict:
-                found = inst.driver.locate(self._current_app(inst).bid_attribute, bid)
+                found = inst.driver.locate(self._current_app(inst).bid_attribute, bid, scroll)
                 if found is None:
                     raise _Reply(_error(f"no element with bid {bid!r} on {inst.page.url}", 404))
                 return {"bid": bid, **found}

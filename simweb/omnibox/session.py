@@ -63,5 +63,6 @@ def verdict_of(served: ServedApp, state: dict, answer: str | None = None) -> dic
         final["browser"]["chat"].append({"role": "assistant", "message": str(answer)})
     given = answer_of(final)
     verdict = app.tasks[task["id"]].verify(app, task["params"], start.state, final, given)
-    return {"task": {"id": task["id"], "params": task["params"], "seed": seed}, "answer": given,
-            "verdict": verdict}
+    instance = start.task
+    return {"task": {"id": task["id"], "params": task["params"], "seed": seed, "kind": instance.kind,
+                     "goal": instance.goal}, "answer": given, "verdict": verdict}
