@@ -22,16 +22,19 @@ import uuid
 from concurrent.futures import Future
 from typing import Any, Callable
 
-from ..browser import (_APPLY_STATE_JS, _EXPECTS_NAVIGATION_JS, _LIVE_STATE_JS, RAW_INPUT_GRACE_MS, _NavWatch,
-                       _safe, launch_chromium, load_rendered)
-from .marks import set_of_marks
-from .pagescript import METADATA_JS, PAGE_SCRIPT, REGIONS_JS
+from ..browser import (_APPLY_STATE_JS, _EXPECTS_NAVIGATION_JS, _LIVE_STATE_JS, _NavWatch, _safe, launch_chromium,
+                       load_rendered)
+from .marks import classify, overlay
+from .pagescript import CLEAR_MARKS_JS, DRAW_MARKS_JS, METADATA_JS, PAGE_SCRIPT, REGIONS_JS
 
 VIEWPORT = (1280, 768)
 #: How long an element command waits for its element (the real server waits 1 to 30 s;
 #: simweb pages never add elements after they load).
 ELEMENT_WAIT_MS = 1000
 NAVIGATION_TIMEOUT_MS = 30_000
+#: How long input the DOM does not expect to navigate gets for a navigation to begin anyway
+#: (simweb pages have no scripts: links and submit buttons are all that navigate).
+UNEXPECTED_NAVIGATION_GRACE_MS = 100
 #: Chromium resolves no host name but loopback ones: a simulated web has no outside.
 LOOPBACK_ONLY_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",)
 
@@ -163,7 +166,7 @@ class PageDriver:
         before = watch.requests
         action()
         page = self.page
-        grace = NAVIGATION_TIMEOUT_MS if expect else RAW_INPUT_GRACE_MS
+        grace = NAVIGATION_TIMEOUT_MS if expect else UNEXPECTED_NAVIGATION_GRACE_MS
         end = time.monotonic() + grace / 1000
         while watch.requests == before and time.monotonic() < end:
             page.wait_for_timeout(15)
@@ -379,22 +382,29 @@ class PageDriver:
         except Exception:
             return ""
 
+    def _png(self) -> bytes:
+        try:
+            return self.page.screenshot(type="png", timeout=15_000)
+        except Exception:
+            _safe(lambda: self.page.evaluate("window.stop()"))
+            return self.page.screenshot(type="png", timeout=15_000)
+
     def screenshot(self, interaction_mode: str) -> bytes:
         """The viewport as PNG; in ``set_of_marks`` mode annotated, and its regions kept
         for ``get_screenshot_info`` and the id commands (a page without regions gives a
         plain screenshot and keeps the previous info, as the real server does)."""
         self.ready()
-        try:
-            png = self.page.screenshot(type="png", timeout=15_000)
-        except Exception:
-            _safe(lambda: self.page.evaluate("window.stop()"))
-            png = self.page.screenshot(type="png", timeout=15_000)
         if interaction_mode != "set_of_marks":
-            return png
+            return self._png()
         regions = self.interactive_regions()
         if not regions:
-            return png
-        marked, visible, above, below, mapping = set_of_marks(png, regions)
+            return self._png()
+        visible, above, below, mapping = classify(regions, VIEWPORT)
+        try:
+            self.page.evaluate(DRAW_MARKS_JS, overlay(regions, VIEWPORT))
+            marked = self._png()
+        finally:
+            _safe(lambda: self.page.evaluate(CLEAR_MARKS_JS))
         self.instance.screenshot_info = {
             "visible_rects": visible,
             "rects_above": above,

@@ -13,14 +13,15 @@ client acts on the numbers it sees:
   page ids and map to themselves, added after the display ids (so a page id equal to a
   display id overrides that display id's entry, as on the real server).
 
-The drawing (a coloured frame per visible region and its number in a label at the frame's
-top-right corner, below the frame when the frame touches the top of the image) is this
-module's own.
+The drawing is this module's own: a coloured frame per visible region and its number in
+a label at the frame's top-right corner (below the frame when the frame touches the top
+of the viewport). Chromium draws it: :func:`overlay` lists the marks, the page script
+lays them over the page in a closed shadow root for the screenshot and removes them, so
+the PNG is never decoded and encoded again in Python.
 """
 from __future__ import annotations
 
 import colorsys
-import io
 from typing import Any, Mapping
 
 #: Labels are not drawn above a frame whose top is this close to the top of the image.
@@ -93,46 +94,26 @@ def classify(regions: Mapping[str, Mapping[str, Any]], size: tuple[int, int]
     return [str(n) for n in range(1, len(visible) + 1)], above, below, mapping
 
 
-def set_of_marks(png: bytes, regions: Mapping[str, Mapping[str, Any]]
-                 ) -> tuple[bytes, list[str], list[str], list[str], dict[str, str]]:
-    """Annotate a PNG screenshot; returns ``(png, visible, above, below, id_mapping)``
-    with the lists and mapping of :func:`classify`."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    with Image.open(io.BytesIO(png)) as shot:
-        base = shot.convert("RGBA")
-    width, height = base.size
-    visible, above, below, mapping = classify(regions, (width, height))
+def overlay(regions: Mapping[str, Mapping[str, Any]], size: tuple[int, int]) -> list[dict[str, Any]]:
+    """The marks to draw on a viewport of ``size``: one per visible, non-option region
+    whose rect's centre is in the viewport, as ``{"label", "rect", "color", "ink",
+    "below"}`` (``below``: the label goes under the frame, which touches the top)."""
+    width, height = size
     limit = width * height * MAX_AREA_FRACTION
-    marks: list[tuple[str, Mapping[str, Any]]] = []
-    # Page ids in display order (id_mapping may have lost some to same-named page ids).
-    for display, eid in zip(visible, _sort(regions, (width, height))[0]):
+    visible, _, _ = _sort(regions, size)
+    marks: list[dict[str, Any]] = []
+    for n, eid in enumerate(visible, start=1):
         region = regions[eid]
         if region.get("tag_name") == "option":
             continue
         for rect in region["rects"]:
-            if _usable(rect, limit):
-                x, y = _centre(rect)
-                if 0 <= x < width and 0 <= y < height:
-                    marks.append((display, rect))
-    overlay = Image.new("RGBA", base.size)
-    draw = ImageDraw.Draw(overlay)
-    font = ImageFont.load_default(14)
-    # Frames first, labels second: a label is never hidden under a neighbour's frame.
-    for display, rect in marks:
-        r, g, b = _color(display)
-        box = ((rect["left"], rect["top"]), (rect["right"], rect["bottom"]))
-        draw.rectangle(box, outline=(r, g, b, 255), fill=(r, g, b, 40), width=2)
-    for display, rect in marks:
-        r, g, b = _color(display)
-        if rect["top"] <= TOP_LABEL_MARGIN:
-            anchor, at = "rt", (rect["right"], rect["bottom"])
-        else:
-            anchor, at = "rb", (rect["right"], rect["top"])
-        left, top, right, bottom = draw.textbbox(at, display, font=font, anchor=anchor)
-        draw.rectangle((left - 3, top - 3, right + 3, bottom + 3), fill=(r, g, b, 255))
-        ink = (0, 0, 0, 255) if (0.3 * r + 0.59 * g + 0.11 * b) > 90 else (255, 255, 255, 255)
-        draw.text(at, display, fill=ink, font=font, anchor=anchor)
-    out = io.BytesIO()
-    Image.alpha_composite(base, overlay).save(out, format="PNG")
-    return out.getvalue(), visible, above, below, mapping
+            if not _usable(rect, limit):
+                continue
+            x, y = _centre(rect)
+            if 0 <= x < width and 0 <= y < height:
+                r, g, b = _color(str(n))
+                marks.append({"label": str(n), "rect": {k: rect[k] for k in ("left", "top", "right", "bottom")},
+                              "color": f"#{r:02x}{g:02x}{b:02x}",
+                              "ink": "#000000" if (0.3 * r + 0.59 * g + 0.11 * b) > 90 else "#ffffff",
+                              "below": rect["top"] <= TOP_LABEL_MARGIN})
+    return marks

@@ -208,10 +208,47 @@ PAGE_SCRIPT = r"""
     return out;
   }
 
-  window.__simwebMarks = {regions, metadata, focusedId};
+  // Set-of-marks drawing, in a closed shadow root: no page style reaches it, and the
+  // region finder (which walks open shadow roots only) never sees it.
+  const HOST_ID = '__simweb_marks';
+  function clearMarks() {
+    const host = document.getElementById(HOST_ID);
+    if (host) host.remove();
+  }
+  function drawMarks(marks) {
+    clearMarks();
+    const host = document.createElement('div');
+    host.id = HOST_ID;
+    host.style.cssText = 'position:fixed;left:0;top:0;width:0;height:0;margin:0;padding:0;border:0;' +
+      'z-index:2147483647;pointer-events:none;';
+    const root = host.attachShadow({mode: 'closed'});
+    const vw = document.documentElement.clientWidth;
+    for (const m of marks) {
+      const r = m.rect;
+      const frame = document.createElement('div');
+      frame.style.cssText = 'position:fixed;box-sizing:border-box;pointer-events:none;' +
+        `left:${r.left}px;top:${r.top}px;width:${r.right - r.left}px;height:${r.bottom - r.top}px;` +
+        `border:2px solid ${m.color};background:${m.color}28;`;
+      root.appendChild(frame);
+    }
+    for (const m of marks) {
+      const r = m.rect;
+      const label = document.createElement('div');
+      label.textContent = m.label;
+      label.style.cssText = 'position:fixed;pointer-events:none;font:bold 13px/1 sans-serif;padding:2px 3px;' +
+        `background:${m.color};color:${m.ink};right:${vw - r.right}px;` +
+        (m.below ? `top:${r.bottom}px;` : `top:${r.top}px;transform:translateY(-100%);`);
+      root.appendChild(label);
+    }
+    document.documentElement.appendChild(host);
+  }
+
+  window.__simwebMarks = {regions, metadata, focusedId, drawMarks, clearMarks};
 })();
 """
 
 #: Expressions evaluated after :data:`PAGE_SCRIPT` (which is re-run first when missing).
 REGIONS_JS = "() => window.__simwebMarks.regions()"
+DRAW_MARKS_JS = "(marks) => window.__simwebMarks.drawMarks(marks)"
+CLEAR_MARKS_JS = "() => window.__simwebMarks && window.__simwebMarks.clearMarks()"
 METADATA_JS = "() => window.__simwebMarks.metadata()"
