@@ -194,6 +194,52 @@ def test_id_mapping_is_used_and_survives_a_release(server, master):
     master.reset_instance(again)
 
 
+def test_regions_as_the_real_page_script_reports_them(server, master, leased):
+    """An input comes as tag ``input, type=<type>`` with an empty role unless the type has
+    an implicit one; options are listed only while their select is focused."""
+    shop = server.apps()["shopping"]
+    master.execute(leased, {"visit_page": {"url": shop + "/login"}})
+    regions = master.execute(leased, {"get_interactive_rects": {}}).json()
+    tags = {r["tag_name"]: r["role"] for r in regions.values()}
+    assert tags["input, type=password"] == "" and tags["input, type=text"] == "textbox"
+    assert all(set(r) == {"tag_name", "role", "aria_name", "v_scrollable", "rects"} for r in regions.values())
+    assert sorted(regions, key=int) == list(regions)       # ascending page ids
+
+    env = simweb.make("shopping", seed=0)
+    env.reset(seed=3, options={"task": "shopping/buy_product"})
+    product = env.task.params["product_id"]
+    master.execute(leased, {"visit_page": {"url": shop + f"/p/{product}"}})
+    before = master.execute(leased, {"get_interactive_rects": {}}).json()
+    assert not [r for r in before.values() if r["tag_name"] == "option"]
+    master.screenshot(leased)
+    size = master.ext("GET", "locate", leased, bid="opt-size").json()
+    master.execute(leased, {"click_id": {"id": size["display_id"]}})
+    after = master.execute(leased, {"get_interactive_rects": {}}).json()
+    options = [r["aria_name"].strip() for r in after.values() if r["tag_name"] == "option"]
+    assert env.task.params["size"] in options
+    master.screenshot(leased)
+    info = master.execute(leased, {"get_screenshot_info": {}}).json()
+    pick = _display_id(info, lambda r: r["tag_name"] == "option" and r["aria_name"].strip() == env.task.params["size"])
+    assert master.execute(leased, {"select_option": {"id": pick}}).json() == {"status": "success"}
+    snap = master.ext("GET", "snapshot", leased).json()
+    tab = snap["state"]["browser"]["tabs"][snap["state"]["browser"]["active"]]
+    assert tab["fields"].get("opt-size") == env.task.params["size"]
+
+
+def test_an_expired_lease_is_released_and_its_id_refused(server, master):
+    inst = master.get_instance(1)
+    port = int(inst["instance_id"].split(":")[1])
+    with server.pool._lock:
+        server.pool._leases[port].expires = 0.0     # as if its minute were over
+    deadline = time.monotonic() + 20
+    while server.pool.leased(inst["instance_id"]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not server.pool.leased(inst["instance_id"])
+    reply = master.execute(inst, {"get_page_metadata": {}})
+    assert reply.status_code == 400 and "Invalid instance UUID" in reply.json()["message"]
+    assert call(server.base_url, "POST", "/get", {"lifetime_mins": 61}).status_code == 503   # over --lifetime-max
+
+
 # ------------------------------------------------------------------ extensions
 
 def test_snapshot_restore_fork(server, master):
