@@ -68,3 +68,14 @@ def test_start_url_renames_bids_like_the_served_pages():
     client = create_app("shopping", bid_attribute="data-simweb-bid").test_client()
     html = client.get(start_url("shopping/product_price", 1)).text
     assert 'data-simweb-bid="nav-home"' in html and ' bid="' not in html
+
+
+def test_omnibox_cli_rejects_an_unknown_app_in_one_line():
+    from click.testing import CliRunner
+
+    from simweb.cli import main
+
+    result = CliRunner().invoke(main, ["omnibox", "--apps", "nope", "--port", "0"])
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("simweb: error: unknown app 'nope' (known: ")
