@@ -371,6 +371,11 @@ def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps
     except KeyboardInterrupt:
         pass
     finally:
+        # Ctrl-C in a terminal reaches Playwright's driver processes too; their closed pipes
+        # are expected now, not errors worth a log line.
+        import logging
+
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         server.close()
     click.echo("simweb omnibox: stopped", err=True)
 

@@ -321,10 +321,14 @@ def _is_chromium(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig):
+@pytest.mark.parametrize("sig,group", [(signal.SIGINT, True), (signal.SIGINT, False), (signal.SIGTERM, False)],
+                         ids=["ctrl-c", "sigint", "sigterm"])
+def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig, group):
+    """group: Ctrl-C in a terminal, which signals the whole process group (Playwright's
+    driver and Chromium included), not only the server."""
     proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "omnibox", "--apps", "shopping", "--port", "0",
-                             "--browsers", "1"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+                             "--browsers", "1"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                            start_new_session=group)
     try:
         line = proc.stderr.readline()
         assert "simweb omnibox: 1 browser(s) on http://127.0.0.1:" in line, line
@@ -332,10 +336,14 @@ def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig):
         assert call(base, "GET", "/info").json()["nodes"][0]["capacity"] == 1
         chromium = {p for p in _descendants(proc.pid) if _is_chromium(p)}
         assert chromium, "no Chromium under the server"
-        proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
         assert proc.wait(timeout=60) == 0
         rest = proc.stderr.read()
-        assert "stopped" in rest and "Traceback" not in rest
+        assert rest.rstrip().endswith("simweb omnibox: stopped") and "Traceback" not in rest
+        assert "exception" not in rest.lower()
     finally:
         if proc.poll() is None:
             proc.kill()
