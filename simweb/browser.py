@@ -107,8 +107,10 @@ class ServedApp:
         with ServedApp("shopping", world_seed=0) as served:
             requests.get(served.base_url + "/")
 
-    ``port=0`` picks a free port. :meth:`close` (or leaving the ``with`` block) shuts the
-    server down and joins its thread."""
+    ``port=0`` picks a free port. ``bid_attribute`` is the element-id attribute of the
+    served pages (``bid``, which simweb's own browser backend addresses; ``simweb serve``
+    uses ``data-simweb-bid`` for BrowserGym). :meth:`close` (or leaving the ``with``
+    block) shuts the server down and joins its thread."""
 
     def __init__(self, app_name: str, world_seed: int = 0, size: int | None = None, *,
                  host: str = "127.0.0.1", port: int = 0, task: str | None = None, seed: int = 0,

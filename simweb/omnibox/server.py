@@ -218,12 +218,10 @@ class OmniboxServer:
             raise _Reply(_internal())
         return self.pool.instance_at(int(port))
 
-    def _leased(self, *, body: dict | None = None) -> BrowserInstance:
-        """The leased instance named by ``instance_id`` and ``node`` (extensions only)."""
-        if body is None:
-            instance_id, node = self._query("instance_id", "node")
-        else:
-            instance_id, node = body.get("instance_id"), body.get("node")
+    def _leased(self) -> BrowserInstance:
+        """The leased instance named by the ``instance_id`` and ``node`` query parameters
+        (extensions only: they refuse an instance that is not leased)."""
+        instance_id, node = self._query("instance_id", "node")
         if node != self.node:
             raise _Reply(_error(f"unknown node {node!r} (this server's node is {self.node!r})", 400))
         if not isinstance(instance_id, str) or not self.pool.leased(instance_id):
