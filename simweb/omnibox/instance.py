@@ -402,6 +402,10 @@ class PageDriver:
         visible, above, below, mapping = classify(regions, VIEWPORT)
         try:
             self.page.evaluate(DRAW_MARKS_JS, overlay(regions, VIEWPORT))
+        except Exception:   # the real server also falls back to a plain screenshot
+            _safe(lambda: self.page.evaluate(CLEAR_MARKS_JS))
+            return self._png()
+        try:
             marked = self._png()
         finally:
             _safe(lambda: self.page.evaluate(CLEAR_MARKS_JS))
