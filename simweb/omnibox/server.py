@@ -54,9 +54,9 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException as WerkzeugHTTPException
-from werkzeug.serving import make_server
+from werkzeug.serving import WSGIRequestHandler, make_server
 
-from ..browser import ServedApp, _QuietHandler
+from ..browser import ServedApp
 from .instance import VIEWPORT, BrowserInstance
 from .pool import InstancePool, NoCapacity
 from .protocol import CommandError, execute
@@ -88,6 +88,13 @@ def _error(message: str, status: int) -> Response:
 
 def _internal() -> Response:
     return Response(b"Internal Server Error", status=500, mimetype="text/plain")
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """werkzeug's request handler without the per-request access log line."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        return None
 
 
 class _Reply(Exception):

@@ -18,12 +18,15 @@ class SessionError(Exception):
     """A session could not be read or written (one line)."""
 
 
-def _call(context: Any, method: str, url: str, body: Any = None) -> Any:
+def _call(context: Any, served: ServedApp, method: str, url: str, body: Any = None) -> Any:
     req = context.request
+    # A served app with a control token wants it on these requests (never on the pages).
+    headers = dict(getattr(served, "control_headers", None) or {})
     if method == "GET":
-        resp = req.get(url, timeout=30_000)
+        resp = req.get(url, headers=headers, timeout=30_000)
     else:
-        resp = req.post(url, data=orjson.dumps(body), headers={"content-type": "application/json"}, timeout=30_000)
+        headers["content-type"] = "application/json"
+        resp = req.post(url, data=orjson.dumps(body), headers=headers, timeout=30_000)
     try:
         payload = orjson.loads(resp.body())
     except orjson.JSONDecodeError:
@@ -36,12 +39,12 @@ def _call(context: Any, method: str, url: str, body: Any = None) -> Any:
 
 def read_state(context: Any, served: ServedApp) -> dict:
     """The state of the context's session on ``served``."""
-    return _call(context, "GET", served.base_url + "/_simweb/state")
+    return _call(context, served, "GET", served.base_url + "/_simweb/state")
 
 
 def write_state(context: Any, served: ServedApp, state: dict) -> None:
     """Make ``state`` the context's session state on ``served``."""
-    _call(context, "POST", served.base_url + "/_simweb/state", state)
+    _call(context, served, "POST", served.base_url + "/_simweb/state", state)
 
 
 def verdict_of(served: ServedApp, state: dict, answer: str | None = None) -> dict[str, Any]:

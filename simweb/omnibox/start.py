@@ -43,11 +43,25 @@ def _with_script(html: str, script: str) -> str:
     return script + html
 
 
+def _restart(sessions: Any, sid: str | None, task: str | None, seed: int) -> tuple[str, dict]:
+    """Put session ``sid`` (a new one if it has none) at the start of (task, seed)."""
+    state = sessions.fresh_state(task, seed)
+    if hasattr(sessions, "set_state"):   # a store with set_state / new_session
+        if sid is None or not sessions.set_state(sid, state):
+            sid = sessions.new_session(state)
+        return sid, state
+    sid, _, lock = sessions.get(sid)     # a store with get / put
+    with lock:
+        sessions.put(sid, state)
+    return sid, state
+
+
 def install_start_route(flask_app: Flask, sessions: Any, cookie: str, bid_attribute: str = "bid") -> None:
     """Add ``GET /_simweb/start`` to a served app built by ``simweb.server.create_app``.
 
-    ``sessions`` is the app's session store (``get(sid) -> (sid, state, lock)``,
-    ``put(sid, state)``, ``fresh_state(task, seed)``), ``cookie`` its session cookie."""
+    ``sessions`` is the app's session store (``flask_app.extensions["simweb"]``: its
+    ``app``, ``fresh_state(task, seed)``, and either ``set_state`` / ``new_session`` or
+    ``get`` / ``put``), ``cookie`` the name of its session cookie."""
     sim = sessions.app
 
     def plain(message: str, status: int) -> Response:
@@ -61,10 +75,7 @@ def install_start_route(flask_app: Flask, sessions: Any, cookie: str, bid_attrib
         if not _INT.fullmatch(seed_text):
             return plain(f"seed must be an integer, not {seed_text!r}", 400)
         seed = int(seed_text)
-        sid, _, lock = sessions.get(request.cookies.get(cookie))
-        state = sessions.fresh_state(task, seed)
-        with lock:
-            sessions.put(sid, state)
+        sid, state = _restart(sessions, request.cookies.get(cookie), task, seed)
         tab = state["browser"]["tabs"][state["browser"]["active"]]
         if tab["url"] == "about:blank":
             resp = redirect("/", code=303)
