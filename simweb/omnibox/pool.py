@@ -139,6 +139,11 @@ class InstancePool:
             self._leases[inst.port] = Lease(inst, inst.instance_id, time.monotonic() + 60.0 * minutes)
             return inst
 
+    def free(self) -> int:
+        """How many instances are free now (the true count, not the cached one)."""
+        with self._lock:
+            return len(self._free)
+
     def leased(self, instance_id: str) -> bool:
         with self._lock:
             return any(lease.instance_id == instance_id for lease in self._leases.values())
