@@ -95,6 +95,9 @@ def test_axtree_with_bids_actions_and_screenshots(env, site):
     obs, reward, terminated, truncated, _ = env.step("send_msg_to_user('Since 1999')")
     assert terminated and not truncated and reward == 0.0
     assert obs["chat_messages"] == [{"role": "assistant", "message": "Since 1999"}]
+    obs, _, terminated, _, info = env.step("goto('/')")
+    assert terminated and info["episode_over"] and obs["url"] == site + "/about.html"
+    assert obs["last_action_error"] == "the episode is over; call reset()"
 
 
 def test_coordinates_and_budget(env, site):

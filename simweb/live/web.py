@@ -21,7 +21,8 @@ navigates; a ``bid`` the site itself uses twice is replaced on its second elemen
 
 There is no state and no verifier: the reward is 0, ``info["verdict"]`` is None, an
 episode ends when the agent answers (``send_msg_to_user`` / ``report_infeasible``) or
-runs out of steps, and snapshot / restore / fork raise :class:`LiveStateError`.
+runs out of steps (a step after that runs nothing), and snapshot / restore / fork raise
+:class:`LiveStateError`.
 """
 from __future__ import annotations
 
@@ -99,6 +100,7 @@ class WebEnv(BrowserEnv):
         self.goal = ""
         self._start = self._state = None
         self._chat: list[dict[str, str]] = []
+        self._ended: tuple[bool, bool] | None = None
         self._step = 0
         self._last_action = self._last_error = ""
         self._progress = 0.0
@@ -125,6 +127,7 @@ class WebEnv(BrowserEnv):
         self.goal = str(options.get("goal", ""))
         self._new_context()
         self._chat = []
+        self._ended = None
         self._step = 0
         self._last_action = ""
         self._last_error = self.execute(f"goto({str(url)!r})") or ""
@@ -136,11 +139,16 @@ class WebEnv(BrowserEnv):
         if not isinstance(action, str):
             action = str(action)
         self._last_action = action
+        if self._ended is not None:   # the episode is over: nothing runs (as in SimEnv)
+            self._last_error = "the episode is over; call reset()"
+            return self._observe(), 0.0, self._ended[0], self._ended[1], dict(self._web_info(), episode_over=True)
         self._stamp()   # bids of a page that changed since the last observation
         self._last_error = self.execute(action) or ""
         self._step += 1
         terminated = any(m["role"] in ("assistant", "infeasible") for m in self._chat)
         truncated = not terminated and self._step >= self.max_steps
+        if terminated or truncated:
+            self._ended = (terminated, truncated)
         return self._observe(), 0.0, terminated, truncated, self._web_info()
 
     def _web_info(self) -> dict[str, Any]:
