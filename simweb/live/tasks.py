@@ -375,13 +375,11 @@ def to_webgym(
 
 
 #: The served app's path that starts a task (signs in, sets the task up, redirects).
-START_PATH = "/_simweb/start"
-
-
 def start_url(base_url: str, task_id: str, seed: int) -> str:
     """The GET start URL of a simweb task on a served app: ``<base>/_simweb/start?task=<id>&seed=<n>``."""
-    query = urllib.parse.urlencode({"task": task_id, "seed": int(seed)}, safe="/")
-    return f"{base_url.rstrip('/')}{START_PATH}?{query}"
+    from ..omnibox.start import start_url as start_path
+
+    return f"{base_url.rstrip('/')}{start_path(task_id, seed)}"
 
 
 def export_task(app: Any, template_id: str, seed: int, base_url: str, task_id: int, *,

@@ -23,11 +23,12 @@ _INT = re.compile(r"[+-]?\d{1,18}")
 
 
 def start_url(task: str | None, seed: int) -> str:
-    """The path of the start URL of ``task`` with episode ``seed`` (``website`` of an export)."""
+    """The path of the start URL of ``task`` with episode ``seed`` (``website`` of an export:
+    see simweb.live.tasks.start_url, which puts a site's base URL before it)."""
     from urllib.parse import urlencode
 
-    query = {"task": task, "seed": seed} if task else {"seed": seed}
-    return f"{START_PATH}?{urlencode(query)}"
+    query = {"task": task, "seed": int(seed)} if task else {"seed": int(seed)}
+    return f"{START_PATH}?{urlencode(query, safe='/')}"
 
 
 def _address_script(url: str) -> str:
