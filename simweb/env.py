@@ -74,7 +74,7 @@ class TaskEpisode:
 
     def _score(self, verdict: dict | None, state: dict, out_of_steps: Callable[[], bool]) -> tuple[float, bool, bool]:
         """(reward, terminated, truncated) of a step. An episode ends when the agent
-        answers, or when a state-changing task succeeds; ``out_of_steps`` is asked only
+        answers, or when a state-changing (or mixed) task succeeds; ``out_of_steps`` is asked only
         if it has not ended.
 
         Sparse reward: 1 for a clean success at the end, else 0. Progress reward: the
@@ -84,7 +84,7 @@ class TaskEpisode:
         repaired."""
         success = bool(verdict and verdict["success"])
         terminated = answer_of(state) is not None or (
-            self.end_on_success and success and self.task is not None and self.task.kind == "state")
+            self.end_on_success and success and self.task is not None and self.task.kind in ("state", "mixed"))
         truncated = not terminated and out_of_steps()
         if self.reward_mode == "progress":
             now = potential(verdict)
