@@ -374,3 +374,11 @@ def test_no_answer_is_right_on_more_than_a_tenth_of_instances(env, task, field):
         days = [t.instantiate(env.app, s).params["day"] for s in range(60)]
         top = max(list(zip(values, days)).count(v) for v in zip(values, days))
     assert top / len(values) <= 0.1, (task, top)
+
+
+def test_cancelling_a_feasible_twin_and_calling_it_impossible_is_no_success(env):
+    seed = _cancel_seeds(env, feasible=True, n=1)[0]
+    env.reset(seed=seed, options={"task": "shopping/cancel_shipped_order"})
+    plan = env.oracle_plan()
+    v = _run(env, plan[:-1] + ["report_infeasible('It cannot be cancelled.')"])
+    assert not v["success"] and v["progress"] == 1.0 and v["clean"]

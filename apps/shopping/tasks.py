@@ -885,13 +885,16 @@ class CancelIfPossible(ShopTask):
     def oracle(self, app, p):
         acts = ["click('nav-orders')", f"click('order-{p['order_id']}')"]
         if p["feasible"]:
-            return acts + ["click('cancel-order')", "click('confirm-cancel')"]
+            # A mixed task ends when the agent speaks: say it is done.
+            return acts + ["click('cancel-order')", "click('confirm-cancel')",
+                           f"send_msg_to_user('Order #{p['order_id']} is cancelled.')"]
         return acts + [f"report_infeasible('Order #{p['order_id']} has already been {p['status']}; "
                        f"it can no longer be cancelled.')"]
 
     def effect(self, app, p, start):
         if p["feasible"]:
-            return Effect((V.order_status(p["order_id"], "cancelled", f"order #{p['order_id']}"),))
+            return Effect((V.order_status(p["order_id"], "cancelled", f"order #{p['order_id']}"),),
+                          checks=(V.NOT_REFUSED,))
         # The orders list and the order's own page both print its status.
         return Effect(refusal=Refusal(("/account/orders",), "the order's status (orders list or order page)"))
 
