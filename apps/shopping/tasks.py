@@ -485,7 +485,8 @@ class CancelOrder(ShopTask):
     title = "Cancel an order that has not shipped"
 
     def sample(self, app, rng):
-        u = pick_user(app, rng, lambda u: any(o["status"] == "processing" for o in app.world.orders(u["id"])))
+        u = pick_user(app, rng, lambda u: any(o["status"] == "processing" for o in app.world.orders(u["id"])),
+                      tries=3000)
         o = rng.choice([o for o in app.world.orders(u["id"]) if o["status"] == "processing"])
         return {"user_id": u["id"], "order_id": o["id"]}
 
@@ -868,7 +869,8 @@ class CancelIfPossible(ShopTask):
     def sample(self, app, rng):
         feasible = rng.below(2) == 1
         ok = (lambda o: o["status"] == "processing") if feasible else (lambda o: o["status"] in ("shipped", "delivered"))
-        u = pick_user(app, rng, lambda u: any(ok(o) for o in app.world.orders(u["id"])))
+        # Processing orders are few (the newest of some users): look further for them.
+        u = pick_user(app, rng, lambda u: any(ok(o) for o in app.world.orders(u["id"])), tries=3000)
         o = rng.choice([o for o in app.world.orders(u["id"]) if ok(o)])
         return {"user_id": u["id"], "order_id": o["id"], "status": o["status"], "feasible": feasible}
 
