@@ -5,7 +5,6 @@ site (or by editing the final state where the site would need many steps) and as
 the verdict: success, progress, clean and the collateral check that names the damage."""
 from __future__ import annotations
 
-import copy
 import re
 
 import pytest
