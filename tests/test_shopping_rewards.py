@@ -344,7 +344,8 @@ def test_latest_order_status_needs_the_date_too(env):
     final = env.snapshot()
     assert not _judge(env, final, p["status"])["success"]
     for form in (f"{p['status']}, {d:%b} {d.day}, {d.year}", f"{p['status'].replace(' ', '_')} on {d.isoformat()}",
-                 f"Placed {d:%B} {d.day}, {d.year} - {p['status'].title()}"):
+                 f"Placed {d:%B} {d.day}, {d.year} - {p['status'].title()}",
+                 f"The status is {p['status']} and it was placed on {d:%b} {d.day}, {d.year}."):
         assert _judge(env, final, form)["success"], form
     wrong = next(s for s in ("shipped", "delivered") if s != p["status"])
     assert not _judge(env, final, f"{wrong}, {d:%b} {d.day}, {d.year}")["success"]

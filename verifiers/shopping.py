@@ -144,23 +144,22 @@ def _without(answer: str, phrase: str) -> str | None:
     return None if not p or i < 0 else a[:i] + " " + a[i + len(p):]
 
 
-_SEP = re.compile(r"^[\s,;:\-–—]+|[\s,;:\-–—]+$")
 _STATUSES = ("processing", "shipped", "delivered", "cancelled", "return requested")
+_DATES = re.compile(r"[a-z]+\.? \d{1,2},? \d{4}|\d{1,2} [a-z]+ \d{4}|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}")
 
 
 def status_and_date(status: str, day: date) -> Check:
     """The answer names the status (as the orders page prints it, 'return requested'
-    or 'return_requested') and the date (any form simweb.verify.parse_date reads, e.g.
-    the page's 'Mar 5, 2026'), in either order, and no other status."""
+    or 'return_requested') and no other, and exactly one date (in a form
+    simweb.verify.parse_date reads, e.g. the page's 'Mar 5, 2026'), in any order and
+    wording ('Delivered, placed on Mar 5, 2026')."""
     want = status.replace("_", " ")
 
     def test(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
         a = normalise_text(answer).replace("_", " ")
         said = [s for s in _STATUSES if re.search(rf"\b{s}\b", a)]
-        rest = _without(a, want) if said == [want] else None
-        rest = _SEP.sub("", re.sub(r"\b(placed|on|status|is|it was|was)\b", " ", rest)) if rest is not None else None
-        ok = rest is not None and parse_date(rest) == day
-        return ok, f"expected {want} and {day.isoformat()}, got {answer!r}"
+        dates = {parse_date(m.replace(".", "")) for m in _DATES.findall(a)} - {None}
+        return said == [want] and dates == {day}, f"expected {want} and {day.isoformat()}, got {answer!r}"
     return Check(f"answer gives the status ({want}) and the date", test)
 
 
