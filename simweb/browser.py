@@ -40,6 +40,7 @@ import orjson
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from .actions import ActionError, parse_action
+from .webgym_actions import is_webgym_action, to_browsergym
 from .app import App
 from .axtree import parse_page
 from .env import EPISODE_OVER, TaskEpisode, TaskError, observation_space
@@ -566,17 +567,21 @@ class BrowserEnv(TaskEpisode, gym.Env):
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Perform one BrowserGym action string in Chromium. Bad actions never raise: they
-        come back as ``obs['last_action_error']``. After the episode ended a step runs
-        nothing and pays 0 (as SimEnv.step)."""
-        if not isinstance(action, str):
-            action = str(action)
+        come back as ``obs['last_action_error']``; WebGym's action forms are accepted too.
+        After the episode ended a step runs nothing and pays 0 (as SimEnv.step)."""
         if self._ended is not None and self._state is not None:
-            self._last_action, self._last_error = action, EPISODE_OVER
+            self._last_action, self._last_error = str(action), EPISODE_OVER
             info = self._info(self._state, self._verdict(self._state))
             info["episode_over"] = True
             return self._obs(self._state), 0.0, self._ended[0], self._ended[1], info
+        error = None
+        if is_webgym_action(action):   # WebGym's tool calls / {"key", "arguments"}, on this viewport
+            lead, action, error = to_browsergym(action, self.viewport)
+            error = error or next(filter(None, map(self.execute, lead)), None)
+        elif not isinstance(action, str):
+            action = str(action)
         self._last_action = action
-        self._last_error = self.execute(action) or ""
+        self._last_error = error or self.execute(action) or ""
         self._step += 1
         state = self.served_state()
         self._state = state

@@ -458,16 +458,15 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 @with_world
 @_guard
 def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None) -> None:
-    """Write task instances in WebGym's JSONL task format (fact groups, difficulty)."""
-    from .live.tasks import dump_tasks, to_webgym
+    """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
+    expected answer of information tasks, a start URL that sets the task up)."""
+    from .live.tasks import dump_tasks, export_task
 
     env = _make_env(app, world_seed, size)
     tasks = []
     for tid, t in env.app.tasks.items():
         for seed in range(per_template):
-            inst = t.instantiate(env.app, seed)
-            tasks.append(to_webgym(f"{tid}#{seed}", inst.goal, base_url.rstrip("/") + inst.start_url,
-                                   [g.to_json() for g in inst.fact_groups], domain="simweb", subdomain=app))
+            tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
     path = out
     tmp = path + ".tmp"
     try:
@@ -495,7 +494,8 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
                 site: str | None, out: str, world_seed: int, size: int | None) -> None:
     """Run one task's oracle plan in-process and against a browser or a live site, step by
     step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
-    from .live.compare import compare_runs, write_report
+    from .live.compare import AGREE_ON, LIVE_AGREE_ON, compare_runs, match_bids, write_report
+    from .live.omnibox import OmniboxError
 
     sim = _make_env(app, world_seed, size)
     sim.reset(seed=seed, options={"task": task})
@@ -509,18 +509,23 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
             raise UserError(str(exc)) from None
         task_b: Any = task
     else:
-        from .live import LiveEnv, OmniboxError
+        from .live import LiveEnv
 
         if not server or not site:
             raise UserError("--against live needs --server (the Omniboxes URL) and --site (the site's base URL)")
         try:
             other = LiveEnv(server, api_key=api_key)
-        except OmniboxError as exc:
+        except (OmniboxError, ValueError) as exc:
             raise UserError(str(exc)) from None
-        task_b = {"task_id": f"{task}#{seed}", "task_name": sim.task.goal,
-                  "website": site.rstrip("/") + sim.task.start_url}
+        from .live.tasks import start_url
+
+        task_b = {"task_id": 0, "task_name": sim.task.goal, "website": start_url(site, task, seed)}
     try:
-        report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed)
+        live = against == "live"
+        report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed,
+                              map_action=match_bids if live else None, agree_on=LIVE_AGREE_ON if live else AGREE_ON)
+    except OmniboxError as exc:   # no browser instance, a refused key...
+        raise UserError(str(exc)) from None
     finally:
         other.close()
     write_report(report, out)
