@@ -898,7 +898,7 @@ class CancelIfPossible(ShopTask):
             return Effect((V.order_status(p["order_id"], "cancelled", f"order #{p['order_id']}"),),
                           checks=(V.NOT_REFUSED,))
         # The orders list and the order's own page both print its status.
-        return Effect(refusal=Refusal(("/account/orders",), "the order's status (orders list or order page)"))
+        return Effect(refusal=Refusal(("/account/orders*",), "the order's status (orders list or order page)"))
 
 
 class CheapestWithAttribute(ShopTask):
