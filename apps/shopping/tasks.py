@@ -887,9 +887,7 @@ class CancelIfPossible(ShopTask):
     def oracle(self, app, p):
         acts = ["click('nav-orders')", f"click('order-{p['order_id']}')"]
         if p["feasible"]:
-            # A mixed task ends when the agent speaks: say it is done.
-            return acts + ["click('cancel-order')", "click('confirm-cancel')",
-                           f"send_msg_to_user('Order #{p['order_id']} is cancelled.')"]
+            return acts + ["click('cancel-order')", "click('confirm-cancel')"]   # the episode ends at success
         return acts + [f"report_infeasible('Order #{p['order_id']} has already been {p['status']}; "
                        f"it can no longer be cancelled.')"]
 
