@@ -439,16 +439,36 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
     return flask_app
 
 
-def serve(flask_app: Flask, host: str = "127.0.0.1", port: int = 8000, *, threads: int = 8,
-          channel_timeout: int = 30, connection_limit: int = 200) -> None:
-    """Serve ``flask_app`` with waitress until interrupted: ``threads`` worker threads,
-    connections idle for ``channel_timeout`` seconds closed, at most ``connection_limit``
-    open at once, request bodies over the limit refused with 413 before they reach the
-    app (waitress buffers bodies, so a slow client never holds a worker)."""
-    from waitress import serve as waitress_serve
+def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, threads: int = 8,
+                channel_timeout: int = 30, connection_limit: int = 200) -> Any:
+    """A waitress server for ``flask_app`` (not started: call ``.run()``, stop it with
+    :func:`stop_server`). ``threads`` worker threads; connections idle for
+    ``channel_timeout`` seconds are closed; at most ``connection_limit`` open at once;
+    request bodies over the limit are refused with 413 before they reach the app, and
+    waitress buffers bodies and headers, so a slow client never holds a worker."""
+    from waitress.server import create_server
 
+    if threads < 1 or channel_timeout < 1 or connection_limit < 1:
+        raise ValueError("threads, channel timeout and connection limit must be at least 1")
     limits: Limits = flask_app.extensions["simweb"].limits
-    waitress_serve(flask_app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
-                   connection_limit=connection_limit, max_request_body_size=limits.max_body,
-                   max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
-                   clear_untrusted_proxy_headers=True, expose_tracebacks=False, _quiet=True)
+    return create_server(flask_app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
+                         connection_limit=connection_limit, max_request_body_size=limits.max_body,
+                         max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
+                         clear_untrusted_proxy_headers=True, expose_tracebacks=False)
+
+
+def stop_server(server: Any) -> None:
+    """Stop a running :func:`make_server` server: its worker threads, listening socket and
+    open connections (its ``run()`` then returns)."""
+    server.task_dispatcher.shutdown()
+    server.close()
+    for channel in list(server._map.values()):
+        try:
+            channel.close()
+        except OSError:
+            pass
+
+
+def serve(flask_app: Flask, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    """Serve ``flask_app`` with waitress until interrupted (options: :func:`make_server`)."""
+    make_server(flask_app, host, port, **options).run()
