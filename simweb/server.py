@@ -238,6 +238,12 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
     def http_error(exc: HTTPException) -> Response:
         return error(f"{exc.code} {exc.name}: {exc.description}", exc.code or 400)
 
+    @flask_app.errorhandler(Exception)
+    def internal_error(exc: Exception) -> Response:
+        # A bug, not bad input: logged in full, answered with one line (never a traceback).
+        flask_app.logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
+        return error(f"internal error: {type(exc).__name__}", 500)
+
     @flask_app.errorhandler(LimitError)
     def limit_error(exc: LimitError) -> Response:
         return error(str(exc), exc.status)

@@ -20,7 +20,7 @@ _DECODE_ROUNDS = 3
 def _clean(text: str) -> bool:
     """No whitespace, no control characters, no backslash (browsers strip tabs and
     newlines from URLs and read '\\' as '/', which turns '/\\t/x' and '/\\\\x' into '//x')."""
-    return all(" " < ch != "\x7f" and ch != "\\" for ch in text)
+    return all(" " < ch != "\x7f" and ch != "\\" and not ch.isspace() for ch in text)
 
 
 def local_path(target: object) -> str | None:
