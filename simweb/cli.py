@@ -7,6 +7,7 @@ and never leaves a half-written output file behind.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -350,6 +351,9 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
     else:
         click.echo(f"simweb: control token {served.control_token} "
                    f"(send 'Authorization: Bearer <token>' to /_simweb/*)", err=True)
+    # Waitress warns at every queued request beyond its threads: under a burst that is
+    # expected (the queue is what keeps the threads bounded), so only errors are shown.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
     try:
         server.run()
     except KeyboardInterrupt:

@@ -409,6 +409,14 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
     @flask_app.route("/", defaults={"path": ""}, methods=["GET", "POST"])
     @flask_app.route("/<path:path>", methods=["GET", "POST"])
     def page(path: str) -> Response:
+        t0 = time.perf_counter()
+        resp = handle_page()
+        # How long the site took (session load, transitions, render, save): standard
+        # Server-Timing, so a client can tell serving cost from network cost.
+        resp.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1e3:.3f}"
+        return resp
+
+    def handle_page() -> Response:
         url = request.path + (f"?{request.query_string.decode('latin-1')}" if request.query_string else "")
         if len(url) > limits.max_url:
             return error(f"URL of {len(url)} characters is over the limit of {limits.max_url}", 414)
@@ -446,7 +454,7 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
 
 
 def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, threads: int = 8,
-                channel_timeout: int = 30, connection_limit: int = 200) -> Any:
+                channel_timeout: int = 30, connection_limit: int = 1000) -> Any:
     """A waitress server for ``flask_app`` (not started: call ``.run()``, stop it with
     :func:`stop_server`). ``threads`` worker threads; connections idle for
     ``channel_timeout`` seconds are closed; at most ``connection_limit`` open at once;

@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import secrets
 import threading
+from contextlib import contextmanager
 import time
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import orjson
-from sqlalchemy import (Boolean, Column, Float, Index, LargeBinary, MetaData, String, Table, create_engine, delete,
-                        event, func, select, update)
+from sqlalchemy import (Boolean, Column, Float, Index, LargeBinary, MetaData, String, Table, bindparam, create_engine,
+                        delete, event, func, select, update)
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
 
@@ -140,6 +141,12 @@ class SessionStore:
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._cache_size = max(0, cache_size)
         self._last_sweep = -1.0e18
+        # The per-request write, built once (SQLAlchemy then reuses its compiled form)
+        # and run on one connection kept for writes: a request pays for the UPDATE only.
+        live_sid = (SESSIONS.c.id == bindparam("sid")) & (SESSIONS.c.app == app) & SESSIONS.c.state.is_not(None)
+        self._save = update(SESSIONS).where(live_sid).values(state=bindparam("blob"), seen=bindparam("now"))
+        self._wconn = self.engine.connect()
+        self._shared = isinstance(self.engine.pool, StaticPool)
 
     # ------------------------------------------------------------------ locks and cache
     def lock(self, sid: str) -> threading.Lock:
@@ -165,6 +172,33 @@ class SessionStore:
         (used after a request failed half-way through changing it)."""
         self._uncache([sid])
 
+    # ------------------------------------------------------------------ connections
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """The write connection, one writer at a time; committed at the end."""
+        with self._write:
+            conn = self._wconn
+            try:
+                yield conn
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
+
+    @contextmanager
+    def _reading(self) -> Iterator[Any]:
+        """A connection to read with. An in-memory database is one connection, shared
+        with the writer, so reading it takes the writer's turn."""
+        if self._shared:
+            with self._write:
+                try:
+                    yield self._wconn
+                finally:
+                    self._wconn.rollback()
+        else:
+            with self.engine.connect() as conn:
+                yield conn
+
     # ------------------------------------------------------------------ rows
     def _where(self, sid: str) -> Any:
         return (SESSIONS.c.id == sid) & (SESSIONS.c.app == self.app)
@@ -179,7 +213,7 @@ class SessionStore:
         sid = secrets.token_urlsafe(24)
         now = self.clock()
         blob = orjson.dumps(state)
-        with self._write, self.engine.begin() as conn:
+        with self._writing() as conn:
             self._sweep(conn, now)
             self._make_room(conn, established)
             conn.execute(SESSIONS.insert().values(
@@ -217,7 +251,7 @@ class SessionStore:
                                             & (SESSIONS.c.seen < now - 2 * self.idle_lifetime)))
 
     def _expire(self, sid: str) -> None:
-        with self._write, self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(update(SESSIONS).where(self._live(sid)).values(state=None, gone="expired"))
         self.forget(sid)
 
@@ -237,7 +271,7 @@ class SessionStore:
                 self._expire(sid)
                 return Lookup(None, "expired")
             return Lookup(entry.state, "live", entry.established)
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             row = conn.execute(select(SESSIONS.c.spec_hash, SESSIONS.c.world_hash, SESSIONS.c.established,
                                       SESSIONS.c.seen, SESSIONS.c.gone, SESSIONS.c.state)
                                .where(self._where(sid))).first()
@@ -259,12 +293,12 @@ class SessionStore:
         False when the session no longer exists (evicted or expired meanwhile): it is not
         brought back. ``establish`` moves a new session into the established budget."""
         now = self.clock()
-        values: dict[str, Any] = {"state": blob if blob is not None else orjson.dumps(state), "seen": now}
-        with self._write, self.engine.begin() as conn:
+        data = blob if blob is not None else orjson.dumps(state)
+        with self._writing() as conn:
             if establish:
                 self._make_room(conn, True)
-                values["established"] = True
-            done = conn.execute(update(SESSIONS).where(self._live(sid)).values(**values)).rowcount == 1
+                conn.execute(update(SESSIONS).where(self._live(sid)).values(established=True))
+            done = conn.execute(self._save, {"sid": sid, "blob": data, "now": now}).rowcount == 1
         if done:
             with self._guard:
                 old = self._cache.get(sid)
@@ -277,7 +311,7 @@ class SessionStore:
         """Mark ``sid`` as seen now (a request that read but did not change its state)."""
         now = self.clock()
         values: dict[str, Any] = {"seen": now}
-        with self._write, self.engine.begin() as conn:
+        with self._writing() as conn:
             if establish:
                 self._make_room(conn, True)
                 values["established"] = True
@@ -292,7 +326,7 @@ class SessionStore:
 
     def close_session(self, sid: str) -> None:
         """End ``sid`` (its cookie will be told 'closed')."""
-        with self._write, self.engine.begin() as conn:
+        with self._writing() as conn:
             conn.execute(update(SESSIONS).where(self._where(sid)).values(state=None, gone="closed"))
         self.forget(sid)
 
@@ -301,9 +335,11 @@ class SessionStore:
         cond = (SESSIONS.c.app == self.app) & SESSIONS.c.state.is_not(None)
         if established is not None:
             cond = cond & (SESSIONS.c.established == established)
-        with self.engine.connect() as conn:
+        with self._reading() as conn:
             return conn.execute(select(func.count()).select_from(SESSIONS).where(cond)).scalar_one()
 
     def dispose(self) -> None:
         """Close the database connections."""
+        with self._write:
+            self._wconn.close()
         self.engine.dispose()

@@ -13,6 +13,7 @@ from simweb.urls import local_path, safe_href, safe_next
 
 from conftest import APPS
 from test_server import AUTH, TOKEN, state_of
+from test_serve_sessions import instead
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +192,7 @@ def test_the_apps_share_the_engine_safe_next():
         assert "safe_next" in env.app.callables
 
 
-def test_a_redirect_off_the_site_is_refused_by_the_server(served_apps, monkeypatch):
+def test_a_redirect_off_the_site_is_refused_by_the_server(served_apps):
     server = served_apps["shopping"]
     app = server.extensions["simweb"].app
     c = server.test_client()
@@ -203,8 +204,8 @@ def test_a_redirect_off_the_site_is_refused_by_the_server(served_apps, monkeypat
         resp.location = "/\t/evil.example/"
         return resp
 
-    monkeypatch.setattr(app, "navigate", hostile)
-    r = c.get("/cart")
+    with instead(app, "navigate", hostile):
+        r = c.get("/cart")
     assert r.status_code == 400 and "refused a redirect off this site" in r.text
     assert "Location" not in r.headers
 

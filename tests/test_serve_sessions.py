@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -132,7 +133,20 @@ def test_control_endpoints_on_an_ended_session_answer_410_json():
 
 # ============================================================================= the put race
 
-def test_a_session_evicted_while_its_restore_validates_is_not_brought_back(monkeypatch):
+@contextmanager
+def instead(obj, name: str, fn):
+    """``obj.name`` is ``fn`` inside the block; afterwards the class's method shows
+    through again (the App is shared by every server of its world, and other tests
+    patch the class)."""
+    assert name not in vars(obj)
+    setattr(obj, name, fn)
+    try:
+        yield
+    finally:
+        delattr(obj, name)
+
+
+def test_a_session_evicted_while_its_restore_validates_is_not_brought_back():
     server = create_app("shopping", control_token=TOKEN, max_sessions=5)
     served = server.extensions["simweb"]
     store = served.sessions
@@ -147,10 +161,9 @@ def test_a_session_evicted_while_its_restore_validates_is_not_brought_back(monke
         real_check(state)
         store.close_session(sid)    # another thread ended it while this one validated
 
-    monkeypatch.setattr(served.app, "check_state", evict_meanwhile)
-    r = c.post("/_simweb/state", headers=AUTH, data=orjson.dumps(snapshot), content_type="application/json")
+    with instead(served.app, "check_state", evict_meanwhile):
+        r = c.post("/_simweb/state", headers=AUTH, data=orjson.dumps(snapshot), content_type="application/json")
     assert r.status_code == 410 and r.headers[SESSION_HEADER] == "closed"
-    monkeypatch.undo()
     # Not put back: every later request is told the same, none is a 500.
     c.set_cookie(COOKIE, sid)
     assert store.load(sid).state is None
@@ -170,7 +183,7 @@ def test_a_write_after_eviction_fails_instead_of_resurrecting():
     assert store.count() == 1
 
 
-def test_a_request_that_fails_half_way_leaves_the_committed_state(monkeypatch):
+def test_a_request_that_fails_half_way_leaves_the_committed_state():
     server = create_app("shopping", control_token=TOKEN)
     served = server.extensions["simweb"]
     c = server.test_client()
@@ -181,10 +194,10 @@ def test_a_request_that_fails_half_way_leaves_the_committed_state(monkeypatch):
         state["meta"]["requests"] += 1000
         raise RuntimeError("a bug in the middle of a transition")
 
-    monkeypatch.setattr(served.app, "navigate", boom)
     server.config["PROPAGATE_EXCEPTIONS"] = False
-    assert c.get("/search?q=x").status_code == 500
-    monkeypatch.undo()
+    with instead(served.app, "navigate", boom):
+        r = c.get("/search?q=x")
+    assert r.status_code == 500 and r.text.strip() == "internal error: RuntimeError"
     assert state_of(c) == before
 
 
