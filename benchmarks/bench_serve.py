@@ -15,7 +15,10 @@ Per app:
    process (``App.navigate`` / ``App.submit`` on a state, what ``env.step`` pays for a
    request) and over HTTP to the server (one client, no concurrency). The serving
    overhead is the median per-request difference. Both sides run in the same run,
-   interleaved, so load from other work on the machine hits both alike.
+   interleaved, so load from other work on the machine hits both alike. Also reported:
+   the time the server spent in the app (its ``Server-Timing`` header) and the round trip
+   of ``GET /favicon.ico`` (HTTP and Flask with no session and no page: the floor any
+   served request pays), interleaved with the same requests.
 4. Restore validation: the time to refuse a state whose wishlist holds n distinct
    objects (quadratic before: 0.64 / 2.46 / 9.64 s for 1,000 / 2,000 / 4,000), and to
    refuse an 8 MB body, a 990-deep state and a 300-deep one.
@@ -42,7 +45,7 @@ from urllib.parse import urlencode, urlsplit
 
 import orjson
 
-from common import load_now, now_ns, parser, percentile, print_table, settle, summarize, target, write_json
+from common import cpu_ns, load_now, now_ns, parser, percentile, print_table, settle, summarize, target, write_json
 
 TOKEN = "bench-control-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -277,6 +280,7 @@ def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
     in_proc: list[list[float]] = [[] for _ in record]
     served: list[list[float]] = [[] for _ in record]
     in_server: list[list[float]] = [[] for _ in record]
+    floor: list[float] = []      # GET /favicon.ico: HTTP + Flask, no session, no page
     block = 25
     for _ in range(rounds):
         state = deep_copy(start)
@@ -298,6 +302,7 @@ def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
                 method, path, form = record[i]
                 _, hdrs, _, dt = c.request(method, path, form=form)
                 served[i].append(dt)
+                floor.append(c.request("GET", "/favicon.ico")[3])
                 timing = hdrs.get("server-timing", "")
                 if timing.startswith("app;dur="):
                     in_server[i].append(float(timing[8:]) * 1e-3)
@@ -310,7 +315,7 @@ def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
     app_diff = [s - x for x, s in zip(a, (percentile(x, 50) if x else float("nan") for x in in_server)) if s == s]
     return {"requests": len(record), "rounds": rounds,
             "in_process_ms": summarize(a, "ms"), "served_ms": summarize(b, "ms"),
-            "server_app_ms": summarize(srv, "ms"),
+            "server_app_ms": summarize(srv, "ms"), "favicon_round_trip_ms": summarize(floor, "ms"),
             "overhead_ms": {"median": round(med, 3), "p95": round(percentile(diff, 95) * 1e3, 3)},
             "overhead_inside_server_ms": round(percentile(app_diff, 50) * 1e3, 3),
             **target(round(med, 3), 0.5)}
@@ -333,11 +338,26 @@ def restore_phase(sim: Any, port: int) -> dict:
             samples.append(dt)
         return status, percentile(samples, 50)
 
+    from simweb.server import Served
+    from simweb.sessions import SessionStore
+
+    checker = Served(sim, SessionStore("sqlite://", app=sim.name, spec_hash="-", world_hash="-"), None, 0)
     for n in (1000, 2000, 4000, 8000):
         s = copy.deepcopy(base)
         s["runtime"]["wishlists"] = {"1": [{"id": i} for i in range(n)]}
-        status, dt = timed(orjson.dumps(s))
-        out[f"distinct_objects_{n}"] = {"status": status, "ms": round(dt * 1e3, 2)}
+        body = orjson.dumps(s)
+        status, dt = timed(body)
+        # The same validation in this process, as thread CPU time (immune to other load).
+        cpu = []
+        for _ in range(5):
+            c0 = cpu_ns()
+            try:
+                checker.check(orjson.loads(body), len(body))
+            except ValueError:
+                pass
+            cpu.append((cpu_ns() - c0) * 1e-9)
+        out[f"distinct_objects_{n}"] = {"status": status, "ms": round(dt * 1e3, 2),
+                                        "validation_cpu_ms": round(percentile(cpu, 50) * 1e3, 2)}
     status, dt = timed(b'{"pad": "' + b"x" * (3 * 2**20) + b'"}')   # within the body cap, over the state cap
     out["body_3mb"] = {"status": status, "ms": round(dt * 1e3, 2)}
     for depth in (300, 990):
@@ -374,8 +394,13 @@ def main() -> None:
             log = Path(tmp) / "server.log"
             proc, port = start_server(app, f"sqlite:///{db_path}", args.threads, log)
             try:
+                warm = Client(port)
+                warm.request("GET", "/")          # the world is open, templates compiled
+                warm.close()
+                rss_start = rss_of(proc.pid)
                 r: dict[str, Any] = {"load": load_phase(sim, app, port, args.sessions, args.steps, args.max_seconds)}
-                r["memory"] = memory_phase(app, port, proc.pid, db_path, args.more_sessions)
+                r["memory"] = {"rss_at_start_mb": round(rss_start / 2**20, 1),
+                               **memory_phase(app, port, proc.pid, db_path, args.more_sessions)}
                 r["overhead"] = overhead_phase(sim, app, port, 200 if not args.quick else 60, 5 if not args.quick else 2)
                 if app == "shopping":   # the wishlist is shopping's
                     r["restore"] = restore_phase(sim, port)
@@ -396,15 +421,20 @@ def main() -> None:
                      ["p95 ms", L["latency_ms"]["p95"]], ["p99 ms", L["latency_ms"]["p99"]], ["5xx", L["5xx"]],
                      ["cross-talk", L["cross_talk"]], ["raw markup echoes", L["raw_markup"]],
                      ["statuses", " ".join(f"{k}:{v}" for k, v in L["status_counts"].items())],
+                     ["RSS at start (MB)", M["rss_at_start_mb"]],
                      ["RSS after load (MB)", M["rss_after_load_mb"]],
                      ["RSS per 1,000 more sessions (MB)", M["rss_per_1000_sessions_mb"]],
                      ["DB per 1,000 sessions (MB)", M["db_per_1000_sessions_mb"]],
                      ["in-process request p50 (ms)", O["in_process_ms"]["median"]],
                      ["served request p50 (ms)", O["served_ms"]["median"]],
                      ["served request, time in the app p50 (ms)", O["server_app_ms"]["median"]],
+                     ["GET /favicon.ico round trip p50 (ms)", O["favicon_round_trip_ms"]["median"]],
                      ["serving overhead p50 (ms)", O["overhead_ms"]["median"]],
                      ["  of which inside the app (session, Flask) (ms)", O["overhead_inside_server_ms"]]]
-                    + [[f"restore {k}", f"{v['status']} in {v['ms']} ms" if isinstance(v, dict) else v]
+                    + [[f"restore {k}", (f"{v['status']} in {v['ms']} ms"
+                                           + (f" (validation CPU {v['validation_cpu_ms']} ms)"
+                                              if "validation_cpu_ms" in v else ""))
+                        if isinstance(v, dict) else v]
                        for k, v in r.get("restore", {}).items()])
         for e in L["first_5xx"]:
             print("5xx:", e)
