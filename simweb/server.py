@@ -327,7 +327,7 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
                 if found.state is None:
                     return gone(found)
                 body = orjson.dumps(found.state if full else redacted(found.state))
-                if not found.established:
+                if not found.established and request.method == "GET":   # a HEAD changes nothing
                     store.touch(sid, establish=True)
             resp = Response(body, mimetype="application/json")
             if not full:
@@ -345,7 +345,7 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             return refused
         state = json_body(limits.max_state)
         try:
-            served.check(state, len(request.get_data()))   # validated before any lock is taken
+            served.check(state)   # validated before any lock is taken: other sessions never wait
         except StateError as exc:
             return error(str(exc), 400)
         return write_session(state)

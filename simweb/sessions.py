@@ -10,7 +10,7 @@ Two budgets keep cookie-less traffic from pushing anyone out:
 
     new          a session whose cookie has not come back yet (a crawler, a health
                  check, a first page view). At most ``max_new`` of them; the oldest is
-                 dropped first, and only ever for another new one.
+                 dropped first (without a tombstone), and only ever for another new one.
     established  a session whose cookie came back, or one a control client created.
                  At most ``max_sessions``; over the cap the least recently seen one goes.
 
@@ -233,7 +233,12 @@ class SessionStore:
             return
         victims = [r[0] for r in conn.execute(
             select(SESSIONS.c.id).where(live).order_by(SESSIONS.c.seen, SESSIONS.c.id).limit(over))]
-        conn.execute(update(SESSIONS).where(SESSIONS.c.id.in_(victims)).values(state=None, gone="evicted"))
+        if established:
+            conn.execute(update(SESSIONS).where(SESSIONS.c.id.in_(victims)).values(state=None, gone="evicted"))
+        else:
+            # A new session's cookie never came back: no tombstone (a crawler flood would
+            # otherwise fill the table with them); a late return is 'unknown'.
+            conn.execute(delete(SESSIONS).where(SESSIONS.c.id.in_(victims)))
         self._uncache(victims)
 
     def _sweep(self, conn: Any, now: float) -> None:

@@ -228,9 +228,9 @@ def _free_port() -> int:
     return port
 
 
-def _start(db: str, port: int) -> subprocess.Popen:
+def _start(db: str, port: int, *extra: str) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", str(port),
-                             "--session-db", db, "--control-token", TOKEN],
+                             "--session-db", db, *(extra or ("--control-token", TOKEN))],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     for _ in range(300):
         try:
@@ -298,3 +298,64 @@ def test_sessions_survive_kill_9_and_restart(tmp_path: Path, shop_user):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_serve_with_no_control_answers_404_on_every_control_endpoint(tmp_path: Path):
+    port = _free_port()
+    proc = _start(f"sqlite:///{tmp_path / 's.sqlite'}", port, "--no-control")
+    try:
+        assert _request(port, "GET", "/")[0] == 200
+        for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/reset"), ("POST", "/_simweb/state")):
+            status, _, body = _request(port, method, path, body=b"{}", headers={"Content-Type": "application/json"})
+            assert status == 404 and b"switched off" in body
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_serve_prints_a_fresh_control_token_and_enforces_it(tmp_path: Path):
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", str(port),
+                             "--session-db", f"sqlite:///{tmp_path / 's.sqlite'}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        token = None
+        for line in proc.stderr:
+            if "control token" in line:
+                token = line.split("control token ", 1)[1].split()[0]
+                break
+        assert token and len(token) >= 32
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert _request(port, "POST", "/_simweb/reset", body=b"{}", headers={"Content-Type": "application/json"})[0] == 401
+        status, headers, _ = _request(port, "POST", "/_simweb/reset", body=b"{}",
+                                      headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"})
+        assert status == 200 and headers[SESSION_HEADER.lower()] == "new"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_session_of_another_spec_or_world_is_incompatible(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    old = SessionStore(url, app="shopping", spec_hash="a" * 64, world_hash="w" * 64)
+    sid = old.create({"n": 1}, established=True)
+    old.dispose()
+    new = SessionStore(url, app="shopping", spec_hash="b" * 64, world_hash="w" * 64)
+    assert new.load(sid).status == "incompatible"
+    assert new.load("never-made").status == "unknown"
+
+
+def test_evicted_new_sessions_leave_no_rows():
+    store = SessionStore("sqlite://", app="a", spec_hash="s", world_hash="w", max_new=3)
+    first = store.create({"n": 0})
+    for i in range(50):
+        store.create({"n": i})
+    with store._reading() as conn:
+        rows = conn.exec_driver_sql("SELECT count(*) FROM simweb_sessions").scalar_one()
+    assert rows == 3
+    assert store.load(first).status == "unknown"
