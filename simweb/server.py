@@ -88,13 +88,15 @@ _GONE_TEXT = {
     "unknown": "This server has no session for your cookie (it may have been reset).",
     "incompatible": "Your session was made for another version of this site.",
 }
-_UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
+_UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f-\U0010ffff\\]")
 
 
 def _encode_unsafe(url: str) -> str:
     """Percent-encode what a browser would encode (or strip) in a Location: whitespace,
-    control characters, backslashes. The result is then checked as a local path."""
-    return _UNSAFE_URL_CHARS.sub(lambda m: f"%{ord(m.group()):02X}", url)
+    control characters, backslashes and non-ASCII (as UTF-8; a header is Latin-1). The
+    result is then checked as a local path."""
+    return _UNSAFE_URL_CHARS.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")),
+                                 url)
 
 
 def redacted(state: dict) -> dict:

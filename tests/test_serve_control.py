@@ -241,3 +241,20 @@ def test_a_restored_link_post_never_renders_a_script_href():
     # The world's own link keeps its href.
     other = server.test_client()
     assert f'bid="post-url" href="{post["url"]}"' in other.get(f"/p/{post['id']}").text
+
+
+def test_a_redirect_with_non_ascii_is_percent_encoded_not_a_500(served_apps):
+    server = served_apps["shopping"]
+    app = server.extensions["simweb"].app
+    c = server.test_client()
+    c.get("/")
+    real = app.navigate
+
+    def unicode_redirect(state, url, **kw):
+        resp = real(state, url, **kw)
+        resp.location = "/login?next=/s\u00f6k/\u4e2d"
+        return resp
+
+    with instead(app, "navigate", unicode_redirect):
+        r = c.get("/cart")
+    assert r.status_code == 303 and r.headers["Location"] == "/login?next=/s%C3%B6k/%E4%B8%AD"
