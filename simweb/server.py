@@ -71,7 +71,7 @@ from .app import App, load_app
 from .limits import DEFAULT_LIMITS, LimitError, Limits, check_shape, read_body
 from .registry import definition
 from .sessions import CACHE_SIZE, IDLE_LIFETIME, MAX_NEW_SESSIONS, MAX_SESSIONS, Lookup, SessionStore
-from .state import StateError, deep_copy
+from .state import StateError, canonical, deep_copy
 from .urls import local_path
 
 COOKIE = "simweb_session"
@@ -154,11 +154,11 @@ class Served:
 
     def check(self, state: Any, size: int | None = None) -> None:
         """Refuse a state over the limits (LimitError) or unusable here (StateError)."""
+        check_shape(state, self.limits)   # first: it bounds the depth the encoder below meets
         if size is None:
-            size = len(orjson.dumps(state))
+            size = len(canonical(state))
         if size > self.limits.max_state:
             raise LimitError(f"state of {size} bytes is over the limit of {self.limits.max_state} bytes")
-        check_shape(state, self.limits)
         self.app.check_state(state)
 
 
