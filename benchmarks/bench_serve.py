@@ -18,7 +18,9 @@ Per app:
    interleaved, so load from other work on the machine hits both alike. Also reported:
    the time the server spent in the app (its ``Server-Timing`` header) and the round trip
    of ``GET /favicon.ico`` (HTTP and Flask with no session and no page: the floor any
-   served request pays), interleaved with the same requests.
+   served request pays), interleaved with the same requests; and CPU time per request
+   (this thread's for the in-process side and the client, every server thread's from
+   /proc/<pid>/task/*/schedstat), which other load on the machine does not inflate.
 4. Restore validation: the time to refuse a state whose wishlist holds n distinct
    objects (quadratic before: 0.64 / 2.46 / 9.64 s for 1,000 / 2,000 / 4,000), and to
    refuse an 8 MB body, a 990-deep state and a 300-deep one.
@@ -85,6 +87,17 @@ def start_server(app: str, db: str, threads: int, log: Path) -> tuple[subprocess
             time.sleep(0.1)
     proc.kill()
     raise SystemExit("server did not start")
+
+
+def cpu_of(pid: int) -> int:
+    """CPU time (ns) every thread of process ``pid`` has run, from /proc/<pid>/task/*/schedstat."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass    # a thread that just ended
+    return total
 
 
 def rss_of(pid: int) -> int:
@@ -270,7 +283,7 @@ def memory_phase(app: str, port: int, pid: int, db_path: Path, extra: int) -> di
             "db_per_1000_sessions_mb": round((size1 - size0) / 2**20 * 1000 / extra, 2)}
 
 
-def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
+def overhead_phase(sim: Any, app: str, port: int, pid: int, n: int, rounds: int) -> dict:
     from simweb.env import episode_start
     from simweb.state import deep_copy
 
@@ -281,6 +294,8 @@ def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
     served: list[list[float]] = [[] for _ in record]
     in_server: list[list[float]] = [[] for _ in record]
     floor: list[float] = []      # GET /favicon.ico: HTTP + Flask, no session, no page
+    cpu = {"in_process": 0, "client": 0, "server": 0, "floor_client": 0, "floor_server": 0}
+    counts = {"requests": 0, "floor": 0}
     block = 25
     for _ in range(rounds):
         state = deep_copy(start)
@@ -290,7 +305,7 @@ def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
             chunk = range(lo, min(lo + block, len(record)))
             for i in chunk:
                 method, path, form = record[i]
-                t0 = now_ns()
+                c0, t0 = cpu_ns(), now_ns()
                 if method == "POST":
                     resp = sim.submit(state, path, dict(form or {}))
                     if resp.location is None:
@@ -298,14 +313,26 @@ def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
                 else:
                     sim.navigate(state, path, follow=False)
                 in_proc[i].append((now_ns() - t0) * 1e-9)
+                cpu["in_process"] += cpu_ns() - c0
+            s0 = cpu_of(pid)
             for i in chunk:
                 method, path, form = record[i]
+                c0 = cpu_ns()
                 _, hdrs, _, dt = c.request(method, path, form=form)
+                cpu["client"] += cpu_ns() - c0
                 served[i].append(dt)
-                floor.append(c.request("GET", "/favicon.ico")[3])
                 timing = hdrs.get("server-timing", "")
                 if timing.startswith("app;dur="):
                     in_server[i].append(float(timing[8:]) * 1e-3)
+            cpu["server"] += cpu_of(pid) - s0
+            counts["requests"] += len(chunk)
+            s0 = cpu_of(pid)
+            for _ in chunk:
+                c0 = cpu_ns()
+                floor.append(c.request("GET", "/favicon.ico")[3])
+                cpu["floor_client"] += cpu_ns() - c0
+            cpu["floor_server"] += cpu_of(pid) - s0
+            counts["floor"] += len(chunk)
         c.close()
     a = [percentile(x, 50) for x in in_proc]
     b = [percentile(x, 50) for x in served]
@@ -313,12 +340,18 @@ def overhead_phase(sim: Any, app: str, port: int, n: int, rounds: int) -> dict:
     med = percentile(diff, 50) * 1e3
     srv = [percentile(x, 50) for x in in_server if x]
     app_diff = [s - x for x, s in zip(a, (percentile(x, 50) if x else float("nan") for x in in_server)) if s == s]
+    per = lambda key, k="requests": round(cpu[key] / counts[k] / 1e6, 3)   # noqa: E731 (ms per request)
+    cpu_ms = {"in_process": per("in_process"), "server": per("server"), "client": per("client"),
+              "favicon_server": per("floor_server", "floor"), "favicon_client": per("floor_client", "floor")}
+    cpu_ms["overhead"] = round(cpu_ms["server"] + cpu_ms["client"] - cpu_ms["in_process"], 3)
+    cpu_ms["overhead_in_server"] = round(cpu_ms["server"] - cpu_ms["in_process"], 3)
     return {"requests": len(record), "rounds": rounds,
             "in_process_ms": summarize(a, "ms"), "served_ms": summarize(b, "ms"),
             "server_app_ms": summarize(srv, "ms"), "favicon_round_trip_ms": summarize(floor, "ms"),
             "overhead_ms": {"median": round(med, 3), "p95": round(percentile(diff, 95) * 1e3, 3)},
             "overhead_inside_server_ms": round(percentile(app_diff, 50) * 1e3, 3),
-            **target(round(med, 3), 0.5)}
+            "cpu_per_request_ms": cpu_ms,
+            **target(cpu_ms["overhead_in_server"], 0.5)}
 
 
 def restore_phase(sim: Any, port: int) -> dict:
@@ -401,7 +434,7 @@ def main() -> None:
                 r: dict[str, Any] = {"load": load_phase(sim, app, port, args.sessions, args.steps, args.max_seconds)}
                 r["memory"] = {"rss_at_start_mb": round(rss_start / 2**20, 1),
                                **memory_phase(app, port, proc.pid, db_path, args.more_sessions)}
-                r["overhead"] = overhead_phase(sim, app, port, 200 if not args.quick else 60, 5 if not args.quick else 2)
+                r["overhead"] = overhead_phase(sim, app, port, proc.pid, 200 if not args.quick else 60, 5 if not args.quick else 2)
                 if app == "shopping":   # the wishlist is shopping's
                     r["restore"] = restore_phase(sim, port)
                 r["server_alive"] = proc.poll() is None
@@ -430,7 +463,15 @@ def main() -> None:
                      ["served request, time in the app p50 (ms)", O["server_app_ms"]["median"]],
                      ["GET /favicon.ico round trip p50 (ms)", O["favicon_round_trip_ms"]["median"]],
                      ["serving overhead p50 (ms)", O["overhead_ms"]["median"]],
-                     ["  of which inside the app (session, Flask) (ms)", O["overhead_inside_server_ms"]]]
+                     ["  of which inside the app (session, Flask) (ms)", O["overhead_inside_server_ms"]],
+                     ["CPU per request: in process (ms)", O["cpu_per_request_ms"]["in_process"]],
+                     ["CPU per request: server process, all threads (ms)", O["cpu_per_request_ms"]["server"]],
+                     ["CPU per request: client (ms)", O["cpu_per_request_ms"]["client"]],
+                     ["CPU per favicon: server / client (ms)",
+                      f"{O['cpu_per_request_ms']['favicon_server']} / {O['cpu_per_request_ms']['favicon_client']}"],
+                     ["CPU serving overhead: server - in process (ms)", O["cpu_per_request_ms"]["overhead_in_server"]],
+                     ["CPU serving overhead: server + client - in process (ms)",
+                      O["cpu_per_request_ms"]["overhead"]]]
                     + [[f"restore {k}", (f"{v['status']} in {v['ms']} ms"
                                            + (f" (validation CPU {v['validation_cpu_ms']} ms)"
                                               if "validation_cpu_ms" in v else ""))
