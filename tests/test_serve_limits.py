@@ -278,3 +278,24 @@ def test_a_chunked_body_over_the_cap_reaching_the_app_is_a_413():
     r = c.open(environ)
     assert "body is over the limit of 10000 bytes" in one_line(r, 413)
     assert state_of(c) == before
+
+
+def test_slow_clients_do_not_hold_the_worker_threads():
+    import socket
+
+    with ServedApp("shopping", control_token=TOKEN, threads=2) as served:
+        assert served._server.adj.threads == 2 and served._server.adj.channel_timeout == 30
+        stalled = []
+        for _ in range(10):   # five times as many half-sent requests as there are threads
+            s = socket.create_connection(("127.0.0.1", served.port), timeout=30)
+            s.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nq=")
+            stalled.append(s)
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+            conn.request("GET", "/")
+            r = conn.getresponse()
+            assert r.status == 200 and b"<title>" in r.read()
+            conn.close()
+        finally:
+            for s in stalled:
+                s.close()
