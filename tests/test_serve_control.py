@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 import simweb
-from simweb.server import COOKIE, REDACTED_HEADER, SESSION_HEADER, create_app
+from simweb.server import REDACTED_HEADER, SESSION_HEADER, create_app
 from simweb.urls import local_path, safe_href, safe_next
 
 from conftest import APPS

@@ -15,7 +15,7 @@ import simweb
 from simweb.app import MAX_HISTORY
 from simweb.browser import ServedApp
 from simweb.limits import LimitError, Limits, check_shape, read_body
-from simweb.server import COOKIE, SESSION_HEADER, create_app
+from simweb.server import SESSION_HEADER, create_app
 from simweb.state import MAX_STATE_DEPTH, StateError
 
 from test_server import AUTH, TOKEN, state_of
