@@ -27,8 +27,11 @@ from .machine import ControlMachine
 from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
 from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
 from .updates import apply_updates
+from .urls import safe_href
 
 MAX_REDIRECTS = 5
+#: Entries one tab's history keeps (Chromium and Firefox both keep 50).
+MAX_HISTORY = 50
 MAX_TIMERS_PER_REQUEST = 1000   # a timer that keeps rescheduling itself cannot hang a request
 
 
@@ -138,6 +141,8 @@ class App:
         )
         env.globals.update(self.callables)
         env.filters.update(self.function_table.filters)
+        # URLs from user content or a restored state go through this in every app.
+        env.filters["safe_href"] = safe_href
         return env
 
     @cached_property
@@ -273,6 +278,8 @@ class App:
             hist = tab["history"][: tab["cursor"] + 1]
             if hist[-1] != url or tab["url"] != url:
                 hist.append(url)
+            if len(hist) > MAX_HISTORY:   # the oldest entries go, as in a real browser
+                del hist[: len(hist) - MAX_HISTORY]
             tab["history"] = hist
             tab["cursor"] = len(hist) - 1
         tab["url"] = url

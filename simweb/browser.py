@@ -37,7 +37,6 @@ from urllib.parse import urljoin, urlsplit
 
 import gymnasium as gym
 import orjson
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from .actions import ActionError, parse_action
 from .webgym_actions import is_webgym_action, to_browsergym
@@ -46,7 +45,7 @@ from .axtree import parse_page
 from .env import EPISODE_OVER, TaskEpisode, TaskError, observation_space
 from .spaces import JsonValue, Unicode
 from .registry import app_of_task, definition
-from .server import create_app
+from .server import create_app, make_server, stop_server
 from .state import StateError, deep_copy, state_hash
 from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
@@ -95,41 +94,46 @@ def launch_chromium(playwright: Any, headless: bool = True, **kwargs: Any) -> An
 
 # ============================================================================ server
 
-class _QuietHandler(WSGIRequestHandler):
-    """werkzeug's request handler without the per-request access log line."""
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        return None
-
-
 class ServedApp:
-    """An app served by Flask on a loopback port in a daemon thread (started at once).
+    """An app served by waitress on a loopback port in a daemon thread (started at once).
 
         with ServedApp("shopping", world_seed=0) as served:
             requests.get(served.base_url + "/")
+            requests.get(served.base_url + "/_simweb/state", headers=served.control_headers)
 
     ``port=0`` picks a free port. ``bid_attribute`` is the element-id attribute of the
     served pages (``bid``, which simweb's own browser backend addresses; ``simweb serve``
-    uses ``data-simweb-bid`` for BrowserGym). :meth:`close` (or leaving the ``with``
-    block) shuts the server down and joins its thread."""
+    uses ``data-simweb-bid`` for BrowserGym). The control token of ``/_simweb`` is made here
+    (``control_token``; :class:`BrowserEnv` sends it). :meth:`close` (or leaving the
+    ``with`` block) shuts the server down and joins its thread."""
 
     def __init__(self, app_name: str, world_seed: int = 0, size: int | None = None, *,
                  host: str = "127.0.0.1", port: int = 0, task: str | None = None, seed: int = 0,
-                 bid_attribute: str = "bid"):
+                 threads: int = 8, bid_attribute: str = "bid", **options: Any):
         self.app_name = app_name
         self.world_seed = world_seed
         # simweb's own drivers address elements by ``bid`` (BrowserEnv's selectors and scripts).
         self.bid_attribute = bid_attribute
         self.flask_app = create_app(app_name, world_seed=world_seed, size=size, task=task, seed=seed,
-                                    bid_attribute=bid_attribute)
-        self._server: BaseWSGIServer = make_server(host, port, self.flask_app, threaded=True,
-                                                   request_handler=_QuietHandler)
+                                    bid_attribute=bid_attribute, **options)
+        self._server = make_server(self.flask_app, host, port, threads=threads)
         self.host = host
-        self.port: int = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name=f"simweb-serve-{app_name}-{self.port}", daemon=True)
+        self.port: int = self._server.effective_port
+        self._thread = threading.Thread(target=self._server.run, name=f"simweb-serve-{app_name}-{self.port}",
+                                        daemon=True)
         self._thread.start()
         self._closed = False
+
+    @property
+    def control_token(self) -> str | None:
+        """The token ``/_simweb`` writes (and full state reads) need."""
+        return self.flask_app.extensions["simweb"].control_token
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """``{"Authorization": "Bearer <token>"}`` for requests to ``/_simweb``."""
+        token = self.control_token
+        return {"Authorization": f"Bearer {token}"} if token else {}
 
     @property
     def base_url(self) -> str:
@@ -151,8 +155,7 @@ class ServedApp:
         if self._closed:
             return
         self._closed = True
-        self._server.shutdown()
-        self._server.server_close()
+        stop_server(self._server)
         self._thread.join(timeout=5)
 
     def __enter__(self) -> "ServedApp":
@@ -484,11 +487,14 @@ class BrowserEnv(TaskEpisode, gym.Env):
     def _api(self, method: str, path: str, body: Any = None) -> Any:
         req = self._context.request
         url = self._url(path)
+        # The control token rides on these requests only: pages in the browser never see it.
+        headers = dict(self.server.control_headers)
         if method == "GET":
-            resp = req.get(url, timeout=max(self.timeout_ms, 10_000))
+            resp = req.get(url, headers=headers, timeout=max(self.timeout_ms, 10_000))
         else:
-            resp = req.post(url, data=orjson.dumps(body if body is not None else {}),
-                            headers={"content-type": "application/json"}, timeout=max(self.timeout_ms, 10_000))
+            headers["content-type"] = "application/json"
+            resp = req.post(url, data=orjson.dumps(body if body is not None else {}), headers=headers,
+                            timeout=max(self.timeout_ms, 10_000))
         try:
             payload = orjson.loads(resp.body())
         except orjson.JSONDecodeError:

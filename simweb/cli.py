@@ -7,6 +7,7 @@ and never leaves a half-written output file behind.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -349,20 +350,66 @@ def replay_cmd(trajectory: str) -> None:
 @click.option("--bid-attribute", default="data-simweb-bid", show_default=True,
               help="Element-id attribute in served pages. Not `bid`: stock BrowserGym stamps its own `bid`s "
                    "and refuses pages that already carry one (`--bid-attribute bid` gives simweb's raw pages).")
+@click.option("--session-db", default=None, metavar="URL",
+              help="SQLAlchemy URL of the session database [default: a SQLite file in the simweb cache].")
+@click.option("--max-sessions", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Established sessions kept (over it the least recently seen one ends).")
+@click.option("--max-new-sessions", type=click.IntRange(min=1), default=1_000, show_default=True,
+              help="Sessions whose cookie has not come back yet (crawlers, health checks) kept.")
+@click.option("--idle-lifetime", type=click.FloatRange(min=1), default=86_400, show_default=True,
+              help="Seconds without a request after which a session expires.")
+@click.option("--control-token", envvar="SIMWEB_CONTROL_TOKEN", default=None,
+              help="Token for /_simweb (or $SIMWEB_CONTROL_TOKEN) [default: a new one, printed].")
+@click.option("--no-control", is_flag=True, help="Switch the /_simweb endpoints off (a public demo).")
+@click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True, help="Worker threads.")
+@click.option("--timeout", type=click.IntRange(min=1), default=30, show_default=True,
+              help="Seconds an idle or slow connection is kept open.")
 @with_world
 @_guard
-def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str, world_seed: int,
+def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str,
+              session_db: str | None, max_sessions: int, max_new_sessions: int, idle_lifetime: float,
+              control_token: str | None, no_control: bool, threads: int, timeout: int, world_seed: int,
               size: int | None) -> None:
-    """Serve an app over HTTP for a real browser (one simulated session per cookie)."""
-    from .server import create_app
+    """Serve an app over HTTP for real browsers (waitress; one simulated session per
+    cookie, kept in a database across restarts)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
 
+    from .server import create_app, make_server
+    from .worlddb import cache_dir
+
+    if session_db is None:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        session_db = f"sqlite:///{folder / f'sessions-{app}-seed{world_seed}-n{size or 0}.sqlite'}"
     try:
         flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed,
-                               bid_attribute=bid_attribute)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    click.echo(f"simweb: serving {app} on http://{host}:{port}/ (state at /_simweb/state)", err=True)
-    flask_app.run(host=host, port=port, threaded=True, use_reloader=False)
+                               bid_attribute=bid_attribute, session_db=session_db, max_sessions=max_sessions,
+                               max_new_sessions=max_new_sessions, idle_lifetime=idle_lifetime,
+                               control=not no_control, control_token=control_token)
+        server = make_server(flask_app, host, port, threads=threads, channel_timeout=timeout)
+    except (ValueError, OSError, SQLAlchemyError) as exc:
+        raise UserError(f"cannot serve: {' '.join(str(exc).split())[:300]}") from None
+    served = flask_app.extensions["simweb"]
+    where = make_url(session_db).render_as_string(hide_password=True)
+    click.echo(f"simweb: serving {app} on http://{host}:{server.effective_port}/ ({threads} threads, "
+               f"sessions in {where})", err=True)
+    if no_control:
+        click.echo("simweb: control endpoints /_simweb/* are off", err=True)
+    elif control_token:
+        click.echo("simweb: /_simweb/* writes need the given control token (Authorization: Bearer <token>)", err=True)
+    else:
+        click.echo(f"simweb: control token {served.control_token} "
+                   f"(send 'Authorization: Bearer <token>' to /_simweb/*)", err=True)
+    # Waitress warns at every queued request beyond its threads: under a burst that is
+    # expected (the queue is what keeps the threads bounded), so only errors are shown.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        served.sessions.dispose()
 
 
 @main.command("omnibox")
