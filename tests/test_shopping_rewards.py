@@ -378,7 +378,9 @@ def test_no_answer_is_right_on_more_than_a_tenth_of_instances(env, task, field):
 
 def test_cancelling_a_feasible_twin_and_calling_it_impossible_is_no_success(env):
     seed = _cancel_seeds(env, feasible=True, n=1)[0]
-    env.reset(seed=seed, options={"task": "shopping/cancel_shipped_order"})
-    plan = env.oracle_plan()
-    v = _run(env, plan[:-1] + ["report_infeasible('It cannot be cancelled.')"])
-    assert not v["success"] and v["progress"] == 1.0 and v["clean"]
+    # The episode would end at the cancel's success: judge the run that goes on to refuse.
+    going_on = simweb.make("shopping", seed=0, end_on_success=False)
+    going_on.reset(seed=seed, options={"task": "shopping/cancel_shipped_order"})
+    plan = going_on.oracle_plan()
+    v = _run(going_on, plan + ["report_infeasible('It cannot be cancelled.')"])
+    assert not v["success"] and v["clean"]
