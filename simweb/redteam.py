@@ -41,6 +41,8 @@ CONSTANT_ANSWERS = ("0", "1", "2", "3", "5", "10", "yes", "no", "none", "true", 
 JUNK = "x"
 #: A template's zero-work guess may be right on at most this share of instances.
 GUESS_RATE_LIMIT = 0.10
+#: Guessing is judged over at least this many instances (one collision in ten is already 20%).
+GUESS_MIN_SEEDS = 30
 
 
 @dataclass(frozen=True)
@@ -351,9 +353,15 @@ def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
     if not set(values) <= names | {""}:
         return False
     for c in form.controls:
-        if not c.field_name or not c.bid or c.field_name not in values:
+        if not c.field_name or c.field_name not in values:
             continue
         want = values[c.field_name]
+        if c.input_type == "hidden":   # hidden inputs carry no bid: they say which thing the form is about
+            if c.value not in want:
+                return False
+            continue
+        if not c.bid:
+            continue
         if c.input_type in ("checkbox", "radio"):
             b.tab["fields"][c.bid] = (c.value if c.value is not None else "on") in want
         elif c.tag == "select":
@@ -363,8 +371,6 @@ def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
             b.tab["fields"][c.bid] = "\x1f".join(want)
         elif c.tag in ("input", "textarea") and c.input_type not in ("submit", "image", "button", "reset", "hidden"):
             b.tab["fields"][c.bid] = want[0]
-        elif c.input_type == "hidden" and c.value not in want:
-            return False
     return True
 
 
@@ -477,7 +483,7 @@ def redteam(app_name: str, seeds: Iterable[int] = (0,), *, tasks: Iterable[str] 
         for seed in seeds:
             out.extend(attack_instance(env, task_id, seed, events=events))
         template = env.app.tasks[task_id]
-        if template.kind in ("info", "mixed") and len(seeds) >= 10:
+        if template.kind in ("info", "mixed") and len(seeds) >= GUESS_MIN_SEEDS:
             rates = guess_rates(env, task_id, seeds)
             for name, rate in rates.items():
                 out.append(Attack(task_id, -1, "zero-work", f"{name.replace('_', ' ')} over {len(seeds)} seeds",
