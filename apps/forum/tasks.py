@@ -100,12 +100,24 @@ def post_params(app: Any, p: dict) -> dict:
 # ----------------------------------------------------------------------------- plan pieces
 
 def open_post(app: Any, pid: int) -> list[str]:
-    """Search for the post's title and open it (or open it from its community's search)."""
+    """Search for the post's title and open it (or search its title within its community)."""
     p = app.world.post(pid)
     hits = app.world.search(p["title"], limit=PER_PAGE)["items"]
     if any(h["id"] == pid for h in hits):
         return [f"fill('search-q', {p['title']!r})", "click('search-go')", f"click('post-{pid}')"]
-    return [f"goto('/p/{pid}')"]
+    return ["click('search-go')", f"fill('s-q', {p['title']!r})", f"fill('s-community', {cname(app, p['community_id'])!r})",
+            "click('s-go')", f"click('post-{pid}')"]
+
+
+def open_community(name: str) -> list[str]:
+    """The community's page, from the list of communities in the header."""
+    return ["click('nav-communities')", f"click('community-{name}')"]
+
+
+def compose(to: str, subject: str, body: str) -> list[str]:
+    """Write a private message from the inbox's compose page."""
+    return ["click('nav-inbox')", "click('compose')", f"fill('msg-to', {to!r})", f"fill('msg-subject', {subject!r})",
+            f"fill('msg-body', {body!r})", "click('msg-send')"]
 
 
 # ============================================================================= info tasks
@@ -139,8 +151,8 @@ class TopPostThisWeek(TaskTemplate):
                    "sorted by top, past week", f"the answer is {p['answer']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('sort-top')", "click('t-week')",
-                f"send_msg_to_user({p['answer']!r})"]
+        return open_community(p["community"]) + ["click('sort-top')", "click('t-week')",
+                                                 f"send_msg_to_user({p['answer']!r})"]
 
     def effect(self, app, p, start):
         return answer("text", p["answer"], "title of the week's top post")
@@ -464,7 +476,7 @@ class Unsubscribe(TaskTemplate):
         return [fg("subs", "The community is left", f"unsubscribed from c/{p['community']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('unsubscribe')"]
+        return open_community(p["community"]) + ["click('unsubscribe')"]
 
     def effect(self, app, p, start):
         return Effect((V.subscription(p["user_id"], p["community_id"], p["community"], False),))
@@ -667,8 +679,7 @@ class SendMessage(TaskTemplate):
                    f"text {p['body']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/u/{p['to']}')", "click('profile-message')", f"fill('msg-subject', {p['subject']!r})",
-                f"fill('msg-body', {p['body']!r})", "click('msg-send')"]
+        return compose(p["to"], p["subject"], p["body"])
 
     def effect(self, app, p, start):
         return Effect((V.new_message(p["user_id"], p["to_id"], p["to"], p["subject"], p["body"]),))
@@ -744,7 +755,7 @@ class ModUnban(TaskTemplate):
         return [fg("unban", "The ban is lifted", f"u/{p['target']} no longer banned from c/{p['community']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('mod-tools')", f"click('unban-{p['target_id']}')"]
+        return open_community(p["community"]) + ["click('mod-tools')", f"click('unban-{p['target_id']}')"]
 
     def effect(self, app, p, start):
         return V.unban(p["community_id"], p["target_id"], p["target"])
@@ -800,7 +811,7 @@ class ModBanUser(TaskTemplate):
                    f"for {plural(p['days'], 'day')}", f"reason {p['reason']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
+        return open_community(p["community"]) + ["click('mod-tools')", f"fill('ban-username', {p['target']!r})",
                 f"fill('ban-days', '{p['days']}')", f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
 
     def effect(self, app, p, start):
@@ -851,9 +862,8 @@ class ModCleanup(TaskTemplate):
         return open_post(app, p["post_id"]) + [
             f"click('comment-{p['comment_id']}-remove')", "click('mod-lock')", "click('crumb-community')",
             "click('mod-tools')", f"fill('ban-username', {p['author']!r})", f"fill('ban-days', '{p['days']}')",
-            f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')", f"goto('/u/{p['author']}')",
-            "click('profile-message')", f"fill('msg-subject', {self.subject(p)!r})",
-            f"fill('msg-body', {self.note(p)!r})", "click('msg-send')"]
+            f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"] + compose(p["author"], self.subject(p),
+                                                                                      self.note(p))
 
     def effect(self, app, p, start):
         return Effect((Row("comments", p["comment_id"], {"status": eq("removed")}, label=f"comment {p['comment_id']}"),
@@ -985,7 +995,7 @@ class JoinPostAndEngage(TaskTemplate):
                    f"comment text {p['comment']}")]
 
     def oracle(self, app, p):
-        return ([f"goto('/c/{p['community']}')", "click('subscribe')", "click('community-submit')",
+        return (open_community(p["community"]) + ["click('subscribe')", "click('community-submit')",
                  f"fill('submit-title-input', {p['new_title']!r})", f"fill('submit-body', {p['body']!r})",
                  "click('submit-go')"] + open_post(app, p["post_id"])
                 + ["click('post-up')", f"fill('comment-body', {p['comment']!r})", "click('comment-submit')"])
@@ -1120,7 +1130,7 @@ class SaveWeekTopUpvote(TaskTemplate):
                 fg("sub", "The community is joined", f"subscribed to c/{p['community']}")]
 
     def oracle(self, app, p):
-        return ([f"goto('/c/{p['community']}')", "click('subscribe')", "click('sort-top')", "click('t-week')"]
+        return (open_community(p["community"]) + ["click('subscribe')", "click('sort-top')", "click('t-week')"]
                 + [f"click('post-{i}-save')" for i in p["post_ids"]] + [f"click('post-{p['best_id']}-up')"])
 
     def effect(self, app, p, start):
@@ -1166,11 +1176,13 @@ class ModSpamSweep(TaskTemplate):
                    "permanent", f"reason {p['reason']}")]
 
     def oracle(self, app, p):
-        plan = ["click('search-go')", f"fill('s-author', {p['target']!r})", f"fill('s-community', {p['community']!r})",
-                "click('s-go')"]
+        # Removed posts leave the search results, so the search is run again for each one.
+        plan: list[str] = []
         for i in p["post_ids"]:
-            plan += [f"goto('/p/{i}')", "click('mod-remove')"]
-        return plan + [f"goto('/c/{p['community']}')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
+            plan += ["click('search-go')", f"fill('s-author', {p['target']!r})",
+                     f"fill('s-community', {p['community']!r})", "click('s-go')", f"click('post-{i}')",
+                     "click('mod-remove')"]
+        return plan + ["click('crumb-community')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
                        "fill('ban-days', '0')", f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
 
     def effect(self, app, p, start):
