@@ -682,7 +682,7 @@ def test_deleting_an_unnamed_comment_is_collateral(env, world):
 def test_multi_goal_partial_credit(env):
     env.reset(seed=0, options={"task": "forum/join_post_engage"})
     plan = env.oracle_plan()
-    v = _run(env, "forum/join_post_engage", 0, plan[:2])          # only joined
+    v = _run(env, "forum/join_post_engage", 0, plan[:3])          # only joined
     assert not v["success"] and 0 < v["progress"] < 0.5 and v["clean"]
     v = _run(env, "forum/join_post_engage", 0, plan)
     assert v["success"] and v["clean"] and v["progress"] == 1.0
@@ -802,7 +802,7 @@ def test_save_week_top_partial_and_wrong_vote(env, world):
     counts = {i: world.post(i)["comment_count"] for i in p["post_ids"]}
     assert counts[p["best_id"]] == max(counts.values())
     # Joined and saved two of the three, no vote: 3 of 5 checks.
-    v = _run(env, tid, 8, plan[:6])
+    v = _run(env, tid, 8, plan[:7])
     assert not v["success"] and v["progress"] == pytest.approx(3 / 5) and v["clean"]
     # Everything saved but the wrong post upvoted: not solved, and the stray vote is collateral.
     wrong = next(i for i in p["post_ids"] if i != p["best_id"])
