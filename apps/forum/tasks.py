@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.effects import Answer, Effect, Row, eq, text, ANY
+from simweb.effects import Answer, Effect, Row, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import forum as V
+from simweb.verify import numbers_in
 from simweb.worlddb import day_to_date
 
 from .functions import PER_PAGE, date_label, plural
@@ -92,6 +93,16 @@ def unique_comment(app: Any, c: dict) -> bool:
                if o["user_id"] == c["user_id"] and o["body"] == c["body"]) == 1
 
 
+#: Numbers a policy would answer without looking; no counting task has one of them as its answer.
+GUESSABLE = (0, 1, 2, 3, 5, 10)
+
+
+def guessable(text: str, n: float) -> bool:
+    """``n`` is a number anyone would guess, or the text holds it (a title like "3 tips"
+    would give away an answer of 3)."""
+    return n in GUESSABLE or n in numbers_in(text)
+
+
 def post_params(app: Any, p: dict) -> dict:
     return {"post_id": p["id"], "title": p["title"], "community": cname(app, p["community_id"]),
             "community_id": p["community_id"]}
@@ -164,7 +175,7 @@ class PostScore(TaskTemplate):
     title = "Look up a post's score"
 
     def sample(self, app, rng):
-        p = pick_post(app, rng)
+        p = pick_post(app, rng, lambda x: not guessable(x["title"], x["score"]))
         return {"user_id": pick_user(app, rng)["id"], **post_params(app, p), "score": p["score"]}
 
     def goal(self, app, p):
@@ -186,16 +197,20 @@ class CommentCount(TaskTemplate):
     title = "Count a post's comments"
 
     def sample(self, app, rng):
-        # The count is drawn first (1-40, evenly) so that no number is the answer of many
-        # instances: most posts have few comments, and "1" would otherwise be right often.
+        # The count is drawn first, evenly over the counts posts have (past the small ones
+        # anyone would guess), so that no number is the answer of many instances: most posts
+        # have few comments, and "1" would otherwise be right often.
+        counts = [r[0] for r in app.world.query("SELECT DISTINCT comment_count FROM posts WHERE status = 'live'"
+                                                " AND comment_count > 3 ORDER BY comment_count")
+                  if r[0] not in GUESSABLE]
         for _ in range(200):
-            n = rng.randint(1, 40)
+            n = rng.choice(counts)
             ids = [r[0] for r in app.world.query("SELECT id FROM posts WHERE status = 'live' AND comment_count = ?"
                                                  " ORDER BY id LIMIT 400", (n,))]
             rng.shuffle(ids)
             for pid in ids[:20]:
                 p = app.world.post(pid)
-                if unique_title(app, p):
+                if unique_title(app, p) and not guessable(p["title"], n):
                     return {"user_id": pick_user(app, rng)["id"], **post_params(app, p), "count": p["comment_count"]}
         raise RuntimeError("no post with comments")
 
@@ -225,7 +240,7 @@ class UserJoined(TaskTemplate):
 
     def goal(self, app, p):
         return (f"On what date did u/{p['author']} (who wrote “{p['title']}” in c/{p['community']}) join Simforum? "
-                f"Answer with the date, for example January 5, 2024.")
+                f"Answer with the date, for example January 5, 2010.")
 
     def facts(self, app, p):
         return [fg("date", "The join date is given", f"joined {date_label(day_to_date(p['day']))}")]
@@ -628,7 +643,7 @@ class EditComment(TaskTemplate):
                 f"click('comment-{p['comment_id']}-edit')", f"fill('edit-body', {p['new']!r})", "click('edit-submit')"]
 
     def effect(self, app, p, start):
-        return Effect((Row("comments", p["comment_id"], {"body": text(p["new"]), "edited": ANY},
+        return Effect((Row("comments", p["comment_id"], {"body": text(p["new"])},
                            label=f"comment {p['comment_id']}"),))
 
 
@@ -1025,6 +1040,7 @@ class KeywordScoreGap(TaskTemplate):
             res = app.world.search(word, community=p["community_id"], sort="top", limit=2)
             items = res["items"]
             if res["total"] >= 3 and items[0]["score"] > items[1]["score"] and unique_title(app, items[0]) \
+                    and not guessable(cname(app, p["community_id"]), items[0]["score"] - items[1]["score"]) \
                     and unique_title(app, items[1]):
                 a, b = items
                 return {"user_id": pick_user(app, rng)["id"], "community": cname(app, p["community_id"]),
