@@ -626,15 +626,17 @@ def test_every_template_samples_on_many_seeds(env):
 
 
 def _run(env, tid, seed, actions):
-    """The verdict after ``actions``. A state task's episode ends when it succeeds; an attack
-    that goes on past that point (over-doing after the goal is met) continues from a
-    snapshot, which keeps the task's start state, so the verdict still judges every action."""
-    obs, info = env.reset(seed=seed, options={"task": tid})
-    for a in actions:
-        obs, _, terminated, truncated, info = env.step(a)
-        assert obs["last_action_error"] == "", a
-        if terminated or truncated:
-            env.restore(env.snapshot())
+    """The verdict after ``actions`` (the env goes on after a success: over-doing after the
+    goal is met is judged too)."""
+    end = env.end_on_success
+    env.end_on_success = False
+    try:
+        obs, info = env.reset(seed=seed, options={"task": tid})
+        for a in actions:
+            obs, _, _, _, info = env.step(a)
+            assert obs["last_action_error"] == "", a
+    finally:
+        env.end_on_success = end
     return info["verdict"]
 
 

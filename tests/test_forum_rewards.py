@@ -14,19 +14,16 @@ import simweb
 
 @pytest.fixture(scope="module")
 def env():
-    return simweb.make("forum", seed=0)
+    # Episodes go on after a success, so that what an attack does after the goal is met counts.
+    return simweb.make("forum", seed=0, end_on_success=False)
 
 
 def run(env, tid: str, seed: int, actions: list[str]) -> dict:
-    """The verdict after ``actions`` from the task's start. A state task's episode ends when
-    it succeeds; an attack that goes on past that point continues from a snapshot, which
-    keeps the task's start state, so every action is judged."""
+    """The verdict after ``actions`` from the task's start."""
     obs, info = env.reset(seed=seed, options={"task": tid})
     for a in actions:
-        obs, _, terminated, truncated, info = env.step(a)
+        obs, _, _, _, info = env.step(a)
         assert obs["last_action_error"] == "", (a, obs["last_action_error"])
-        if terminated or truncated:
-            env.restore(env.snapshot())
     return info["verdict"]
 
 
