@@ -5,8 +5,9 @@ A forum task's intended effect is data: a user's vote, subscription or saved fla
 ``bans.<community>.<user>``, created posts, comments and messages are :class:`NewRow`
 matched by their whole content (right place, right author, the text asked for, still
 live), and moderation edits one field of one row. Everything else that changes is
-collateral damage, judged by the engine; the only checks written here are the ones a
-value test cannot express alone (a ban's length is ``until - created``).
+collateral damage, judged by the engine. The one custom check is a lifted ban, where an
+explicit ``None`` over the world's ban differs from an absent key (which keeps the ban)
+and a value test sees ``None`` for both.
 """
 from __future__ import annotations
 
@@ -79,9 +80,9 @@ def new_post(user_id: int, community_id: int, kind: str, title: str, body: str =
 
 def new_comment(user_id: int, post_id: int, body: str, parent_id: int | None = None) -> NewRow:
     """One live comment by the user on the post (replying to ``parent_id``) with this text."""
+    where_ = f" replying to comment {parent_id}" if parent_id else ""
     return NewRow("comments", {"user_id": eq(user_id), "post_id": eq(post_id), "parent_id": eq(parent_id),
-                               "body": text(body), "status": eq("live")},
-                  label=f"a live comment on post {post_id}" + (f" replying to comment {parent_id}" if parent_id else ""))
+                               "body": text(body), "status": eq("live")}, label=f"a live comment on post {post_id}{where_}")
 
 
 def new_message(sender_id: int, recipient_id: int, to: str, subject: str, body: str) -> NewRow:

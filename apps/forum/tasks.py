@@ -116,8 +116,8 @@ def open_post(app: Any, pid: int) -> list[str]:
     hits = app.world.search(p["title"], limit=PER_PAGE)["items"]
     if any(h["id"] == pid for h in hits):
         return [f"fill('search-q', {p['title']!r})", "click('search-go')", f"click('post-{pid}')"]
-    return ["click('search-go')", f"fill('s-q', {p['title']!r})", f"fill('s-community', {cname(app, p['community_id'])!r})",
-            "click('s-go')", f"click('post-{pid}')"]
+    return ["click('search-go')", f"fill('s-q', {p['title']!r})",
+            f"fill('s-community', {cname(app, p['community_id'])!r})", "click('s-go')", f"click('post-{pid}')"]
 
 
 def open_community(name: str) -> list[str]:
