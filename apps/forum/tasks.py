@@ -233,7 +233,12 @@ class UserJoined(TaskTemplate):
     title = "Find when a member joined"
 
     def sample(self, app, rng):
-        p = pick_post(app, rng)
+        # Many members joined in the site's launch weeks; an author who joined on a day few
+        # others did keeps any one date from being the answer of many instances.
+        def rare_day(x: dict) -> bool:
+            day = app.world.user(x["user_id"])["created_day"]
+            return app.world.query("SELECT count(*) FROM users WHERE created_day = ?", (day,))[0][0] <= 8
+        p = pick_post(app, rng, rare_day)
         u = app.world.user(p["user_id"])
         return {"user_id": pick_user(app, rng, lambda x: x["id"] != u["id"])["id"], **post_params(app, p),
                 "author": u["username"], "day": u["created_day"]}
