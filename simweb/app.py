@@ -24,7 +24,7 @@ import jinja2
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
 from .machine import ControlMachine
-from .spec import Event, ExprErrorAtRuntime, Page, ParamError, Spec, load_spec
+from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
 from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
 from .updates import apply_updates
 
@@ -202,7 +202,7 @@ class App:
         return Ctx(world=self.world, state=state, app=self, url=url)
 
     # ------------------------------------------------------------------ pages
-    def _resolve(self, state: dict, url: str) -> tuple[Page | None, dict[str, Any], int, str | None, str | None]:
+    def _resolve(self, state: dict, url: str) -> tuple[PageSpec | None, dict[str, Any], int, str | None, str | None]:
         """(page, template vars, status, error message, redirect) for a GET of ``url``."""
         parts = urlsplit(url)
         hit = self.spec.match_page(parts.path)
@@ -299,7 +299,7 @@ class App:
                 page, env, status, error = None, {}, 303, f"Redirecting to {location}"
             return self._render_resolved(state, tab, page, env, tab["status"] if status == 200 else status, error)
 
-    def _render_resolved(self, state: dict, tab: dict, page: Page | None, env: dict[str, Any], status: int,
+    def _render_resolved(self, state: dict, tab: dict, page: PageSpec | None, env: dict[str, Any], status: int,
                          error: str | None) -> str:
         if tab["url"] == "about:blank":
             return "<!DOCTYPE html><html><head><title></title></head><body></body></html>"

@@ -200,9 +200,18 @@ class Bookkeeping:
         return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()},
                    {t: dict(v or {}) for t, v in (doc.get("new_rows") or {}).items()})
 
+    def __post_init__(self) -> None:
+        # Most tolerated paths are whole top-level keys (counters, timers): one set lookup.
+        object.__setattr__(self, "_heads", frozenset(p for p in self.paths if "." not in p and "*" not in p))
+        object.__setattr__(self, "_patterns", tuple(p for p in self.paths if p not in self._heads))
+
     def tolerates(self, change: "Change") -> bool:
-        if any(_pattern_match(p, change.path) for p in self.paths):
+        path = change.path
+        if path.partition(".")[0] in self._heads:   # type: ignore[attr-defined]
             return True
+        for p in self._patterns:                     # type: ignore[attr-defined]
+            if path == p or path.startswith(p + ".") or ("*" in p and _pattern_match(p, path)):
+                return True
         if change.table is None:
             return False
         if change.kind == "field":

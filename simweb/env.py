@@ -217,8 +217,18 @@ class SimEnv(TaskEpisode, gym.Env):
     def _verdict(self) -> dict | None:
         if self.task is None or self._start is None:
             return None
+        # A verdict is a function of the runtime, the answer and (for refusals) the history:
+        # most steps only browse, so the last verdict is reused when none of them changed.
+        answer = answer_of(self.state)
+        key = (orjson.dumps(self.state["runtime"]), answer,
+               orjson.dumps([t["history"] for t in self.state["browser"]["tabs"]]) if answer is not None else b"")
+        last = self.__dict__.get("_last_verdict")
+        if last is not None and last[0] == key and last[1] is self._start:
+            return deep_copy(last[2])
         template = self.app.tasks[self.task.id]
-        return template.verify(self.app, self.task.params, self._start, self.state, answer_of(self.state))
+        verdict = template.verify(self.app, self.task.params, self._start, self.state, answer)
+        self._last_verdict = (key, self._start, verdict)
+        return deep_copy(verdict)
 
     # ------------------------------------------------------------------ observations
     def _obs(self) -> dict[str, Any]:

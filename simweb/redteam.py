@@ -15,7 +15,8 @@ task, and records each attempt that the verifier still pays for:
   and with junk in its text fields (the spec's events, with parameters drawn from the page):
   whenever the runtime changes beyond the app's bookkeeping, the verdict must no longer be
   a clean success.
-* ``answer-form`` (false negatives): the right answer written the ways a site displays it
+* ``answer-form`` and ``route`` (false negatives): the right answer written the ways a
+  site displays it, and the oracle's last form sent from another page that offers it,
   must still be paid.
 
 An attack is *paid* when the verifier rewards it: success and clean for an attack that did
@@ -123,6 +124,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
 
     if events:
         out.extend(_event_attacks(env, task_id, seed, final, max_forms))
+        out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
     return out
 
 
@@ -295,6 +297,75 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                     name = f"{event} ({form.action}) from {url}" + (" with junk" if junk else "")
                     yield Attack(task_id, seed, "event", name, v["success"] and v["clean"],
                                  f"changed {changed[:3]}; {_why(v)}")
+
+
+def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages: int = 12) -> Iterator[Attack]:
+    """The oracle's last form, sent from another page that offers the same form (same
+    action, same values), then the rest of the plan: a correct solution by another route
+    must be paid as the oracle's is."""
+    from .actions import parse_action
+
+    state = env.snapshot()
+    b = SimBrowser(env.app, state)
+    posts = []
+    for i, a in enumerate(plan):
+        act = parse_action(a)
+        if act.name == "click":
+            el = b.page().elements.get(str(act.args[0]))
+            if el is not None and SimBrowser._is_submitter(el) and b.page().forms[el.form].method.lower() == "post":
+                form = b.page().forms[el.form]
+                posts.append((deep_copy(state), form.action, b.form_entries(form, el), b.tab["url"], i))
+        b.execute(a)
+    if not posts:
+        return
+    before, action, entries, url, i = posts[-1]
+    values: dict[str, list[str]] = {}
+    for name, value in entries:
+        values.setdefault(name, []).append(value)
+    seen = [u for tab in before["browser"]["tabs"] for u in tab["history"] if u.startswith("/")]
+    pages = [u for u in dict.fromkeys(seen + _linked(env, before, list(dict.fromkeys(seen)))) if u != url]
+    for page_url in pages[:max_pages]:
+        s = deep_copy(before)
+        sb = SimBrowser(env.app, s)
+        if sb.execute(f"goto({page_url!r})"):
+            continue
+        for form in sb.page().forms:
+            if form.action != action or form.method.lower() != "post":
+                continue
+            submitter = next((c for c in form.controls if c.bid and SimBrowser._is_submitter(c)), None)
+            if submitter is None or not _fill_like(sb, form, values):
+                continue
+            sb._submit(form, submitter)
+            for a in plan[i + 1:]:
+                sb.execute(a)
+            v = _verdict(env, s)
+            yield Attack(task_id, seed, "route", f"{action} sent from {page_url}", False, _why(v),
+                         not (v["success"] and v["clean"]))
+            break
+
+
+def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
+    """Give the form's controls the submitted values; False if one cannot take its value
+    (another form that only shares the action)."""
+    names = {c.field_name for c in form.controls if c.field_name}
+    if not set(values) <= names | {""}:
+        return False
+    for c in form.controls:
+        if not c.field_name or not c.bid or c.field_name not in values:
+            continue
+        want = values[c.field_name]
+        if c.input_type in ("checkbox", "radio"):
+            b.tab["fields"][c.bid] = (c.value if c.value is not None else "on") in want
+        elif c.tag == "select":
+            offered = {o[0] for o in c.options}
+            if not set(want) <= offered:
+                return False
+            b.tab["fields"][c.bid] = "\x1f".join(want)
+        elif c.tag in ("input", "textarea") and c.input_type not in ("submit", "image", "button", "reset", "hidden"):
+            b.tab["fields"][c.bid] = want[0]
+        elif c.input_type == "hidden" and c.value not in want:
+            return False
+    return True
 
 
 def _linked(env: Any, final: dict, urls: list[str], per_page: int = 8) -> list[str]:

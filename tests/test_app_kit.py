@@ -2,6 +2,7 @@
 built wheel ships every app's code, templates, spec and verifiers."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -39,8 +40,12 @@ def test_a_plugin_may_not_take_a_builtin_name():
 
 @pytest.mark.slow
 def test_the_wheel_ships_every_app(tmp_path):
+    # Built from a copy: an in-tree build would leave build/ and egg-info in the checkout.
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__",
+                                                              ".hypothesis", ".pytest_cache"))
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True)
+                    str(tmp_path), str(src)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("simweb-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for app in registry.builtin_apps():
