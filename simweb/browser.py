@@ -40,6 +40,7 @@ import orjson
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from .actions import ActionError, parse_action
+from .webgym_actions import is_webgym_action, to_browsergym
 from .app import App
 from .axtree import parse_page
 from .env import EPISODE_OVER, TaskEpisode, TaskError, observation_space
@@ -107,14 +108,20 @@ class ServedApp:
         with ServedApp("shopping", world_seed=0) as served:
             requests.get(served.base_url + "/")
 
-    ``port=0`` picks a free port. :meth:`close` (or leaving the ``with`` block) shuts the
-    server down and joins its thread."""
+    ``port=0`` picks a free port. ``bid_attribute`` is the element-id attribute of the
+    served pages (``bid``, which simweb's own browser backend addresses; ``simweb serve``
+    uses ``data-simweb-bid`` for BrowserGym). :meth:`close` (or leaving the ``with``
+    block) shuts the server down and joins its thread."""
 
     def __init__(self, app_name: str, world_seed: int = 0, size: int | None = None, *,
-                 host: str = "127.0.0.1", port: int = 0, task: str | None = None, seed: int = 0):
+                 host: str = "127.0.0.1", port: int = 0, task: str | None = None, seed: int = 0,
+                 bid_attribute: str = "bid"):
         self.app_name = app_name
         self.world_seed = world_seed
-        self.flask_app = create_app(app_name, world_seed=world_seed, size=size, task=task, seed=seed)
+        # simweb's own drivers address elements by ``bid`` (BrowserEnv's selectors and scripts).
+        self.bid_attribute = bid_attribute
+        self.flask_app = create_app(app_name, world_seed=world_seed, size=size, task=task, seed=seed,
+                                    bid_attribute=bid_attribute)
         self._server: BaseWSGIServer = make_server(host, port, self.flask_app, threaded=True,
                                                    request_handler=_QuietHandler)
         self.host = host
@@ -308,6 +315,29 @@ def _safe(fn: Callable[[], Any]) -> None:
         fn()
     except Exception:
         pass
+
+
+def load_rendered(page: Any, target: str, html: str, status: int, timeout_ms: int = 10_000) -> None:
+    """Navigate ``page`` to ``target`` with ``html`` as the response, without a request
+    reaching the server (the page of a state whose GET the server already performed)."""
+    body = html.encode("utf-8")
+    headers = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
+
+    def matches(url: str) -> bool:
+        return url == target
+
+    def fulfil(route: Any) -> None:
+        req = route.request
+        if req.is_navigation_request() and req.method == "GET" and req.url == target:
+            route.fulfill(status=status, body=body, headers=headers)
+        else:
+            route.fallback()
+
+    page.route(matches, fulfil)
+    try:
+        page.goto(target, wait_until="load", timeout=timeout_ms)
+    finally:
+        _safe(lambda: page.unroute(matches, fulfil))
 
 
 # ============================================================================ env
@@ -543,40 +573,25 @@ class BrowserEnv(TaskEpisode, gym.Env):
         _safe(self.page.bring_to_front)
 
     def _load_rendered(self, page: Any, target: str, html: str, status: int) -> None:
-        """Navigate ``page`` to ``target`` with ``html`` as the response, without a request
-        reaching the server."""
-        body = html.encode("utf-8")
-        headers = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
-
-        def matches(url: str) -> bool:
-            return url == target
-
-        def fulfil(route: Any) -> None:
-            req = route.request
-            if req.is_navigation_request() and req.method == "GET" and req.url == target:
-                route.fulfill(status=status, body=body, headers=headers)
-            else:
-                route.fallback()
-
-        page.route(matches, fulfil)
-        try:
-            page.goto(target, wait_until="load", timeout=max(self.timeout_ms, 10_000))
-        finally:
-            _safe(lambda: page.unroute(matches, fulfil))
+        load_rendered(page, target, html, status, max(self.timeout_ms, 10_000))
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Perform one BrowserGym action string in Chromium. Bad actions never raise: they
-        come back as ``obs['last_action_error']``. After the episode ended a step runs
-        nothing and pays 0 (as SimEnv.step)."""
-        if not isinstance(action, str):
-            action = str(action)
+        come back as ``obs['last_action_error']``; WebGym's action forms are accepted too.
+        After the episode ended a step runs nothing and pays 0 (as SimEnv.step)."""
         if self._ended is not None and self._state is not None:
-            self._last_action, self._last_error = action, EPISODE_OVER
+            self._last_action, self._last_error = str(action), EPISODE_OVER
             info = self._info(self._state, self._verdict(self._state))
             info["episode_over"] = True
             return self._obs(self._state), 0.0, self._ended[0], self._ended[1], info
+        error = None
+        if is_webgym_action(action):   # WebGym's tool calls / {"key", "arguments"}, on this viewport
+            lead, action, error = to_browsergym(action, self.viewport)
+            error = error or next(filter(None, map(self.execute, lead)), None)
+        elif not isinstance(action, str):
+            action = str(action)
         self._last_action = action
-        self._last_error = self.execute(action) or ""
+        self._last_error = error or self.execute(action) or ""
         self._step += 1
         state = self.served_state()
         self._state = state
@@ -1016,5 +1031,5 @@ def make_browser_env(app: str, seed: int = 0, **kwargs: Any) -> BrowserEnv:
     return BrowserEnv(app, seed, **kwargs)
 
 
-__all__ = ["BrowserEnv", "BrowserError", "ServedApp", "launch_chromium", "chromium_executable",
+__all__ = ["BrowserEnv", "BrowserError", "ServedApp", "launch_chromium", "chromium_executable", "load_rendered",
            "make_browser_env", "CHROMIUM_ARGS", "StateError"]

@@ -21,6 +21,7 @@ import orjson
 from flask import Flask, Response, make_response, redirect, request
 
 from .app import App, load_app
+from .omnibox.start import install_start_route
 from .registry import definition
 from .state import StateError
 
@@ -99,6 +100,9 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
 
     def json_response(obj: Any, status: int = 200) -> Response:
         return Response(orjson.dumps(obj), status=status, mimetype="application/json")
+
+    # GET /_simweb/start?task=&seed=: the start URL of a task instance (WebGym's `website`).
+    install_start_route(flask_app, sessions, COOKIE, bid_attribute)
 
     @flask_app.get("/favicon.ico")
     def favicon() -> Response:
