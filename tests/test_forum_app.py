@@ -626,10 +626,17 @@ def test_every_template_samples_on_many_seeds(env):
 
 
 def _run(env, tid, seed, actions):
-    obs, info = env.reset(seed=seed, options={"task": tid})
-    for a in actions:
-        obs, _, _, _, info = env.step(a)
-        assert obs["last_action_error"] == "", a
+    """The verdict after ``actions`` (the env goes on after a success: over-doing after the
+    goal is met is judged too)."""
+    end = env.end_on_success
+    env.end_on_success = False
+    try:
+        obs, info = env.reset(seed=seed, options={"task": tid})
+        for a in actions:
+            obs, _, _, _, info = env.step(a)
+            assert obs["last_action_error"] == "", a
+    finally:
+        env.end_on_success = end
     return info["verdict"]
 
 
@@ -641,10 +648,8 @@ def test_voting_on_another_post_is_collateral_damage(env, world):
     other = a_post(world, lambda x: x["id"] != p["post_id"] and world.vote(p["user_id"], "post", x["id"]) == 0)
     v = _run(env, "forum/upvote_post", 4, plan + [f"goto('/p/{other['id']}')", "click('post-down')"])
     assert v["success"] and not v["clean"]
-    # Voting on another post and taking it back again is no change.
-    v = _run(env, "forum/upvote_post", 4, plan + [f"goto('/p/{other['id']}')", "click('post-down')",
-                                                  "click('post-down')"])
-    assert v["success"] and v["clean"]
+    assert [c["name"] for c in v["checks"] if not c["passed"]] == [
+        f"collateral: runtime.votes.{p['user_id']}.p{other['id']}"]
 
 
 def test_wrong_vote_direction_fails(env):
@@ -679,20 +684,29 @@ def test_deleting_an_unnamed_comment_is_collateral(env, world):
 def test_multi_goal_partial_credit(env):
     env.reset(seed=0, options={"task": "forum/join_post_engage"})
     plan = env.oracle_plan()
-    v = _run(env, "forum/join_post_engage", 0, plan[:2])          # only joined
+    v = _run(env, "forum/join_post_engage", 0, plan[:3])          # only joined
     assert not v["success"] and 0 < v["progress"] < 0.5 and v["clean"]
     v = _run(env, "forum/join_post_engage", 0, plan)
     assert v["success"] and v["clean"] and v["progress"] == 1.0
 
 
+def _infeasible_seed(env, tid):
+    t = env.app.tasks[tid]
+    return next(s for s in range(100) if not t.instantiate(env.app, s).params["feasible"])
+
+
 def test_refusals_fail_when_the_agent_acts_or_answers(env):
-    env.reset(seed=0, options={"task": "forum/refuse_moderate"})
+    tid = "forum/refuse_moderate"
+    seed = _infeasible_seed(env, tid)
+    env.reset(seed=seed, options={"task": tid})
     plan = env.oracle_plan()
-    v = _run(env, "forum/refuse_moderate", 0, plan[:-1] + ["send_msg_to_user('Done, the post is locked.')"])
+    v = _run(env, tid, seed, plan[:-1] + ["send_msg_to_user('Done, the post is locked.')"])
     assert not v["success"]
-    env.reset(seed=0, options={"task": "forum/refuse_delete_comment"})
+    tid = "forum/refuse_delete_comment"
+    seed = _infeasible_seed(env, tid)
+    env.reset(seed=seed, options={"task": tid})
     plan = env.oracle_plan()
-    v = _run(env, "forum/refuse_delete_comment", 0, plan[:-1] + ["click('post-up')"] + plan[-1:])
+    v = _run(env, tid, seed, plan[:-1] + ["click('post-up')"] + plan[-1:])
     assert v["success"] and not v["clean"]
 
 
@@ -765,11 +779,12 @@ def test_message_post_stats_checks_the_quoted_numbers(env):
     plan = env.oracle_plan()
     p = task.instantiate(env.app, 7).params
     # The placeholder text (N and M not filled in) reaches the right person with the right
-    # subject but not the right text: partial progress only.
+    # subject but not the right text: a message is one fact (all its content or nothing), and
+    # a message nobody asked for is collateral damage.
     lazy = [a if not a.startswith("fill('msg-body'") else f"fill('msg-body', {task.note(p)!r})" for a in plan]
     assert lazy != plan
     v = _run(env, tid, 7, lazy)
-    assert not v["success"] and v["progress"] == pytest.approx(2 / 3) and v["clean"]
+    assert not v["success"] and v["progress"] == 0.0 and not v["clean"]
     # Swapped numbers are wrong too.
     swapped = [a if not a.startswith("fill('msg-body'") else
                f"fill('msg-body', {task.note(p, p['count'], p['score'])!r})" for a in plan]
@@ -789,7 +804,7 @@ def test_save_week_top_partial_and_wrong_vote(env, world):
     counts = {i: world.post(i)["comment_count"] for i in p["post_ids"]}
     assert counts[p["best_id"]] == max(counts.values())
     # Joined and saved two of the three, no vote: 3 of 5 checks.
-    v = _run(env, tid, 8, plan[:6])
+    v = _run(env, tid, 8, plan[:7])
     assert not v["success"] and v["progress"] == pytest.approx(3 / 5) and v["clean"]
     # Everything saved but the wrong post upvoted: not solved, and the stray vote is collateral.
     wrong = next(i for i in p["post_ids"] if i != p["best_id"])

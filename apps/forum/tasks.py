@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.verifiers import forum as V
-
+from simweb.effects import Answer, Effect, Row, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.verifiers import forum as V
+from simweb.verify import numbers_in
 from simweb.worlddb import day_to_date
 
 from .functions import PER_PAGE, date_label, plural
@@ -20,7 +21,6 @@ from .world import DAY, hot_score  # noqa: F401  (hot_score documents the listin
 START = 32400            # the spec clock's first second (day 0, 09:00)
 WEEK = 7 * DAY
 YEAR = 365 * DAY
-MOD_PATHS = ("runtime.entities.mod_log", "runtime.counters.mod_log")
 
 _TEXTS = ("Thanks for sharing this, it made my day.", "I tried this last weekend and it worked for me too.",
           "Could you share a few more details about your setup?", "This is the most useful thread I have read here.",
@@ -40,6 +40,11 @@ _DOMAINS = ("https://example.com/articles/", "https://news.example.org/story/", 
 
 def fg(id_: str, description: str, *facts: str) -> FactGroup:
     return FactGroup(id_, description, tuple(facts))
+
+
+def answer(kind: str, expected: Any, label: str) -> Effect:
+    """An information task's effect: the typed answer, and no change at all."""
+    return Effect(answer=Answer(kind, expected, label))
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -88,6 +93,16 @@ def unique_comment(app: Any, c: dict) -> bool:
                if o["user_id"] == c["user_id"] and o["body"] == c["body"]) == 1
 
 
+#: Numbers a policy would answer without looking; no counting task has one of them as its answer.
+GUESSABLE = (0, 1, 2, 3, 5, 10)
+
+
+def guessable(text: str, n: float) -> bool:
+    """``n`` is a number anyone would guess, or the text holds it (a title like "3 tips"
+    would give away an answer of 3)."""
+    return n in GUESSABLE or n in numbers_in(text)
+
+
 def post_params(app: Any, p: dict) -> dict:
     return {"post_id": p["id"], "title": p["title"], "community": cname(app, p["community_id"]),
             "community_id": p["community_id"]}
@@ -96,12 +111,24 @@ def post_params(app: Any, p: dict) -> dict:
 # ----------------------------------------------------------------------------- plan pieces
 
 def open_post(app: Any, pid: int) -> list[str]:
-    """Search for the post's title and open it (or open it from its community's search)."""
+    """Search for the post's title and open it (or search its title within its community)."""
     p = app.world.post(pid)
     hits = app.world.search(p["title"], limit=PER_PAGE)["items"]
     if any(h["id"] == pid for h in hits):
         return [f"fill('search-q', {p['title']!r})", "click('search-go')", f"click('post-{pid}')"]
-    return [f"goto('/p/{pid}')"]
+    return ["click('search-go')", f"fill('s-q', {p['title']!r})",
+            f"fill('s-community', {cname(app, p['community_id'])!r})", "click('s-go')", f"click('post-{pid}')"]
+
+
+def open_community(name: str) -> list[str]:
+    """The community's page, from the list of communities in the header."""
+    return ["click('nav-communities')", f"click('community-{name}')"]
+
+
+def compose(to: str, subject: str, body: str) -> list[str]:
+    """Write a private message from the inbox's compose page."""
+    return ["click('nav-inbox')", "click('compose')", f"fill('msg-to', {to!r})", f"fill('msg-subject', {subject!r})",
+            f"fill('msg-body', {body!r})", "click('msg-send')"]
 
 
 # ============================================================================= info tasks
@@ -135,11 +162,11 @@ class TopPostThisWeek(TaskTemplate):
                    "sorted by top, past week", f"the answer is {p['answer']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('sort-top')", "click('t-week')",
-                f"send_msg_to_user({p['answer']!r})"]
+        return open_community(p["community"]) + ["click('sort-top')", "click('t-week')",
+                                                 f"send_msg_to_user({p['answer']!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(app, start, final, answer, p["answer"], "title of the week's top post")
+    def effect(self, app, p, start):
+        return answer("text", p["answer"], "title of the week's top post")
 
 
 class PostScore(TaskTemplate):
@@ -148,7 +175,7 @@ class PostScore(TaskTemplate):
     title = "Look up a post's score"
 
     def sample(self, app, rng):
-        p = pick_post(app, rng)
+        p = pick_post(app, rng, lambda x: not guessable(x["title"], x["score"]))
         return {"user_id": pick_user(app, rng)["id"], **post_params(app, p), "score": p["score"]}
 
     def goal(self, app, p):
@@ -160,8 +187,8 @@ class PostScore(TaskTemplate):
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + [f"send_msg_to_user('{p['score']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(app, start, final, answer, p["score"], "post's score")
+    def effect(self, app, p, start):
+        return answer("number", p["score"], "post's score")
 
 
 class CommentCount(TaskTemplate):
@@ -170,8 +197,22 @@ class CommentCount(TaskTemplate):
     title = "Count a post's comments"
 
     def sample(self, app, rng):
-        p = pick_post(app, rng, lambda x: x["comment_count"] > 0)
-        return {"user_id": pick_user(app, rng)["id"], **post_params(app, p), "count": p["comment_count"]}
+        # The count is drawn first, evenly over the counts posts have (past the small ones
+        # anyone would guess), so that no number is the answer of many instances: most posts
+        # have few comments, and "1" would otherwise be right often.
+        counts = [r[0] for r in app.world.query("SELECT DISTINCT comment_count FROM posts WHERE status = 'live'"
+                                                " AND comment_count > 3 ORDER BY comment_count")
+                  if r[0] not in GUESSABLE]
+        for _ in range(200):
+            n = rng.choice(counts)
+            ids = [r[0] for r in app.world.query("SELECT id FROM posts WHERE status = 'live' AND comment_count = ?"
+                                                 " ORDER BY id LIMIT 400", (n,))]
+            rng.shuffle(ids)
+            for pid in ids[:20]:
+                p = app.world.post(pid)
+                if unique_title(app, p) and not guessable(p["title"], n):
+                    return {"user_id": pick_user(app, rng)["id"], **post_params(app, p), "count": p["comment_count"]}
+        raise RuntimeError("no post with comments")
 
     def goal(self, app, p):
         return f"How many comments does the post “{p['title']}” in c/{p['community']} have? Answer with the number."
@@ -182,8 +223,8 @@ class CommentCount(TaskTemplate):
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + [f"send_msg_to_user('{p['count']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(app, start, final, answer, p["count"], "comment count")
+    def effect(self, app, p, start):
+        return answer("number", p["count"], "comment count")
 
 
 class UserJoined(TaskTemplate):
@@ -192,14 +233,19 @@ class UserJoined(TaskTemplate):
     title = "Find when a member joined"
 
     def sample(self, app, rng):
-        p = pick_post(app, rng)
+        # Many members joined in the site's launch weeks; an author who joined on a day few
+        # others did keeps any one date from being the answer of many instances.
+        def rare_day(x: dict) -> bool:
+            day = app.world.user(x["user_id"])["created_day"]
+            return app.world.query("SELECT count(*) FROM users WHERE created_day = ?", (day,))[0][0] <= 8
+        p = pick_post(app, rng, rare_day)
         u = app.world.user(p["user_id"])
         return {"user_id": pick_user(app, rng, lambda x: x["id"] != u["id"])["id"], **post_params(app, p),
                 "author": u["username"], "day": u["created_day"]}
 
     def goal(self, app, p):
         return (f"On what date did u/{p['author']} (who wrote “{p['title']}” in c/{p['community']}) join Simforum? "
-                f"Answer with the date, for example January 5, 2024.")
+                f"Answer with the date, for example January 5, 2010.")
 
     def facts(self, app, p):
         return [fg("date", "The join date is given", f"joined {date_label(day_to_date(p['day']))}")]
@@ -208,8 +254,8 @@ class UserJoined(TaskTemplate):
         return open_post(app, p["post_id"]) + ["click('post-author')",
                                                f"send_msg_to_user({date_label(day_to_date(p['day']))!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_date_answer(app, start, final, answer, day_to_date(p["day"]), "join date")
+    def effect(self, app, p, start):
+        return answer("date", day_to_date(p["day"]), "join date")
 
 
 class UserModerates(TaskTemplate):
@@ -218,26 +264,33 @@ class UserModerates(TaskTemplate):
     title = "List the communities a member moderates"
 
     def sample(self, app, rng):
-        c = rng.choice(app.world.communities())
-        m = rng.choice(app.world.moderators(c["id"]))
-        names = [cname(app, x) for x in app.world.moderated_by(m)]
-        return {"user_id": pick_user(app, rng, lambda x: x["id"] != m)["id"], "community": c["name"],
-                "moderator": uname(app, m), "communities": names}
+        # The goal names only the member (naming a community they moderate would give away
+        # the answer, most moderate just one); the oracle finds them through the search.
+        for _ in range(300):
+            c = rng.choice(app.world.communities())
+            m = rng.choice(app.world.moderators(c["id"]))
+            hits = app.world.search("", author=m, limit=1)["items"]
+            if hits:
+                names = [cname(app, x) for x in app.world.moderated_by(m)]
+                return {"user_id": pick_user(app, rng, lambda x: x["id"] != m)["id"], "community": c["name"],
+                        "moderator": uname(app, m), "communities": names, "via_post": hits[0]["id"]}
+        raise RuntimeError("no moderator with a post")
 
     def goal(self, app, p):
-        return (f"u/{p['moderator']} is a moderator of c/{p['community']}. Which communities does u/{p['moderator']} "
-                f"moderate? Answer with the community names (without c/), separated by commas.")
+        return (f"Which communities does u/{p['moderator']} moderate? Answer with the community names (without c/), "
+                f"separated by commas.")
 
     def facts(self, app, p):
         return [fg("set", "Every moderated community is listed",
                    f"{len(p['communities'])} communities", f"they are {', '.join(p['communities'])}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", f"click('mod-link-{p['moderator']}')",
+        return ["click('search-go')", f"fill('s-author', {p['moderator']!r})", "click('s-go')",
+                f"click('post-{p['via_post']}')", "click('post-author')",
                 f"send_msg_to_user({', '.join(p['communities'])!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_set_answer(app, start, final, answer, p["communities"], "moderated communities")
+    def effect(self, app, p, start):
+        return answer("set", p["communities"], "moderated communities")
 
 
 class AuthorMostComments(TaskTemplate):
@@ -270,8 +323,8 @@ class AuthorMostComments(TaskTemplate):
                 f"fill('s-community', {p['community']!r})", "select_option('s-sort', 'comments')",
                 "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(app, start, final, answer, p["answer"], "most-commented post")
+    def effect(self, app, p, start):
+        return answer("text", p["answer"], "most-commented post")
 
 
 class KeywordTopYear(TaskTemplate):
@@ -313,8 +366,8 @@ class KeywordTopYear(TaskTemplate):
                 f"fill('s-community', {p['community']!r})", "select_option('s-t', 'year')",
                 "select_option('s-sort', 'top')", "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(app, start, final, answer, p["answer"], "top matching post")
+    def effect(self, app, p, start):
+        return answer("text", p["answer"], "top matching post")
 
 
 # ============================================================================= votes
@@ -334,14 +387,11 @@ class UpvotePost(TaskTemplate):
     def facts(self, app, p):
         return [fg("vote", "The post is upvoted", f"post “{p['title']}” upvoted")]
 
-    allowed = ("runtime.votes.{user_id}.p{post_id}",)
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + ["click('post-up')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.vote_checks(app, final, p["user_id"], {f"p{p['post_id']}": 1}), app, start, final,
-                         self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.vote(p["user_id"], f"p{p['post_id']}", 1),))
 
 
 class DownvoteComment(TaskTemplate):
@@ -368,14 +418,11 @@ class DownvoteComment(TaskTemplate):
     def facts(self, app, p):
         return [fg("vote", "The right comment is downvoted", f"comment by u/{p['author']}", "downvoted")]
 
-    allowed = ("runtime.votes.{user_id}.c{comment_id}",)
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-down')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.vote_checks(app, final, p["user_id"], {f"c{p['comment_id']}": -1}), app, start, final,
-                         self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.vote(p["user_id"], f"c{p['comment_id']}", -1),))
 
 
 class RemoveVote(TaskTemplate):
@@ -398,14 +445,11 @@ class RemoveVote(TaskTemplate):
     def facts(self, app, p):
         return [fg("vote", "The upvote is gone", "no vote on the post")]
 
-    allowed = ("runtime.votes.{user_id}.p{post_id}",)
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + ["click('post-up')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.vote_checks(app, final, p["user_id"], {f"p{p['post_id']}": 0}), app, start, final,
-                         self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.vote(p["user_id"], f"p{p['post_id']}", 0),))
 
 
 # ============================================================================= subscriptions and saved
@@ -428,15 +472,12 @@ class SubscribeMany(TaskTemplate):
     def facts(self, app, p):
         return [fg("subs", "Each community is subscribed", *[f"subscribed to c/{n}" for n in p["communities"]])]
 
-    def allowed_paths(self, app, p):
-        return [f"runtime.subs.{p['user_id']}.{c}" for c in p["community_ids"]]
-
     def oracle(self, app, p):
         return ["click('nav-communities')"] + [f"click('subscribe-{n}')" for n in p["communities"]]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.subscription_checks(app, final, p["user_id"], {c: True for c in p["community_ids"]}),
-                         app, start, final, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect(tuple(V.subscription(p["user_id"], c, n, True)
+                            for c, n in zip(p["community_ids"], p["communities"])))
 
 
 class Unsubscribe(TaskTemplate):
@@ -454,14 +495,11 @@ class Unsubscribe(TaskTemplate):
     def facts(self, app, p):
         return [fg("subs", "The community is left", f"unsubscribed from c/{p['community']}")]
 
-    allowed = ("runtime.subs.{user_id}.{community_id}",)
-
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('unsubscribe')"]
+        return open_community(p["community"]) + ["click('unsubscribe')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.subscription_checks(app, final, p["user_id"], {p["community_id"]: False}), app, start,
-                         final, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.subscription(p["user_id"], p["community_id"], p["community"], False),))
 
 
 class SavePost(TaskTemplate):
@@ -479,14 +517,11 @@ class SavePost(TaskTemplate):
     def facts(self, app, p):
         return [fg("saved", "The post is saved", "post saved")]
 
-    allowed = ("runtime.saved.{user_id}.p{post_id}",)
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + ["click('post-save')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.saved_checks(app, final, p["user_id"], {f"p{p['post_id']}": True}), app, start, final,
-                         self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.saved(p["user_id"], f"p{p['post_id']}"),))
 
 
 # ============================================================================= posting
@@ -509,16 +544,13 @@ class SubmitTextPost(TaskTemplate):
         return [fg("post", "The post exists as asked", f"in c/{p['community']}", "a text post",
                    f"title {p['title']}", f"text {p['body']}")]
 
-    allowed = ("runtime.entities.posts", "runtime.counters.posts")
-
     def oracle(self, app, p):
         return ["click('nav-submit')", f"select_option('submit-community', {p['community']!r})",
                 f"fill('submit-title-input', {p['title']!r})", f"fill('submit-body', {p['body']!r})",
                 "click('submit-go')"]
 
-    def verify(self, app, p, start, final, answer):
-        checks, extra = V.new_post_checks(app, final, p["user_id"], p)
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+    def effect(self, app, p, start):
+        return Effect((V.new_post(p["user_id"], p["community_id"], "text", p["title"], body=p["body"]),))
 
 
 class SubmitLinkPost(TaskTemplate):
@@ -540,16 +572,13 @@ class SubmitLinkPost(TaskTemplate):
         return [fg("post", "The link post exists as asked", f"in c/{p['community']}", "a link post",
                    f"title {p['title']}", f"URL {p['url']}")]
 
-    allowed = ("runtime.entities.posts", "runtime.counters.posts")
-
     def oracle(self, app, p):
         return ["click('nav-submit')", f"select_option('submit-community', {p['community']!r})",
                 "click('submit-kind-link')", f"fill('submit-title-input', {p['title']!r})",
                 f"fill('submit-url', {p['url']!r})", "click('submit-go')"]
 
-    def verify(self, app, p, start, final, answer):
-        checks, extra = V.new_post_checks(app, final, p["user_id"], p)
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+    def effect(self, app, p, start):
+        return Effect((V.new_post(p["user_id"], p["community_id"], "link", p["title"], url=p["url"]),))
 
 
 def _commentable(app: Any, p: dict) -> bool:
@@ -580,15 +609,12 @@ class ReplyToComment(TaskTemplate):
     def facts(self, app, p):
         return [fg("reply", "The reply is posted", f"a reply to u/{p['author']}'s comment", f"text {p['reply']}")]
 
-    allowed = ("runtime.entities.comments", "runtime.counters.comments")
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-reply')",
                                                f"fill('reply-body', {p['reply']!r})", "click('reply-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        checks, extra = V.new_comment_checks(app, final, p["user_id"], p["post_id"], p["comment_id"], p["reply"])
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+    def effect(self, app, p, start):
+        return Effect((V.new_comment(p["user_id"], p["post_id"], p["reply"], p["comment_id"]),))
 
 
 def _own_comment(app: Any, rng: Rng) -> tuple[dict, dict]:
@@ -617,18 +643,13 @@ class EditComment(TaskTemplate):
     def facts(self, app, p):
         return [fg("edit", "The comment now has the new text", f"comment text is {p['new']}")]
 
-    allowed = ("runtime.entities.comments.{comment_id}",)
-
     def oracle(self, app, p):
         return ["click('nav-profile')", "click('tab-comments')", f"click('ucomment-{p['comment_id']}-post')",
                 f"click('comment-{p['comment_id']}-edit')", f"fill('edit-body', {p['new']!r})", "click('edit-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        row = V._entity(app, final, "comments", p["comment_id"]) or {}
-        checks = [V.check("the comment has the new text", V.match_exact(row.get("body"), p["new"]), 1.0,
-                          f"found {row.get('body')!r}")]
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p),
-                         V.status_kept(app, final, "comments", p["comment_id"]))
+    def effect(self, app, p, start):
+        return Effect((Row("comments", p["comment_id"], {"body": text(p["new"])},
+                           label=f"comment {p['comment_id']}"),))
 
 
 class DeleteOwnPost(TaskTemplate):
@@ -651,14 +672,11 @@ class DeleteOwnPost(TaskTemplate):
     def facts(self, app, p):
         return [fg("delete", "The post is deleted", "post status deleted")]
 
-    allowed = ("runtime.entities.posts.{post_id}",)
-
     def oracle(self, app, p):
         return ["click('nav-profile')", f"click('post-{p['post_id']}')", "click('post-delete')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.field_checks(app, final, "posts", p["post_id"], {"status": "deleted"}), app, start, final,
-                         self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((Row("posts", p["post_id"], {"status": eq("deleted")}, label=f"post {p['post_id']}"),))
 
 
 class SendMessage(TaskTemplate):
@@ -680,15 +698,11 @@ class SendMessage(TaskTemplate):
         return [fg("message", "The message is sent", f"to u/{p['to']}", f"subject {p['subject']}",
                    f"text {p['body']}")]
 
-    allowed = ("runtime.entities.messages", "runtime.counters.messages")
-
     def oracle(self, app, p):
-        return [f"goto('/u/{p['to']}')", "click('profile-message')", f"fill('msg-subject', {p['subject']!r})",
-                f"fill('msg-body', {p['body']!r})", "click('msg-send')"]
+        return compose(p["to"], p["subject"], p["body"])
 
-    def verify(self, app, p, start, final, answer):
-        checks, extra = V.message_checks(app, final, p["user_id"], p["to_id"], p["to"], p["subject"], p["body"])
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+    def effect(self, app, p, start):
+        return Effect((V.new_message(p["user_id"], p["to_id"], p["to"], p["subject"], p["body"]),))
 
 
 # ============================================================================= moderation
@@ -714,14 +728,11 @@ class ModLockPost(TaskTemplate):
     def facts(self, app, p):
         return [fg("lock", "The post is locked (and stays up)", "post locked")]
 
-    allowed = ("runtime.entities.posts.{post_id}",) + MOD_PATHS
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + ["click('mod-lock')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.field_checks(app, final, "posts", p["post_id"], {"locked": True}),
-                         app, start, final, self.allowed_paths(app, p), V.status_kept(app, final, "posts", p["post_id"]))
+    def effect(self, app, p, start):
+        return Effect((Row("posts", p["post_id"], {"locked": eq(True)}, label=f"post {p['post_id']}"),))
 
 
 class ModPinPost(TaskTemplate):
@@ -738,14 +749,11 @@ class ModPinPost(TaskTemplate):
     def facts(self, app, p):
         return [fg("pin", "The post is pinned", "post pinned")]
 
-    allowed = ("runtime.entities.posts.{post_id}",) + MOD_PATHS
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + ["click('mod-pin')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.field_checks(app, final, "posts", p["post_id"], {"pinned": True}), app, start, final,
-                         self.allowed_paths(app, p), V.status_kept(app, final, "posts", p["post_id"]))
+    def effect(self, app, p, start):
+        return Effect((Row("posts", p["post_id"], {"pinned": eq(True)}, label=f"post {p['post_id']}"),))
 
 
 class ModUnban(TaskTemplate):
@@ -766,16 +774,11 @@ class ModUnban(TaskTemplate):
     def facts(self, app, p):
         return [fg("unban", "The ban is lifted", f"u/{p['target']} no longer banned from c/{p['community']}")]
 
-    allowed = ("runtime.bans.{community_id}.{target_id}", "runtime.timers") + MOD_PATHS
-
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('mod-tools')", f"click('unban-{p['target_id']}')"]
+        return open_community(p["community"]) + ["click('mod-tools')", f"click('unban-{p['target_id']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        bans = V._rt(final).get("bans", {}).get(str(p["community_id"]), {})
-        lifted = str(p["target_id"]) in bans and bans[str(p["target_id"])] is None
-        return V.combine([V.check(f"u/{p['target']} is no longer banned", lifted, 1.0)], app, start, final,
-                         self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return V.unban(p["community_id"], p["target_id"], p["target"])
 
 
 class ModRemoveComment(TaskTemplate):
@@ -799,14 +802,12 @@ class ModRemoveComment(TaskTemplate):
     def facts(self, app, p):
         return [fg("remove", "The comment is removed", f"comment by u/{p['author']}", "status removed")]
 
-    allowed = ("runtime.entities.comments.{comment_id}",) + MOD_PATHS
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-remove')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.field_checks(app, final, "comments", p["comment_id"], {"status": "removed"}), app, start,
-                         final, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((Row("comments", p["comment_id"], {"status": eq("removed")},
+                           label=f"comment {p['comment_id']}"),))
 
 
 class ModBanUser(TaskTemplate):
@@ -829,15 +830,12 @@ class ModBanUser(TaskTemplate):
         return [fg("ban", "The ban is in place as asked", f"u/{p['target']} banned from c/{p['community']}",
                    f"for {plural(p['days'], 'day')}", f"reason {p['reason']}")]
 
-    allowed = ("runtime.bans.{community_id}.{target_id}", "runtime.timers") + MOD_PATHS
-
     def oracle(self, app, p):
-        return [f"goto('/c/{p['community']}')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
+        return open_community(p["community"]) + ["click('mod-tools')", f"fill('ban-username', {p['target']!r})",
                 f"fill('ban-days', '{p['days']}')", f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.combine(V.ban_checks(app, final, p["community_id"], p["target_id"], p["days"], p["reason"]), app,
-                         start, final, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect(V.ban(p["user_id"], p["community_id"], p["target_id"], p["target"], p["days"], p["reason"]))
 
 
 class ModCleanup(TaskTemplate):
@@ -880,45 +878,47 @@ class ModCleanup(TaskTemplate):
                 fg("message", "The author is told", f"a message to u/{p['author']}", f"subject {self.subject(p)}",
                    f"text {self.note(p)}")]
 
-    allowed = ("runtime.entities.comments.{comment_id}", "runtime.entities.posts.{post_id}",
-               "runtime.bans.{community_id}.{author_id}", "runtime.timers", "runtime.entities.messages",
-               "runtime.counters.messages") + MOD_PATHS
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + [
             f"click('comment-{p['comment_id']}-remove')", "click('mod-lock')", "click('crumb-community')",
             "click('mod-tools')", f"fill('ban-username', {p['author']!r})", f"fill('ban-days', '{p['days']}')",
-            f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')", f"goto('/u/{p['author']}')",
-            "click('profile-message')", f"fill('msg-subject', {self.subject(p)!r})",
-            f"fill('msg-body', {self.note(p)!r})", "click('msg-send')"]
+            f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"] + compose(p["author"], self.subject(p),
+                                                                                      self.note(p))
 
-    def verify(self, app, p, start, final, answer):
-        checks = V.field_checks(app, final, "comments", p["comment_id"], {"status": "removed"})
-        checks += V.field_checks(app, final, "posts", p["post_id"], {"locked": True})
-        checks += V.ban_checks(app, final, p["community_id"], p["author_id"], p["days"], p["reason"])
-        mchecks, mextra = V.message_checks(app, final, p["user_id"], p["author_id"], p["author"], self.subject(p),
-                                           self.note(p))
-        return V.combine(checks + mchecks, app, start, final, self.allowed_paths(app, p),
-                         V.status_kept(app, final, "posts", p["post_id"]) + mextra)
+    def effect(self, app, p, start):
+        return Effect((Row("comments", p["comment_id"], {"status": eq("removed")}, label=f"comment {p['comment_id']}"),
+                       Row("posts", p["post_id"], {"locked": eq(True)}, label=f"post {p['post_id']}"),
+                       *V.ban(p["user_id"], p["community_id"], p["author_id"], p["author"], p["days"], p["reason"]),
+                       V.new_message(p["user_id"], p["author_id"], p["author"], self.subject(p), self.note(p))))
 
 
 # ============================================================================= refusals
 
 class RefuseDeleteOthersComment(TaskTemplate):
+    """Delete a comment: about half the instances name one of my own comments (done by
+    deleting it), the rest someone else's (refused, after opening the post, where the
+    comment shows its author and no delete button)."""
+
     id = "forum/refuse_delete_comment"
-    kind = "info"
-    title = "A request the site must refuse: delete someone else's comment"
+    kind = "mixed"
+    may_refuse = True
+    title = "Delete a comment, or refuse when it is someone else's"
 
     def sample(self, app, rng):
+        feasible = rng.random() < 0.5
         for _ in range(500):
             p = pick_post(app, rng, lambda x: 0 < x["comment_count"] <= 40)
             mods = set(app.world.moderators(p["community_id"]))
             cs = [c for c in live_comments(app, p["id"]) if unique_comment(app, c)]
             if cs:
                 c = rng.choice(cs)
-                u = pick_user(app, rng, lambda x, c=c, mods=mods: x["id"] != c["user_id"] and x["id"] not in mods)
-                return {"user_id": u["id"], **post_params(app, p), "comment_id": c["id"],
-                        "author": uname(app, c["user_id"]), "text": c["body"]}
+                if feasible:
+                    uid = c["user_id"]
+                else:
+                    uid = pick_user(app, rng, lambda x, c=c, mods=mods: x["id"] != c["user_id"]
+                                    and x["id"] not in mods)["id"]
+                return {"user_id": uid, **post_params(app, p), "comment_id": c["id"],
+                        "author": uname(app, c["user_id"]), "text": c["body"], "feasible": feasible}
         raise RuntimeError("no comment")
 
     def goal(self, app, p):
@@ -927,42 +927,63 @@ class RefuseDeleteOthersComment(TaskTemplate):
                 f"nothing.")
 
     def facts(self, app, p):
+        if p["feasible"]:
+            return [fg("delete", "My comment is deleted", f"the comment is mine (u/{p['author']})",
+                       "comment status deleted")]
         return [fg("refusal", "The request is recognised as impossible",
                    f"the comment belongs to u/{p['author']}", "it is reported as infeasible")]
 
     def oracle(self, app, p):
+        if p["feasible"]:
+            return open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-delete')"]
         return open_post(app, p["post_id"]) + [
             f"report_infeasible('Only u/{p['author']} or a moderator can delete that comment; I can only delete my own.')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_infeasible(app, start, final)
+    def effect(self, app, p, start):
+        if p["feasible"]:
+            return Effect((Row("comments", p["comment_id"], {"status": eq("deleted")},
+                               label=f"comment {p['comment_id']}"),))
+        return Effect(refusal=V.refusal(f"/p/{p['post_id']}", label="the post, where the comment shows its author"))
 
 
 class RefuseModerate(TaskTemplate):
+    """Lock a post: about half the instances are in a community I moderate (done by
+    locking it), the rest are refused after a page that shows I am no moderator there
+    (the post without moderator tools, or the community's moderator list)."""
+
     id = "forum/refuse_moderate"
-    kind = "info"
-    title = "A request the site must refuse: moderate a community I do not moderate"
+    kind = "mixed"
+    may_refuse = True
+    title = "Lock a post, or refuse when I do not moderate its community"
 
     def sample(self, app, rng):
+        feasible = rng.random() < 0.5
         p = pick_post(app, rng, lambda x: not x["locked"])
-        mods = set(app.world.moderators(p["community_id"]))
-        u = pick_user(app, rng, lambda x: x["id"] not in mods)
-        return {"user_id": u["id"], **post_params(app, p)}
+        mods = sorted(app.world.moderators(p["community_id"]))
+        uid = rng.choice(mods) if feasible else pick_user(app, rng, lambda x: x["id"] not in mods)["id"]
+        return {"user_id": uid, **post_params(app, p), "feasible": feasible}
 
     def goal(self, app, p):
         return (f"Lock the post “{p['title']}” in c/{p['community']}. If I am not allowed to, tell me why "
                 f"(use report_infeasible) and change nothing.")
 
     def facts(self, app, p):
+        if p["feasible"]:
+            return [fg("lock", "The post is locked", f"I moderate c/{p['community']}", "post locked")]
         return [fg("refusal", "The request is recognised as impossible",
                    f"I am not a moderator of c/{p['community']}", "it is reported as infeasible")]
 
     def oracle(self, app, p):
+        if p["feasible"]:
+            return open_post(app, p["post_id"]) + ["click('mod-lock')"]
         return open_post(app, p["post_id"]) + [
             f"report_infeasible('You are not a moderator of c/{p['community']}, so you cannot lock its posts.')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_infeasible(app, start, final)
+    def effect(self, app, p, start):
+        if p["feasible"]:
+            return Effect((Row("posts", p["post_id"], {"locked": eq(True)}, label=f"post {p['post_id']}"),))
+        return Effect(refusal=V.refusal(f"/p/{p['post_id']}", f"/c/{p['community']}",
+                                        label="the post or the community, which show I am no moderator there"))
 
 
 # ============================================================================= multi-goal
@@ -993,26 +1014,17 @@ class JoinPostAndEngage(TaskTemplate):
                 fg("engage", "The named post gets the vote and the comment", "upvoted", "commented on",
                    f"comment text {p['comment']}")]
 
-    def allowed_paths(self, app, p):
-        return [f"runtime.subs.{p['user_id']}.{p['community_id']}", "runtime.entities.posts", "runtime.counters",
-                f"runtime.votes.{p['user_id']}.p{p['post_id']}", "runtime.entities.comments"]
-
     def oracle(self, app, p):
-        return ([f"goto('/c/{p['community']}')", "click('subscribe')", "click('community-submit')",
+        return (open_community(p["community"]) + ["click('subscribe')", "click('community-submit')",
                  f"fill('submit-title-input', {p['new_title']!r})", f"fill('submit-body', {p['body']!r})",
                  "click('submit-go')"] + open_post(app, p["post_id"])
                 + ["click('post-up')", f"fill('comment-body', {p['comment']!r})", "click('comment-submit')"])
 
-    def verify(self, app, p, start, final, answer):
-        checks = V.subscription_checks(app, final, p["user_id"], {p["community_id"]: True})
-        post_checks, extra = V.new_post_checks(app, final, p["user_id"], {
-            "community_id": p["community_id"], "community": p["community"], "kind": "text",
-            "title": p["new_title"], "body": p["body"]})
-        checks += post_checks
-        checks += V.vote_checks(app, final, p["user_id"], {f"p{p['post_id']}": 1})
-        cchecks, cextra = V.new_comment_checks(app, final, p["user_id"], p["post_id"], None, p["comment"])
-        checks += cchecks
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra + cextra)
+    def effect(self, app, p, start):
+        return Effect((V.subscription(p["user_id"], p["community_id"], p["community"], True),
+                       V.new_post(p["user_id"], p["community_id"], "text", p["new_title"], body=p["body"]),
+                       V.vote(p["user_id"], f"p{p['post_id']}", 1),
+                       V.new_comment(p["user_id"], p["post_id"], p["comment"])))
 
 
 # ============================================================================= multi-step (medium, hard)
@@ -1033,6 +1045,7 @@ class KeywordScoreGap(TaskTemplate):
             res = app.world.search(word, community=p["community_id"], sort="top", limit=2)
             items = res["items"]
             if res["total"] >= 3 and items[0]["score"] > items[1]["score"] and unique_title(app, items[0]) \
+                    and not guessable(cname(app, p["community_id"]), items[0]["score"] - items[1]["score"]) \
                     and unique_title(app, items[1]):
                 a, b = items
                 return {"user_id": pick_user(app, rng)["id"], "community": cname(app, p["community_id"]),
@@ -1056,8 +1069,8 @@ class KeywordScoreGap(TaskTemplate):
         return [f"fill('search-q', {p['word']!r})", "click('search-go')", f"fill('s-community', {p['community']!r})",
                 "select_option('s-sort', 'top')", "click('s-go')", f"send_msg_to_user('{p['answer']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(app, start, final, answer, p["answer"], "score gap between the two best posts")
+    def effect(self, app, p, start):
+        return answer("number", p["answer"], "score gap between the two best posts")
 
 
 class MessagePostStats(TaskTemplate):
@@ -1089,17 +1102,14 @@ class MessagePostStats(TaskTemplate):
                 fg("message", "The message is sent", f"to u/{p['to']}", f"subject {self.subject(p)}",
                    f"text {self.note(p, p['score'], p['count'])}")]
 
-    allowed = ("runtime.entities.messages", "runtime.counters.messages")
-
     def oracle(self, app, p):
         return open_post(app, p["post_id"]) + [
             "click('post-author')", "click('profile-message')", f"fill('msg-subject', {self.subject(p)!r})",
             f"fill('msg-body', {self.note(p, p['score'], p['count'])!r})", "click('msg-send')"]
 
-    def verify(self, app, p, start, final, answer):
-        checks, extra = V.message_checks(app, final, p["user_id"], p["to_id"], p["to"], self.subject(p),
-                                         self.note(p, p["score"], p["count"]))
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p), extra)
+    def effect(self, app, p, start):
+        return Effect((V.new_message(p["user_id"], p["to_id"], p["to"], self.subject(p),
+                                     self.note(p, p["score"], p["count"])),))
 
 
 class SaveWeekTopUpvote(TaskTemplate):
@@ -1140,19 +1150,14 @@ class SaveWeekTopUpvote(TaskTemplate):
                 fg("vote", "The most-commented of them is upvoted", f"“{p['best']}” upvoted"),
                 fg("sub", "The community is joined", f"subscribed to c/{p['community']}")]
 
-    def allowed_paths(self, app, p):
-        return ([f"runtime.saved.{p['user_id']}.p{i}" for i in p["post_ids"]]
-                + [f"runtime.votes.{p['user_id']}.p{p['best_id']}", f"runtime.subs.{p['user_id']}.{p['community_id']}"])
-
     def oracle(self, app, p):
-        return ([f"goto('/c/{p['community']}')", "click('subscribe')", "click('sort-top')", "click('t-week')"]
+        return (open_community(p["community"]) + ["click('subscribe')", "click('sort-top')", "click('t-week')"]
                 + [f"click('post-{i}-save')" for i in p["post_ids"]] + [f"click('post-{p['best_id']}-up')"])
 
-    def verify(self, app, p, start, final, answer):
-        checks = V.saved_checks(app, final, p["user_id"], {f"p{i}": True for i in p["post_ids"]})
-        checks += V.vote_checks(app, final, p["user_id"], {f"p{p['best_id']}": 1})
-        checks += V.subscription_checks(app, final, p["user_id"], {p["community_id"]: True})
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((*(V.saved(p["user_id"], f"p{i}") for i in p["post_ids"]),
+                       V.vote(p["user_id"], f"p{p['best_id']}", 1),
+                       V.subscription(p["user_id"], p["community_id"], p["community"], True)))
 
 
 class ModSpamSweep(TaskTemplate):
@@ -1191,22 +1196,19 @@ class ModSpamSweep(TaskTemplate):
                 fg("ban", "The ban is in place as asked", f"u/{p['target']} banned from c/{p['community']}",
                    "permanent", f"reason {p['reason']}")]
 
-    def allowed_paths(self, app, p):
-        return ([f"runtime.entities.posts.{i}" for i in p["post_ids"]]
-                + [f"runtime.bans.{p['community_id']}.{p['target_id']}", "runtime.timers", *MOD_PATHS])
-
     def oracle(self, app, p):
-        plan = ["click('search-go')", f"fill('s-author', {p['target']!r})", f"fill('s-community', {p['community']!r})",
-                "click('s-go')"]
+        # Removed posts leave the search results, so the search is run again for each one.
+        plan: list[str] = []
         for i in p["post_ids"]:
-            plan += [f"goto('/p/{i}')", "click('mod-remove')"]
-        return plan + [f"goto('/c/{p['community']}')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
+            plan += ["click('search-go')", f"fill('s-author', {p['target']!r})",
+                     f"fill('s-community', {p['community']!r})", "click('s-go')", f"click('post-{i}')",
+                     "click('mod-remove')"]
+        return plan + ["click('crumb-community')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
                        "fill('ban-days', '0')", f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        checks = [c for i in p["post_ids"] for c in V.field_checks(app, final, "posts", i, {"status": "removed"})]
-        checks += V.ban_checks(app, final, p["community_id"], p["target_id"], 0, p["reason"])
-        return V.combine(checks, app, start, final, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((*(Row("posts", i, {"status": eq("removed")}, label=f"post {i}") for i in p["post_ids"]),
+                       *V.ban(p["user_id"], p["community_id"], p["target_id"], p["target"], 0, p["reason"])))
 
 
 TASKS: list[TaskTemplate] = [
