@@ -21,7 +21,7 @@ from simweb.redteam import redteam
 
 def main() -> None:
     p = parser(__doc__.splitlines()[0])
-    p.add_argument("--seeds", type=int, default=20, help="instances per template (default 20)")
+    p.add_argument("--seeds", type=int, default=30, help="instances per template (default 30)")
     p.add_argument("--apps", default=",".join(simweb.app_names()))
     args = p.parse_args()
     seeds = 2 if args.quick else args.seeds

@@ -248,7 +248,7 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
 
 @main.command("redteam")
 @click.argument("app")
-@click.option("--seeds", "-n", type=click.IntRange(min=1, max=10_000), default=20, show_default=True,
+@click.option("--seeds", "-n", type=click.IntRange(min=1, max=10_000), default=30, show_default=True,
               help="Instances per template (seeds 0..N-1); 30 or more also measures answer guessing rates.")
 @click.option("--task", "-t", "tasks", multiple=True, help="Only these templates (repeatable).")
 @click.option("--no-events", is_flag=True, help="Skip submitting the pages' forms (faster).")
