@@ -465,7 +465,7 @@ class AssignIssue(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return open_to_issue(proj, p["iid"]) + [f"select_option('assign-user', '{p['assignee_id']}')",
+        return open_to_issue(proj, p["iid"]) + [f"select_option('assign-user', '@{p['assignee']}')",
                                                 "click('assign-submit')"]
 
     def effect(self, app, p, start):
@@ -584,7 +584,7 @@ class LinkIssues(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return open_to_issue(proj, p["iid"]) + ["select_option('link-kind', 'is_blocked_by')",
+        return open_to_issue(proj, p["iid"]) + ["select_option('link-kind', 'is blocked by')",
                                                 f"fill('link-target', '{p['blocker_iid']}')", "click('link-submit')"]
 
     def effect(self, app, p, start):
@@ -620,7 +620,7 @@ class AddMember(TaskTemplate):
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         return to_project(proj) + ["click('project-members')", f"fill('member-username', {p['username']!r})",
-                                   f"select_option('member-role', {p['role']!r})",
+                                   f"select_option('member-role', {p['role'].capitalize()!r})",
                                    "click('member-submit')"]
 
     def effect(self, app, p, start):
@@ -654,7 +654,7 @@ class ChangeRole(TaskTemplate):
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         return to_project(proj) + ["click('project-members')",
-                                   f"select_option('role-select-{p['member_user_id']}', {p['role']!r})",
+                                   f"select_option('role-select-{p['member_user_id']}', {p['role'].capitalize()!r})",
                                    f"click('role-submit-{p['member_user_id']}')"]
 
     def effect(self, app, p, start):
@@ -1071,7 +1071,7 @@ class TriageIssue(TaskTemplate):
         acts = open_to_issue(proj, p["iid"])
         for name in p["labels"]:
             acts += [f"select_option('label-select', {name!r})", "click('label-submit')"]
-        return acts + [f"select_option('assign-user', '{p['assignee_id']}')", "click('assign-submit')",
+        return acts + [f"select_option('assign-user', '@{p['assignee']}')", "click('assign-submit')",
                        f"select_option('milestone-select', {p['milestone']!r})", "click('milestone-submit')",
                        f"fill('due-input', {p['due']!r})", "click('due-submit')",
                        f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
@@ -1281,7 +1281,7 @@ class WrapUpMilestone(TaskTemplate):
         acts += ["click('project-milestones')", f"click('milestone-{p['milestone_id']}')", "click('close-milestone')",
                  "click('project-members')"]
         for name, role in zip(p["usernames"], p["roles"]):
-            acts += [f"fill('member-username', {name!r})", f"select_option('member-role', {role!r})",
+            acts += [f"fill('member-username', {name!r})", f"select_option('member-role', {role.capitalize()!r})",
                      "click('member-submit')"]
         return acts
 
