@@ -139,9 +139,9 @@ class OpenLabelCount(TaskTemplate):
     title = "Count a project's open issues with a label"
 
     def sample(self, app, rng):
-        # The count is drawn first (2..20, uniformly), then a project/label that has it:
+        # The count is drawn first (2..30, uniformly), then a project/label that has it:
         # no single number is the answer of many instances.
-        want = rng.randint(2, 20)
+        want = rng.randint(2, 30)
         projects = list(app.world.projects())
         rng.shuffle(projects)
         for p in projects:
@@ -317,41 +317,50 @@ class NewestByAuthor(TaskTemplate):
 class FilteredCount(TaskTemplate):
     id = "issues/filtered_count"
     kind = "info"
-    title = "Count issues with a label in a milestone by state (several filters)"
+    title = "Count a milestone's issues by state, with or without a label (several filters)"
 
     def sample(self, app, rng):
-        # Small counts dominate label x milestone x state; the count is drawn first (2..15,
-        # uniformly) so that no constant answer is right on many instances.
-        want = rng.randint(2, 15)
+        # The count is drawn first, uniformly, so that no constant answer is right on many
+        # instances: label x milestone x state counts are small (2..14), so a third of the
+        # instances ask for those and the rest for milestone x state (2..42).
+        with_label = rng.chance(1 / 3)
+        want = rng.randint(2, 14) if with_label else rng.randint(2, 42)
         projects = list(app.world.projects())
         rng.shuffle(projects)
         for p in projects:
-            hits = [(m, lab, state) for m in app.world.milestones(p["id"]) for lab in app.world.labels(p["id"])
+            labs = app.world.labels(p["id"]) if with_label else [None]
+            hits = [(m, lab, state) for m in app.world.milestones(p["id"]) for lab in labs
                     for state in ("opened", "closed")
-                    if count_issues(app, p, state=state, labels=[lab["id"]], milestone=m["id"]) == want
-                    and not in_text(want, " ".join((p["path"], m["title"], lab["name"])))]
+                    if count_issues(app, p, state=state, labels=[lab["id"]] if lab else [], milestone=m["id"]) == want
+                    and not in_text(want, " ".join((p["path"], m["title"], lab["name"] if lab else "")))]
             if hits:
                 m, lab, state = rng.choice(hits)
                 return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
-                        "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "milestone": m["title"],
-                        "state": state, "count": want}
-        raise RuntimeError(f"no label/milestone pair with {want} issues")
+                        "project_id": p["id"], "label_id": lab["id"] if lab else None,
+                        "label": lab["name"] if lab else None, "milestone": m["title"], "state": state,
+                        "count": want}
+        raise RuntimeError(f"no milestone (and label) with {want} issues")
 
     def goal(self, app, p):
         word = "open" if p["state"] == "opened" else "closed"
+        if p["label"] is None:
+            return (f"In {p['project']}, how many {word} issues belong to the milestone “{p['milestone']}”? "
+                    f"Answer with the number.")
         return (f"In {p['project']}, how many {word} issues have the label “{p['label']}” and belong to the "
                 f"milestone “{p['milestone']}”? Answer with the number.")
 
     def facts(self, app, p):
         word = "open" if p["state"] == "opened" else "closed"
-        return [fg("filters", "The right filters are applied", f"label {p['label']}", f"milestone {p['milestone']}",
+        labels = [f"label {p['label']}"] if p["label"] is not None else []
+        return [fg("filters", "The right filters are applied", *labels, f"milestone {p['milestone']}",
                    f"{word} issues only"),
                 fg("count", "The count is given", f"{p['count']} issues")]
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         tab = "state-opened" if p["state"] == "opened" else "state-closed"
-        return to_project(proj) + ["click('project-issues')", f"click('{tab}')", f"check('f-label-{p['label_id']}')",
+        label = [f"check('f-label-{p['label_id']}')"] if p["label_id"] is not None else []
+        return to_project(proj) + ["click('project-issues')", f"click('{tab}')", *label,
                                    f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')",
                                    f"send_msg_to_user('{p['count']}')"]
 
