@@ -245,6 +245,55 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
     click.echo(json.dumps(verdict, indent=2, sort_keys=True))
 
 
+@main.command("redteam")
+@click.argument("app")
+@click.option("--seeds", "-n", type=click.IntRange(min=1, max=10_000), default=20, show_default=True,
+              help="Instances per template (seeds 0..N-1); 10 or more also measures answer guessing rates.")
+@click.option("--task", "-t", "tasks", multiple=True, help="Only these templates (repeatable).")
+@click.option("--no-events", is_flag=True, help="Skip submitting the pages' forms (faster).")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Every attack as JSONL.")
+@with_world
+@_guard
+def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], no_events: bool, out: str | None,
+                world_seed: int, size: int | None) -> None:
+    """Attack every task template's reward: zero work, undo, junk, deletion, over-doing,
+    every form of the visited pages; and check that right answers in other forms are paid.
+    Exits 1 if any attack was paid or any correct solution was not."""
+    from dataclasses import asdict
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from .redteam import redteam, table
+    from .rollout import write_atomic
+
+    env = _make_env(app, world_seed, size)
+    ids = list(tasks) or list(env.app.tasks)
+    for t in ids:
+        env.app_task(t)
+    with Progress(TextColumn("[bold]red team"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), transient=True, disable=not sys.stderr.isatty()) as bar:
+        job = bar.add_task("", total=len(ids))
+        attacks = redteam(app, range(seeds), tasks=ids, events=not no_events, world_seed=world_seed,
+                          progress=lambda tid: bar.update(job, advance=1, description=tid))
+    rows = table(attacks)
+    view = Table(title=f"{app} red team ({seeds} seeds per template)")
+    for col in ("template", "attacks tried", "attacks paid", "correct work unpaid", "example"):
+        view.add_column(col, overflow="fold")
+    for r in rows:
+        view.add_row(r["task"], str(r["tried"]), str(r["paid"]), str(r["false_negatives"]),
+                     r["examples"][0] if r["examples"] else "")
+    tried, paid = sum(r["tried"] for r in rows), sum(r["paid"] for r in rows)
+    unpaid = sum(r["false_negatives"] for r in rows)
+    _console().print(view)
+    click.echo(f"{app}: {tried} attacks, {paid} paid (hacking rate {paid / max(tried, 1):.4f}), "
+               f"{unpaid} correct solutions unpaid")
+    if out:
+        write_atomic(out, [orjson.dumps(asdict(a)) + b"\n" for a in attacks])
+    if paid or unpaid:
+        sys.exit(1)
+
+
 @main.command("replay")
 @click.argument("trajectory", type=click.Path(dir_okay=False))
 @_guard

@@ -65,6 +65,9 @@ class TaskEpisode:
     _start: dict | None
 
     reward_mode: str
+    #: a state-changing task's episode ends at its first success (False: only an answer,
+    #: a refusal or the step budget ends it, so what an agent does after success counts)
+    end_on_success: bool = True
     _potential: float
     _ended: tuple[bool, bool] | None    # (terminated, truncated) once the episode is over
 
@@ -79,7 +82,8 @@ class TaskEpisode:
         done again pays once, and collateral damage takes back all progress until it is
         repaired."""
         success = bool(verdict and verdict["success"])
-        terminated = answer_of(state) is not None or (success and self.task is not None and self.task.kind == "state")
+        terminated = answer_of(state) is not None or (
+            self.end_on_success and success and self.task is not None and self.task.kind == "state")
         truncated = not terminated and out_of_steps()
         if self.reward_mode == "progress":
             now = potential(verdict)
@@ -114,7 +118,7 @@ class SimEnv(TaskEpisode, gym.Env):
 
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, task: str | None = None,
                  max_steps: int | None = None, reward: str = "sparse", progress: bool = False,
-                 _app: App | None = None):
+                 end_on_success: bool = True, _app: App | None = None):
         if reward not in ("sparse", "progress"):
             raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
         self.app: App = _app or load_app(definition(app), seed, size, progress=progress)
@@ -122,6 +126,7 @@ class SimEnv(TaskEpisode, gym.Env):
         self.default_task = task
         self.max_steps_override = max_steps
         self.reward_mode = reward
+        self.end_on_success = end_on_success
         self.action_space = Unicode()
         self.observation_space = observation_space()
         self.state: dict = self.app.initial_state()

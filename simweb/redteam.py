@@ -1,0 +1,436 @@
+"""A red team for every task template, generated from the tasks' effects and the pages.
+
+An RL policy optimises whatever the reward pays for. For one task instance the red team
+runs the oracle, then tries what such a policy would try instead of (or on top of) the
+task, and records each attempt that the verifier still pays for:
+
+* ``zero-work``: refuse at step 0; answer with a constant or with a value taken from the
+  goal text; (over many seeds) answer every instance with the most common answer.
+* ``undo``: the oracle's run with the runtime put back as it started (do-then-undo).
+* ``wrong-content`` / ``deleted``: each row the task created, with its text replaced by
+  junk, or deleted again: it must stop counting.
+* ``over-doing``: a created row twice; a changed row's new values copied to another row;
+  another field of a changed row altered.
+* ``event``: on every page the oracle visited, each form of the page submitted as it stands
+  and with junk in its text fields (the spec's events, with parameters drawn from the page):
+  whenever the runtime changes beyond the app's bookkeeping, the verdict must no longer be
+  a clean success.
+* ``answer-form`` (false negatives): the right answer written the ways a site displays it
+  must still be paid.
+
+An attack is *paid* when the verifier rewards it: success and clean for an attack that did
+damage or skipped the work; progress kept for junk or deleted content. The hacking rate of
+an app (attacks paid / attacks tried) must be 0.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Callable, Iterable, Iterator
+
+from .browsing import SimBrowser
+from .effects import Effect, NewRow, Row, Value, runtime_changes
+from .state import deep_copy
+from .verify import answer_of
+
+#: Answers a policy would try without looking.
+CONSTANT_ANSWERS = ("0", "1", "2", "3", "5", "10", "yes", "no", "none", "true", "false", "n/a")
+JUNK = "x"
+#: A template's zero-work guess may be right on at most this share of instances.
+GUESS_RATE_LIMIT = 0.10
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attempt and what the verifier said."""
+
+    task: str
+    seed: int
+    family: str
+    name: str
+    paid: bool                     # a hole: rewarded without the task, or damage left clean
+    detail: str = ""
+    false_negative: bool = False   # the opposite failure: a correct solution left unpaid
+
+
+# ----------------------------------------------------------------------------- running
+
+def _run(env: Any, actions: Iterable[str]) -> dict:
+    """The state after ``actions`` from the env's current state (a private browser, so the
+    env's episode bookkeeping is untouched)."""
+    state = env.snapshot()
+    browser = SimBrowser(env.app, state)
+    for a in actions:
+        browser.execute(a)
+    return state
+
+
+def _verdict(env: Any, state: dict) -> dict:
+    t = env.task
+    return env.app.tasks[t.id].verify(env.app, t.params, env.start_state(), state, answer_of(state))
+
+
+def _judged_changes(env: Any, before: dict, after: dict) -> list[str]:
+    """Runtime changes from ``before`` to ``after`` that are not the app's bookkeeping."""
+    keep = env.app.spec.bookkeeping
+    return [c.path for c in runtime_changes(env.app, before, after) if not keep.tolerates(c)]
+
+
+def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
+                    max_forms: int = 200) -> list[Attack]:
+    """Every attack on one instance (``env`` is a SimEnv of the task's app)."""
+    env.reset(seed=seed, options={"task": task_id})
+    template = env.app.tasks[task_id]
+    start = env.start_state()
+    goal = env.task.goal
+    out: list[Attack] = []
+
+    def add(family: str, name: str, paid: bool, detail: str = "", fn: bool = False) -> None:
+        out.append(Attack(task_id, seed, family, name, paid, detail, fn))
+
+    try:
+        effect: Effect = template.effect_for(env.app, env.task.params, start)
+    except NotImplementedError:
+        add("effect", "the template declares an intended effect", True, "no effect(): judged by an allowed list")
+        return out
+
+    # zero work: refusing at once, and answers taken from nowhere or from the goal
+    v = _verdict(env, _run(env, ["report_infeasible('I cannot do this.')"]))
+    add("zero-work", "refuse at step 0", v["success"], _why(v))
+    if effect.answer is not None or template.kind == "info":
+        for guess in goal_guesses(goal):
+            v = _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))
+            if v["success"]:
+                add("zero-work", f"answer {guess!r} from the goal", True, "the goal text holds the answer")
+                break
+        else:
+            add("zero-work", "answers taken from the goal", False)
+
+    final = _run(env, env.oracle_plan())
+    fv = _verdict(env, final)
+    if not (fv["success"] and fv["clean"]):
+        add("oracle", "the oracle solves the task", False, f"oracle verdict: {_why(fv)}", fn=True)
+        return out
+
+    # false negatives: the right answer in the forms a site displays
+    if effect.answer is not None:
+        for form in answer_forms(effect.answer.kind, effect.answer.expected):
+            s = deep_copy(final)
+            _replace_answer(s, form)
+            v = _verdict(env, s)
+            add("answer-form", f"answer written {form!r}", False, _why(v), fn=not v["success"])
+
+    if effect.targets:
+        s = deep_copy(final)
+        s["runtime"] = deep_copy(start["runtime"])
+        v = _verdict(env, s)
+        add("undo", "the work done, then undone", v["success"], _why(v))
+        out.extend(_mutations(env, task_id, seed, effect, start, final, fv))
+
+    if events:
+        out.extend(_event_attacks(env, task_id, seed, final, max_forms))
+    return out
+
+
+def _why(v: dict) -> str:
+    failed = [c["name"] for c in v["checks"] if not c["passed"]][:3]
+    return f"success={v['success']} clean={v['clean']} progress={v['progress']}" + (
+        f"; failed: {', '.join(failed)}" if failed else "")
+
+
+def _replace_answer(state: dict, text: str) -> None:
+    chat = state["browser"]["chat"]
+    for m in reversed(chat):
+        if m["role"] == "assistant":
+            m["message"] = text
+            return
+    chat.append({"role": "assistant", "message": text})
+
+
+# ----------------------------------------------------------------------------- mutations
+
+def _new_rows_of(env: Any, start: dict, final: dict, t: NewRow) -> list[tuple[str, dict]]:
+    """The rows the run created in t.table that match the target (path key, row)."""
+    rows = []
+    for c in runtime_changes(env.app, start, final):
+        if c.kind == "new" and c.table == t.table and all(e.holds(c.after.get(f)) for f, e in t.where.items()):
+            rows.append((str(c.id), c.after))
+    return rows
+
+
+def _mutations(env: Any, task_id: str, seed: int, effect: Effect, start: dict, final: dict,
+               fv: dict) -> Iterator[Attack]:
+    ents = lambda s: s["runtime"].setdefault("entities", {})  # noqa: E731
+    for t in effect.targets:
+        if isinstance(t, NewRow):
+            for key, row in _new_rows_of(env, start, final, t)[:t.count]:
+                texts = [f for f, e in t.where.items() if e.is_goal and isinstance(row.get(f), str)]
+                if texts:
+                    s = deep_copy(final)
+                    for f in texts:
+                        ents(s)[t.table][key][f] = JUNK
+                    v = _verdict(env, s)
+                    yield Attack(task_id, seed, "wrong-content", f"{t.table} {key} with junk {', '.join(texts)}",
+                                 v["progress"] >= fv["progress"], _why(v))
+                s = deep_copy(final)
+                del ents(s)[t.table][key]
+                v = _verdict(env, s)
+                yield Attack(task_id, seed, "deleted", f"{t.table} {key} deleted again",
+                             v["progress"] >= fv["progress"], _why(v))
+                s = deep_copy(final)
+                table = ents(s)[t.table]
+                new_id = max([int(k) for k in table] + [env.app.world.max_id(t.table)]) + 1
+                table[str(new_id)] = {**deep_copy(row), "id": new_id}
+                v = _verdict(env, s)
+                yield Attack(task_id, seed, "over-doing", f"{t.table} {key} created twice",
+                             v["success"] and v["clean"], _why(v))
+        elif isinstance(t, Row):
+            yield from _row_mutations(env, task_id, seed, t, start, final)
+        elif isinstance(t, Value):
+            cur = _value_parent(final["runtime"], t.path)
+            if cur is not None and isinstance(cur[0].get(cur[1]), list) and cur[0][cur[1]]:
+                s = deep_copy(final)
+                parent, key = _value_parent(s["runtime"], t.path)
+                parent[key].append(deep_copy(parent[key][-1]))
+                v = _verdict(env, s)
+                yield Attack(task_id, seed, "over-doing", f"{t.path}: last item twice", v["success"] and v["clean"],
+                             _why(v))
+
+
+def _value_parent(runtime: dict, path: str) -> tuple[dict, str] | None:
+    *head, last = path.split(".")
+    cur: Any = runtime
+    for seg in head:
+        if not isinstance(cur, dict) or seg not in cur:
+            return None
+        cur = cur[seg]
+    return (cur, last) if isinstance(cur, dict) else None
+
+
+def _row_mutations(env: Any, task_id: str, seed: int, t: Row, start: dict, final: dict) -> Iterator[Attack]:
+    from .effects import entity
+
+    row = entity(env.app, final, t.table, t.id)
+    if row is None:
+        return
+    keep = env.app.spec.bookkeeping
+    # another field of the changed row
+    for f in sorted(row):
+        if f in t.fields or f == "id" or f in keep.fields.get(t.table, ()):
+            continue
+        junk = _junk_like(row[f])
+        if junk is None:
+            continue
+        s = deep_copy(final)
+        s["runtime"].setdefault("entities", {}).setdefault(t.table, {})[str(t.id)] = {**deep_copy(row), f: junk}
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "over-doing", f"{t.table} {t.id}: {f} changed too", v["success"] and v["clean"],
+                     _why(v))
+    # the same change on another row of the table
+    changed = {f: row.get(f) for f in t.fields}
+    for other_id in _neighbours(env, t.table, t.id):
+        other = entity(env.app, final, t.table, other_id)
+        if other is None or all(other.get(f) == val for f, val in changed.items()):
+            continue
+        s = deep_copy(final)
+        s["runtime"].setdefault("entities", {}).setdefault(t.table, {})[str(other_id)] = {**deep_copy(other),
+                                                                                          **deep_copy(changed)}
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "over-doing", f"the change also made to {t.table} {other_id}",
+                     v["success"] and v["clean"], _why(v))
+        break
+
+
+def _neighbours(env: Any, table: str, eid: int) -> list[int]:
+    top = env.app.world.max_id(table)
+    return [i for i in (eid + 1, eid - 1, eid + 2, eid - 2, 1) if 1 <= i <= top and i != eid]
+
+
+def _junk_like(v: Any) -> Any:
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return v + 1
+    if isinstance(v, str):
+        return v + " (edited)"
+    if isinstance(v, list):
+        return v[:-1] if v else None
+    return None
+
+
+# ----------------------------------------------------------------------------- events from the pages
+
+def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: int) -> Iterator[Attack]:
+    """Submit every form of every page the run visited, and of the pages they link to,
+    as it stands and with junk text."""
+    urls = list(dict.fromkeys(u for tab in final["browser"]["tabs"] for u in tab["history"]
+                              if u.startswith("/")))
+    urls += _linked(env, final, urls)
+    tried = 0
+    for url in urls:
+        base = deep_copy(final)
+        b = SimBrowser(env.app, base)
+        if b.execute(f"goto({url!r})"):
+            continue
+        page = b.page()
+        for form in page.forms:
+            if form.method.lower() != "post":
+                continue
+            submitters = [c for c in form.controls if c.bid and SimBrowser._is_submitter(c)] or []
+            texts = [c for c in form.controls if c.bid and c.tag in ("input", "textarea")
+                     and (c.input_type or "text") in ("text", "search", "email", "url", "textarea", "number", "date")
+                     and not c.hidden]
+            for sub in submitters[:3]:
+                for junk in (False, True) if texts else (False,):
+                    if tried >= max_forms:
+                        return
+                    tried += 1
+                    s = deep_copy(base)
+                    sb = SimBrowser(env.app, s)
+                    sb._html, sb._page = b._html, page
+                    if junk:
+                        for c in texts:
+                            sb.execute(f"fill({c.bid!r}, {_junk_for(c)!r})")
+                    err = sb.execute(f"click({sub.bid!r})")
+                    changed = _judged_changes(env, final, s)
+                    if err or not changed:
+                        continue
+                    v = _verdict(env, s)
+                    hit = env.app.spec.match_event(form.action.partition("?")[0])
+                    event = hit[0].name if hit else form.action
+                    name = f"{event} ({form.action}) from {url}" + (" with junk" if junk else "")
+                    yield Attack(task_id, seed, "event", name, v["success"] and v["clean"],
+                                 f"changed {changed[:3]}; {_why(v)}")
+
+
+def _linked(env: Any, final: dict, urls: list[str], per_page: int = 8) -> list[str]:
+    """Up to ``per_page`` pages linked from each of ``urls`` (one hop further)."""
+    seen, out = set(urls), []
+    for url in urls:
+        b = SimBrowser(env.app, deep_copy(final))
+        if b.execute(f"goto({url!r})"):
+            continue
+        n = 0
+        for el in b.page().elements.values():
+            href = el.href
+            if not href or not href.startswith("/") or href in seen:
+                continue
+            seen.add(href)
+            out.append(href)
+            n += 1
+            if n >= per_page:
+                break
+    return out
+
+
+def _junk_for(el: Any) -> str:
+    kind = el.input_type or "text"
+    if kind == "number":
+        return "7"
+    if kind == "date":
+        return "2031-01-01"
+    if kind == "email":
+        return "junk@example.com"
+    if kind == "url":
+        return "https://example.com/junk"
+    return "lol"
+
+
+# ----------------------------------------------------------------------------- answers
+
+_QUOTED = re.compile(r"[“\"']([^”\"']{1,80})[”\"']")
+_NUMBERS = re.compile(r"\$?\d[\d,]*(?:\.\d+)?")
+_HANDLES = re.compile(r"[@#][\w.\-/]+")
+
+
+def goal_guesses(goal: str) -> list[str]:
+    """Answers a policy could read off the goal text without browsing."""
+    out = list(CONSTANT_ANSWERS)
+    out += _QUOTED.findall(goal) + _NUMBERS.findall(goal) + _HANDLES.findall(goal)
+    out += [w for w in re.findall(r"\b[A-Z][\w\-]+\b", goal)]
+    return list(dict.fromkeys(g.strip() for g in out if g.strip()))
+
+
+def answer_forms(kind: str, expected: Any) -> list[str]:
+    """The right answer written as sites and people write it."""
+    if kind == "money":
+        v = expected / 100
+        return [f"${v:,.2f}", f"{v:.2f}", f"{v:,.2f} USD", f"The total is ${v:,.2f}."]
+    if kind == "number":
+        n = int(expected) if float(expected).is_integer() else expected
+        return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}."]
+    if kind == "date":
+        d: date = expected
+        return [d.isoformat(), d.strftime("%B %d, %Y").replace(" 0", " "), d.strftime("%b %d, %Y"),
+                d.strftime("%d %B %Y")]
+    if kind == "set":
+        items = sorted(expected)
+        return [", ".join(items), ", ".join(reversed(items)), " and ".join(items) if len(items) <= 2
+                else ", ".join(items[:-1]) + " and " + items[-1], "\n".join(items)]
+    if kind == "text":
+        return [str(expected), str(expected).upper(), f"{expected}."]
+    return []
+
+
+def guess_rates(env: Any, task_id: str, seeds: Iterable[int]) -> dict[str, float]:
+    """Over many instances of an information template: the share that the most common
+    answer would solve, and the share solved by some answer taken from the goal."""
+    seeds = list(seeds)
+    answers: list[str] = []
+    from_goal = 0
+    for seed in seeds:
+        env.reset(seed=seed, options={"task": task_id})
+        effect = env.app.tasks[task_id].effect_for(env.app, env.task.params, env.start_state())
+        if effect.answer is not None:
+            answers.append(repr(effect.answer.expected))
+        for guess in goal_guesses(env.task.goal):
+            if _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))["success"]:
+                from_goal += 1
+                break
+    mode = Counter(answers).most_common(1)[0][1] / len(seeds) if answers else 0.0
+    return {"most_common_answer": mode, "answer_from_goal": from_goal / len(seeds)}
+
+
+# ----------------------------------------------------------------------------- whole apps
+
+def redteam(app_name: str, seeds: Iterable[int] = (0,), *, tasks: Iterable[str] | None = None,
+            events: bool = True, world_seed: int = 0, progress: Callable[[str], None] | None = None
+            ) -> list[Attack]:
+    """Every attack on every template of an app (or ``tasks``) at every seed."""
+    import simweb
+
+    env = simweb.make(app_name, seed=world_seed)
+    ids = list(tasks) if tasks is not None else list(env.app.tasks)
+    seeds = list(seeds)
+    out: list[Attack] = []
+    for task_id in ids:
+        for seed in seeds:
+            out.extend(attack_instance(env, task_id, seed, events=events))
+        template = env.app.tasks[task_id]
+        if template.kind in ("info", "mixed") and len(seeds) >= 10:
+            rates = guess_rates(env, task_id, seeds)
+            for name, rate in rates.items():
+                out.append(Attack(task_id, -1, "zero-work", f"{name.replace('_', ' ')} over {len(seeds)} seeds",
+                                  rate > GUESS_RATE_LIMIT, f"right on {rate:.0%} of instances"))
+        if progress is not None:
+            progress(task_id)
+    return out
+
+
+def table(attacks: list[Attack]) -> list[dict[str, Any]]:
+    """Per template: attacks tried, attacks paid (holes), false negatives (correct work unpaid)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for a in attacks:
+        r = rows.setdefault(a.task, {"task": a.task, "tried": 0, "paid": 0, "false_negatives": 0, "examples": []})
+        r["tried"] += 1
+        r["paid"] += a.paid
+        r["false_negatives"] += a.false_negative
+        if a.paid or a.false_negative:
+            if len(r["examples"]) < 3:
+                r["examples"].append(f"{a.family}: {a.name} (seed {a.seed}): {a.detail}")
+    return list(rows.values())
+
+
+__all__ = ["Attack", "answer_forms", "attack_instance", "goal_guesses", "guess_rates", "redteam", "table"]

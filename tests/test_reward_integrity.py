@@ -1,0 +1,250 @@
+"""Rewards an RL policy cannot game: the red team, guessing, refusals, honest oracles, and
+the episode's reward bookkeeping, for every app."""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+import simweb
+from simweb.actions import parse_action
+from simweb.redteam import GUESS_RATE_LIMIT, guess_rates, redteam
+
+from conftest import APPS
+
+RED_TEAM_SEEDS = (0, 1)
+GUESS_SEEDS = range(30)
+ORACLE_SEEDS = range(8)
+
+
+def _effect(env):
+    t = env.task
+    return env.app.tasks[t.id].effect_for(env.app, t.params, env.start_state())
+
+
+# ----------------------------------------------------------------------------- red team
+
+@pytest.mark.parametrize("app", APPS)
+def test_red_team_pays_nothing(app):
+    """Every generated attack on every template (CI-sized: two seeds) goes unpaid, and every
+    correct answer written as the site displays it is paid."""
+    attacks = redteam(app, RED_TEAM_SEEDS)
+    assert len(attacks) > 10 * len(simweb.make(app).app.tasks)
+    paid = [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}" for a in attacks if a.paid]
+    unpaid = [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}" for a in attacks if a.false_negative]
+    assert not paid, f"{len(paid)} attacks paid, e.g.\n" + "\n".join(paid[:15])
+    assert not unpaid, f"{len(unpaid)} correct solutions unpaid, e.g.\n" + "\n".join(unpaid[:15])
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_red_team_fires_the_apps_events(app):
+    """The form attacks reach a good part of the spec's state-changing events."""
+    env = simweb.make(app)
+    writing = {e.name for e in env.app.spec.events.values() if e.effect != "none"}
+    fired = {a.name.split(" (")[0] for a in redteam(app, (0,)) if a.family == "event"}
+    assert len(fired & writing) >= len(writing) // 3, f"fired {sorted(fired & writing)} of {sorted(writing)}"
+
+
+# ----------------------------------------------------------------------------- answers
+
+@pytest.mark.parametrize("app", APPS)
+def test_answers_must_be_found(app):
+    """No constant answer and no answer read off the goal solves more than 10% of the
+    instances of any information template."""
+    env = simweb.make(app)
+    bad = {}
+    for tid, t in env.app.tasks.items():
+        if t.kind not in ("info", "mixed"):
+            continue
+        rates = guess_rates(env, tid, GUESS_SEEDS)
+        if max(rates.values()) > GUESS_RATE_LIMIT:
+            bad[tid] = rates
+    assert not bad, f"guessable templates: {bad}"
+
+
+# ----------------------------------------------------------------------------- refusals
+
+def _goals_by_feasibility(seeds=range(40)):
+    rows, per_template = [], defaultdict(Counter)
+    for app in APPS:
+        env = simweb.make(app)
+        for tid, t in env.app.tasks.items():
+            for seed in seeds:
+                env.reset(seed=seed, options={"task": tid})
+                refusal = _effect(env).refusal is not None
+                if refusal and not t.may_refuse:
+                    raise AssertionError(f"{tid} asks for a refusal but is not marked may_refuse")
+                if t.may_refuse:
+                    rows.append((env.task.goal, refusal))
+                    per_template[tid][refusal] += 1
+    return rows, per_template
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def _naive_bayes_accuracy(train, test) -> float:
+    counts = {True: Counter(), False: Counter()}
+    docs = Counter()
+    for goal, label in train:
+        counts[label].update(_words(goal))
+        docs[label] += 1
+    vocab = set(counts[True]) | set(counts[False])
+    total = {k: sum(c.values()) for k, c in counts.items()}
+
+    def score(goal, label):
+        s = math.log((docs[label] + 1) / (sum(docs.values()) + 2))
+        for w in _words(goal):
+            s += math.log((counts[label][w] + 1) / (total[label] + len(vocab)))
+        return s
+
+    right = sum((score(g, True) > score(g, False)) == label for g, label in test)
+    return right / len(test)
+
+
+def test_goal_text_does_not_predict_feasibility():
+    """Every template that may ask for a refusal has feasible twins with the same phrasing,
+    and a bag-of-words classifier trained on goals stays near chance."""
+    rows, per_template = _goals_by_feasibility()
+    assert per_template, "no template may ask for a refusal"
+    for tid, c in per_template.items():
+        assert c[True] >= 5 and c[False] >= 5, f"{tid}: refusals {c[True]}, feasible twins {c[False]}"
+    train, test = rows[0::2], rows[1::2]
+    majority = max(Counter(l for _, l in test).values()) / len(test)
+    acc = _naive_bayes_accuracy(train, test)
+    assert acc <= max(0.65, majority + 0.05), f"goal text predicts feasibility: accuracy {acc:.2f}"
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_refusal_needs_the_blocker_page(app):
+    """A refusal straight from the start page is never paid; after the oracle's looking it is."""
+    env = simweb.make(app)
+    for tid, t in env.app.tasks.items():
+        if not t.may_refuse:
+            continue
+        for seed in range(10):
+            env.reset(seed=seed, options={"task": tid})
+            if _effect(env).refusal is None:
+                continue
+            _, _, _, _, info = env.step("report_infeasible('cannot')")
+            assert not info["verdict"]["success"], (tid, seed)
+
+
+# ----------------------------------------------------------------------------- oracles
+
+def _visible_problem(action: str, obs: dict, page, start_url: str) -> str | None:
+    a = parse_action(action)
+    bids = set(re.findall(r"^\s*\[([^\]]+)\]", obs["axtree"], re.M))
+    if a.name in ("click", "fill", "select_option", "check", "uncheck", "press", "hover", "focus", "clear",
+                  "dblclick"):
+        bid = str(a.args[0])
+        if bid not in bids:
+            return f"{action}: bid {bid!r} is not in the observation"
+        if a.name == "select_option":
+            el = page.elements[bid]
+            wanted = a.args[1] if isinstance(a.args[1], list) else [a.args[1]]
+            offered = {o[0] for o in el.options} | {o[1] for o in el.options}
+            missing = [w for w in wanted if w not in offered]
+            if missing:
+                return f"{action}: options {missing} are not offered"
+        return None
+    if a.name == "goto":
+        url = str(a.args[0])
+        path = urlsplit(url).path
+        if url == start_url:
+            return None
+        links = {el.href for el in page.elements.values() if el.href}
+        if url in links:
+            return None
+        for form in page.forms:
+            if form.method.lower() == "get" and urlsplit(form.action).path == path:
+                names = {c.field_name for c in form.controls if c.field_name}
+                keys = {k for k, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)}
+                if keys <= names:
+                    return None
+        return f"{action}: the page shows no link or search form for it"
+    return None
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_oracles_use_only_what_the_agent_sees(app):
+    """Every oracle action targets what the observation before it shows: its bid, its
+    option, or a URL that is linked, the start URL, or a search form's URL."""
+    env = simweb.make(app)
+    problems = []
+    for tid in env.app.tasks:
+        for seed in ORACLE_SEEDS:
+            obs, _ = env.reset(seed=seed, options={"task": tid})
+            start_url = env.task.start_url
+            for action in env.oracle_plan():
+                why = _visible_problem(action, obs, env.browser.page(), start_url)
+                if why:
+                    problems.append(f"{tid} seed {seed}: {why}")
+                    break
+                obs, *_ = env.step(action)
+    assert not problems, f"{len(problems)} oracle plans act on hidden things, e.g.\n" + "\n".join(problems[:15])
+
+
+# ----------------------------------------------------------------------------- episode bookkeeping
+
+def _state_task(app: str) -> str:
+    env = simweb.make(app)
+    return next(t for t, tmpl in env.app.tasks.items() if tmpl.kind == "state")
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_progress_reward_adds_up_to_clean_progress(app):
+    """In progress mode an oracle episode's rewards add up to 1; restarting from a restored
+    start pays it again once (the baseline is the restored state), never twice."""
+    env = simweb.make(app, reward="progress")
+    tid = _state_task(app)
+    env.reset(seed=2, options={"task": tid})
+    start = env.snapshot()
+    plan = env.oracle_plan()
+    total = sum(env.step(a)[1] for a in plan)
+    assert total == pytest.approx(1.0)
+    env.restore(start)
+    again = sum(env.step(a)[1] for a in plan)
+    assert again == pytest.approx(1.0)
+
+
+def test_collateral_damage_takes_back_progress():
+    """Progress reward is paid only while the state is clean: a junk comment on the issue
+    costs what the close earned, and the episode's rewards add up to 0."""
+    env = simweb.make("issues", reward="progress")
+    env.reset(seed=1, options={"task": "issues/close_issue"})
+    goto, close = env.oracle_plan()
+    rewards = [env.step(goto)[1]]
+    rewards.append(env.step("fill('comment-body', 'lol')")[1])
+    rewards.append(env.step("click('comment-submit')")[1])
+    obs, r, terminated, _, info = env.step(close)
+    rewards.append(r)
+    v = info["verdict"]
+    assert v["success"] and not v["clean"] and v["progress"] == 1.0
+    assert [c["name"] for c in v["checks"] if c["name"].startswith("collateral: ")] == [
+        f"collateral: runtime.entities.comments.{env.app.world.max_id('comments') + 1}"]
+    assert sum(rewards) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_no_reward_after_the_episode_ended(app):
+    env = simweb.make(app)
+    tid = _state_task(app)
+    env.reset(seed=0, options={"task": tid})
+    for a in env.oracle_plan():
+        obs, reward, terminated, truncated, info = env.step(a)
+    assert terminated and reward == 1.0
+    before = env.snapshot()
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = env.step("noop()")
+        assert reward == 0.0 and terminated and info["episode_over"]
+        assert obs["last_action_error"]
+    assert env.snapshot() == before
+    # a fork of an ended episode has ended too; reset starts afresh
+    assert env.fork().step("noop()")[1] == 0.0
+    env.reset(seed=0, options={"task": tid})
+    assert env.step("noop()")[4].get("episode_over") is None
