@@ -100,6 +100,15 @@ def in_text(n: int, text: str) -> bool:
     return str(n) in re.findall(r"\d+", text)
 
 
+#: Counts a count question may have as its answer, each drawn equally often. The numbers
+#: a guesser tries first (0-3, 5, 10) are left out so that no zero-work answer is right
+#: on more than a few per cent of the instances.
+_GUESSED = {0, 1, 2, 3, 5, 10}
+_LABEL_TOTALS = tuple(n for n in range(4, 31) if n not in _GUESSED)
+_LABEL_COUNTS = tuple(n for n in range(4, 15) if n not in _GUESSED)
+_MILESTONE_COUNTS = tuple(range(15, 43))        # apart from the label counts: no value is drawn twice as often
+
+
 # ----------------------------------------------------------------------------- navigation (oracles)
 
 def to_project(p: dict) -> list[str]:
@@ -139,9 +148,9 @@ class OpenLabelCount(TaskTemplate):
     title = "Count a project's open issues with a label"
 
     def sample(self, app, rng):
-        # The count is drawn first (2..30, uniformly), then a project/label that has it:
-        # no single number is the answer of many instances.
-        want = rng.randint(2, 30)
+        # The count is drawn first (uniformly), then a project/label that has it: no single
+        # number is the answer of many instances.
+        want = rng.choice(_LABEL_TOTALS)
         projects = list(app.world.projects())
         rng.shuffle(projects)
         for p in projects:
@@ -321,10 +330,10 @@ class FilteredCount(TaskTemplate):
 
     def sample(self, app, rng):
         # The count is drawn first, uniformly, so that no constant answer is right on many
-        # instances: label x milestone x state counts are small (2..14), so a third of the
-        # instances ask for those and the rest for milestone x state (2..42).
-        with_label = rng.chance(1 / 3)
-        want = rng.randint(2, 14) if with_label else rng.randint(2, 42)
+        # instances: label x milestone x state counts are small (4..14), so a quarter of the
+        # instances ask for those and the rest for milestone x state (15..42).
+        with_label = rng.chance(1 / 4)
+        want = rng.choice(_LABEL_COUNTS if with_label else _MILESTONE_COUNTS)
         projects = list(app.world.projects())
         rng.shuffle(projects)
         for p in projects:
@@ -1108,7 +1117,9 @@ class MostCommentedOpen(TaskTemplate):
             ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[lab["id"]], assignee=None,
                                       author=None, milestone=m["id"], terms=[], sort="comments", limit=2)
             rows = app.world.issues(ids)
-            if len(rows) == 2 and rows[0]["comment_count"] > rows[1]["comment_count"]:
+            # (the oldest issues have the most comments: a low number a guesser would try is skipped)
+            if len(rows) == 2 and rows[0]["comment_count"] > rows[1]["comment_count"] \
+                    and rows[0]["iid"] not in _GUESSED:
                 return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
                         "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "milestone": m["title"],
                         "iid": rows[0]["iid"], "comments": rows[0]["comment_count"]}
@@ -1116,7 +1127,7 @@ class MostCommentedOpen(TaskTemplate):
 
     def goal(self, app, p):
         return (f"In {p['project']}, which open issue with the label “{p['label']}” in the milestone "
-                f"“{p['milestone']}” has the most comments? Answer with its number, like #12.")
+                f"“{p['milestone']}” has the most comments? Answer with its issue number (with the #).")
 
     def facts(self, app, p):
         return [fg("filters", "The right issues are compared", f"label {p['label']}", f"milestone {p['milestone']}",
