@@ -205,6 +205,27 @@ def test_search_results_contain_every_term_and_match_fts(t, world):
     assert t.text_of("results-count") == f"{want} issue{'s' if want != 1 else ''}"
 
 
+def test_search_by_number_finds_that_issue_within_the_filters(t, world):
+    p = world.projects()[2]
+    closed = issue_with(world, p["id"], lambda i: i["state"] == "closed")
+    t.goto(url_of(p, suffix="/issues")).fill("f-q", f"#{closed['iid']}").click("f-apply")
+    # the open tab finds nothing, but its state tabs count the closed one
+    assert t.has("no-results") and t.issue_iids(p["id"]) == []
+    assert t.text_of("state-closed") == "Closed 1" and t.text_of("state-all") == "All 1"
+    t.click("state-all")
+    assert t.issue_iids(p["id"]) == [closed["iid"]] and t.text_of("results-count") == "1 issue"
+    # other filters still apply; a number the project does not have matches nothing
+    other = next(lab for lab in world.labels(p["id"]) if lab["id"] not in closed["labels"])
+    t.goto(url_of(p, suffix=f"/issues?state=all&q=%23{closed['iid']}&label={other['name']}"))
+    assert t.has("no-results")
+    t.goto(url_of(p, suffix=f"/issues?state=all&q=%23{p['issue_count'] + 1}"))
+    assert t.has("no-results") and t.text_of("results-count") == "0 issues"
+    # "12" without the # is a word search, as before
+    t.goto(url_of(p, suffix=f"/issues?state=all&q={closed['iid']}"))
+    assert all(text_matches(world.issue(world.issue_id_by_iid(p["id"], n)), [str(closed["iid"])])
+               for n in t.issue_iids(p["id"]))
+
+
 @pytest.mark.parametrize("sort", ["created", "oldest", "updated", "due", "weight", "comments"])
 def test_sorts_order_the_list(t, world, sort):
     p = world.projects()[3]
