@@ -40,6 +40,20 @@ def _import(ref: str) -> Any:
 
 
 @dataclass(frozen=True)
+class AppLimits:
+    """What an app promises about its tasks, checked by ``simweb.check_app``."""
+
+    min_templates: int = 15
+    #: easy, medium and hard templates must all exist
+    every_difficulty: bool = True
+    #: the share of templates that must be medium or hard by fact count
+    min_hard_share: float = 0.0
+    #: the random agent's success rate may not exceed this
+    max_random_success: float = 0.05
+    random_steps: int = 30
+
+
+@dataclass(frozen=True)
 class AppDefinition:
     """What an app folder declares (apps/<app>/__init__.py). References are lazy
     'module:attribute' strings so that listing apps imports nothing heavy."""
@@ -55,6 +69,7 @@ class AppDefinition:
     description: str = ""
     #: where the spec lives, 'package:file.yaml'; default: simweb.specs:<name>.yaml
     spec: str = ""
+    limits: AppLimits = AppLimits()
 
     def spec_path(self) -> str:
         """The file path of the app's spec."""

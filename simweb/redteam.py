@@ -84,7 +84,6 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
     env.reset(seed=seed, options={"task": task_id})
     template = env.app.tasks[task_id]
     start = env.start_state()
-    goal = env.task.goal
     out: list[Attack] = []
 
     def add(family: str, name: str, paid: bool, detail: str = "", fn: bool = False) -> None:
@@ -96,17 +95,10 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         add("effect", "the template declares an intended effect", True, "no effect(): judged by an allowed list")
         return out
 
-    # zero work: refusing at once, and answers taken from nowhere or from the goal
+    # zero work: refusing at once
     v = _verdict(env, _run(env, ["report_infeasible('I cannot do this.')"]))
     add("zero-work", "refuse at step 0", v["success"], _why(v))
-    if effect.answer is not None or template.kind == "info":
-        for guess in goal_guesses(goal):
-            v = _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))
-            if v["success"]:
-                add("zero-work", f"answer {guess!r} from the goal", True, "the goal text holds the answer")
-                break
-        else:
-            add("zero-work", "answers taken from the goal", False)
+    # (answers guessed without looking are judged over many instances: see guess_rates)
 
     final = _run(env, env.oracle_plan())
     fv = _verdict(env, final)
@@ -347,8 +339,7 @@ _HANDLES = re.compile(r"[@#][\w.\-/]+")
 
 def goal_guesses(goal: str) -> list[str]:
     """Answers a policy could read off the goal text without browsing."""
-    out = list(CONSTANT_ANSWERS)
-    out += _QUOTED.findall(goal) + _NUMBERS.findall(goal) + _HANDLES.findall(goal)
+    out = _QUOTED.findall(goal) + _NUMBERS.findall(goal) + _HANDLES.findall(goal)
     out += [w for w in re.findall(r"\b[A-Z][\w\-]+\b", goal)]
     return list(dict.fromkeys(g.strip() for g in out if g.strip()))
 
@@ -375,22 +366,28 @@ def answer_forms(kind: str, expected: Any) -> list[str]:
 
 
 def guess_rates(env: Any, task_id: str, seeds: Iterable[int]) -> dict[str, float]:
-    """Over many instances of an information template: the share that the most common
-    answer would solve, and the share solved by some answer taken from the goal."""
+    """Over many instances of a template, the share of instances solved without looking:
+    by the most common right answer, by the best constant answer, and by some value
+    taken from the goal text."""
     seeds = list(seeds)
     answers: list[str] = []
+    constant_wins: Counter = Counter()
     from_goal = 0
     for seed in seeds:
         env.reset(seed=seed, options={"task": task_id})
         effect = env.app.tasks[task_id].effect_for(env.app, env.task.params, env.start_state())
         if effect.answer is not None:
             answers.append(repr(effect.answer.expected))
+        for guess in CONSTANT_ANSWERS:
+            constant_wins[guess] += _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))["success"]
         for guess in goal_guesses(env.task.goal):
             if _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))["success"]:
                 from_goal += 1
                 break
-    mode = Counter(answers).most_common(1)[0][1] / len(seeds) if answers else 0.0
-    return {"most_common_answer": mode, "answer_from_goal": from_goal / len(seeds)}
+    n = len(seeds)
+    mode = Counter(answers).most_common(1)[0][1] / n if answers else 0.0
+    best_constant = max(constant_wins.values(), default=0) / n
+    return {"most_common_answer": mode, "constant_answer": best_constant, "answer_from_goal": from_goal / n}
 
 
 # ----------------------------------------------------------------------------- whole apps
