@@ -205,6 +205,27 @@ def test_search_results_contain_every_term_and_match_fts(t, world):
     assert t.text_of("results-count") == f"{want} issue{'s' if want != 1 else ''}"
 
 
+def test_search_by_number_finds_that_issue_within_the_filters(t, world):
+    p = world.projects()[2]
+    closed = issue_with(world, p["id"], lambda i: i["state"] == "closed")
+    t.goto(url_of(p, suffix="/issues")).fill("f-q", f"#{closed['iid']}").click("f-apply")
+    # the open tab finds nothing, but its state tabs count the closed one
+    assert t.has("no-results") and t.issue_iids(p["id"]) == []
+    assert t.text_of("state-closed") == "Closed 1" and t.text_of("state-all") == "All 1"
+    t.click("state-all")
+    assert t.issue_iids(p["id"]) == [closed["iid"]] and t.text_of("results-count") == "1 issue"
+    # other filters still apply; a number the project does not have matches nothing
+    other = next(lab for lab in world.labels(p["id"]) if lab["id"] not in closed["labels"])
+    t.goto(url_of(p, suffix=f"/issues?state=all&q=%23{closed['iid']}&label={other['name']}"))
+    assert t.has("no-results")
+    t.goto(url_of(p, suffix=f"/issues?state=all&q=%23{p['issue_count'] + 1}"))
+    assert t.has("no-results") and t.text_of("results-count") == "0 issues"
+    # "12" without the # is a word search, as before
+    t.goto(url_of(p, suffix=f"/issues?state=all&q={closed['iid']}"))
+    assert all(text_matches(world.issue(world.issue_id_by_iid(p["id"], n)), [str(closed["iid"])])
+               for n in t.issue_iids(p["id"]))
+
+
 @pytest.mark.parametrize("sort", ["created", "oldest", "updated", "due", "weight", "comments"])
 def test_sorts_order_the_list(t, world, sort):
     p = world.projects()[3]
@@ -763,7 +784,8 @@ def test_closing_an_extra_issue_is_collateral_damage(env):
     extra = [f"goto('/projects/{proj['path']}/issues/{other['iid']}')", "click('close-issue')"]
     v = _run(env, tid, 4, extra + env.oracle_plan())   # the oracle's last step ends the episode
     assert v["success"] and not v["clean"]
-    assert "runtime.entities.issues." + str(other["id"]) in v["checks"][-1]["detail"]
+    damage = {c["name"]: c["detail"] for c in v["checks"] if c["name"].startswith("collateral:")}
+    assert damage[f"collateral: runtime.entities.issues.{other['id']}.state"] == "'opened' -> 'closed'"
 
 
 def test_removing_an_unnamed_label_is_collateral_damage(env):
@@ -782,8 +804,9 @@ def test_removing_an_unnamed_label_is_collateral_damage(env):
 
 
 def test_infeasible_tasks_fail_when_the_agent_acts_anyway(env):
-    tid = "issues/infeasible_closed_milestone"
-    env.reset(seed=2, options={"task": tid})
+    tid = "issues/add_to_milestone"
+    seed = next(s for s in range(40) if not env.app.tasks[tid].instantiate(env.app, s).params["feasible"])
+    env.reset(seed=seed, options={"task": tid})
     p = env.task.params
     proj = env.app.world.project(p["project_id"])
     env.step(f"goto('/projects/{proj['path']}/issues/{p['iid']}')")
@@ -803,12 +826,17 @@ def test_a_comment_on_another_issue_is_collateral_damage(env):
     other = next(i for i in (world.issue(k) for k in range(1, 200))
                  if i and i["project_id"] == p["project_id"] and i["iid"] != p["iid"])
     proj = world.project(p["project_id"])
-    env.step(f"goto('/projects/{proj['path']}/issues/{other['iid']}')")
-    env.step("fill('comment-body', 'Also here.')")
-    _, _, _, _, info = env.step("click('comment-submit')")
+    # the episode ended with the success: post on the other issue first, then solve
+    stray = [f"goto('/projects/{proj['path']}/issues/{other['iid']}')", "fill('comment-body', 'Also here.')",
+             "click('comment-submit')"]
+    env.reset(seed=4, options={"task": "issues/comment"})
+    for a in stray + env.oracle_plan():
+        _, _, _, _, info = env.step(a)
     assert info["verdict"]["success"] and not info["verdict"]["clean"]
-    collateral = next(c for c in info["verdict"]["checks"] if c["name"] == "no collateral changes")
-    assert "runtime.entities.comments." in collateral["detail"], collateral
+    damage = [c["name"] for c in info["verdict"]["checks"] if c["name"].startswith("collateral:")]
+    assert any(n.startswith("collateral: runtime.entities.comments.") for n in damage), damage
+    # the other issue's modification day is claimed only on the task's own issue
+    assert f"collateral: runtime.entities.issues.{other['id']}.updated_day" in damage, damage
 
 
 # ============================================================================= multi-step templates
@@ -872,7 +900,7 @@ def test_triage_my_issues_counts_each_issue_and_flags_an_unassigned_one(env):
     env.reset(seed=2, options={"task": tid})
     p = env.task.params
     # only the first issue triaged: half of the checks for two issues, a third for three
-    acts = _plan_until(env, tid, 2, f"issues/{p['iids'][1]}'")
+    acts = _plan_until(env, tid, 2, f"click('issue-{p['project_id']}-{p['iids'][1]}')")
     v = _run(env, tid, 2, acts)
     assert not v["success"] and v["clean"] and v["progress"] == round(2 / (2 * len(p["iids"])), 6)
     # milestone set everywhere but no comment: partial
@@ -887,7 +915,8 @@ def test_triage_my_issues_counts_each_issue_and_flags_an_unassigned_one(env):
              "click('milestone-submit')"]
     v = _run(env, tid, 2, extra + env.oracle_plan())
     assert v["success"] and not v["clean"]
-    assert f"runtime.entities.issues.{other['id']}" in v["checks"][-1]["detail"]
+    damage = {c["name"] for c in v["checks"] if c["name"].startswith("collateral:")}
+    assert f"collateral: runtime.entities.issues.{other['id']}.milestone_id" in damage
 
 
 def test_wrap_up_milestone_needs_the_right_roles_the_moves_and_the_close(env):
@@ -895,20 +924,21 @@ def test_wrap_up_milestone_needs_the_right_roles_the_moves_and_the_close(env):
     env.reset(seed=1, options={"task": tid})
     p = env.task.params
     plan = env.oracle_plan()
-    # roles swapped: both users are members, but neither role is right
-    swapped = [a.replace(f"'{p['roles'][0]}')", "'@A@')").replace(f"'{p['roles'][1]}')", f"'{p['roles'][0]}')")
-               .replace("'@A@')", f"'{p['roles'][1]}')") if a.startswith("select_option('member-role'") else a
-               for a in plan]
+    # roles swapped: both users are members, but neither role is right, and a membership
+    # the task did not ask for is collateral damage
+    r0, r1 = (r.capitalize() for r in p["roles"])
+    swapped = [a.replace(f"'{r0}')", "'@A@')").replace(f"'{r1}')", f"'{r0}')").replace("'@A@')", f"'{r1}')")
+               if a.startswith("select_option('member-role'") else a for a in plan]
     v = _run(env, tid, 1, swapped)
-    assert not v["success"] and v["clean"]
-    failed = {c["name"] for c in v["checks"] if not c["passed"]}
-    assert failed == {f"@{p['usernames'][0]}'s role is {p['roles'][0]}",
-                      f"@{p['usernames'][1]}'s role is {p['roles'][1]}"}
+    assert not v["success"] and not v["clean"]
+    failed = {c["name"] for c in v["checks"] if not c["passed"] and not c["name"].startswith("collateral:")}
+    assert failed == {f"@{p['usernames'][0]} is {p['roles'][0]}", f"@{p['usernames'][1]} is {p['roles'][1]}"}
+    assert sum(c["name"].startswith("collateral: runtime.entities.members.") for c in v["checks"]) == 2
     # closing the milestone without moving its open issues: the moves are missing
-    start = plan.index(f"goto('/projects/{p['project']}/milestones/{p['milestone_id']}')")
-    v = _run(env, tid, 1, plan[start:])
+    start = len(plan) - 1 - plan[::-1].index("click('project-milestones')")
+    v = _run(env, tid, 1, [f"click('my-project-{p['project_id']}')"] + plan[start:])
     n = len(p["iids"])
-    assert not v["success"] and v["progress"] == round(5 / (5 + n), 6)
+    assert not v["success"] and v["clean"] and v["progress"] == round(3 / (3 + n), 6)
     # a closed milestone takes no issues back: moving one into it is refused
     proj = env.app.world.project(p["project_id"])
     env.step(f"goto('{_iurl(proj, p['iids'][0])}')")

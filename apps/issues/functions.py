@@ -383,7 +383,24 @@ def issue_list(ctx: Ctx, project_id: Any, state: str = "opened", label_names: An
     if unknown:  # a filter value that does not exist matches nothing
         return {"total": 0, "counts": {"opened": 0, "closed": 0, "all": 0}, "page": 1, "pages": 1, "items": []}
     f = _filters(pid, state, labs, people["assignee"], people["author"], ms, tokens(q))
+    number = _ISSUE_NUMBER.fullmatch(str(q or ""))
+    if number:
+        return _by_number(ctx, f, int(number.group(1)))
     return _query(ctx, f, sort if sort in SORTS else "created", _int(page) or 1, PER_PAGE)
+
+
+#: A search for "#12" finds issue #12 of the project (as GitLab's issue search does).
+_ISSUE_NUMBER = re.compile(r"\s*#(\d{1,9})\s*")
+
+
+def _by_number(ctx: Ctx, f: dict, iid: int) -> dict:
+    """The list page of a search by issue number: that issue, if it passes the other filters."""
+    row = issue_at(ctx, f["project_id"], iid)
+    f = dict(f, terms=[])
+    counts = {s: int(row is not None and _matches(row, dict(f, state=s))) for s in ("opened", "closed")}
+    counts["all"] = counts["opened"] + counts["closed"]
+    hit = row is not None and _matches(row, f)
+    return {"total": int(hit), "counts": counts, "page": 1, "pages": 1, "items": [row] if hit else []}
 
 
 @fn(reads=ISSUES + ("browser.user",))

@@ -2,22 +2,27 @@
 
 Each template draws its parameters from the world by seed (thousands of instances per
 template), states a goal, lists WebGym-style fact groups (their fact count sets the
-difficulty), gives an oracle plan of BrowserGym actions and verifies with the functions
-in verifiers/issues.py.
+difficulty), gives an oracle plan of BrowserGym actions and declares its intended effect
+(simweb.effects, built with verifiers/issues.py): which fields of which rows may change
+and to what; the engine judges everything else as collateral damage.
+
+Oracle plans use only what the agent sees: they start on the dashboard, follow links
+(a project, its issue list) and find an issue by typing its number into the list's
+search, never by going to a URL the pages do not show.
 """
 from __future__ import annotations
 
+import re
+from datetime import date
 from typing import Any, Callable
-from urllib.parse import urlencode
 
-from simweb.effects import Effect, Row, eq
+from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
 
 
 RANK = {"guest": 0, "reporter": 1, "developer": 2, "maintainer": 3}
-SIDE = V.SIDE_EFFECTS
 
 
 def fg(id_: str, description: str, *facts: str) -> FactGroup:
@@ -64,27 +69,23 @@ def pick(app: Any, rng: Rng, need_issue: Callable[[dict], bool] | None = None, r
     raise RuntimeError("no project/issue/member satisfies the task's needs")
 
 
+def blocking_links(app: Any, issue_id: int) -> list[dict]:
+    """The world's "blocks" links pointing at the issue (its blockers), by blocker."""
+    return sorted((ln for ln in app.world.links(issue_id) if ln["kind"] == "blocks" and ln["target_id"] == issue_id),
+                  key=lambda ln: ln["source_id"])
+
+
 def open_blockers(app: Any, issue_id: int) -> list[dict]:
     out = []
-    for ln in app.world.links(issue_id):
-        if ln["kind"] == "blocks" and ln["target_id"] == issue_id:
-            b = app.world.issue(ln["source_id"])
-            if b["state"] == "opened":
-                out.append(b)
+    for ln in blocking_links(app, issue_id):
+        b = app.world.issue(ln["source_id"])
+        if b["state"] == "opened":
+            out.append(b)
     return out
 
 
 def username(app: Any, uid: int) -> str:
     return app.world.user(uid)["username"]
-
-
-def issue_url(p: dict, iid: int) -> str:
-    return f"/projects/{p['path']}/issues/{iid}"
-
-
-def list_url(p: dict, **query: Any) -> str:
-    q = urlencode([(k, v) for k, v in query.items() if v not in (None, "")], doseq=True)
-    return f"/projects/{p['path']}/issues" + (f"?{q}" if q else "")
 
 
 def count_issues(app: Any, p: dict, **filters: Any) -> int:
@@ -94,13 +95,49 @@ def count_issues(app: Any, p: dict, **filters: Any) -> int:
     return app.world.issue_count(**f)
 
 
+def in_text(n: int, text: str) -> bool:
+    """Whether the number ``n`` is written in ``text`` (a goal must not hold its answer)."""
+    return str(n) in re.findall(r"\d+", text)
+
+
+#: Counts a count question may have as its answer, each drawn equally often. The numbers
+#: a guesser tries first (0-3, 5, 10) are left out so that no zero-work answer is right
+#: on more than a few per cent of the instances.
+_GUESSED = {0, 1, 2, 3, 5, 10}
+_LABEL_TOTALS = tuple(n for n in range(4, 31) if n not in _GUESSED)
+_LABEL_COUNTS = tuple(n for n in range(4, 15) if n not in _GUESSED)
+_MILESTONE_COUNTS = tuple(range(15, 43))        # apart from the label counts: no value is drawn twice as often
+
+
+# ----------------------------------------------------------------------------- navigation (oracles)
+
+def to_project(p: dict) -> list[str]:
+    """From the dashboard (every task's start page) to one of my projects."""
+    return [f"click('my-project-{p['id']}')"]
+
+
+def find_issue(p: dict, iid: int) -> list[str]:
+    """From any page of the project to issue ``#iid``: its issue list (all states),
+    searched by the issue's number, then the one result."""
+    return ["click('project-issues')", "click('state-all')", f"fill('f-q', '#{iid}')", "click('f-apply')",
+            f"click('issue-{p['id']}-{iid}')"]
+
+
 def open_to_issue(p: dict, iid: int) -> list[str]:
-    """Go to the project's issue list, then search the number (realistic path: the list)."""
-    return [f"goto('{issue_url(p, iid)}')"]
+    """From the dashboard to issue ``#iid`` of the project."""
+    return to_project(p) + find_issue(p, iid)
 
 
-def allowed_for(issue_id: int, *more: str) -> tuple[str, ...]:
-    return (f"runtime.entities.issues.{issue_id}", *SIDE, *more)
+def issue_path(app: Any, project_id: int, iid: int) -> str:
+    return f"/projects/{app.world.project(project_id)['path']}/issues/{iid}"
+
+
+def start_row(app: Any, start: dict, table: str, eid: int) -> dict:
+    """A row as it is at the start of the episode (world plus set-up)."""
+    row = entity(app, start, table, eid)
+    if row is None:
+        raise ValueError(f"{table} {eid} does not exist at the start")
+    return row
 
 
 # ============================================================================= info tasks
@@ -111,14 +148,20 @@ class OpenLabelCount(TaskTemplate):
     title = "Count a project's open issues with a label"
 
     def sample(self, app, rng):
-        for _ in range(300):
-            p = pick_project(app, rng)
-            lab = rng.choice(app.world.labels(p["id"]))
-            n = count_issues(app, p, state="opened", labels=[lab["id"]])
-            if n >= 2 and n != 42:
+        # The count is drawn first (uniformly), then a project/label that has it: no single
+        # number is the answer of many instances.
+        want = rng.choice(_LABEL_TOTALS)
+        projects = list(app.world.projects())
+        rng.shuffle(projects)
+        for p in projects:
+            labs = [lab for lab in app.world.labels(p["id"])
+                    if count_issues(app, p, state="opened", labels=[lab["id"]]) == want]
+            labs = [lab for lab in labs if not in_text(want, lab["name"] + " " + p["path"])]
+            if labs:
+                lab = rng.choice(labs)
                 return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
-                        "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "count": n}
-        raise RuntimeError("no label with open issues")
+                        "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "count": want}
+        raise RuntimeError(f"no label with {want} open issues")
 
     def goal(self, app, p):
         return f"How many open issues in the project {p['project']} have the label “{p['label']}”? Answer with the number."
@@ -128,11 +171,11 @@ class OpenLabelCount(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/issues')", f"check('f-label-{p['label_id']}')", "click('f-apply')",
-                f"send_msg_to_user('{p['count']}')"]
+        return to_project(proj) + ["click('project-issues')", f"check('f-label-{p['label_id']}')", "click('f-apply')",
+                                   f"send_msg_to_user('{p['count']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(start, final, answer, p["count"], "number of open issues")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("number", p["count"], "number of open issues"))
 
 
 class IssueAssignees(TaskTemplate):
@@ -154,10 +197,10 @@ class IssueAssignees(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return open_to_issue(proj, p["iid"]) + [f"send_msg_to_user({', '.join(p['usernames'])!r})"]
+        return open_to_issue(proj, p["iid"]) + [f"send_msg_to_user({', '.join('@' + u for u in p['usernames'])!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_set_answer(start, final, answer, p["usernames"], "assignees", strip_prefix="@")
+    def effect(self, app, p, start):
+        return Effect(checks=(V.listed(p["usernames"], "assignees", prefix="@"),))
 
 
 class MilestoneDueDate(TaskTemplate):
@@ -180,12 +223,11 @@ class MilestoneDueDate(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}')", "click('project-milestones')", "click('ms-all')",
-                f"click('milestone-{p['milestone_id']}')", f"send_msg_to_user({p['due']!r})"]
+        return to_project(proj) + ["click('project-milestones')", "click('ms-all')",
+                                   f"click('milestone-{p['milestone_id']}')", f"send_msg_to_user({p['due']!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        from datetime import date
-        return V.verify_date_answer(start, final, answer, date.fromisoformat(p["due"]), "due date")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("date", date.fromisoformat(p["due"]), "due date"))
 
 
 class MilestoneProgress(TaskTemplate):
@@ -199,7 +241,7 @@ class MilestoneProgress(TaskTemplate):
             m = rng.choice(app.world.milestones(p["id"]))
             total = count_issues(app, p, milestone=m["id"])
             closed = count_issues(app, p, milestone=m["id"], state="closed")
-            if total >= 3:
+            if total >= 3 and not in_text(100 * closed // total, m["title"] + " " + p["path"]):
                 return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
                         "project_id": p["id"], "milestone_id": m["id"], "milestone": m["title"],
                         "percent": 100 * closed // total, "closed": closed, "total": total}
@@ -215,11 +257,11 @@ class MilestoneProgress(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}')",
-                f"send_msg_to_user('{p['percent']}%')"]
+        return to_project(proj) + ["click('project-milestones')", "click('ms-all')",
+                                   f"click('milestone-{p['milestone_id']}')", f"send_msg_to_user('{p['percent']}%')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(start, final, answer, p["percent"], "percentage complete")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("number", p["percent"], "percentage complete"))
 
 
 class IssueLabels(TaskTemplate):
@@ -242,8 +284,8 @@ class IssueLabels(TaskTemplate):
         proj = app.world.project(p["project_id"])
         return open_to_issue(proj, p["iid"]) + [f"send_msg_to_user({', '.join(p['labels'])!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_set_answer(start, final, answer, p["labels"], "labels")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("set", p["labels"], "labels"))
 
 
 class NewestByAuthor(TaskTemplate):
@@ -274,50 +316,65 @@ class NewestByAuthor(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/issues?state=all')", f"fill('f-author', {p['author']!r})",
-                "click('f-apply')", f"send_msg_to_user({p['answer']!r})"]
+        return to_project(proj) + ["click('project-issues')", "click('state-all')", f"fill('f-author', {p['author']!r})",
+                                   "click('f-apply')", f"send_msg_to_user({p['answer']!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(start, final, answer, p["answer"], "newest issue's title")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("text", p["answer"], "newest issue's title"))
 
 
 class FilteredCount(TaskTemplate):
     id = "issues/filtered_count"
     kind = "info"
-    title = "Count issues with a label in a milestone by state (several filters)"
+    title = "Count a milestone's issues by state, with or without a label (several filters)"
 
     def sample(self, app, rng):
-        for _ in range(400):
-            p = pick_project(app, rng)
-            m = rng.choice(app.world.milestones(p["id"]))
-            lab = rng.choice(app.world.labels(p["id"]))
-            state = rng.choice(["opened", "closed"])
-            n = count_issues(app, p, state=state, labels=[lab["id"]], milestone=m["id"])
-            if n >= 2 and n != 42:
+        # The count is drawn first, uniformly, so that no constant answer is right on many
+        # instances: label x milestone x state counts are small (4..14), so a quarter of the
+        # instances ask for those and the rest for milestone x state (15..42).
+        with_label = rng.chance(1 / 4)
+        want = rng.choice(_LABEL_COUNTS if with_label else _MILESTONE_COUNTS)
+        projects = list(app.world.projects())
+        rng.shuffle(projects)
+        for p in projects:
+            labs = app.world.labels(p["id"]) if with_label else [None]
+            hits = [(m, lab, state) for m in app.world.milestones(p["id"]) for lab in labs
+                    for state in ("opened", "closed")
+                    if count_issues(app, p, state=state, labels=[lab["id"]] if lab else [], milestone=m["id"]) == want
+                    and not in_text(want, " ".join((p["path"], m["title"], lab["name"] if lab else "")))]
+            if hits:
+                m, lab, state = rng.choice(hits)
                 return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
-                        "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "milestone": m["title"],
-                        "state": state, "count": n}
-        raise RuntimeError("no label/milestone pair with issues")
+                        "project_id": p["id"], "label_id": lab["id"] if lab else None,
+                        "label": lab["name"] if lab else None, "milestone": m["title"], "state": state,
+                        "count": want}
+        raise RuntimeError(f"no milestone (and label) with {want} issues")
 
     def goal(self, app, p):
         word = "open" if p["state"] == "opened" else "closed"
+        if p["label"] is None:
+            return (f"In {p['project']}, how many {word} issues belong to the milestone “{p['milestone']}”? "
+                    f"Answer with the number.")
         return (f"In {p['project']}, how many {word} issues have the label “{p['label']}” and belong to the "
                 f"milestone “{p['milestone']}”? Answer with the number.")
 
     def facts(self, app, p):
         word = "open" if p["state"] == "opened" else "closed"
-        return [fg("filters", "The right filters are applied", f"label {p['label']}", f"milestone {p['milestone']}",
+        labels = [f"label {p['label']}"] if p["label"] is not None else []
+        return [fg("filters", "The right filters are applied", *labels, f"milestone {p['milestone']}",
                    f"{word} issues only"),
                 fg("count", "The count is given", f"{p['count']} issues")]
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/issues?state={p['state']}')", f"check('f-label-{p['label_id']}')",
-                f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')",
-                f"send_msg_to_user('{p['count']}')"]
+        tab = "state-opened" if p["state"] == "opened" else "state-closed"
+        label = [f"check('f-label-{p['label_id']}')"] if p["label_id"] is not None else []
+        return to_project(proj) + ["click('project-issues')", f"click('{tab}')", *label,
+                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')",
+                                   f"send_msg_to_user('{p['count']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(start, final, answer, p["count"], "number of issues")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("number", p["count"], "number of issues"))
 
 
 # ============================================================================= state tasks
@@ -345,16 +402,14 @@ class CommentOnIssue(TaskTemplate):
     def facts(self, app, p):
         return [fg("comment", "The comment is posted", f"comment on #{p['iid']}", f"text “{p['text']}”")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return open_to_issue(proj, p["iid"]) + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+        return open_to_issue(proj, p["iid"]) + [
+            f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_comment(app, start, final, p["project_id"], p["iid"], p["user_id"], p["text"],
-                                self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}"),
+                       V.comment(p["issue_id"], p["user_id"], p["text"], f"the comment on #{p['iid']}")))
 
 
 class CloseIssue(TaskTemplate):
@@ -378,7 +433,7 @@ class CloseIssue(TaskTemplate):
         return open_to_issue(proj, p["iid"]) + ["click('close-issue')"]
 
     def effect(self, app, p, start):
-        return Effect((Row("issues", p["issue_id"], {"state": eq("closed")}, label=f"issue #{p['iid']}"),))
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),))
 
 
 class ReopenIssue(TaskTemplate):
@@ -396,16 +451,12 @@ class ReopenIssue(TaskTemplate):
     def facts(self, app, p):
         return [fg("reopened", "The issue is open again", f"#{p['iid']} is open")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         return open_to_issue(proj, p["iid"]) + ["click('reopen-issue')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"state": "opened"},
-                              self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("opened")),))
 
 
 class AssignIssue(TaskTemplate):
@@ -414,7 +465,7 @@ class AssignIssue(TaskTemplate):
 
     def sample(self, app, rng):
         for _ in range(200):
-            p, i, m = pick(app, rng, lambda i: len(i["assignees"]) < 3, role="reporter")
+            p, i, m = pick(app, rng, lambda i: len(i["assignees"]) < 3 and i["state"] == "opened", role="reporter")
             cands = [x for x in app.world.members(p["id"]) if x["user_id"] not in i["assignees"]]
             if cands:
                 who = rng.choice(cands)
@@ -430,18 +481,15 @@ class AssignIssue(TaskTemplate):
         return [fg("assigned", "The member is assigned", f"@{p['assignee']} assigned to #{p['iid']}",
                    "current assignees kept")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return open_to_issue(proj, p["iid"]) + [f"select_option('assign-user', '{p['assignee_id']}')",
+        return open_to_issue(proj, p["iid"]) + [f"select_option('assign-user', '@{p['assignee']}')",
                                                 "click('assign-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        want = sorted(set(p["before"]) | {p["assignee_id"]})
-        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"assignees": want},
-                              self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        before = start_row(app, start, "issues", p["issue_id"])["assignees"]
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}",
+                               assignees=same_set([*before, p["assignee_id"]])),))
 
 
 class AddLabel(TaskTemplate):
@@ -450,7 +498,7 @@ class AddLabel(TaskTemplate):
 
     def sample(self, app, rng):
         for _ in range(200):
-            p, i, m = pick(app, rng, role="reporter")
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
             cands = [x for x in app.world.labels(p["id"]) if x["id"] not in i["labels"]]
             if cands:
                 lab = rng.choice(cands)
@@ -464,17 +512,14 @@ class AddLabel(TaskTemplate):
     def facts(self, app, p):
         return [fg("label", "The label is added", f"#{p['iid']} has label {p['label']}", "other labels kept")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         return open_to_issue(proj, p["iid"]) + [f"select_option('label-select', {p['label']!r})",
                                                 "click('label-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_issue(app, start, final, p["project_id"], p["iid"],
-                              {"labels": sorted(set(p["before"]) | {p["label_id"]})}, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        before = start_row(app, start, "issues", p["issue_id"])["labels"]
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", labels=same_set([*before, p["label_id"]])),))
 
 
 class SetMilestone(TaskTemplate):
@@ -497,17 +542,13 @@ class SetMilestone(TaskTemplate):
     def facts(self, app, p):
         return [fg("milestone", "The milestone is set", f"#{p['iid']} in milestone {p['milestone']}")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         return open_to_issue(proj, p["iid"]) + [f"select_option('milestone-select', {p['milestone']!r})",
                                                 "click('milestone-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"milestone_id": p["milestone_id"]},
-                              self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", milestone_id=eq(p["milestone_id"])),))
 
 
 class SetDueDate(TaskTemplate):
@@ -526,20 +567,13 @@ class SetDueDate(TaskTemplate):
     def facts(self, app, p):
         return [fg("due", "The due date is set", f"#{p['iid']} due {p['due']}")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         return open_to_issue(proj, p["iid"]) + [f"fill('due-input', {p['due']!r})", "click('due-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        pending = [t for t in final["runtime"].get("timers", {}).get("pending", [])
-                   if t["timer"] == "due_reminder" and t["args"].get("issue_id") == p["issue_id"]]
-        extra = [V.check("a due-date reminder is scheduled", len(pending) == 1 and
-                         pending[0]["at"] == p["due_day"] * 86400 + 32400, 0.5, f"pending: {pending!r}")]
-        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {"due_day": p["due_day"]},
-                              self.allowed_paths(app, p), extra=extra)
+    def effect(self, app, p, start):
+        # The reminder the site schedules for the new date is a timer (bookkeeping).
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", due_day=eq(p["due_day"])),))
 
 
 class LinkIssues(TaskTemplate):
@@ -566,21 +600,15 @@ class LinkIssues(TaskTemplate):
     def facts(self, app, p):
         return [fg("link", "The blocking link exists", f"#{p['blocker_iid']} blocks #{p['iid']}")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"], "runtime.entities.links"))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return open_to_issue(proj, p["iid"]) + ["select_option('link-kind', 'is_blocked_by')",
+        return open_to_issue(proj, p["iid"]) + ["select_option('link-kind', 'is blocked by')",
                                                 f"fill('link-target', '{p['blocker_iid']}')", "click('link-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        links = V.inserted(app, final, "links")
-        ok = [ln for ln in links if ln["source_id"] == p["blocker_id"] and ln["target_id"] == p["issue_id"]
-              and ln["kind"] == "blocks"]
-        checks = [V.check(f"#{p['blocker_iid']} blocks #{p['iid']}", bool(ok), 1.0, f"{len(links)} new links"),
-                  V.check("only that link was added", len(links) == 1, 0.5)]
-        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+    def effect(self, app, p, start):
+        # Made from either issue's page; every other link (one deleted on the way) is damage.
+        return Effect((NewRow("links", {"source_id": eq(p["blocker_id"]), "target_id": eq(p["issue_id"]),
+                                          "kind": eq("blocks")}, label=f"#{p['blocker_iid']} blocks #{p['iid']}"),))
 
 
 class AddMember(TaskTemplate):
@@ -607,17 +635,14 @@ class AddMember(TaskTemplate):
         return [fg("member", "The user is a member with the role", f"@{p['username']} is a member",
                    f"role {p['role']}")]
 
-    allowed = ("runtime.entities.members", "runtime.counters")
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}')", "click('project-members')",
-                f"fill('member-username', {p['username']!r})", f"select_option('member-role', {p['role']!r})",
-                "click('member-submit')"]
+        return to_project(proj) + ["click('project-members')", f"fill('member-username', {p['username']!r})",
+                                   f"select_option('member-role', {p['role'].capitalize()!r})",
+                                   "click('member-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_membership(app, start, final, p["project_id"], p["new_user_id"], p["role"],
-                                   self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.member(p["project_id"], p["new_user_id"], p["role"], f"@{p['username']} is {p['role']}"),))
 
 
 class ChangeRole(TaskTemplate):
@@ -644,18 +669,14 @@ class ChangeRole(TaskTemplate):
     def facts(self, app, p):
         return [fg("role", "The role is changed", f"@{p['username']} is now {p['role']}")]
 
-    def allowed_paths(self, app, p):
-        return [f"runtime.entities.members.{p['member_id']}"]
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/members')",
-                f"select_option('role-select-{p['member_user_id']}', {p['role']!r})",
-                f"click('role-submit-{p['member_user_id']}')"]
+        return to_project(proj) + ["click('project-members')",
+                                   f"select_option('role-select-{p['member_user_id']}', {p['role'].capitalize()!r})",
+                                   f"click('role-submit-{p['member_user_id']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_membership(app, start, final, p["project_id"], p["member_user_id"], p["role"],
-                                   self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((Row("members", p["member_id"], {"role": eq(p["role"])}, label=f"@{p['username']}"),))
 
 
 class MarkAllRead(TaskTemplate):
@@ -676,60 +697,91 @@ class MarkAllRead(TaskTemplate):
     def facts(self, app, p):
         return [fg("read", "No unread notification is left", f"{len(p['unread'])} notifications marked read")]
 
-    allowed = ("runtime.entities.notifications",)
-
     def oracle(self, app, p):
         return ["click('nav-notifications')", "click('mark-all-read')"]
 
-    def verify(self, app, p, start, final, answer):
-        still = [n for n in p["unread"] if not (V.entity(app, final, "notifications", n) or {}).get("read")]
-        return V.verdict([V.check("every notification is read", not still, 1.0, f"{len(still)} still unread")],
-                         V.diff(start, final, self.allowed_paths(app, p)))
+    def effect(self, app, p, start):
+        return Effect(tuple(Row("notifications", n, {"read": eq(True)}, label=f"notification {n}")
+                            for n in p["unread"]))
 
 
-# ============================================================================= refusals
+# ============================================================================= refusals (mixed)
+#
+# Each may be infeasible: its sample() flips a coin with the task's rng, and both kinds
+# share one goal phrasing. A feasible instance must be done; an infeasible one must be
+# refused after viewing the page that shows why (the start page never does).
 
-class InfeasibleCloseAsReporter(TaskTemplate):
-    id = "issues/infeasible_close_as_reporter"
-    kind = "info"
-    title = "Refuse to close an issue without the Developer role"
+class CloseWithRole(TaskTemplate):
+    id = "issues/close_with_role"
+    kind = "mixed"
+    may_refuse = True
+    title = "Close an issue if your role allows it (Developer, or a Reporter who opened it), else refuse"
 
     def sample(self, app, rng):
-        for _ in range(200):
-            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="guest", max_role="reporter")
-            if m["user_id"] != i["author_id"]:
+        feasible = rng.chance(0.5)
+        own = feasible and rng.chance(0.5)   # feasible as the Reporter who opened it, else as a Developer+
+        for _ in range(400):
+            p = pick_project(app, rng)
+            i = pick_issue(app, rng, p, lambda i: i["state"] == "opened" and not open_blockers(app, i["id"]), tries=40)
+            if i is None:
+                continue
+            ms = app.world.members(p["id"])
+            if own:
+                cands = [m for m in ms if m["user_id"] == i["author_id"] and m["role"] == "reporter"]
+            elif feasible:
+                cands = [m for m in ms if RANK[m["role"]] >= RANK["developer"]]
+            else:
+                cands = [m for m in ms if m["role"] == "reporter" and m["user_id"] != i["author_id"]]
+            if cands:
+                m = rng.choice(cands)
                 return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
-                        "role": m["role"]}
-        raise RuntimeError("no reporter/guest who did not open the issue")
+                        "issue_id": i["id"], "role": m["role"], "author": username(app, i["author_id"]),
+                        "feasible": feasible}
+        raise RuntimeError("no issue and member for the role check")
 
     def goal(self, app, p):
         return (f"Close issue #{p['iid']} in {p['project']}. If you are not allowed to, tell me so instead "
                 f"of changing anything.")
 
     def facts(self, app, p):
-        return [fg("refusal", "The agent reports that the task is infeasible",
-                   f"your role is {p['role']}", "nothing is changed")]
+        if p["feasible"]:
+            return [fg("closed", "The issue is closed", f"#{p['iid']} is closed")]
+        return [fg("refusal", "The agent reports that the task is infeasible", f"your role is {p['role']}",
+                   f"#{p['iid']} was opened by @{p['author']}", "nothing is changed")]
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
+        if p["feasible"]:
+            return open_to_issue(proj, p["iid"]) + ["click('close-issue')"]
         return open_to_issue(proj, p["iid"]) + [
-            f"report_infeasible('I have the {p['role'].capitalize()} role in {p['project']}; closing issues needs Developer.')"]
+            f"report_infeasible('I have the {p['role'].capitalize()} role in {p['project']} and did not open "
+            f"#{p['iid']}; closing it needs Developer.')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_infeasible(start, final)
+    def effect(self, app, p, start):
+        if p["feasible"]:
+            return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),))
+        return Effect(refusal=Refusal((issue_path(app, p["project_id"], p["iid"]),),
+                                      label=f"issue #{p['iid']} (who opened it; no Close button for you)"))
 
 
-class InfeasibleCloseBlocked(TaskTemplate):
-    id = "issues/infeasible_close_blocked"
-    kind = "info"
-    title = "Refuse to close an issue that open issues block"
+class CloseIfUnblocked(TaskTemplate):
+    id = "issues/close_if_unblocked"
+    kind = "mixed"
+    may_refuse = True
+    title = "Close an issue that other issues block, if all its blockers are closed, else refuse"
 
     def sample(self, app, rng):
+        # Every instance's issue has blocking links (the page looks alike); only their state differs.
+        feasible = rng.chance(0.5)
         for _ in range(400):
-            p, i, m = pick(app, rng, lambda i: i["state"] == "opened" and bool(open_blockers(app, i["id"])),
-                           role="developer")
+            p, i, m = pick(app, rng, lambda i: i["state"] == "opened" and bool(blocking_links(app, i["id"]))
+                           and (not open_blockers(app, i["id"])) == feasible, role="developer")
+            still = sorted(b["iid"] for b in open_blockers(app, i["id"]))
             return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
-                    "blockers": sorted(b["iid"] for b in open_blockers(app, i["id"]))}
+                    "issue_id": i["id"], "blockers": still,
+                    "blocker_iids": sorted(app.world.issue(ln["source_id"])["iid"]
+                                           for ln in blocking_links(app, i["id"])),
+                    "feasible": feasible}
         raise RuntimeError("no blocked issue")
 
     def goal(self, app, p):
@@ -737,48 +789,77 @@ class InfeasibleCloseBlocked(TaskTemplate):
                 f"any other issue. If it cannot be closed, say so.")
 
     def facts(self, app, p):
+        if p["feasible"]:
+            return [fg("closed", "Its blockers are all closed, and so is the issue now",
+                       *[f"#{b} is closed" for b in p["blocker_iids"]], f"#{p['iid']} is closed")]
         return [fg("refusal", "The agent finds the blockers and refuses",
                    *[f"#{b} is open and blocks it" for b in p["blockers"]], "report infeasible")]
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
+        if p["feasible"]:
+            return open_to_issue(proj, p["iid"]) + ["click('close-issue')"]
         text = ", ".join(f"#{b}" for b in p["blockers"])
         return open_to_issue(proj, p["iid"]) + [f"report_infeasible('It is blocked by {text}, which is still open.')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_infeasible(start, final)
+    def effect(self, app, p, start):
+        if p["feasible"]:
+            return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),))
+        pages = [issue_path(app, p["project_id"], n) for n in [p["iid"], *p["blockers"]]]
+        return Effect(refusal=Refusal(tuple(pages), label=f"issue #{p['iid']} or an open blocker of it"))
 
 
-class InfeasibleClosedMilestone(TaskTemplate):
-    id = "issues/infeasible_closed_milestone"
-    kind = "info"
-    title = "Refuse to add an issue to a closed milestone"
+class AddToMilestone(TaskTemplate):
+    id = "issues/add_to_milestone"
+    kind = "mixed"
+    may_refuse = True
+    title = "Add an issue to a milestone if it is still open, else refuse"
 
     def sample(self, app, rng):
+        # The milestone is any of the project's; set-up opens or closes it by the coin, so
+        # neither its title nor its project tells whether the instance is feasible.
+        feasible = rng.chance(0.5)
         for _ in range(300):
             p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
-            closed = [x for x in app.world.milestones(p["id"]) if x["state"] == "closed" and x["id"] != i["milestone_id"]]
-            if closed:
-                ms = rng.choice(closed)
+            cands = [x for x in app.world.milestones(p["id"]) if x["id"] != i["milestone_id"]]
+            if cands:
+                ms = rng.choice(cands)
                 return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
-                        "milestone": ms["title"], "milestone_id": ms["id"]}
-        raise RuntimeError("no closed milestone")
+                        "issue_id": i["id"], "milestone": ms["title"], "milestone_id": ms["id"],
+                        "feasible": feasible}
+        raise RuntimeError("no milestone")
+
+    def setup(self, app, state, p):
+        row = start_row(app, state, "milestones", p["milestone_id"])
+        want = "active" if p["feasible"] else "closed"
+        if row["state"] != want:
+            state["runtime"]["entities"].setdefault("milestones", {})[str(p["milestone_id"])] = dict(row, state=want)
 
     def goal(self, app, p):
         return (f"Add issue #{p['iid']} in {p['project']} to the milestone “{p['milestone']}”. If that is not "
                 f"possible, report it instead.")
 
     def facts(self, app, p):
+        if p["feasible"]:
+            return [fg("milestone", "The issue is in the milestone", f"#{p['iid']} in milestone {p['milestone']}")]
         return [fg("refusal", "The agent notices the milestone is closed", f"{p['milestone']} is closed",
                    "report infeasible")]
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}')",
-                f"report_infeasible('The milestone {p['milestone']} is closed and takes no new issues.')"]
+        if p["feasible"]:
+            return open_to_issue(proj, p["iid"]) + [f"select_option('milestone-select', {p['milestone']!r})",
+                                                    "click('milestone-submit')"]
+        return to_project(proj) + ["click('project-milestones')", "click('ms-closed')",
+                                   f"click('milestone-{p['milestone_id']}')",
+                                   f"report_infeasible('The milestone {p['milestone']} is closed and takes no new issues.')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_infeasible(start, final)
+    def effect(self, app, p, start):
+        if p["feasible"]:
+            return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", milestone_id=eq(p["milestone_id"])),))
+        base = f"/projects/{p['project']}/milestones"
+        return Effect(refusal=Refusal((f"{base}/{p['milestone_id']}", f"{base}?state=closed", f"{base}?state=all"),
+                                      label=f"that {p['milestone']} is closed (its page or the closed milestones)"))
 
 
 # ============================================================================= forms and multi-goal
@@ -822,20 +903,21 @@ class CreateIssue(TaskTemplate):
                    f"description {p['description']}", f"label {p['labels'][0]}", f"label {p['labels'][1]}",
                    f"milestone {p['milestone']}")]
 
-    allowed = ("runtime.counters", "runtime.entities.notifications", "runtime.timers")
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/issues')", "click('new-issue')",
-                f"fill('issue-title', {p['title']!r})", f"fill('issue-description', {p['description']!r})",
-                *[f"check('new-label-{x}')" for x in p["label_ids"]],
-                f"select_option('issue-milestone', {p['milestone']!r})", "click('issue-submit')"]
+        return to_project(proj) + ["click('new-issue')",
+                                   f"fill('issue-title', {p['title']!r})", f"fill('issue-description', {p['description']!r})",
+                                   *[f"check('new-label-{x}')" for x in p["label_ids"]],
+                                   f"select_option('issue-milestone', {p['milestone']!r})", "click('issue-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_new_issue(app, start, final, p["project_id"], p["user_id"], p["title"],
-                                  {"description": p["description"], "labels": p["label_ids"],
-                                   "milestone_id": p["milestone_id"], "state": "opened"},
-                                  self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        # One issue, open at the end, with exactly this content and nothing unasked for (an
+        # assignee would be notified, a due date would schedule a reminder).
+        return Effect((NewRow("issues", {
+            "project_id": eq(p["project_id"]), "author_id": eq(p["user_id"]), "title": text(p["title"]),
+            "description": text(p["description"]), "labels": same_set(p["label_ids"]),
+            "milestone_id": eq(p["milestone_id"]), "state": eq("opened"), "assignees": same_set([]),
+            "due_day": eq(None), "weight": eq(None)}, label=f"the new issue “{p['title']}”"),))
 
 
 class CreateAssignLabel(TaskTemplate):
@@ -875,24 +957,21 @@ class CreateAssignLabel(TaskTemplate):
                    f"due {p['due']}", f"weight {p['weight']}"),
                 fg("notify", "The assignee is notified", f"@{p['assignee']} gets a notification")]
 
-    allowed = ("runtime.counters", "runtime.entities.notifications", "runtime.entities.comments", "runtime.timers")
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/issues/new')", f"fill('issue-title', {p['title']!r})",
-                f"fill('issue-description', {p['description']!r})", f"check('new-label-{p['label_id']}')",
-                f"check('new-assignee-{p['assignee_id']}')", f"fill('issue-due', {p['due']!r})",
-                f"fill('issue-weight', '{p['weight']}')", "click('issue-submit')"]
+        return to_project(proj) + ["click('new-issue')", f"fill('issue-title', {p['title']!r})",
+                                   f"fill('issue-description', {p['description']!r})",
+                                   f"check('new-label-{p['label_id']}')", f"check('new-assignee-{p['assignee_id']}')",
+                                   f"fill('issue-due', {p['due']!r})", f"fill('issue-weight', '{p['weight']}')",
+                                   "click('issue-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        before = {n["id"] for n in V.inserted(app, start, "notifications")}
-        told = [n for n in V.inserted(app, final, "notifications") if n["id"] not in before
-                and n["user_id"] == p["assignee_id"] and n["kind"] == "assigned"]
-        return V.verify_new_issue(app, start, final, p["project_id"], p["user_id"], p["title"],
-                                  {"description": p["description"], "assignees": [p["assignee_id"]],
-                                   "labels": [p["label_id"]], "due_day": p["due_day"], "weight": p["weight"]},
-                                  self.allowed_paths(app, p),
-                                  extra=[V.check(f"@{p['assignee']} was notified", bool(told), 0.5)])
+    def effect(self, app, p, start):
+        # The assignee's notification is the site's echo of the assignment (bookkeeping).
+        return Effect((NewRow("issues", {
+            "project_id": eq(p["project_id"]), "author_id": eq(p["user_id"]), "title": text(p["title"]),
+            "description": text(p["description"]), "assignees": same_set([p["assignee_id"]]),
+            "labels": same_set([p["label_id"]]), "due_day": eq(p["due_day"]), "weight": eq(p["weight"]),
+            "milestone_id": eq(None), "state": eq("opened")}, label=f"the new issue “{p['title']}”"),))
 
 
 class CloseLabelInMilestone(TaskTemplate):
@@ -931,23 +1010,17 @@ class CloseLabelInMilestone(TaskTemplate):
                 fg("closed", "Each of them is closed", *[f"#{n} closed" for n in p["iids"]]),
                 fg("clean", "No other issue changes", "no other issue closed")]
 
-    def allowed_paths(self, app, p):
-        return [f"runtime.entities.issues.{i}" for i in p["issue_ids"]] + list(SIDE)
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        acts = [f"goto('/projects/{proj['path']}/issues')", f"check('f-label-{p['label_id']}')",
-                f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
+        acts = to_project(proj) + ["click('project-issues')", f"check('f-label-{p['label_id']}')",
+                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
         for n in p["iids"]:
-            acts += [f"goto('{issue_url(proj, n)}')", "click('close-issue')"]
+            acts += find_issue(proj, n) + ["click('close-issue')"]
         return acts
 
-    def verify(self, app, p, start, final, answer):
-        checks = []
-        for n in p["iids"]:
-            row = V.issue_at(app, final, p["project_id"], n)
-            checks.append(V.check(f"#{n} is closed", row is not None and row["state"] == "closed", 1.0))
-        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+    def effect(self, app, p, start):
+        rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
+        return Effect(tuple(V.issue(i, f"issue #{rows[i]}", state=eq("closed")) for i in p["issue_ids"]))
 
 
 class OpenBlockers(TaskTemplate):
@@ -971,10 +1044,11 @@ class OpenBlockers(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return open_to_issue(proj, p["iid"]) + [f"send_msg_to_user({', '.join(p['blockers'])!r})"]
+        return open_to_issue(proj, p["iid"]) + [
+            f"send_msg_to_user({', '.join(p['blockers'])!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_set_answer(start, final, answer, p["blockers"], "open blockers", strip_prefix="#")
+    def effect(self, app, p, start):
+        return Effect(checks=(V.listed(p["blockers"], "open blockers", prefix="#"),))
 
 
 class TriageIssue(TaskTemplate):
@@ -1010,27 +1084,22 @@ class TriageIssue(TaskTemplate):
                    f"due {p['due']}"),
                 fg("comment", "The comment is posted", f"comment “{p['text']}”")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"]))
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
         acts = open_to_issue(proj, p["iid"])
         for name in p["labels"]:
             acts += [f"select_option('label-select', {name!r})", "click('label-submit')"]
-        return acts + [f"select_option('assign-user', '{p['assignee_id']}')", "click('assign-submit')",
+        return acts + [f"select_option('assign-user', '@{p['assignee']}')", "click('assign-submit')",
                        f"select_option('milestone-select', {p['milestone']!r})", "click('milestone-submit')",
                        f"fill('due-input', {p['due']!r})", "click('due-submit')",
                        f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        row = V.issue_at(app, final, p["project_id"], p["iid"])
-        added = V.new_comments(app, start, final, p["issue_id"])
-        extra = [V.check("the comment is posted", any(V.match_exact(c["body"], p["text"]) for c in added), 1.0)]
-        return V.verify_issue(app, start, final, p["project_id"], p["iid"], {
-            "labels": sorted(set(p["before"]) | set(p["label_ids"])), "assignees": [p["assignee_id"]],
-            "milestone_id": p["milestone_id"], "due_day": p["due_day"]}, self.allowed_paths(app, p), extra=extra) \
-            if row is not None else V.verdict([V.check("issue exists", False)], [])
+    def effect(self, app, p, start):
+        before = start_row(app, start, "issues", p["issue_id"])
+        return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", labels=same_set([*before["labels"], *p["label_ids"]]),
+                               assignees=same_set([*before["assignees"], p["assignee_id"]]),
+                               milestone_id=eq(p["milestone_id"]), due_day=eq(p["due_day"])),
+                       V.comment(p["issue_id"], p["user_id"], p["text"], f"the comment on #{p['iid']}")))
 
 
 # ============================================================================= multi-step
@@ -1048,7 +1117,9 @@ class MostCommentedOpen(TaskTemplate):
             ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[lab["id"]], assignee=None,
                                       author=None, milestone=m["id"], terms=[], sort="comments", limit=2)
             rows = app.world.issues(ids)
-            if len(rows) == 2 and rows[0]["comment_count"] > rows[1]["comment_count"]:
+            # (the oldest issues have the most comments: a low number a guesser would try is skipped)
+            if len(rows) == 2 and rows[0]["comment_count"] > rows[1]["comment_count"] \
+                    and rows[0]["iid"] not in _GUESSED:
                 return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
                         "project_id": p["id"], "label_id": lab["id"], "label": lab["name"], "milestone": m["title"],
                         "iid": rows[0]["iid"], "comments": rows[0]["comment_count"]}
@@ -1056,7 +1127,7 @@ class MostCommentedOpen(TaskTemplate):
 
     def goal(self, app, p):
         return (f"In {p['project']}, which open issue with the label “{p['label']}” in the milestone "
-                f"“{p['milestone']}” has the most comments? Answer with its number, like #12.")
+                f"“{p['milestone']}” has the most comments? Answer with its issue number (with the #).")
 
     def facts(self, app, p):
         return [fg("filters", "The right issues are compared", f"label {p['label']}", f"milestone {p['milestone']}",
@@ -1065,12 +1136,13 @@ class MostCommentedOpen(TaskTemplate):
 
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        return [f"goto('/projects/{proj['path']}/issues')", f"check('f-label-{p['label_id']}')",
-                f"select_option('f-milestone', {p['milestone']!r})", "select_option('f-sort', 'Most comments')",
-                "click('f-apply')", f"send_msg_to_user('#{p['iid']}')"]
+        return to_project(proj) + ["click('project-issues')", f"check('f-label-{p['label_id']}')",
+                                   f"select_option('f-milestone', {p['milestone']!r})",
+                                   "select_option('f-sort', 'Most comments')", "click('f-apply')",
+                                   f"send_msg_to_user('#{p['iid']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(start, final, answer, p["iid"], "number of the most commented issue")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("number", p["iid"], "number of the most commented issue"))
 
 
 class UnblockAndClose(TaskTemplate):
@@ -1086,9 +1158,10 @@ class UnblockAndClose(TaskTemplate):
             if any(open_blockers(app, b["id"]) for b in bs):
                 continue
             bs = sorted(bs, key=lambda b: b["iid"])
+            links = {ln["source_id"]: ln["id"] for ln in blocking_links(app, i["id"])}
             return {"user_id": m["user_id"], "project": p["path"], "project_id": p["id"], "iid": i["iid"],
                     "issue_id": i["id"], "blocker_iids": [b["iid"] for b in bs], "blocker_ids": [b["id"] for b in bs],
-                    "text": rng.choice(_DONE)}
+                    "link_ids": [links[b["id"]] for b in bs], "text": rng.choice(_DONE)}
         raise RuntimeError("no issue with a few closable blockers")
 
     def goal(self, app, p):
@@ -1103,23 +1176,18 @@ class UnblockAndClose(TaskTemplate):
                    f"#{p['iid']} closed"),
                 fg("comment", "The comment is posted", f"comment “{p['text']}” on #{p['iid']}")]
 
-    def allowed_paths(self, app, p):
-        return list(allowed_for(p["issue_id"], *[f"runtime.entities.issues.{b}" for b in p["blocker_ids"]]))
-
     def oracle(self, app, p):
+        # Each blocker is reached from the issue's "Linked issues" and back by the same link.
         proj = app.world.project(p["project_id"])
         acts = open_to_issue(proj, p["iid"])
-        for n in p["blocker_iids"]:
-            acts += [f"goto('{issue_url(proj, n)}')", "click('close-issue')"]
-        return acts + [f"goto('{issue_url(proj, p['iid'])}')", "click('close-issue')",
-                       f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+        for lid in p["link_ids"]:
+            acts += [f"click('link-{lid}')", "click('close-issue')", f"click('link-{lid}')"]
+        return acts + ["click('close-issue')", f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        expected = {n: {"state": "closed"} for n in p["blocker_iids"]}
-        expected[p["iid"]] = {"state": "closed"}
-        checks = V.issue_checks(app, final, p["project_id"], expected)
-        checks.append(V.comment_check(app, start, final, p["project_id"], p["iid"], p["text"], p["user_id"]))
-        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+    def effect(self, app, p, start):
+        closed = [V.issue(b, f"blocker #{n}", state=eq("closed")) for b, n in zip(p["blocker_ids"], p["blocker_iids"])]
+        return Effect((*closed, V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),
+                       V.comment(p["issue_id"], p["user_id"], p["text"], f"the comment on #{p['iid']}")))
 
 
 class TriageMyIssues(TaskTemplate):
@@ -1158,23 +1226,21 @@ class TriageMyIssues(TaskTemplate):
                 fg("milestone", "Each is in the milestone", *[f"#{n} in {p['milestone']}" for n in p["iids"]]),
                 fg("comment", "Each gets the comment", *[f"comment on #{n}" for n in p["iids"]])]
 
-    def allowed_paths(self, app, p):
-        return [f"runtime.entities.issues.{i}" for i in p["issue_ids"]] + list(SIDE)
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        acts = [f"goto('/projects/{proj['path']}/issues')", f"fill('f-assignee', {p['username']!r})",
-                f"check('f-label-{p['label_id']}')", "click('f-apply')"]
+        acts = to_project(proj) + ["click('project-issues')", f"fill('f-assignee', {p['username']!r})",
+                                   f"check('f-label-{p['label_id']}')", "click('f-apply')"]
         for n in p["iids"]:
-            acts += [f"goto('{issue_url(proj, n)}')", f"select_option('milestone-select', {p['milestone']!r})",
-                     "click('milestone-submit')", f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+            acts += find_issue(proj, n) + [f"select_option('milestone-select', {p['milestone']!r})",
+                                           "click('milestone-submit')", f"fill('comment-body', {p['text']!r})",
+                                           "click('comment-submit')"]
         return acts
 
-    def verify(self, app, p, start, final, answer):
-        checks = V.issue_checks(app, final, p["project_id"],
-                                {n: {"milestone_id": p["milestone_id"]} for n in p["iids"]})
-        checks += [V.comment_check(app, start, final, p["project_id"], n, p["text"], p["user_id"]) for n in p["iids"]]
-        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+    def effect(self, app, p, start):
+        rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
+        moved = [V.issue(i, f"issue #{rows[i]}", milestone_id=eq(p["milestone_id"])) for i in p["issue_ids"]]
+        said = [V.comment(i, p["user_id"], p["text"], f"the comment on #{rows[i]}") for i in p["issue_ids"]]
+        return Effect((*moved, *said))
 
 
 class WrapUpMilestone(TaskTemplate):
@@ -1225,37 +1291,33 @@ class WrapUpMilestone(TaskTemplate):
                 fg("moved", "The open issues are moved", *[f"#{n} in {p['next']}" for n in p["iids"]]),
                 fg("closed", "The milestone is closed", f"{p['milestone']} is closed")]
 
-    def allowed_paths(self, app, p):
-        return ([f"runtime.entities.issues.{i}" for i in p["issue_ids"]] + list(SIDE) +
-                ["runtime.entities.members", f"runtime.entities.milestones.{p['milestone_id']}"])
-
     def oracle(self, app, p):
         proj = app.world.project(p["project_id"])
-        acts = [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}?state=opened')"]
+        acts = to_project(proj) + ["click('project-milestones')", f"click('milestone-{p['milestone_id']}')",
+                                   "click('state-opened')"]
         for n in p["iids"]:
-            acts += [f"goto('{issue_url(proj, n)}')", f"select_option('milestone-select', {p['next']!r})",
-                     "click('milestone-submit')"]
-        acts += [f"goto('/projects/{proj['path']}/milestones/{p['milestone_id']}')", "click('close-milestone')",
+            acts += find_issue(proj, n) + [f"select_option('milestone-select', {p['next']!r})",
+                                           "click('milestone-submit')"]
+        acts += ["click('project-milestones')", f"click('milestone-{p['milestone_id']}')", "click('close-milestone')",
                  "click('project-members')"]
         for name, role in zip(p["usernames"], p["roles"]):
-            acts += [f"fill('member-username', {name!r})", f"select_option('member-role', {role!r})",
+            acts += [f"fill('member-username', {name!r})", f"select_option('member-role', {role.capitalize()!r})",
                      "click('member-submit')"]
         return acts
 
-    def verify(self, app, p, start, final, answer):
-        checks = []
-        for uid, name, role in zip(p["new_user_ids"], p["usernames"], p["roles"]):
-            checks += V.membership_checks(app, start, final, p["project_id"], uid, role, f"@{name}")
-        checks += V.issue_checks(app, final, p["project_id"], {n: {"milestone_id": p["next_id"]} for n in p["iids"]})
-        checks.append(V.milestone_check(app, final, p["milestone_id"], "closed", p["milestone"]))
-        return V.verdict(checks, V.diff(start, final, self.allowed_paths(app, p)))
+    def effect(self, app, p, start):
+        rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
+        joined = [V.member(p["project_id"], u, r, f"@{n} is {r}")
+                  for u, n, r in zip(p["new_user_ids"], p["usernames"], p["roles"])]
+        moved = [V.issue(i, f"issue #{rows[i]}", milestone_id=eq(p["next_id"])) for i in p["issue_ids"]]
+        return Effect((*joined, *moved, Row("milestones", p["milestone_id"], {"state": eq("closed")},
+                                            label=f"milestone {p['milestone']}")))
 
 
 TASKS: list[TaskTemplate] = [
     OpenLabelCount(), IssueAssignees(), MilestoneDueDate(), MilestoneProgress(), IssueLabels(), NewestByAuthor(),
     FilteredCount(), CommentOnIssue(), CloseIssue(), ReopenIssue(), AssignIssue(), AddLabel(), SetMilestone(),
-    SetDueDate(), LinkIssues(), AddMember(), ChangeRole(), MarkAllRead(), InfeasibleCloseAsReporter(),
-    InfeasibleCloseBlocked(), InfeasibleClosedMilestone(), CreateIssue(), CreateAssignLabel(),
-    CloseLabelInMilestone(), OpenBlockers(), TriageIssue(), MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(),
-    WrapUpMilestone(),
+    SetDueDate(), LinkIssues(), AddMember(), ChangeRole(), MarkAllRead(), CloseWithRole(), CloseIfUnblocked(),
+    AddToMilestone(), CreateIssue(), CreateAssignLabel(), CloseLabelInMilestone(), OpenBlockers(), TriageIssue(),
+    MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(), WrapUpMilestone(),
 ]
