@@ -408,8 +408,10 @@ def _refusal_checks(r: Refusal, final: dict) -> list[dict]:
     refused = bool(said) and said[-1]["role"] == "infeasible"
     seen = [u for tab in final["browser"]["tabs"] for u in tab["history"]]
     looked = any(_shows(e, u) for u in seen for e in r.evidence)
-    return [check("reported as infeasible", refused, 1.0, f"last message: {said[-1] if said else None!r}"),
-            check(f"viewed {r.label}", looked, 1.0, f"looked for {list(r.evidence)!r}")]
+    # One fact, not two: a refusal without looking earns nothing, not half.
+    detail = f"last message: {said[-1] if said else None!r}; " + (
+        "viewed the evidence" if looked else f"never viewed {list(r.evidence)!r}")
+    return [check(f"reported as infeasible after viewing {r.label}", refused and looked, 1.0, detail)]
 
 
 def _shows(evidence: str, url: str) -> bool:

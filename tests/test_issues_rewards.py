@@ -333,8 +333,9 @@ def test_a_refusal_pays_only_after_viewing_the_blocker(env, tid):
     seed = seed_where(env, tid, lambda p: not p["feasible"])
     blind = play(env, tid, seed, ["report_infeasible('no')"])
     assert not blind["success"]
-    failed = [c["name"] for c in blind["checks"] if not c["passed"]]
-    assert failed and all(n.startswith("viewed ") for n in failed), failed
+    assert blind["progress"] == 0.0   # a blind refusal earns nothing, not half
+    failed = [c for c in blind["checks"] if not c["passed"]]
+    assert len(failed) == 1 and "never viewed" in failed[0]["detail"], failed
     v = play(env, tid, seed)
     assert v["success"] and v["clean"] and v["progress"] == 1.0
     # the start page is not the evidence
