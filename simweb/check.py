@@ -106,13 +106,13 @@ def check_oracle(env: Any, task_id: str, seeds: Iterable[int]) -> list[str]:
     return problems
 
 
-def random_action(obs: dict, rng: Rng) -> str:
-    """An action a random agent would take: a click, fill or select on a visible bid, or
-    navigation, with junk values."""
+def random_action(obs: dict, rng: Rng, *, answers: bool = True) -> str:
+    """An action a random agent would take: a click, fill or select on a visible bid,
+    navigation, or (with ``answers``) a message to the user, with junk values."""
     import re
 
     bids = re.findall(r"^\s*\[([^\]]+)\]", obs["axtree"], re.M)
-    kind = rng.randint(0, 8)
+    kind = rng.randint(0, 8 if answers else 7)
     if kind == 0 or not bids:
         return rng.choice(["go_back()", "go_forward()", "noop()", "new_tab()", "tab_close()", "tab_focus(0)",
                            "scroll(0, 300)", "goto('/nope')", "goto('/')"])
@@ -153,7 +153,7 @@ def check_fork_replay(env: Any, task_id: str, seed: int, steps: int = 12) -> lis
     rng = Rng.derive("fork-replay", task_id, seed)
     actions = []
     for _ in range(steps):
-        a = random_action(obs, rng)
+        a = random_action(obs, rng, answers=False)   # an answer would end the episode: nothing left to fork
         actions.append(a)
         obs, *_ = env.step(a)
     end = env.state_hash()
