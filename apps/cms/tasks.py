@@ -1,0 +1,2 @@
+from simweb.effects import Effect
+TASKS = []
