@@ -38,7 +38,7 @@ from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, sch
 
 APP = "cms"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 ROLES = ("author", "editor", "admin")
 STATUSES = ("draft", "review", "published", "archived")
@@ -377,9 +377,8 @@ class _Builder(WorldBuilder):
             author = r.choice(writers)
             category = None if kind == "page" else 1 + r.below(len(CATEGORIES))
             tags = [] if kind == "page" else sorted(1 + i for i in r.sample_indices(len(TAGS), r.weighted_index((10, 40, 80, 100))))
-            published = created + r.randint(0, 3) if status in ("published", "archived") else None
-            if published is not None:
-                published = min(published, -1)
+            # a post goes live the day it is written, so id order is publication order
+            published = min(created, -1) if status in ("published", "archived") else None
             # revisions: the first is an earlier working title and a shorter body
             n_rev = r.weighted_index((35, 70, 90, 100)) + 1
             day = created
