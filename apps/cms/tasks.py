@@ -169,31 +169,28 @@ class PostTags(TaskTemplate):
         return Effect(answer=Answer("set", p["tags"], "post's tags"))
 
 
-class CategoryPairCount(TaskTemplate):
-    id = "cms/category_pair_count"
+class CategoryTrioCount(TaskTemplate):
+    id = "cms/category_trio_count"
     kind = "info"
-    title = "Add up the published posts of two categories"
+    title = "Add up the published posts of three categories"
     sign_in = False
 
     def sample(self, app, rng):
-        a, b = sorted(rng.sample(range(1, len(CATEGORIES) + 1), 2))
-        na = app.world.post_count(kind="post", status="published", category=a)
-        nb = app.world.post_count(kind="post", status="published", category=b)
-        return {"a": a, "b": b, "name_a": CATEGORIES[a - 1][0], "name_b": CATEGORIES[b - 1][0], "count_a": na,
-                "count_b": nb, "total": na + nb}
+        cats = sorted(rng.sample(range(1, len(CATEGORIES) + 1), 3))
+        counts = [app.world.post_count(kind="post", status="published", category=c) for c in cats]
+        return {"cats": cats, "names": [CATEGORIES[c - 1][0] for c in cats], "counts": counts, "total": sum(counts)}
 
     def goal(self, app, p):
-        return (f"How many published posts are there in the categories “{p['name_a']}” and “{p['name_b']}” "
-                f"together? Answer with one number.")
+        a, b, c = p["names"]
+        return (f"How many published posts are there in the categories “{a}”, “{b}” and “{c}” together? "
+                f"Answer with one number.")
 
     def facts(self, app, p):
-        return [fg("counts", "Both categories are counted", f"{p['count_a']} in {p['name_a']}",
-                   f"{p['count_b']} in {p['name_b']}"), fg("total", "The sum is given", f"{p['total']} in all")]
+        return [fg("counts", "Each category is counted", *[f"{n} in {name}" for n, name in zip(p["counts"], p["names"])]),
+                fg("total", "The sum is given", f"{p['total']} in all")]
 
     def oracle(self, app, p):
-        sa = V.slug_of(p["name_a"])
-        sb = V.slug_of(p["name_b"])
-        return [f"click('cat-{sa}')", f"click('cat-{sb}')", f"send_msg_to_user('{p['total']}')"]
+        return [f"click('cat-{V.slug_of(name)}')" for name in p["names"]] + [f"send_msg_to_user('{p['total']}')"]
 
     def effect(self, app, p, start):
         return Effect(answer=Answer("number", p["total"], "number of published posts"))
@@ -204,36 +201,36 @@ _SEARCH_WORDS = ("caching", "ranking", "dark", "uploads", "onboarding", "plannin
                  "layouts", "newsletter", "interviews", "pricing", "coffee", "sourdough", "walks", "trains",
                  "photography", "clubs", "meetings", "offices", "talks", "funding", "password", "login",
                  "backup", "static", "fonts", "validation", "flags", "pipelines", "privacy")
-_SECOND_WORDS = ("profiling", "checklist", "accessibility", "experiment", "numbers", "defaults", "screenshot",
-                 "habit", "measured", "approaches", "suggestions", "draft")
-
-
-class SearchCount(TaskTemplate):
-    id = "cms/search_count"
+class NthSearchResult(TaskTemplate):
+    id = "cms/nth_search_result"
     kind = "info"
-    title = "Count the results of a site search"
+    title = "Search the site and page through the results"
     sign_in = False
 
     def sample(self, app, rng):
         for _ in range(200):
-            q = f"{rng.choice(_SEARCH_WORDS)} {rng.choice(_SECOND_WORDS)}"
+            q = rng.choice(_SEARCH_WORDS)
             n = app.world.post_count(status="published", terms=search_terms(q))
-            if n >= 1:
-                return {"q": q, "count": n}
-        raise RuntimeError("no search with results")
+            if 21 <= n <= 100:
+                k = rng.randint(2, n)
+                ids = app.world.post_ids(status="published", terms=search_terms(q), limit=k)
+                return {"q": q, "count": n, "k": k, "post_id": ids[-1], "answer": app.world.post(ids[-1])["title"]}
+        raise RuntimeError("no search with several pages of results")
 
     def goal(self, app, p):
-        return (f"Search the public site for “{p['q']}”. How many posts and pages does the search find? "
-                f"Answer with the number.")
+        return (f"Search the public site for “{p['q']}”. Counting from the top of the results (newest first), what "
+                f"is the title of result number {p['k']}?")
 
     def facts(self, app, p):
-        return [fg("search", "The search is run and counted", f"search for {p['q']}", f"{p['count']} results")]
+        return [fg("search", "The search is run and paged", f"search for {p['q']}",
+                   f"page {(p['k'] - 1) // 20 + 1} of the results"), fg("answer", "The result is named", p["answer"])]
 
     def oracle(self, app, p):
-        return [f"goto({public_search(p['q'])!r})", f"send_msg_to_user('{p['count']}')"]
+        return [f"goto({public_search(p['q'])!r})"] + ["click('page-next')"] * ((p["k"] - 1) // 20) + [
+            f"send_msg_to_user({p['answer']!r})"]
 
     def effect(self, app, p, start):
-        return Effect(answer=Answer("number", p["count"], "number of results"))
+        return Effect(answer=Answer("text", p["answer"], "result's title"))
 
 
 class FirstRevisionTitle(TaskTemplate):
@@ -893,7 +890,7 @@ class RescueDraft(TaskTemplate):
 
 
 TASKS: list[TaskTemplate] = [
-    PostAuthor(), PublishDate(), PostTags(), CategoryPairCount(), SearchCount(), FirstRevisionTitle(), NewestTagged(),
+    PostAuthor(), PublishDate(), PostTags(), CategoryTrioCount(), NthSearchResult(), FirstRevisionTitle(), NewestTagged(),
     ApproveComment(), SpamComment(), PublishInReview(), SubmitForReview(), ArchivePost(), RenamePost(),
     RestoreRevision(), SchedulePost(), AddCategory(), AddMenuItem(), EditMediaAlt(), ChangeUserRole(), CreateUser(),
     WritePost(), PublishOrRefuse(), RetitleOwnOrRefuse(), PromoteOrRefuse(), WrapUpPost(), RescueDraft(),
