@@ -71,8 +71,15 @@ def issues_urls(env: Any, rng: Rng, n: int) -> list[str]:
     return out
 
 
+def cms_urls(env: Any, rng: Rng, n: int) -> list[str]:
+    w = env.app.world
+    titles = [p["title"] for p in (w.post(rng.randint(1, w.max_id("posts"))) for _ in range(200)) if p]
+    return [f"/search?q={q.replace(' ', '+')}" + (f"&page={1 + rng.below(3)}" if rng.chance(0.3) else "")
+            for q in _words(titles, rng, n)]
+
+
 SEARCH_URLS: dict[str, Callable[[Any, Rng, int], list[str]]] = {
-    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls,
+    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls, "cms": cms_urls,
 }
 
 

@@ -456,24 +456,21 @@ def comment_queue(ctx: Ctx, status: str = "pending", page: Any = 1) -> dict:
 
 @fn(reads=MEDIA)
 def media_library(ctx: Ctx, q: str = "", page: Any = 1) -> dict:
-    """One page of the media library whose filename or title contains ``q``, newest first."""
+    """One page of the media library whose filename or title contains ``q``, newest first
+    (world rows and run-time changes merged; two bounded queries)."""
     key = str(q or "").strip().lower()
     ov = overlay(ctx.state, "media")
     top = ctx.world.max_id("media")
-    if not ov:
-        total, _ = ctx.world.media_page(key, 0, 0)
-        pages = max(1, -(-total // PER_PAGE))
-        p = min(max(1, _int(page) or 1), pages)
-        _, items = ctx.world.media_page(key, PER_PAGE, (p - 1) * PER_PAGE)
-        return {"total": total, "page": p, "pages": pages, "items": items}
-    total, rows = ctx.world.media_page(key, ctx.world.max_id("media"), 0) if key else (0, None)
-    if rows is None:
-        rows = [ctx.world.media_item(i) for i in range(top, 0, -1)]
-    rows = merged_rows(ctx.world, ctx.state, "media", rows,
-                       include=lambda r: not key or key in r["filename"].lower() or key in r["title"].lower())
-    rows = [r for r in rows if not key or key in r["filename"].lower() or key in r["title"].lower()]
-    rows.sort(key=lambda r: -r["id"])
-    return _paged(rows, page)
+    touched = sorted(int(k) for k in ov if int(k) <= top)
+    live = [r for r in ov.values() if r is not None and (key in r["filename"].lower() or key in r["title"].lower())]
+    count, _ = ctx.world.media_page(key, 0, 0, touched)
+    total = count + len(live)
+    pages = max(1, -(-total // PER_PAGE))
+    p = min(max(1, _int(page) or 1), pages)
+    offset = (p - 1) * PER_PAGE
+    _, rows = ctx.world.media_page(key, offset + PER_PAGE, 0, touched)
+    rows = sorted(rows + live, key=lambda r: -r["id"])[offset: offset + PER_PAGE]
+    return {"total": total, "page": p, "pages": pages, "items": rows}
 
 
 @fn(reads=MEDIA)
@@ -635,3 +632,9 @@ def role_label(ctx: Ctx, value: Any) -> str:
 @fn()
 def moment_label(ctx: Ctx, value: Any) -> str:
     return moment(value)
+
+
+@fn()
+def text_lines(ctx: Ctx, value: Any) -> str:
+    """A textarea's text with the line breaks browsers send (CRLF) as plain newlines."""
+    return str(value or "").replace("\r\n", "\n").replace("\r", "\n")

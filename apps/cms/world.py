@@ -708,12 +708,16 @@ class CmsWorld(WorldFile):
         r = self._conn().execute(f"SELECT {_MEDIA_COLS} FROM media WHERE id = ?", (int(mid),)).fetchone()
         return None if r is None else self._media_dict(r)
 
-    def media_page(self, q: str, limit: int, offset: int) -> tuple[int, list[dict]]:
-        """(matching count, one page) of media whose filename or title contains ``q``, newest first."""
+    def media_page(self, q: str, limit: int, offset: int, exclude: Sequence[int] = ()) -> tuple[int, list[dict]]:
+        """(matching count, one page) of media whose filename or title contains ``q``, newest
+        first, leaving out ``exclude`` ids."""
         like = "%" + (q or "").strip().lower().replace("%", "").replace("_", "") + "%"
+        where, params = "(lower(filename) LIKE ? OR lower(title) LIKE ?)", [like, like]
+        if exclude:
+            where += f" AND id NOT IN ({','.join('?' * len(exclude))})"
+            params += [int(i) for i in exclude]
         conn = self._conn()
-        total = conn.execute("SELECT count(*) FROM media WHERE lower(filename) LIKE ? OR lower(title) LIKE ?",
-                             (like, like)).fetchone()[0]
-        rows = conn.execute(f"SELECT {_MEDIA_COLS} FROM media WHERE lower(filename) LIKE ? OR lower(title) LIKE ?"
-                            " ORDER BY id DESC LIMIT ? OFFSET ?", (like, like, int(limit), int(offset))).fetchall()
+        total = conn.execute(f"SELECT count(*) FROM media WHERE {where}", params).fetchone()[0]
+        rows = conn.execute(f"SELECT {_MEDIA_COLS} FROM media WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
+                            params + [int(limit), int(offset)]).fetchall()
         return total, [self._media_dict(r) for r in rows]
