@@ -103,12 +103,18 @@ def test_counts_agree_with_a_scan(world, posts):
 @settings(max_examples=30, deadline=None)
 @given(q=st.sampled_from(["caching", "cach", "dark mode", "sourdough bread", "profiling numbers", "fonts",
                           "the privacy", "kitchen", "re", "team onboarding checklist"]),
-       status=st.sampled_from([None, "published", "draft"]))
-def test_fts_matches_its_python_twin(world, posts, q, status):
+       status=st.sampled_from([None, "published", "draft"]), category=st.sampled_from([None, 3]),
+       tag=st.sampled_from([None, 7]), kind=st.sampled_from([None, "post", "page"]))
+def test_fts_matches_its_python_twin(world, posts, q, status, category, tag, kind):
+    """A search with filters (FTS5 tokens) finds what a scan finds, newest first."""
     terms = search_terms(q)
-    want = [p["id"] for p in reversed(posts) if post_matches(p, terms) and (status is None or p["status"] == status)]
-    assert world.post_ids(status=status, terms=terms, limit=10_000) == want
-    assert world.post_count(status=status, terms=terms) == len(want)
+    want = [p["id"] for p in reversed(posts) if post_matches(p, terms) and (status is None or p["status"] == status)
+            and (category is None or p["category_id"] == category) and (tag is None or tag in p["tags"])
+            and (kind is None or p["kind"] == kind)]
+    f = {"status": status, "category": category, "tag": tag, "kind": kind, "terms": terms}
+    assert world.post_ids(limit=10_000, **f) == want
+    assert world.post_count(**f) == len(want)
+    assert world.post_count(cap=3, **f) == min(3, len(want))
 
 
 def test_media_search(world):

@@ -156,6 +156,12 @@ def all_users(ctx: Ctx, role: str = "", q: str = "") -> list[dict]:
     return sorted(out, key=lambda u: (u["username"], u["id"]))
 
 
+@fn(reads=USERS)
+def users_page(ctx: Ctx, role: str = "", q: str = "", page: Any = 1) -> dict:
+    """One page of 50 staff accounts (filtered by role and a name fragment), by username."""
+    return _paged(all_users(ctx, role, q), page, 50)
+
+
 @fn()
 def safe_next(ctx: Ctx, target: str | None) -> str:
     """A local path to go to after signing in (never another site)."""

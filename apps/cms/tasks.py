@@ -621,8 +621,8 @@ class ChangeUserRole(TaskTemplate):
         return [fg("role", "The role is changed", f"{p['username']} has the {p['role']} role")]
 
     def oracle(self, app, p):
-        return ["click('nav-users')", f"click('user-{p['target_id']}')", f"select_option('role-select', {p['role']!r})",
-                "click('role-submit')"]
+        return ["click('nav-users')", f"goto('/admin/users?{urlencode({'q': p['username']})}')",
+                f"click('user-{p['target_id']}')", f"select_option('role-select', {p['role']!r})", "click('role-submit')"]
 
     def effect(self, app, p, start):
         return Effect((Row("users", p["target_id"], {"role": eq(p["role"])}, label=p["username"]),))
@@ -799,8 +799,8 @@ class PromoteOrRefuse(TaskTemplate):
 
     def oracle(self, app, p):
         if p["feasible"]:
-            return ["click('nav-users')", f"click('user-{p['target_id']}')", "select_option('role-select', 'editor')",
-                    "click('role-submit')"]
+            return ["click('nav-users')", f"goto('/admin/users?{urlencode({'q': p['username']})}')",
+                    f"click('user-{p['target_id']}')", "select_option('role-select', 'editor')", "click('role-submit')"]
         return ["click('nav-users')", "report_infeasible('Only administrators can manage users; I am an editor.')"]
 
     def effect(self, app, p, start):

@@ -38,7 +38,7 @@ from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, sch
 
 APP = "cms"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 
 ROLES = ("author", "editor", "admin")
 STATUSES = ("draft", "review", "published", "archived")
@@ -106,6 +106,7 @@ class Post(Base):
     comment_count: Mapped[int] = mapped_column(Integer)   # approved comments
     revision_count: Mapped[int] = mapped_column(Integer)
     __table_args__ = (Index("ix_posts_kind_status_id", "kind", "status", "id"),
+                      Index("ix_posts_status_id", "status", "id"),
                       Index("ix_posts_category_status_id", "category_id", "status", "id"),
                       Index("ix_posts_author_status_id", "author_id", "status", "id"))
 
@@ -172,8 +173,10 @@ class MenuItem(Base):
     position: Mapped[int] = mapped_column(Integer)
 
 
-#: Title and body, plus ``st``: the token ``s<status>`` so a status filter intersects
-#: posting lists inside FTS5 instead of filtering every match afterwards.
+#: Title and body, plus ``st``: one token per filter value of the row (status, kind,
+#: category, author, tags; see :func:`filter_tokens`), so a filtered search intersects
+#: posting lists inside FTS5 and reads its newest matches in rowid order, never scanning
+#: every match.
 _FTS_DDL = ("CREATE VIRTUAL TABLE posts_fts USING fts5(title, body, st,"
             " tokenize='unicode61 remove_diacritics 2', detail='column')")
 _TABLES = ("users", "categories", "tags", "posts", "revisions", "comments", "media", "menus", "menu_items")
@@ -261,6 +264,14 @@ _MEDIA_ADJ = ("blue", "wide", "night", "sunny", "old", "new", "small", "dark", "
 _MENUS = (("Primary", "header"), ("Footer", "footer"), ("Sidebar", "sidebar"))
 
 
+def filter_tokens(status: str, kind: str, category: int | None, author: int, tags: Sequence[int]) -> str:
+    """The ``st`` column of a row's FTS entry: ``s<status> k<kind> c<category> a<author> t<tag>...``."""
+    out = [f"s{status}", f"k{kind}", f"a{author}"]
+    if category is not None:
+        out.append(f"c{category}")
+    return " ".join(out + [f"t{t}" for t in tags])
+
+
 def slugify(text: str) -> str:
     """URL slug of a title: lower-case words joined by hyphens."""
     return re.sub(r"[^a-z0-9]+", "-", (text or "").lower()).strip("-")[:80] or "post"
@@ -297,8 +308,11 @@ class _Builder(WorldBuilder):
         self.p.stage("indexes", 1)
         self.create_indexes()
         self.db.execute(_FTS_DDL)
-        self.db.execute("INSERT INTO posts_fts(rowid, title, body, st)"
-                        " SELECT id, title, body, 's' || status FROM posts ORDER BY id")
+        rows = self.db.execute("SELECT id, title, body, status, kind, category_id, author_id, tags FROM posts"
+                               " ORDER BY id").fetchall()
+        self.db.executemany("INSERT INTO posts_fts(rowid, title, body, st) VALUES (?, ?, ?, ?)",
+                            [(r[0], r[1], r[2], filter_tokens(r[3], r[4], r[5], r[6], orjson.loads(r[7])))
+                             for r in rows])
         self.db.execute("INSERT INTO posts_fts(posts_fts) VALUES ('optimize')")
         return self.finish(SCHEMA_FINGERPRINT)
 
@@ -509,6 +523,7 @@ class CmsWorld(WorldFile):
         self._users = [self._user_dict(r) for r in conn.execute(f"SELECT {_USER_COLS} FROM users ORDER BY id")]
         self._user_by_id = {u["id"]: u for u in self._users}
         self._post_rows = LRU(20_000)
+        self._counts = LRU(50_000)
 
     # -- users, taxonomy, menus (small: in memory) ---------------------------------------
 
@@ -593,7 +608,9 @@ class CmsWorld(WorldFile):
                tag: int | None = None, author: int | None = None, terms: Sequence[str] = ()) -> tuple[str, list]:
         conds: list[str] = []
         params: list[Any] = []
-        if kind in KINDS:
+        # Only posts have categories and tags: with either, the kind goes without saying
+        # (and leaving it out lets the category index answer alone).
+        if kind in KINDS and not (kind == "post" and (category is not None or tag is not None)):
             conds.append("kind = ?")
             params.append(kind)
         if status in STATUSES:
@@ -611,35 +628,79 @@ class CmsWorld(WorldFile):
         if author is not None:
             conds.append("author_id = ?")
             params.append(int(author))
-        if terms:
-            expr = " AND ".join(f'"{t}"' for t in terms[:-1]) + (" AND " if len(terms) > 1 else "")
-            last = terms[-1]
-            expr += f'"{last}"*' if len(last) >= 3 else f'"{last}"'
-            scope = f"st : s{status} AND " if status in STATUSES else ""
-            conds.append("id IN (SELECT rowid FROM posts_fts WHERE posts_fts MATCH ?)")
-            params.append(f"{scope}{{title body}} : ({expr})")
         return " AND ".join(conds) or "1", params
+
+    @staticmethod
+    def _match(kind: str | None = None, status: str | None = None, category: int | None = None,
+               tag: int | None = None, author: int | None = None, terms: Sequence[str] = ()) -> str:
+        """The FTS5 expression of a search with filters (every filter a token of ``st``)."""
+        words = [f'"{t}"' for t in terms[:-1]]
+        last = terms[-1]
+        words.append(f'"{last}"*' if len(last) >= 3 else f'"{last}"')
+        expr = "{title body} : (" + " AND ".join(words) + ")"
+        scope = []
+        if status in STATUSES:
+            scope.append(f"s{status}")
+        if kind in KINDS:
+            scope.append(f"k{kind}")
+        if category is not None:
+            scope.append(f"c{int(category)}")
+        if tag is not None:
+            scope.append(f"t{int(tag)}")
+        if author is not None:
+            scope.append(f"a{int(author)}")
+        return (f"st : ({' AND '.join(scope)}) AND " if scope else "") + expr
+
+    @staticmethod
+    def _not_in(column: str, exclude: Sequence[int]) -> tuple[str, list]:
+        if not exclude:
+            return "", []
+        return f" AND {column} NOT IN ({','.join('?' * len(exclude))})", [int(i) for i in exclude]
+
+    def _world_count(self, sql: str, params: Sequence[Any], cap: int | None) -> int:
+        """``count(*)`` of a query's rows (at most ``cap``), memoised: the world never changes."""
+        key = (sql, tuple(params), cap)
+        hit = self._counts.get(key)
+        if hit is None:
+            conn = self._conn()
+            if cap is not None:
+                hit = conn.execute(f"SELECT count(*) FROM ({sql} LIMIT ?)", [*params, int(cap)]).fetchone()[0]
+            else:
+                hit = conn.execute(f"SELECT count(*) FROM ({sql})", list(params)).fetchone()[0]
+            self._counts.put(key, hit)
+        return hit
+
+    def _post_query(self, filters: dict) -> tuple[str, list, str]:
+        """(SQL selecting matching ids, its parameters, the id column) for ``filters``."""
+        if filters.get("terms"):
+            return "SELECT rowid FROM posts_fts WHERE posts_fts MATCH ?", [self._match(**filters)], "rowid"
+        if filters.get("tag") is not None and filters.get("category") is None and filters.get("author") is None:
+            status = filters.get("status")
+            if status in STATUSES:
+                return ("SELECT post_id FROM post_tags WHERE tag_id = ? AND status = ?",
+                        [int(filters["tag"]), status], "post_id")
+            return "SELECT post_id FROM post_tags WHERE tag_id = ?", [int(filters["tag"])], "post_id"
+        where, params = self._where(**filters)
+        return f"SELECT id FROM posts WHERE {where}", params, "id"
 
     def post_count(self, *, exclude: Sequence[int] = (), cap: int | None = None, **filters: Any) -> int:
         """How many world posts match the filters (not counting ``exclude`` ids); at most
-        ``cap`` when given (the count stops there)."""
-        where, params = self._where(**filters)
+        ``cap`` when given (the count stops there). The count of the whole world is
+        memoised; excluded rows are subtracted with one query bounded by their number."""
+        sql, params, col = self._post_query(filters)
+        total = self._world_count(sql, params, None if cap is None else cap + len(exclude))
         if exclude:
-            where += f" AND id NOT IN ({','.join('?' * len(exclude))})"
-            params = params + [int(i) for i in exclude]
-        if cap is not None:
-            return self._conn().execute(f"SELECT count(*) FROM (SELECT 1 FROM posts WHERE {where} LIMIT ?)",
-                                        params + [int(cap)]).fetchone()[0]
-        return self._conn().execute(f"SELECT count(*) FROM posts WHERE {where}", params).fetchone()[0]
+            marks = ",".join("?" * len(exclude))
+            total -= self._conn().execute(f"SELECT count(*) FROM ({sql} AND {col} IN ({marks}))",
+                                          [*params, *map(int, exclude)]).fetchone()[0]
+        return total if cap is None else min(cap, total)
 
     def post_ids(self, *, limit: int = 20, exclude: Sequence[int] = (), **filters: Any) -> list[int]:
         """The first ``limit`` world post ids matching the filters, newest first."""
-        where, params = self._where(**filters)
-        if exclude:
-            where += f" AND id NOT IN ({','.join('?' * len(exclude))})"
-            params = params + [int(i) for i in exclude]
-        return [r[0] for r in self._conn().execute(
-            f"SELECT id FROM posts WHERE {where} ORDER BY id DESC LIMIT ?", params + [int(limit)])]
+        sql, params, col = self._post_query(filters)
+        extra, xp = self._not_in(col, exclude)
+        return [r[0] for r in self._conn().execute(f"{sql}{extra} ORDER BY {col} DESC LIMIT ?",
+                                                   [*params, *xp, int(limit)])]
 
     # -- revisions -----------------------------------------------------------------------
 
@@ -674,11 +735,13 @@ class CmsWorld(WorldFile):
         return None if r is None else self._comment_dict(r)
 
     def comment_count(self, status: str, exclude: Sequence[int] = ()) -> int:
-        where, params = "status = ?", [status]
+        """Comments in a moderation queue (memoised), not counting ``exclude`` ids."""
+        total = self._world_count("SELECT id FROM comments WHERE status = ?", (status,), None)
         if exclude:
-            where += f" AND id NOT IN ({','.join('?' * len(exclude))})"
-            params += [int(i) for i in exclude]
-        return self._conn().execute(f"SELECT count(*) FROM comments WHERE {where}", params).fetchone()[0]
+            total -= self._conn().execute(
+                f"SELECT count(*) FROM comments WHERE status = ? AND id IN ({','.join('?' * len(exclude))})",
+                [status, *map(int, exclude)]).fetchone()[0]
+        return total
 
     def comment_ids(self, status: str, limit: int, exclude: Sequence[int] = ()) -> list[int]:
         """Comment ids in a moderation queue, newest first."""
@@ -717,7 +780,9 @@ class CmsWorld(WorldFile):
             where += f" AND id NOT IN ({','.join('?' * len(exclude))})"
             params += [int(i) for i in exclude]
         conn = self._conn()
-        total = conn.execute(f"SELECT count(*) FROM media WHERE {where}", params).fetchone()[0]
+        total = self._world_count(f"SELECT id FROM media WHERE {where}", params, None)
+        if not limit:
+            return total, []
         rows = conn.execute(f"SELECT {_MEDIA_COLS} FROM media WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
                             params + [int(limit), int(offset)]).fetchall()
         return total, [self._media_dict(r) for r in rows]
