@@ -423,13 +423,13 @@ def _lines(text: str) -> list[str]:
 
 @fn(reads=COMMENTS)
 def comments_of(ctx: Ctx, pid: Any, status: str = "") -> list[dict]:
-    """A post's comments as they are now (of one status, or all), oldest first."""
+    """A post's comments as they are now (of one status, or all), oldest first (by day, then id)."""
     i = _int(pid)
     if i is None:
         return []
     world = ctx.world.comments_of(i) if i <= ctx.world.max_id("posts") else []
     rows = merged_rows(ctx.world, ctx.state, "comments", world, include=lambda r: r["post_id"] == i)
-    return sorted((c for c in rows if not status or c["status"] == status), key=lambda c: c["id"])
+    return sorted((c for c in rows if not status or c["status"] == status), key=lambda c: (c["day"], c["id"]))
 
 
 @fn(reads=COMMENTS)
