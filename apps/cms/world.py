@@ -524,6 +524,7 @@ class CmsWorld(WorldFile):
         self._user_by_id = {u["id"]: u for u in self._users}
         self._post_rows = LRU(20_000)
         self._counts = LRU(50_000)
+        self._menu_items: dict[int, list[dict]] | None = None
 
     # -- users, taxonomy, menus (small: in memory) ---------------------------------------
 
@@ -562,9 +563,14 @@ class CmsWorld(WorldFile):
         return next((dict(m) for m in self._menus if m["id"] == int(mid)), None)
 
     def menu_items(self, menu_id: int) -> list[dict]:
-        return [{"id": r[0], "menu_id": r[1], "label": r[2], "url": r[3], "position": r[4]}
-                for r in self._conn().execute("SELECT id, menu_id, label, url, position FROM menu_items"
-                                              " WHERE menu_id = ? ORDER BY position, id", (int(menu_id),))]
+        """A menu's items by position (menus are small: read once, kept in memory)."""
+        if self._menu_items is None:
+            self._menu_items = {}
+            for r in self._conn().execute("SELECT id, menu_id, label, url, position FROM menu_items"
+                                          " ORDER BY position, id"):
+                self._menu_items.setdefault(r[1], []).append(
+                    {"id": r[0], "menu_id": r[1], "label": r[2], "url": r[3], "position": r[4]})
+        return [dict(it) for it in self._menu_items.get(int(menu_id), [])]
 
     def menu_item(self, iid: int) -> dict | None:
         r = self._conn().execute("SELECT id, menu_id, label, url, position FROM menu_items WHERE id = ?",
