@@ -71,8 +71,15 @@ def issues_urls(env: Any, rng: Rng, n: int) -> list[str]:
     return out
 
 
+def cms_urls(env: Any, rng: Rng, n: int) -> list[str]:
+    w = env.app.world
+    titles = [p["title"] for p in (w.post(rng.randint(1, w.max_id("posts"))) for _ in range(200)) if p]
+    return [f"/search?q={q.replace(' ', '+')}" + (f"&page={1 + rng.below(3)}" if rng.chance(0.3) else "")
+            for q in _words(titles, rng, n)]
+
+
 SEARCH_URLS: dict[str, Callable[[Any, Rng, int], list[str]]] = {
-    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls,
+    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls, "cms": cms_urls,
 }
 
 
@@ -140,6 +147,8 @@ def bytes_per_fork(env: Any, n: int) -> float:
 
 def search_times(env: Any, urls: list[str], reps: int) -> dict[str, list[float]]:
     first, repeat = [], []
+    # One long browsing session: no step budget may end it half way through the URLs.
+    budget, env.max_steps_override = env.max_steps_override, 10 ** 9
     env.reset(seed=0)
     for u in urls:
         act = f"goto({u!r})"
@@ -151,6 +160,7 @@ def search_times(env: Any, urls: list[str], reps: int) -> dict[str, list[float]]
     for u in urls[: max(1, len(urls) // 4)]:
         act = f"goto({u!r})"
         repeat.extend(time_each(lambda: env.step(act), reps))
+    env.max_steps_override = budget
     return {"first": first, "repeat": repeat}
 
 
