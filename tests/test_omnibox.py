@@ -368,7 +368,9 @@ def test_simweb_serve_default_pages_carry_no_bid_attribute():
         url = None
         for _ in range(50):
             line = proc.stderr.readline()
-            found = re.search(r"Running on (http://127\.0\.0\.1:\d+)", line)
+            if not line:   # the server exited
+                break
+            found = re.search(r"serving shopping on (http://127\.0\.0\.1:\d+)", line)
             if found:
                 url = found.group(1)
                 break
