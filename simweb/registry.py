@@ -91,6 +91,7 @@ def builtin_apps() -> dict[str, Any]:
         "shopping": "simweb.apps.shopping:APP",
         "forum": "simweb.apps.forum:APP",
         "issues": "simweb.apps.issues:APP",
+        "booking": "simweb.apps.booking:APP",
     }
 
 
