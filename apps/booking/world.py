@@ -35,7 +35,7 @@ from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, day
 
 APP = "booking"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 
 #: nights bookable: days 0 .. YEAR_DAYS - 1
 YEAR_DAYS = 365
@@ -247,8 +247,7 @@ class _Builder(WorldBuilder):
             rows.append((uid, username, f"{username}@example.com", f"{first} {last}", f"pw-{username}", tier,
                          points, -r.randint(100, 2000)))
         self.n_users = n
-        self.users = rows
-        self.insert("users", rows)
+        self.users = rows     # inserted after the bookings, whose points the balances include
 
     def _properties(self) -> None:
         cities = _CITIES[:n_cities_for(self.size)]
@@ -361,6 +360,10 @@ class _Builder(WorldBuilder):
             rows.append((bid, uid, pid, rid, checkin, nights, guests, name, u[2], total, None, earned, 0, status,
                          code, created, fee, cancelled))
         self.insert("bookings", rows)
+        earned: dict[int, int] = {}
+        for b in rows:
+            earned[b[1]] = earned.get(b[1], 0) + b[11] - b[12]
+        self.insert("users", [u[:6] + (u[6] + earned.get(u[0], 0),) + u[7:] for u in self.users])
 
 
 SCHEMA_FINGERPRINT = schema_fingerprint(GENERATOR_VERSION, Base.metadata)
