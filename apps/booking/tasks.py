@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 from urllib.parse import urlencode
 
-from simweb.effects import Answer, Effect, Refusal, Value, eq, same_set
+from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import booking as V
 from simweb.worlddb import day_to_date
@@ -582,6 +582,8 @@ class ChangeDates(TaskTemplate):
             rt = app.world.room_type(b["room_type_id"])
             if new < 1 or new + b["nights"] > YEAR_DAYS or left(rt, new, b["nights"]) <= 0:
                 continue
+            if price(app, rt, new, b["nights"]) == b["total_cents"]:
+                continue      # the new total must be a fact the start state does not already satisfy
             return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "checkin": b["checkin_day"],
                     "new_checkin": new, "nights": b["nights"], "total": price(app, rt, new, b["nights"])}
         raise RuntimeError("no booking to move")
@@ -601,8 +603,9 @@ class ChangeDates(TaskTemplate):
             f"fill('modify-checkout', {iso(p['new_checkin'] + p['nights'])!r})", "click('modify-submit')"]
 
     def effect(self, app, p, start):
+        # The nights stay as they are (any change is damage); the points follow the new total.
         return Effect((V.booking(p["booking_id"], "the booking", checkin_day=eq(p["new_checkin"]),
-                                 nights=eq(p["nights"]), total_cents=eq(p["total"])),))
+                                 total_cents=eq(p["total"]), points_earned=ANY),))
 
 
 class ChangeGuest(TaskTemplate):
@@ -694,7 +697,7 @@ class CancelAndRebook(TaskTemplate):
 
     def oracle(self, app, p):
         b = app.world.booking(p["booking_id"])
-        return booking_list_plan(b) + ["click('cancel-booking')"] + book_plan(p, card_name=p["card_name"])
+        return booking_list_plan(b) + ["click('cancel-booking')", "click('nav-home')"] + book_plan(p, card_name=p["card_name"])
 
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
