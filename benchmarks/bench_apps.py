@@ -71,8 +71,22 @@ def issues_urls(env: Any, rng: Rng, n: int) -> list[str]:
     return out
 
 
+def booking_urls(env: Any, rng: Rng, n: int) -> list[str]:
+    """Availability searches: a city, a stay of 1-7 nights in the year, a party of 1-4."""
+    from simweb.worlddb import day_to_date
+
+    cities = env.app.world.cities()
+    out = []
+    for _ in range(n):
+        d, nights = rng.randint(1, 350), rng.randint(1, 7)
+        sort = rng.choice(["price", "rating", "stars"])
+        out.append(f"/search?city={rng.choice(cities)}&checkin={day_to_date(d).isoformat()}"
+                   f"&checkout={day_to_date(d + nights).isoformat()}&guests={rng.randint(1, 4)}&sort={sort}")
+    return out
+
+
 SEARCH_URLS: dict[str, Callable[[Any, Rng, int], list[str]]] = {
-    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls,
+    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls, "booking": booking_urls,
 }
 
 
