@@ -94,7 +94,7 @@ def test_moving_the_nights_instead_of_the_dates_is_not_paid(env):
     assert f"collateral: runtime.entities.bookings.{p['booking_id']}.nights" in collateral(v)
 
 
-@pytest.mark.parametrize("task", ["booking/cancel_if_free", "booking/book_if_available", "booking/gold_code"])
+@pytest.mark.parametrize("task", ["booking/cancel_if_free", "booking/reserve_if_available", "booking/gold_code"])
 def test_a_refusal_without_looking_is_not_paid_and_a_feasible_one_must_be_done(env, task):
     seen = {True: 0, False: 0}
     for seed in range(12):

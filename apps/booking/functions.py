@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from simweb.functions import Ctx, FunctionTable, entity_row, overlay
 from simweb.worlddb import date_to_day, day_to_date
 
-from .world import MAX_NIGHTS, YEAR_DAYS, night_cents
+from .world import MAX_NIGHTS, YEAR_DAYS, is_weekend_night, night_cents
 
 FUNCTIONS = FunctionTable()
 fn = FUNCTIONS.function
@@ -238,7 +238,7 @@ def _offer(ctx: Ctx, rt: dict, prop: dict, checkin: int, nights: int, guests: in
         reason = f"The {rt['name']} requires a minimum stay of {rt['min_nights']} nights."
     elif left <= 0:
         reason = f"Sold out: the {rt['name']} has no rooms left for your dates."
-    weekend = sum(1 for d in range(checkin, checkin + nights) if day_to_date(d).weekday() in (4, 5))
+    weekend = sum(1 for d in range(checkin, checkin + nights) if is_weekend_night(d))
     return {"room": rt, "left": left, "total_cents": sum(prices), "nightly": prices, "ok": reason is None,
             "reason": reason, "sold_out": left <= 0, "weekend_nights": weekend, "nights": nights}
 
@@ -303,6 +303,8 @@ def search(ctx: Ctx, city: str, q: str, st: dict, guests: Any, stars: Any, sort:
         best = None
         if st and st.get("checkin") is not None:
             for rt in ctx.world.room_types_of(p["id"]):
+                if rt["capacity"] < g or rt["min_nights"] > st["nights"]:
+                    continue      # cannot be booked for this party or stay: no need to price it
                 o = _offer(ctx, rt, p, st["checkin"], st["nights"], g, skip_hold_of=ctx.user)
                 if o["ok"] and (best is None or o["total_cents"] < best["total_cents"]):
                     best = o

@@ -742,8 +742,8 @@ class CancelIfFree(TaskTemplate):
         return Effect(refusal=Refusal((f"/account/bookings/{p['booking_id']}",), label="the booking's policy"))
 
 
-class BookIfAvailable(TaskTemplate):
-    id = "booking/book_if_available"
+class ReserveIfAvailable(TaskTemplate):
+    id = "booking/reserve_if_available"
     kind = "mixed"
     may_refuse = True
     title = "Book a room if it is available for the dates, else refuse"
@@ -830,5 +830,5 @@ TASKS: list[TaskTemplate] = [
     StayPrice(), PointsBalance(), ConfirmationCode(), FreeCancellationUntil(), CancellationFee(), CheapestHotel(),
     CheapestPriceInCity(), TopRatedHotel(), BookRoom(), BookWithCode(), BookWithPoints(), CancelFree(),
     CancelWithFee(), ChangeDates(), ChangeGuest(), SaveTopRated(), CancelAndRebook(), CancelIfFree(),
-    BookIfAvailable(), GoldCode(),
+    ReserveIfAvailable(), GoldCode(),
 ]

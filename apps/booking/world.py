@@ -189,8 +189,17 @@ def n_cities_for(size: int) -> int:
     return min(len(_CITIES), max(12, size // 6))
 
 
+#: Calendar facts of the days around the bookable year, looked up instead of computed:
+#: prices are summed night by night on every search page.
+_CAL_FIRST, _CAL_LAST = -400, 800
+_WEEKEND = tuple(day_to_date(d).weekday() in (4, 5) for d in range(_CAL_FIRST, _CAL_LAST))
+_MONTH = tuple(day_to_date(d).month - 1 for d in range(_CAL_FIRST, _CAL_LAST))
+
+
 def is_weekend_night(day: int) -> bool:
     """Friday and Saturday nights (day 0, 2026-01-01, is a Thursday)."""
+    if _CAL_FIRST <= day < _CAL_LAST:
+        return _WEEKEND[day - _CAL_FIRST]
     return day_to_date(day).weekday() in (4, 5)
 
 
@@ -198,8 +207,8 @@ def night_cents(room: dict, season: Sequence[int], day: int) -> int:
     """The price of one night ``day`` of a room type: its weekday or weekend rate times the
     month's seasonal factor, rounded to whole dollars."""
     rate = room["weekend_cents"] if is_weekend_night(day) else room["base_cents"]
-    pct = season[day_to_date(day).month - 1]
-    return (rate * pct // 100 + 50) // 100 * 100
+    month = _MONTH[day - _CAL_FIRST] if _CAL_FIRST <= day < _CAL_LAST else day_to_date(day).month - 1
+    return (rate * season[month] // 100 + 50) // 100 * 100
 
 
 def _jl(items: Any) -> str:
