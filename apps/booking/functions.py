@@ -96,6 +96,13 @@ def _contribution(b: dict | None) -> int:
     return int(b.get("points_earned") or 0) - int(b.get("points_used") or 0)
 
 
+@fn(reads=USERS + ME)
+def my_tier(ctx: Ctx) -> str | None:
+    """The signed-in user's loyalty tier (a role on the spec's ladder), or None."""
+    me = current_user(ctx)
+    return None if me is None else me["tier"]
+
+
 @fn(reads=USERS + BOOKINGS + ME)
 def points_balance(ctx: Ctx, uid: Any = None) -> int:
     """A user's loyalty points now: the account's points plus what bookings made, changed or
@@ -361,10 +368,7 @@ def code_error(ctx: Ctx, code: Any, prop_id: Any, checkin: Any, nights: Any, sub
     c = ctx.world.code_named(text)
     if c is None:
         return f"The code {text} is not valid."
-    if c["tier"] == "gold":
-        me = current_user(ctx)
-        if me is None or me["tier"] != "gold":
-            return f"The code {c['code']} is for Gold members only."
+    # Gold-only codes are the spec's ``use_code`` permission, checked before this.
     if c["property_id"] is not None and c["property_id"] != _int(prop_id):
         p = ctx.world.property(c["property_id"])
         return f"The code {c['code']} is only valid at {p['name'] if p else 'another property'}."
