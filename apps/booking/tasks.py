@@ -143,9 +143,9 @@ def unique_upcoming(app: Any, b: dict) -> bool:
 def pick_booking(app: Any, rng: Rng, need: Callable[[dict, dict], bool], lo: int = 1, hi: int = 330,
                  status: str = "confirmed") -> tuple[dict, dict]:
     """A world booking (status, arriving lo..hi) and its property that satisfy ``need``."""
-    pool = app.world.bookings_arriving(status, lo, hi, limit=5000)
+    pool = app.world.arriving_ids(status, lo, hi)
     for _ in range(3000):
-        b = rng.choice(pool)
+        b = app.world.booking(rng.choice(pool))
         p = app.world.property(b["property_id"])
         if need(b, p) and unique_upcoming(app, b):
             return b, p
@@ -440,7 +440,7 @@ class BookRoom(TaskTemplate):
 
 
 def _valid_code(app: Any, s: dict, tier: str, want_gold: bool) -> dict | None:
-    for c in app.world.codes_page(0, 100_000):
+    for c in app.world.all_codes():
         if (c["tier"] == "gold") != want_gold:
             continue
         if c["property_id"] not in (None, s["property_id"]):

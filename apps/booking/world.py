@@ -433,6 +433,8 @@ class BookingWorld(WorldFile):
             self._rooms_of.setdefault(rt["property_id"], []).append(rt["id"])
         self._cities = sorted(self._by_city)
         self._booking_rows = LRU(8192)
+        self._arriving: dict[tuple[str, int, int], list[int]] = {}
+        self._codes: list[dict] | None = None
         self._user_rows = LRU(4096)
 
     # -- users ----------------------------------------------------------------------
@@ -488,6 +490,12 @@ class BookingWorld(WorldFile):
                                  (str(code or "").strip().upper(),)).fetchone()
         return None if r is None else dict(zip(_CODE_KEYS, r))
 
+    def all_codes(self) -> list[dict]:
+        """Every discount code by code (a few hundred at ten times the default size; kept)."""
+        if self._codes is None:
+            self._codes = self.codes_page(0, self.counts.get("discount_codes", 0) + 1)
+        return [dict(c) for c in self._codes]
+
     def codes_page(self, offset: int, limit: int) -> list[dict]:
         return [dict(zip(_CODE_KEYS, r)) for r in self._conn().execute(
             f"SELECT {_CODE_COLS} FROM discount_codes ORDER BY code LIMIT ? OFFSET ?", (int(limit), int(offset)))]
@@ -514,6 +522,17 @@ class BookingWorld(WorldFile):
         r = self._conn().execute(f"SELECT {_BOOKING_COLS} FROM bookings WHERE code = ?",
                                  (str(code or "").strip().upper(),)).fetchone()
         return None if r is None else dict(zip(_BOOKING_KEYS, r))
+
+    def arriving_ids(self, status: str, lo: int, hi: int) -> list[int]:
+        """Ids of the bookings in ``status`` arriving on days ``lo`` .. ``hi``, by arrival
+        (for task sampling; each range is read once per process)."""
+        key = (status, int(lo), int(hi))
+        ids = self._arriving.get(key)
+        if ids is None:
+            ids = self._arriving[key] = [r[0] for r in self._conn().execute(
+                "SELECT id FROM bookings WHERE status = ? AND checkin_day BETWEEN ? AND ? ORDER BY checkin_day, id",
+                key)]
+        return list(ids)
 
     def bookings_arriving(self, status: str, lo: int, hi: int, limit: int = 500) -> list[dict]:
         """Bookings in ``status`` arriving on days ``lo`` .. ``hi`` (for task sampling)."""
