@@ -13,13 +13,21 @@ import re
 from urllib.parse import urlencode
 
 import pytest
+from simweb.apps.booking.tasks import (
+    CARD,
+    CVV,
+    EXPIRY,
+    fee_now,
+    free_until,
+    iso,
+    left,
+    price,
+)
+from simweb.apps.booking.world import CODE_ALPHABET, is_weekend_night
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
-from simweb.apps.booking.tasks import CARD, CVV, EXPIRY, fee_now, free_until, iso, left, price
-from simweb.apps.booking.world import CODE_ALPHABET, is_weekend_night
 from simweb.worlddb import day_to_date
-
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +96,9 @@ def new_bookings(s):
 
 
 def balance(s, uid):
-    from simweb.functions import Ctx, using
     from simweb.apps.booking import functions as F
+
+    from simweb.functions import Ctx, using
     with using(Ctx(s.env.app.world, s.state, s.env.app)) as ctx:
         return F.points_balance(ctx, uid)
 
@@ -113,7 +122,7 @@ def test_search_rejects_impossible_dates_with_the_sites_message(s, world, checki
 
 
 def test_search_lists_the_citys_hotels_cheapest_first_with_the_stay_total(s, world):
-    p, rt, d = a_stay(world)
+    p, _, d = a_stay(world)
     s.goto("/search?" + urlencode({"city": p["city"], "checkin": iso(d), "checkout": iso(d + 3), "guests": 1}))
     ids = [int(b.split("-")[1]) for b in s.bids() if re.fullmatch(r"hotel-\d+", b)]
     assert set(ids) == {q["id"] for q in world.properties_in(p["city"])}
@@ -291,7 +300,7 @@ class _App:
 # ----------------------------------------------------------------------------- changes and cancellations
 
 def test_free_cancellation_gives_the_room_and_the_points_back(s, world):
-    b, p = a_booking(world, lambda b, p: free_until(b, p) >= 0)
+    b, _ = a_booking(world, lambda b, p: free_until(b, p) >= 0)
     before = balance(s, b["user_id"])
     s.sign_in(b["user_id"], f"/account/bookings/{b['id']}")
     assert "Free cancellation" in s.text_of("policy-free")
@@ -317,7 +326,7 @@ def test_late_cancellation_costs_the_policy_fee_and_needs_consent(s, world):
 
 
 def test_changes_are_refused_after_the_free_period(s, world):
-    b, p = a_booking(world, lambda b, p: fee_now(b, p) > 0)
+    b, _ = a_booking(world, lambda b, p: fee_now(b, p) > 0)
     s.sign_in(b["user_id"], f"/account/bookings/{b['id']}")
     r = s.post(f"/account/bookings/{b['id']}/modify", {"checkin": iso(b["checkin_day"] + 1),
                                                         "checkout": iso(b["checkin_day"] + 1 + b["nights"])})
@@ -330,7 +339,7 @@ def test_moving_a_booking_reprices_it(s, world):
         rt = world.room_type(b["room_type_id"])
         return (free_until(b, p) >= 0 and b["checkin_day"] + 7 + b["nights"] <= 365
                 and left(rt, b["checkin_day"] + 7, b["nights"]) > 0)
-    b, p = a_booking(world, movable)
+    b, _ = a_booking(world, movable)
     rt = world.room_type(b["room_type_id"])
     new = b["checkin_day"] + 7
     s.sign_in(b["user_id"], f"/account/bookings/{b['id']}")

@@ -3,9 +3,9 @@ effect model must give (success, progress, clean and the collateral check's name
 from __future__ import annotations
 
 import pytest
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,15 @@ import subprocess
 import sys
 
 import pytest
+from simweb.apps.booking.world import (
+    CODE_ALPHABET,
+    GENERATOR_VERSION,
+    YEAR_DAYS,
+    BookingWorld,
+    n_cities_for,
+    n_users_for,
+)
 
-from simweb.apps.booking.world import (CODE_ALPHABET, GENERATOR_VERSION, YEAR_DAYS, BookingWorld, n_cities_for,
-                                       n_users_for)
 from simweb.worlddb import world_file
 
 SMALL = 60

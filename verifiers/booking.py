@@ -3,8 +3,6 @@
 Everything else, success, progress and collateral damage, the engine derives from them."""
 from __future__ import annotations
 
-from typing import Any
-
 from simweb.effects import ANY, Expect, NewRow, Row, eq, text
 
 

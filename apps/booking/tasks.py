@@ -7,12 +7,14 @@ declares its intended effect (simweb.effects); the engine derives the verdict.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
-from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set
-from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import booking as V
+
+from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text
+from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.worlddb import day_to_date
 
 from .world import YEAR_DAYS, n_users_for, night_cents
@@ -439,7 +441,8 @@ class BookRoom(TaskTemplate):
                                      p["subtotal"]),))
 
 
-def _valid_code(app: Any, s: dict, tier: str, want_gold: bool) -> dict | None:
+def _valid_code(app: Any, s: dict, want_gold: bool) -> dict | None:
+    """The first code (by code) that applies to the stay, Gold-only or not as asked."""
     for c in app.world.all_codes():
         if (c["tier"] == "gold") != want_gold:
             continue
@@ -465,7 +468,7 @@ class BookWithCode(TaskTemplate):
     def sample(self, app, rng):
         for _ in range(300):
             s = pick_stay(app, rng)
-            c = _valid_code(app, s, "any", False)
+            c = _valid_code(app, s, False)
             if c is not None:
                 u = pick_user(app, rng)
                 return dict(s, user_id=u["id"], code=c["code"], total=s["subtotal"] - _discount(c, s["subtotal"]),
@@ -634,7 +637,6 @@ class ChangeGuest(TaskTemplate):
             f"fill('edit-guest-name', {p['guest']!r})", "click('edit-guest-submit')"]
 
     def effect(self, app, p, start):
-        from simweb.effects import text
         return Effect((V.booking(p["booking_id"], "the booking", guest_name=text(p["guest"])),))
 
 
@@ -793,7 +795,7 @@ class GoldCode(TaskTemplate):
         feasible = rng.chance(0.5)
         for _ in range(400):
             s = pick_stay(app, rng)
-            c = _valid_code(app, s, "gold", True)
+            c = _valid_code(app, s, True)
             if c is None:
                 continue
             u = pick_user(app, rng, lambda u: (u["tier"] == "gold") == feasible)

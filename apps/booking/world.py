@@ -24,14 +24,23 @@ Saturday nights) times the property's seasonal factor for the month.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, day_to_date, schema_fingerprint
+from simweb.worlddb import (
+    LRU,
+    BuildProgress,
+    Rng,
+    WorldBuilder,
+    WorldFile,
+    day_to_date,
+    schema_fingerprint,
+)
 
 APP = "booking"
 #: Bump whenever generated content or schema changes.
