@@ -782,7 +782,9 @@ class ReserveIfAvailable(TaskTemplate):
             rt = app.world.room_type(p["room_type_id"])
             return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
                                          p["subtotal"]),))
-        return Effect(refusal=Refusal((f"/hotels/{p['property_id']}?checkin=",), label="the hotel's rooms for the dates"))
+        dates = urlencode({"checkin": iso(p["checkin"]), "checkout": iso(p["checkin"] + p["nights"])})
+        return Effect(refusal=Refusal((f"/hotels/{p['property_id']}?{dates}",),
+                                      label="the hotel's rooms for those dates"))
 
 
 class GoldCode(TaskTemplate):
