@@ -232,11 +232,30 @@ def _held_and_booked(ctx: Ctx, rid: int, skip_booking: int | None = None, skip_h
     return delta
 
 
-def _offer(ctx: Ctx, rt: dict, prop: dict, checkin: int, nights: int, guests: int, **skip: Any) -> dict:
-    delta = _held_and_booked(ctx, rt["id"], **skip)
+def _touched_rooms(ctx: Ctx) -> set[int]:
+    """Room types whose availability the run has changed (bookings made, moved or
+    cancelled, active holds): every other room type reads the world's as it is."""
+    out: set[int] = set()
+    top = ctx.world.max_id("bookings")
+    for key, row in overlay(ctx.state, "bookings").items():
+        base = ctx.world.booking(int(key)) if int(key) <= top else None
+        out.update(b["room_type_id"] for b in (row, base) if b is not None)
+    out.update(h["room_type_id"] for h in (ctx.runtime.get("holds") or {}).values() if h)
+    return out
+
+
+def _offer(ctx: Ctx, rt: dict, prop: dict, checkin: int, nights: int, guests: int,
+           touched: set[int] | None = None, **skip: Any) -> dict:
+    if touched is None or rt["id"] in touched:
+        delta = _held_and_booked(ctx, rt["id"], **skip)
+    else:
+        delta = {}
     avail = rt["avail"]
-    left = min(max(0, int(avail[d]) + delta.get(d, 0)) if 0 <= d < YEAR_DAYS else 0
-               for d in range(checkin, checkin + nights))
+    if delta:
+        left = min(max(0, int(avail[d]) + delta.get(d, 0)) if 0 <= d < YEAR_DAYS else 0
+                   for d in range(checkin, checkin + nights))
+    else:
+        left = min(int(c) for c in avail[checkin:checkin + nights]) if checkin + nights <= YEAR_DAYS else 0
     prices = [night_cents(rt, prop["season"], d) for d in range(checkin, checkin + nights)]
     reason = None
     if guests > rt["capacity"]:
@@ -302,6 +321,7 @@ def search(ctx: Ctx, city: str, q: str, st: dict, guests: Any, stars: Any, sort:
     min_stars = _int(stars) or 0
     g = max(1, min(8, _int(guests) or 1))
     rows = []
+    touched = _touched_rooms(ctx)
     for p in ctx.world.properties_in(str(city or "")):
         if key and key not in p["name"].lower():
             continue
@@ -312,7 +332,7 @@ def search(ctx: Ctx, city: str, q: str, st: dict, guests: Any, stars: Any, sort:
             for rt in ctx.world.room_types_of(p["id"]):
                 if rt["capacity"] < g or rt["min_nights"] > st["nights"]:
                     continue      # cannot be booked for this party or stay: no need to price it
-                o = _offer(ctx, rt, p, st["checkin"], st["nights"], g, skip_hold_of=ctx.user)
+                o = _offer(ctx, rt, p, st["checkin"], st["nights"], g, touched, skip_hold_of=ctx.user)
                 if o["ok"] and (best is None or o["total_cents"] < best["total_cents"]):
                     best = o
         rows.append({"p": p, "best": best})
