@@ -329,12 +329,21 @@ def search(ctx: Ctx, city: str, q: str, st: dict, guests: Any, stars: Any, sort:
             continue
         best = None
         if st and st.get("checkin") is not None:
+            a, n = st["checkin"], st["nights"]
             for rt in ctx.world.room_types_of(p["id"]):
-                if rt["capacity"] < g or rt["min_nights"] > st["nights"]:
+                if rt["capacity"] < g or rt["min_nights"] > n:
                     continue      # cannot be booked for this party or stay: no need to price it
-                o = _offer(ctx, rt, p, st["checkin"], st["nights"], g, touched, skip_hold_of=ctx.user)
-                if o["ok"] and (best is None or o["total_cents"] < best["total_cents"]):
-                    best = o
+                if rt["id"] in touched:
+                    o = _offer(ctx, rt, p, a, n, g, touched, skip_hold_of=ctx.user)
+                    if not o["ok"]:
+                        continue
+                    total = o["total_cents"]
+                elif "0" in rt["avail"][a:a + n]:
+                    continue      # sold out on some night (the world's availability, untouched)
+                else:
+                    total = sum(night_cents(rt, p["season"], d) for d in range(a, a + n))
+                if best is None or total < best["total_cents"]:
+                    best = {"room": rt, "total_cents": total}
         rows.append({"p": p, "best": best})
     dated = bool(st and st.get("checkin") is not None)
     if sort == "rating":
