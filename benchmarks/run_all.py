@@ -35,6 +35,7 @@ BENCHES = {
     "whatif": ("bench_whatif.py", True, [], False),
     "apps": ("bench_apps.py", False, [], False),
     "gc": ("bench_gc.py", False, [], False),
+    "omnibox": ("bench_omnibox.py", False, [], False),
 }
 
 

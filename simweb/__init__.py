@@ -34,6 +34,14 @@ def make(app: str, seed: int = 0, *, backend: str = "sim", **kwargs: Any) -> Any
     raise ValueError(f"backend must be 'sim' or 'browser', not {backend!r}")
 
 
+def check_app(name: str, **kwargs: Any) -> Any:
+    """Check an app's whole contract, as gymnasium's check_env does for an env (see
+    :mod:`simweb.check`); raises :class:`simweb.check.AppCheckError` naming what broke."""
+    from .check import check_app as run
+
+    return run(name, **kwargs)
+
+
 def __getattr__(name: str) -> Any:
     if name == "SimEnv":
         from .env import SimEnv
@@ -42,4 +50,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["make", "app_names", "register", "RegistryError", "SimEnv", "__version__"]
+__all__ = ["make", "app_names", "check_app", "register", "RegistryError", "SimEnv", "__version__"]

@@ -24,11 +24,14 @@ import jinja2
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
 from .machine import ControlMachine
-from .spec import Event, ExprErrorAtRuntime, Page, ParamError, Spec, load_spec
+from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
 from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
 from .updates import apply_updates
+from .urls import safe_href
 
 MAX_REDIRECTS = 5
+#: Entries one tab's history keeps (Chromium and Firefox both keep 50).
+MAX_HISTORY = 50
 MAX_TIMERS_PER_REQUEST = 1000   # a timer that keeps rescheduling itself cannot hang a request
 
 
@@ -37,6 +40,20 @@ def _import(ref: str) -> Any:
     mod, _, attr = ref.partition(":")
     obj = importlib.import_module(mod)
     return getattr(obj, attr) if attr else obj
+
+
+@dataclass(frozen=True)
+class AppLimits:
+    """What an app promises about its tasks, checked by ``simweb.check_app``."""
+
+    min_templates: int = 15
+    #: easy, medium and hard templates must all exist
+    every_difficulty: bool = True
+    #: the share of templates that must be medium or hard by fact count
+    min_hard_share: float = 0.0
+    #: the random agent's success rate may not exceed this
+    max_random_success: float = 0.05
+    random_steps: int = 30
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,7 @@ class AppDefinition:
     description: str = ""
     #: where the spec lives, 'package:file.yaml'; default: simweb.specs:<name>.yaml
     spec: str = ""
+    limits: AppLimits = AppLimits()
 
     def spec_path(self) -> str:
         """The file path of the app's spec."""
@@ -123,6 +141,8 @@ class App:
         )
         env.globals.update(self.callables)
         env.filters.update(self.function_table.filters)
+        # URLs from user content or a restored state go through this in every app.
+        env.filters["safe_href"] = safe_href
         return env
 
     @cached_property
@@ -187,7 +207,7 @@ class App:
         return Ctx(world=self.world, state=state, app=self, url=url)
 
     # ------------------------------------------------------------------ pages
-    def _resolve(self, state: dict, url: str) -> tuple[Page | None, dict[str, Any], int, str | None, str | None]:
+    def _resolve(self, state: dict, url: str) -> tuple[PageSpec | None, dict[str, Any], int, str | None, str | None]:
         """(page, template vars, status, error message, redirect) for a GET of ``url``."""
         parts = urlsplit(url)
         hit = self.spec.match_page(parts.path)
@@ -258,6 +278,8 @@ class App:
             hist = tab["history"][: tab["cursor"] + 1]
             if hist[-1] != url or tab["url"] != url:
                 hist.append(url)
+            if len(hist) > MAX_HISTORY:   # the oldest entries go, as in a real browser
+                del hist[: len(hist) - MAX_HISTORY]
             tab["history"] = hist
             tab["cursor"] = len(hist) - 1
         tab["url"] = url
@@ -284,7 +306,7 @@ class App:
                 page, env, status, error = None, {}, 303, f"Redirecting to {location}"
             return self._render_resolved(state, tab, page, env, tab["status"] if status == 200 else status, error)
 
-    def _render_resolved(self, state: dict, tab: dict, page: Page | None, env: dict[str, Any], status: int,
+    def _render_resolved(self, state: dict, tab: dict, page: PageSpec | None, env: dict[str, Any], status: int,
                          error: str | None) -> str:
         if tab["url"] == "about:blank":
             return "<!DOCTYPE html><html><head><title></title></head><body></body></html>"

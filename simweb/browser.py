@@ -37,15 +37,15 @@ from urllib.parse import urljoin, urlsplit
 
 import gymnasium as gym
 import orjson
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from .actions import ActionError, parse_action
+from .webgym_actions import is_webgym_action, to_browsergym
 from .app import App
 from .axtree import parse_page
 from .env import EPISODE_OVER, TaskEpisode, TaskError, observation_space
 from .spaces import JsonValue, Unicode
 from .registry import app_of_task, definition
-from .server import create_app
+from .server import create_app, make_server, stop_server
 from .state import StateError, deep_copy, state_hash
 from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
@@ -94,35 +94,46 @@ def launch_chromium(playwright: Any, headless: bool = True, **kwargs: Any) -> An
 
 # ============================================================================ server
 
-class _QuietHandler(WSGIRequestHandler):
-    """werkzeug's request handler without the per-request access log line."""
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        return None
-
-
 class ServedApp:
-    """An app served by Flask on a loopback port in a daemon thread (started at once).
+    """An app served by waitress on a loopback port in a daemon thread (started at once).
 
         with ServedApp("shopping", world_seed=0) as served:
             requests.get(served.base_url + "/")
+            requests.get(served.base_url + "/_simweb/state", headers=served.control_headers)
 
-    ``port=0`` picks a free port. :meth:`close` (or leaving the ``with`` block) shuts the
-    server down and joins its thread."""
+    ``port=0`` picks a free port. ``bid_attribute`` is the element-id attribute of the
+    served pages (``bid``, which simweb's own browser backend addresses; ``simweb serve``
+    uses ``data-simweb-bid`` for BrowserGym). The control token of ``/_simweb`` is made here
+    (``control_token``; :class:`BrowserEnv` sends it). :meth:`close` (or leaving the
+    ``with`` block) shuts the server down and joins its thread."""
 
     def __init__(self, app_name: str, world_seed: int = 0, size: int | None = None, *,
-                 host: str = "127.0.0.1", port: int = 0, task: str | None = None, seed: int = 0):
+                 host: str = "127.0.0.1", port: int = 0, task: str | None = None, seed: int = 0,
+                 threads: int = 8, bid_attribute: str = "bid", **options: Any):
         self.app_name = app_name
         self.world_seed = world_seed
-        self.flask_app = create_app(app_name, world_seed=world_seed, size=size, task=task, seed=seed)
-        self._server: BaseWSGIServer = make_server(host, port, self.flask_app, threaded=True,
-                                                   request_handler=_QuietHandler)
+        # simweb's own drivers address elements by ``bid`` (BrowserEnv's selectors and scripts).
+        self.bid_attribute = bid_attribute
+        self.flask_app = create_app(app_name, world_seed=world_seed, size=size, task=task, seed=seed,
+                                    bid_attribute=bid_attribute, **options)
+        self._server = make_server(self.flask_app, host, port, threads=threads)
         self.host = host
-        self.port: int = self._server.server_port
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.2},
-                                        name=f"simweb-serve-{app_name}-{self.port}", daemon=True)
+        self.port: int = self._server.effective_port
+        self._thread = threading.Thread(target=self._server.run, name=f"simweb-serve-{app_name}-{self.port}",
+                                        daemon=True)
         self._thread.start()
         self._closed = False
+
+    @property
+    def control_token(self) -> str | None:
+        """The token ``/_simweb`` writes (and full state reads) need."""
+        return self.flask_app.extensions["simweb"].control_token
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """``{"Authorization": "Bearer <token>"}`` for requests to ``/_simweb``."""
+        token = self.control_token
+        return {"Authorization": f"Bearer {token}"} if token else {}
 
     @property
     def base_url(self) -> str:
@@ -144,8 +155,7 @@ class ServedApp:
         if self._closed:
             return
         self._closed = True
-        self._server.shutdown()
-        self._server.server_close()
+        stop_server(self._server)
         self._thread.join(timeout=5)
 
     def __enter__(self) -> "ServedApp":
@@ -310,6 +320,29 @@ def _safe(fn: Callable[[], Any]) -> None:
         pass
 
 
+def load_rendered(page: Any, target: str, html: str, status: int, timeout_ms: int = 10_000) -> None:
+    """Navigate ``page`` to ``target`` with ``html`` as the response, without a request
+    reaching the server (the page of a state whose GET the server already performed)."""
+    body = html.encode("utf-8")
+    headers = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
+
+    def matches(url: str) -> bool:
+        return url == target
+
+    def fulfil(route: Any) -> None:
+        req = route.request
+        if req.is_navigation_request() and req.method == "GET" and req.url == target:
+            route.fulfill(status=status, body=body, headers=headers)
+        else:
+            route.fallback()
+
+    page.route(matches, fulfil)
+    try:
+        page.goto(target, wait_until="load", timeout=timeout_ms)
+    finally:
+        _safe(lambda: page.unroute(matches, fulfil))
+
+
 # ============================================================================ env
 
 class BrowserEnv(TaskEpisode, gym.Env):
@@ -454,11 +487,14 @@ class BrowserEnv(TaskEpisode, gym.Env):
     def _api(self, method: str, path: str, body: Any = None) -> Any:
         req = self._context.request
         url = self._url(path)
+        # The control token rides on these requests only: pages in the browser never see it.
+        headers = dict(self.server.control_headers)
         if method == "GET":
-            resp = req.get(url, timeout=max(self.timeout_ms, 10_000))
+            resp = req.get(url, headers=headers, timeout=max(self.timeout_ms, 10_000))
         else:
-            resp = req.post(url, data=orjson.dumps(body if body is not None else {}),
-                            headers={"content-type": "application/json"}, timeout=max(self.timeout_ms, 10_000))
+            headers["content-type"] = "application/json"
+            resp = req.post(url, data=orjson.dumps(body if body is not None else {}), headers=headers,
+                            timeout=max(self.timeout_ms, 10_000))
         try:
             payload = orjson.loads(resp.body())
         except orjson.JSONDecodeError:
@@ -543,40 +579,25 @@ class BrowserEnv(TaskEpisode, gym.Env):
         _safe(self.page.bring_to_front)
 
     def _load_rendered(self, page: Any, target: str, html: str, status: int) -> None:
-        """Navigate ``page`` to ``target`` with ``html`` as the response, without a request
-        reaching the server."""
-        body = html.encode("utf-8")
-        headers = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
-
-        def matches(url: str) -> bool:
-            return url == target
-
-        def fulfil(route: Any) -> None:
-            req = route.request
-            if req.is_navigation_request() and req.method == "GET" and req.url == target:
-                route.fulfill(status=status, body=body, headers=headers)
-            else:
-                route.fallback()
-
-        page.route(matches, fulfil)
-        try:
-            page.goto(target, wait_until="load", timeout=max(self.timeout_ms, 10_000))
-        finally:
-            _safe(lambda: page.unroute(matches, fulfil))
+        load_rendered(page, target, html, status, max(self.timeout_ms, 10_000))
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Perform one BrowserGym action string in Chromium. Bad actions never raise: they
-        come back as ``obs['last_action_error']``. After the episode ended a step runs
-        nothing and pays 0 (as SimEnv.step)."""
-        if not isinstance(action, str):
-            action = str(action)
+        come back as ``obs['last_action_error']``; WebGym's action forms are accepted too.
+        After the episode ended a step runs nothing and pays 0 (as SimEnv.step)."""
         if self._ended is not None and self._state is not None:
-            self._last_action, self._last_error = action, EPISODE_OVER
+            self._last_action, self._last_error = str(action), EPISODE_OVER
             info = self._info(self._state, self._verdict(self._state))
             info["episode_over"] = True
             return self._obs(self._state), 0.0, self._ended[0], self._ended[1], info
+        error = None
+        if is_webgym_action(action):   # WebGym's tool calls / {"key", "arguments"}, on this viewport
+            lead, action, error = to_browsergym(action, self.viewport)
+            error = error or next(filter(None, map(self.execute, lead)), None)
+        elif not isinstance(action, str):
+            action = str(action)
         self._last_action = action
-        self._last_error = self.execute(action) or ""
+        self._last_error = error or self.execute(action) or ""
         self._step += 1
         state = self.served_state()
         self._state = state
@@ -1016,5 +1037,5 @@ def make_browser_env(app: str, seed: int = 0, **kwargs: Any) -> BrowserEnv:
     return BrowserEnv(app, seed, **kwargs)
 
 
-__all__ = ["BrowserEnv", "BrowserError", "ServedApp", "launch_chromium", "chromium_executable",
+__all__ = ["BrowserEnv", "BrowserError", "ServedApp", "launch_chromium", "chromium_executable", "load_rendered",
            "make_browser_env", "CHROMIUM_ARGS", "StateError"]

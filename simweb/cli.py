@@ -7,6 +7,7 @@ and never leaves a half-written output file behind.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -346,22 +347,133 @@ def replay_cmd(trajectory: str) -> None:
 @click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--task", default=None, help="Start new sessions on this task.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--bid-attribute", default="bid", show_default=True,
-              help="Element-id attribute in served pages (BrowserGym agents need e.g. data-simweb-bid).")
+@click.option("--bid-attribute", default="data-simweb-bid", show_default=True,
+              help="Element-id attribute in served pages. Not `bid`: stock BrowserGym stamps its own `bid`s "
+                   "and refuses pages that already carry one (`--bid-attribute bid` gives simweb's raw pages).")
+@click.option("--session-db", default=None, metavar="URL",
+              help="SQLAlchemy URL of the session database [default: a SQLite file in the simweb cache].")
+@click.option("--max-sessions", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Established sessions kept (over it the least recently seen one ends).")
+@click.option("--max-new-sessions", type=click.IntRange(min=1), default=1_000, show_default=True,
+              help="Sessions whose cookie has not come back yet (crawlers, health checks) kept.")
+@click.option("--idle-lifetime", type=click.FloatRange(min=1), default=86_400, show_default=True,
+              help="Seconds without a request after which a session expires.")
+@click.option("--control-token", envvar="SIMWEB_CONTROL_TOKEN", default=None,
+              help="Token for /_simweb (or $SIMWEB_CONTROL_TOKEN) [default: a new one, printed].")
+@click.option("--no-control", is_flag=True, help="Switch the /_simweb endpoints off (a public demo).")
+@click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True, help="Worker threads.")
+@click.option("--timeout", type=click.IntRange(min=1), default=30, show_default=True,
+              help="Seconds an idle or slow connection is kept open.")
 @with_world
 @_guard
-def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str, world_seed: int,
+def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str,
+              session_db: str | None, max_sessions: int, max_new_sessions: int, idle_lifetime: float,
+              control_token: str | None, no_control: bool, threads: int, timeout: int, world_seed: int,
               size: int | None) -> None:
-    """Serve an app over HTTP for a real browser (one simulated session per cookie)."""
-    from .server import create_app
+    """Serve an app over HTTP for real browsers (waitress; one simulated session per
+    cookie, kept in a database across restarts)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
 
+    from .server import create_app, make_server
+    from .worlddb import cache_dir
+
+    if session_db is None:
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        session_db = f"sqlite:///{folder / f'sessions-{app}-seed{world_seed}-n{size or 0}.sqlite'}"
     try:
         flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed,
-                               bid_attribute=bid_attribute)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-    click.echo(f"simweb: serving {app} on http://{host}:{port}/ (state at /_simweb/state)", err=True)
-    flask_app.run(host=host, port=port, threaded=True, use_reloader=False)
+                               bid_attribute=bid_attribute, session_db=session_db, max_sessions=max_sessions,
+                               max_new_sessions=max_new_sessions, idle_lifetime=idle_lifetime,
+                               control=not no_control, control_token=control_token)
+        server = make_server(flask_app, host, port, threads=threads, channel_timeout=timeout)
+    except (ValueError, OSError, SQLAlchemyError) as exc:
+        raise UserError(f"cannot serve: {' '.join(str(exc).split())[:300]}") from None
+    served = flask_app.extensions["simweb"]
+    where = make_url(session_db).render_as_string(hide_password=True)
+    click.echo(f"simweb: serving {app} on http://{host}:{server.effective_port}/ ({threads} threads, "
+               f"sessions in {where})", err=True)
+    if no_control:
+        click.echo("simweb: control endpoints /_simweb/* are off", err=True)
+    elif control_token:
+        click.echo("simweb: /_simweb/* writes need the given control token (Authorization: Bearer <token>)", err=True)
+    else:
+        click.echo(f"simweb: control token {served.control_token} "
+                   f"(send 'Authorization: Bearer <token>' to /_simweb/*)", err=True)
+    # Waitress warns at every queued request beyond its threads: under a burst that is
+    # expected (the queue is what keeps the threads bounded), so only errors are shown.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        served.sessions.dispose()
+
+
+@main.command("omnibox")
+@click.option("--apps", "app_names", default=None, help="Comma-separated apps to serve (default: all).")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=7000, show_default=True,
+              help="The master protocol's port (WebGym's default is 7000).")
+@click.option("--browsers", "-n", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Browser instances (one Chromium each), reused across episodes.")
+@click.option("--apps-port", type=click.IntRange(0, 65535), default=None,
+              help="First port of the served apps (default: --port + 1; 0: any free port).")
+@click.option("--api-key", envvar="SIMWEB_OMNIBOX_KEY", default="default_key", show_default=True,
+              help="The x-api-key clients must send (or $SIMWEB_OMNIBOX_KEY).")
+@click.option("--status-interval", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds between refreshes of the advertised capacity (0: always current).")
+@click.option("--lifetime-max", type=click.IntRange(1, 24 * 60), default=60, show_default=True,
+              help="Longest lease in minutes; an expired lease is released.")
+@click.option("--allow-external", is_flag=True, help="Let the browsers resolve non-loopback hosts.")
+@with_world
+@_guard
+def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps_port: int | None, api_key: str,
+                status_interval: float, lifetime_max: int, allow_external: bool, world_seed: int,
+                size: int | None) -> None:
+    """Serve WebGym's browser-server protocol over real Chromium on simweb's apps."""
+    import signal
+
+    from . import registry
+    from .browser import BrowserError
+    from .omnibox.server import OmniboxServer
+
+    names = [a.strip() for a in app_names.split(",") if a.strip()] if app_names else registry.names()
+    for name in names:
+        registry.resolve(name)   # an unknown app is a one-line error
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    # Both installed explicitly: a shell starts background jobs with SIGINT ignored.
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    server = OmniboxServer(names, host=host, port=port, browsers=browsers, api_key=api_key, apps_port=apps_port,
+                           world_seed=world_seed, size=size, status_interval=status_interval,
+                           lifetime_max=lifetime_max, allow_external=allow_external)
+    try:
+        try:
+            server.start()
+        except BrowserError as exc:
+            raise UserError(str(exc)) from None
+        except OSError as exc:
+            raise UserError(f"cannot listen: {exc.strerror or exc}") from None
+        click.echo(f"simweb omnibox: {browsers} browser(s) on {server.base_url} (node {server.node})", err=True)
+        for name, url in server.apps().items():
+            click.echo(f"  {name}: {url}  (task start URLs: {url}/_simweb/start?task=<id>&seed=<n>)", err=True)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        # Ctrl-C in a terminal reaches Playwright's driver processes too; their closed pipes
+        # are expected now, not errors worth a log line.
+        import logging
+
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+        server.close()
+    click.echo("simweb omnibox: stopped", err=True)
 
 
 @main.command("spec")
@@ -458,16 +570,15 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 @with_world
 @_guard
 def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None) -> None:
-    """Write task instances in WebGym's JSONL task format (fact groups, difficulty)."""
-    from .live.tasks import dump_tasks, to_webgym
+    """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
+    expected answer of information tasks, a start URL that sets the task up)."""
+    from .live.tasks import dump_tasks, export_task
 
     env = _make_env(app, world_seed, size)
     tasks = []
     for tid, t in env.app.tasks.items():
         for seed in range(per_template):
-            inst = t.instantiate(env.app, seed)
-            tasks.append(to_webgym(f"{tid}#{seed}", inst.goal, base_url.rstrip("/") + inst.start_url,
-                                   [g.to_json() for g in inst.fact_groups], domain="simweb", subdomain=app))
+            tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
     path = out
     tmp = path + ".tmp"
     try:
@@ -483,9 +594,10 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
 @click.argument("app")
 @click.option("--task", "-t", required=True, help="Task whose oracle plan both sides run.")
 @click.option("--seed", "-s", type=int, default=0, show_default=True)
-@click.option("--against", type=click.Choice(["browser", "live"]), default="browser", show_default=True,
-              help="browser: the same app in headless Chromium; live: a WebGym browser server (Omniboxes).")
-@click.option("--server", default=None, help="live: the Omniboxes server URL.")
+@click.option("--against", type=click.Choice(["browser", "live", "omnibox"]), default="browser", show_default=True,
+              help="browser: the same app in headless Chromium; live: a WebGym browser server (Omniboxes); "
+                   "omnibox: the app through a `simweb omnibox` server's protocol.")
+@click.option("--server", default=None, help="live / omnibox: the server URL.")
 @click.option("--api-key", envvar="SIMWEB_OMNIBOX_KEY", default=None, help="live: its x-api-key (or $SIMWEB_OMNIBOX_KEY).")
 @click.option("--site", default=None, help="live: base URL the live browser opens (e.g. where `simweb serve` runs).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Per-step report (JSONL).")
@@ -495,7 +607,9 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
                 site: str | None, out: str, world_seed: int, size: int | None) -> None:
     """Run one task's oracle plan in-process and against a browser or a live site, step by
     step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
-    from .live.compare import compare_runs, write_report
+    from .live.compare import AGREE_ON, LIVE_AGREE_ON, compare_runs, match_bids, write_report
+    from .live.omnibox import OmniboxError
+    from .omnibox.env import OmniboxEnvError
 
     sim = _make_env(app, world_seed, size)
     sim.reset(seed=seed, options={"task": task})
@@ -508,19 +622,35 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
         except BrowserError as exc:
             raise UserError(str(exc)) from None
         task_b: Any = task
+    elif against == "omnibox":
+        from .omnibox.env import OmniboxSimEnv
+
+        if not server:
+            raise UserError("--against omnibox needs --server (the `simweb omnibox` URL)")
+        other = OmniboxSimEnv(server, api_key or "default_key")
+        task_b = task
     else:
-        from .live import LiveEnv, OmniboxError
+        from .live import LiveEnv
 
         if not server or not site:
             raise UserError("--against live needs --server (the Omniboxes URL) and --site (the site's base URL)")
         try:
             other = LiveEnv(server, api_key=api_key)
-        except OmniboxError as exc:
+        except (OmniboxError, ValueError) as exc:
             raise UserError(str(exc)) from None
-        task_b = {"task_id": f"{task}#{seed}", "task_name": sim.task.goal,
-                  "website": site.rstrip("/") + sim.task.start_url}
+        from .live.tasks import start_url
+
+        task_b = {"task_id": 0, "task_name": sim.task.goal, "website": start_url(site, task, seed)}
     try:
-        report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed)
+        live = against == "live"
+        report = compare_runs(sim, other, actions, task_a=task, task_b=task_b, seed=seed,
+                              map_action=match_bids if live else None, agree_on=LIVE_AGREE_ON if live else AGREE_ON)
+    except (OmniboxError, OmniboxEnvError) as exc:   # no browser instance, a refused key...
+        raise UserError(str(exc)) from None
+    except OSError as exc:   # urllib's URLError: no server there
+        if against != "omnibox":
+            raise
+        raise UserError(f"cannot reach {server}: {getattr(exc, 'reason', exc)}") from None
     finally:
         other.close()
     write_report(report, out)

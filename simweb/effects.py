@@ -140,7 +140,8 @@ class Answer:
 @dataclass(frozen=True)
 class Refusal:
     """The request must be refused (report_infeasible) after viewing a page that shows why:
-    some URL in the browser history starts with one of ``evidence``."""
+    some URL in the browser history is one of ``evidence`` (the same path, any query
+    string; an item ending in ``*`` is a prefix: ``/account/orders*``)."""
 
     evidence: tuple[str, ...]
     label: str = "the page that shows why it cannot be done"
@@ -200,9 +201,18 @@ class Bookkeeping:
         return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()},
                    {t: dict(v or {}) for t, v in (doc.get("new_rows") or {}).items()})
 
+    def __post_init__(self) -> None:
+        # Most tolerated paths are whole top-level keys (counters, timers): one set lookup.
+        object.__setattr__(self, "_heads", frozenset(p for p in self.paths if "." not in p and "*" not in p))
+        object.__setattr__(self, "_patterns", tuple(p for p in self.paths if p not in self._heads))
+
     def tolerates(self, change: "Change") -> bool:
-        if any(_pattern_match(p, change.path) for p in self.paths):
+        path = change.path
+        if path.partition(".")[0] in self._heads:   # type: ignore[attr-defined]
             return True
+        for p in self._patterns:                     # type: ignore[attr-defined]
+            if path == p or path.startswith(p + ".") or ("*" in p and _pattern_match(p, path)):
+                return True
         if change.table is None:
             return False
         if change.kind == "field":
@@ -286,8 +296,8 @@ def _value_changes(a: Any, b: Any, path: str) -> Iterator[Change]:
             if va != vb:
                 yield from _value_changes(va, vb, f"{path}.{k}")
         return
-    # An empty container appearing or vanishing is no change.
-    if (a is _ABSENT and b in ({}, [])) or (b is _ABSENT and a in ({}, [])):
+    # An empty container or a null appearing or vanishing is no change.
+    if (a is _ABSENT and (b is None or b in ({}, []))) or (b is _ABSENT and (a is None or a in ({}, []))):
         return
     if a is _ABSENT and isinstance(b, dict):
         yield from _value_changes({}, b, path)
@@ -397,9 +407,19 @@ def _refusal_checks(r: Refusal, final: dict) -> list[dict]:
     said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
     refused = bool(said) and said[-1]["role"] == "infeasible"
     seen = [u for tab in final["browser"]["tabs"] for u in tab["history"]]
-    looked = any(u.startswith(e) for u in seen for e in r.evidence)
+    looked = any(_shows(e, u) for u in seen for e in r.evidence)
     return [check("reported as infeasible", refused, 1.0, f"last message: {said[-1] if said else None!r}"),
             check(f"viewed {r.label}", looked, 1.0, f"looked for {list(r.evidence)!r}")]
+
+
+def _shows(evidence: str, url: str) -> bool:
+    """Whether ``url`` is the evidence page: the same path (any query), or, for evidence
+    ending in ``*``, any URL that starts with what comes before it."""
+    if evidence.endswith("*"):
+        return url.startswith(evidence[:-1])
+    path = url.partition("?")[0].partition("#")[0]
+    want = evidence.partition("?")[0]
+    return path == want and (want == evidence or url.startswith(evidence))
 
 
 def _verdict(checks: list[dict], damage: list[Change]) -> dict:

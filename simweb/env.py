@@ -26,6 +26,7 @@ from .spaces import JsonValue, Unicode
 from .state import StateError, canonical, deep_copy, state_hash
 from .tasks import STEP_BUDGETS, TaskInstance
 from .verify import answer_of
+from .webgym_actions import is_webgym_action, to_browsergym
 
 
 def potential(verdict: dict | None) -> float:
@@ -73,7 +74,7 @@ class TaskEpisode:
 
     def _score(self, verdict: dict | None, state: dict, out_of_steps: Callable[[], bool]) -> tuple[float, bool, bool]:
         """(reward, terminated, truncated) of a step. An episode ends when the agent
-        answers, or when a state-changing task succeeds; ``out_of_steps`` is asked only
+        answers, or when a state-changing (or mixed) task succeeds; ``out_of_steps`` is asked only
         if it has not ended.
 
         Sparse reward: 1 for a clean success at the end, else 0. Progress reward: the
@@ -83,7 +84,7 @@ class TaskEpisode:
         repaired."""
         success = bool(verdict and verdict["success"])
         terminated = answer_of(state) is not None or (
-            self.end_on_success and success and self.task is not None and self.task.kind == "state")
+            self.end_on_success and success and self.task is not None and self.task.kind in ("state", "mixed"))
         truncated = not terminated and out_of_steps()
         if self.reward_mode == "progress":
             now = potential(verdict)
@@ -193,19 +194,24 @@ class SimEnv(TaskEpisode, gym.Env):
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
         """Run one BrowserGym action string. Bad actions never raise: they come back as
-        ``obs['last_action_error']``.
+        ``obs['last_action_error']``. WebGym's action forms (tool calls, internal dicts) are
+        accepted too; coordinate actions need a layout and report an error in-process.
 
         After the episode ended (terminated or truncated) a step runs nothing: it returns
         reward 0 with the same flags and ``info['episode_over']``; call reset()."""
-        if not isinstance(action, str):
-            action = str(action)
         if self._ended is not None:
-            self._last_action, self._last_error = action, EPISODE_OVER
+            self._last_action, self._last_error = str(action), EPISODE_OVER
             info = self._info(self._verdict())
             info["episode_over"] = True
             return self._obs(), 0.0, self._ended[0], self._ended[1], info
+        error = None
+        if is_webgym_action(action):   # WebGym's tool calls / {"key", "arguments"}: coordinates need a layout
+            lead, action, error = to_browsergym(action)
+            error = error or next(filter(None, map(self.browser.execute, lead)), None)
+        elif not isinstance(action, str):
+            action = str(action)
         self._last_action = action
-        self._last_error = self.browser.execute(action) or ""
+        self._last_error = error or self.browser.execute(action) or ""
         self.state["meta"]["step"] += 1
         verdict = self._verdict()
         step = self.state["meta"]["step"]
@@ -217,8 +223,18 @@ class SimEnv(TaskEpisode, gym.Env):
     def _verdict(self) -> dict | None:
         if self.task is None or self._start is None:
             return None
+        # A verdict is a function of the runtime, the answer and (for refusals) the history:
+        # most steps only browse, so the last verdict is reused when none of them changed.
+        answer = answer_of(self.state)
+        key = (orjson.dumps(self.state["runtime"]), answer,
+               orjson.dumps([t["history"] for t in self.state["browser"]["tabs"]]) if answer is not None else b"")
+        last = self.__dict__.get("_last_verdict")
+        if last is not None and last[0] == key and last[1] is self._start:
+            return deep_copy(last[2])
         template = self.app.tasks[self.task.id]
-        return template.verify(self.app, self.task.params, self._start, self.state, answer_of(self.state))
+        verdict = template.verify(self.app, self.task.params, self._start, self.state, answer)
+        self._last_verdict = (key, self._start, verdict)
+        return deep_copy(verdict)
 
     # ------------------------------------------------------------------ observations
     def _obs(self) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 from contextlib import contextmanager
 
+from .urls import safe_next
+
 
 @dataclass
 class Ctx:
@@ -191,6 +193,7 @@ def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[
         "can": AppFunction("can", can, ("runtime.*", "world.*", "browser.user"), can.__doc__ or ""),
         "at_least": AppFunction("at_least", at_least, (), at_least.__doc__ or ""),
         "next_states": AppFunction("next_states", next_states, (), next_states.__doc__ or ""),
+        "safe_next": AppFunction("safe_next", safe_next, (), safe_next.__doc__ or ""),
     }
 
 

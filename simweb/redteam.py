@@ -15,7 +15,8 @@ task, and records each attempt that the verifier still pays for:
   and with junk in its text fields (the spec's events, with parameters drawn from the page):
   whenever the runtime changes beyond the app's bookkeeping, the verdict must no longer be
   a clean success.
-* ``answer-form`` (false negatives): the right answer written the ways a site displays it
+* ``answer-form`` and ``route`` (false negatives): the right answer written the ways a
+  site displays it, and the oracle's last form sent from another page that offers it,
   must still be paid.
 
 An attack is *paid* when the verifier rewards it: success and clean for an attack that did
@@ -84,7 +85,6 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
     env.reset(seed=seed, options={"task": task_id})
     template = env.app.tasks[task_id]
     start = env.start_state()
-    goal = env.task.goal
     out: list[Attack] = []
 
     def add(family: str, name: str, paid: bool, detail: str = "", fn: bool = False) -> None:
@@ -96,17 +96,10 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         add("effect", "the template declares an intended effect", True, "no effect(): judged by an allowed list")
         return out
 
-    # zero work: refusing at once, and answers taken from nowhere or from the goal
+    # zero work: refusing at once
     v = _verdict(env, _run(env, ["report_infeasible('I cannot do this.')"]))
     add("zero-work", "refuse at step 0", v["success"], _why(v))
-    if effect.answer is not None or template.kind == "info":
-        for guess in goal_guesses(goal):
-            v = _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))
-            if v["success"]:
-                add("zero-work", f"answer {guess!r} from the goal", True, "the goal text holds the answer")
-                break
-        else:
-            add("zero-work", "answers taken from the goal", False)
+    # (answers guessed without looking are judged over many instances: see guess_rates)
 
     final = _run(env, env.oracle_plan())
     fv = _verdict(env, final)
@@ -131,6 +124,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
 
     if events:
         out.extend(_event_attacks(env, task_id, seed, final, max_forms))
+        out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
     return out
 
 
@@ -305,6 +299,75 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                                  f"changed {changed[:3]}; {_why(v)}")
 
 
+def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages: int = 12) -> Iterator[Attack]:
+    """The oracle's last form, sent from another page that offers the same form (same
+    action, same values), then the rest of the plan: a correct solution by another route
+    must be paid as the oracle's is."""
+    from .actions import parse_action
+
+    state = env.snapshot()
+    b = SimBrowser(env.app, state)
+    posts = []
+    for i, a in enumerate(plan):
+        act = parse_action(a)
+        if act.name == "click":
+            el = b.page().elements.get(str(act.args[0]))
+            if el is not None and SimBrowser._is_submitter(el) and b.page().forms[el.form].method.lower() == "post":
+                form = b.page().forms[el.form]
+                posts.append((deep_copy(state), form.action, b.form_entries(form, el), b.tab["url"], i))
+        b.execute(a)
+    if not posts:
+        return
+    before, action, entries, url, i = posts[-1]
+    values: dict[str, list[str]] = {}
+    for name, value in entries:
+        values.setdefault(name, []).append(value)
+    seen = [u for tab in before["browser"]["tabs"] for u in tab["history"] if u.startswith("/")]
+    pages = [u for u in dict.fromkeys(seen + _linked(env, before, list(dict.fromkeys(seen)))) if u != url]
+    for page_url in pages[:max_pages]:
+        s = deep_copy(before)
+        sb = SimBrowser(env.app, s)
+        if sb.execute(f"goto({page_url!r})"):
+            continue
+        for form in sb.page().forms:
+            if form.action != action or form.method.lower() != "post":
+                continue
+            submitter = next((c for c in form.controls if c.bid and SimBrowser._is_submitter(c)), None)
+            if submitter is None or not _fill_like(sb, form, values):
+                continue
+            sb._submit(form, submitter)
+            for a in plan[i + 1:]:
+                sb.execute(a)
+            v = _verdict(env, s)
+            yield Attack(task_id, seed, "route", f"{action} sent from {page_url}", False, _why(v),
+                         not (v["success"] and v["clean"]))
+            break
+
+
+def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
+    """Give the form's controls the submitted values; False if one cannot take its value
+    (another form that only shares the action)."""
+    names = {c.field_name for c in form.controls if c.field_name}
+    if not set(values) <= names | {""}:
+        return False
+    for c in form.controls:
+        if not c.field_name or not c.bid or c.field_name not in values:
+            continue
+        want = values[c.field_name]
+        if c.input_type in ("checkbox", "radio"):
+            b.tab["fields"][c.bid] = (c.value if c.value is not None else "on") in want
+        elif c.tag == "select":
+            offered = {o[0] for o in c.options}
+            if not set(want) <= offered:
+                return False
+            b.tab["fields"][c.bid] = "\x1f".join(want)
+        elif c.tag in ("input", "textarea") and c.input_type not in ("submit", "image", "button", "reset", "hidden"):
+            b.tab["fields"][c.bid] = want[0]
+        elif c.input_type == "hidden" and c.value not in want:
+            return False
+    return True
+
+
 def _linked(env: Any, final: dict, urls: list[str], per_page: int = 8) -> list[str]:
     """Up to ``per_page`` pages linked from each of ``urls`` (one hop further)."""
     seen, out = set(urls), []
@@ -347,8 +410,7 @@ _HANDLES = re.compile(r"[@#][\w.\-/]+")
 
 def goal_guesses(goal: str) -> list[str]:
     """Answers a policy could read off the goal text without browsing."""
-    out = list(CONSTANT_ANSWERS)
-    out += _QUOTED.findall(goal) + _NUMBERS.findall(goal) + _HANDLES.findall(goal)
+    out = _QUOTED.findall(goal) + _NUMBERS.findall(goal) + _HANDLES.findall(goal)
     out += [w for w in re.findall(r"\b[A-Z][\w\-]+\b", goal)]
     return list(dict.fromkeys(g.strip() for g in out if g.strip()))
 
@@ -375,22 +437,28 @@ def answer_forms(kind: str, expected: Any) -> list[str]:
 
 
 def guess_rates(env: Any, task_id: str, seeds: Iterable[int]) -> dict[str, float]:
-    """Over many instances of an information template: the share that the most common
-    answer would solve, and the share solved by some answer taken from the goal."""
+    """Over many instances of a template, the share of instances solved without looking:
+    by the most common right answer, by the best constant answer, and by some value
+    taken from the goal text."""
     seeds = list(seeds)
     answers: list[str] = []
+    constant_wins: Counter = Counter()
     from_goal = 0
     for seed in seeds:
         env.reset(seed=seed, options={"task": task_id})
         effect = env.app.tasks[task_id].effect_for(env.app, env.task.params, env.start_state())
         if effect.answer is not None:
             answers.append(repr(effect.answer.expected))
+        for guess in CONSTANT_ANSWERS:
+            constant_wins[guess] += _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))["success"]
         for guess in goal_guesses(env.task.goal):
             if _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))["success"]:
                 from_goal += 1
                 break
-    mode = Counter(answers).most_common(1)[0][1] / len(seeds) if answers else 0.0
-    return {"most_common_answer": mode, "answer_from_goal": from_goal / len(seeds)}
+    n = len(seeds)
+    mode = Counter(answers).most_common(1)[0][1] / n if answers else 0.0
+    best_constant = max(constant_wins.values(), default=0) / n
+    return {"most_common_answer": mode, "constant_answer": best_constant, "answer_from_goal": from_goal / n}
 
 
 # ----------------------------------------------------------------------------- whole apps

@@ -86,14 +86,30 @@ def app_of_task(task_id: str) -> str:
     return str(task_id).split("/", 1)[0]
 
 
-def builtin_apps() -> dict[str, Any]:
-    return {
-        "shopping": "simweb.apps.shopping:APP",
-        "forum": "simweb.apps.forum:APP",
-        "issues": "simweb.apps.issues:APP",
-        "booking": "simweb.apps.booking:APP",
-    }
+def builtin_apps() -> dict[str, str]:
+    """The apps shipped with simweb: every package folder under ``simweb.apps`` (the repo's
+    ``apps/``), found without importing any of them. The folder name is the app's name."""
+    import importlib.util
+    import pkgutil
 
+    spec = importlib.util.find_spec("simweb.apps")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    found = sorted(m.name for m in pkgutil.iter_modules(spec.submodule_search_locations) if m.ispkg)
+    return {name: f"simweb.apps.{name}:APP" for name in found if _ID_RE.match(name)}
+
+
+def plugin_apps() -> dict[str, str]:
+    """Apps other distributions declare in the ``simweb.apps`` entry-point group
+    (``name = "package.module:APP"``)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)}
+
+
+ENTRY_POINT_GROUP = "simweb.apps"
 
 for _name, _ref in builtin_apps().items():
+    register(_name, _ref)
+for _name, _ref in plugin_apps().items():   # a plugin may not reuse a built-in name: register raises
     register(_name, _ref)

@@ -1,173 +1,494 @@
-"""Served mode: an app under Flask for a real browser.
+"""Served mode: an app over HTTP for real browsers, one simulated session per cookie.
 
-Each browser gets its own simulated session (a state document) keyed by an unguessable
-cookie; every request drives the same spec transitions as the in-process browser
+Every request drives the same spec transitions as the in-process browser
 (``App.navigate`` for GET, ``App.submit`` for POST, then a 303 redirect, as the apps work
-without JavaScript). ``GET /_simweb/state`` returns the session's state and
-``POST /_simweb/state`` restores one (fork in the browser); ``POST /_simweb/reset`` starts a
-task instance exactly as ``env.reset`` does. No session can read or change another's.
+without JavaScript). No session can read or change another's.
+
+Sessions (:mod:`simweb.sessions`) live in a database through SQLAlchemy (an in-memory
+SQLite database by default here; ``simweb serve`` uses a SQLite file) and are written at
+the end of every state-changing request, so a server killed and started again on the same
+database carries on. A cookie-less request gets a *new* session, which only counts
+against a budget of new sessions until its cookie comes back: health checks and crawlers
+never push out anyone's signed-in session. A cookie naming no live session is told so,
+never silently given a fresh one:
+
+    status 410 Gone, header ``X-Simweb-Session: expired | evicted | closed | unknown |
+    incompatible``, a page saying the session ended (JSON ``{"error": ...}`` on
+    ``/_simweb``), and the cookie cleared so the next request starts a new session.
+
+Every response carries ``X-Simweb-Session`` (``new``, ``live``, ``none`` or one of the
+above). HEAD requests never change a state.
+
+Control endpoints (off with ``control=False`` / ``simweb serve --no-control``: then 404)::
+
+    GET  /_simweb/state    the session's state. With the control token: the whole state.
+                           Without: the state with ``meta.task`` and ``meta.rng`` replaced
+                           by "redacted" (header ``X-Simweb-Redacted``), so nothing a page
+                           visitor (the agent's own browser) can fetch holds the task's
+                           parameters or answer. Without a cookie: the state a new
+                           session starts from (no session is made).
+    POST /_simweb/state    restore a state (fork in the browser); token required
+    POST /_simweb/reset    {"task": id, "seed": n}: start a task instance exactly as
+                           ``env.reset`` does; token required
+
+The token goes in ``Authorization: Bearer <token>``; ``simweb serve`` prints it (or takes
+``--control-token`` / ``$SIMWEB_CONTROL_TOKEN``), :class:`simweb.browser.ServedApp` makes
+one and :class:`simweb.browser.BrowserEnv` sends it. Writes must be ``application/json``
+and are refused from a foreign ``Origin`` (or ``Sec-Fetch-Site: cross-site``), so a page
+elsewhere cannot drive them.
+
+Bounded cost (:mod:`simweb.limits`): request bodies, state size, list lengths, nesting
+depth and URL length have limits, each refused with a 4xx and one line; a request whose
+transitions would grow the state over the limit is refused (413) and leaves the state as
+it was. :func:`serve` runs the app under waitress (bounded threads, idle timeouts).
+
+Python API, for servers built on these sessions::
+
+    flask_app = create_app("shopping", session_db="sqlite:///sessions.db")
+    served = flask_app.extensions["simweb"]           # a Served
+    sid = served.new_session(state)                   # or new_session(task=..., seed=...)
+    served.state(sid)                                 # a copy of its state, None if gone
+    served.set_state(sid, state)                      # validated; False if gone
+    client.set_cookie(COOKIE, sid)                    # a browser now drives that session
 """
 from __future__ import annotations
 
+import hmac
+import io
 import re
 import secrets
-import threading
-from collections import OrderedDict
+import time
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 import orjson
-from flask import Flask, Response, make_response, redirect, request
+from flask import Flask, Response, make_response, request
+from werkzeug.exceptions import HTTPException
 
 from .app import App, load_app
+from .limits import DEFAULT_LIMITS, LimitError, Limits, check_shape, read_body
+from .omnibox.start import install_start_route
 from .registry import definition
-from .state import StateError
+from .sessions import CACHE_SIZE, IDLE_LIFETIME, MAX_NEW_SESSIONS, MAX_SESSIONS, Lookup, SessionStore
+from .state import StateError, canonical, deep_copy
+from .urls import local_path
 
 COOKIE = "simweb_session"
-MAX_SESSIONS = 2000
+SESSION_HEADER = "X-Simweb-Session"
+REDACTED_HEADER = "X-Simweb-Redacted"
+#: The status of a request whose session ended (RFC 9110: "no longer available").
+GONE = 410
+REDACTED = "redacted"
+
+_GONE_TEXT = {
+    "expired": "Your session has expired (it was idle for too long).",
+    "evicted": "Your session was closed to make room for newer ones.",
+    "closed": "Your session was closed.",
+    "unknown": "This server has no session for your cookie (it may have been reset).",
+    "incompatible": "Your session was made for another version of this site.",
+}
+_UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f-\U0010ffff\\]")
 
 
-class Sessions:
-    """Session id -> state, bounded (least recently used dropped first), one lock each."""
+def _encode_unsafe(url: str) -> str:
+    """Percent-encode what a browser would encode (or strip) in a Location: whitespace,
+    control characters, backslashes and non-ASCII (as UTF-8; a header is Latin-1). The
+    result is then checked as a local path."""
+    return _UNSAFE_URL_CHARS.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")),
+                                 url)
 
-    def __init__(self, app: App, task: str | None, seed: int, max_sessions: int = MAX_SESSIONS):
-        self.app = app
-        self.task = task
-        self.seed = seed
-        self.max = max_sessions
-        self._states: OrderedDict[str, dict] = OrderedDict()
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
 
-    def fresh_state(self, task: str | None, seed: int) -> dict:
+def redacted(state: dict) -> dict:
+    """The state a page visitor may read: ``meta.task`` (its parameters hold the answer
+    of information tasks) and ``meta.rng`` (the task can be derived from its seed) are
+    replaced by "redacted". A redacted state does not validate, so it cannot be restored
+    by mistake."""
+    meta = dict(state["meta"])
+    if meta.get("task") is not None:
+        meta["task"] = REDACTED
+    meta["rng"] = REDACTED
+    return {**state, "meta": meta}
+
+
+@dataclass
+class Served:
+    """An app in served mode: the in-process :class:`App`, its session store, limits and
+    control settings (``flask_app.extensions["simweb"]``)."""
+
+    app: App
+    sessions: SessionStore
+    task: str | None
+    seed: int
+    limits: Limits = DEFAULT_LIMITS
+    control: bool = True
+    control_token: str | None = None
+
+    def fresh_state(self, task: str | None = None, seed: int = 0) -> dict:
         """The state ``env.reset(seed, options={"task": task})`` starts from (same cache)."""
         from .env import episode_start
-        from .state import deep_copy
 
         return deep_copy(episode_start(self.app, task, seed).state)
 
-    def get(self, sid: str | None) -> tuple[str, dict, threading.Lock]:
-        with self._guard:
-            if sid is None or sid not in self._states:
-                sid = secrets.token_urlsafe(24)
-                self._states[sid] = self.fresh_state(self.task, self.seed)
-                self._locks[sid] = threading.Lock()
-                while len(self._states) > self.max:
-                    old, _ = self._states.popitem(last=False)
-                    self._locks.pop(old, None)
-            self._states.move_to_end(sid)
-            return sid, self._states[sid], self._locks[sid]
+    def new_session(self, state: dict | None = None, *, task: str | None = None, seed: int = 0) -> str:
+        """A new (established) session holding ``state`` (validated: StateError if it
+        cannot be used here), or the start state of ``task`` / ``seed``; its id."""
+        if state is None:
+            state = self.fresh_state(task, seed)
+        else:
+            self.check(state)
+            state = deep_copy(state)
+        return self.sessions.create(state, established=True)
 
-    def put(self, sid: str, state: dict) -> None:
-        with self._guard:
-            self._states[sid] = state
+    def state(self, sid: str) -> dict | None:
+        """A copy of session ``sid``'s state, None if it has none (ended, unknown)."""
+        with self.sessions.lock(sid):
+            found = self.sessions.load(sid)
+            return deep_copy(found.state) if found.state is not None else None
+
+    def set_state(self, sid: str, state: dict) -> bool:
+        """Replace session ``sid``'s state with ``state`` (validated); False if it ended."""
+        self.check(state)
+        with self.sessions.lock(sid):
+            return self.sessions.load(sid).state is not None and self.sessions.save(sid, deep_copy(state))
+
+    def check(self, state: Any, size: int | None = None) -> None:
+        """Refuse a state over the limits (LimitError) or unusable here (StateError)."""
+        check_shape(state, self.limits)   # first: it bounds the depth the encoder below meets
+        if size is None:
+            size = len(canonical(state))
+        if size > self.limits.max_state:
+            raise LimitError(f"state of {size} bytes is over the limit of {self.limits.max_state} bytes")
+        self.app.check_state(state)
 
 
 def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, task: str | None = None,
-               seed: int = 0, bid_attribute: str = "bid") -> Flask:
+               seed: int = 0, bid_attribute: str = "bid", session_db: str = "sqlite://",
+               max_sessions: int = MAX_SESSIONS, max_new_sessions: int = MAX_NEW_SESSIONS,
+               idle_lifetime: float = IDLE_LIFETIME, cache_size: int = CACHE_SIZE, control: bool = True,
+               control_token: str | None = None, limits: Limits = DEFAULT_LIMITS,
+               clock: Callable[[], float] = time.time) -> Flask:
     """The Flask application serving ``app_name`` (app factory).
 
-    ``bid_attribute`` renames the element-id attribute in served pages: BrowserGym marks
-    every page with its own ``bid`` attributes and refuses pages that already carry them,
-    so BrowserGym agents want e.g. ``data-simweb-bid``."""
+    ``session_db``: a SQLAlchemy URL (default: an in-memory SQLite database).
+    ``control_token``: the token of the ``/_simweb`` writes (default: a new random one,
+    at ``flask_app.extensions["simweb"].control_token``). ``bid_attribute`` renames the
+    element-id attribute in served pages: BrowserGym marks every page with its own
+    ``bid`` attributes and refuses pages that already carry them, so BrowserGym agents
+    want e.g. ``data-simweb-bid``."""
     if not re.fullmatch(r"[a-z][a-z0-9\-]*", bid_attribute):
         raise ValueError(f"bid attribute {bid_attribute!r} is not a valid attribute name")
+    if control_token is not None and len(control_token) < 16:
+        raise ValueError("the control token must be at least 16 characters")
     sim = load_app(definition(app_name), world_seed, size, progress=True)
     if task is not None and task not in sim.tasks:
         from .env import TaskError
 
         raise TaskError(f"unknown task '{task}' (see `simweb tasks {sim.name}`)")
+    store = SessionStore(session_db, app=sim.name, spec_hash=sim.spec.hash, world_hash=sim.world.hash,
+                         max_sessions=max_sessions, max_new=max_new_sessions, idle_lifetime=idle_lifetime,
+                         cache_size=cache_size, clock=clock)
+    token = (control_token or secrets.token_urlsafe(32)) if control else None
+    served = Served(sim, store, task, seed, limits, control, token)
     static = resources.files(sim.definition.package) / "static"
     flask_app = Flask(f"simweb.{sim.name}", static_folder=str(static), static_url_path="/static")
-    flask_app.config["MAX_CONTENT_LENGTH"] = 8 * 1024 * 1024
-    sessions = Sessions(sim, task, seed)
-    flask_app.extensions["simweb"] = sessions
+    flask_app.config["MAX_CONTENT_LENGTH"] = limits.max_body
+    flask_app.extensions["simweb"] = served
 
-    def session() -> tuple[str, dict, threading.Lock]:
-        return sessions.get(request.cookies.get(COOKIE))
-
+    # ------------------------------------------------------------------ responses
     def page_html(html: str | None) -> str:
         # Only templates write ` bid="`: user text is escaped (a quote becomes &#34;).
         html = html or ""
         return html if bid_attribute == "bid" else html.replace(' bid="', f' {bid_attribute}="')
 
-    def finish(resp: Response, sid: str) -> Response:
-        resp.set_cookie(COOKIE, sid, httponly=True, samesite="Lax")
+    def finish(resp: Response, sid: str | None, status: str) -> Response:
+        if sid is not None:
+            resp.set_cookie(COOKIE, sid, httponly=True, samesite="Lax")
         resp.headers["Cache-Control"] = "no-store"
+        resp.headers[SESSION_HEADER] = status
         return resp
 
     def json_response(obj: Any, status: int = 200) -> Response:
         return Response(orjson.dumps(obj), status=status, mimetype="application/json")
 
+    def error(message: str, status: int) -> Response:
+        """A 4xx with one line: JSON on /_simweb, text elsewhere."""
+        message = " ".join(str(message).split())
+        if request.path.startswith("/_simweb/"):
+            resp = json_response({"error": message}, status)
+        else:
+            resp = Response(message + "\n", status=status, mimetype="text/plain")
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
+
+    def gone(found: Lookup) -> Response:
+        text = _GONE_TEXT.get(found.status, _GONE_TEXT["unknown"])
+        if request.path.startswith("/_simweb/"):
+            resp = json_response({"error": f"session {found.status}: {text}"}, GONE)
+        else:
+            resp = make_response(page_html(
+                "<!DOCTYPE html><html><head><title>Session ended · " + sim.spec.title + "</title></head><body>"
+                '<main><h1 bid="session-title">Your session has ended</h1>'
+                f'<p bid="session-reason">{text}</p>'
+                '<p><a bid="session-restart" href="/">Start a new session</a></p></main></body></html>'), GONE)
+        resp.delete_cookie(COOKIE, httponly=True, samesite="Lax")
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers[SESSION_HEADER] = found.status
+        return resp
+
+    @flask_app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        return error(f"{exc.code} {exc.name}: {exc.description}", exc.code or 400)
+
+    @flask_app.errorhandler(Exception)
+    def internal_error(exc: Exception) -> Response:
+        # A bug, not bad input: logged in full, answered with one line (never a traceback).
+        flask_app.logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
+        return error(f"internal error: {type(exc).__name__}", 500)
+
+    @flask_app.errorhandler(LimitError)
+    def limit_error(exc: LimitError) -> Response:
+        return error(str(exc), exc.status)
+
+    @flask_app.before_request
+    def bounded_body() -> Response | None:
+        """Read a body once, within the limit (a chunked body over it is a 413, never a
+        truncated one), and hand it on from memory."""
+        environ = request.environ
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return None
+        data = read_body(environ["wsgi.input"], request.content_length, limits.max_body)
+        environ["wsgi.input"] = io.BytesIO(data)
+        environ["CONTENT_LENGTH"] = str(len(data))
+        environ.pop("wsgi.input_terminated", None)
+        environ.pop("HTTP_TRANSFER_ENCODING", None)
+        return None
+
+    # ------------------------------------------------------------------ control
+    def authorized() -> bool | None:
+        """True: the right token; False: a wrong one; None: none sent."""
+        header = request.headers.get("Authorization")
+        if header is None:
+            return None
+        scheme, _, given = header.partition(" ")
+        return scheme.lower() == "bearer" and token is not None and hmac.compare_digest(given.strip(), token)
+
+    def control_gate(write: bool) -> Response | None:
+        if not control:
+            return error("control endpoints are switched off on this server", 404)
+        if write:
+            origin = request.headers.get("Origin")
+            if origin is not None and origin != f"{request.scheme}://{request.host}":
+                return error(f"cross-origin write from {origin} refused", 403)
+            if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+                return error("cross-site write refused", 403)
+        auth = authorized()
+        if auth is False or (write and not auth):
+            resp = error("a valid control token is required (Authorization: Bearer <token>)", 401)
+            resp.headers["WWW-Authenticate"] = 'Bearer realm="simweb"'
+            return resp
+        if write and request.mimetype != "application/json":
+            return error("the body must be application/json", 415)
+        return None
+
+    def json_body(limit: int) -> Any:
+        data = request.get_data()
+        if len(data) > limit:
+            raise LimitError(f"request body of {len(data)} bytes is over the limit of {limit} bytes")
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise LimitError(f"not valid JSON: {exc}", 400) from None
+
+    def write_session(state: dict) -> Response:
+        """Store a validated ``state`` as the session of the request's cookie (a new
+        established session when there is no cookie)."""
+        sid = request.cookies.get(COOKIE)
+        if sid is None:
+            return finish(json_response({"ok": True}), store.create(state, established=True), "new")
+        with store.lock(sid):
+            found = store.load(sid)
+            if found.state is None:
+                return gone(found)
+            if not store.save(sid, state, establish=not found.established):
+                return gone(Lookup(None, "evicted"))
+        return finish(json_response({"ok": True}), None, "live")
+
+    @flask_app.get("/_simweb/state")
+    def get_state() -> Response:
+        refused = control_gate(write=False)
+        if refused is not None:
+            return refused
+        full = authorized() is True
+        sid = request.cookies.get(COOKIE)
+        if sid is None:
+            state, status = served.fresh_state(task, seed), "none"
+        else:
+            with store.lock(sid):
+                found = store.load(sid)
+                if found.state is None:
+                    return gone(found)
+                body = orjson.dumps(found.state if full else redacted(found.state))
+                if not found.established and request.method == "GET":   # a HEAD changes nothing
+                    store.touch(sid, establish=True)
+            resp = Response(body, mimetype="application/json")
+            if not full:
+                resp.headers[REDACTED_HEADER] = "meta.task, meta.rng"
+            return finish(resp, None, "live")
+        resp = json_response(state if full else redacted(state))
+        if not full:
+            resp.headers[REDACTED_HEADER] = "meta.task, meta.rng"
+        return finish(resp, None, status)
+
+    @flask_app.post("/_simweb/state")
+    def put_state() -> Response:
+        refused = control_gate(write=True)
+        if refused is not None:
+            return refused
+        state = json_body(limits.max_state)
+        try:
+            served.check(state)   # validated before any lock is taken: other sessions never wait
+        except StateError as exc:
+            return error(str(exc), 400)
+        return write_session(state)
+
+    @flask_app.post("/_simweb/reset")
+    def reset() -> Response:
+        refused = control_gate(write=True)
+        if refused is not None:
+            return refused
+        body = json_body(64 * 1024) if request.get_data() else {}
+        if not isinstance(body, dict):
+            return error("the body must be a JSON object", 400)
+        t, s = body.get("task"), body.get("seed", 0)
+        if t is not None and t not in sim.tasks:
+            return error(f"unknown task '{t}'", 400)
+        if not isinstance(s, int) or isinstance(s, bool) or not -2**63 <= s < 2**63:
+            return error("seed must be an integer (64-bit)", 400)
+        state = served.fresh_state(t, s)
+        resp = write_session(state)
+        if resp.status_code == 200:
+            tab = state["browser"]["tabs"][state["browser"]["active"]]
+            resp.set_data(orjson.dumps({"ok": True, "url": tab["url"] if tab["url"] != "about:blank" else "/"}))
+        return resp
+
+    # ------------------------------------------------------------------ pages
+    # GET /_simweb/start?task=&seed=: the start URL of a task instance (WebGym's `website`).
+    install_start_route(flask_app, served, COOKIE, bid_attribute)
+
     @flask_app.get("/favicon.ico")
     def favicon() -> Response:
         return Response(status=204)
 
-    @flask_app.get("/_simweb/state")
-    def get_state() -> Response:
-        sid, state, lock = session()
-        with lock:
-            return finish(json_response(state), sid)
+    def run(state: dict, url: str) -> Response:
+        """One request of the simulated site on ``state`` (changes it)."""
+        if request.method == "POST":
+            form = {k: (v if len(v) > 1 else v[0]) for k, v in request.form.lists()}
+            # A page opened in another window of the same session posts from there.
+            referrer = request.referrer
+            ref_path = None
+            if referrer:
+                parts = urlsplit(referrer)
+                if parts.netloc == request.host:
+                    ref_path = parts.path + (f"?{parts.query}" if parts.query else "")
+            resp = sim.submit(state, url, form, referrer=ref_path)
+            if resp.location is None:
+                html = sim.navigate(state, state["browser"]["tabs"][state["browser"]["active"]]["url"],
+                                    push=False).html
+                return make_response(page_html(html), resp.status)
+        else:
+            resp = sim.navigate(state, url, follow=False)
+            if resp.location is None:
+                return make_response(page_html(resp.html), resp.status)
+        location = local_path(_encode_unsafe(resp.location))
+        if location is None:
+            return error("refused a redirect off this site", 400)
+        out = Response(status=303)
+        out.headers["Location"] = location
+        return out
 
-    @flask_app.post("/_simweb/state")
-    def put_state() -> Response:
-        sid, _, lock = session()
-        try:
-            state = orjson.loads(request.get_data())
-            sim.check_state(state)
-        except orjson.JSONDecodeError as exc:
-            return finish(json_response({"error": f"not valid JSON: {exc}"}, 400), sid)
-        except StateError as exc:
-            return finish(json_response({"error": str(exc)}, 400), sid)
-        with lock:
-            sessions.put(sid, state)
-        return finish(json_response({"ok": True}), sid)
-
-    @flask_app.post("/_simweb/reset")
-    def reset() -> Response:
-        sid, _, lock = session()
-        try:
-            body = orjson.loads(request.get_data() or b"{}")
-        except orjson.JSONDecodeError as exc:
-            return finish(json_response({"error": f"not valid JSON: {exc}"}, 400), sid)
-        if not isinstance(body, dict):
-            return finish(json_response({"error": "the body must be a JSON object"}, 400), sid)
-        t, s = body.get("task"), body.get("seed", 0)
-        if t is not None and t not in sim.tasks:
-            return finish(json_response({"error": f"unknown task '{t}'"}, 400), sid)
-        if not isinstance(s, int):
-            return finish(json_response({"error": "seed must be an integer"}, 400), sid)
-        state = sessions.fresh_state(t, s)
-        with lock:
-            sessions.put(sid, state)
-        tab = state["browser"]["tabs"][state["browser"]["active"]]
-        return finish(json_response({"ok": True, "url": tab["url"] if tab["url"] != "about:blank" else "/"}), sid)
+    def size_refusal(n: int) -> Response:
+        return error(f"this request would grow the session's state to {n} bytes, over the limit of "
+                     f"{limits.max_state} bytes", 413)
 
     @flask_app.route("/", defaults={"path": ""}, methods=["GET", "POST"])
     @flask_app.route("/<path:path>", methods=["GET", "POST"])
     def page(path: str) -> Response:
-        sid, state, lock = session()
+        t0 = time.perf_counter()
+        resp = handle_page()
+        # How long the site took (session load, transitions, render, save): standard
+        # Server-Timing, so a client can tell serving cost from network cost.
+        resp.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1e3:.3f}"
+        return resp
+
+    def handle_page() -> Response:
         url = request.path + (f"?{request.query_string.decode('latin-1')}" if request.query_string else "")
-        with lock:
-            if request.method == "POST":
-                form = {k: (v if len(v) > 1 else v[0]) for k, v in request.form.lists()}
-                # A page opened in another window of the same session posts from there.
-                referrer = request.referrer
-                ref_path = None
-                if referrer:
-                    parts = urlsplit(referrer)
-                    if parts.netloc == request.host:
-                        ref_path = parts.path + (f"?{parts.query}" if parts.query else "")
-                resp = sim.submit(state, url, form, referrer=ref_path)
-                if resp.location is None:
-                    html = sim.navigate(state, state["browser"]["tabs"][state["browser"]["active"]]["url"],
-                                        push=False).html
-                    return finish(make_response(page_html(html), resp.status), sid)
-                return finish(redirect(resp.location, code=303), sid)
-            resp = sim.navigate(state, url, follow=False)
-            if resp.location is not None:
-                return finish(redirect(resp.location, code=303), sid)
-            return finish(make_response(page_html(resp.html), resp.status), sid)
+        if len(url) > limits.max_url:
+            return error(f"URL of {len(url)} characters is over the limit of {limits.max_url}", 414)
+        head = request.method == "HEAD"
+        sid = request.cookies.get(COOKIE)
+        if sid is None:
+            state = served.fresh_state(task, seed)
+            resp = run(state, url)
+            if head:   # HEAD never changes a state, nor makes a session
+                return finish(resp, None, "none")
+            blob = orjson.dumps(state)
+            if len(blob) > limits.max_state:
+                return size_refusal(len(blob))
+            return finish(resp, store.create(state, established=False), "new")
+        with store.lock(sid):
+            found = store.load(sid)
+            if found.state is None:
+                return gone(found)
+            if head:
+                return finish(run(deep_copy(found.state), url), None, "live")
+            try:
+                resp = run(found.state, url)
+                blob = orjson.dumps(found.state)
+            except BaseException:
+                store.forget(sid)   # the next request starts from the last committed state
+                raise
+            if len(blob) > limits.max_state:
+                store.forget(sid)
+                return size_refusal(len(blob))
+            if not store.save(sid, found.state, blob=blob, establish=not found.established):
+                return gone(Lookup(None, "evicted"))
+        return finish(resp, None, "live")
 
     return flask_app
+
+
+def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, threads: int = 8,
+                channel_timeout: int = 30, connection_limit: int = 1000) -> Any:
+    """A waitress server for ``flask_app`` (not started: call ``.run()``, stop it with
+    :func:`stop_server`). ``threads`` worker threads; connections idle for
+    ``channel_timeout`` seconds are closed; at most ``connection_limit`` open at once;
+    request bodies over the limit are refused with 413 before they reach the app, and
+    waitress buffers bodies and headers, so a slow client never holds a worker."""
+    from waitress.server import create_server
+
+    if threads < 1 or channel_timeout < 1 or connection_limit < 1:
+        raise ValueError("threads, channel timeout and connection limit must be at least 1")
+    limits: Limits = flask_app.extensions["simweb"].limits
+    return create_server(flask_app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
+                         connection_limit=connection_limit, max_request_body_size=limits.max_body,
+                         max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
+                         clear_untrusted_proxy_headers=True, expose_tracebacks=False)
+
+
+def stop_server(server: Any) -> None:
+    """Stop a running :func:`make_server` server: its worker threads, listening socket and
+    open connections (its ``run()`` then returns)."""
+    server.task_dispatcher.shutdown()
+    server.close()
+    for channel in list(server._map.values()):
+        try:
+            channel.close()
+        except OSError:
+            pass
+
+
+def serve(flask_app: Flask, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
+    """Serve ``flask_app`` with waitress until interrupted (options: :func:`make_server`)."""
+    make_server(flask_app, host, port, **options).run()

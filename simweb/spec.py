@@ -48,7 +48,7 @@ _MONEY_RE = re.compile(r"^\$?\s*(\d{1,9})(?:\.(\d{1,2}))?$")
 
 
 @dataclass(frozen=True)
-class Param:
+class ParamSpec:
     """A typed parameter of an event (form field) or a page (query string)."""
 
     name: str
@@ -123,7 +123,7 @@ def _num(x: float) -> str:
 # ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Check:
+class Guard:
     """A guard (events) or requirement (pages): when ``cond`` is false the site shows
     ``error`` with ``status``, or redirects to ``redirect``."""
 
@@ -202,7 +202,7 @@ def _text(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-class Value:
+class CompiledValue:
     """A YAML value whose strings are expressions, compiled; lists/dicts recursively."""
 
     __slots__ = ("fn", "reads")
@@ -249,10 +249,10 @@ class Update:
     op: str
     path: StatePath | None
     table: str | None
-    id: Value | str | None       # "auto" allocates a new id
-    value: Value | None
+    id: CompiledValue | str | None       # "auto" allocates a new id
+    value: CompiledValue | None
     where: Expr | None
-    fields: tuple[tuple[str, Value], ...]
+    fields: tuple[tuple[str, CompiledValue], ...]
     bind: str | None
     loop_var: str | None
     loop_iter: Expr | None
@@ -264,7 +264,7 @@ class Update:
     workflows: tuple["Workflow", ...] = ()   # insert/update: the workflows guarding this table
     timer: str | None = None                  # schedule/cancel: the timer's name
     at: Expr | None = None                    # schedule: when it falls due (seconds)
-    args: tuple[tuple[str, Value], ...] = ()  # schedule: the timer's arguments
+    args: tuple[tuple[str, CompiledValue], ...] = ()  # schedule: the timer's arguments
     key: Expr | None = None                   # schedule/cancel: the pending timer's key
 
 
@@ -358,16 +358,16 @@ class Timer:
 
 
 @dataclass
-class Page:
+class PageSpec:
     name: str
     route: str
     regex: re.Pattern
     converters: dict[str, Callable[[str], Any]]
     template: str
     title: "Message | None"
-    query: dict[str, Param]
+    query: dict[str, ParamSpec]
     load: list[tuple[str, Expr]]
-    require: list[Check]
+    require: list[Guard]
     on_view: list[Update]
     substates: list[tuple[str, Expr]]
 
@@ -381,9 +381,9 @@ class Event:
     converters: dict[str, Callable[[str], Any]]
     sources: list[str]
     target: str | None
-    params: dict[str, Param]
+    params: dict[str, ParamSpec]
     lets: list[tuple[str, Expr]]
-    guards: list[Check]
+    guards: list[Guard]
     updates: list[Update]
     redirect: Expr | None
     flash: "Message | None"
@@ -408,7 +408,7 @@ class Spec:
     runtime_initial: dict
     runtime_schema: dict
     globals: list[tuple[str, Expr]]
-    pages: dict[str, Page]
+    pages: dict[str, PageSpec]
     events: dict[str, Event]
     hash: str
     path: str
@@ -420,7 +420,7 @@ class Spec:
     #: what the site maintains as a side effect of judged changes (simweb.effects)
     bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)
 
-    def match_page(self, path: str) -> tuple[Page, dict[str, Any]] | None:
+    def match_page(self, path: str) -> tuple[PageSpec, dict[str, Any]] | None:
         return _match(self.pages.values(), path)
 
     def match_event(self, path: str) -> tuple[Event, dict[str, Any]] | None:
@@ -519,20 +519,20 @@ class _Compiler:
                 compiled.append(e)
         return Message(text, tuple(compiled), frozenset(reads), frozenset(calls))
 
-    def value(self, raw: Any, field_name: str, names: set[str]) -> Value:
+    def value(self, raw: Any, field_name: str, names: set[str]) -> CompiledValue:
         if isinstance(raw, str):
             e = self.expr(raw, field_name, names)
-            return Value(e, e.reads)
+            return CompiledValue(e, e.reads)
         if isinstance(raw, dict):
             parts = [(str(k), self.value(v, f"{field_name}.{k}", names)) for k, v in raw.items()]
             reads = frozenset().union(*(v.reads for _, v in parts)) if parts else frozenset()
-            return Value(lambda env, parts=parts: {k: v(env) for k, v in parts}, reads)
+            return CompiledValue(lambda env, parts=parts: {k: v(env) for k, v in parts}, reads)
         if isinstance(raw, list):
             items = [self.value(v, f"{field_name}[{i}]", names) for i, v in enumerate(raw)]
             reads = frozenset().union(*(v.reads for v in items)) if items else frozenset()
-            return Value(lambda env, items=items: [v(env) for v in items], reads)
+            return CompiledValue(lambda env, items=items: [v(env) for v in items], reads)
         if raw is None or isinstance(raw, (bool, int, float)):
-            return Value(lambda env, raw=raw: raw, frozenset())
+            return CompiledValue(lambda env, raw=raw: raw, frozenset())
         raise self.fail(field_name, f"unsupported value {raw!r}")
 
     def path(self, text: str, field_name: str, names: set[str]) -> StatePath:
@@ -566,14 +566,14 @@ class _Compiler:
         static.reverse()
         return StatePath(root, tuple(segs), ".".join([root, *static]), text)
 
-    def checks(self, raw: list[dict], field_name: str, names: set[str], default_status: int) -> list[Check]:
+    def checks(self, raw: list[dict], field_name: str, names: set[str], default_status: int) -> list[Guard]:
         out = []
         for i, c in enumerate(raw or []):
             f = f"{field_name}[{i}]"
             if "permission" in c:
                 out.append(self.permission_check(c, f, names))
                 continue
-            out.append(Check(
+            out.append(Guard(
                 cond=self.expr(c["if"], f + ".if", names),
                 error=self.message(c["error"], f + ".error", names) if "error" in c else None,
                 status=int(c.get("status", default_status)),
@@ -581,7 +581,7 @@ class _Compiler:
             ))
         return out
 
-    def permission_check(self, c: dict, f: str, names: set[str]) -> Check:
+    def permission_check(self, c: dict, f: str, names: set[str]) -> Guard:
         """A guard that applies a named permission: its args are expressions of the
         caller (an omitted arg is the caller's name of the same spelling)."""
         name = c["permission"]
@@ -603,10 +603,10 @@ class _Compiler:
             error = _PermissionMessage(cond, perm.error)
         else:
             error = None
-        return Check(cond=cond, error=error, status=int(c.get("status", perm.status)),  # type: ignore[arg-type]
+        return Guard(cond=cond, error=error, status=int(c.get("status", perm.status)),  # type: ignore[arg-type]
                      redirect=self.expr(c["redirect"], f + ".redirect", names) if "redirect" in c else None)
 
-    def params(self, raw: dict, field_name: str) -> dict[str, Param]:
+    def params(self, raw: dict, field_name: str) -> dict[str, ParamSpec]:
         out = {}
         for name, p in (raw or {}).items():
             pattern = None
@@ -617,7 +617,7 @@ class _Compiler:
                     raise self.fail(f"{field_name}.{name}.pattern", f"bad regular expression: {exc}") from None
             if p["type"] == "enum" and not p.get("values"):
                 raise self.fail(f"{field_name}.{name}", "an enum parameter needs 'values'")
-            out[name] = Param(
+            out[name] = ParamSpec(
                 name=name, type=p["type"], label=p.get("label", name.replace("_", " ").capitalize()),
                 required=bool(p.get("required", "default" not in p and p["type"] not in ("bool", "list"))),
                 default=p.get("default", [] if p["type"] == "list" else (False if p["type"] == "bool" else None)),
@@ -643,8 +643,8 @@ class _Compiler:
             op = u["op"]
             path = value = where = None
             table = u.get("table")
-            ident: Value | str | None = None
-            fields: tuple[tuple[str, Value], ...] = ()
+            ident: CompiledValue | str | None = None
+            fields: tuple[tuple[str, CompiledValue], ...] = ()
             if "path" in u:
                 path = self.path(u["path"], f + ".path", local)
             if "value" in u:
@@ -665,7 +665,7 @@ class _Compiler:
                 fields = tuple((k, self.value(v, f"{f}.fields.{k}", local)) for k, v in u["fields"].items())
             timer = u.get("timer")
             at = key = None
-            targs: tuple[tuple[str, Value], ...] = ()
+            targs: tuple[tuple[str, CompiledValue], ...] = ()
             if op in ("schedule", "cancel"):
                 if timer is not None and timer not in self.timer_args:
                     close = difflib.get_close_matches(timer, list(self.timer_args), n=1)
@@ -687,7 +687,7 @@ class _Compiler:
             else:
                 writes = path.static if path else f"runtime.entities.{table}.*"
             reads: set[str] = set()
-            for part in (loop_iter, when, value, where, ident if isinstance(ident, Value) else None,
+            for part in (loop_iter, when, value, where, ident if isinstance(ident, CompiledValue) else None,
                          *(v for _, v in fields), at, key, *(v for _, v in targs)):
                 if part is not None:
                     reads |= part.reads
@@ -788,7 +788,7 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
         glob.append((name, c.expr(text, name, gnames)))
         gnames.add(name)
 
-    pages: dict[str, Page] = {}
+    pages: dict[str, PageSpec] = {}
     for name, p in doc["pages"].items():
         c.where = f"page '{name}'"
         regex, conv = _compile_route(p["route"])
@@ -798,7 +798,7 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
             load.append((var, c.expr(text, f"load.{var}", names)))
             names.add(var)
         names |= set(n for n, _ in glob)
-        pages[name] = Page(
+        pages[name] = PageSpec(
             name=name, route=p["route"], regex=regex, converters=conv, template=p["template"],
             title=c.message(p["title"], "title", names) if "title" in p else None,
             query=c.params(p.get("query"), "query"), load=load,

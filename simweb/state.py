@@ -17,7 +17,13 @@ from typing import Any
 import jsonschema
 import orjson
 
+from .limits import LimitError, Limits, check_shape
+
 STATE_FORMAT = 1
+
+#: The deepest nesting any state may have (real ones are about 8 levels deep).
+MAX_STATE_DEPTH = 64
+_ENGINE_LIMITS = Limits(max_items=2**62, max_depth=MAX_STATE_DEPTH)
 
 #: The JSON Schema of the core layers. The runtime layer's schema comes from the app's spec.
 CORE_SCHEMA: dict[str, Any] = {
@@ -170,6 +176,41 @@ def find_non_finite(obj: Any, path: str = "$") -> str | None:
     return None
 
 
+def _frozen(value: Any) -> Any:
+    """A hashable stand-in for a JSON value, equal exactly when JSON Schema calls two
+    values equal (1 == 1.0, but true is not 1; objects compare by members)."""
+    t = type(value)
+    if t is dict:
+        return ("o", frozenset((k, _frozen(v)) for k, v in value.items()))
+    if t is list:
+        return ("a", tuple(_frozen(v) for v in value))
+    if t is bool:
+        return ("b", value)
+    return value
+
+
+def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Any:
+    """``uniqueItems`` in one pass with a hash set (jsonschema's own check compares every
+    pair of unhashable items: quadratic in the list's length)."""
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Any] = set()
+    for i, item in enumerate(instance):
+        key = _frozen(item)
+        if key in seen:
+            yield jsonschema.ValidationError(f"has non-unique elements (item {i} repeats an earlier one)")
+            return
+        seen.add(key)
+
+
+#: Draft 2020-12 with a linear ``uniqueItems``; every other keyword is the library's.
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"uniqueItems": _unique_items})
+
+#: At most this many violations are collected (a state with a million bad items is
+#: refused as fast as one with a few).
+MAX_REPORTED_ERRORS = 100
+
+
 class StateValidator:
     """Validates whole states: the core schema plus one app's runtime schema."""
 
@@ -177,13 +218,16 @@ class StateValidator:
         schema = dict(CORE_SCHEMA)
         schema["properties"] = dict(CORE_SCHEMA["properties"], runtime=runtime_schema)
         jsonschema.Draft202012Validator.check_schema(schema)
-        self._validator = jsonschema.Draft202012Validator(schema)
+        self._validator = _Validator(schema)
         self._valid: set[bytes] = set()
 
     def errors(self, state: Any) -> list[str]:
-        """Every schema violation as 'at <json path>: <message>', sorted; [] when valid."""
+        """Schema violations as 'at <json path>: <message>', sorted; [] when valid (at
+        most ``MAX_REPORTED_ERRORS`` + 1 of them: enough to tell there are more)."""
         out = []
-        for err in self._validator.iter_errors(state):
+        for n, err in enumerate(self._validator.iter_errors(state)):
+            if n > MAX_REPORTED_ERRORS:
+                break
             where = "$" + "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
             out.append(f"at {where}: {err.message}")
         if not out:
@@ -195,7 +239,13 @@ class StateValidator:
     def check(self, state: Any) -> None:
         """Raise StateError for the first violation. States already found valid (by
         content hash) are not validated again: restoring the same snapshot into many
-        forks costs a hash, not a schema walk."""
+        forks costs a hash, not a schema walk. Nesting deeper than
+        ``MAX_STATE_DEPTH`` is refused first, in one iterative pass (the schema walk and
+        the JSON encoder recurse)."""
+        try:
+            check_shape(state, _ENGINE_LIMITS)
+        except LimitError as exc:
+            raise StateError(f"invalid state: {exc}") from None
         try:
             digest = hashlib.sha256(canonical(state)).digest()
         except StateError:
@@ -204,7 +254,8 @@ class StateValidator:
             return
         errs = self.errors(state)
         if errs:
-            more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+            more = (f" (and {len(errs) - 1}{'+' if len(errs) > MAX_REPORTED_ERRORS else ''} more)"
+                    if len(errs) > 1 else "")
             raise StateError(f"invalid state {errs[0]}{more}")
         if digest is not None:
             if len(self._valid) >= 4096:

@@ -6,7 +6,7 @@ event run in order and may bind names for later ones (``insert ... as: order_id`
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .spec import ExprErrorAtRuntime, Update
 from .state import deep_copy
@@ -88,79 +88,123 @@ def apply_updates(updates: list[Update], state: dict, env: dict[str, Any], world
 
 
 def _apply_one(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
-    op = u.op
-    if op == "schedule" or op == "cancel":
-        _timer_op(u, state, env)
-        return
-    if u.path is not None:
-        keys = u.path.keys(env)
-        parent, key = _container(state, u.path.root, keys, create=op not in ("remove", "delete"))
-        if op == "set":
-            parent[key] = u.value(env)
-        elif op == "inc":
-            cur = parent.get(key) or 0
-            parent[key] = cur + u.value(env)
-        elif op == "append":
-            lst = parent.get(key)
-            if lst is None:
-                lst = parent[key] = []
-            if not isinstance(lst, list):
-                raise ExprErrorAtRuntime(f"append to {u.path.text!r}: not a list")
-            lst.append(u.value(env))
-        elif op == "merge":
-            cur = parent.get(key)
-            if cur is None:
-                cur = parent[key] = {}
-            if not isinstance(cur, dict):
-                raise ExprErrorAtRuntime(f"merge into {u.path.text!r}: not an object")
-            cur.update(u.value(env))
-        elif op == "remove":
-            if parent is None:
-                return
-            lst = parent.get(key)
-            if isinstance(lst, list):
-                kept = []
-                for item in lst:
-                    env["it"] = item
-                    if not u.where(env):
-                        kept.append(item)
-                env.pop("it", None)
-                parent[key] = kept
-        elif op == "delete":
-            if parent is not None:
-                parent.pop(key, None)
-        elif op == "token":
-            parent[key] = draw_token(state, u.length, u.alphabet)
-        return
+    OPERATIONS[u.op](u, state, env, world, entity)
 
-    # Entity operations on runtime.entities.<table>.<id>
-    table = u.table
-    tables = state["runtime"].setdefault("entities", {})
-    rows = tables.setdefault(table, {})
-    if op == "insert":
-        eid = _allocate_id(state, world, table) if u.id == "auto" else u.id(env)
-        row = dict(u.value(env))
-        row["id"] = eid
-        for wf in u.workflows:
-            state_now = row.setdefault(wf.field, wf.initial)
-            if state_now != wf.initial:
-                raise ExprErrorAtRuntime(f"workflow {wf.name}: a new {table} row starts in '{wf.initial}', "
-                                         f"not '{state_now}'")
-        rows[str(eid)] = row
-        if u.bind:
-            env[u.bind] = eid
-    elif op == "update":
-        eid = u.id(env)
-        cur = entity(table, eid)
-        if cur is None:
-            raise ExprErrorAtRuntime(f"update of {table} {eid}: no such row")
-        new = deep_copy(cur)  # world rows are shared, cached objects: never alias them
-        for name, val in u.fields:
-            new[name] = val(env)
-        for wf in u.workflows:
-            old, moved = cur.get(wf.field), new.get(wf.field)
-            if not wf.allows(old, moved):
-                raise ExprErrorAtRuntime(f"workflow {wf.name}: {table} {eid} cannot go from '{old}' to '{moved}'")
-        rows[str(eid)] = new
-    elif op == "tombstone":
-        rows[str(u.id(env))] = None
+
+# ----------------------------------------------------------------------------- path operations
+# Each takes (update, state, env, world, entity); the table at the end maps op names to them.
+
+def _at(u: Update, state: dict, env: dict[str, Any], create: bool = True) -> tuple[Any, str]:
+    return _container(state, u.path.root, u.path.keys(env), create=create)
+
+
+def _set(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    parent, key = _at(u, state, env)
+    parent[key] = u.value(env)
+
+
+def _inc(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    parent, key = _at(u, state, env)
+    parent[key] = (parent.get(key) or 0) + u.value(env)
+
+
+def _append(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    parent, key = _at(u, state, env)
+    lst = parent.get(key)
+    if lst is None:
+        lst = parent[key] = []
+    if not isinstance(lst, list):
+        raise ExprErrorAtRuntime(f"append to {u.path.text!r}: not a list")
+    lst.append(u.value(env))
+
+
+def _merge(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    parent, key = _at(u, state, env)
+    cur = parent.get(key)
+    if cur is None:
+        cur = parent[key] = {}
+    if not isinstance(cur, dict):
+        raise ExprErrorAtRuntime(f"merge into {u.path.text!r}: not an object")
+    cur.update(u.value(env))
+
+
+def _remove(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    """Drop the list items for which ``where`` holds (the item is ``it``)."""
+    parent, key = _at(u, state, env, create=False)
+    lst = parent.get(key) if parent is not None else None
+    if not isinstance(lst, list):
+        return
+    kept = []
+    for item in lst:
+        env["it"] = item
+        if not u.where(env):
+            kept.append(item)
+    env.pop("it", None)
+    parent[key] = kept
+
+
+def _delete(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    parent, key = _at(u, state, env, create=False)
+    if parent is not None:
+        parent.pop(key, None)
+
+
+def _token(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    parent, key = _at(u, state, env)
+    parent[key] = draw_token(state, u.length, u.alphabet)
+
+
+# ----------------------------------------------------------------------------- entity operations
+# On runtime.entities.<table>.<id>, the overlay over the world's rows.
+
+def _rows(u: Update, state: dict) -> dict:
+    return state["runtime"].setdefault("entities", {}).setdefault(u.table, {})
+
+
+def _insert(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    rows = _rows(u, state)
+    eid = _allocate_id(state, world, u.table) if u.id == "auto" else u.id(env)
+    row = dict(u.value(env))
+    row["id"] = eid
+    for wf in u.workflows:
+        state_now = row.setdefault(wf.field, wf.initial)
+        if state_now != wf.initial:
+            raise ExprErrorAtRuntime(f"workflow {wf.name}: a new {u.table} row starts in '{wf.initial}', "
+                                     f"not '{state_now}'")
+    rows[str(eid)] = row
+    if u.bind:
+        env[u.bind] = eid
+
+
+def _update(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    rows = _rows(u, state)
+    eid = u.id(env)
+    cur = entity(u.table, eid)
+    if cur is None:
+        raise ExprErrorAtRuntime(f"update of {u.table} {eid}: no such row")
+    new = deep_copy(cur)  # world rows are shared, cached objects: never alias them
+    for name, val in u.fields:
+        new[name] = val(env)
+    for wf in u.workflows:
+        old, moved = cur.get(wf.field), new.get(wf.field)
+        if not wf.allows(old, moved):
+            raise ExprErrorAtRuntime(f"workflow {wf.name}: {u.table} {eid} cannot go from '{old}' to '{moved}'")
+    rows[str(eid)] = new
+
+
+def _tombstone(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    _rows(u, state)[str(u.id(env))] = None
+
+
+def _timer(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+    _timer_op(u, state, env)
+
+
+Operation = Callable[[Update, dict, dict, Any, Any], None]
+
+#: Every update operation of the spec language, by name (spec_schema lists the same names).
+OPERATIONS: dict[str, Operation] = {
+    "set": _set, "inc": _inc, "append": _append, "merge": _merge, "remove": _remove, "delete": _delete,
+    "token": _token, "insert": _insert, "update": _update, "tombstone": _tombstone,
+    "schedule": _timer, "cancel": _timer,
+}

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import simweb
-from simweb.agents import RandomAgent
+from simweb import check
 from simweb.state import StateError, state_hash
 
 from conftest import APPS
@@ -38,13 +38,7 @@ def run_plan(env, actions):
 
 @pytest.mark.parametrize("app,task", _all_tasks())
 def test_oracle_reaches_clean_success(env_of, app, task):
-    env = env_of(app)
-    for seed in ORACLE_SEEDS:
-        env.reset(seed=seed, options={"task": task})
-        verdict, _ = run_plan(env, env.oracle_plan())
-        assert verdict["success"], (seed, [c for c in verdict["checks"] if not c["passed"]])
-        assert verdict["progress"] == pytest.approx(1.0)
-        assert verdict["clean"], (seed, verdict["checks"][-1])
+    assert check.check_oracle(env_of(app), task, ORACLE_SEEDS) == []
 
 
 @pytest.mark.parametrize("app,task", _all_tasks())
@@ -57,10 +51,8 @@ def test_reset_verdict_starts_at_zero(env_of, app, task):
 
 
 def test_templates_cover_every_difficulty(env_of, app_name):
-    env = env_of(app_name)
-    seen = {t.instantiate(env.app, 0).difficulty for t in env.app.tasks.values()}
-    assert seen == {"easy", "medium", "hard"}
-    assert len(env.app.tasks) >= 15
+    """Enough templates, every difficulty, and an intended effect for each (the app's limits)."""
+    assert check.check_templates(env_of(app_name)) == []
 
 
 def test_task_parameters_vary_with_the_seed(env_of, app_name):
@@ -71,20 +63,19 @@ def test_task_parameters_vary_with_the_seed(env_of, app_name):
 
 
 def test_random_agent_almost_never_succeeds(env_of, app_name):
-    env = env_of(app_name)
-    wins = runs = 0
-    for tid in env.app.tasks:
-        for seed in (0, 1):
-            obs, info = env.reset(seed=seed, options={"task": tid})
-            agent = RandomAgent(seed)
-            agent.reset(env)
-            for _ in range(30):
-                obs, r, term, trunc, info = env.step(agent.act(obs))
-                if term or trunc:
-                    break
-            wins += bool(info["verdict"]["success"])
-            runs += 1
-    assert wins / runs <= 0.05, f"random agent solved {wins}/{runs}"
+    assert check.check_random_agent(env_of(app_name), (0, 1)) == []
+
+
+def test_the_checks_catch_a_broken_app(env_of, monkeypatch):
+    """check_app's checks can fail: a template whose oracle does nothing, a random agent
+    limit of zero on an app where it sometimes wins, a fork that leaks into its parent."""
+    env = env_of("issues")
+    template = env.app.tasks["issues/close_issue"]
+    monkeypatch.setattr(type(template), "oracle", lambda self, app, p: ["noop()"])
+    assert check.check_oracle(env, "issues/close_issue", (0,)) == [
+        "issues/close_issue seed 0: not a clean success (issue #79 state = 'closed')"]
+    monkeypatch.setattr(type(env), "fork", lambda self: self)
+    assert check.check_fork_replay(env, "issues/close_issue", 0)
 
 
 # ----------------------------------------------------------------------------- invariants

@@ -4,15 +4,16 @@ import json
 
 import pytest
 
-from simweb.live.compare import axtree_roles_names, compare_runs, jaccard, path_of, write_report
+from simweb.live.compare import axtree_roles_names, compare_runs, jaccard, match_bids, path_of, write_report
 from simweb.live.env import LiveEnv
 from simweb.live.fake_server import SITE, FakeOmnibox
 from simweb.live.omnibox import OmniboxClient
 from simweb.live.tasks import to_webgym
 
 KEY = "k"
-ACTIONS = ["click('2')", "fill('2', 'Ada')", "select_option('3', 'Support')", "go_forward()", "click('6')",
-           "go_back()", "left_click(coordinate=[100, 120])", "send_msg_to_user('sent')", "click('1')"]
+ACTIONS = ["click('2')", "fill('2', 'Ada')", "select_option('3', 'Support')", "go_forward()", "click('4')",
+           "go_back()", {"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [100, 150]}},
+           "send_msg_to_user('sent')", "click('1')"]
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def server():
 
 
 def make_env(server, *tasks):
-    return LiveEnv(OmniboxClient(server.url, KEY, retries=0), list(tasks))
+    return LiveEnv(OmniboxClient(server.url, KEY, retries=0, sleep=lambda s: None), list(tasks))
 
 
 def home(task_id="home", url=SITE + "/"):
@@ -41,7 +42,7 @@ def test_identical_runs_agree_fully(server, tmp_path):
     assert summary["answer_a"] == summary["answer_b"] == "sent" and summary["answers_match"]
     assert steps[4]["a"]["error"] and steps[4]["error_match"]  # go_forward fails on both sides
     assert steps[5]["a"]["url"] == SITE + "/contact/sent?name=Ada&topic=Support"
-    assert steps[0]["a"]["axtree_lines"] == 5 and steps[0]["action"] is None
+    assert steps[0]["a"]["axtree_lines"] == 6 and steps[0]["action"] is None
     assert server.instances == {}
 
     path = tmp_path / "report" / "cmp.jsonl"
@@ -52,7 +53,7 @@ def test_identical_runs_agree_fully(server, tmp_path):
 
 
 def test_divergent_runs(server):
-    with make_env(server, home()) as a, make_env(server, home("other", SITE + "/products")) as b:
+    with make_env(server, home()) as a, make_env(server, home("other", SITE + "/signin")) as b:
         report = compare_runs(a, b, ["click('2')", "send_msg_to_user('x')"], task_a="home", task_b="other")
     steps, summary = report["steps"], report["summary"]
     assert not steps[0]["url_match"] and steps[0]["axtree_jaccard"] < 1
@@ -111,3 +112,87 @@ def test_helpers():
     assert axtree_roles_names(tree) == {("RootWebArea", "T"), ("link", "It's"), ("StaticText", "a b"), ("generic", "")}
     assert jaccard(set(), set()) == 1.0 and jaccard({1}, {2}) == 0.0
     assert path_of("https://h:1/a/b?q=1#f") == "/a/b?q=1#f" and path_of("http://h") == "/"
+
+
+# --------------------------------------------------------------------------- sim vs live on the real protocol
+
+def test_match_bids_by_role_name_and_rank():
+    sim = {"axtree": "RootWebArea 'x'\n\t[nav-home] link 'Home'\n\t[p-1] link 'Buy'\n\t[p-2] link 'Buy'\n"
+                     "\t[q] searchbox 'Search products'\n\t[sort] combobox 'Sort by'",
+           "html": "<select bid='sort'><option value='price_asc'>Price: low to high</option></select>"}
+    live = {"axtree": "RootWebArea 'x'\n\t[1] link 'Home'\n\t[2] link 'Buy'\n\t[p12] link 'Buy'\n"
+                      "\t[4] searchbox 'q'\n\t[5] combobox 'Sort by'"}
+    assert match_bids("click('p-2')", sim, live) == "click('p12')"
+    assert match_bids("click('nav-home')", sim, live) == "click('1')"
+    assert match_bids("fill('q', 'lamp')", sim, live) == "fill('4', 'lamp')"       # by role when names differ
+    assert match_bids("select_option('sort', 'price_asc')", sim, live) == "select_option('5', 'Price: low to high')"
+    assert match_bids("scroll(0, 100)", sim, live) == "scroll(0, 100)"
+    assert match_bids("click('missing')", sim, live) == "click('missing')"
+    assert match_bids({"key": "scroll"}, sim, live) == {"key": "scroll"}
+
+
+def test_cli_compare_against_live_through_the_protocol(tmp_path):
+    from click.testing import CliRunner
+
+    from simweb.cli import main
+
+    out = tmp_path / "cmp.jsonl"
+    with FakeOmnibox(KEY, app="shopping", max_instances=1) as fake:
+        result = CliRunner().invoke(main, [
+            "compare", "shopping", "--task", "shopping/buy_product", "--seed", "3", "--against", "live",
+            "--server", fake.url, "--api-key", KEY, "--site", "http://shopping.simweb.localhost"])
+        assert result.exit_code == 2 and "--out" in result.output   # usage error without --out
+        result = CliRunner().invoke(main, [
+            "compare", "shopping", "--task", "shopping/buy_product", "--seed", "3", "--against", "live",
+            "--server", fake.url, "--api-key", KEY, "--site", "http://shopping.simweb.localhost", "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        starts = [c["args"]["url"] for c in fake.commands("visit_page")]
+        assert starts[0] == "http://shopping.simweb.localhost/_simweb/start?task=shopping/buy_product&seed=3"
+        assert fake.instances == {}
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    summary = lines[-1]
+    assert summary["url_agreement"] == summary["error_agreement"] == 1.0
+    assert summary["first_divergence"] is None and summary["full_agreement"] is True
+    mapped = [line for line in lines[:-1] if "action_b" in line]
+    assert mapped and all(line["action"] != line["action_b"] for line in mapped)
+    assert ("select_option('opt-size', '10.5')", "select_option('29', '10.5')") in \
+        [(line["action"], line["action_b"]) for line in mapped]
+    assert "URL agreement 1.00" in result.output and "first divergence None" in result.output
+
+
+@pytest.mark.parametrize("app", ["shopping", "forum", "issues"])
+def test_every_oracle_plan_agrees_in_process_and_through_the_protocol(app):
+    import simweb
+    from simweb.live.compare import LIVE_AGREE_ON
+    from simweb.live.tasks import start_url
+
+    sim = simweb.make(app, seed=0)
+    with FakeOmnibox(KEY, app=app, max_instances=1, relaunch_gets=0) as fake:
+        live = LiveEnv(OmniboxClient(fake.url, KEY, sleep=lambda s: None), [])
+        failures = []
+        for task in sim.app.tasks:
+            sim.reset(seed=0, options={"task": task})
+            plan = sim.oracle_plan()
+            start = {"task_id": 0, "task_name": sim.task.goal,
+                     "website": start_url(f"http://{app}.simweb.localhost", task, 0)}
+            report = compare_runs(sim, live, plan, task_a=task, task_b=start, seed=0, map_action=match_bids,
+                                  agree_on=LIVE_AGREE_ON)
+            if not report["summary"]["full_agreement"]:
+                failures.append((task, report["summary"]["first_divergence"]))
+        live.close()
+    assert failures == []
+
+
+def test_cli_compare_against_a_live_server_that_refuses_is_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from simweb.cli import main
+
+    out = tmp_path / "cmp.jsonl"
+    with FakeOmnibox(KEY, max_instances=1) as fake:
+        for server, needle in ((fake.url, "HTTP 401"), ("localhost:1", "base URL")):
+            result = CliRunner().invoke(main, [
+                "compare", "shopping", "--task", "shopping/buy_product", "--against", "live", "--server", server,
+                "--api-key", "wrong", "--site", "http://shopping.simweb.localhost", "--out", str(out)])
+            assert result.exit_code == 2 and needle in result.output and "Traceback" not in result.output
+            assert not out.exists()

@@ -95,7 +95,7 @@ def test_aliases_and_optional_fields(tmp_path):
     line = {"task": "Do it", "website": "example.org", "reference_answer": 42, "attempt_level": 2,
             "evaluator_reference": "done", "custom": {"k": 1}}
     [t] = load_tasks(write_lines(tmp_path / "t.jsonl", [line]))
-    assert t.task_name == "Do it" and t.definite_answer == 42 and t.attempt_level == 2
+    assert t.task_name == "Do it" and t.definite_answer == "42" and t.attempt_level == 2
     assert t.domain == "" and t.subdomain == ""
     assert str(t.task_id).startswith("task-")  # derived, stable
     assert LiveTask.from_dict(line).task_id == t.task_id
@@ -115,8 +115,12 @@ def test_blank_lines_are_ignored(tmp_path):
     (json.dumps(task(difficulty="hard")), "'difficulty'"),
     (json.dumps(task(difficulty=-1)), "'difficulty'"),
     (json.dumps(task(evaluator_reference=[{"id": "g", "facts": [1, 2]}])), "evaluator_reference[0].facts"),
-    (json.dumps(task(evaluator_reference=[3])), "evaluator_reference[0]"),
-    (json.dumps(task(evaluator_reference=7)), "'evaluator_reference'"),
+    (json.dumps(task(evaluator_reference=[None])), "evaluator_reference[0]"),
+    (json.dumps(task(evaluator_reference=True)), "'evaluator_reference'"),
+    (json.dumps(task())[:-1] + ', "difficulty": NaN}', "'difficulty'"),
+    (json.dumps(task(difficulty="3.0")), "'difficulty'"),
+    (json.dumps(task(task_id=1.5)), "'task_id'"),
+    (json.dumps(task(definite_answer=["a"])), "'definite_answer'"),
     (json.dumps(task(evaluator_reference=[{"id": "g"}])), "neither 'facts' nor 'description'"),
     (json.dumps(task(definite_answer="a", reference_answer="b")), "differ"),
     (json.dumps(task(task_id=[1])), "'task_id'"),
@@ -176,3 +180,84 @@ def test_round_trip_property(tmp_path_factory, groups, answer):
     path = tmp_path_factory.mktemp("rt") / "t.jsonl"
     dump_tasks([t], path)
     assert load_tasks(path) == [t]
+
+
+# --------------------------------------------------------------------------- as WebGym reads them
+
+def webgym_reads(obj):
+    """What WebGym's loader does with one task row (rollout.py + AsyncWebGym._prepare_tasks +
+    the judge's answer check), without pandas: the operations that raise on a bad row."""
+    website = obj["website"]
+    assert website.startswith("http")
+    difficulty = int(obj["difficulty"])
+    task_id = int(obj["task_id"])
+    answer = obj["definite_answer"]
+    has_answer = bool(answer and answer.strip())       # the judge calls .strip()
+    ref = obj["evaluator_reference"]
+    assert isinstance(ref, list) and ref and isinstance(ref[0], dict) and "facts" in ref[0]
+    return task_id, difficulty, has_answer
+
+
+def test_integers_may_come_as_floats_or_numeric_strings(tmp_path):
+    path = write_lines(tmp_path / "t.jsonl", [task(task_id=3.0, difficulty="4", attempt_level=1.0),
+                                              task(task_id="7", difficulty=2.0), task(task_id=" 9 ", difficulty=5.9)])
+    tasks = load_tasks(path)
+    assert [(t.task_id, t.difficulty) for t in tasks] == [(3, 4), (7, 2), (9, 5)]  # int() truncates, as WebGym's
+    assert tasks[0].attempt_level == 1 and isinstance(tasks[0].task_id, int)
+
+
+@pytest.mark.parametrize("ref, facts", [
+    ("the price is shown", [("the price is shown",)]),
+    (["a", "b"], [("a",), ("b",)]),
+    ([{"description": "a", "difficulty": 1}, {"description": "b", "difficulty": 2}], [("a",), ("b",)]),
+    ([{"id": "g", "description": "d", "facts": ["x", "y"]}], [("x", "y")]),
+    (7, [("7",)]),
+    ([3, "b"], [("3",), ("b",)]),
+    (None, []),
+    ([], []),
+])
+def test_every_evaluator_reference_form_webgym_reads(tmp_path, ref, facts):
+    [t] = load_tasks(write_lines(tmp_path / "t.jsonl", [task(evaluator_reference=ref)]))
+    assert [g.facts for g in t.evaluator_reference] == facts
+
+
+def test_definite_answer_is_always_a_string(tmp_path):
+    lines = [task(task_id=1, definite_answer=None), task(task_id=2, definite_answer=12.0),
+             task(task_id=3, definite_answer=0.5), {k: v for k, v in task(task_id=4).items() if k != "definite_answer"}]
+    tasks = load_tasks(write_lines(tmp_path / "t.jsonl", lines))
+    assert [t.definite_answer for t in tasks] == ["", "12", "0.5", ""]
+    out = tmp_path / "out.jsonl"
+    dump_tasks(tasks, out)
+    for line in out.read_text().splitlines():
+        obj = json.loads(line)
+        assert isinstance(obj["definite_answer"], str) and obj["definite_answer"] == obj["reference_answer"]
+
+
+def test_export_writes_what_webgym_reads(tmp_path):
+    from simweb.cli import main
+    from click.testing import CliRunner
+
+    out = tmp_path / "forum.jsonl"
+    result = CliRunner().invoke(main, ["export-webgym", "forum", "--out", str(out), "--per-template", "2",
+                                       "--base-url", "http://127.0.0.1:8123/"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    read = [webgym_reads(r) for r in rows]
+    assert [task_id for task_id, _, _ in read] == list(range(len(rows)))
+    import simweb
+
+    env = simweb.make("forum", seed=0)
+    for row, (_, difficulty, has_answer) in zip(rows, read):
+        template = env.app.tasks[row["simweb_task"]]
+        assert row["website"] == (f"http://127.0.0.1:8123/_simweb/start?task={row['simweb_task']}"
+                                  f"&seed={row['simweb_seed']}")
+        assert difficulty == sum(len(g["facts"]) for g in row["evaluator_reference"])
+        inst = template.instantiate(env.app, row["simweb_seed"])
+        plan = template.oracle(env.app, inst.params)
+        if plan[-1].startswith("send_msg_to_user"):   # information tasks: the answer the oracle gives
+            assert has_answer and plan[-1] == f"send_msg_to_user({row['definite_answer']!r})"
+        else:                                          # state changes and refusals
+            assert row["definite_answer"] == ""
+    assert any(h for _, _, h in read) and not all(h for _, _, h in read)
+    again = load_tasks(out)
+    assert [t.to_dict() for t in again] == rows

@@ -8,7 +8,7 @@ import simweb
 from simweb.server import create_app
 
 from conftest import APPS
-from test_server import _record, state_of
+from test_server import AUTH, TOKEN, _record, state_of
 
 
 def _state_tasks(app: str, n: int = 3) -> list[tuple[str, str]]:
@@ -27,10 +27,10 @@ def test_served_run_matches_in_process_and_sessions_stay_apart(app, task, monkey
     assert env._verdict()["success"]
     local = env.snapshot()
 
-    server = create_app(app)
+    server = create_app(app, control_token=TOKEN)
     client, bystander = server.test_client(), server.test_client()
     for c in (client, bystander):
-        assert c.post("/_simweb/reset", json={"task": task, "seed": 1}).status_code == 200
+        assert c.post("/_simweb/reset", headers=AUTH, json={"task": task, "seed": 1}).status_code == 200
     before = state_of(bystander)
     for method, url, form in log:
         r = client.post(url, data=form) if method == "POST" else client.get(url)

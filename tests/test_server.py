@@ -19,6 +19,10 @@ import simweb
 from simweb.app import App
 from simweb.server import COOKIE, create_app
 
+#: The control token of the test servers (harnesses send it; page visitors cannot).
+TOKEN = "test-control-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -29,7 +33,7 @@ def env():
 
 @pytest.fixture(scope="module")
 def server(env):
-    flask_app = create_app("shopping")
+    flask_app = create_app("shopping", control_token=TOKEN)
     # The served app and the env share one App (one world, one spec).
     assert flask_app.extensions["simweb"].app is env.app
     return flask_app
@@ -66,7 +70,7 @@ def sized(world):
 
 
 def state_of(client) -> dict:
-    r = client.get("/_simweb/state")
+    r = client.get("/_simweb/state", headers=AUTH)
     assert r.status_code == 200 and r.mimetype == "application/json"
     return r.get_json()
 
@@ -120,12 +124,16 @@ def test_home_page_and_a_session_cookie_per_browser(server):
     assert state_of(b)["browser"]["tabs"][0]["url"] == "/"
 
 
-def test_an_unknown_cookie_starts_a_fresh_session(server, env):
+def test_an_unknown_cookie_is_told_its_session_ended(server, env):
     c = server.test_client()
     c.set_cookie(COOKIE, "not-a-session-id")
     r = c.get("/")
-    assert r.status_code == 200
-    assert c.get_cookie(COOKIE).value != "not-a-session-id"
+    assert r.status_code == 410 and r.headers["X-Simweb-Session"] == "unknown"
+    assert 'bid="session-title">Your session has ended<' in r.text
+    # The cookie is cleared: the next request starts a new session, knowingly.
+    assert c.get_cookie(COOKIE) is None
+    r = c.get("/")
+    assert r.status_code == 200 and r.headers["X-Simweb-Session"] == "new"
     assert state_of(c)["runtime"] == env.app.spec.runtime_initial
 
 
@@ -256,7 +264,7 @@ def snapshot(env, world, product):
 
 def test_restore_a_state_from_an_in_process_snapshot(browser, snapshot, product):
     browser.get("/")
-    r = browser.post("/_simweb/state", data=orjson.dumps(snapshot), content_type="application/json")
+    r = browser.post("/_simweb/state", headers=AUTH, data=orjson.dumps(snapshot), content_type="application/json")
     assert r.status_code == 200 and r.get_json() == {"ok": True}
     assert state_of(browser) == snapshot
     r = browser.get("/cart")
@@ -301,7 +309,7 @@ def _tampered(snapshot: dict, how: str) -> bytes:
 def test_restoring_a_bad_state_is_refused(browser, snapshot, how, expect):
     browser.get("/search?q=jacket")
     before = state_of(browser)
-    r = browser.post("/_simweb/state", data=_tampered(snapshot, how), content_type="application/json")
+    r = browser.post("/_simweb/state", headers=AUTH, data=_tampered(snapshot, how), content_type="application/json")
     message = assert_one_line_json_error(r)
     assert expect in message, message
     assert state_of(browser) == before
@@ -312,7 +320,7 @@ def test_restoring_a_state_with_a_dangling_tab_index_is_refused(browser, snapsho
     browser.get("/")
     s = copy.deepcopy(snapshot)
     s["browser"]["active"] = 3
-    r = browser.post("/_simweb/state", data=orjson.dumps(s), content_type="application/json")
+    r = browser.post("/_simweb/state", headers=AUTH, data=orjson.dumps(s), content_type="application/json")
     assert r.status_code == 400
     assert browser.get("/").status_code == 200
 
@@ -323,7 +331,7 @@ def test_restoring_a_state_with_a_dangling_tab_index_is_refused(browser, snapsho
                                        ("shopping/register", 1)])
 def test_reset_starts_the_task_exactly_as_env_reset(browser, env, task, seed):
     browser.get("/")
-    r = browser.post("/_simweb/reset", json={"task": task, "seed": seed})
+    r = browser.post("/_simweb/reset", headers=AUTH, json={"task": task, "seed": seed})
     assert r.status_code == 200
     body = r.get_json()
     served = state_of(browser)
@@ -343,7 +351,7 @@ def test_reset_starts_the_task_exactly_as_env_reset(browser, env, task, seed):
 def test_reset_replaces_the_sessions_state(browser, world, product):
     sign_in(browser, world.user(1))
     add_to_cart(browser, product)
-    r = browser.post("/_simweb/reset", json={"task": "shopping/add_to_cart", "seed": 0})
+    r = browser.post("/_simweb/reset", headers=AUTH, json={"task": "shopping/add_to_cart", "seed": 0})
     assert r.status_code == 200
     s = state_of(browser)
     assert "1" not in s["runtime"]["carts"] or not s["runtime"]["carts"]["1"]["items"]
@@ -357,7 +365,7 @@ def test_reset_replaces_the_sessions_state(browser, world, product):
 def test_reset_refuses_bad_requests(browser, world, body, expect):
     sign_in(browser, world.user(1))
     before = state_of(browser)
-    r = browser.post("/_simweb/reset", json=body)
+    r = browser.post("/_simweb/reset", headers=AUTH, json=body)
     assert expect in assert_one_line_json_error(r)
     assert state_of(browser) == before
 
@@ -365,14 +373,14 @@ def test_reset_refuses_bad_requests(browser, world, body, expect):
 def test_reset_refuses_malformed_json(browser):
     browser.get("/")
     before = state_of(browser)
-    r = browser.post("/_simweb/reset", data=b"{task:", content_type="application/json")
+    r = browser.post("/_simweb/reset", headers=AUTH, data=b"{task:", content_type="application/json")
     assert "not valid JSON" in assert_one_line_json_error(r)
     assert state_of(browser) == before
 
 
 def test_reset_refuses_a_non_object_body(browser):
     browser.get("/")
-    r = browser.post("/_simweb/reset", data=b"[1]", content_type="application/json")
+    r = browser.post("/_simweb/reset", headers=AUTH, data=b"[1]", content_type="application/json")
     assert_one_line_json_error(r)
 
 
@@ -414,7 +422,7 @@ def test_served_and_in_process_runs_agree(server, env, monkeypatch, task, seed):
     local_html = env.render()
 
     client = server.test_client()
-    assert client.post("/_simweb/reset", json={"task": task, "seed": seed}).status_code == 200
+    assert client.post("/_simweb/reset", headers=AUTH, json={"task": task, "seed": seed}).status_code == 200
     last = None
     for i, (method, url, form) in enumerate(log):
         if method == "POST":
@@ -484,7 +492,7 @@ def test_form_from_another_browser_tab_is_accepted(browser, world, product):
 def test_bid_attribute_can_be_renamed_for_browsergym_agents():
     from simweb.server import create_app
 
-    client = create_app("shopping", bid_attribute="data-simweb-bid").test_client()
+    client = create_app("shopping", bid_attribute="data-simweb-bid", control_token=TOKEN).test_client()
     html = client.get("/").get_data(as_text=True)
     assert 'data-simweb-bid="nav-home"' in html and ' bid="' not in html
     with pytest.raises(ValueError, match="not a valid attribute name"):

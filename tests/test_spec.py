@@ -130,3 +130,11 @@ def test_message_splitting():
         split_message("oops {x")
     with pytest.raises(ValueError, match="unmatched"):
         split_message("oops }")
+
+
+def test_every_update_operation_has_one_implementation():
+    """The spec schema's operations and the engine's dispatch table name the same ops."""
+    from simweb.spec_schema import _OPS
+    from simweb.updates import OPERATIONS
+
+    assert {o["properties"]["op"]["const"] for o in _OPS} == set(OPERATIONS)

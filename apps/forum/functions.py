@@ -678,16 +678,6 @@ def url_ok(ctx: Ctx, url: Any) -> bool:
 
 
 @fn()
-def safe_next(ctx: Ctx, target: str | None) -> str:
-    """A same-site path to go to after signing in ('/' for anything else: no open redirect)."""
-    t = str(target or "")
-    if (not t.startswith("/") or t.startswith("//") or "\\" in t
-            or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in t)):
-        return "/"
-    return t
-
-
-@fn()
 def window_options(ctx: Ctx) -> list[list[str]]:
     return [["day", "Past 24 hours"], ["week", "Past week"], ["month", "Past month"], ["year", "Past year"],
             ["all", "All time"]]

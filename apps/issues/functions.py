@@ -111,13 +111,6 @@ def user_by_username(ctx: Ctx, username: str | None) -> dict | None:
     return hit if hit is not None and hit["username"] == name else None
 
 
-@fn()
-def safe_next(ctx: Ctx, target: str | None) -> str:
-    """A local path to go to after signing in (never another site)."""
-    t = str(target or "/")
-    return t if t.startswith("/") and not t.startswith("//") else "/"
-
-
 # ----------------------------------------------------------------------------- projects and members
 
 @fn(reads=("world.projects",))

@@ -439,16 +439,6 @@ def postal_code_error(ctx: Ctx, country: str | None, code: str | None) -> str | 
 
 
 @fn()
-def safe_next(ctx: Ctx, target: str | None) -> str:
-    """A same-site path to go to after signing in ('/' for anything else: no open redirect)."""
-    t = str(target or "")
-    if (not t.startswith("/") or t.startswith("//") or "\\" in t
-            or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in t)):
-        return "/"
-    return t
-
-
-@fn()
 def luhn_ok(ctx: Ctx, number: str | None) -> bool:
     """The Luhn checksum every real card number satisfies."""
     digits = [int(d) for d in str(number or "") if d.isdigit()]

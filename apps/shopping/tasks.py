@@ -2,21 +2,27 @@
 
 Each template draws its parameters from the world by seed (thousands of instances per
 template), states a goal, lists WebGym-style fact groups (their fact count sets the
-difficulty), gives an oracle plan of BrowserGym actions, and verifies with the functions
-in verifiers/shopping.py.
+difficulty), gives an oracle plan of BrowserGym actions, and declares its intended effect
+(simweb.effects) with the shop's builders in verifiers/shopping.py: the engine derives
+success, progress and collateral damage from it field by field.
+
+Oracle plans use only what the agent sees: products are opened through the site's search
+(templates only sample products that searching their name finds on the first page),
+categories through the home page's links, orders through the orders list.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.worlddb import day_to_date
 from simweb.verifiers import shopping as V
 
-from .functions import money
+from .functions import date_label, money
 
 CARD = {"name": "Alex Morgan", "number": "4111 1111 1111 1111", "expiry": "12/29", "cvv": "123"}
-SIGNED_IN_PATHS = ()
+LAST4 = CARD["number"].replace(" ", "")[-4:]
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -34,12 +40,14 @@ def pick_user(app: Any, rng: Rng, need: Any = None, tries: int = 400) -> dict:
     raise RuntimeError("no world user satisfies the task's needs; is the world too small?")
 
 
-def pick_product(app: Any, rng: Rng, need: Any = None, tries: int = 2000) -> dict:
-    """A world product (satisfying ``need(product)`` when given)."""
+def pick_product(app: Any, rng: Rng, need: Any = None, tries: int = 2000, searchable: bool = True) -> dict:
+    """A world product (satisfying ``need(product)`` when given) that, when ``searchable``,
+    searching its exact name lists on the first results page (so a plan can open it as a
+    shopper would, without typing its URL)."""
     top = app.world.max_id("products")
     for _ in range(tries):
         p = app.world.product(rng.randint(1, top))
-        if p is not None and (need is None or need(p)):
+        if p is not None and (need is None or need(p)) and (not searchable or findable(app, p)):
             return p
     raise RuntimeError("no world product satisfies the task's needs; is the world too small?")
 
@@ -66,10 +74,16 @@ def findable(app: Any, p: dict) -> bool:
 # ----------------------------------------------------------------------------- plan pieces
 
 def open_product(app: Any, p: dict) -> list[str]:
-    """Search for the product by name and open it (or type its URL if search can't find it)."""
-    if findable(app, p):
-        return [f"fill('search-q', {p['name']!r})", "click('search-go')", f"click('product-{p['id']}')"]
-    return [f"goto('/p/{p['id']}')"]
+    """Search for the product by name and open it from the results."""
+    if not findable(app, p):
+        raise RuntimeError(f"product {p['id']} is not found by searching its name; sample searchable products")
+    return [f"fill('search-q', {p['name']!r})", "click('search-go')", f"click('product-{p['id']}')"]
+
+
+def open_category(app: Any, category_id: int) -> list[str]:
+    """Open a category from the home page's department list (the plan starts at /)."""
+    cat = app.world.category(category_id)
+    return [f"click('home-{'dept' if cat['parent_id'] is None else 'cat'}-{cat['slug']}')"]
 
 
 def add_to_cart(p: dict, qty: int = 1, size: str | None = None, color: str | None = None) -> list[str]:
@@ -110,9 +124,20 @@ def cart_setup(state: dict, user_id: int, items: list[tuple[int, int, str | None
                   for pid, q, s, c in items]}
 
 
+class ShopTask(TaskTemplate):
+    """A Simshop template. Every signed-in task starts with the user's (empty) cart in
+    the runtime, as the site writes it after an order (``{'items': [], 'coupon': None}``):
+    an order that empties the cart again is then no change of the cart at all, and an
+    item left behind in it is."""
+
+    def setup(self, app, state, p):
+        if self.sign_in and p.get("user_id") is not None:
+            state["runtime"]["carts"].setdefault(str(p["user_id"]), {"coupon": None, "items": []})
+
+
 # ============================================================================= info tasks
 
-class ProductPrice(TaskTemplate):
+class ProductPrice(ShopTask):
     id = "shopping/product_price"
     kind = "info"
     title = "Look up a product's price"
@@ -132,17 +157,19 @@ class ProductPrice(TaskTemplate):
         prod = app.world.product(p["product_id"])
         return open_product(app, prod) + [f"send_msg_to_user({money(p['price_cents'])!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_money_answer(start, final, answer, p["price_cents"], "price")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("money", p["price_cents"], "price"))
 
 
-class ProductRating(TaskTemplate):
+class ProductRating(ShopTask):
     id = "shopping/product_rating"
     kind = "info"
-    title = "Look up a product's rating and review count"
+    title = "Look up a product's review count"
 
     def sample(self, app, rng):
-        p = pick_product(app, rng, lambda x: x["review_count"] > 0)
+        # At least six reviews: most reviewed products have a handful, which would make
+        # a small number ("1", "2", "5") right far too often without looking.
+        p = pick_product(app, rng, lambda x: x["review_count"] >= 6)
         return {"user_id": pick_user(app, rng)["id"], "product_id": p["id"], "name": p["name"],
                 "rating": p["rating"], "reviews": p["review_count"]}
 
@@ -156,11 +183,11 @@ class ProductRating(TaskTemplate):
         prod = app.world.product(p["product_id"])
         return open_product(app, prod) + [f"send_msg_to_user('{p['reviews']}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_number_answer(start, final, answer, p["reviews"], "review count")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("number", p["reviews"], "review count"))
 
 
-class OrderTotal(TaskTemplate):
+class OrderTotal(ShopTask):
     id = "shopping/order_total"
     kind = "info"
     title = "Find how much an earlier order cost"
@@ -180,42 +207,54 @@ class OrderTotal(TaskTemplate):
         return ["click('nav-orders')", f"click('order-{p['order_id']}')",
                 f"send_msg_to_user({money(p['total_cents'])!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_money_answer(start, final, answer, p["total_cents"], "order total")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("money", p["total_cents"], "order total"))
 
 
-class LatestOrderStatus(TaskTemplate):
+class LatestOrderStatus(ShopTask):
     id = "shopping/latest_order_status"
     kind = "info"
     title = "Report the status and date of the most recent order"
 
     def sample(self, app, rng):
-        u = pick_user(app, rng, lambda u: len(app.world.orders(u["id"])) > 0)
-        latest = sorted(app.world.orders(u["id"]), key=lambda o: (-o["day"], -o["id"]))[0]
-        return {"user_id": u["id"], "order_id": latest["id"], "status": latest["status"].replace("_", " ")}
+        def latest_unique(u: dict) -> bool:
+            days = sorted((o["day"] for o in app.world.orders(u["id"])), reverse=True)
+            return bool(days) and (len(days) == 1 or days[0] != days[1])
+
+        # Nine in ten latest orders are delivered: the status alone would be guessable,
+        # so the answer also carries the date (which the orders list prints).
+        u = pick_user(app, rng, latest_unique)
+        latest = max(app.world.orders(u["id"]), key=lambda o: (o["day"], o["id"]))
+        return {"user_id": u["id"], "order_id": latest["id"], "status": latest["status"].replace("_", " "),
+                "day": latest["day"]}
 
     def goal(self, app, p):
-        return "What is the status of my most recent order? Answer with the status only (for example: shipped)."
+        return ("What is the status of my most recent order, and on what date did I place it? "
+                "Answer with the status and the date.")
 
     def facts(self, app, p):
-        return [fg("status", "The answer is the newest order's status", f"the status is {p['status']}")]
+        return [fg("status", "The answer is the newest order's status and date", f"the status is {p['status']}",
+                   f"placed on {day_to_date(p['day']).isoformat()}")]
 
     def oracle(self, app, p):
-        return ["click('nav-orders')", f"send_msg_to_user({p['status']!r})"]
+        return ["click('nav-orders')", f"send_msg_to_user({p['status'] + ', ' + date_label(day_to_date(p['day']))!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(start, final, answer, p["status"], "status")
+    def effect(self, app, p, start):
+        return Effect(checks=(V.status_and_date(p["status"], day_to_date(p["day"])),))
 
 
-class CheapestInCategory(TaskTemplate):
+class CheapestInCategory(ShopTask):
     id = "shopping/cheapest_in_category"
     kind = "info"
     title = "Find the cheapest in-stock product of a brand in a category (filters and sort)"
 
     def sample(self, app, rng):
         for _ in range(200):
-            p = pick_product(app, rng)
+            p = pick_product(app, rng, searchable=False)
             cat = app.world.category(p["category_id"])
+            # The brand must be one the category page offers as a filter (its top brands).
+            if p["brand_id"] not in {b["id"] for b in app.world.facets("", category=cat["id"])["brands"]}:
+                continue
             res = app.world.search("", category=cat["id"], brand=[p["brand_id"]], in_stock=True,
                                    sort="price_asc", per_page=2)
             items = res["items"]
@@ -236,53 +275,62 @@ class CheapestInCategory(TaskTemplate):
                 fg("answer", "The cheapest one is named", f"the answer is {p['answer']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['category_slug']}')", f"check('f-brand-{p['brand_id']}')", "check('f-stock')",
-                "select_option('f-sort', 'price_asc')", "click('f-apply')",
-                f"send_msg_to_user({p['answer']!r})"]
+        return open_category(app, p["category_id"]) + [
+            f"check('f-brand-{p['brand_id']}')", "check('f-stock')", "select_option('f-sort', 'price_asc')",
+            "click('f-apply')", f"send_msg_to_user({p['answer']!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(start, final, answer, p["answer"], "cheapest product")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("text", p["answer"], "cheapest product"))
 
 
-class CompareProducts(TaskTemplate):
+class CompareProducts(ShopTask):
     id = "shopping/compare_ratings"
     kind = "info"
-    title = "Compare two products and name the better-rated one"
+    title = "Compare two products and name the better-rated one with its rating"
+    #: the better product's rating is drawn evenly from these (the shop's ratings bunch
+    #: at 4.9 and 5.0, which would make one rating a good guess)
+    RATINGS = tuple(round(3.0 + i / 10, 1) for i in range(21))
 
     def sample(self, app, rng):
-        for _ in range(50):
-            a = pick_product(app, rng, lambda x: x["review_count"] > 0)
-            # A rival from the same category with a different rating (small categories
-            # may have none within a few draws: then start again with another product).
+        for _ in range(200):
+            r = rng.choice(self.RATINGS)
+            try:
+                a = pick_product(app, rng, lambda x: x["rating"] == r and x["review_count"] >= 2, tries=3000)
+            except RuntimeError:
+                continue
             peers = app.world.search("", category=a["category_id"], sort="reviews", per_page=100)["items"]
-            peers = [x for x in peers if x["id"] != a["id"] and x["review_count"] > 0 and x["rating"] != a["rating"]]
+            peers = [x for x in peers if x["id"] != a["id"] and x["review_count"] > 0 and x["rating"] < r
+                     and x["name"] != a["name"]]
+            peers = [x for x in peers if findable(app, x)]
             if not peers:
                 continue
             b = rng.choice(peers)
-            best = a if a["rating"] > b["rating"] else b
-            return {"user_id": pick_user(app, rng)["id"], "a": a["id"], "b": b["id"], "a_name": a["name"],
-                    "b_name": b["name"], "answer": best["name"], "rating": best["rating"]}
+            first, second = (a, b) if rng.below(2) else (b, a)
+            return {"user_id": pick_user(app, rng)["id"], "a": first["id"], "b": second["id"],
+                    "a_name": first["name"], "b_name": second["name"], "answer": a["name"], "other": b["name"],
+                    "rating": a["rating"]}
         raise RuntimeError("no pair of comparable products")
 
     def goal(self, app, p):
         return (f"Which has the higher customer rating: the “{p['a_name']}” or the “{p['b_name']}”? "
-                f"Answer with the product's full name.")
+                f"Answer with the product's full name followed by its rating out of 5.")
 
     def facts(self, app, p):
         return [fg("ratings", "Both ratings are read", f"rating of {p['a_name']}", f"rating of {p['b_name']}"),
-                fg("answer", "The better one is named", f"the answer is {p['answer']}")]
+                fg("answer", "The better one is named", f"the answer is {p['answer']}, {p['rating']:.1f}")]
 
     def oracle(self, app, p):
         a, b = app.world.product(p["a"]), app.world.product(p["b"])
-        return open_product(app, a) + open_product(app, b) + [f"send_msg_to_user({p['answer']!r})"]
+        return open_product(app, a) + open_product(app, b) + [
+            f"send_msg_to_user({p['answer'] + ', ' + format(p['rating'], '.1f')!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(start, final, answer, p["answer"], "better-rated product")
+    def effect(self, app, p, start):
+        return Effect(checks=(V.name_and_rating(p["answer"], p["other"], p["rating"]),))
 
 
 # ============================================================================= state tasks
 
-class AddToCart(TaskTemplate):
+class AddToCart(ShopTask):
     id = "shopping/add_to_cart"
     title = "Add a product to the cart"
 
@@ -296,17 +344,14 @@ class AddToCart(TaskTemplate):
     def facts(self, app, p):
         return [fg("cart", "The cart holds the product", f"{p['name']} is in the cart", "quantity 1")]
 
-    allowed = ("runtime.carts.{user_id}",)
-
     def oracle(self, app, p):
         return open_product(app, app.world.product(p["product_id"])) + add_to_cart(app.world.product(p["product_id"]))
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_cart(app, start, final, p["user_id"], [(p["product_id"], 1, None, None)],
-                             self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.cart_is(p["user_id"], V.cart_items(start, p["user_id"]) + [(p["product_id"], 1, None, None)]),))
 
 
-class AddWithOptions(TaskTemplate):
+class AddWithOptions(ShopTask):
     id = "shopping/add_with_options"
     title = "Add a product with a chosen size, color and quantity"
 
@@ -323,25 +368,24 @@ class AddWithOptions(TaskTemplate):
         return [fg("item", "The right item is in the cart", f"{p['name']} in the cart", f"size {p['size']}",
                    f"color {p['color']}", f"quantity {p['qty']}")]
 
-    allowed = ("runtime.carts.{user_id}",)
-
     def oracle(self, app, p):
         prod = app.world.product(p["product_id"])
         return open_product(app, prod) + add_to_cart(prod, p["qty"], p["size"], p["color"])
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_cart(app, start, final, p["user_id"], [(p["product_id"], p["qty"], p["size"], p["color"])],
-                             self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        want = V.cart_items(start, p["user_id"]) + [(p["product_id"], p["qty"], p["size"], p["color"])]
+        return Effect((V.cart_is(p["user_id"], want),))
 
 
-class RemoveFromCart(TaskTemplate):
+class RemoveFromCart(ShopTask):
     id = "shopping/remove_from_cart"
     title = "Remove one item from a cart, keeping the others"
 
     def sample(self, app, rng):
         ps = []
         while len(ps) < 3:
-            p = pick_product(app, rng, lambda x: plain(x) and in_stock(x) and x["id"] not in [q["id"] for q in ps])
+            p = pick_product(app, rng, lambda x: plain(x) and in_stock(x) and x["id"] not in [q["id"] for q in ps],
+                             searchable=False)
             ps.append(p)
         return {"user_id": pick_user(app, rng)["id"], "products": [p["id"] for p in ps],
                 "remove": ps[1]["id"], "name": ps[1]["name"]}
@@ -356,17 +400,15 @@ class RemoveFromCart(TaskTemplate):
         return [fg("cart", "Only that item is gone", f"{p['name']} is not in the cart",
                    "the other items are still there")]
 
-    allowed = ("runtime.carts.{user_id}",)
-
     def oracle(self, app, p):
         return ["click('nav-cart')", f"click('remove-{line_bid(p['remove'], None, None)}')"]
 
-    def verify(self, app, p, start, final, answer):
-        keep = [(pid, 1, None, None) for pid in p["products"] if pid != p["remove"]]
-        return V.verify_cart_removal(app, start, final, p["user_id"], p["remove"], keep, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        keep = [i for i in V.cart_items(start, p["user_id"]) if i[0] != p["remove"]]
+        return Effect((V.cart_is(p["user_id"], keep, f"the cart without {p['name']}"),))
 
 
-class BuyProduct(TaskTemplate):
+class BuyProduct(ShopTask):
     id = "shopping/buy_product"
     title = "Buy a product with options, a shipping method and an address"
 
@@ -391,21 +433,17 @@ class BuyProduct(TaskTemplate):
                 fg("delivery", "Delivery is as asked", f"{p['method']} shipping", f"to {p['address']}"),
                 fg("order", "The order is placed", "an order is placed")]
 
-    allowed = ("runtime.carts.{user_id}", "runtime.checkout.{user_id}", "runtime.entities.orders",
-               "runtime.counters.orders", "runtime.entities.products.{product_id}")
-
     def oracle(self, app, p):
         prod = app.world.product(p["product_id"])
         return (open_product(app, prod) + add_to_cart(prod, p["qty"], p["size"], p["color"])
                 + checkout(p["address_id"], p["method"]))
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_order(app, start, final, p["user_id"], [(p["product_id"], p["qty"], p["size"], p["color"])],
-                              method=p["method"], address_id=p["address_id"], coupon=None,
-                              allowed=self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        want = [(p["product_id"], p["qty"], p["size"], p["color"])]
+        return Effect((V.order_placed(p["user_id"], want, p["method"], p["address_id"], LAST4),))
 
 
-class BuyWithCoupon(TaskTemplate):
+class BuyWithCoupon(ShopTask):
     id = "shopping/buy_with_coupon"
     title = "Buy two products using a coupon code"
 
@@ -416,7 +454,7 @@ class BuyWithCoupon(TaskTemplate):
             b = pick_product(app, rng, lambda x: plain(x) and in_stock(x) and x["id"] != a["id"])
             code = V.usable_coupon(app, rng, [a, b])
             if code:
-                addr = app.world.addresses(u["id"])[0]
+                addr = app.world.addresses(u["id"])[0]      # the default comes first
                 return {"user_id": u["id"], "a": a["id"], "b": b["id"], "a_name": a["name"], "b_name": b["name"],
                         "coupon": code, "address_id": addr["id"], "method": "standard"}
         raise RuntimeError("no coupon applies to any sampled pair of products")
@@ -432,27 +470,23 @@ class BuyWithCoupon(TaskTemplate):
                    "default address"),
                 fg("order", "The order is placed", "an order is placed")]
 
-    allowed = ("runtime.carts.{user_id}", "runtime.checkout.{user_id}", "runtime.entities.orders",
-               "runtime.counters.orders", "runtime.entities.products.{a}", "runtime.entities.products.{b}",
-               "runtime.coupon_uses.{user_id}")
-
     def oracle(self, app, p):
         a, b = app.world.product(p["a"]), app.world.product(p["b"])
         return (open_product(app, a) + add_to_cart(a) + open_product(app, b) + add_to_cart(b)
                 + checkout(p["address_id"], "standard", p["coupon"]))
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_order(app, start, final, p["user_id"], [(p["a"], 1, None, None), (p["b"], 1, None, None)],
-                              method="standard", address_id=p["address_id"], coupon=p["coupon"],
-                              allowed=self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        want = [(p["a"], 1, None, None), (p["b"], 1, None, None)]
+        return Effect((V.order_placed(p["user_id"], want, "standard", p["address_id"], LAST4, p["coupon"]),))
 
 
-class CancelOrder(TaskTemplate):
+class CancelOrder(ShopTask):
     id = "shopping/cancel_order"
     title = "Cancel an order that has not shipped"
 
     def sample(self, app, rng):
-        u = pick_user(app, rng, lambda u: any(o["status"] == "processing" for o in app.world.orders(u["id"])))
+        u = pick_user(app, rng, lambda u: any(o["status"] == "processing" for o in app.world.orders(u["id"])),
+                      tries=3000)
         o = rng.choice([o for o in app.world.orders(u["id"]) if o["status"] == "processing"])
         return {"user_id": u["id"], "order_id": o["id"]}
 
@@ -462,18 +496,15 @@ class CancelOrder(TaskTemplate):
     def facts(self, app, p):
         return [fg("cancel", "The order is cancelled", f"order #{p['order_id']} is cancelled")]
 
-    allowed = ("runtime.entities.orders.{order_id}", "runtime.entities.products")
-
     def oracle(self, app, p):
         return ["click('nav-orders')", f"click('order-{p['order_id']}')", "click('cancel-order')",
                 "click('confirm-cancel')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_order_status(app, start, final, p["order_id"], {"status": "cancelled"},
-                                     self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.order_status(p["order_id"], "cancelled", f"order #{p['order_id']}"),))
 
 
-class ReturnOrder(TaskTemplate):
+class ReturnOrder(ShopTask):
     id = "shopping/return_order"
     title = "Request a return for a delivered order with a reason"
 
@@ -494,28 +525,25 @@ class ReturnOrder(TaskTemplate):
         return [fg("return", "A return is requested as asked", f"return requested for #{p['order_id']}",
                    f"reason: {p['reason'].replace('_', ' ')}")]
 
-    allowed = ("runtime.entities.orders.{order_id}",)
-
     def oracle(self, app, p):
         return ["click('nav-orders')", f"click('order-{p['order_id']}')", "click('return-order')",
                 f"select_option('return-reason', {p['reason']!r})", "click('confirm-return')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_order_status(app, start, final, p["order_id"],
-                                     {"status": "return_requested", "return_reason": p["reason"]},
-                                     self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((V.order_status(p["order_id"], "return_requested", f"order #{p['order_id']}",
+                                      return_reason=p["reason"]),))
 
 
 STREETS = ["12 Harbor Lane", "480 Maple Avenue", "77 Quarry Road", "5 Juniper Court", "301 Bayview Drive"]
 CITIES = [("Portland", "97205"), ("Madison", "53703"), ("Savannah", "31401"), ("Boulder", "80302"), ("Tucson", "85701")]
 
 
-class AddAddress(TaskTemplate):
+class AddAddress(ShopTask):
     id = "shopping/add_address"
     title = "Add a new shipping address (form filling)"
 
     def sample(self, app, rng):
-        u = pick_user(app, rng)
+        u = pick_user(app, rng, lambda u: len(app.world.addresses(u["id"])) < 10)
         city, zip_ = rng.choice(CITIES)
         return {"user_id": u["id"], "full_name": u["full_name"], "street": rng.choice(STREETS), "city": city,
                 "zip": zip_, "default": rng.below(2) == 1}
@@ -532,8 +560,6 @@ class AddAddress(TaskTemplate):
             facts.append("it is the default address")
         return [fg("address", "The address is saved as given", *facts)]
 
-    allowed = ("runtime.entities.addresses", "runtime.counters.addresses", "runtime.prefs.{user_id}")
-
     def oracle(self, app, p):
         acts = ["click('nav-account')", "click('acct-addresses')", f"fill('addr-name', {p['full_name']!r})",
                 f"fill('addr-street', {p['street']!r})", f"fill('addr-city', {p['city']!r})",
@@ -542,11 +568,14 @@ class AddAddress(TaskTemplate):
             acts.append("check('addr-make-default')")
         return acts + ["click('addr-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_new_address(app, start, final, p, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        targets: tuple = (V.new_address(p["user_id"], p),)
+        if p["default"]:
+            targets += (V.default_is_new_address(app, p["user_id"], start),)
+        return Effect(targets)
 
 
-class UpdateProfile(TaskTemplate):
+class UpdateProfile(ShopTask):
     id = "shopping/update_profile"
     title = "Change the account email and newsletter preference"
 
@@ -561,17 +590,16 @@ class UpdateProfile(TaskTemplate):
     def facts(self, app, p):
         return [fg("profile", "The settings are saved", f"email is {p['email']}", "newsletter on")]
 
-    allowed = ("runtime.entities.users.{user_id}", "runtime.prefs.{user_id}")
-
     def oracle(self, app, p):
         return ["click('nav-account')", "click('acct-settings')", f"fill('set-email', {p['email']!r})",
                 "check('set-newsletter')", "click('set-profile-save')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_profile(app, start, final, p, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((Row("users", p["user_id"], {"email": eq(p["email"].lower())}, "my account"),
+                       Value(f"prefs.{p['user_id']}.newsletter", eq(True), "the newsletter preference")))
 
 
-class ChangePassword(TaskTemplate):
+class ChangePassword(ShopTask):
     id = "shopping/change_password"
     title = "Change the account password"
 
@@ -585,17 +613,15 @@ class ChangePassword(TaskTemplate):
     def facts(self, app, p):
         return [fg("password", "The password is changed", f"new password {p['new']}")]
 
-    allowed = ("runtime.entities.users.{user_id}",)
-
     def oracle(self, app, p):
         return ["click('nav-account')", "click('acct-settings')", f"fill('pw-current', {p['old']!r})",
                 f"fill('pw-new', {p['new']!r})", f"fill('pw-confirm', {p['new']!r})", "click('pw-save')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_password(app, start, final, p, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((Row("users", p["user_id"], {"password": eq(p["new"])}, "my account"),))
 
 
-class RegisterAccount(TaskTemplate):
+class RegisterAccount(ShopTask):
     id = "shopping/register"
     title = "Create a new account"
     sign_in = False
@@ -616,19 +642,19 @@ class RegisterAccount(TaskTemplate):
         return [fg("account", "The account exists as asked", f"name {p['full_name']}", f"username {p['username']}",
                    f"email {p['email']}", "the given password")]
 
-    allowed = ("runtime.entities.users", "runtime.counters.users")
-
     def oracle(self, app, p):
         return ["click('nav-register')", f"fill('reg-name', {p['full_name']!r})",
                 f"fill('reg-username', {p['username']!r})", f"fill('reg-email', {p['email']!r})",
                 f"fill('reg-password', {p['password']!r})", f"fill('reg-confirm', {p['password']!r})",
                 "click('reg-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_registration(app, start, final, p, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((NewRow("users", {"username": eq(p["username"]), "full_name": text(p["full_name"]),
+                                        "email": eq(p["email"].lower()), "password": eq(p["password"])},
+                              f"the account {p['username']}"),))
 
 
-class WishlistAdd(TaskTemplate):
+class WishlistAdd(ShopTask):
     id = "shopping/wishlist_add"
     title = "Save a product to the wishlist"
 
@@ -642,17 +668,15 @@ class WishlistAdd(TaskTemplate):
     def facts(self, app, p):
         return [fg("wishlist", "The product is in the wishlist", f"{p['name']} in the wishlist")]
 
-    allowed = ("runtime.wishlists.{user_id}",)
-
     def oracle(self, app, p):
         return open_product(app, app.world.product(p["product_id"])) + ["click('add-to-wishlist')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_wishlist(app, start, final, p["user_id"], add=[p["product_id"]], remove=[],
-                                 allowed=self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        have = start["runtime"]["wishlists"].get(str(p["user_id"])) or []
+        return Effect((V.wishlist_is(p["user_id"], [*have, p["product_id"]]),))
 
 
-class WriteReview(TaskTemplate):
+class WriteReview(ShopTask):
     id = "shopping/write_review"
     title = "Write a product review (form with validation)"
     TITLES = ["Does the job", "Better than expected", "Solid value", "Not quite right", "Would buy again"]
@@ -672,24 +696,24 @@ class WriteReview(TaskTemplate):
         return [fg("review", "The review is posted as asked", f"{p['rating']} stars", f"title {p['title']}",
                    "the given text", f"about {p['name']}")]
 
-    allowed = ("runtime.entities.reviews", "runtime.counters.reviews")
-
     def oracle(self, app, p):
         return open_product(app, app.world.product(p["product_id"])) + [
             "click('write-review')", f"select_option('review-rating', '{p['rating']}')",
             f"fill('review-title', {p['title']!r})", f"fill('review-body', {p['body']!r})", "click('review-submit')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_review(app, start, final, p, self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        return Effect((NewRow("reviews", {"product_id": eq(p["product_id"]), "user_id": eq(p["user_id"]),
+                                          "rating": eq(p["rating"]), "title": text(p["title"]),
+                                          "body": text(p["body"])}, "the review"),))
 
 
-class FilteredPurchase(TaskTemplate):
+class FilteredPurchase(ShopTask):
     id = "shopping/best_rated_under"
     title = "Search with filters and sort, then add the best-rated match to the cart"
 
     def sample(self, app, rng):
         for _ in range(300):
-            seed_p = pick_product(app, rng, lambda x: plain(x) and in_stock(x))
+            seed_p = pick_product(app, rng, lambda x: plain(x) and in_stock(x), searchable=False)
             cap = ((seed_p["price_cents"] * 3 // 2) // 100 + 1) * 100
             cat = app.world.category(seed_p["category_id"])
             res = app.world.search("", category=cat["id"], price_max_cents=cap, in_stock=True, sort="rating",
@@ -713,26 +737,25 @@ class FilteredPurchase(TaskTemplate):
                    f"price at most {money(p['max_cents'])}", "in stock", "highest rating"),
                 fg("cart", "It is added to the cart", "that product is in the cart", "quantity 1")]
 
-    allowed = ("runtime.carts.{user_id}",)
-
     def oracle(self, app, p):
-        return [f"goto('/c/{p['category_slug']}')", f"fill('f-max', '{p['max_cents'] // 100}')", "check('f-stock')",
-                "select_option('f-sort', 'rating')", "click('f-apply')", f"click('product-{p['product_id']}')",
-                "click('add-to-cart')"]
+        return open_category(app, p["category_id"]) + [
+            f"fill('f-max', '{p['max_cents'] // 100}')", "check('f-stock')", "select_option('f-sort', 'rating')",
+            "click('f-apply')", f"click('product-{p['product_id']}')", "click('add-to-cart')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_cart(app, start, final, p["user_id"], [(p["product_id"], 1, None, None)],
-                             self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        want = V.cart_items(start, p["user_id"]) + [(p["product_id"], 1, None, None)]
+        return Effect((V.cart_is(p["user_id"], want, f"the cart with one {p['name']}"),))
 
 
-class CartCleanup(TaskTemplate):
+class CartCleanup(ShopTask):
     id = "shopping/cart_and_wishlist"
     title = "Several goals: change a quantity, remove an item, save another to the wishlist"
 
     def sample(self, app, rng):
         ps = []
         while len(ps) < 3:
-            ps.append(pick_product(app, rng, lambda x: plain(x) and in_stock(x, 5) and x["id"] not in [q["id"] for q in ps]))
+            ps.append(pick_product(app, rng, lambda x: plain(x) and in_stock(x, 5) and x["id"] not in [q["id"] for q in ps],
+                                   searchable=False))
         return {"user_id": pick_user(app, rng)["id"], "products": [p["id"] for p in ps],
                 "names": [p["name"] for p in ps], "qty": rng.randint(2, 4)}
 
@@ -750,21 +773,30 @@ class CartCleanup(TaskTemplate):
                 fg("remove", "Item removed", f"{b} not in the cart"),
                 fg("wishlist", "Saved for later", f"{c} in the wishlist", f"{c} still in the cart")]
 
-    allowed = ("runtime.carts.{user_id}", "runtime.wishlists.{user_id}")
-
     def oracle(self, app, p):
         a, b, c = p["products"]
         return ["click('nav-cart')", f"fill('qty-{line_bid(a, None, None)}', '{p['qty']}')",
                 f"click('update-{line_bid(a, None, None)}')", f"click('remove-{line_bid(b, None, None)}')",
                 f"click('cart-item-{line_bid(c, None, None)}')", "click('add-to-wishlist')"]
 
-    def verify(self, app, p, start, final, answer):
-        a, b, c = p["products"]
-        return V.verify_multi_cart(app, start, final, p["user_id"], qty=(a, p["qty"]), removed=b, wished=c,
-                                   allowed=self.allowed_paths(app, p))
+    def effect(self, app, p, start):
+        # Two facts on the one cart, each false at the start and each holding only while
+        # every line it does not name is as it was: another product or more units of
+        # one fail both.
+        a, b = ((pid, None, None) for pid in p["products"][:2])
+        uid = p["user_id"]
+        others = {k: q for k, q in V.cart_lines_of(V.cart_items(start, uid)).items() if k not in (a, b)}
+        rest = lambda ls: {k: q for k, q in ls.items() if k not in (a, b)}
+        wl = start["runtime"]["wishlists"].get(str(uid)) or []
+        return Effect((
+            V.cart_where(uid, lambda ls: ls.get(a) == p["qty"] and rest(ls) == others,
+                         f"holds {p['qty']} of {a[0]}, the rest as it was", f"the quantity of {p['names'][0]}"),
+            V.cart_where(uid, lambda ls: b not in ls and rest(ls) == others,
+                         f"holds no {b[0]}, the rest as it was", f"{p['names'][1]} removed from the cart"),
+            V.wishlist_is(uid, [*wl, p["products"][2]])))
 
 
-class OrderDate(TaskTemplate):
+class OrderDate(ShopTask):
     id = "shopping/order_date"
     kind = "info"
     title = "Find when an order containing a given product was placed (date answer)"
@@ -796,11 +828,11 @@ class OrderDate(TaskTemplate):
         return ["click('nav-orders')", f"click('order-{p['order_id']}')",
                 f"send_msg_to_user('{d:%B} {d.day}, {d.year}')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_date_answer(start, final, answer, day_to_date(p["day"]), "order date")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("date", day_to_date(p["day"]), "order date"))
 
 
-class AvailableColors(TaskTemplate):
+class AvailableColors(ShopTask):
     id = "shopping/available_colors"
     kind = "info"
     title = "List the colors a product comes in (set answer)"
@@ -820,38 +852,54 @@ class AvailableColors(TaskTemplate):
         return open_product(app, app.world.product(p["product_id"])) + [
             f"send_msg_to_user({', '.join(p['colors'])!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_set_answer(start, final, answer, p["colors"], "colors")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("set", p["colors"], "colors"))
 
 
-class InfeasibleCancel(TaskTemplate):
+class CancelIfPossible(ShopTask):
+    """Cancel an order if the shop still allows it. About half the instances name an
+    order that is still processing (cancel it); the others one that has shipped or been
+    delivered (refuse, after viewing the order's status). The goal reads the same."""
+
     id = "shopping/cancel_shipped_order"
-    kind = "info"
-    title = "A request the shop must refuse: cancel an order that has already shipped"
+    kind = "mixed"
+    may_refuse = True
+    title = "Cancel an order, or refuse when it has already shipped"
 
     def sample(self, app, rng):
-        ok = lambda o: o["status"] in ("shipped", "delivered")
-        u = pick_user(app, rng, lambda u: any(ok(o) for o in app.world.orders(u["id"])))
+        feasible = rng.below(2) == 1
+        ok = (lambda o: o["status"] == "processing") if feasible else (lambda o: o["status"] in ("shipped", "delivered"))
+        # Processing orders are few (the newest of some users): look further for them.
+        u = pick_user(app, rng, lambda u: any(ok(o) for o in app.world.orders(u["id"])), tries=3000)
         o = rng.choice([o for o in app.world.orders(u["id"]) if ok(o)])
-        return {"user_id": u["id"], "order_id": o["id"], "status": o["status"]}
+        return {"user_id": u["id"], "order_id": o["id"], "status": o["status"], "feasible": feasible}
 
     def goal(self, app, p):
         return (f"Cancel my order #{p['order_id']}. If it cannot be cancelled any more, tell me why "
                 f"(use report_infeasible) and change nothing.")
 
     def facts(self, app, p):
+        if p["feasible"]:
+            return [fg("cancel", "The order is cancelled", f"order #{p['order_id']} is cancelled")]
         return [fg("refusal", "The request is recognised as impossible",
                    f"order #{p['order_id']} is already {p['status']}", "it is reported as infeasible")]
 
     def oracle(self, app, p):
-        return ["click('nav-orders')", f"click('order-{p['order_id']}')",
-                f"report_infeasible('Order #{p['order_id']} has already been {p['status']}; it can no longer be cancelled.')"]
+        acts = ["click('nav-orders')", f"click('order-{p['order_id']}')"]
+        if p["feasible"]:
+            return acts + ["click('cancel-order')", "click('confirm-cancel')"]   # the episode ends at success
+        return acts + [f"report_infeasible('Order #{p['order_id']} has already been {p['status']}; "
+                       f"it can no longer be cancelled.')"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_infeasible(start, final)
+    def effect(self, app, p, start):
+        if p["feasible"]:
+            return Effect((V.order_status(p["order_id"], "cancelled", f"order #{p['order_id']}"),),
+                          checks=(V.NOT_REFUSED,))
+        # The orders list and the order's own page both print its status.
+        return Effect(refusal=Refusal(("/account/orders*",), "the order's status (orders list or order page)"))
 
 
-class CheapestWithAttribute(TaskTemplate):
+class CheapestWithAttribute(ShopTask):
     id = "shopping/cheapest_with_attribute"
     kind = "info"
     title = "Find the cheapest in-stock product with a given attribute (attribute filter, sort)"
@@ -870,7 +918,8 @@ class CheapestWithAttribute(TaskTemplate):
             items = res["items"]
             if len(items) == 2 and items[0]["price_cents"] < items[1]["price_cents"]:
                 return {"user_id": pick_user(app, rng)["id"], "category": cat["name"], "category_slug": cat["slug"],
-                        "attr": name, "value": value, "product_id": items[0]["id"], "answer": items[0]["name"]}
+                        "category_id": cat["id"], "attr": name, "value": value, "product_id": items[0]["id"],
+                        "answer": items[0]["name"]}
         raise RuntimeError("no category/attribute value with a unique cheapest in-stock product")
 
     def goal(self, app, p):
@@ -884,18 +933,18 @@ class CheapestWithAttribute(TaskTemplate):
                 fg("answer", "The cheapest is named", f"the answer is {p['answer']}")]
 
     def oracle(self, app, p):
-        return [f"goto('/c/{p['category_slug']}')", f"select_option('f-attr-{p['attr']}', '{p['attr']}:{p['value']}')",
-                "check('f-stock')", "select_option('f-sort', 'price_asc')", "click('f-apply')",
-                f"send_msg_to_user({p['answer']!r})"]
+        return open_category(app, p["category_id"]) + [
+            f"select_option('f-attr-{p['attr']}', '{p['attr']}:{p['value']}')", "check('f-stock')",
+            "select_option('f-sort', 'price_asc')", "click('f-apply')", f"send_msg_to_user({p['answer']!r})"]
 
-    def verify(self, app, p, start, final, answer):
-        return V.verify_text_answer(start, final, answer, p["answer"], "cheapest matching product")
+    def effect(self, app, p, start):
+        return Effect(answer=Answer("text", p["answer"], "cheapest matching product"))
 
 
 TASKS: list[TaskTemplate] = [
     ProductPrice(), ProductRating(), OrderTotal(), LatestOrderStatus(), CheapestInCategory(), CompareProducts(),
     AddToCart(), AddWithOptions(), RemoveFromCart(), BuyProduct(), BuyWithCoupon(), CancelOrder(), ReturnOrder(),
     AddAddress(), UpdateProfile(), ChangePassword(), RegisterAccount(), WishlistAdd(), WriteReview(),
-    FilteredPurchase(), CartCleanup(), OrderDate(), AvailableColors(), InfeasibleCancel(),
+    FilteredPurchase(), CartCleanup(), OrderDate(), AvailableColors(), CancelIfPossible(),
     CheapestWithAttribute(),
 ]

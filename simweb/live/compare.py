@@ -11,11 +11,18 @@ import json
 import os
 import re
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["StepEnv", "axtree_roles_names", "compare_runs", "jaccard", "path_of", "write_report"]
+__all__ = ["AGREE_ON", "LIVE_AGREE_ON", "StepEnv", "axtree_elements", "axtree_roles_names", "compare_runs", "jaccard", "match_bids", "path_of",
+           "write_report"]
+
+
+#: What two runs must share to agree (see :func:`compare_runs`).
+AGREE_ON = ("url", "error", "axtree", "done")
+#: What a sim and a live run are compared on.
+LIVE_AGREE_ON = ("url", "error")
 
 
 class StepEnv(Protocol):
@@ -40,6 +47,83 @@ def axtree_roles_names(axtree: str) -> set[tuple[str, str]]:
         name = quoted[1:-1] if quoted else ""
         pairs.add((role, " ".join(name.split())))
     return pairs
+
+
+_ELEMENT = re.compile(r"^\s*\[([^\]]+)\]\s+([A-Za-z][\w-]*)(?:\s+('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"))?")
+
+
+def axtree_elements(axtree: str) -> list[tuple[str, str, str]]:
+    """The ``(bid, role, name)`` of every line of a flattened AX tree that has a bid, in order."""
+    out = []
+    for line in axtree.splitlines():
+        match = _ELEMENT.match(line)
+        if match:
+            quoted = match.group(3)
+            name = " ".join(quoted[1:-1].split()) if quoted else ""
+            out.append((match.group(1), match.group(2), name))
+    return out
+
+
+_BID_ACTIONS = frozenset({"click", "dblclick", "hover", "fill", "clear", "check", "uncheck", "select_option",
+                          "press", "focus"})
+
+
+def match_bids(action: Any, obs_a: Any, obs_b: Any) -> Any:
+    """``action`` (run on side a) with its element bid replaced by side b's bid of the
+    same element, found by role and name (the k-th element with that role and name on
+    a is the k-th on b; failing that, by name, then by role), and a ``select_option``'s
+    option values replaced by their labels (from side a's HTML).  Actions without a
+    bid, and bids that cannot be matched, are returned unchanged.
+
+    Use it as ``compare_runs(sim, live, plan, map_action=match_bids)``: a sim and a live
+    page number their elements differently (simweb bids vs set-of-marks labels).
+    """
+    from ..actions import Action, ActionError, parse_action
+
+    if not isinstance(action, str) or not isinstance(obs_a, Mapping) or not isinstance(obs_b, Mapping):
+        return action
+    try:
+        parsed = parse_action(action)
+    except ActionError:
+        return action
+    if parsed.name not in _BID_ACTIONS:
+        return action
+    bid = str(parsed.args[0])
+    a = axtree_elements(obs_a.get("axtree") or "")
+    b = axtree_elements(obs_b.get("axtree") or "")
+    target = next(((role, name) for eb, role, name in a if eb == bid), None)
+    if target is None:
+        return action
+    role, name = target
+    rest = tuple(parsed.args[1:])
+    if parsed.name == "select_option" and obs_a.get("html"):
+        rest = (_option_labels(obs_a["html"], bid, rest[0]),) + rest[1:]
+    for same in (lambda r, n: (r, n) == (role, name), lambda r, n: n == name and bool(name),
+                 lambda r, n: r == role):
+        k = sum(1 for eb, r, n in a if same(r, n) and eb != bid and _before(a, eb, bid))
+        hits = [eb for eb, r, n in b if same(r, n)]
+        if k < len(hits):
+            return Action(parsed.name, (hits[k],) + rest).to_code()
+    return action
+
+
+def _option_labels(html: str, bid: str, options: Any) -> Any:
+    """The labels of the options a select_option names by value (a live page lists
+    options by label only)."""
+    from ..axtree import parse_page
+
+    element = parse_page(html).elements.get(bid)
+    if element is None or not element.options:
+        return options
+    labels = {value: label for value, label, _ in element.options}
+    if isinstance(options, tuple):
+        return tuple(labels.get(o, o) for o in options)
+    return labels.get(options, options)
+
+
+def _before(elements: list[tuple[str, str, str]], first: str, second: str) -> bool:
+    order = [e[0] for e in elements]
+    return order.index(first) < order.index(second)
 
 
 def jaccard(a: set[Any], b: set[Any]) -> float:
@@ -86,7 +170,7 @@ def _side(obs: Any, reward: float | None, terminated: bool, truncated: bool, inf
 
 
 def _record(index: int, action: Any, a: dict[str, Any] | None, b: dict[str, Any] | None,
-            url_key: Callable[[str], str]) -> dict[str, Any]:
+            url_key: Callable[[str], str], agree_on: Sequence[str] = ("url", "error", "axtree")) -> dict[str, Any]:
     record: dict[str, Any] = {"step": index, "action": action if isinstance(action, (str, type(None))) else repr(action)}
     record["a"] = None if a is None else {k: v for k, v in a.items() if not k.startswith("_")}
     record["b"] = None if b is None else {k: v for k, v in b.items() if not k.startswith("_")}
@@ -96,7 +180,8 @@ def _record(index: int, action: Any, a: dict[str, Any] | None, b: dict[str, Any]
     record["url_match"] = url_key(a["url"]) == url_key(b["url"])
     record["error_match"] = bool(a["error"]) == bool(b["error"])
     record["axtree_jaccard"] = round(jaccard(a["_pairs"], b["_pairs"]), 6)
-    record["agree"] = record["url_match"] and record["error_match"] and record["axtree_jaccard"] == 1.0
+    checks = {"url": record["url_match"], "error": record["error_match"], "axtree": record["axtree_jaccard"] == 1.0}
+    record["agree"] = all(checks[k] for k in agree_on if k in checks)
     return record
 
 
@@ -109,14 +194,22 @@ def compare_runs(
     task_b: Any = None,
     seed: int | None = None,
     url_key: Callable[[str], str] = path_of,
+    map_action: Callable[[Any, Any, Any], Any] | None = None,
+    agree_on: Sequence[str] = AGREE_ON,
 ) -> dict[str, Any]:
     """Reset both envs, then feed them the same actions and compare after each step.
 
     ``task_a``/``task_b`` go to ``reset(options={"task": ...})`` (no options when None).
     URLs are compared through ``url_key``, by default path, query and fragment only,
     since a sim and a live env serve the same page under different hosts (pass
-    ``url_key=str`` for exact comparison).  An env that has terminated or truncated
-    is not stepped again; its side of later records is None.
+    ``url_key=str`` for exact comparison).  ``map_action(action, obs_a, obs_b)`` gives
+    the action env b runs (e.g. :func:`match_bids`), from both envs' observations before
+    the step; a record whose b action differs carries it as ``action_b``.  ``agree_on``
+    names what a record's ``agree`` needs: ``url``, ``error``, ``axtree`` (identical
+    (role, name) sets) and, for the summary's ``full_agreement``, ``done`` (both runs end
+    together); a sim and a live page are compared on ``("url", "error")`` since their
+    AX trees come from different builders and a live run has no verifier to end it.  An env that
+    has terminated or truncated is not stepped again; its side of later records is None.
 
     Returns ``{"steps": [...], "summary": {...}}``.  Record 0 is the reset.  Each record
     has ``step``, ``action``, ``a`` and ``b`` (``url``, ``error``, ``axtree_lines``,
@@ -132,7 +225,7 @@ def compare_runs(
     obs_b, info_b = env_b.reset(seed=seed, options=None if task_b is None else {"task": task_b})
     side_a: dict[str, Any] | None = _side(obs_a, None, False, False, info_a)
     side_b: dict[str, Any] | None = _side(obs_b, None, False, False, info_b)
-    steps = [_record(0, None, side_a, side_b, url_key)]
+    steps = [_record(0, None, side_a, side_b, url_key, agree_on)]
     done_a = done_b = False
     answer_a = answer_b = None
     count = 0
@@ -141,17 +234,21 @@ def compare_runs(
             break
         count += 1
         side_a = side_b = None
+        action_b = map_action(action, obs_a, obs_b) if map_action is not None else action
         if not done_a:
-            obs, reward, term, trunc, info = env_a.step(action)
-            side_a = _side(obs, reward, term, trunc, info)
+            obs_a, reward, term, trunc, info = env_a.step(action)
+            side_a = _side(obs_a, reward, term, trunc, info)
             done_a = bool(term or trunc)
             answer_a = side_a["answer"] if side_a["answer"] is not None else answer_a
         if not done_b:
-            obs, reward, term, trunc, info = env_b.step(action)
-            side_b = _side(obs, reward, term, trunc, info)
+            obs_b, reward, term, trunc, info = env_b.step(action_b)
+            side_b = _side(obs_b, reward, term, trunc, info)
             done_b = bool(term or trunc)
             answer_b = side_b["answer"] if side_b["answer"] is not None else answer_b
-        steps.append(_record(count, action, side_a, side_b, url_key))
+        record = _record(count, action, side_a, side_b, url_key, agree_on)
+        if action_b != action:
+            record["action_b"] = action_b
+        steps.append(record)
     both = [r for r in steps if r["a"] is not None and r["b"] is not None]
     jaccards = [r["axtree_jaccard"] for r in both]
     divergent = [r["step"] for r in steps if not r["agree"]]
@@ -169,7 +266,8 @@ def compare_runs(
         "done_a": done_a,
         "done_b": done_b,
     }
-    summary["full_agreement"] = not divergent and summary["answers_match"] and done_a == done_b
+    summary["full_agreement"] = (not divergent and summary["answers_match"]
+                                 and (done_a == done_b or "done" not in agree_on))
     return {"steps": steps, "summary": summary}
 
 

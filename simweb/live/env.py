@@ -1,10 +1,18 @@
 """A gymnasium env that drives a real browser through an Omniboxes server.
 
-It has the surface of simweb's sim envs: BrowserGym action strings in, observations
-``{url, goal, axtree, html, screenshot, last_action, last_action_error, open_pages_urls,
-open_pages_titles, active_page_index}`` out, so sim and live runs of one agent can be
-compared step by step (see :mod:`simweb.live.compare`).  WebGym's coordinate actions are
-accepted too (see :mod:`simweb.live.commands`).
+It has the surface of simweb's sim envs: BrowserGym action strings in (and WebGym's own
+action forms, see :mod:`simweb.webgym_actions`), observations ``{url, goal, axtree,
+html, screenshot, last_action, last_action_error, open_pages_urls, open_pages_titles,
+active_page_index, chat_messages, focused_element_bid, step}`` out, so sim and live
+runs of one agent can be compared step by step (see :mod:`simweb.live.compare`).
+
+Element ids.  Each observation takes a set-of-marks screenshot, then reads the
+server's numbering (``get_screenshot_info``) and the page's regions
+(``get_interactive_rects``).  A visible element's bid is the number drawn on the
+screenshot; an off-screen one's is its page id (``p<id>`` if that number is also drawn).
+An action on a bid is sent with an id the server resolves to that element through its
+``id_mapping`` (the display id, or the page id when the mapping leaves it alone), and
+otherwise, for a visible element, at the centre of its box.
 """
 
 from __future__ import annotations
@@ -19,12 +27,16 @@ from typing import Any
 
 import gymnasium as gym
 
-from .omnibox import Element, Instance, OmniboxClient, OmniboxError
-from .tasks import LiveTask, load_tasks
 from ..spaces import JsonValue, Unicode
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
+from .omnibox import (Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo,
+                      centre_in_viewport, role_of)
+from .tasks import LiveTask, load_tasks
 
-__all__ = ["LiveEnv", "build_axtree"]
+__all__ = ["LiveEnv", "build_axtree", "label_elements"]
+
+#: Roles whose element takes typed keys (a press goes to them after a click focuses them).
+_TEXT_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
 
 
 def _quote(text: str) -> str:
@@ -34,27 +46,47 @@ def _quote(text: str) -> str:
 def build_axtree(title: str, elements: Iterable[Element], text: str = "") -> str:
     """A flattened AX-tree text in BrowserGym's line style, for a live page.
 
-    The first line is ``RootWebArea 'title'``; then one tab-indented line per
-    interactive element, ``[id] role 'name'`` followed, as BrowserGym (and simweb's sim)
-    print them, by `` value='...'`` and (links) ``, url='...'`` when known; then one ``StaticText '...'`` line per non-empty line of
-    the page text that is not already an element's name.
+    The first line is ``RootWebArea 'title'``; then one tab-indented ``[bid] role
+    'name'`` line per interactive element (the protocol reports neither values nor
+    link targets); then one ``StaticText '...'`` line per line of the page text that is
+    not already an element's name.
     """
     lines = [f"RootWebArea {_quote(title)}"]
     names = set()
     for e in elements:
-        line = f"\t[{e.id}] {e.role} {_quote(e.name)}"
-        if e.value not in (None, ""):
-            line += f" value={_quote(e.value)}"
-        href = e.raw.get("href") if isinstance(e.raw, Mapping) else None
-        if e.role == "link" and isinstance(href, str) and href:
-            line += f", url={_quote(href)}"
-        lines.append(line)
+        lines.append(f"\t[{e.id}] {e.role} {_quote(e.name)}")
         names.add(" ".join(e.name.split()))
     for raw in text.splitlines():
         chunk = " ".join(raw.split())
         if chunk and chunk not in names:
             lines.append(f"\tStaticText {_quote(chunk)}")
     return "\n".join(lines)
+
+
+def label_elements(regions: Mapping[str, Region], info: ScreenshotInfo | None,
+                   viewport: Sequence[int] = DEFAULT_VIEWPORT) -> list[Element]:
+    """The page's elements with their bids and the id (or point) that reaches each.
+
+    ``regions`` is the current page (``get_interactive_rects``); ``info`` the server's
+    numbering.  When the numbering describes this page (the same page ids), visible
+    elements are named by their drawn number; otherwise by page id.  ``send_id`` is an
+    id the server resolves to the element under ``info``'s mapping, or None.
+    """
+    info = info or ScreenshotInfo.empty()
+    fresh = bool(info.regions) and set(info.regions) == set(regions)
+    numbering = {pid: d for d, pid in info.numbering(viewport).items()} if fresh else {}
+    drawn = set(numbering.values())
+    out = []
+    for pid, region in sorted(regions.items(), key=lambda kv: (len(kv[0]), kv[0])):
+        rect = region.rect
+        label = numbering.get(pid) or (f"p{pid}" if pid in drawn else pid)
+        out.append(Element(
+            id=label, role=role_of(region.role, region.tag_name), name=region.aria_name, tag=region.tag_name,
+            rect=rect, visible=centre_in_viewport(rect, viewport), page_id=pid,
+            send_id=info.send_id(pid, viewport),
+            raw={"tag_name": region.tag_name, "role": region.role, "aria_name": region.aria_name},
+        ))
+    return out
 
 
 def _absolute(url: str, base: str = "") -> str:
@@ -66,38 +98,41 @@ def _absolute(url: str, base: str = "") -> str:
     return "https://" + url.lstrip("/")
 
 
+class _StepError(Exception):
+    """An action that cannot be carried out (its message becomes ``last_action_error``)."""
+
+
 class LiveEnv(gym.Env):
     """Real websites behind simweb's env interface, through an Omniboxes server.
 
     ``reset(seed, options={"task": LiveTask | task id | WebGym task dict})`` acquires a
-    fresh browser instance (releasing the previous one), opens the task's website and
-    returns ``(obs, info)``; ``options={"url": ..., "goal": ...}`` runs an ad-hoc task.
-    Without a task option, a task of ``tasks`` is drawn with the reset seed.
-    ``step(action)`` takes a BrowserGym action string or a WebGym action (string or
-    dict) and returns ``(obs, reward, terminated, truncated, info)``.
+    browser instance (releasing the previous one), opens the task's website and returns
+    ``(obs, info)``; ``options={"url": ..., "goal": ...}`` runs an ad-hoc task.  Without
+    a task option, a task of ``tasks`` is drawn with the reset seed.  ``step(action)``
+    takes a BrowserGym action string or a WebGym action and returns ``(obs, reward,
+    terminated, truncated, info)``.
 
-    Observation: ``url``, ``goal``, ``axtree`` (built from ``get_interactive_rects`` and
-    ``get_webpage_text``, see :func:`build_axtree`), ``html`` (always ``""``: the
-    protocol has no HTML query), ``screenshot`` (PNG bytes, ``b""`` when disabled or
-    unavailable), ``last_action``, ``last_action_error``, ``open_pages_urls``,
-    ``open_pages_titles`` and ``active_page_index`` (one tab: the protocol has none),
-    and, as in the sim, ``chat_messages`` (the answer as ``{"role": "assistant",
-    "message"}``, an infeasibility report with role ``infeasible``),
-    ``focused_element_bid`` (always ``""``: the protocol does not report focus) and
-    ``step``.
+    Observation: ``url``, ``goal``, ``axtree`` (see :func:`build_axtree`; bids as in the
+    module docstring), ``html`` (always ``""``: the protocol has no HTML query),
+    ``screenshot`` (the PNG of ``GET /screenshot`` in ``interaction_mode``; ``b""`` when
+    ``screenshots`` is off, the numbering is still taken), ``last_action``,
+    ``last_action_error``, ``open_pages_urls``, ``open_pages_titles`` and
+    ``active_page_index`` (one tab), ``chat_messages`` (the answer as ``{"role":
+    "assistant", "message"}``, an infeasibility report with role ``infeasible``),
+    ``focused_element_bid`` (the element this env last clicked or filled on this page)
+    and ``step``.
 
-    Reward: there is no LLM judge here, so the reward is always 0.  ``info`` carries what
-    an external judge needs: ``task_id``, ``fact_groups`` (WebGym's evaluator reference),
-    ``definite_answer``, ``answer`` (the agent's, once given), ``infeasible``,
-    ``needs_judge`` (True), plus ``step``, ``budget``, ``command`` (the Omniboxes command
-    sent) and ``observe_errors`` (queries that failed while observing).
+    Reward: there is no judge here, so the reward is always 0.  ``info`` carries what an
+    external judge needs: ``task_id``, ``fact_groups``, ``definite_answer``, ``answer``,
+    ``infeasible``, ``needs_judge`` (True), plus ``step``, ``budget``, ``commands`` (the
+    Omniboxes commands sent for the action), ``command`` (the last of them) and
+    ``observe_errors`` (queries that failed while observing).
 
     Episodes end (terminated) on ``send_msg_to_user``, ``report_infeasible`` or WebGym's
-    ``answer``, and are truncated at the task's WebGym step budget for ``split``
-    (or ``max_steps``).  Actions the protocol lacks (``go_forward``, ``new_tab``,
-    ``tab_focus``...) and failed server calls become ``last_action_error``; only
-    :meth:`reset` raises, with :class:`OmniboxError`, when no instance can be had.
-    :meth:`close` releases the instance.
+    ``answer``, and are truncated at the task's WebGym step budget for ``split`` (or
+    ``max_steps``).  Actions the protocol lacks and failed commands become
+    ``last_action_error``; only :meth:`reset` raises (:class:`OmniboxError`) when no
+    instance can be had.  :meth:`close` releases the instance.
     """
 
     metadata = {"render_modes": []}
@@ -111,14 +146,17 @@ class LiveEnv(gym.Env):
         split: str = "test",
         max_steps: int | None = None,
         lifetime_mins: int = 60,
-        interaction_mode: str = "coordinates",
+        interaction_mode: str = "set_of_marks",
         screenshots: bool = True,
+        text_lines: int = 100,
         settle_s: float = 0.0,
     ) -> None:
         if isinstance(client, str):
             client = OmniboxClient(client, api_key)
         if split not in ("train", "test"):
             raise ValueError(f"unknown split {split!r}; expected 'train' or 'test'")
+        if interaction_mode not in ("set_of_marks", "coordinates"):
+            raise ValueError(f"unknown interaction_mode {interaction_mode!r}; expected 'set_of_marks' or 'coordinates'")
         self.client = client
         if isinstance(tasks, (str, os.PathLike)):
             tasks = load_tasks(tasks)
@@ -129,6 +167,7 @@ class LiveEnv(gym.Env):
         self.lifetime_mins = lifetime_mins
         self.interaction_mode = interaction_mode
         self.screenshots = screenshots
+        self.text_lines = text_lines
         self.settle_s = settle_s
         text = Unicode()
         self.action_space = JsonValue(str, Mapping)
@@ -142,21 +181,23 @@ class LiveEnv(gym.Env):
         self.task: LiveTask | None = None
         self.viewport: tuple[int, int] = DEFAULT_VIEWPORT
         self.elements: list[Element] = []
+        self.info_numbering: ScreenshotInfo | None = None
         self._url = ""
         self._title = ""
+        self._focused: str | None = None   # page id of the element last clicked or filled
+        self._sent: list[dict[str, Any]] = []
         self._steps = 0
         self._done = False
         self._terminated = False
         self._truncated = False
         self._answer: str | None = None
         self._infeasible: str | None = None
-        self._last_click: tuple[int, int] | None = None
         self._last_obs: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ gymnasium API
 
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Start an episode on a fresh browser instance; see the class docstring."""
+        """Start an episode on a browser instance; see the class docstring."""
         super().reset(seed=seed)
         task = self._resolve_task(options or {})
         self._release()
@@ -168,58 +209,204 @@ class LiveEnv(gym.Env):
         self._steps = 0
         self._done = self._terminated = self._truncated = False
         self._answer = self._infeasible = None
-        self._last_click = None
         self.elements = []
         self._url = self._title = ""
+        self._focused = None
+        self._sent = []
         errors: list[str] = []
         try:
             self.viewport = self.client.viewport(self.instance)
         except OmniboxError as exc:
             self.viewport = DEFAULT_VIEWPORT
             errors.append(str(exc))
-        start = _absolute(task.website)
-        command = Command("visit_page", {"url": start})
-        error = self._execute(command)
+        error = self._run(Command("visit_page", {"url": _absolute(task.website)}))
         obs = self._observe("", error, errors)
-        return obs, self._info(command, errors)
+        return obs, self._info(errors)
 
-    def step(self, action: str | Mapping[str, Any]) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Perform one action; see the class docstring."""
         if self.instance is None or self.task is None:
             raise RuntimeError("LiveEnv.step() called before reset()")
         label = action if isinstance(action, str) else repr(action)
         if self._done:
-            obs = dict(self._last_obs or {}, last_action=label,
-                       last_action_error="the episode is over; call reset()")
-            return obs, 0.0, self._terminated, self._truncated, self._info(None, [])
+            obs = dict(self._last_obs or {}, last_action=label, last_action_error="the episode is over; call reset()")
+            return obs, 0.0, self._terminated, self._truncated, self._info([])
         self._steps += 1
-        command: Command | None = None
+        self._sent = []
         error = ""
         try:
-            command = translate(action, viewport=self.viewport, last_click=self._last_click, elements=self.elements)
+            command = translate(action, viewport=self.viewport, homepage_url=self.task.website)
         except ActionError as exc:
-            error = str(exc)
+            command, error = None, str(exc)
         if command is not None:
-            if command.name == "visit_page":
-                command = Command("visit_page", {"url": _absolute(command.args["url"], self._url)})
-            error = self._execute(command)
-            if command.click_point is not None and not error:
-                self._last_click = command.click_point
+            error = self._run(command)
             if command.terminal:
                 self._terminated = True
                 self._answer = command.answer
                 self._infeasible = command.infeasible
-        budget = self._budget()
-        self._truncated = not self._terminated and self._steps >= budget
+        self._truncated = not self._terminated and self._steps >= self._budget()
         self._done = self._terminated or self._truncated
         errors: list[str] = []
         obs = self._observe(label, error, errors)
-        return obs, 0.0, self._terminated, self._truncated, self._info(command, errors)
+        return obs, 0.0, self._terminated, self._truncated, self._info(errors)
 
     def close(self) -> None:
         """Release the browser instance (a failed release only warns)."""
         self._release()
         super().close()
+
+    def element(self, bid: str) -> Element:
+        """The element of the last observation with this bid; raises KeyError."""
+        for e in self.elements:
+            if e.id == str(bid):
+                return e
+        raise KeyError(bid)
+
+    # ------------------------------------------------------------------ actions
+
+    def _run(self, command: Command) -> str:
+        """Carry out a command (resolving an element command); the error message or ""."""
+        try:
+            if command.element is not None:
+                self._element_command(command)
+            elif command.name is not None:
+                if command.name == "visit_page":
+                    command = Command("visit_page", {"url": _absolute(str(command.args["url"]), self._url)})
+                self._send(command.name, command.args)
+        except _StepError as exc:
+            return str(exc)
+        except OmniboxError as exc:
+            return str(exc)
+        if self.settle_s > 0:
+            time.sleep(self.settle_s)
+        return ""
+
+    def _send(self, name: str, args: Mapping[str, Any]) -> Any:
+        assert self.instance is not None
+        self._sent.append({name: dict(args)})
+        return self.client.execute(self.instance, name, args)
+
+    def _target(self, bid: str) -> Element:
+        try:
+            return self.element(bid)
+        except KeyError:
+            raise _StepError(f"Could not find element with bid '{bid}' on the page") from None
+
+    def _act(self, verb: str, e: Element, args: Mapping[str, Any] | None = None) -> None:
+        """``verb`` (click, fill, hover) on ``e``: by an id that resolves to it, else at its centre."""
+        args = dict(args or {})
+        if e.send_id is not None:
+            self._send(f"{verb}_id", {"id": e.send_id, **args})
+        elif e.visible and e.rect is not None:
+            x, y = e.rect.center()
+            self._send(f"{verb}_coords", {"x": round(x, 1), "y": round(y, 1), **args})
+        else:
+            raise _StepError(f"element [{e.id}] is off-screen and the server's set-of-marks numbering gives its id "
+                             f"to another element; scroll it into view first")
+        if verb in ("click", "fill"):
+            self._focused = e.page_id
+
+    def _element_command(self, command: Command) -> None:
+        e = self._target(str(command.element))
+        verb = command.verb
+        if verb == "click" and e.role == "option":
+            verb = "select"   # an option is chosen, not clicked (it has no box)
+        if verb in ("click", "hover", "fill"):
+            self._act(verb, e, command.args)
+        elif verb == "press":
+            keys = list(command.args["keys"])
+            if e.role in _TEXT_ROLES:
+                if self._focused != e.page_id:
+                    self._act("click", e)
+            elif keys[-1:] in (["Enter"], [" "], ["Space"]):
+                self._act("click", e)   # Enter on a link or button activates it
+                return
+            self._send("keypress", {"keys": keys})
+        elif verb == "select":
+            self._select(e, command.args.get("option"))
+        else:  # pragma: no cover - translate() yields only the verbs above
+            raise _StepError(f"unknown element action {verb!r}")
+
+    def _select(self, e: Element, label: str | None) -> None:
+        """Choose an option: ``e`` is the option, or the select and ``label`` the option's label."""
+        if e.role == "option":
+            option = e
+        else:
+            before = {x.page_id for x in self.elements if x.role == "option"}
+            self._act("click", e)               # a focused select lists its options
+            self._refresh([])
+            options = [x for x in self.elements if x.role == "option"
+                       and (x.page_id not in before or _inside(x, e))]
+            wanted = " ".join(str(label).split())
+            option = next((x for x in options if x.name == label), None) or next(
+                (x for x in options if " ".join(x.name.split()).casefold() == wanted.casefold()), None)
+            if option is None:
+                shown = ", ".join(repr(x.name) for x in options[:10]) or "none listed"
+                raise _StepError(f"Option {label!r} not found in select [{e.id}] (options: {shown})")
+        if option.send_id is None:
+            raise _StepError(f"option [{option.id}] cannot be addressed: the server's numbering gives its id "
+                             f"to another element")
+        self._send("select_option", {"id": option.send_id})
+
+    # ------------------------------------------------------------------ observing
+
+    def _refresh(self, errors: list[str]) -> bytes:
+        """Screenshot (recording the numbering), numbering and regions; returns the PNG."""
+        assert self.instance is not None
+        inst = self.instance
+        shot = b""
+        try:
+            shot = self.client.screenshot(inst, self.interaction_mode)
+        except OmniboxError as exc:
+            errors.append(str(exc))
+        try:
+            self.info_numbering = self.client.screenshot_info(inst)
+        except OmniboxError as exc:
+            self.info_numbering = None
+            errors.append(str(exc))
+        try:
+            regions = self.client.interactive_rects(inst)
+        except OmniboxError as exc:
+            regions = {}
+            errors.append(str(exc))
+        self.elements = label_elements(regions, self.info_numbering, self.viewport)
+        return shot
+
+    def _observe(self, last_action: str, error: str, errors: list[str]) -> dict[str, Any]:
+        assert self.instance is not None and self.task is not None
+        inst = self.instance
+        try:
+            page = self.client.page_metadata(inst)
+            if page.url and page.url != self._url:
+                self._focused = None   # a new page: nothing of it has focus yet
+            self._url = page.url or self._url
+            self._title = page.title
+        except OmniboxError as exc:
+            errors.append(str(exc))
+        shot = self._refresh(errors)
+        try:
+            text = self.client.webpage_text(inst, self.text_lines)
+        except OmniboxError as exc:
+            text = ""
+            errors.append(str(exc))
+        focused = next((e.id for e in self.elements if e.page_id == self._focused), "")
+        obs = {
+            "url": self._url,
+            "goal": self.task.goal,
+            "axtree": build_axtree(self._title, self.elements, text),
+            "html": "",
+            "screenshot": shot if self.screenshots else b"",
+            "last_action": last_action,
+            "last_action_error": error,
+            "open_pages_urls": [self._url],
+            "open_pages_titles": [self._title],
+            "active_page_index": 0,
+            "chat_messages": self._chat(),
+            "focused_element_bid": focused,
+            "step": self._steps,
+        }
+        self._last_obs = obs
+        return obs
 
     # ------------------------------------------------------------------ internals
 
@@ -235,8 +422,7 @@ class LiveEnv(gym.Env):
             except KeyError:
                 raise ValueError(f"unknown task {task!r}; this env has {len(self.tasks)} tasks") from None
         if options.get("url"):
-            return LiveTask(task_id=str(options.get("task_id", "adhoc")), task_name=str(options.get("goal", "")),
-                            website=str(options["url"]))
+            return LiveTask(task_id=0, task_name=str(options.get("goal", "")), website=str(options["url"]))
         if not self.tasks:
             raise ValueError("reset() needs options={'task': ...} or {'url': ...}: this env has no tasks")
         return self.tasks[int(self.np_random.integers(len(self.tasks)))]
@@ -245,64 +431,6 @@ class LiveEnv(gym.Env):
         assert self.task is not None
         return self.max_steps if self.max_steps is not None else self.task.step_budget(self.split)
 
-    def _execute(self, command: Command) -> str:
-        """Run a command; returns the error message ("" on success)."""
-        if command.name is None:
-            return ""
-        assert self.instance is not None
-        try:
-            self.client.execute(self.instance, command.name, command.args)
-        except OmniboxError as exc:
-            return str(exc)
-        if command.name == "visit_page":
-            self._url = command.args["url"]  # until the page reports its own URL
-        if self.settle_s > 0:
-            time.sleep(self.settle_s)
-        return ""
-
-    def _observe(self, last_action: str, error: str, errors: list[str]) -> dict[str, Any]:
-        assert self.instance is not None and self.task is not None
-        inst = self.instance
-        try:
-            page = self.client.page_metadata(inst)
-            self._url = page.url or self._url
-            self._title = page.title
-        except OmniboxError as exc:
-            errors.append(str(exc))
-        try:
-            self.elements = self.client.interactive_rects(inst)
-        except OmniboxError as exc:
-            self.elements = []
-            errors.append(str(exc))
-        try:
-            text = self.client.webpage_text(inst)
-        except OmniboxError as exc:
-            text = ""
-            errors.append(str(exc))
-        shot = b""
-        if self.screenshots:
-            try:
-                shot = self.client.screenshot(inst, self.interaction_mode)
-            except OmniboxError as exc:
-                errors.append(str(exc))
-        obs = {
-            "url": self._url,
-            "goal": self.task.goal,
-            "axtree": build_axtree(self._title, self.elements, text),
-            "html": "",
-            "screenshot": shot,
-            "last_action": last_action,
-            "last_action_error": error,
-            "open_pages_urls": [self._url],
-            "open_pages_titles": [self._title],
-            "active_page_index": 0,
-            "chat_messages": self._chat(),
-            "focused_element_bid": "",
-            "step": self._steps,
-        }
-        self._last_obs = obs
-        return obs
-
     def _chat(self) -> list[dict[str, str]]:
         if self._answer is not None:
             return [{"role": "assistant", "message": self._answer}]
@@ -310,7 +438,7 @@ class LiveEnv(gym.Env):
             return [{"role": "infeasible", "message": self._infeasible}]
         return []
 
-    def _info(self, command: Command | None, errors: Sequence[str]) -> dict[str, Any]:
+    def _info(self, errors: Sequence[str]) -> dict[str, Any]:
         assert self.task is not None
         return {
             "task_id": self.task.task_id,
@@ -321,7 +449,8 @@ class LiveEnv(gym.Env):
             "needs_judge": True,
             "step": self._steps,
             "budget": self._budget(),
-            "command": command.as_dict() if command is not None else None,
+            "commands": list(self._sent),
+            "command": self._sent[-1] if self._sent else None,
             "observe_errors": list(errors),
             "instance": None if self.instance is None else self.instance.params(),
         }
@@ -334,3 +463,12 @@ class LiveEnv(gym.Env):
             self.client.release(instance)
         except OmniboxError as exc:
             warnings.warn(f"could not release browser instance {instance.instance_id}: {exc}", RuntimeWarning, stacklevel=3)
+
+
+def _inside(option: Element, select: Element) -> bool:
+    """Whether an option's box lies inside a select's (a list box's rendered options)."""
+    if option.rect is None or select.rect is None or option.rect.area <= 0:
+        return False
+    cx, cy = option.rect.center()
+    r = select.rect
+    return r.x <= cx <= r.x + r.width and r.y <= cy <= r.y + r.height

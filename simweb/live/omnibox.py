@@ -1,37 +1,22 @@
-"""A client for WebGym's browser server ("Omniboxes"), using only the standard library.
+"""A client for WebGym's browser server ("Omniboxes" master), using only the standard library.
 
-Protocol (master endpoints, every request carries the header ``x-api-key``):
+The protocol facts this client relies on are in ``docs/webgym.md``; in short:
 
-- ``POST /get?lifetime_mins=N`` -> ``{"instance_id", "node"}``
-- ``POST /reset?instance_id&node`` releases the instance
-- ``GET /screenshot?instance_id&node&interaction_mode`` -> PNG bytes
-- ``POST /execute`` with the JSON body ``{"node", "instance_id", "<command>": {args}}``
-  holding exactly one command of :data:`ACTION_COMMANDS` or :data:`QUERY_COMMANDS`
-- ``GET /metadata`` -> ``{"width": 1280, "height": 768}``; ``GET /probe``; ``GET /info``
-
-The shapes of the query results are not fully specified; the parsers here are tolerant
-and assume the following (everything else raises nothing and yields empty values):
-
-- any JSON result may be wrapped in a one-key object ``{"result"|"output"|"data"|"response": ...}``;
-  a JSON object with a non-empty ``error``, ``success: false`` or ``status: "error"|"failed"``
-  is a failed command;
-- ``get_page_metadata``: an object with the page ``url`` (or ``page_url``, ``href``,
-  ``location``) and ``title`` (or ``page_title``, or ``meta_tags["og:title"]``);
-- ``get_interactive_rects``: either an object mapping element id to a description, or a
-  list of descriptions carrying their id (``id``, ``element_id``, ``__elementId``,
-  ``bid``); a description has ``role`` and/or ``tag_name``/``tag``, a name (``aria_name``,
-  ``aria-name``, ``name``, ``text``, ``label``), optionally ``value``, and a box as
-  ``rects: [{x, y, width, height}]``, ``rect``/``bbox`` (object or ``[x, y, w, h]``) or
-  top-level ``x, y, width, height``;
-- ``get_screenshot_info``: ``{"visible_rects": [ids], "interactive_regions": {id: ...}}``
-  (the form WebGym reads), parsed by :func:`parse_elements` as well;
-- ``get_webpage_text``: a string, or an object with ``text``/``content``/``webpage_text``;
-- the ``screenshot`` query and ``GET /screenshot``: PNG bytes, or JSON carrying a base64 PNG.
+- every request carries ``x-api-key``; every endpoint naming an instance needs both
+  ``instance_id`` and ``node`` (a missing one is FastAPI's 422);
+- ``POST /get`` -> ``{"instance_id", "node"}``, 503 while no instance is free (for
+  several seconds after a release, while the node relaunches Chromium);
+- ``GET /screenshot`` -> PNG bytes; in ``set_of_marks`` mode the server also records
+  the screenshot's numbering, which ``get_screenshot_info`` returns and every ``*_id``
+  command is translated through (:class:`ScreenshotInfo`);
+- ``POST /execute`` with ``{"instance_id", "node", "<command>": {args}}``; a failed
+  command is HTTP 500 ``{"status": "error", "message": ...}`` (never retried: it ran);
+- ``GET /metadata`` -> ``{"width", "height"}`` (served as ``image/png``: read as JSON
+  whatever the content type).
 """
 
 from __future__ import annotations
 
-import base64
 import http.client
 import ipaddress
 import json
@@ -41,12 +26,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "ACTION_COMMANDS",
+    "PNG_SIGNATURE",
     "QUERY_COMMANDS",
     "Element",
     "Instance",
@@ -54,25 +40,30 @@ __all__ = [
     "OmniboxError",
     "PageInfo",
     "Rect",
-    "parse_elements",
+    "Region",
+    "ScreenshotInfo",
     "parse_page_metadata",
+    "parse_regions",
+    "parse_screenshot_info",
     "parse_text",
+    "role_of",
 ]
 
-#: Commands that act on the page (not retried after a request may have reached the node).
+#: Commands that act on the page.
 ACTION_COMMANDS = frozenset({
     "visit_page", "back", "click_coords", "click_id", "fill_coords", "fill_id", "select_option",
     "hover_id", "hover_coords", "hover_and_scroll_coords", "keypress", "page_down", "page_up",
     "scroll_id", "sleep", "tab_and_enter",
 })
-#: Read-only commands.
+#: Read-only commands (``screenshot`` records the set-of-marks numbering but returns no image).
 QUERY_COMMANDS = frozenset({
     "get_page_metadata", "get_screenshot_info", "get_webpage_text", "get_interactive_rects", "screenshot",
 })
-# Commands that are safe to send twice.
+#: Commands that may be sent twice without harm (a timed-out request is retried).
 _IDEMPOTENT = QUERY_COMMANDS | {"visit_page", "hover_id", "hover_coords", "sleep"}
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+NO_SCREENSHOT_INFO = "No screenshot info available"
 
 
 class OmniboxError(RuntimeError):
@@ -97,30 +88,62 @@ class Instance:
 
 @dataclass(frozen=True)
 class Rect:
-    """An element's box in viewport pixels."""
+    """A box in viewport pixels."""
 
     x: float
     y: float
     width: float
     height: float
 
-    def center(self) -> tuple[int, int]:
-        """The box centre, rounded to whole pixels."""
-        return round(self.x + self.width / 2), round(self.y + self.height / 2)
+    def center(self) -> tuple[float, float]:
+        """The box centre (what the server clicks for an id command)."""
+        return self.x + self.width / 2, self.y + self.height / 2
+
+    @property
+    def area(self) -> float:
+        return self.width * self.height
+
+
+@dataclass(frozen=True)
+class Region:
+    """One interactive region as the server describes it, keyed by its page id."""
+
+    page_id: str
+    tag_name: str
+    role: str
+    aria_name: str
+    v_scrollable: bool
+    rects: tuple[Rect, ...]
+
+    @property
+    def rect(self) -> Rect | None:
+        """The first box with an area, if any."""
+        return next((r for r in self.rects if r.area > 0), None)
 
 
 @dataclass(frozen=True)
 class Element:
-    """One interactive element of a live page."""
+    """One interactive element of a live page, as :class:`~simweb.live.env.LiveEnv` names it.
+
+    ``id`` is the bid shown to the agent; ``page_id`` the server's page id; ``send_id``
+    the id an ``*_id`` command must carry to reach this element under the server's
+    current id mapping (None when no id reaches it: then only its centre does).
+    """
 
     id: str
     role: str
     name: str = ""
     tag: str = ""
-    value: str | None = None
     rect: Rect | None = None
     visible: bool | None = None
+    page_id: str = ""
+    send_id: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @property
+    def value(self) -> None:
+        """The protocol reports no values."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -132,188 +155,188 @@ class PageInfo:
     raw: Any = field(default=None, compare=False, repr=False)
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+@dataclass(frozen=True)
+class ScreenshotInfo:
+    """What the last set-of-marks screenshot recorded (``get_screenshot_info``)."""
 
+    visible: tuple[str, ...]
+    above: tuple[str, ...]
+    below: tuple[str, ...]
+    regions: Mapping[str, Region]
+    id_mapping: Mapping[str, str]
 
-def _unwrap(value: Any) -> Any:
-    while isinstance(value, Mapping) and len(value) == 1:
-        key = next(iter(value))
-        if key not in ("result", "output", "data", "response"):
-            break
-        value = value[key]
-    if isinstance(value, str) and value[:1] in "{[":
-        try:
-            return _unwrap(json.loads(value))
-        except ValueError:
-            pass
-    return value
+    @classmethod
+    def empty(cls) -> ScreenshotInfo:
+        """No set-of-marks screenshot yet: ids go to the page unchanged."""
+        return cls((), (), (), {}, {})
 
+    def resolve(self, sent_id: str) -> str:
+        """The page id the server acts on when a command carries ``sent_id``."""
+        return self.id_mapping.get(str(sent_id), str(sent_id))
 
-def _failure(value: Any) -> str | None:
-    """The error message of a failed command result, else None."""
-    if not isinstance(value, Mapping):
+    def numbering(self, viewport: Sequence[int] = (1280, 768)) -> dict[str, str]:
+        """``{display id: page id}`` as drawn on the screenshot.
+
+        The mapping itself loses a display id when an off-screen element's page id
+        equals it (the identity is written last); the drawn numbering is then rebuilt
+        from the regions in page-id order with the annotator's visibility rule.
+        """
+        drawn = {d: self.id_mapping[d] for d in self.visible if d in self.id_mapping}
+        offscreen = set(self.above) | set(self.below)
+        if not any(d in offscreen for d in drawn):
+            return drawn
+        order = [pid for pid, region in self.regions.items() if _counts_visible(region, viewport)]
+        if len(order) != len(self.visible):
+            return {d: p for d, p in drawn.items() if d not in offscreen}
+        return dict(zip(self.visible, order))
+
+    def display_id(self, page_id: str, viewport: Sequence[int] = (1280, 768)) -> str | None:
+        """The number the screenshot drew on ``page_id`` (it may not resolve back to it)."""
+        for display, pid in self.numbering(viewport).items():
+            if pid == page_id:
+                return display
         return None
-    err = value.get("error")
-    if err:
-        return _one_line(err if isinstance(err, str) else json.dumps(err))
-    if value.get("success") is False or str(value.get("status", "")).lower() in ("error", "failed", "failure"):
-        msg = value.get("message") or value.get("detail") or value.get("output") or "command failed"
-        return _one_line(str(msg))
-    return None
+
+    def send_id(self, page_id: str, viewport: Sequence[int] = (1280, 768)) -> str | None:
+        """An id the server resolves to ``page_id``: its display id, else the page id
+        itself when the mapping leaves it alone, else None."""
+        page_id = str(page_id)
+        display = self.display_id(page_id, viewport)
+        if display is not None and self.resolve(display) == page_id:
+            return display
+        if self.resolve(page_id) == page_id:
+            return page_id
+        return None
+
+
+def _counts_visible(region: Region, viewport: Sequence[int]) -> bool:
+    """The annotator's rule: options and file inputs always; else a box of some area,
+    at most 90 % of the screen, whose centre is in the viewport."""
+    if region.tag_name in ("option", "input, type=file"):
+        return True
+    limit = 0.9 * viewport[0] * viewport[1]
+    for r in region.rects:
+        if r.area <= 0 or r.area > limit:
+            continue
+        cx, cy = r.center()
+        if 0 <= cx < viewport[0]:
+            return 0 <= cy < viewport[1]
+    return False
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = re.sub(r"\s+", " ", str(text)).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 # ----------------------------------------------------------------------------- parsing
 
+#: The page script's tag -> role table (tags it does not list get an empty role).
 _TAG_ROLES = {
-    "a": "link", "button": "button", "select": "combobox", "textarea": "textbox", "option": "option",
-    "img": "img", "summary": "button", "details": "group",
+    "a": "link", "area": "link", "button": "button", "input, type=button": "button",
+    "input, type=checkbox": "checkbox", "input, type=email": "textbox", "input, type=number": "spinbutton",
+    "input, type=radio": "radio", "input, type=range": "slider", "input, type=reset": "button",
+    "input, type=search": "searchbox", "input, type=submit": "button", "input, type=tel": "textbox",
+    "input, type=text": "textbox", "input, type=url": "textbox", "search": "search", "select": "combobox",
+    "option": "option", "textarea": "textbox",
 }
-_INPUT_ROLES = {
-    "submit": "button", "button": "button", "reset": "button", "image": "button",
-    "checkbox": "checkbox", "radio": "radio", "range": "slider", "search": "searchbox",
-    "number": "spinbutton",
+#: Roles for tags the page script leaves without one (as Chromium's accessibility tree names them).
+_FALLBACK_ROLES = {
+    "input": "textbox", "input, type=password": "textbox", "input, type=date": "textbox",
+    "input, type=time": "textbox", "input, type=datetime-local": "textbox", "input, type=month": "textbox",
+    "input, type=week": "textbox", "input, type=image": "button", "input, type=file": "button",
+    "input, type=color": "button", "summary": "button", "img": "img", "label": "LabelText",
 }
 
 
-def _first(d: Mapping[str, Any], *keys: str) -> Any:
-    for key in keys:
-        value = d.get(key)
-        if value not in (None, ""):
-            return value
-    return None
+def role_of(role: str, tag_name: str) -> str:
+    """A region's role: its own, else the page script's tag table, else what the
+    accessibility tree calls that tag (``input, type=password`` is a textbox)."""
+    role = (role or "").strip()
+    if role:
+        return role.split()[0]
+    tag = (tag_name or "").strip().lower()
+    return _TAG_ROLES.get(tag) or _FALLBACK_ROLES.get(tag) or (tag.split(",")[0] if tag else "generic")
 
 
-def _rect_of(d: Mapping[str, Any]) -> Rect | None:
-    box: Any = None
-    rects = d.get("rects")
-    if isinstance(rects, list) and rects:
-        box = rects[0]
-    box = box if box is not None else _first(d, "rect", "bbox", "bounding_box", "box")
-    if box is None and "x" in d and "y" in d:
-        box = d
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError
+    return float(value)
+
+
+def _rect(d: Any) -> Rect | None:
+    if not isinstance(d, Mapping):
+        return None
     try:
-        if isinstance(box, (list, tuple)) and len(box) == 4:
-            return Rect(*(float(v) for v in box))
-        if isinstance(box, Mapping):
-            x = box.get("x", box.get("left"))
-            y = box.get("y", box.get("top"))
-            w = box.get("width")
-            h = box.get("height")
-            if w is None and "right" in box and x is not None:
-                w = float(box["right"]) - float(x)
-            if h is None and "bottom" in box and y is not None:
-                h = float(box["bottom"]) - float(y)
-            if None not in (x, y, w, h):
-                return Rect(float(x), float(y), float(w), float(h))
-    except (TypeError, ValueError):
+        x = _number(d.get("x", d.get("left")))
+        y = _number(d.get("y", d.get("top")))
+        w = _number(d["width"])
+        h = _number(d["height"])
+    except (KeyError, ValueError, TypeError):
         return None
-    return None
+    return Rect(x, y, w, h)
 
 
-def _element_of(eid: Any, d: Mapping[str, Any], visible: set[str] | None) -> Element | None:
-    if eid is None:
-        eid = _first(d, "id", "element_id", "__elementId", "bid")
-    if eid is None:
-        return None
-    eid = str(eid)
-    tag = str(_first(d, "tag_name", "tag", "tagName") or "").lower()
-    role = _first(d, "role")
-    if isinstance(role, list):
-        role = role[0] if role else None
-    if isinstance(role, str) and role.strip():
-        role = role.split()[0]
-    elif tag == "input":
-        role = _INPUT_ROLES.get(str(d.get("type", "")).lower(), "textbox")
-    else:
-        role = _TAG_ROLES.get(tag, tag or "generic")
-    name = _first(d, "aria_name", "aria-name", "name", "text", "label", "innerText", "title")
-    value = d.get("value")
-    return Element(
-        id=eid,
-        role=str(role),
-        name=_one_line(str(name), 500) if name is not None else "",
-        tag=tag,
-        value=None if value is None else str(value),
-        rect=_rect_of(d),
-        visible=None if visible is None else eid in visible,
-        raw=d,
+def _region(page_id: str, d: Mapping[str, Any]) -> Region:
+    rects = d.get("rects")
+    boxes = tuple(r for r in (_rect(b) for b in (rects if isinstance(rects, list) else [])) if r is not None)
+    name = d.get("aria_name", d.get("aria-name", ""))
+    return Region(
+        page_id=str(page_id),
+        tag_name=str(d.get("tag_name") or ""),
+        role=str(d.get("role") or ""),
+        aria_name=_one_line(name, 500) if isinstance(name, str) else "",
+        v_scrollable=bool(d.get("v_scrollable", d.get("v-scrollable", False))),
+        rects=boxes,
     )
 
 
-def parse_elements(result: Any) -> list[Element]:
-    """Elements from a ``get_interactive_rects`` or ``get_screenshot_info`` result.
+def parse_regions(result: Any) -> dict[str, Region]:
+    """``{page id: Region}`` from a ``get_interactive_rects`` result (or the
+    ``interactive_regions`` of a screenshot info).  Unreadable entries are skipped."""
+    if not isinstance(result, Mapping):
+        raise OmniboxError(f"get_interactive_rects: expected an object keyed by element id, got {type(result).__name__}")
+    return {str(k): _region(str(k), v) for k, v in result.items() if isinstance(v, Mapping)}
 
-    Accepts an object keyed by element id, a list of element objects, or WebGym's
-    ``{"visible_rects", "interactive_regions"}`` form (then :attr:`Element.visible`
-    tells whether the element was in the viewport).  Unreadable entries are skipped.
-    """
-    result = _unwrap(result)
-    visible: set[str] | None = None
-    if isinstance(result, Mapping):
-        for key in ("interactive_regions", "interactive_rects", "elements", "rects"):
-            if key in result and isinstance(result[key], (Mapping, list)):
-                if isinstance(result.get("visible_rects"), list):
-                    visible = {str(v) for v in result["visible_rects"]}
-                result = result[key]
-                break
-    elements: list[Element] = []
-    if isinstance(result, Mapping):
-        items = [(k, v) for k, v in result.items() if isinstance(v, Mapping)]
-    elif isinstance(result, list):
-        items = [(None, v) for v in result if isinstance(v, Mapping)]
-    else:
-        return elements
-    for eid, d in items:
-        element = _element_of(eid, d, visible)
-        if element is not None:
-            elements.append(element)
-    return elements
+
+def parse_screenshot_info(result: Any) -> ScreenshotInfo | None:
+    """A ``get_screenshot_info`` result; None for "No screenshot info available"."""
+    if isinstance(result, Mapping) and "error" in result and "visible_rects" not in result:
+        if str(result["error"]) == NO_SCREENSHOT_INFO:
+            return None
+        raise OmniboxError(f"get_screenshot_info: {_one_line(result['error'])}")
+    if not isinstance(result, Mapping) or not isinstance(result.get("visible_rects"), list):
+        raise OmniboxError("get_screenshot_info: expected {visible_rects, rects_above, rects_below, "
+                           "interactive_regions, id_mapping}")
+    mapping = result.get("id_mapping") or {}
+    if not isinstance(mapping, Mapping):
+        raise OmniboxError("get_screenshot_info: id_mapping must be an object")
+    return ScreenshotInfo(
+        visible=tuple(str(v) for v in result.get("visible_rects") or []),
+        above=tuple(str(v) for v in result.get("rects_above") or []),
+        below=tuple(str(v) for v in result.get("rects_below") or []),
+        regions=parse_regions(result.get("interactive_regions") or {}),
+        id_mapping={str(k): str(v) for k, v in mapping.items()},
+    )
 
 
 def parse_page_metadata(result: Any) -> PageInfo:
     """URL and title from a ``get_page_metadata`` result (empty strings when absent)."""
-    result = _unwrap(result)
     if not isinstance(result, Mapping):
         return PageInfo("", "", result)
-    url = _first(result, "url", "page_url", "href", "location") or ""
-    title = _first(result, "title", "page_title")
-    if title is None and isinstance(result.get("meta_tags"), Mapping):
-        title = result["meta_tags"].get("og:title")
-    return PageInfo(str(url), str(title or ""), result)
+    url = result.get("url") or ""
+    title = result.get("title") or ""
+    if title == "Unknown Page":   # the server's placeholder for a page without a title
+        title = ""
+    return PageInfo(str(url), str(title), result)
 
 
 def parse_text(result: Any) -> str:
-    """The page text from a ``get_webpage_text`` result."""
-    result = _unwrap(result)
-    if isinstance(result, str):
-        return result
-    if isinstance(result, Mapping):
-        value = _first(result, "text", "content", "webpage_text", "page_text")
-        return value if isinstance(value, str) else ""
-    return ""
-
-
-def _png_of(content_type: str, raw: bytes, what: str) -> bytes:
-    if raw.startswith(PNG_SIGNATURE):
-        return raw
-    if content_type.endswith("json") or raw[:1] in (b"{", b"["):
-        try:
-            value = _unwrap(json.loads(raw))
-        except ValueError:
-            value = None
-        if isinstance(value, Mapping):
-            value = _first(value, "screenshot", "image", "png", "base64")
-        if isinstance(value, str):
-            value = value.split(",", 1)[1] if value.startswith("data:") else value
-            try:
-                data = base64.b64decode(value, validate=False)
-            except ValueError:
-                data = b""
-            if data.startswith(PNG_SIGNATURE):
-                return data
-    raise OmniboxError(f"{what}: the response is not a PNG image ({content_type or 'no content type'}, {len(raw)} bytes)")
+    """The page text from a ``get_webpage_text`` result ``{"text": ...}``."""
+    if isinstance(result, Mapping) and isinstance(result.get("text"), str):
+        return result["text"]
+    raise OmniboxError("get_webpage_text: expected {\"text\": ...}")
 
 
 # ----------------------------------------------------------------------------- client
@@ -327,15 +350,48 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _detail(raw: bytes) -> str:
+    """The one-line reason in an error body, unwrapping the master's nested text."""
+    try:
+        value: Any = json.loads(raw)
+    except ValueError:
+        return _one_line(raw.decode("utf-8", "replace"))
+    for _ in range(4):   # {"status","message": "Failed ...: {\"detail\": \"Error executing command: ...\"}"}
+        if isinstance(value, Mapping):
+            msg = value.get("message", value.get("detail", value.get("error")))
+            if isinstance(msg, list):   # FastAPI validation errors
+                parts = []
+                for item in msg:
+                    if isinstance(item, Mapping):
+                        loc = ".".join(str(p) for p in item.get("loc", []) if p not in ("query", "body"))
+                        parts.append(f"{loc}: {item.get('msg', '')}".strip(": "))
+                return _one_line("; ".join(parts) or json.dumps(msg))
+            if msg is None:
+                return _one_line(json.dumps(value))
+            value = msg
+        if isinstance(value, str):
+            head, sep, tail = value.partition(": ")
+            inner = tail if sep and tail[:1] in "{[" else value
+            if inner[:1] in "{[":
+                try:
+                    value = json.loads(inner)
+                    continue
+                except ValueError:
+                    pass
+            return _one_line(value.removeprefix("Error executing command: "))
+    return _one_line(str(value))
+
+
 class OmniboxClient:
     """HTTP client of an Omniboxes master.
 
-    Connection errors, timeouts and 5xx answers are retried up to ``retries`` times with
-    exponential backoff (``backoff * 2**attempt`` seconds, at most ``max_backoff``).
-    Requests that change the page (clicks, fills, ``/get``...) are retried only when the
-    request cannot have run (connection refused, 429, 502, 503), so an action is never
-    performed twice.  Every failure raises :class:`OmniboxError` with a one-line
-    message.
+    Retries: a request turned away before it ran (connection refused, HTTP 429, 502,
+    503) is retried up to ``retries`` times with exponential backoff (``backoff *
+    2**attempt`` s, at most ``max_backoff``); a timeout or a dropped connection is
+    retried only for commands that are safe to repeat; a 500 is a command that ran and
+    failed and is never retried.  :meth:`acquire` additionally waits out 503 for up to
+    ``acquire_wait_s`` seconds (the node relaunches Chromium after a release).  Every
+    failure raises :class:`OmniboxError` with a one-line message.
     """
 
     def __init__(
@@ -343,10 +399,11 @@ class OmniboxClient:
         base_url: str,
         api_key: str | None = None,
         *,
-        timeout: float = 60.0,
+        timeout: float = 120.0,
         retries: int = 3,
         backoff: float = 0.5,
         max_backoff: float = 8.0,
+        acquire_wait_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
@@ -360,6 +417,7 @@ class OmniboxClient:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self.acquire_wait_s = acquire_wait_s
         self._sleep = sleep
         # A proxy from the environment must not capture a server on this machine.
         handlers = [urllib.request.ProxyHandler({})] if _is_loopback(parsed.hostname or "") else []
@@ -379,6 +437,7 @@ class OmniboxClient:
         body: Any = None,
         idempotent: bool = True,
         what: str | None = None,
+        retries: int | None = None,
     ) -> tuple[str, bytes]:
         """Send one request with retries; returns (content type, body bytes)."""
         what = what or f"{method} {path}"
@@ -391,7 +450,7 @@ class OmniboxClient:
             headers["Content-Type"] = "application/json"
         if self.api_key is not None:
             headers["x-api-key"] = self.api_key
-        attempts = self.retries + 1
+        attempts = (self.retries if retries is None else retries) + 1
         for attempt in range(attempts):
             last = attempt == attempts - 1
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
@@ -400,12 +459,13 @@ class OmniboxClient:
                     return resp.headers.get_content_type(), resp.read()
             except urllib.error.HTTPError as exc:
                 status = exc.code
-                detail = self._error_detail(exc)
-                # 429/502/503: the request was turned away before it ran; other 5xx may have run.
-                retry = status in (429, 502, 503) or (idempotent and status >= 500)
+                try:
+                    detail = _detail(exc.read())
+                except OSError:
+                    detail = ""
                 if status in (401, 403):
                     raise OmniboxError(f"{what}: HTTP {status}: {detail or 'unauthorized'} (check the API key)", status) from None
-                if not retry or last:
+                if status not in (429, 502, 503) or last:
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise OmniboxError(f"{what}: HTTP {status}: {detail or exc.reason}{tries}", status) from None
             except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
@@ -419,62 +479,59 @@ class OmniboxClient:
             self._sleep(min(self.max_backoff, self.backoff * (2 ** attempt)))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    @staticmethod
-    def _error_detail(exc: urllib.error.HTTPError) -> str:
-        try:
-            raw = exc.read()
-        except OSError:
-            return ""
-        try:
-            value = json.loads(raw)
-        except ValueError:
-            return _one_line(raw.decode("utf-8", "replace"))
-        if isinstance(value, Mapping):
-            msg = _first(value, "error", "detail", "message")
-            if msg is not None:
-                return _one_line(msg if isinstance(msg, str) else json.dumps(msg))
-        return _one_line(json.dumps(value))
-
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """A request whose body is JSON, whatever its content type says."""
         what = kwargs.get("what") or f"{method} {path}"
         content_type, raw = self._request(method, path, **kwargs)
-        if not raw:
-            return None
         try:
             return json.loads(raw)
         except ValueError:
-            if content_type.startswith("text/"):
-                return raw.decode("utf-8", "replace")
             raise OmniboxError(f"{what}: the response is not JSON ({content_type}, {len(raw)} bytes)") from None
 
     # -- master endpoints
 
     def acquire(self, lifetime_mins: int = 60) -> Instance:
-        """Get a browser instance (``POST /get``)."""
-        value = self._json("POST", "/get", params={"lifetime_mins": lifetime_mins}, idempotent=False)
-        value = _unwrap(value)
-        if not isinstance(value, Mapping) or not value.get("instance_id"):
-            raise OmniboxError(f"POST /get: no browser instance available ({_one_line(json.dumps(value))})")
-        return Instance(str(value["instance_id"]), str(value.get("node", "")))
+        """Get a browser instance (``POST /get``), waiting out 503 for up to ``acquire_wait_s``."""
+        waited = 0.0
+        attempt = 0
+        while True:
+            try:
+                value = self._json("POST", "/get", params={"lifetime_mins": lifetime_mins}, idempotent=False, retries=0)
+                break
+            except OmniboxError as exc:
+                if exc.status != 503 or waited >= self.acquire_wait_s:
+                    if exc.status == 503:
+                        raise OmniboxError(f"{exc} (waited {waited:g} s)", 503) from None
+                    raise
+            pause = min(self.max_backoff, self.backoff * (2 ** attempt), max(self.acquire_wait_s - waited, 0.0))
+            self._sleep(pause)
+            waited += pause
+            attempt += 1
+        if not isinstance(value, Mapping) or not value.get("instance_id") or not value.get("node"):
+            raise OmniboxError(f"POST /get: expected {{instance_id, node}}, got {_one_line(json.dumps(value))}")
+        return Instance(str(value["instance_id"]), str(value["node"]))
 
     def release(self, instance: Instance) -> Any:
-        """Release an instance (``POST /reset``; the server relaunches its browser)."""
+        """Release an instance (``POST /reset``)."""
         return self._json("POST", "/reset", params=instance.params())
 
-    def screenshot(self, instance: Instance, interaction_mode: str = "coordinates") -> bytes:
-        """The current viewport as PNG bytes (``GET /screenshot``)."""
+    def screenshot(self, instance: Instance, interaction_mode: str = "set_of_marks") -> bytes:
+        """The viewport as PNG bytes (``GET /screenshot``); ``set_of_marks`` also makes the
+        server record the numbering that ``*_id`` commands then go through."""
         params = dict(instance.params(), interaction_mode=interaction_mode)
         content_type, raw = self._request("GET", "/screenshot", params=params)
-        return _png_of(content_type, raw, "GET /screenshot")
+        if not raw.startswith(PNG_SIGNATURE):
+            raise OmniboxError(f"GET /screenshot: the response is not a PNG image ({content_type}, {len(raw)} bytes)")
+        return raw
 
-    def metadata(self, instance: Instance | None = None) -> dict[str, Any]:
-        """Viewport metadata, e.g. ``{"width": 1280, "height": 768}`` (``GET /metadata``)."""
-        value = _unwrap(self._json("GET", "/metadata", params=instance.params() if instance else None))
+    def metadata(self, instance: Instance) -> dict[str, Any]:
+        """Viewport metadata ``{"width", "height"}`` (``GET /metadata``)."""
+        value = self._json("GET", "/metadata", params=instance.params())
         if not isinstance(value, Mapping):
             raise OmniboxError("GET /metadata: expected a JSON object")
         return dict(value)
 
-    def viewport(self, instance: Instance | None = None) -> tuple[int, int]:
+    def viewport(self, instance: Instance) -> tuple[int, int]:
         """``(width, height)`` from :meth:`metadata`."""
         meta = self.metadata(instance)
         try:
@@ -482,9 +539,10 @@ class OmniboxClient:
         except (KeyError, TypeError, ValueError):
             raise OmniboxError(f"GET /metadata: no width/height in {_one_line(json.dumps(meta))}") from None
 
-    def probe(self, instance: Instance | None = None) -> Any:
-        """``GET /probe`` (instance liveness when an instance is given)."""
-        return self._json("GET", "/probe", params=instance.params() if instance else None)
+    def probe(self, instance: Instance) -> bool:
+        """Whether the instance answers (``GET /probe``)."""
+        value = self._json("GET", "/probe", params=instance.params())
+        return isinstance(value, Mapping) and value.get("status") == "success"
 
     def info(self) -> Any:
         """``GET /info``: the master's view of nodes and instances."""
@@ -493,37 +551,42 @@ class OmniboxClient:
     # -- execute
 
     def execute(self, instance: Instance, command: str, args: Mapping[str, Any] | None = None) -> Any:
-        """Run one command on an instance (``POST /execute``) and return its decoded result.
+        """Run one command on an instance (``POST /execute``) and return its JSON result.
 
-        JSON results are unwrapped (see the module docstring); an image result is
-        returned as bytes.  A result that reports failure raises :class:`OmniboxError`.
+        A failed command (HTTP 500) raises :class:`OmniboxError` with the server's reason.
         """
         if command not in ACTION_COMMANDS and command not in QUERY_COMMANDS:
             raise ValueError(f"unknown Omniboxes command {command!r}")
-        body = {"node": instance.node, "instance_id": instance.instance_id, command: dict(args or {})}
-        what = f"execute {command}"
-        content_type, raw = self._request("POST", "/execute", body=body, idempotent=command in _IDEMPOTENT, what=what)
-        if content_type.startswith("image/") or raw.startswith(PNG_SIGNATURE):
-            return raw
-        if not raw:
-            return None
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            value = raw.decode("utf-8", "replace")
-        error = _failure(value)
-        if error:
-            raise OmniboxError(f"{what}: {error}")
-        return _unwrap(value)
+        body = {"instance_id": instance.instance_id, "node": instance.node, command: dict(args or {})}
+        return self._json("POST", "/execute", body=body, idempotent=command in _IDEMPOTENT, what=f"execute {command}")
+
+    def take_screenshot(self, instance: Instance, interaction_mode: str = "set_of_marks") -> None:
+        """The ``screenshot`` command: records the set-of-marks numbering, returns no image."""
+        value = self.execute(instance, "screenshot", {"interaction_mode": interaction_mode})
+        if not (isinstance(value, Mapping) and value.get("status") == "screenshot_taken"):
+            raise OmniboxError(f"execute screenshot: expected {{\"status\": \"screenshot_taken\"}}, got "
+                               f"{_one_line(json.dumps(value))}")
 
     def page_metadata(self, instance: Instance) -> PageInfo:
         """URL and title of the current page."""
         return parse_page_metadata(self.execute(instance, "get_page_metadata"))
 
-    def interactive_rects(self, instance: Instance) -> list[Element]:
-        """The interactive elements of the current page."""
-        return parse_elements(self.execute(instance, "get_interactive_rects"))
+    def interactive_rects(self, instance: Instance) -> dict[str, Region]:
+        """The interactive regions of the current page, by page id."""
+        return parse_regions(self.execute(instance, "get_interactive_rects"))
 
-    def webpage_text(self, instance: Instance) -> str:
-        """The visible text of the current page."""
-        return parse_text(self.execute(instance, "get_webpage_text"))
+    def screenshot_info(self, instance: Instance) -> ScreenshotInfo | None:
+        """The last set-of-marks screenshot's numbering; None before any."""
+        return parse_screenshot_info(self.execute(instance, "get_screenshot_info"))
+
+    def webpage_text(self, instance: Instance, n_lines: int = 100) -> str:
+        """The first ``n_lines`` lines of the page's text, blank lines dropped."""
+        return parse_text(self.execute(instance, "get_webpage_text", {"n_lines": int(n_lines)}))
+
+
+def centre_in_viewport(rect: Rect | None, viewport: Sequence[int]) -> bool:
+    """Whether a box's centre lies in the viewport (the set-of-marks visibility rule)."""
+    if rect is None or rect.area <= 0:
+        return False
+    cx, cy = rect.center()
+    return 0 <= cx < viewport[0] and 0 <= cy < viewport[1]

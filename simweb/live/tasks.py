@@ -12,9 +12,15 @@ A line is a JSON object with the fields
   of one fact per object, the fact being the description; any other keys of a group,
   such as that per-item ``difficulty``, are kept in :attr:`FactGroup.extra`);
 - ``difficulty`` (optional): an int; when missing it is the number of facts;
-- ``definite_answer`` (alias ``reference_answer``, which WebGym's async branch reads);
+- ``definite_answer`` (alias ``reference_answer``, which WebGym's async branch reads): a
+  string, ``""`` when the task has no definite answer (WebGym's judge calls ``.strip()``
+  on it; a number is read as its text, ``null`` as ``""``);
 - ``attempt_level`` (optional);
 - ``task_id``: when missing, a stable id is derived from the goal and the website.
+
+Integers are read as WebGym's loader reads them (``pandas.read_json`` then ``int(...)``):
+a float or a numeric string is accepted for ``difficulty``, ``task_id`` and
+``attempt_level``.
 
 Other keys are kept in :attr:`LiveTask.extra` and written back by :func:`dump_tasks`.
 """
@@ -23,7 +29,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +47,8 @@ __all__ = [
     "dump_tasks",
     "load_tasks",
     "normalise_fact_groups",
+    "export_task",
+    "start_url",
     "to_webgym",
 ]
 
@@ -91,7 +102,7 @@ class LiveTask:
     task_name: str
     website: str
     evaluator_reference: tuple[FactGroup, ...] = ()
-    definite_answer: str | int | float | None = None
+    definite_answer: str = ""
     domain: str = ""
     subdomain: str = ""
     difficulty: int = 0
@@ -160,18 +171,26 @@ class LiveTask:
         difficulty = obj.get("difficulty")
         if difficulty is None:
             difficulty = sum(len(g.facts) for g in groups)
-        elif isinstance(difficulty, bool) or not isinstance(difficulty, int) or difficulty < 0:
-            raise TaskFormatError(f"'difficulty' must be a non-negative int, not {difficulty!r}")
+        else:
+            difficulty = _int("difficulty", difficulty)
+            if difficulty < 0:
+                raise TaskFormatError(f"'difficulty' must be a non-negative int, not {obj['difficulty']!r}")
         answer = _answer_of(obj)
         level = obj.get("attempt_level")
-        if isinstance(level, (bool, list, dict)):
-            raise TaskFormatError(f"'attempt_level' must be an int or a string, not {level!r}")
+        if level is not None:
+            if isinstance(level, (bool, list, dict)):
+                raise TaskFormatError(f"'attempt_level' must be an int or a string, not {level!r}")
+            level = _int("attempt_level", level) if _int_like(level) else level
         task_id = obj.get("task_id")
         if task_id is None:
             digest = hashlib.sha1(f"{name}\n{website}".encode()).hexdigest()[:12]
             task_id = f"task-{digest}"
-        elif isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
+        elif isinstance(task_id, bool) or not isinstance(task_id, (str, int, float)):
             raise TaskFormatError(f"'task_id' must be a string or an int, not {task_id!r}")
+        elif _int_like(task_id) and not (isinstance(task_id, float) and not task_id.is_integer()):
+            task_id = _int("task_id", task_id)
+        elif isinstance(task_id, float):
+            raise TaskFormatError(f"'task_id' must be an int or a string, not {task_id!r}")
         return cls(
             task_id=task_id,
             task_name=name,
@@ -186,14 +205,40 @@ class LiveTask:
         )
 
 
-def _answer_of(obj: Mapping[str, Any]) -> str | int | float | None:
-    values = [obj[k] for k in ("definite_answer", "reference_answer") if obj.get(k) is not None]
-    for value in values:
+def _int_like(value: Any) -> bool:
+    """Whether WebGym's ``int(value)`` reads ``value`` as an integer (bools excluded)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, str):
+        return re.fullmatch(r"\s*[+-]?\d+\s*", value) is not None
+    return False
+
+
+def _int(key: str, value: Any) -> int:
+    """``int(value)`` as WebGym's loader applies it, or a one-line error."""
+    if not _int_like(value):
+        raise TaskFormatError(f"'{key}' must be an int (or a float or numeric string), not {value!r}")
+    return int(value)
+
+
+def _answer_of(obj: Mapping[str, Any]) -> str:
+    values = []
+    for key in ("definite_answer", "reference_answer"):
+        value = obj.get(key)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
         if isinstance(value, (bool, list, dict)):
-            raise TaskFormatError(f"'definite_answer' must be a string or a number, not {value!r}")
-    if len(values) == 2 and values[0] != values[1]:
+            raise TaskFormatError(f"'{key}' must be a string or a number, not {value!r}")
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        values.append(str(value))
+    if len(values) == 2 and values[0] != values[1] and values[1]:
         raise TaskFormatError("'definite_answer' and 'reference_answer' differ")
-    return values[0] if values else None
+    return values[0] if values else ""
 
 
 def normalise_fact_groups(ref: Any) -> tuple[FactGroup, ...]:
@@ -208,12 +253,17 @@ def normalise_fact_groups(ref: Any) -> tuple[FactGroup, ...]:
         return (FactGroup("1", ref, (ref,)),) if ref.strip() else ()
     if isinstance(ref, Mapping):
         ref = [ref]
+    if isinstance(ref, (int, float)) and not isinstance(ref, bool) and math.isfinite(ref):
+        ref = str(ref)   # WebGym's loader reads any other value as its text
+        return (FactGroup("1", ref, (ref,)),)
     if not isinstance(ref, (list, tuple)):
         raise TaskFormatError(f"'evaluator_reference' must be a string or a list, not {type(ref).__name__}")
     groups = []
     for i, item in enumerate(ref):
         default_id = str(i + 1)
         where = f"evaluator_reference[{i}]"
+        if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item):
+            item = str(item)   # a list item is one fact, as WebGym reads it
         if isinstance(item, str):
             groups.append(FactGroup(default_id, item, (item,)))
         elif isinstance(item, FactGroup):
@@ -299,12 +349,14 @@ def to_webgym(
     subdomain: str = "",
     difficulty: int | None = None,
     attempt_level: int | str | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> LiveTask:
     """Build a WebGym task, e.g. to export one of simweb's synthetic tasks.
 
     ``fact_groups`` takes any form ``evaluator_reference`` accepts (fact groups as
     :class:`FactGroup` or dicts, or the legacy forms); ``difficulty`` defaults to the
-    number of facts.
+    number of facts; ``answer`` None is written as ``""``; ``extra`` keys are written
+    after the standard ones.
     """
     obj: dict[str, Any] = {
         "task_id": task_id,
@@ -317,4 +369,41 @@ def to_webgym(
         "difficulty": difficulty,
         "attempt_level": attempt_level,
     }
+    for key, value in (extra or {}).items():
+        obj.setdefault(key, value)
     return LiveTask.from_dict(obj)
+
+
+#: The served app's path that starts a task (signs in, sets the task up, redirects).
+def start_url(base_url: str, task_id: str, seed: int) -> str:
+    """The GET start URL of a simweb task on a served app: ``<base>/_simweb/start?task=<id>&seed=<n>``."""
+    from ..omnibox.start import start_url as start_path
+
+    return f"{base_url.rstrip('/')}{start_path(task_id, seed)}"
+
+
+def export_task(app: Any, template_id: str, seed: int, base_url: str, task_id: int, *,
+                domain: str = "simweb", subdomain: str = "") -> LiveTask:
+    """One simweb task instance as a WebGym task.
+
+    ``task_id`` and ``difficulty`` (the number of facts) are ints; ``definite_answer``
+    is the answer the oracle gives (information tasks), else ``""``; ``website`` is
+    :func:`start_url`, so WebGym's ``visit_page(website)`` signs in and sets the task up.
+    The simweb template and seed are kept as ``simweb_task`` and ``simweb_seed``.
+    """
+    from ..actions import ActionError, parse_action
+
+    template = app.tasks[template_id]
+    inst = template.instantiate(app, seed)
+    answer = ""
+    plan = template.oracle(app, inst.params)
+    if plan:
+        try:
+            last = parse_action(plan[-1])
+        except ActionError:
+            last = None
+        if last is not None and last.name == "send_msg_to_user":
+            answer = str(last.arguments["text"])
+    return to_webgym(task_id, inst.goal, start_url(base_url, template_id, seed),
+                     [g.to_json() for g in inst.fact_groups], answer, domain=domain, subdomain=subdomain,
+                     difficulty=inst.n_facts, extra={"simweb_task": template_id, "simweb_seed": int(seed)})

@@ -1,0 +1,265 @@
+"""``simweb.check_app(name)``: an app's whole contract, checked, in the manner of
+gymnasium's ``check_env``.
+
+    report = simweb.check_app("issues")          # raises AppCheckError naming every failure
+    report = simweb.check_app("issues", raise_on_failure=False); print(report)
+
+What it checks (each a function of this module, which the shared test families call):
+the spec compiles and every template declares an intended effect; enough templates and
+every difficulty; oracle plans reach a clean success at every seed; a random agent
+almost never succeeds; every state stays valid under random actions; a fork replays
+exactly as its parent; the same seed and actions give the same bytes; the red team pays
+nothing; and, with ``browser=True``, every oracle runs identically in Chromium.
+The limits are the app's own (:class:`AppLimits` on its AppDefinition).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from .app import AppLimits
+from .worlddb import Rng
+
+
+class AppCheckError(AssertionError):
+    """An app broke its contract (the message names every failed check)."""
+
+
+@dataclass
+class CheckResult:
+    name: str
+    problems: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class AppReport:
+    app: str
+    results: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    def __str__(self) -> str:
+        lines = [f"{self.app}: {'contract holds' if self.passed else 'contract broken'}"]
+        for r in self.results:
+            lines.append(f"  {'ok  ' if r.passed else 'FAIL'} {r.name}" + (f": {r.problems[0]}" if r.problems else "")
+                         + (f" (+{len(r.problems) - 1} more)" if len(r.problems) > 1 else ""))
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- single checks
+
+def check_templates(env: Any) -> list[str]:
+    """Enough templates, every difficulty, the app's share of medium/hard, an effect each."""
+    limits = env.app.definition.limits
+    problems = []
+    tasks = env.app.tasks
+    if len(tasks) < limits.min_templates:
+        problems.append(f"{len(tasks)} templates, fewer than the app's {limits.min_templates}")
+    diffs = {tid: t.instantiate(env.app, 0).difficulty for tid, t in tasks.items()}
+    missing = {"easy", "medium", "hard"} - set(diffs.values())
+    if missing and limits.every_difficulty:
+        problems.append(f"no {', '.join(sorted(missing))} template")
+    share = sum(d != "easy" for d in diffs.values()) / max(len(diffs), 1)
+    if share < limits.min_hard_share:
+        problems.append(f"{share:.0%} of templates are medium or hard, fewer than {limits.min_hard_share:.0%}")
+    for tid in tasks:
+        env.reset(seed=0, options={"task": tid})
+        try:
+            env.app.tasks[tid].effect_for(env.app, env.task.params, env.start_state())
+        except NotImplementedError:
+            problems.append(f"{tid} declares no intended effect")
+    return problems
+
+
+def run_plan(env: Any, actions: Iterable[str]) -> tuple[dict | None, list[str]]:
+    """Run actions until the episode ends; (last verdict, action errors)."""
+    verdict, errors = None, []
+    for a in actions:
+        obs, _, terminated, truncated, info = env.step(a)
+        if obs["last_action_error"]:
+            errors.append(f"{a}: {obs['last_action_error']}")
+        verdict = info["verdict"]
+        if terminated or truncated:
+            break
+    return verdict, errors
+
+
+def check_oracle(env: Any, task_id: str, seeds: Iterable[int]) -> list[str]:
+    """The template's oracle reaches success, progress 1 and clean at every seed, without
+    an action error."""
+    problems = []
+    for seed in seeds:
+        env.reset(seed=seed, options={"task": task_id})
+        verdict, errors = run_plan(env, env.oracle_plan())
+        if errors:
+            problems.append(f"{task_id} seed {seed}: {errors[0]}")
+        elif not verdict or not (verdict["success"] and verdict["clean"] and verdict["progress"] >= 1 - 1e-9):
+            failed = [c["name"] for c in (verdict or {}).get("checks", []) if not c["passed"]]
+            problems.append(f"{task_id} seed {seed}: not a clean success ({', '.join(failed[:3])})")
+    return problems
+
+
+def random_action(obs: dict, rng: Rng) -> str:
+    """An action a random agent would take: a click, fill or select on a visible bid, or
+    navigation, with junk values."""
+    import re
+
+    bids = re.findall(r"^\s*\[([^\]]+)\]", obs["axtree"], re.M)
+    kind = rng.randint(0, 8)
+    if kind == 0 or not bids:
+        return rng.choice(["go_back()", "go_forward()", "noop()", "new_tab()", "tab_close()", "tab_focus(0)",
+                           "scroll(0, 300)", "goto('/nope')", "goto('/')"])
+    bid = rng.choice(bids)
+    text = rng.choice(["", "1", "42", "abc", "x" * 300, "<script>", "2031-01-01", "4111 1111 1111 1111"])
+    return {1: f"click({bid!r})", 2: f"click({bid!r})", 3: f"fill({bid!r}, {text!r})",
+            4: f"select_option({bid!r}, {text!r})", 5: f"check({bid!r})", 6: f"press({bid!r}, 'Enter')",
+            7: "click('no-such-bid')", 8: f"send_msg_to_user({text!r})"}[kind]
+
+
+def check_random_agent(env: Any, seeds: Iterable[int]) -> list[str]:
+    """A random agent almost never succeeds, and every state it reaches is valid."""
+    limits = env.app.definition.limits
+    wins = runs = 0
+    problems = []
+    for tid in env.app.tasks:
+        for seed in seeds:
+            obs, info = env.reset(seed=seed, options={"task": tid})
+            rng = Rng.derive("random-agent", tid, seed)
+            for _ in range(limits.random_steps):
+                obs, _, terminated, truncated, info = env.step(random_action(obs, rng))
+                errors = env.app.validator.errors(env.state)
+                if errors:
+                    problems.append(f"{tid} seed {seed}: invalid state after {obs['last_action']}: {errors[0]}")
+                    break
+                if terminated or truncated:
+                    break
+            wins += bool(info["verdict"] and info["verdict"]["success"])
+            runs += 1
+    if runs and wins / runs > limits.max_random_success:
+        problems.append(f"the random agent solved {wins} of {runs} episodes")
+    return problems
+
+
+def check_fork_replay(env: Any, task_id: str, seed: int, steps: int = 12) -> list[str]:
+    """A fork continues exactly as its parent would, and never touches the parent."""
+    obs, _ = env.reset(seed=seed, options={"task": task_id})
+    rng = Rng.derive("fork-replay", task_id, seed)
+    actions = []
+    for _ in range(steps):
+        a = random_action(obs, rng)
+        actions.append(a)
+        obs, *_ = env.step(a)
+    end = env.state_hash()
+    env.reset(seed=seed, options={"task": task_id})
+    cut = steps // 2
+    for a in actions[:cut]:
+        env.step(a)
+    parent = env.state_hash()
+    child = env.fork()
+    for a in actions[cut:]:
+        child.step(a)
+    problems = []
+    if env.state_hash() != parent:
+        problems.append(f"{task_id} seed {seed}: a fork's steps changed its parent")
+    if child.state_hash() != end:
+        problems.append(f"{task_id} seed {seed}: fork + replay differs from the original run")
+    return problems
+
+
+def check_determinism(app: str, task_id: str, seed: int) -> list[str]:
+    """Two independent envs give byte-identical observations and states."""
+    import simweb
+
+    traces = []
+    for _ in range(2):
+        env = simweb.make(app, seed=0)
+        obs, _ = env.reset(seed=seed, options={"task": task_id})
+        trace = [obs["axtree"]]
+        for a in env.oracle_plan():
+            obs, *_ = env.step(a)
+            trace.append(obs["html"] + obs["axtree"])
+        traces.append((env.state_hash(), json.dumps(trace)))
+    return [] if traces[0] == traces[1] else [f"{task_id} seed {seed}: two runs differ"]
+
+
+def check_red_team(app: str, seeds: Iterable[int]) -> list[str]:
+    from .redteam import redteam
+
+    return [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}" for a in redteam(app, seeds)
+            if a.paid or a.false_negative]
+
+
+def check_browser_parity(app: str, task_id: str, seed: int) -> list[str]:
+    """The oracle plan gives the same runtime, meta and AX tree at every step in Chromium."""
+    import simweb
+
+    sim = simweb.make(app, seed=0)
+    web = simweb.make(app, seed=0, backend="browser")
+    try:
+        so, _ = sim.reset(seed=seed, options={"task": task_id})
+        wo, _ = web.reset(seed=seed, options={"task": task_id})
+        for i, a in enumerate([None, *sim.oracle_plan()]):
+            if a is not None:
+                so, *_ = sim.step(a)
+                wo, *_ = web.step(a)
+            s, w = sim.snapshot(), web.snapshot()
+            for layer in ("runtime", "meta"):
+                if s[layer] != w[layer]:
+                    return [f"{task_id} seed {seed} step {i}: {layer} differs in Chromium"]
+            if so["axtree"] != wo["axtree"]:
+                return [f"{task_id} seed {seed} step {i}: the AX tree differs in Chromium"]
+    finally:
+        web.close()
+    return []
+
+
+# ----------------------------------------------------------------------------- all of it
+
+def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = False,
+              raise_on_failure: bool = True, progress: Callable[[str], None] | None = None) -> AppReport:
+    """Check an app's whole contract (see the module docstring). Raises
+    :class:`AppCheckError` on any failure unless ``raise_on_failure`` is False."""
+    import simweb
+
+    from .spec import SpecError
+
+    seeds = list(seeds)
+    report = AppReport(name)
+
+    def run(title: str, fn: Callable[[], list[str]]) -> None:
+        if progress is not None:
+            progress(title)
+        report.results.append(CheckResult(title, fn()))
+
+    try:
+        env = simweb.make(name, seed=0)
+    except SpecError as exc:
+        report.results.append(CheckResult("the app loads and its spec compiles", [str(exc)]))
+        if raise_on_failure:
+            raise AppCheckError(str(report)) from None
+        return report
+    report.results.append(CheckResult("the app loads and its spec compiles", []))
+    run("templates and their effects", lambda: check_templates(env))
+    run("oracles reach a clean success",
+        lambda: [p for t in env.app.tasks for p in check_oracle(env, t, seeds)])
+    run("a random agent almost never succeeds; states stay valid", lambda: check_random_agent(env, seeds[:2]))
+    run("a fork replays as its parent", lambda: [p for t in env.app.tasks for p in check_fork_replay(env, t, seeds[0])])
+    run("same seed, same bytes", lambda: [p for t in sorted(env.app.tasks)[:5] for p in check_determinism(name, t, 1)])
+    run("the red team pays nothing", lambda: check_red_team(name, seeds[:2]))
+    if browser:
+        run("oracles run identically in Chromium",
+            lambda: [p for t in env.app.tasks for p in check_browser_parity(name, t, seeds[0])])
+    if raise_on_failure and not report.passed:
+        raise AppCheckError(str(report))
+    return report
+
+
+__all__ = ["AppCheckError", "AppLimits", "AppReport", "check_app", "check_browser_parity", "check_determinism",
+           "check_fork_replay", "check_oracle", "check_random_agent", "check_red_team", "check_templates"]

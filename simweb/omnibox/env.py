@@ -1,0 +1,253 @@
+"""simweb's env interface through a ``simweb omnibox`` server (a client of its protocol).
+
+    env = OmniboxSimEnv("http://127.0.0.1:7000")
+    obs, info = env.reset(seed=3, options={"task": "shopping/buy_product"})
+    obs, reward, terminated, truncated, info = env.step("click('nav-cart')")
+    env.close()                                    # releases the instance
+
+Every step goes through the protocol as a WebGym rollout does: the action becomes one
+Omniboxes command on the leased instance (element actions by display id of the last
+set-of-marks screenshot, clicks by coordinates), then the observation is a set-of-marks
+screenshot (``GET /screenshot``), ``get_screenshot_info`` and ``get_page_metadata``. The
+server's simweb extensions fill in what the protocol cannot say: where a simweb bid is on
+the page (``/simweb/locate``), the page's AX tree as simweb renders it
+(``/simweb/observe``), and the task's verdict (``/simweb/verdict``), so runs through the
+server compare step by step with in-process runs (:func:`simweb.live.compare.compare_runs`).
+
+Clicks go to a point on the element (``click_coords``): ``click_id`` clicks the centre
+of the element's bounding box, which misses a link wrapped onto two lines. ``fill`` is
+``fill_id`` with ``press_enter=False, delete_existing=True``; ``select_option`` focuses
+the select (``click_id``), then picks the option by its display id. The answer
+(``send_msg_to_user``) stays with the client and goes to the verdict.
+"""
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+DEFAULT_API_KEY = "default_key"
+
+
+class OmniboxEnvError(RuntimeError):
+    """The server refused a call that an episode cannot do without (one line)."""
+
+
+class _Unsupported(Exception):
+    pass
+
+
+class OmniboxSimEnv:
+    """A step env over a ``simweb omnibox`` server; see the module doc.
+
+    ``max_steps`` truncates an episode (default 50); ``screenshots=False`` skips the
+    screenshot image in observations (the set-of-marks screenshot is still taken, as the
+    ids of the next action refer to it). ``capacity_wait_s`` is how long :meth:`reset`
+    retries a 503 from ``/get`` (the master's cached capacity lags releases)."""
+
+    def __init__(self, server: str, api_key: str = DEFAULT_API_KEY, *, max_steps: int = 50,
+                 screenshots: bool = True, lifetime_mins: int = 45, capacity_wait_s: float = 60.0,
+                 timeout_s: float = 120.0):
+        self.server = server.rstrip("/")
+        self.api_key = api_key
+        self.max_steps = max_steps
+        self.screenshots = screenshots
+        self.lifetime_mins = lifetime_mins
+        self.capacity_wait_s = capacity_wait_s
+        self.timeout_s = timeout_s
+        self.instance: dict[str, str] | None = None
+        self.task: dict[str, Any] | None = None
+        self.answer: str | None = None
+        self.calls = 0
+        self._step = 0
+        self._done = False
+
+    # ------------------------------------------------------------------ HTTP
+    def _call(self, method: str, path: str, params: dict | None = None, body: Any = None) -> tuple[int, bytes]:
+        url = self.server + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        req = urllib.request.Request(url, data=data, method=method, headers={"x-api-key": self.api_key})
+        if data is not None:
+            req.add_header("content-type", "application/json")
+        self.calls += 1
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def _ok(self, method: str, path: str, params: dict | None = None, body: Any = None) -> Any:
+        status, raw = self._call(method, path, params, body)
+        if status != 200:
+            raise OmniboxEnvError(f"{method} {path}: HTTP {status}: {raw[:300].decode('utf-8', 'replace')}")
+        return json.loads(raw)
+
+    def command(self, name: str, args: dict | None = None) -> tuple[bool, Any]:
+        """Run one protocol command; ``(ok, result or error message)``."""
+        assert self.instance is not None
+        status, raw = self._call("POST", "/execute", body={name: args or {}, **self.instance})
+        payload = json.loads(raw) if raw[:1] in (b"{", b"[") else raw.decode("utf-8", "replace")
+        if status == 200:
+            return True, payload
+        return False, payload.get("message", str(payload)) if isinstance(payload, dict) else str(payload)
+
+    def _ext(self, method: str, name: str, body: Any = None, **params: Any) -> Any:
+        assert self.instance is not None
+        return self._ok(method, "/simweb/" + name, dict(self.instance, **params), body)
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
+        """Lease an instance (once; later resets reuse it) and start ``options["task"]``
+        with episode ``seed`` on it."""
+        options = options or {}
+        if self.instance is None:
+            self.instance = self._lease()
+        started = self._ext("POST", "start", task=options.get("task") or "", app=options.get("app") or "",
+                            seed=int(seed or 0))
+        self.answer = None
+        self._step = 0
+        self._done = False
+        self.task = self._ext("GET", "verdict")["task"]
+        obs = self._observe("", "")
+        return obs, {"start": started["url"], "task": self.task, "instance": dict(self.instance)}
+
+    def _lease(self) -> dict[str, str]:
+        deadline = time.monotonic() + self.capacity_wait_s
+        while True:
+            status, raw = self._call("POST", "/get", {"lifetime_mins": self.lifetime_mins})
+            if status == 200:
+                return json.loads(raw)
+            if status != 503 or time.monotonic() >= deadline:
+                raise OmniboxEnvError(f"POST /get: HTTP {status}: {raw[:200].decode('utf-8', 'replace')}")
+            time.sleep(0.2)
+
+    def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
+        """Perform one BrowserGym action string through the protocol."""
+        if self.instance is None:
+            raise RuntimeError("OmniboxSimEnv.step() called before reset()")
+        if self._done:
+            return self._last, 0.0, True, False, {"verdict": self._verdict, "answer": self.answer}
+        from ..actions import ActionError, parse_action
+
+        error = ""
+        try:
+            parsed = parse_action(action)
+            error = self._perform(parsed.name, list(parsed.args))
+        except ActionError as exc:
+            error = str(exc)
+        except _Unsupported as exc:
+            error = str(exc)
+        self._step += 1
+        body = {"answer": self.answer} if self.answer is not None else {}
+        judged = self._ext("POST", "verdict", body=body)
+        verdict = judged["verdict"]
+        success = bool(verdict and verdict["success"])
+        kind = (self.task or {}).get("kind")
+        terminated = self.answer is not None or (success and kind == "state")
+        truncated = not terminated and self._step >= self.max_steps
+        reward = 1.0 if terminated and success and verdict["clean"] else 0.0
+        self._done = terminated or truncated
+        self._verdict = verdict
+        obs = self._observe(action, error)
+        return obs, reward, terminated, truncated, {"verdict": verdict, "answer": self.answer}
+
+    def close(self) -> None:
+        """Release the instance."""
+        if self.instance is not None:
+            inst, self.instance = self.instance, None
+            self._call("POST", "/reset", inst)
+
+    # ------------------------------------------------------------------ actions
+    def _where(self, bid: str) -> dict:
+        found = self._ext("GET", "locate", bid=bid)
+        if found["point"] is None or found["display_id"] is None:
+            found = self._ext("GET", "locate", bid=bid, scroll=1)
+            self._screenshot()   # renumber what the scroll brought into view
+            found = self._ext("GET", "locate", bid=bid)
+        return found
+
+    def _point(self, bid: str) -> dict:
+        found = self._where(bid)
+        if found["point"] is None:
+            raise _Unsupported(f"Element with bid '{bid}' is covered or not in the viewport")
+        return {"x": found["point"][0], "y": found["point"][1]}
+
+    def _display(self, bid: str) -> str:
+        found = self._where(bid)
+        if found["display_id"] is None:
+            raise _Unsupported(f"Element with bid '{bid}' has no number in the screenshot")
+        return found["display_id"]
+
+    def _perform(self, name: str, args: list[Any]) -> str:
+        run = self.command
+        if name == "send_msg_to_user":
+            self.answer = str(args[0])
+            return ""
+        if name == "report_infeasible":
+            self.answer = str(args[0])
+            return ""
+        if name == "noop":
+            return ""
+        if name in ("click", "check", "uncheck", "dblclick"):
+            ok, out = run("click_coords", self._point(args[0]))
+        elif name == "hover":
+            ok, out = run("hover_coords", self._point(args[0]))
+        elif name == "fill":
+            ok, out = run("fill_id", {"id": self._display(args[0]), "value": str(args[1]), "press_enter": False,
+                                      "delete_existing": True})
+        elif name == "select_option":
+            wanted = args[1] if isinstance(args[1], str) else args[1][0]
+            ok, out = run("click_id", {"id": self._display(args[0])})   # focus: its options get numbers
+            if ok:
+                self._screenshot()
+                ok, out = self._select(str(wanted))
+        elif name == "press":
+            ok, out = run("click_coords", self._point(args[0]))
+            if ok:
+                ok, out = run("keypress", {"keys": str(args[1]).split("+")})
+        elif name == "goto":
+            page = self._ok("POST", "/execute", body={"get_page_metadata": {}, **self.instance})
+            ok, out = run("visit_page", {"url": urllib.parse.urljoin(page["url"], str(args[0]))})
+        elif name == "go_back":
+            ok, out = run("back")
+        elif name == "scroll":
+            dy = float(args[1])
+            ok, out = run("page_down" if dy >= 0 else "page_up", {"amount": abs(dy)})
+        else:
+            raise _Unsupported(f"{name}() has no Omniboxes command")
+        return "" if ok else str(out)
+
+    def _select(self, wanted: str) -> tuple[bool, Any]:
+        ok, info = self.command("get_screenshot_info")
+        if not ok or "id_mapping" not in info:
+            return False, "no screenshot info"
+        for display in info["visible_rects"]:
+            region = info["interactive_regions"].get(info["id_mapping"].get(display, display), {})
+            if region.get("tag_name") == "option" and region.get("aria_name", "").strip() == wanted.strip():
+                return self.command("select_option", {"id": display})
+        return False, f"Option {wanted!r} not found"
+
+    # ------------------------------------------------------------------ observations
+    def _screenshot(self) -> bytes:
+        assert self.instance is not None
+        status, raw = self._call("GET", "/screenshot", dict(self.instance, interaction_mode="set_of_marks"))
+        return raw if status == 200 else b""
+
+    def _observe(self, action: str, error: str) -> dict[str, Any]:
+        shot = self._screenshot()
+        seen = self._ext("GET", "observe")
+        chat = [{"role": "assistant", "message": self.answer}] if self.answer is not None else []
+        obs = {"url": seen["url"], "goal": (self.task or {}).get("goal", ""), "axtree": seen["axtree"],
+               "screenshot": shot if self.screenshots else b"", "last_action": action, "last_action_error": error,
+               "focused_element_bid": seen["focused_element_bid"], "chat_messages": chat, "step": self._step}
+        self._last = obs
+        return obs
+
+    def __enter__(self) -> "OmniboxSimEnv":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
