@@ -83,13 +83,6 @@ def find_login(ctx: Ctx, login: str | None) -> dict | None:
     return None if hit is None else _entity(ctx, "users", hit["id"])
 
 
-@fn()
-def safe_next(ctx: Ctx, target: str | None) -> str:
-    """A local path to go to after signing in (never another site)."""
-    t = str(target or "/")
-    return t if t.startswith("/") and not t.startswith("//") and "\\" not in t else "/"
-
-
 def _contribution(b: dict | None) -> int:
     if b is None or b.get("status") == "cancelled":
         return 0
