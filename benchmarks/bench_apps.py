@@ -78,8 +78,22 @@ def cms_urls(env: Any, rng: Rng, n: int) -> list[str]:
             for q in _words(titles, rng, n)]
 
 
+def booking_urls(env: Any, rng: Rng, n: int) -> list[str]:
+    """Availability searches: a city, a stay of 1-7 nights in the year, a party of 1-4."""
+    from simweb.worlddb import day_to_date
+
+    cities = env.app.world.cities()
+    out = []
+    for _ in range(n):
+        d, nights = rng.randint(1, 350), rng.randint(1, 7)
+        sort = rng.choice(["price", "rating", "stars"])
+        out.append(f"/search?city={rng.choice(cities)}&checkin={day_to_date(d).isoformat()}"
+                   f"&checkout={day_to_date(d + nights).isoformat()}&guests={rng.randint(1, 4)}&sort={sort}")
+    return out
+
+
 SEARCH_URLS: dict[str, Callable[[Any, Rng, int], list[str]]] = {
-    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls, "cms": cms_urls,
+    "shopping": shopping_urls, "forum": forum_urls, "issues": issues_urls, "cms": cms_urls, "booking": booking_urls,
 }
 
 
@@ -150,7 +164,9 @@ def search_times(env: Any, urls: list[str], reps: int) -> dict[str, list[float]]
     # One long browsing session: no step budget may end it half way through the URLs.
     budget, env.max_steps_override = env.max_steps_override, 10 ** 9
     env.reset(seed=0)
-    for u in urls:
+    for i, u in enumerate(urls):
+        if i and i % 40 == 0:
+            env.reset(seed=0)   # untimed: an episode without a task ends after 50 steps
         act = f"goto({u!r})"
         t0 = now_ns()
         obs, *_ = env.step(act)
@@ -159,6 +175,7 @@ def search_times(env: Any, urls: list[str], reps: int) -> dict[str, list[float]]
             raise RuntimeError(f"search URL {u} failed: {obs['last_action_error']}")
     for u in urls[: max(1, len(urls) // 4)]:
         act = f"goto({u!r})"
+        env.reset(seed=0)
         repeat.extend(time_each(lambda: env.step(act), reps))
     env.max_steps_override = budget
     return {"first": first, "repeat": repeat}

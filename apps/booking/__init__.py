@@ -1,0 +1,18 @@
+"""Simstay: a hotel booking site (availability search by dates and guests, room types with
+weekday, weekend and seasonal rates and minimum stays, discount codes with conditions,
+15-minute holds that expire on the simulated clock, a multi-step booking form with card
+checks, confirmation codes, changes and cancellations under each property's policy, and
+loyalty points)."""
+from simweb.app import AppDefinition
+
+APP = AppDefinition(
+    name="booking",
+    title="Simstay",
+    package="simweb.apps.booking",
+    world="simweb.apps.booking.world:BookingWorld",
+    functions="simweb.apps.booking.functions:FUNCTIONS",
+    tasks="simweb.apps.booking.tasks:TASKS",
+    verifiers="simweb.verifiers.booking",
+    default_size=240,
+    description="A hotel booking site with 240 properties and a year of availability (scales to 2,400+).",
+)

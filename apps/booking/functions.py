@@ -1,0 +1,601 @@
+"""Simstay's pure functions: what the spec's expressions and the templates may call.
+
+Every function takes the evaluation context first (world + state) and declares what it
+reads. World rows are merged with the runtime overlay, so availability, bookings and
+loyalty points are always as the site has them now: a new booking or an active hold
+takes a room off the nights it covers, a cancelled one gives it back.
+"""
+from __future__ import annotations
+
+import re
+from datetime import date as _date
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlencode
+
+from simweb.functions import Ctx, FunctionTable, entity_row, overlay
+from simweb.worlddb import date_to_day, day_to_date
+
+from .world import MAX_NIGHTS, YEAR_DAYS, is_weekend_night, night_cents
+
+FUNCTIONS = FunctionTable()
+fn = FUNCTIONS.function
+
+USERS = ("world.users", "runtime.entities.users.*")
+BOOKINGS = ("world.bookings", "runtime.entities.bookings.*")
+ROOMS = ("world.properties", "world.room_types")
+HOLDS = ("runtime.holds.*",)
+ME = ("browser.user",)
+PER_PAGE = 20
+HOLD_SECONDS = 900
+POINTS_PER_DOLLAR = 1          # points earned per whole dollar paid
+POINT_CENTS = 1                # 100 points are worth $1
+SORTS = ("price", "rating", "stars", "name")
+
+
+# ----------------------------------------------------------------------------- entities
+
+@FUNCTIONS.entity("users")
+def _load_user(world: Any, uid: int) -> dict | None:
+    return world.user(uid)
+
+
+@FUNCTIONS.entity("bookings")
+def _load_booking(world: Any, bid: int) -> dict | None:
+    return world.booking(bid)
+
+
+@FUNCTIONS.entity("properties")
+def _load_property(world: Any, pid: int) -> dict | None:
+    return world.property(pid)
+
+
+@FUNCTIONS.entity("room_types")
+def _load_room(world: Any, rid: int) -> dict | None:
+    return world.room_type(rid)
+
+
+def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
+    return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
+
+
+def _int(x: Any) -> int | None:
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+# ----------------------------------------------------------------------------- users and sessions
+
+@fn(reads=USERS + ME)
+def current_user(ctx: Ctx) -> dict | None:
+    """The signed-in user's record, or None."""
+    return _entity(ctx, "users", ctx.user)
+
+
+@fn(reads=USERS)
+def find_login(ctx: Ctx, login: str | None) -> dict | None:
+    """The user whose username or email is ``login`` (case-insensitive), or None."""
+    if not login:
+        return None
+    hit = ctx.world.user_by_login(str(login))
+    return None if hit is None else _entity(ctx, "users", hit["id"])
+
+
+def _contribution(b: dict | None) -> int:
+    if b is None or b.get("status") == "cancelled":
+        return 0
+    return int(b.get("points_earned") or 0) - int(b.get("points_used") or 0)
+
+
+@fn(reads=USERS + ME)
+def my_tier(ctx: Ctx) -> str | None:
+    """The signed-in user's loyalty tier (a role on the spec's ladder), or None."""
+    me = current_user(ctx)
+    return None if me is None else me["tier"]
+
+
+@fn(reads=USERS + BOOKINGS + ME)
+def points_balance(ctx: Ctx, uid: Any = None) -> int:
+    """A user's loyalty points now: the account's points plus what bookings made, changed or
+    cancelled at run time earned and spent (a cancelled booking earns nothing and gives
+    spent points back)."""
+    uid = _int(uid if uid is not None else ctx.user)
+    u = _entity(ctx, "users", uid) if uid is not None else None
+    if u is None:
+        return 0
+    total = int(u["points"])
+    top = ctx.world.max_id("bookings")
+    for key, row in overlay(ctx.state, "bookings").items():
+        base = ctx.world.booking(int(key)) if int(key) <= top else None
+        owner = (row or base or {}).get("user_id")
+        if owner == uid:
+            total += _contribution(row) - _contribution(base)
+    return total
+
+
+# ----------------------------------------------------------------------------- dates
+
+@fn()
+def parse_day(ctx: Ctx, text: Any) -> int | None:
+    """A 'YYYY-MM-DD' date as a day number, or None if it is not a date."""
+    s = str(text or "").strip()
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", s):
+        return None
+    try:
+        return date_to_day(_date.fromisoformat(s))
+    except ValueError:
+        return None
+
+
+@fn()
+def iso_day(ctx: Ctx, day: Any) -> str:
+    """Day number as 'YYYY-MM-DD' (the value of a date input)."""
+    return day_to_date(int(day)).isoformat() if day is not None else ""
+
+
+@fn()
+def stay(ctx: Ctx, checkin: Any, checkout: Any) -> dict:
+    """A stay from two date inputs: ``{checkin, checkout, nights, error}``; ``error`` is the
+    message a booking site shows for missing, malformed or impossible dates (None if fine)."""
+    out: dict[str, Any] = {"checkin": None, "checkout": None, "nights": 0, "error": None, "given": False}
+    a_txt, b_txt = str(checkin or "").strip(), str(checkout or "").strip()
+    if not a_txt and not b_txt:
+        return out
+    out["given"] = True
+    a, b = parse_day(ctx, a_txt), parse_day(ctx, b_txt)
+    if a is None or b is None:
+        out["error"] = "Enter valid check-in and check-out dates."
+    elif a < ctx.today:
+        out["error"] = "Check-in cannot be in the past."
+    elif b <= a:
+        out["error"] = "Check-out must be after check-in."
+    elif b > YEAR_DAYS:
+        out["error"] = f"We take bookings for stays until {date_label(day_to_date(YEAR_DAYS))}."
+    elif b - a > MAX_NIGHTS:
+        out["error"] = f"Stays are limited to {MAX_NIGHTS} nights."
+    else:
+        out.update(checkin=a, checkout=b, nights=b - a)
+    return out
+
+
+@fn()
+def day_label(ctx: Ctx, day: Any) -> str:
+    return date_label(day_to_date(int(day))) if day is not None else ""
+
+
+def date_label(d: Any) -> str:
+    return f"{d:%b} {d.day}, {d.year}"
+
+
+@FUNCTIONS.filter
+def day(value: Any) -> str:
+    return _day_label(int(value)) if value is not None else ""
+
+
+@lru_cache(maxsize=4096)
+def _day_label(n: int) -> str:
+    return date_label(day_to_date(n))
+
+
+@FUNCTIONS.filter
+def weekday(value: Any) -> str:
+    return f"{day_to_date(int(value)):%a}" if value is not None else ""
+
+
+@FUNCTIONS.filter
+def money(cents: Any) -> str:
+    return f"${int(cents or 0) / 100:,.2f}"
+
+
+@FUNCTIONS.filter
+def rating(value: Any) -> str:
+    return f"{int(value) / 10:.1f}"
+
+
+# ----------------------------------------------------------------------------- availability
+
+def _held_and_booked(ctx: Ctx, rid: int, skip_booking: int | None = None, skip_hold_of: int | None = None
+                     ) -> dict[int, int]:
+    """Run-time change of the rooms left per night of room type ``rid``: run-time bookings
+    take rooms, world bookings cancelled or moved at run time give theirs back, and active
+    holds take one each. ``skip_*`` leaves out one booking or one user's hold."""
+    delta: dict[int, int] = {}
+    top = ctx.world.max_id("bookings")
+
+    def take(b: dict | None, n: int) -> None:
+        if b is None or b.get("status") != "confirmed" or b.get("room_type_id") != rid:
+            return
+        for d in range(b["checkin_day"], b["checkin_day"] + b["nights"]):
+            delta[d] = delta.get(d, 0) + n
+
+    for key, row in overlay(ctx.state, "bookings").items():
+        if skip_booking is not None and int(key) == skip_booking:
+            row = None
+        base = ctx.world.booking(int(key)) if int(key) <= top else None
+        take(base, 1)     # the world's availability already counts it: give it back
+        take(row, -1)
+    for owner, h in (ctx.runtime.get("holds") or {}).items():
+        if skip_hold_of is not None and str(owner) == str(skip_hold_of):
+            continue
+        if h and h.get("room_type_id") == rid and h.get("expires", 0) > ctx.now:
+            for d in range(h["checkin"], h["checkin"] + h["nights"]):
+                delta[d] = delta.get(d, 0) - 1
+    return delta
+
+
+def _touched_rooms(ctx: Ctx) -> set[int]:
+    """Room types whose availability the run has changed (bookings made, moved or
+    cancelled, active holds): every other room type reads the world's as it is."""
+    out: set[int] = set()
+    top = ctx.world.max_id("bookings")
+    for key, row in overlay(ctx.state, "bookings").items():
+        base = ctx.world.booking(int(key)) if int(key) <= top else None
+        out.update(b["room_type_id"] for b in (row, base) if b is not None)
+    out.update(h["room_type_id"] for h in (ctx.runtime.get("holds") or {}).values() if h)
+    return out
+
+
+def _offer(ctx: Ctx, rt: dict, prop: dict, checkin: int, nights: int, guests: int,
+           touched: set[int] | None = None, **skip: Any) -> dict:
+    if touched is None or rt["id"] in touched:
+        delta = _held_and_booked(ctx, rt["id"], **skip)
+    else:
+        delta = {}
+    avail = rt["avail"]
+    if delta:
+        left = min(max(0, int(avail[d]) + delta.get(d, 0)) if 0 <= d < YEAR_DAYS else 0
+                   for d in range(checkin, checkin + nights))
+    else:
+        left = min(int(c) for c in avail[checkin:checkin + nights]) if checkin + nights <= YEAR_DAYS else 0
+    prices = [night_cents(rt, prop["season"], d) for d in range(checkin, checkin + nights)]
+    reason = None
+    if guests > rt["capacity"]:
+        reason = f"The {rt['name']} sleeps at most {rt['capacity']} guest{'s' if rt['capacity'] > 1 else ''}."
+    elif nights < rt["min_nights"]:
+        reason = f"The {rt['name']} requires a minimum stay of {rt['min_nights']} nights."
+    elif left <= 0:
+        reason = f"Sold out: the {rt['name']} has no rooms left for your dates."
+    weekend = sum(1 for d in range(checkin, checkin + nights) if is_weekend_night(d))
+    return {"room": rt, "left": left, "total_cents": sum(prices), "nightly": prices, "ok": reason is None,
+            "reason": reason, "sold_out": left <= 0, "weekend_nights": weekend, "nights": nights}
+
+
+@fn(reads=ROOMS + BOOKINGS + HOLDS)
+def offers(ctx: Ctx, pid: Any, checkin: Any, nights: Any, guests: Any) -> list[dict]:
+    """Every room type of a property for a stay: price, rooms left and why it cannot be
+    booked (too many guests, minimum stay, sold out), in the property's order."""
+    p = ctx.world.property(_int(pid) or 0)
+    if p is None or checkin is None:
+        return []
+    return [_offer(ctx, rt, p, int(checkin), int(nights), int(guests or 1), skip_hold_of=ctx.user)
+            for rt in ctx.world.room_types_of(p["id"])]
+
+
+@fn(reads=ROOMS + BOOKINGS + HOLDS)
+def room_offer(ctx: Ctx, rid: Any, checkin: Any, nights: Any, guests: Any, skip_booking: Any = None) -> dict | None:
+    """One room type's offer for a stay (None for an unknown room type); the signed-in
+    user's own hold does not count against it."""
+    rt = ctx.world.room_type(_int(rid) or 0)
+    if rt is None or checkin is None:
+        return None
+    p = ctx.world.property(rt["property_id"])
+    return _offer(ctx, rt, p, int(checkin), int(nights), int(guests or 1), skip_booking=_int(skip_booking),
+                  skip_hold_of=ctx.user)
+
+
+@fn(reads=ROOMS)
+def cities(ctx: Ctx) -> list[str]:
+    return ctx.world.cities()
+
+
+@fn(reads=ROOMS)
+def hotel(ctx: Ctx, pid: Any) -> dict | None:
+    """A property by id, with its room types, or None."""
+    p = ctx.world.property(_int(pid) or 0) if _int(pid) is not None else None
+    if p is None:
+        return None
+    p["rooms"] = ctx.world.room_types_of(p["id"])
+    return p
+
+
+@fn(reads=ROOMS)
+def room_type(ctx: Ctx, rid: Any) -> dict | None:
+    return ctx.world.room_type(_int(rid) or 0) if _int(rid) is not None else None
+
+
+@fn(reads=ROOMS + BOOKINGS + HOLDS)
+def search(ctx: Ctx, city: str, q: str, st: dict, guests: Any, stars: Any, sort: str, page: Any) -> dict:
+    """Properties in ``city`` whose name contains ``q``, with at least ``stars`` stars; with a
+    valid stay each carries its cheapest bookable offer (or ``sold_out``), and properties
+    that can host nobody of the party are kept but marked. Sorted by ``sort``, one page."""
+    key = str(q or "").strip().lower()
+    min_stars = _int(stars) or 0
+    g = max(1, min(8, _int(guests) or 1))
+    rows = []
+    touched = _touched_rooms(ctx)
+    for p in ctx.world.properties_in(str(city or "")):
+        if key and key not in p["name"].lower():
+            continue
+        if p["stars"] < min_stars:
+            continue
+        best = None
+        if st and st.get("checkin") is not None:
+            a, n = st["checkin"], st["nights"]
+            for rt in ctx.world.room_types_of(p["id"]):
+                if rt["capacity"] < g or rt["min_nights"] > n:
+                    continue      # cannot be booked for this party or stay: no need to price it
+                if rt["id"] in touched:
+                    o = _offer(ctx, rt, p, a, n, g, touched, skip_hold_of=ctx.user)
+                    if not o["ok"]:
+                        continue
+                    total = o["total_cents"]
+                elif "0" in rt["avail"][a:a + n]:
+                    continue      # sold out on some night (the world's availability, untouched)
+                else:
+                    total = sum(night_cents(rt, p["season"], d) for d in range(a, a + n))
+                if best is None or total < best["total_cents"]:
+                    best = {"room": rt, "total_cents": total}
+        rows.append({"p": p, "best": best})
+    dated = bool(st and st.get("checkin") is not None)
+    if sort == "rating":
+        rows.sort(key=lambda r: (-r["p"]["rating"], r["p"]["id"]))
+    elif sort == "stars":
+        rows.sort(key=lambda r: (-r["p"]["stars"], -r["p"]["rating"], r["p"]["id"]))
+    elif sort == "name":
+        rows.sort(key=lambda r: (r["p"]["name"], r["p"]["id"]))
+    elif dated:
+        rows.sort(key=lambda r: (r["best"] is None, r["best"]["total_cents"] if r["best"] else 0, r["p"]["id"]))
+    available = sum(1 for r in rows if r["best"] is not None)
+    out = _paged(rows, page, PER_PAGE)
+    out["available"] = available
+    return out
+
+
+def _paged(rows: list, page: Any, per_page: int) -> dict:
+    total = len(rows)
+    pages = max(1, -(-total // per_page))
+    page = min(max(1, _int(page) or 1), pages)
+    return {"total": total, "page": page, "pages": pages, "items": rows[(page - 1) * per_page: page * per_page]}
+
+
+# ----------------------------------------------------------------------------- holds and checkout
+
+@fn(reads=HOLDS + ME + ROOMS)
+def my_hold(ctx: Ctx) -> dict | None:
+    """The signed-in user's room on hold (with its property and room type), if it has not
+    expired."""
+    if ctx.user is None:
+        return None
+    h = (ctx.runtime.get("holds") or {}).get(str(ctx.user))
+    if not h or h.get("expires", 0) <= ctx.now:
+        return None
+    rt = ctx.world.room_type(h["room_type_id"])
+    return dict(h, room=rt, property=ctx.world.property(rt["property_id"]), minutes_left=(h["expires"] - ctx.now + 59) // 60)
+
+
+@fn(reads=("world.discount_codes",))
+def discount_code(ctx: Ctx, code: Any) -> dict | None:
+    """A discount code by its text (case-insensitive), or None."""
+    return ctx.world.code_named(str(code or "")) if str(code or "").strip() else None
+
+
+@fn(reads=("world.discount_codes",) + USERS + ME)
+def code_error(ctx: Ctx, code: Any, prop_id: Any, checkin: Any, nights: Any, subtotal: Any) -> str | None:
+    """Why a discount code cannot be used for this stay (the site's message), or None."""
+    text = str(code or "").strip().upper()
+    if not text:
+        return None
+    c = ctx.world.code_named(text)
+    if c is None:
+        return f"The code {text} is not valid."
+    # Gold-only codes are the spec's ``use_code`` permission, checked before this.
+    if c["property_id"] is not None and c["property_id"] != _int(prop_id):
+        p = ctx.world.property(c["property_id"])
+        return f"The code {c['code']} is only valid at {p['name'] if p else 'another property'}."
+    if not (c["from_day"] <= int(checkin) <= c["to_day"]):
+        return (f"The code {c['code']} is valid for arrivals from {day_label(ctx, c['from_day'])} to "
+                f"{day_label(ctx, c['to_day'])}.")
+    if int(nights) < c["min_nights"]:
+        return f"The code {c['code']} needs a stay of at least {c['min_nights']} nights."
+    if int(subtotal) < c["min_total_cents"]:
+        return f"The code {c['code']} needs a booking total of at least {money(c['min_total_cents'])}."
+    return None
+
+
+def discount_cents(c: dict | None, subtotal: int) -> int:
+    if c is None:
+        return 0
+    if c["kind"] == "percent":
+        return subtotal * c["value"] // 100
+    return min(subtotal, c["value"])
+
+
+@fn(reads=("world.discount_codes",) + HOLDS + ME + ROOMS + ("runtime.checkout.*",))
+def quote(ctx: Ctx) -> dict | None:
+    """The price of the held stay with the checkout's discount code and points:
+    ``{subtotal, discount, points, points_cents, total, code}``."""
+    h = my_hold(ctx)
+    if h is None:
+        return None
+    co = (ctx.runtime.get("checkout") or {}).get(str(ctx.user)) or {}
+    sub = int(h["subtotal_cents"])
+    code = co.get("code")
+    c = ctx.world.code_named(code) if code else None
+    disc = discount_cents(c, sub)
+    pts = int(co.get("points") or 0)
+    return {"subtotal": sub, "discount": disc, "code": c["code"] if c else None, "points": pts,
+            "points_cents": pts * POINT_CENTS, "total": max(0, sub - disc - pts * POINT_CENTS)}
+
+
+@fn()
+def luhn_ok(ctx: Ctx, number: str | None) -> bool:
+    """The Luhn checksum every real card number satisfies."""
+    digits = [int(d) for d in str(number or "") if d.isdigit()]
+    if len(digits) < 13 or len(digits) != len(str(number)):
+        return False
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+@fn()
+def card_expired(ctx: Ctx, mmyy: str | None) -> bool:
+    """Whether a card expiry 'MM/YY' lies before the simulated today's month."""
+    mm, _, yy = str(mmyy or "").partition("/")
+    try:
+        when = (2000 + int(yy), int(mm))
+    except ValueError:
+        return True
+    d = day_to_date(ctx.today)
+    return when < (d.year, d.month)
+
+
+@fn()
+def card_brand(ctx: Ctx, digits: str | None) -> str:
+    s = str(digits or "")
+    if s.startswith("4"):
+        return "Visa"
+    if s[:2] in ("51", "52", "53", "54", "55"):
+        return "Mastercard"
+    if s[:2] in ("34", "37"):
+        return "American Express"
+    return "Card"
+
+
+# ----------------------------------------------------------------------------- bookings
+
+@fn(reads=BOOKINGS + ME)
+def my_booking(ctx: Ctx, bid: Any) -> dict | None:
+    """The signed-in user's booking ``bid`` as it is now, or None (someone else's too)."""
+    b = _entity(ctx, "bookings", _int(bid)) if _int(bid) is not None else None
+    return b if b is not None and ctx.user is not None and b["user_id"] == ctx.user else None
+
+
+@fn(reads=BOOKINGS + ME)
+def my_bookings(ctx: Ctx, which: str = "upcoming") -> list[dict]:
+    """The user's bookings: ``upcoming`` (confirmed, not yet over), ``past`` (over) or
+    ``cancelled``, soonest arrival first (past: latest first)."""
+    if ctx.user is None:
+        return []
+    uid = ctx.user
+    rows = {b["id"]: b for b in ctx.world.bookings_of(uid)}
+    for key, row in overlay(ctx.state, "bookings").items():
+        k = int(key)
+        if row is None:
+            rows.pop(k, None)
+        elif row["user_id"] == uid:
+            rows[k] = row
+    today = ctx.today
+    out = []
+    for b in rows.values():
+        over = b["checkin_day"] + b["nights"] <= today
+        kind = "cancelled" if b["status"] == "cancelled" else ("past" if over or b["status"] == "completed"
+                                                                else "upcoming")
+        if kind == which:
+            out.append(b)
+    if which == "upcoming":
+        out.sort(key=lambda b: (b["checkin_day"], b["id"]))
+    else:
+        out.sort(key=lambda b: (-b["checkin_day"], -b["id"]))
+    return out
+
+
+@fn(reads=ROOMS)
+def policy(ctx: Ctx, b: Any) -> dict:
+    """A booking's cancellation and change policy now: the last free day, whether changes
+    and free cancellation are still possible and the fee if cancelled today."""
+    p = ctx.world.property(b["property_id"])
+    free_until = b["checkin_day"] - p["free_cancel_days"]
+    free = ctx.today <= free_until
+    fee = 0 if free else b["total_cents"] * p["cancel_fee_pct"] // 100
+    return {"free_until": free_until, "free": free, "fee": fee, "days": p["free_cancel_days"],
+            "pct": p["cancel_fee_pct"], "started": ctx.today >= b["checkin_day"]}
+
+
+@fn(reads=BOOKINGS + ROOMS + ("world.discount_codes",))
+def reprice(ctx: Ctx, b: Any, checkin: Any, nights: Any) -> dict:
+    """A booking's price for new dates: the room's nightly rates, its discount code if it
+    still applies to the new stay, and the points it used."""
+    rt = ctx.world.room_type(b["room_type_id"])
+    p = ctx.world.property(rt["property_id"])
+    sub = sum(night_cents(rt, p["season"], d) for d in range(int(checkin), int(checkin) + int(nights)))
+    c = ctx.world.code_named(b["discount_code"]) if b.get("discount_code") else None
+    if c is not None and code_error(ctx, c["code"], p["id"], checkin, nights, sub) is not None:
+        c = None
+    disc = discount_cents(c, sub)
+    total = max(0, sub - disc - int(b.get("points_used") or 0) * POINT_CENTS)
+    return {"subtotal": sub, "discount": disc, "total": total, "earned": total // 100 * POINTS_PER_DOLLAR}
+
+
+@fn(reads=ROOMS)
+def points_for(ctx: Ctx, total_cents: Any) -> int:
+    """Points a payment earns."""
+    return int(total_cents or 0) // 100 * POINTS_PER_DOLLAR
+
+
+@fn(reads=BOOKINGS + USERS + ME)
+def points_history(ctx: Ctx) -> list[dict]:
+    """The user's bookings that earned or used points, latest first."""
+    rows = my_bookings(ctx, "upcoming") + my_bookings(ctx, "past")
+    rows = [b for b in rows if b["points_earned"] or b["points_used"]]
+    rows.sort(key=lambda b: (-b["created_day"], -b["id"]))
+    return rows[:50]
+
+
+# ----------------------------------------------------------------------------- favourites and deals
+
+@fn(reads=("runtime.favorites.*",) + ME + ROOMS)
+def my_favorites(ctx: Ctx) -> list[dict]:
+    ids = (ctx.runtime.get("favorites") or {}).get(str(ctx.user)) or []
+    return [p for p in (ctx.world.property(i) for i in ids) if p is not None]
+
+
+@fn(reads=("runtime.favorites.*",) + ME)
+def is_favorite(ctx: Ctx, pid: Any) -> bool:
+    ids = (ctx.runtime.get("favorites") or {}).get(str(ctx.user)) or []
+    return _int(pid) in ids
+
+
+@fn(reads=("world.discount_codes", "world.properties"))
+def deals(ctx: Ctx, page: Any) -> dict:
+    """The published discount codes, by code, one page (with the hotel a code is limited to)."""
+    total = ctx.world.counts.get("discount_codes", 0)
+    pages = max(1, -(-total // PER_PAGE))
+    n = min(max(1, _int(page) or 1), pages)
+    items = ctx.world.codes_page((n - 1) * PER_PAGE, PER_PAGE)
+    for c in items:
+        c["property"] = ctx.world.property(c["property_id"]) if c["property_id"] else None
+    return {"total": total, "page": n, "pages": pages, "items": items}
+
+
+@fn()
+def qs(ctx: Ctx, base: dict | None = None, **changes: Any) -> str:
+    """A query string from ``base`` with ``changes`` (None or '' removes a key)."""
+    merged = {k: v for k, v in dict(base or {}).items()}
+    merged.update(changes)
+    pairs = [(k, v) for k, v in merged.items() if v not in (None, "", [])]
+    return urlencode(pairs, doseq=True)
+
+
+@fn()
+def guest_options(ctx: Ctx) -> list[int]:
+    return list(range(1, 7))
+
+
+@fn(reads=("world.discount_codes",))
+def discount_cents_of(ctx: Ctx, code: Any, subtotal: Any) -> int:
+    """What a discount code takes off a subtotal (0 without a code)."""
+    return discount_cents(discount_code(ctx, code), int(subtotal or 0))
+
+
+@fn()
+def dollars(ctx: Ctx, cents: Any) -> str:
+    """Cents as the site prints money ('$1,234.00')."""
+    return money(cents)
