@@ -163,13 +163,6 @@ def users_page(ctx: Ctx, role: str = "", q: str = "", page: Any = 1) -> dict:
 
 
 @fn()
-def safe_next(ctx: Ctx, target: str | None) -> str:
-    """A local path to go to after signing in (never another site)."""
-    t = str(target or "/admin")
-    return t if t.startswith("/") and not t.startswith("//") and "\\" not in t else "/admin"
-
-
-@fn()
 def role_list(ctx: Ctx) -> list[str]:
     return list(ROLES)
 
