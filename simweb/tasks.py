@@ -98,12 +98,6 @@ class TaskTemplate:
     def setup(self, app: Any, state: dict, p: dict[str, Any]) -> None:
         """Prepare the start state beyond signing in (pre-filled cart, ...)."""
 
-    # legacy allowed lists: removed once every app declares effects
-    allowed: tuple[str, ...] = ()
-
-    def allowed_paths(self, app: Any, p: dict[str, Any]) -> list[str]:
-        return [a.format(**p) for a in self.allowed]
-
     # -- provided ----------------------------------------------------------------
     def verify(self, app: Any, p: dict[str, Any], start: dict, final: dict, answer: str | None) -> dict:
         """The verdict ``{success, progress, clean, checks}`` of ``final``: a pure function

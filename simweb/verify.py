@@ -1,9 +1,8 @@
-"""Building blocks of programmatic verifiers.
+"""Building blocks of verdicts: named checks, a plain runtime diff, and typed answers.
 
-A verdict is ``{success, progress, clean, checks: [{name, passed, weight, detail}]}``:
-``success`` when every goal check passed, ``progress`` the weighted share of goal checks
-passed (partial credit), ``clean`` false when the runtime changed anywhere the task did
-not allow (collateral damage). Answers are matched by type, never by an LLM.
+A verdict is ``{success, progress, clean, checks: [{name, passed, weight, detail}]}``; the
+engine derives it from a task's intended effect (simweb.effects). Answers are matched by
+type (number, money, text, date, set), never by an LLM.
 """
 from __future__ import annotations
 
@@ -17,18 +16,6 @@ Verdict = dict[str, Any]
 def check(name: str, passed: bool, weight: float = 1.0, detail: str = "") -> dict[str, Any]:
     """One named goal check."""
     return {"name": name, "passed": bool(passed), "weight": float(weight), "detail": detail}
-
-
-def verdict(checks: list[dict[str, Any]], unexpected: Sequence[str] = ()) -> Verdict:
-    """Combine goal checks and the list of unexpected changes into a verdict."""
-    total = sum(c["weight"] for c in checks) or 1.0
-    done = sum(c["weight"] for c in checks if c["passed"])
-    out = list(checks)
-    shown = ", ".join(list(unexpected)[:5]) + (" …" if len(unexpected) > 5 else "")
-    out.append({"name": "no collateral changes", "passed": not unexpected, "weight": 0.0,
-                "detail": f"unexpected changes: {shown}" if unexpected else ""})
-    return {"success": all(c["passed"] for c in checks), "progress": round(done / total, 6),
-            "clean": not unexpected, "checks": out}
 
 
 # ----------------------------------------------------------------------------- state diff
@@ -60,41 +47,6 @@ def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
                 out.append(f"{path}.{k}")
     elif a != b:
         out.append(path)
-
-
-def _segment_match(pattern: list[str], path: list[str]) -> bool:
-    if len(path) < len(pattern):
-        return False
-    return all(p == "*" or p == s for p, s in zip(pattern, path))
-
-
-def unexpected(changes: Iterable[str], allowed: Iterable[str]) -> list[str]:
-    """The changes that no allowed pattern covers. A pattern covers its path and
-    everything below it; ``*`` stands for one path segment."""
-    pats = [p.split(".") for p in allowed]
-    return [c for c in changes if not any(_segment_match(p, c.split(".")) for p in pats)]
-
-
-def stray_rows(start: dict, final: dict, table: str, keep: Callable[[dict], bool]) -> list[str]:
-    """Rows of entity ``table`` that the run created, changed or deleted and that
-    ``keep(row)`` does not accept, as ``runtime.entities.<table>.<id>`` paths.
-
-    For tasks that may write a table as a side effect (notes, notifications) but only
-    about the things they name: a comment on another issue is collateral damage even
-    though comments as such are allowed. A deleted row is judged by its earlier run-time
-    version; deleting a world row is always reported (the world's version is not here).
-    """
-    before = (start["runtime"].get("entities") or {}).get(table) or {}
-    after = (final["runtime"].get("entities") or {}).get(table) or {}
-    out = []
-    for key in sorted(before.keys() | after.keys(), key=lambda k: (len(k), k)):
-        old, new = before.get(key), after.get(key)
-        if key in before and key in after and old == new:
-            continue
-        row = new if new is not None else old
-        if row is None or not keep(row):
-            out.append(f"runtime.entities.{table}.{key}")
-    return out
 
 
 # ----------------------------------------------------------------------------- answers
@@ -204,10 +156,3 @@ def answer_check(kind: str, answer: str | None, expected: Any, label: str) -> di
     verb, matches, show = _ANSWER_KINDS[kind]
     return check(f"answer {verb} the {label}", matches(answer, expected), 1.0,
                  f"expected {show(expected)}, got {answer!r}")
-
-
-def refusal_check(final: dict) -> dict[str, Any]:
-    """The check of a request the agent must refuse: its last message reports it infeasible."""
-    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
-    refused = bool(said) and said[-1]["role"] == "infeasible"
-    return check("reported as infeasible", refused, 1.0, f"last message: {said[-1] if said else None!r}")

@@ -6,7 +6,7 @@ from datetime import date
 from hypothesis import given, strategies as st
 
 from simweb.verify import (changed_paths, match_date, match_exact, match_money, match_number, match_sequence,
-                           match_set, unexpected, verdict, check)
+                           match_set)
 
 
 def test_money_and_numbers_match_by_value_not_text():
@@ -23,19 +23,10 @@ def test_text_date_set_sequence():
     assert not match_sequence("b, a", ["a", "b"]) and match_sequence("a; b", ["a", "b"])
 
 
-def test_diff_and_allowed_patterns():
+def test_diff_names_changed_leaves():
     a = {"carts": {"1": {"items": [1]}}, "wishlists": {"1": [5]}, "entities": {}}
     b = {"carts": {"1": {"items": [1, 2]}}, "wishlists": {"1": []}, "entities": {"orders": {}}}
-    changes = changed_paths(a, b)
-    assert changes == ["runtime.carts.1.items", "runtime.wishlists.1"]
-    assert unexpected(changes, ["runtime.carts.*"]) == ["runtime.wishlists.1"]
-    assert unexpected(changes, ["runtime.carts.1", "runtime.wishlists"]) == []
-
-
-def test_verdict_progress_is_weighted_and_clean_separate():
-    v = verdict([check("a", True, 1), check("b", False, 3)], ["runtime.x"])
-    assert v["success"] is False and v["progress"] == 0.25 and v["clean"] is False
-    assert v["checks"][-1]["name"] == "no collateral changes" and not v["checks"][-1]["passed"]
+    assert changed_paths(a, b) == ["runtime.carts.1.items", "runtime.wishlists.1"]
 
 
 json_leaf = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.booleans(), st.none())
@@ -54,7 +45,7 @@ def test_diff_is_empty_exactly_when_equal_modulo_empty_keys(a, b):
 def test_answer_checks_name_what_was_expected():
     from datetime import date
 
-    from simweb.verify import answer_check, refusal_check
+    from simweb.verify import answer_check
 
     assert answer_check("money", "It costs $12.50.", 1250, "price") == {
         "name": "answer is the price", "passed": True, "weight": 1.0, "detail": "expected $12.50, got 'It costs $12.50.'"}
@@ -62,7 +53,4 @@ def test_answer_checks_name_what_was_expected():
     assert answer_check("date", "March 3, 2026", date(2026, 3, 3), "day")["detail"].startswith("expected 2026-03-03")
     c = answer_check("set", "b, a", ["a", "b"], "tags")
     assert c["name"] == "answer lists the tags" and c["passed"]
-    said = {"browser": {"chat": [{"role": "user", "message": "do it"}, {"role": "infeasible", "message": "no"}]}}
-    assert refusal_check(said)["passed"]
-    said["browser"]["chat"].append({"role": "assistant", "message": "done"})
-    assert not refusal_check(said)["passed"]
+
