@@ -314,9 +314,9 @@ def test_refusing_without_looking_earns_nothing(env):
     for seed in _cancel_seeds(env, feasible=False):
         env.reset(seed=seed, options={"task": "shopping/cancel_shipped_order"})
         v = _run(env, ["report_infeasible('It has shipped.')"])
-        assert not v["success"]
-        looked = next(c for c in v["checks"] if c["name"].startswith("viewed"))
-        assert not looked["passed"]
+        assert not v["success"] and v["progress"] == 0.0
+        (refusal,) = [c for c in v["checks"] if c["name"].startswith("reported as infeasible after viewing")]
+        assert not refusal["passed"] and "never viewed" in refusal["detail"]
 
 
 def test_refusing_a_feasible_twin_fails_and_cancelling_it_succeeds(env):
