@@ -635,7 +635,7 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
         if not server or not site:
             raise UserError("--against live needs --server (the Omniboxes URL) and --site (the site's base URL)")
         try:
-            other = LiveEnv(server, api_key=api_key)
+            other = LiveEnv(server, api_key=api_key, max_steps=len(actions) + 1)   # compare every step of the plan
         except (OmniboxError, ValueError) as exc:
             raise UserError(str(exc)) from None
         from .live.tasks import start_url

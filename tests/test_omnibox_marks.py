@@ -57,7 +57,8 @@ def test_start_url_resets_the_session_to_the_task_instance():
     r = client.get(start_url("shopping/buy_product", 3))
     assert r.status_code == 200 and "history.replaceState" in r.text
     assert r.headers["Cache-Control"] == "no-store"
-    state = orjson.loads(client.get("/_simweb/state").data)
+    token = flask_app.extensions["simweb"].control_token   # the full state needs the control token
+    state = orjson.loads(client.get("/_simweb/state", headers={"Authorization": f"Bearer {token}"}).data)
     assert state == env.snapshot()
     assert client.get("/_simweb/start?task=nope").status_code == 400
     assert client.get("/_simweb/start?task=shopping/buy_product&seed=x").status_code == 400

@@ -235,7 +235,7 @@ def test_history_is_capped_as_browsers_cap_it(client):
 
 
 def test_in_process_history_is_capped_too():
-    env = simweb.make("shopping", seed=0)
+    env = simweb.make("shopping", seed=0, max_steps=1000)   # past the 50-step budget of a task-less episode
     env.reset(seed=0)
     for i in range(60):
         env.step(f"goto('/search?q=a{i}')")
