@@ -731,5 +731,92 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
               f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s")
 
 
+@main.command("eval")
+@click.argument("app")
+@click.option("--agent", type=click.Choice(["oracle", "random", "scripted", "llm"]), default="oracle",
+              show_default=True, help="scripted: only templates a portable family has scripts for (see docs/agents.md).")
+@click.option("--tasks", "tasks", default=None, help="Comma-separated template ids (default: every template).")
+@click.option("--seeds", default="0-4", show_default=True,
+              help="Task seeds: N, N-M or a list (0-4,9); for scripted, the families' instance indexes.")
+@click.option("--backend", type=click.Choice(["sim", "browser"]), default="sim", show_default=True,
+              help="sim: in-process; browser: the app served to headless Chromium.")
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="Directory for trajectories, episodes.jsonl and summary.json [default: eval-APP-AGENT].")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Step budget (default: the task's).")
+@click.option("--model", default=None, help="llm: the model name sent to the endpoint.")
+@click.option("--base-url", default=None, help="llm: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--api-key", default=None, help="llm: the API key [default: $OPENAI_API_KEY].")
+@click.option("--prompt", type=click.Choice(["browsergym", "webgym"]), default="browsergym", show_default=True,
+              help="llm: BrowserGym's axtree prompt or WebGym's memory/progress/intention/action prompt.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+              help="llm: seconds to wait for one completion.")
+@click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
+              help="llm: more tries on 429/5xx/timeouts, with exponential backoff.")
+@with_world
+@_guard
+def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, out: str | None,
+             max_steps: int | None, model: str | None, base_url: str | None, api_key: str | None, prompt: str,
+             timeout: float, retries: int, world_seed: int, size: int | None) -> None:
+    """Run an agent on an app's task instances; print success / progress / clean per
+    template (and in total) and write the trajectories."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from .agents.llm import LLMAgent, LLMError
+    from .evaluate import EvalError, parse_seeds, plan_episodes, run_eval, summarise
+
+    env = _make_env(app, world_seed, size)
+    ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    for t in ids or []:
+        env.app_task(t)   # unknown or other-app templates: one line, with a suggestion
+    llm = None
+    try:
+        specs = plan_episodes(env.app, agent, ids, parse_seeds(seeds))
+        if agent == "llm":
+            if not model or not base_url:
+                raise EvalError("--agent llm needs --model and --base-url")
+            llm = LLMAgent(model=model, base_url=base_url, api_key=api_key, prompt=prompt, timeout=timeout,
+                           retries=retries)
+    except (EvalError, LLMError) as exc:
+        raise UserError(str(exc)) from None
+    if backend == "browser":
+        from .browser import BrowserError, make_browser_env
+
+        try:
+            env = make_browser_env(app, world_seed, size=size, screenshots=False)
+        except BrowserError as exc:
+            raise UserError(str(exc)) from None
+    out = out or f"eval-{app}-{agent}"
+    header = {"backend": backend}
+    if llm is not None:
+        header.update(model=model, base_url=base_url, prompt=prompt)
+    try:
+        with Progress(TextColumn(f"[bold]{app} {agent}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.description}"), transient=True,
+                      disable=not sys.stderr.isatty() or len(specs) < 2) as bar:
+            job = bar.add_task("", total=len(specs))
+            episodes = run_eval(env, specs, agent, out=out, llm=llm, max_steps=max_steps, header=header,
+                                on_episode=lambda e: bar.update(job, advance=1, description=f"{e.task} {e.seed}"))
+    except LLMError as exc:
+        click.echo(f"simweb: error: the model endpoint failed: {exc} (finished episodes are in {out})", err=True)
+        sys.exit(1)
+    finally:
+        if backend == "browser":
+            env.close()
+    rows = summarise(episodes)
+    view = Table(title=f"{app}: {agent} on {len(episodes)} episodes ({backend})")
+    for col in ("template", "episodes", "success", "progress", "clean", "steps"):
+        view.add_column(col, justify="left" if col == "template" else "right")
+    for r in rows:
+        if r["template"] == "total":
+            view.add_section()
+        view.add_row(r["template"], str(r["episodes"]), f"{r['success']:.2f}", f"{r['progress']:.2f}",
+                     f"{r['clean']:.2f}", f"{r['steps']:.1f}")
+    _console().print(view)
+    stuck = sum(1 for e in episodes if e.stuck)
+    click.echo(f"trajectories -> {out}/" + (f"; {stuck} scripted episode(s) stopped at a missing element" if stuck
+                                             else ""))
+
+
 if __name__ == "__main__":
     main()
