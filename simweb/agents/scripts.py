@@ -40,11 +40,10 @@ def families_for(app: str) -> list[Any]:
         if sim_app != app or not name:
             continue
         try:
-            module = importlib.import_module(f"simweb.counterparts.{name}.families")
-        except ImportError:
+            out.extend(counterparts.families(name))
+        except (ImportError, ValueError, RuntimeError):   # a pair whose families are not in this build
             continue
-        out.extend(getattr(module, "FAMILIES", []))
-    return out
+    return [f for f in out if str(getattr(f, "sim_task", "")).partition("/")[0] == app]
 
 
 def scripted_instances(app: str, indexes: Iterable[int], families: list[Any] | None = None) -> list[ScriptedInstance]:
