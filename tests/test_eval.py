@@ -168,3 +168,24 @@ def test_browser_backend(tmp_path):
               "--out", str(tmp_path / "b"))
     assert res.exit_code == 0, res.output
     assert rows(res.stdout)["total"] == ["1", "1.00", "1.00", "1.00", "4.0"]
+
+
+def test_families_are_found_through_the_counterparts_registry(monkeypatch):
+    import sys
+    import types
+
+    fake = types.ModuleType("simweb.counterparts")
+    fake.PAIRS = frozenset({"shopping:fake", "shopping:absent", "forum:other"})
+
+    def families(name):
+        if name == "absent":
+            raise RuntimeError("counterpart 'absent' has no portable families in this build")
+        return [AddToCart()] if name == "fake" else []
+
+    fake.families = families
+    monkeypatch.setitem(sys.modules, "simweb.counterparts", fake)
+    found = scripts.families_for("shopping")
+    assert [f.id for f in found] == ["shopping:fake/add_to_cart"]
+    assert scripts.families_for("forum") == [] and scripts.families_for("booking") == []
+    inst = scripts.scripted_instances("shopping", [1, 0])
+    assert [(i.task, i.seed, i.index) for i in inst] == [("shopping/add_to_cart", 1, 0), ("shopping/add_to_cart", 2, 1)]
