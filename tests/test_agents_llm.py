@@ -182,3 +182,11 @@ def test_client_unreachable_silent_and_bad_settings():
         ChatClient("http://127.0.0.1:1/v1", "")
     with pytest.raises(ValueError, match="unknown prompt format"):
         LLMAgent(model="m", base_url="http://127.0.0.1:1/v1", prompt="react")
+
+
+def test_a_huge_page_is_cut_at_a_line_with_a_note():
+    tree = "RootWebArea 'Big'\n" + "\n".join(f"\t[b{i}] link 'Item {i}'" for i in range(100))
+    text = _user_text({"messages": BrowserGymPrompt(max_axtree_chars=200).messages("g", {"axtree": tree, "url": "u"}, "")})
+    kept = text.split("# Current page Accessibility Tree\n\n", 1)[1].split("\n(the rest", 1)[0]
+    assert tree.startswith(kept) and len(kept) <= 200 and tree[len(kept)] == "\n"
+    assert f"(the rest of the page, {len(tree) - len(kept)} characters, is cut)" in text

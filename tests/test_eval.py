@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 import simweb
 from simweb.agents import scripts
@@ -20,7 +19,7 @@ from simweb.evaluate import EvalError, parse_seeds
 from fake_openai import FakeOpenAI
 
 
-def run(*args: str) -> "Result":
+def run(*args: str) -> Result:
     return CliRunner().invoke(main, ["eval", *args], catch_exceptions=False)
 
 

@@ -15,6 +15,7 @@ progress, intention) and the token usage.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..actions import MAX_ACTION_CHARS, ActionError, parse_action
@@ -78,8 +79,7 @@ class LLMAgent:
         completion = self.client.complete(messages)
         text = completion.text
         if self.prompt_name == "webgym" and "<tool_call>" not in text and completion.tool_calls:
-            import json   # a server that returns the call natively: same as the tagged form
-
+            # a server that returns the call natively: read it as the tagged form
             text = (text + "\n" if text else "") + "<tool_call>" + json.dumps(completion.tool_calls[0]) + "</tool_call>"
         reply = self.prompt.read(text)
         self._read_error = reply.error

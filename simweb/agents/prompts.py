@@ -80,7 +80,8 @@ def _cut(axtree: str, limit: int) -> str:
     if len(axtree) <= limit:
         return axtree
     cut = axtree.rfind("\n", 0, limit)
-    return axtree[: cut if cut > 0 else limit] + f"\n(the rest of the page, {len(axtree) - limit} characters, is cut)"
+    cut = cut if cut > 0 else limit
+    return axtree[:cut] + f"\n(the rest of the page, {len(axtree) - cut} characters, is cut)"
 
 
 # ----------------------------------------------------------------------------- BrowserGym
@@ -252,7 +253,8 @@ def _sections(text: str) -> dict[str, str]:
 
 
 class WebGymPrompt:
-    """WebGym's memory / progress / intention / action conversation (see the module doc)."""
+    """WebGym's memory / progress / intention / action conversation (see the module doc).
+    Call :meth:`messages` then :meth:`read` once per step: the conversation keeps its rounds."""
 
     name = "webgym"
 
