@@ -7,14 +7,13 @@ import json
 import socket
 
 import pytest
+from fake_openai import FakeOpenAI
 
 import simweb
 from simweb.agents import make_agent
 from simweb.agents.llm import LLMAgent, LLMError
 from simweb.agents.openai_client import ChatClient
 from simweb.agents.prompts import BrowserGymPrompt, WebGymPrompt, extract_calls, page_title
-
-from fake_openai import FakeOpenAI
 
 TASK, SEED = "shopping/add_to_cart", 1     # "Add one “Mexican at Home II” to my shopping cart."
 

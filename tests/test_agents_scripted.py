@@ -10,8 +10,19 @@ import pytest
 import simweb
 from simweb.agents import OracleAgent, RandomAgent, make_agent
 from simweb.agents.axtext import parse_axtree
-from simweb.agents.scripted import (Answer, Check, Click, Fill, Goto, Press, Refuse, ScriptedAgent, Select,
-                                    find, name_matches)
+from simweb.agents.scripted import (
+    Answer,
+    Check,
+    Click,
+    Fill,
+    Goto,
+    Press,
+    Refuse,
+    ScriptedAgent,
+    Select,
+    find,
+    name_matches,
+)
 
 TREE = """RootWebArea 'Shop', focused
 \tbanner ''

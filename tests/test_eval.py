@@ -9,14 +9,13 @@ from dataclasses import dataclass, field
 
 import pytest
 from click.testing import CliRunner, Result
+from fake_openai import FakeOpenAI
 
 import simweb
 from simweb.agents import scripts
 from simweb.agents.scripted import Click, Fill, Press
 from simweb.cli import main
 from simweb.evaluate import EvalError, parse_seeds
-
-from fake_openai import FakeOpenAI
 
 
 def run(*args: str) -> Result:
@@ -25,7 +24,7 @@ def run(*args: str) -> Result:
 
 def one_line_error(res, needle: str, code: int = 2) -> None:
     assert res.exit_code == code, (res.exit_code, res.output)
-    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("simweb: error:") and needle in lines[0], res.stderr
     assert "Traceback" not in res.output
 
@@ -57,7 +56,7 @@ def test_oracle_and_random_tables_and_trajectories(tmp_path):
     assert table["shopping/add_to_cart"][:4] == ["2", "1.00", "1.00", "1.00"]
     assert table["shopping/product_price"][:4] == ["2", "1.00", "1.00", "1.00"]
     assert table["total"][:4] == ["4", "1.00", "1.00", "1.00"]
-    episodes = [json.loads(l) for l in (out / "episodes.jsonl").read_text().splitlines()]
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert [(e["task"], e["seed"], e["success"]) for e in episodes] == [
         ("shopping/add_to_cart", 0, True), ("shopping/add_to_cart", 1, True),
         ("shopping/product_price", 0, True), ("shopping/product_price", 1, True)]
@@ -114,9 +113,9 @@ def test_scripted_runs_the_families_scripts(tmp_path, monkeypatch):
     res = run("shopping", "--agent", "scripted", "--seeds", "0-2", "--out", str(out))
     assert res.exit_code == 0, res.output
     assert rows(res.stdout)["shopping/add_to_cart"] == ["3", "1.00", "1.00", "1.00", "4.0"]
-    lines = [json.loads(l) for l in (out / "shopping__add_to_cart" / "seed-1.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (out / "shopping__add_to_cart" / "seed-1.jsonl").read_text().splitlines()]
     assert lines[0]["family"] == "shopping:fake/add_to_cart" and lines[0]["instance"] == 0
-    agent_steps = [l["agent"] for l in lines[1:]]
+    agent_steps = [line["agent"] for line in lines[1:]]
     assert [a["found"] for a in agent_steps] == [True] * 4 and agent_steps[2]["what"].startswith("click link")
 
     one_line_error(run("shopping", "--agent", "scripted", "--tasks", "shopping/product_price"),
@@ -140,7 +139,7 @@ def test_llm_run_against_a_fake_endpoint(tmp_path, monkeypatch):
     assert rows(res.stdout)["total"][:2] == ["2", "0.00"]
     assert len(api.requests) == 2 and api.requests[0]["headers"]["Authorization"] == "Bearer sk-from-env"
     assert api.requests[0]["body"]["model"] == "fake-1"
-    lines = [json.loads(l) for l in (tmp_path / "llm" / "shopping__product_price" / "seed-0.jsonl").read_text().splitlines()]
+    lines = [json.loads(line) for line in (tmp_path / "llm" / "shopping__product_price" / "seed-0.jsonl").read_text().splitlines()]
     assert lines[0]["model"] == "fake-1" and lines[0]["prompt"] == "browsergym" and "sk-" not in json.dumps(lines[0])
     assert lines[1]["action"] == "send_msg_to_user('$1.00')" and "The price is on the page." in lines[1]["agent"]["reply"]
 

@@ -14,8 +14,9 @@ import socket
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 __all__ = ["ChatClient", "Completion", "LLMError"]
 
@@ -116,7 +117,7 @@ class ChatClient:
                         wait = max(0.0, float(after))
                     except ValueError:
                         pass
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 last = f"no answer within {self.timeout:g} s"
             except urllib.error.URLError as exc:
                 reason = exc.reason
@@ -126,7 +127,7 @@ class ChatClient:
                     msg = getattr(reason, "strerror", None) or str(reason)
                     raise LLMError(f"cannot reach {self.url}: {_one_line(msg)}") from None
             except (ConnectionError, OSError) as exc:
-                last = f"connection failed: {_one_line(exc.strerror or exc)}"
+                last = f"connection failed: {_one_line(exc.strerror or str(exc))}"
             if attempt < self.retries:
                 self.sleep(min(wait, MAX_WAIT))
         raise LLMError(f"{self.url}: {last} (gave up after {self.retries + 1} tries)")

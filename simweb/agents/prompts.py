@@ -128,7 +128,7 @@ def _is_literal_call(code: str) -> bool:
 
 def extract_calls(text: str) -> list[tuple[str, str]]:
     """Every ``name(literal, ...)`` call in free text, as ``(name, call text)``, left to right."""
-    calls = []
+    calls: list[tuple[str, str]] = []
     pos = 0
     while True:
         m = _CALL_HEAD.search(text, pos)

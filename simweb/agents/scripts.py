@@ -10,8 +10,9 @@ is no script and asking for it is an error that names the templates that have on
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = ["ScriptedInstance", "families_for", "scripted_instances"]
 
