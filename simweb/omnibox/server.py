@@ -54,9 +54,9 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException as WerkzeugHTTPException
-from werkzeug.serving import WSGIRequestHandler, make_server
 
 from ..browser import ServedApp
+from ..server import make_server, stop_server
 from .instance import VIEWPORT, BrowserInstance
 from .pool import InstancePool, NoCapacity
 from .protocol import CommandError, execute
@@ -88,13 +88,6 @@ def _error(message: str, status: int) -> Response:
 
 def _internal() -> Response:
     return Response(b"Internal Server Error", status=500, mimetype="text/plain")
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """werkzeug's request handler without the per-request access log line."""
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        return None
 
 
 class _Reply(Exception):
@@ -152,9 +145,11 @@ class OmniboxServer:
                 port = 0 if self.apps_port == 0 else self.apps_port + i
                 self.served[name] = ServedApp(name, world_seed=self.world_seed, size=self.size, host="127.0.0.1",
                                               port=port)
-            self._http = make_server(self.host, self.port, self.flask_app, threaded=True,
-                                     request_handler=_QuietHandler)
-            self.port = self._http.server_port
+            # waitress, as `simweb serve`: bounded threads (a command blocks on its browser, so a
+            # few per browser), buffered bodies, no tracebacks on the wire.
+            self._http = make_server(self.flask_app, self.host, self.port, threads=max(16, 4 * self.pool.size),
+                                     channel_timeout=120)
+            self.port = self._http.effective_port
             self.pool.start()
         except BaseException:
             self.close()
@@ -170,7 +165,7 @@ class OmniboxServer:
         return {name: served.base_url for name, served in self.served.items()}
 
     def serve_forever(self) -> None:
-        self._http.serve_forever(poll_interval=0.2)
+        self._http.run()
 
     def serve_in_thread(self) -> "OmniboxServer":
         self._thread = threading.Thread(target=self.serve_forever, name="simweb-omnibox-http", daemon=True)
@@ -183,9 +178,9 @@ class OmniboxServer:
             return
         self._closed = True
         if self._http is not None:
+            stop_server(self._http)
             if self._thread is not None:
-                self._http.shutdown()
-            self._http.server_close()
+                self._thread.join(timeout=5)
         self.pool.close()
         for served in self.served.values():
             served.close()
