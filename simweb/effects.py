@@ -252,12 +252,15 @@ def runtime_changes(app: Any, start: dict, final: dict) -> list[Change]:
     """Every change of the runtime layer from ``start`` to ``final``, field by field, with
     world rows as the baseline of rows the overlay first writes."""
     a, b = start["runtime"], final["runtime"]
+    overlays = app.function_table.overlays
     out: list[Change] = []
     for key in sorted(a.keys() | b.keys()):
         if key == "entities":
             out.extend(_entity_changes(app, a.get(key) or {}, b.get(key) or {}))
         elif a.get(key, _ABSENT) != b.get(key, _ABSENT):
-            out.extend(_value_changes(a.get(key, _ABSENT), b.get(key, _ABSENT), key))
+            base = overlays.get(key)
+            baseline = (lambda segs, fn=base: fn(app.world, *segs)) if base is not None else None
+            out.extend(_value_changes(a.get(key, _ABSENT), b.get(key, _ABSENT), key, baseline, ()))
     return out
 
 
@@ -289,13 +292,25 @@ def _entity_changes(app: Any, before: dict, after: dict) -> Iterator[Change]:
                         yield Change("field", f"{base}.{f}", old.get(f), new.get(f), table, eid, f)
 
 
-def _value_changes(a: Any, b: Any, path: str) -> Iterator[Change]:
+def _value_changes(a: Any, b: Any, path: str, baseline: Callable[[tuple[str, ...]], Any] | None = None,
+                   segs: tuple[str, ...] = ()) -> Iterator[Change]:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(a.keys() | b.keys()):
             va, vb = a.get(k, _ABSENT), b.get(k, _ABSENT)
             if va != vb:
-                yield from _value_changes(va, vb, f"{path}.{k}")
+                yield from _value_changes(va, vb, f"{path}.{k}", baseline, (*segs, str(k)))
         return
+    if baseline is not None and (a is _ABSENT) != (b is _ABSENT):
+        # A leaf of a world overlay: where one side has none, the world's value stands in.
+        if isinstance(a, dict) or isinstance(b, dict):
+            yield from _value_changes({} if a is _ABSENT else a, {} if b is _ABSENT else b, path, baseline, segs)
+            return
+        if a is _ABSENT:
+            a = baseline(segs)
+        else:
+            b = baseline(segs)
+        if a == b:
+            return
     # An empty container or a null appearing or vanishing is no change.
     if (a is _ABSENT and (b is None or b in ({}, []))) or (b is _ABSENT and (a is None or a in ({}, []))):
         return
