@@ -144,7 +144,17 @@ _BOOKKEEPING = {
         "fields": {"type": "object", "propertyNames": {"pattern": _IDENT},
                    "additionalProperties": {"type": "array", "items": {"type": "string", "pattern": _IDENT}}},
         "new_rows": {"type": "object", "propertyNames": {"pattern": _IDENT},
-                     "additionalProperties": {"type": ["object", "null"]}},
+                     "additionalProperties": {"oneOf": [
+                         {"type": ["object", "null"]},
+                         {"type": "array", "minItems": 1, "items": {
+                             "type": "object", "additionalProperties": False,
+                             "properties": {
+                                 "where": {"type": "object"},
+                                 "echo_of": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                             "additionalProperties": {"type": "string", "pattern": _IDENT}}}}}]}},
+        "references": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                       "additionalProperties": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                                "additionalProperties": {"type": "string", "pattern": _IDENT}}},
     },
 }
 
