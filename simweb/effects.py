@@ -23,8 +23,9 @@ the few checks this model cannot express (:class:`Check`, e.g. an ordering).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from .verify import answer_check, answer_of, check, normalise_text
 
@@ -174,7 +175,7 @@ class Effect:
         if not (self.targets or self.answer or self.refusal or self.checks):
             raise ValueError("an effect needs at least one target, answer, refusal or check")
 
-    def __add__(self, other: "Effect") -> "Effect":
+    def __add__(self, other: Effect) -> Effect:
         return Effect(self.targets + other.targets, self.answer or other.answer, self.refusal or other.refusal,
                       self.checks + other.checks)
 
@@ -192,7 +193,7 @@ class RowRule:
     where: Mapping[str, Any] = field(default_factory=dict)
     echo_of: Mapping[str, str] = field(default_factory=dict)
 
-    def matches(self, row: Mapping[str, Any], involved: "Involved | None") -> bool:
+    def matches(self, row: Mapping[str, Any], involved: Involved | None) -> bool:
         if not all(row.get(k) == v for k, v in self.where.items()):
             return False
         if not self.echo_of or involved is None:
@@ -209,8 +210,8 @@ class Involved:
     rows: frozenset[tuple[str, int]]
 
     @classmethod
-    def of(cls, claimed: set[str], changes: Sequence["Change"],
-           references: Mapping[str, Mapping[str, str]]) -> "Involved":
+    def of(cls, claimed: set[str], changes: Sequence[Change],
+           references: Mapping[str, Mapping[str, str]]) -> Involved:
         rows: set[tuple[str, Any]] = set()
         for path in claimed:
             parts = path.split(".")
@@ -245,7 +246,7 @@ class Bookkeeping:
     references: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def from_spec(cls, doc: Mapping[str, Any] | None) -> "Bookkeeping":
+    def from_spec(cls, doc: Mapping[str, Any] | None) -> Bookkeeping:
         doc = doc or {}
         paths = tuple(dict.fromkeys(("counters", "timers", *doc.get("paths", ()))))
         rules: dict[str, tuple[RowRule, ...]] = {}
@@ -257,19 +258,22 @@ class Bookkeeping:
         refs = {t: dict(v or {}) for t, v in (doc.get("references") or {}).items()}
         return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()}, rules, refs)
 
+    _heads: frozenset[str] = field(init=False, repr=False, compare=False)
+    _patterns: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         # Most tolerated paths are whole top-level keys (counters, timers): one set lookup.
         object.__setattr__(self, "_heads", frozenset(p for p in self.paths if "." not in p and "*" not in p))
         object.__setattr__(self, "_patterns", tuple(p for p in self.paths if p not in self._heads))
 
-    def tolerates(self, change: "Change", involved: Involved | None = None) -> bool:
+    def tolerates(self, change: Change, involved: Involved | None = None) -> bool:
         """Whether ``change`` is bookkeeping. Without ``involved`` (no effect at hand, as
         when the red team asks whether an attack changed anything), ``echo_of`` is not
         checked."""
         path = change.path
-        if path.partition(".")[0] in self._heads:   # type: ignore[attr-defined]
+        if path.partition(".")[0] in self._heads:
             return True
-        for p in self._patterns:                     # type: ignore[attr-defined]
+        for p in self._patterns:
             if path == p or path.startswith(p + ".") or ("*" in p and _pattern_match(p, path)):
                 return True
         if change.table is None:

@@ -10,9 +10,10 @@ one request, so compiled expressions stay plain closures.
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 from .urls import safe_next
 

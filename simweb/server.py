@@ -58,9 +58,10 @@ import io
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson

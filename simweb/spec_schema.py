@@ -59,8 +59,8 @@ _UPDATE = {
     "properties": {"op": {"enum": ["set", "inc", "append", "remove", "merge", "delete", "insert", "update",
                                    "tombstone", "token", "schedule", "cancel"]}},
     "allOf": [
-        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},
-         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],
+        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},  # type: ignore[index]
+         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],  # type: ignore[dict-item]
                   "additionalProperties": False}}
         for o in _OPS
     ],

@@ -49,7 +49,8 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
@@ -138,7 +139,7 @@ class OmniboxServer:
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "OmniboxServer":
+    def start(self) -> OmniboxServer:
         """Serve the apps, launch the pool's browsers and bind the HTTP port."""
         try:
             for i, name in enumerate(self.app_names):
@@ -167,7 +168,7 @@ class OmniboxServer:
     def serve_forever(self) -> None:
         self._http.run()
 
-    def serve_in_thread(self) -> "OmniboxServer":
+    def serve_in_thread(self) -> OmniboxServer:
         self._thread = threading.Thread(target=self.serve_forever, name="simweb-omnibox-http", daemon=True)
         self._thread.start()
         return self
@@ -185,7 +186,7 @@ class OmniboxServer:
         for served in self.served.values():
             served.close()
 
-    def __enter__(self) -> "OmniboxServer":
+    def __enter__(self) -> OmniboxServer:
         return self.start().serve_in_thread()
 
     def __exit__(self, *exc: Any) -> None:
@@ -525,8 +526,8 @@ class OmniboxServer:
     def _restore(self, inst: BrowserInstance, state: dict) -> dict:
         from ..state import StateError
 
-        world = state.get("world") if isinstance(state.get("world"), dict) else {}
-        served = self.served.get(world.get("app"))
+        world: dict = state["world"] if isinstance(state.get("world"), dict) else {}
+        served = self.served.get(str(world.get("app")))
         if served is None:
             raise _Reply(_error(f"the state is of app {world.get('app')!r}, not served here", 400))
         try:
