@@ -836,5 +836,42 @@ def counterpart_status_cmd(name: str | None, as_json: bool) -> None:
         click.echo(f"{r['name']:10} {inst:18} {state}")
 
 
+# ----------------------------------------------------------------------------- sim2live
+
+@main.command("sim2live")
+@click.option("--pair", required=True, help="app:counterpart, e.g. issues:roundup.")
+@click.option("--agent", type=click.Choice(["scripted", "llm"]), default="scripted", show_default=True)
+@click.option("--families", default=None, help="Comma-separated family names (default: all of the pair's).")
+@click.option("--instances", "-n", type=click.IntRange(1, 200), default=3, show_default=True, help="Instances per family.")
+@click.option("--max-steps", type=click.IntRange(1, 500), default=40, show_default=True)
+@click.option("--out", "-o", type=click.Path(file_okay=False), required=True, help="Directory for report and traces.")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (llm agent).")
+@click.option("--llm-model", default=None, help="Model name (llm agent).")
+@click.option("--llm-format", default=None, help="Prompt format of the llm agent (e.g. browsergym, webgym).")
+@_cp_guard
+def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, max_steps: int, out: str,
+                 llm_base_url: str | None, llm_model: str | None, llm_format: str | None) -> None:
+    """Run one agent on the same instances in simweb and on the live counterpart; write a report."""
+    from .sim2live import Settings, Sim2LiveError, run
+
+    llm = {k: v for k, v in {"base_url": llm_base_url, "model": llm_model, "prompt_format": llm_format}.items() if v}
+    fams = [f.strip() for f in families.split(",") if f.strip()] if families else None
+
+    def show(ep: dict) -> None:
+        s, lv = ep["sim"], ep["live"]
+        click.echo(f"{ep['family']}#{ep['index']}: sim {'ok' if s['success'] else 'fail'} {s['progress']:.2f} "
+                   f"({s['steps']} steps) | live {'ok' if lv['success'] else 'fail'} {lv['progress']:.2f} "
+                   f"({lv['steps']} steps) | {len(ep['divergences'])} divergences", err=True)
+
+    try:
+        report = run(Settings(pair=pair, agent=agent, families=fams, instances=instances, out=Path(out),
+                              max_steps=max_steps, llm=llm or None), on_episode=show, progress=True)
+    except Sim2LiveError as exc:
+        raise UserError(str(exc)) from None
+    t = report["total"]
+    click.echo(f"{pair} {agent}: {t['n']} episodes, sim success {t['sim_success']:.2f}, live success "
+               f"{t['live_success']:.2f} -> {Path(out) / 'report.md'}")
+
+
 if __name__ == "__main__":
     main()

@@ -275,6 +275,7 @@ class Counterpart:
         A non-zero exit raises :class:`CounterpartError` with the last line of output."""
         self.home.mkdir(parents=True, exist_ok=True)
         user = {} if as_root else self._popen_user()
+        t0 = time.monotonic()
         try:
             proc = subprocess.run(args, cwd=self.home, env=self._env(), input=input, text=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout, **user, **kw)
@@ -283,7 +284,7 @@ class Counterpart:
         except subprocess.TimeoutExpired:
             raise CounterpartError(f"{self.name}: `{Path(args[0]).name}` timed out after {timeout:.0f} s") from None
         with open(self.home / "commands.log", "a") as log:
-            log.write(f"$ {' '.join(args)}\n{proc.stdout}\n[exit {proc.returncode}]\n")
+            log.write(f"$ {' '.join(args)}\n{proc.stdout}\n[exit {proc.returncode}, {time.monotonic() - t0:.1f} s]\n")
         if check and proc.returncode != 0:
             shown = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(args[:3]))
             raise CounterpartError(f"{self.name}: `{shown}` failed (exit {proc.returncode}): "

@@ -51,6 +51,12 @@ def username(uid: int) -> str:
 
 # ----------------------------------------------------------------------------- payload
 
+def priority(labels: list[str]) -> str:
+    """Roundup's classic form requires a priority, simweb has none: feature work is
+    ``feature``, everything else ``bug``."""
+    return "feature" if {"feature", "enhancement"} & set(labels) else "bug"
+
+
 def payload() -> dict:
     """Keywords, users and issues of :data:`PROJECT` for ``seed.py``."""
     from ...worlddb import day_to_date
@@ -70,9 +76,10 @@ def payload() -> dict:
         msgs += [{"author": c["author_id"], "text": c["body"], "date": day(c["day"])}
                  for c in w.comments(wid) if not c["system"]]
         uids |= {i["author_id"], *(m["author"] for m in msgs), *i["assignees"][:1]}
-        issues.append({"number": n, "title": i["title"], "status": STATUS[i["state"]],
+        labels = sorted(w.label(x)["name"] for x in i["labels"])
+        issues.append({"number": n, "title": i["title"], "status": STATUS[i["state"]], "priority": priority(labels),
                        "author": i["author_id"], "assignee": i["assignees"][0] if i["assignees"] else None,
-                       "keywords": sorted(w.label(x)["name"] for x in i["labels"]), "messages": msgs})
+                       "keywords": labels, "messages": msgs})
     names = {u: username(u) for u in uids}
     for i in issues:
         i["author"] = names[i["author"]]
@@ -368,3 +375,29 @@ class CloseWithRole(RoundupFamily):
 
 FAMILIES: list[PortableFamily] = [IssueLabels(), OpenLabelCount(), AssignIssue(), CloseIssue(), TriageIssue(),
                                   CloseWithRole()]
+
+
+# ----------------------------------------------------------------------------- report mapping
+
+#: Page kinds by URL (path + query), per side, for the divergence report.
+PAGE_KINDS = {
+    "sim": [(r"/issues/\d+$", "issue"), (r"/issues/new", "new issue"), (r"/issues(\?|$)", "issue list"),
+            (r"/milestones", "milestones"), (r"/projects/[^/]+/[^/?]+/?$", "project"), (r"/projects/?$", "projects"),
+            (r"/notifications", "notifications"), (r"/dashboard", "issue list"), (r"^/?$", "home")],
+    "live": [(r"/issue\d+", "issue"), (r"@template=search", "search"), (r"@template=item", "new issue"),
+             (r"/issue(\?|$)", "issue list"), (r"/user\d*", "users"), (r"/keyword", "keywords"),
+             (r"/tracker/?(\?.*)?$", "home")],
+}
+
+#: How each side shows a rejected form or an error page (matched on the page's HTML).
+PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^>]*>([^<]*)',
+               "live": r'class="error-message"[^>]*>([^<]*)'}
+
+#: What a change in Roundup's database is, in simweb's runtime terms (``table`` for a row
+#: created or deleted, ``table.field`` for an update).
+STATE_MAP = {
+    "_issue": "issues", "_issue.assignedto": "issues.assignees", "_issue.status": "issues.state",
+    "_issue.title": "issues.title", "_issue.priority": "issues.priority", "issue_keyword": "issues.labels",
+    "_msg": "comments", "issue_messages": "comments", "msg_recipients": "notifications",
+    "_keyword": "labels", "_user": "users",
+}

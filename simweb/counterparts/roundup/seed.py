@@ -33,6 +33,7 @@ def main(tracker_dir: str, payload_file: str) -> None:
                                                   password=roundup.password.Password(payload["password"], config=db.config))
         db.commit()
         status = {name: db.status.lookup(name) for name in ("chatting", "resolved")}
+        priority = {name: db.priority.lookup(name) for name in ("bug", "feature")}
         for issue in payload["issues"]:
             author = issue["author"]
             db.setCurrentUser(author)
@@ -40,7 +41,7 @@ def main(tracker_dir: str, payload_file: str) -> None:
             msg = db.msg.create(content=first["text"], author=users[first["author"]],
                                 date=rdate.Date(first["date"]))
             nid = db.issue.create(title=issue["title"], messages=[msg], keyword=[kw[k] for k in issue["keywords"]],
-                                  status=status[issue["status"]],
+                                  status=status[issue["status"]], priority=priority[issue["priority"]],
                                   assignedto=users[issue["assignee"]] if issue["assignee"] else None)
             if nid != str(issue["number"]):
                 raise SystemExit(f"issue {issue['number']} was created as issue{nid}: the tracker was not empty")
