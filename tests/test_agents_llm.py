@@ -189,3 +189,8 @@ def test_a_huge_page_is_cut_at_a_line_with_a_note():
     kept = text.split("# Current page Accessibility Tree\n\n", 1)[1].split("\n(the rest", 1)[0]
     assert tree.startswith(kept) and len(kept) <= 200 and tree[len(kept)] == "\n"
     assert f"(the rest of the page, {len(tree) - len(kept)} characters, is cut)" in text
+
+
+def test_sim2live_options_build_the_agent():
+    agent = LLMAgent(base_url="http://127.0.0.1:1/v1", model="m", prompt_format="webgym")   # sim2live's keywords
+    assert agent.prompt_name == "webgym" and isinstance(agent.prompt, WebGymPrompt)

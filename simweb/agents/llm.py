@@ -47,7 +47,9 @@ class LLMAgent:
 
     def __init__(self, model: str = "", base_url: str = "", *, api_key: str | None = None,
                  prompt: str = "browsergym", client: Any = None, timeout: float = 120.0, retries: int = 4,
-                 temperature: float | None = 0.0, max_tokens: int | None = None, **prompt_options: Any):
+                 temperature: float | None = 0.0, max_tokens: int | None = None, prompt_format: str | None = None,
+                 **prompt_options: Any):
+        prompt = prompt_format or prompt   # ``prompt_format``: the name `simweb sim2live --llm-format` passes
         if prompt not in PROMPTS:
             raise ValueError(f"unknown prompt format '{prompt}' (choose {' or '.join(PROMPTS)})")
         self.prompt_name = prompt
