@@ -187,3 +187,11 @@ def test_families_are_found_through_the_counterparts_registry(monkeypatch):
     assert scripts.families_for("forum") == [] and scripts.families_for("booking") == []
     inst = scripts.scripted_instances("shopping", [1, 0])
     assert [(i.task, i.seed, i.index) for i in inst] == [("shopping/add_to_cart", 1, 0), ("shopping/add_to_cart", 2, 1)]
+
+
+def test_scripted_on_simweb_with_the_roundup_families_scripts(tmp_path):
+    # The issues:roundup families' scripts (the ones sim2live also runs live) solve their simweb instances.
+    res = run("issues", "--agent", "scripted", "--seeds", "0", "--out", str(tmp_path / "issues"))
+    assert res.exit_code == 0, res.output
+    table = rows(res.stdout)
+    assert len(table) >= 6 and table["total"][1:4] == ["1.00", "1.00", "1.00"], res.stdout
