@@ -17,6 +17,7 @@ from datetime import date
 from typing import Any, Callable
 
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
+from simweb.decompose import Part
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
@@ -1094,6 +1095,25 @@ class TriageIssue(TaskTemplate):
                        f"fill('due-input', {p['due']!r})", "click('due-submit')",
                        f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
+    def parts(self, app, p):
+        proj = app.world.project(p["project_id"])
+        there = open_to_issue(proj, p["iid"])
+        where = f"issue #{p['iid']} in {p['project']}"
+        labels = [a for name in p["labels"] for a in (f"select_option('label-select', {name!r})", "click('label-submit')")]
+        plan = [f"select_option('assign-user', '@{p['assignee']}')", "click('assign-submit')",
+                f"select_option('milestone-select', {p['milestone']!r})", "click('milestone-submit')",
+                f"fill('due-input', {p['due']!r})", "click('due-submit')"]
+        return [
+            Part(("labels",), ("issues.labels",), tuple(there + labels),
+                 f"Add the labels {p['labels'][0]} and {p['labels'][1]} to {where}. Change nothing else."),
+            Part(("plan",), ("issues.assignees", "issues.milestone_id", "issues.due_day"), tuple(there + plan),
+                 f"Plan {where}: assign it to @{p['assignee']}, put it in the milestone “{p['milestone']}” and "
+                 f"set the due date to {p['due']}. Change nothing else."),
+            Part(("comment",), ("comments", "issues.updated_day"),
+                 tuple(there + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]),
+                 f"Comment “{p['text']}” on {where}. Change nothing else."),
+        ]
+
     def effect(self, app, p, start):
         before = start_row(app, start, "issues", p["issue_id"])
         return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", labels=same_set([*before["labels"], *p["label_ids"]]),
@@ -1184,6 +1204,19 @@ class UnblockAndClose(TaskTemplate):
             acts += [f"click('link-{lid}')", "click('close-issue')", f"click('link-{lid}')"]
         return acts + ["click('close-issue')", f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
+    def parts(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = open_to_issue(proj, p["iid"])
+        for lid in p["link_ids"]:
+            acts += [f"click('link-{lid}')", "click('close-issue')", f"click('link-{lid}')"]
+        blockers = tuple(f"blocker #{n}" for n in p["blocker_iids"])
+        return [
+            Part(("blockers", "closed"), blockers + (f"issue #{p['iid']}",), tuple(acts + ["click('close-issue')"]),
+                 f"Issue #{p['iid']} in {p['project']} is done, but open issues still block it. Close its open "
+                 f"blockers first (their work is finished too), then close #{p['iid']}. Do not touch any other "
+                 f"issue and do not comment."),
+        ]
+
     def effect(self, app, p, start):
         closed = [V.issue(b, f"blocker #{n}", state=eq("closed")) for b, n in zip(p["blocker_ids"], p["blocker_iids"])]
         return Effect((*closed, V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),
@@ -1235,6 +1268,24 @@ class TriageMyIssues(TaskTemplate):
                                            "click('milestone-submit')", f"fill('comment-body', {p['text']!r})",
                                            "click('comment-submit')"]
         return acts
+
+    def parts(self, app, p):
+        proj = app.world.project(p["project_id"])
+        find = to_project(proj) + ["click('project-issues')", f"fill('f-assignee', {p['username']!r})",
+                                   f"check('f-label-{p['label_id']}')", "click('f-apply')"]
+        move, say = list(find), list(find)
+        for n in p["iids"]:
+            move += find_issue(proj, n) + [f"select_option('milestone-select', {p['milestone']!r})",
+                                           "click('milestone-submit')"]
+            say += find_issue(proj, n) + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+        which = f"In {p['project']}, for each open issue assigned to me that has the label “{p['label']}”:"
+        return [
+            Part(("filters", "milestone"), ("issues.milestone_id",), tuple(move),
+                 f"{which} put it in the milestone “{p['milestone']}”. Do not comment, and leave every other "
+                 f"issue alone."),
+            Part(("filters", "comment"), ("comments", "issues.updated_day"), tuple(say),
+                 f"{which} comment “{p['text']}”. Do not change its milestone, and leave every other issue alone."),
+        ]
 
     def effect(self, app, p, start):
         rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
@@ -1304,6 +1355,29 @@ class WrapUpMilestone(TaskTemplate):
             acts += [f"fill('member-username', {name!r})", f"select_option('member-role', {role.capitalize()!r})",
                      "click('member-submit')"]
         return acts
+
+    def parts(self, app, p):
+        proj = app.world.project(p["project_id"])
+        (a, b), (ra, rb) = p["usernames"], p["roles"]
+        move = to_project(proj) + ["click('project-milestones')", f"click('milestone-{p['milestone_id']}')",
+                                   "click('state-opened')"]
+        for n in p["iids"]:
+            move += find_issue(proj, n) + [f"select_option('milestone-select', {p['next']!r})",
+                                           "click('milestone-submit')"]
+        close = ["click('project-milestones')", f"click('milestone-{p['milestone_id']}')", "click('close-milestone')"]
+        add = to_project(proj) + ["click('project-members')"]
+        for name, role in zip(p["usernames"], p["roles"]):
+            add += [f"fill('member-username', {name!r})", f"select_option('member-role', {role.capitalize()!r})",
+                    "click('member-submit')"]
+        return [
+            Part(("members",), (f"@{a} is {ra}", f"@{b} is {rb}"), tuple(add),
+                 f"In {p['project']}, add @{a} to the project as {ra.capitalize()} and @{b} as "
+                 f"{rb.capitalize()}. Change nothing else."),
+            Part(("moved", "closed"), ("issues.milestone_id", "issues.updated_day", f"milestone {p['milestone']}"),
+                 tuple(move + close),
+                 f"Wrap up the milestone “{p['milestone']}” in {p['project']}: move its open issues to the "
+                 f"milestone “{p['next']}”, then close “{p['milestone']}”. Do not change the members."),
+        ]
 
     def effect(self, app, p, start):
         rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
