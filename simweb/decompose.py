@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from .effects import Answer, Check, Effect, Gone, NewRow, Refusal, Row, Target, Value
 from .tasks import FactGroup, TaskTemplate
@@ -49,12 +49,16 @@ class Part:
     ``groups``: the ids of the parent's fact groups the sub-task asks for.
     ``keep``: selectors of the parent's effect pieces it keeps (see :func:`restrict`).
     ``plan``: its oracle, actions taken only from what the agent sees.
-    ``goal``: its goal text; empty: the engine words it from the parent's goal."""
+    ``goal``: its goal text; empty: the engine words it from the parent's goal.
+    ``extra``: pieces the parent's effect cannot hold because a later step of the parent
+    consumes them (the cart that checkout empties): ``extra(start) -> Effect``, added to
+    what ``keep`` selects."""
 
     groups: tuple[str, ...]
     keep: tuple[str, ...]
     plan: tuple[str, ...]
     goal: str = ""
+    extra: Callable[[dict], Effect] | None = None
 
 
 # ----------------------------------------------------------------------------- restriction
@@ -194,7 +198,14 @@ class SubTask(TaskTemplate):
         return list(self.part(app, p).plan)
 
     def effect(self, app: Any, p: dict[str, Any], start: dict) -> Effect:
-        return restrict(self.parent.effect_for(app, p, start), self.part(app, p).keep)
+        part = self.part(app, p)
+        extra = part.extra(start) if part.extra is not None else None
+        if not part.keep:
+            if extra is None:
+                raise ValueError(f"{self.id}: a part keeps nothing of the parent's effect and adds nothing")
+            return extra
+        kept = restrict(self.parent.effect_for(app, p, start), part.keep)
+        return kept + extra if extra is not None else kept
 
     def setup(self, app: Any, state: dict, p: dict[str, Any]) -> None:
         self.parent.setup(app, state, p)
