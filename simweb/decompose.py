@@ -182,6 +182,15 @@ class SubTask(TaskTemplate):
                 return p
         raise RuntimeError(f"no instance of {self.parent.id} splits into {self.n} parts")
 
+    def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None) -> Any:
+        """Seed ``s`` is a part of the parent's instance ``s`` when that instance splits
+        (the same task, scaled down); otherwise a draw of the sub-task's own."""
+        if params is None:
+            p = self.parent.sample(app, Rng.derive("task", self.parent.id, seed))
+            if decomposable(self.parent.facts(app, p)) and len(self.parent.parts(app, p)) >= self.n:
+                params = p
+        return super().instantiate(app, seed, params)
+
     def goal(self, app: Any, p: dict[str, Any]) -> str:
         part = self.part(app, p)
         return part.goal or default_goal(self.parent.goal(app, p), self.facts(app, p))

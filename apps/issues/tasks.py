@@ -1388,10 +1388,120 @@ class WrapUpMilestone(TaskTemplate):
                                             label=f"milestone {p['milestone']}")))
 
 
+class HandOverIssues(TaskTemplate):
+    id = "issues/hand_over_issues"
+    kind = "state"
+    title = "Hand a member's open issues in a milestone over to another member (filter, unassign, assign)"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            devs = members(app, p["id"], "developer")
+            if not ms or len(devs) < 3:
+                continue
+            mile = rng.choice(ms)
+            me, old, new = rng.sample(devs, 3)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[], assignee=old["user_id"],
+                                      author=None, milestone=mile["id"], terms=[], sort="created", limit=4)
+            rows = app.world.issues(ids)
+            if not 2 <= len(rows) <= 3 or any(new["user_id"] in r["assignees"] for r in rows):
+                continue
+            return {"user_id": me["user_id"], "project": p["path"], "project_id": p["id"],
+                    "milestone_id": mile["id"], "milestone": mile["title"], "from_id": old["user_id"],
+                    "from": username(app, old["user_id"]), "to_id": new["user_id"], "to": username(app, new["user_id"]),
+                    "iids": sorted(r["iid"] for r in rows), "issue_ids": sorted(r["id"] for r in rows)}
+        raise RuntimeError("no member with a few open issues in a milestone")
+
+    def goal(self, app, p):
+        return (f"@{p['from']} is moving to another team. In {p['project']}, hand every open issue in the milestone "
+                f"“{p['milestone']}” that is assigned to @{p['from']} over to @{p['to']}: unassign @{p['from']} and "
+                f"assign @{p['to']} instead, keeping any other assignees. Leave every other issue alone.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are found", f"assigned to @{p['from']}", f"milestone {p['milestone']}",
+                   "open issues only"),
+                fg("handed", "Each is handed over",
+                   *[f for n in p["iids"] for f in (f"@{p['from']} unassigned from #{n}", f"@{p['to']} assigned to #{n}")])]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = to_project(proj) + ["click('project-issues')", f"fill('f-assignee', {p['from']!r})",
+                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
+        for n in p["iids"]:
+            acts += find_issue(proj, n) + [f"click('unassign-{p['from_id']}')",
+                                           f"select_option('assign-user', '@{p['to']}')", "click('assign-submit')"]
+        return acts
+
+    def effect(self, app, p, start):
+        out = []
+        for i in p["issue_ids"]:
+            row = start_row(app, start, "issues", i)
+            want = [a for a in row["assignees"] if a != p["from_id"]] + [p["to_id"]]
+            out.append(V.issue(i, f"issue #{row['iid']}", assignees=same_set(want)))
+        return Effect(tuple(out))
+
+
+class RelabelInMilestone(TaskTemplate):
+    id = "issues/relabel_in_milestone"
+    kind = "state"
+    title = "Swap one label for another on every open issue of a milestone that has it (filter, remove, add)"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            devs = members(app, p["id"], "reporter")
+            labs = app.world.labels(p["id"])
+            if not ms or not devs or len(labs) < 2:
+                continue
+            mile = rng.choice(ms)
+            old, new = rng.sample(labs, 2)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[old["id"]], assignee=None,
+                                      author=None, milestone=mile["id"], terms=[], sort="created", limit=4)
+            rows = app.world.issues(ids)
+            if not 2 <= len(rows) <= 3 or any(new["id"] in r["labels"] for r in rows):
+                continue
+            return {"user_id": rng.choice(devs)["user_id"], "project": p["path"], "project_id": p["id"],
+                    "milestone_id": mile["id"], "milestone": mile["title"], "old_id": old["id"], "old": old["name"],
+                    "new_id": new["id"], "new": new["name"], "iids": sorted(r["iid"] for r in rows),
+                    "issue_ids": sorted(r["id"] for r in rows)}
+        raise RuntimeError("no label with a few open issues in a milestone")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, the label “{p['old']}” was used by mistake in the milestone “{p['milestone']}”. "
+                f"On every open issue of that milestone that has it, remove “{p['old']}” and add “{p['new']}” "
+                f"instead. Leave every other issue and label alone.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are found", f"label {p['old']}", f"milestone {p['milestone']}",
+                   "open issues only"),
+                fg("relabelled", "Each has the new label instead of the old one",
+                   *[f for n in p["iids"] for f in (f"#{n} without {p['old']}", f"#{n} with {p['new']}")])]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = to_project(proj) + ["click('project-issues')", f"check('f-label-{p['old_id']}')",
+                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
+        for n in p["iids"]:
+            acts += find_issue(proj, n) + [f"click('label-remove-{p['old_id']}')",
+                                           f"select_option('label-select', {p['new']!r})", "click('label-submit')"]
+        return acts
+
+    def effect(self, app, p, start):
+        out = []
+        for i in p["issue_ids"]:
+            row = start_row(app, start, "issues", i)
+            want = [x for x in row["labels"] if x != p["old_id"]] + [p["new_id"]]
+            out.append(V.issue(i, f"issue #{row['iid']}", labels=same_set(want)))
+        return Effect(tuple(out))
+
+
 TASKS: list[TaskTemplate] = [
     OpenLabelCount(), IssueAssignees(), MilestoneDueDate(), MilestoneProgress(), IssueLabels(), NewestByAuthor(),
     FilteredCount(), CommentOnIssue(), CloseIssue(), ReopenIssue(), AssignIssue(), AddLabel(), SetMilestone(),
     SetDueDate(), LinkIssues(), AddMember(), ChangeRole(), MarkAllRead(), CloseWithRole(), CloseIfUnblocked(),
     AddToMilestone(), CreateIssue(), CreateAssignLabel(), CloseLabelInMilestone(), OpenBlockers(), TriageIssue(),
-    MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(), WrapUpMilestone(),
+    MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(), WrapUpMilestone(), HandOverIssues(),
+    RelabelInMilestone(),
 ]
