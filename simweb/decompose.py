@@ -144,7 +144,8 @@ def _lower_first(s: str) -> str:
 
 def default_goal(parent_goal: str, groups: Sequence[FactGroup]) -> str:
     """The parent's goal, then the part to do: its fact groups and their facts."""
-    part = "; ".join(f"{_lower_first(g.description)} ({', '.join(g.facts)})" for g in groups)
+    part = "; ".join(" ".join(filter(None, (_lower_first(g.description), f"({', '.join(g.facts)})")))
+                     for g in groups)
     return f"{parent_goal} For now, do only this part and leave the rest undone: {part}."
 
 
