@@ -259,11 +259,12 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
 @click.option("--seeds", "-n", type=click.IntRange(min=1, max=10_000), default=30, show_default=True,
               help="Instances per template (seeds 0..N-1); 30 or more also measures answer guessing rates.")
 @click.option("--task", "-t", "tasks", multiple=True, help="Only these templates (repeatable).")
+@click.option("--decomposed", is_flag=True, help="Also attack the sub-tasks of the templates (simweb tasks --decomposed).")
 @click.option("--no-events", is_flag=True, help="Skip submitting the pages' forms (faster).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Every attack as JSONL.")
 @with_world
 @_guard
-def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], no_events: bool, out: str | None,
+def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, no_events: bool, out: str | None,
                 world_seed: int, size: int | None) -> None:
     """Attack every task template's reward: zero work, undo, junk, deletion, over-doing,
     every form of the visited pages; and check that right answers in other forms are paid.
@@ -280,6 +281,8 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], no_events: bool, o
     ids = list(tasks) or list(env.app.tasks)
     for t in ids:
         env.app_task(t)
+    if decomposed:
+        ids += [s.id for t in list(ids) for s in env.app.tasks.sub_tasks(t)]
     with Progress(TextColumn("[bold]red team"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), transient=True, disable=not sys.stderr.isatty()) as bar:
         job = bar.add_task("", total=len(ids))

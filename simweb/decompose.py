@@ -249,7 +249,10 @@ class TaskTable(dict):
         self._subs: dict[str, list[SubTask]] = {}
 
     def sub_tasks(self, parent_id: str) -> list[SubTask]:
-        """The sub-tasks of one parent template (memoised: the same objects every time)."""
+        """The sub-tasks of one parent template (memoised: the same objects every time);
+        none for an id that is not a parent template's."""
+        if not dict.__contains__(self, parent_id):
+            return []
         subs = self._subs.get(parent_id)
         if subs is None:
             subs = self._subs[parent_id] = sub_tasks(self._app, dict.__getitem__(self, parent_id))

@@ -1204,19 +1204,6 @@ class UnblockAndClose(TaskTemplate):
             acts += [f"click('link-{lid}')", "click('close-issue')", f"click('link-{lid}')"]
         return acts + ["click('close-issue')", f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
-    def parts(self, app, p):
-        proj = app.world.project(p["project_id"])
-        acts = open_to_issue(proj, p["iid"])
-        for lid in p["link_ids"]:
-            acts += [f"click('link-{lid}')", "click('close-issue')", f"click('link-{lid}')"]
-        blockers = tuple(f"blocker #{n}" for n in p["blocker_iids"])
-        return [
-            Part(("blockers", "closed"), blockers + (f"issue #{p['iid']}",), tuple(acts + ["click('close-issue')"]),
-                 f"Issue #{p['iid']} in {p['project']} is done, but open issues still block it. Close its open "
-                 f"blockers first (their work is finished too), then close #{p['iid']}. Do not touch any other "
-                 f"issue and do not comment."),
-        ]
-
     def effect(self, app, p, start):
         closed = [V.issue(b, f"blocker #{n}", state=eq("closed")) for b, n in zip(p["blocker_ids"], p["blocker_iids"])]
         return Effect((*closed, V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),
