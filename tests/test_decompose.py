@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -14,7 +15,9 @@ from simweb.decompose import Part, SubTask, decomposable, restrict
 from simweb.effects import ANY, Answer, Effect, NewRow, Row, Value, eq, evaluate
 from simweb.env import TaskError
 from simweb.live.tasks import load_tasks
+from simweb.omnibox.start import start_url
 from simweb.redteam import redteam
+from simweb.server import create_app
 from simweb.tasks import FactGroup, TaskTemplate
 
 from conftest import APPS
@@ -238,3 +241,16 @@ def test_cli_exports_sub_tasks_as_webgym_reads_them(tmp_path):
     loaded = {t.task_id: t for t in load_tasks(str(out))}
     assert loaded[row["task_id"]].task_name == row["task_name"]
     assert len({row["task_id"] for row in rows}) == len(rows)
+
+
+def test_served_start_url_sets_up_a_sub_task():
+    """WebGym visits an exported sub-task's `website` as is: the served app starts it."""
+    env = simweb.make("shopping", seed=0)
+    env.reset(seed=2, options={"task": "shopping/buy_product.1"})
+    flask_app = create_app("shopping")
+    client = flask_app.test_client()
+    assert client.get(start_url("shopping/buy_product.1", 2)).status_code == 200
+    token = flask_app.extensions["simweb"].control_token
+    state = orjson.loads(client.get("/_simweb/state", headers={"Authorization": f"Bearer {token}"}).data)
+    assert state == env.snapshot() and state["meta"]["task"]["id"] == "shopping/buy_product.1"
+    assert client.get(start_url("shopping/buy_product.7", 2)).status_code == 400
