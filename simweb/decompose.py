@@ -46,7 +46,9 @@ def decomposable(groups: Sequence[FactGroup]) -> bool:
 class Part:
     """One sub-task of a parent instance.
 
-    ``groups``: the ids of the parent's fact groups the sub-task asks for.
+    ``groups``: the ids of the parent's fact groups the sub-task asks for; a
+    :class:`FactGroup` in their place rewords that group for the part (a judge reads the
+    description: "in the cart", not "ordered", when checkout is not part of it).
     ``keep``: selectors of the parent's effect pieces it keeps (see :func:`restrict`).
     ``plan``: its oracle, actions taken only from what the agent sees.
     ``goal``: its goal text; empty: the engine words it from the parent's goal.
@@ -54,7 +56,7 @@ class Part:
     consumes them (the cart that checkout empties): ``extra(start) -> Effect``, added to
     what ``keep`` selects."""
 
-    groups: tuple[str, ...]
+    groups: tuple[str | FactGroup, ...]
     keep: tuple[str, ...]
     plan: tuple[str, ...]
     goal: str = ""
@@ -199,10 +201,10 @@ class SubTask(TaskTemplate):
     def facts(self, app: Any, p: dict[str, Any]) -> list[FactGroup]:
         wanted = self.part(app, p).groups
         groups = {g.id: g for g in self.parent.facts(app, p)}
-        missing = [g for g in wanted if g not in groups]
+        missing = [g for g in wanted if isinstance(g, str) and g not in groups]
         if missing:
             raise ValueError(f"{self.id}: the parent has no fact group {missing}")
-        return [groups[g] for g in wanted]
+        return [g if isinstance(g, FactGroup) else groups[g] for g in wanted]
 
     def oracle(self, app: Any, p: dict[str, Any]) -> list[str]:
         return list(self.part(app, p).plan)

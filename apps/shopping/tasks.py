@@ -444,7 +444,9 @@ class BuyProduct(ShopTask):
         prod = app.world.product(p["product_id"])
         line = (p["product_id"], p["qty"], p["size"], p["color"])
         n = "one" if p["qty"] == 1 else str(p["qty"])
-        return [Part(("item",), (), tuple(open_product(app, prod) + add_to_cart(prod, p["qty"], p["size"], p["color"])),
+        item = self.facts(app, p)[0]
+        cart = FactGroup(item.id, "The right item is in the cart", item.facts)
+        return [Part((cart,), (), tuple(open_product(app, prod) + add_to_cart(prod, p["qty"], p["size"], p["color"])),
                      f"Put {n} “{p['name']}” in size {p['size']} and color {p['color']} in my cart. Do not check "
                      f"out yet.",
                      extra=lambda start: Effect((V.cart_is(p["user_id"], V.cart_items(start, p["user_id"]) + [line]),)))]
@@ -489,7 +491,9 @@ class BuyWithCoupon(ShopTask):
     def parts(self, app, p):
         a, b = app.world.product(p["a"]), app.world.product(p["b"])
         lines = [(p["a"], 1, None, None), (p["b"], 1, None, None)]
-        return [Part(("items",), (), tuple(open_product(app, a) + add_to_cart(a) + open_product(app, b) + add_to_cart(b)),
+        items = self.facts(app, p)[0]
+        cart = FactGroup(items.id, "Both items are in the cart", items.facts)
+        return [Part((cart,), (), tuple(open_product(app, a) + add_to_cart(a) + open_product(app, b) + add_to_cart(b)),
                      f"Put one “{p['a_name']}” and one “{p['b_name']}” in my cart. Do not check out yet.",
                      extra=lambda start: Effect((V.cart_is(p["user_id"], V.cart_items(start, p["user_id"]) + lines),)))]
 
