@@ -1375,6 +1375,54 @@ class WrapUpMilestone(TaskTemplate):
                                             label=f"milestone {p['milestone']}")))
 
 
+class BusiestAssignee(TaskTemplate):
+    id = "issues/busiest_assignee"
+    kind = "info"
+    title = "Find who has the most open issues of a milestone assigned (filter, then count by assignee)"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            if not ms:
+                continue
+            m = rng.choice(ms)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[], assignee=None, author=None,
+                                      milestone=m["id"], terms=[], sort="created", limit=21)
+            if not 6 <= len(ids) <= 20:        # one page of the list
+                continue
+            counts: dict[int, int] = {}
+            for row in app.world.issues(ids):
+                for a in row["assignees"]:
+                    counts[a] = counts.get(a, 0) + 1
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            if len(ranked) < 2 or ranked[0][1] == ranked[1][1] or ranked[0][1] < 2:
+                continue
+            (top, n1), (second, n2) = ranked[:2]
+            return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                    "project_id": p["id"], "milestone": m["title"], "milestone_id": m["id"],
+                    "top": username(app, top), "top_count": n1, "second": username(app, second), "second_count": n2}
+        raise RuntimeError("no milestone with a clear busiest assignee")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, look at the open issues of the milestone “{p['milestone']}”. Who has the most "
+                f"of them assigned? Answer with the username.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are counted", f"milestone {p['milestone']}", "open issues only"),
+                fg("counts", "Assignments are counted per member", f"@{p['top']} has {p['top_count']}",
+                   f"the next, @{p['second']}, has {p['second_count']}"),
+                fg("answer", "The busiest member is named", f"the answer is @{p['top']}")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return to_project(proj) + ["click('project-issues')", f"select_option('f-milestone', {p['milestone']!r})",
+                                   "click('f-apply')", f"send_msg_to_user('@{p['top']}')"]
+
+    def effect(self, app, p, start):
+        return Effect(checks=(V.listed([p["top"]], "busiest assignee", prefix="@"),))
+
+
 class HandOverIssues(TaskTemplate):
     id = "issues/hand_over_issues"
     kind = "state"
@@ -1490,5 +1538,5 @@ TASKS: list[TaskTemplate] = [
     SetDueDate(), LinkIssues(), AddMember(), ChangeRole(), MarkAllRead(), CloseWithRole(), CloseIfUnblocked(),
     AddToMilestone(), CreateIssue(), CreateAssignLabel(), CloseLabelInMilestone(), OpenBlockers(), TriageIssue(),
     MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(), WrapUpMilestone(), HandOverIssues(),
-    RelabelInMilestone(),
+    RelabelInMilestone(), BusiestAssignee(),
 ]
