@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import simweb
+from simweb.apps.issues.tasks import TASKS
 from simweb.cli import main
 from simweb.decompose import Part, SubTask, decomposable, restrict
 from simweb.effects import ANY, Answer, Effect, NewRow, Row, Value, eq, evaluate
@@ -149,7 +150,7 @@ def test_task_table_lists_parents_and_resolves_sub_tasks():
     env = simweb.make("issues")
     tasks = env.app.tasks
     assert all("." not in tid.rpartition("/")[2] for tid in tasks)          # iteration: parents only
-    assert len(tasks) == len(list(tasks.keys()))
+    assert len(tasks) == len(TASKS) and list(tasks) == [t.id for t in TASKS]   # the app's list, no more
     assert "issues/triage_issue.3" in tasks and "issues/triage_issue.4" not in tasks
     assert "issues/close_issue.1" not in tasks                              # declares no parts
     assert tasks["issues/triage_issue.2"] is tasks["issues/triage_issue.2"]
