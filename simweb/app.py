@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import jinja2
 
+from .decompose import TaskTable
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
 from .machine import ControlMachine
@@ -147,8 +148,9 @@ class App:
 
     @cached_property
     def tasks(self) -> dict[str, Any]:
-        """Task templates by id ('shopping/<template>')."""
-        return {t.id: t for t in _import(self.definition.tasks)}
+        """Task templates by id ('shopping/<template>'); sub-task ids
+        ('shopping/buy_product.1') resolve too, but only parents are listed."""
+        return TaskTable(self, _import(self.definition.tasks))
 
     @cached_property
     def verifiers(self) -> Any:

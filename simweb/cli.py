@@ -117,8 +117,9 @@ def apps_cmd() -> None:
 @click.argument("app")
 @with_world
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed to show an example goal for.")
+@click.option("--decomposed", is_flag=True, help="Also list each template's sub-tasks (<id>.<n>) under it.")
 @_guard
-def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int) -> None:
+def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int, decomposed: bool) -> None:
     """List an app's task templates with difficulty and an example goal."""
     from rich.table import Table
 
@@ -126,10 +127,17 @@ def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int) -> None:
     table = Table(title=f"{app} task templates", show_lines=False)
     for col in ("id", "kind", "difficulty", "facts", "example goal (seed %d)" % seed):
         table.add_column(col, overflow="fold")
-    for tid, t in env.app.tasks.items():
+    n_subs = 0
+    for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
         inst = t.instantiate(env.app, seed)
-        table.add_row(tid, t.kind, inst.difficulty, str(inst.n_facts), inst.goal)
+        table.add_row(t.id, t.kind, inst.difficulty, str(inst.n_facts), inst.goal)
+        for sub in subs:
+            si = sub.instantiate(env.app, seed)
+            table.add_row(f"  {sub.id}", sub.kind, si.difficulty, str(si.n_facts), si.goal)
+        n_subs += len(subs)
     _console().print(table)
+    if decomposed:
+        click.echo(f"{len(env.app.tasks)} templates, {n_subs} sub-tasks")
 
 
 @main.command("run")
@@ -251,11 +259,12 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
 @click.option("--seeds", "-n", type=click.IntRange(min=1, max=10_000), default=30, show_default=True,
               help="Instances per template (seeds 0..N-1); 30 or more also measures answer guessing rates.")
 @click.option("--task", "-t", "tasks", multiple=True, help="Only these templates (repeatable).")
+@click.option("--decomposed", is_flag=True, help="Also attack the sub-tasks of the templates (simweb tasks --decomposed).")
 @click.option("--no-events", is_flag=True, help="Skip submitting the pages' forms (faster).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Every attack as JSONL.")
 @with_world
 @_guard
-def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], no_events: bool, out: str | None,
+def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, no_events: bool, out: str | None,
                 world_seed: int, size: int | None) -> None:
     """Attack every task template's reward: zero work, undo, junk, deletion, over-doing,
     every form of the visited pages; and check that right answers in other forms are paid.
@@ -272,6 +281,8 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], no_events: bool, o
     ids = list(tasks) or list(env.app.tasks)
     for t in ids:
         env.app_task(t)
+    if decomposed:
+        ids += [s.id for t in list(ids) for s in env.app.tasks.sub_tasks(t)]
     with Progress(TextColumn("[bold]red team"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), transient=True, disable=not sys.stderr.isatty()) as bar:
         job = bar.add_task("", total=len(ids))
@@ -567,18 +578,21 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False))
 @click.option("--per-template", type=click.IntRange(min=1, max=100_000), default=10, show_default=True)
 @click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where `simweb serve` runs.")
+@click.option("--decomposed", is_flag=True, help="Also write the sub-tasks of every template that splits.")
 @with_world
 @_guard
-def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None) -> None:
+def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None,
+               decomposed: bool) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
     from .live.tasks import dump_tasks, export_task
 
     env = _make_env(app, world_seed, size)
     tasks = []
-    for tid, t in env.app.tasks.items():
-        for seed in range(per_template):
-            tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
+    for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
+        for tid in [t.id, *(sub.id for sub in subs)]:
+            for seed in range(per_template):
+                tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
     path = out
     tmp = path + ".tmp"
     try:
