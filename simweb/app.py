@@ -23,6 +23,7 @@ import jinja2
 
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
+from .kits import TEMPLATES as KIT_TEMPLATES
 from .machine import ControlMachine
 from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
 from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
@@ -132,7 +133,8 @@ class App:
     def _make_jinja(self) -> jinja2.Environment:
         folder = resources.files(self.definition.package) / "templates"
         env = _TemplateEnvironment(
-            loader=jinja2.FileSystemLoader(str(folder)),
+            # The app's templates first; a kit's (login.html...) where the app has none.
+            loader=jinja2.FileSystemLoader([str(folder), str(KIT_TEMPLATES)]),
             autoescape=True,               # all user text is escaped
             auto_reload=False,             # templates compile once, never on the hot path
             cache_size=-1,
@@ -140,6 +142,7 @@ class App:
             trim_blocks=True, lstrip_blocks=True,
         )
         env.globals.update(self.callables)
+        env.globals["kits"] = self.spec.kits
         env.filters.update(self.function_table.filters)
         # URLs from user content or a restored state go through this in every app.
         env.filters["safe_href"] = safe_href

@@ -22,6 +22,7 @@ import yaml
 
 from .effects import Bookkeeping
 from .expr import Expr, ExprError, compile_expr
+from .kits import KitError, resolve_kits
 from .spec_schema import SPEC_SCHEMA
 from .state import canonical
 
@@ -419,6 +420,8 @@ class Spec:
     timers: dict[str, Timer] = field(default_factory=dict)
     #: what the site maintains as a side effect of judged changes (simweb.effects)
     bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)
+    #: the options of each kit the spec includes (simweb.kits), as templates see them
+    kits: dict[str, dict] = field(default_factory=dict)
 
     def match_page(self, path: str) -> tuple[PageSpec, dict[str, Any]] | None:
         return _match(self.pages.values(), path)
@@ -767,7 +770,13 @@ def load_spec(path: str | FsPath, functions: Mapping[str, Any] | None = None, *,
 
 def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
                  function_reads: Mapping[str, tuple[str, ...]]) -> Spec:
-    """Validate and compile a parsed spec document (see :func:`load_spec`)."""
+    """Validate and compile a parsed spec document (see :func:`load_spec`). The kits it
+    includes are merged in first (:func:`simweb.kits.resolve_kits`); ``raw`` and ``hash``
+    are of the merged document."""
+    try:
+        doc, kits = resolve_kits(doc)
+    except KitError as exc:
+        raise SpecError(f"{file}: top level: field 'kits': {exc}") from None
     validate_spec_document(doc, file)
     c = _Compiler(file, functions, function_reads)
     base = set(BASE_NAMES)
@@ -857,7 +866,7 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
         runtime_schema=runtime_schema, globals=glob, pages=pages, events=events,
         hash=hashlib.sha256(canonical(doc)).hexdigest(), path=file, raw=doc,
         roles=roles, permissions=permissions, workflows=workflows, timers=timers,
-        bookkeeping=Bookkeeping.from_spec(doc.get("bookkeeping")),
+        bookkeeping=Bookkeeping.from_spec(doc.get("bookkeeping")), kits=kits,
     )
     try:
         jsonschema.Draft202012Validator.check_schema(spec.runtime_schema)

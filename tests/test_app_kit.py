@@ -52,4 +52,7 @@ def test_the_wheel_ships_every_app(tmp_path):
         for path in (f"simweb/apps/{app}/__init__.py", f"simweb/apps/{app}/tasks.py", f"simweb/specs/{app}.yaml",
                      f"simweb/verifiers/{app}.py", f"simweb/apps/{app}/templates/base.html"):
             assert path in names, path
+    for path in ("simweb/kits/__init__.py", "simweb/kits/auth.yaml", "simweb/kits/templates/login.html",
+                 "simweb/kits/templates/register.html"):
+        assert path in names, path   # the engine's kits, which every app's sign-in comes from
     assert not any(n.startswith("apps/") for n in names), "a bare top-level 'apps' package"
