@@ -52,6 +52,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb import fulltext
+from simweb.world import MetaTable, RowMap
 from simweb.worlddb import (
     DAY0,
     LRU,
@@ -1066,12 +1067,8 @@ class Base(DeclarativeBase):
     """Declarative base of the shop world schema."""
 
 
-class Meta(Base):
+class Meta(MetaTable, Base):
     """Key/value facts about the world (generator version, seed, size, hash...)."""
-
-    __tablename__ = "meta"
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
 
 
 class Category(Base):
@@ -1837,14 +1834,11 @@ _READ_PRAGMAS = (
     "PRAGMA cache_size=-32768",
     "PRAGMA temp_store=MEMORY",
 )
-_PRODUCT_COLS = ("id, sku, name, slug, brand_id, category_id, price_cents, list_price_cents, rating,"
-                 " review_count, stock, description, options, attributes, created_day")
-_USER_COLS = "id, username, email, full_name, password, default_address_id, created_day"
-_ADDRESS_COLS = "id, user_id, full_name, street, city, state, zip, country, phone, is_default"
-_ORDER_COLS = ("id, user_id, day, status, items, subtotal_cents, shipping_cents, discount_cents,"
-               " total_cents, shipping_method, address_id, coupon")
-_COUPON_COLS = ("id, code, kind, value, min_subtotal_cents, expires_day, active, category_id,"
-                " one_per_user, description")
+PRODUCT_ROWS = RowMap(Product)
+USER_ROWS = RowMap(User)
+ADDRESS_ROWS = RowMap(Address)
+ORDER_ROWS = RowMap(Order)
+COUPON_ROWS = RowMap(Coupon)
 _BROWSE_ORDER = {
     "relevance": "pop_rank",
     "reviews": "pop_rank",
@@ -1967,24 +1961,20 @@ class ShopWorld(WorldFile):
     # -- products -------------------------------------------------------------
 
     def _product_dict(self, row: tuple) -> dict[str, Any]:
-        cat = self._category_by_id[row[5]]
-        return {
-            "id": row[0], "sku": row[1], "name": row[2], "slug": row[3],
-            "brand_id": row[4], "brand_name": self._brand_by_id[row[4]]["name"],
-            "category_id": row[5], "category_name": cat["name"], "department_id": cat["parent_id"],
-            "price_cents": row[6], "list_price_cents": row[7], "on_sale": row[7] > row[6],
-            "rating": row[8], "review_count": row[9], "stock": row[10], "in_stock": row[10] > 0,
-            "description": row[11], "options": orjson.loads(row[12]),
-            "attributes": orjson.loads(row[13]), "created_day": row[14],
-        }
+        """A product's columns and what a page shows of its brand, category and price."""
+        p = PRODUCT_ROWS(row)
+        cat = self._category_by_id[p["category_id"]]
+        p.update(brand_name=self._brand_by_id[p["brand_id"]]["name"], category_name=cat["name"],
+                 department_id=cat["parent_id"], on_sale=p["list_price_cents"] > p["price_cents"],
+                 in_stock=p["stock"] > 0)
+        return p
 
     def product(self, pid: int) -> dict[str, Any] | None:
         """One product by id, or None."""
         pid = int(pid)
         row = self._product_rows.get(pid)
         if row is None:
-            row = self._conn().execute(f"SELECT {_PRODUCT_COLS} FROM products WHERE id = ?",
-                                       (int(pid),)).fetchone()
+            row = self._conn().execute(PRODUCT_ROWS.select("id = ?"), (int(pid),)).fetchone()
             if row is None:
                 return None
             self._product_rows.put(pid, row)
@@ -1992,8 +1982,7 @@ class ShopWorld(WorldFile):
 
     def product_by_slug(self, slug: str) -> dict[str, Any] | None:
         """One product by slug, or None."""
-        row = self._conn().execute(f"SELECT {_PRODUCT_COLS} FROM products WHERE slug = ?",
-                                   (slug,)).fetchone()
+        row = self._conn().execute(PRODUCT_ROWS.select("slug = ?"), (slug,)).fetchone()
         return None if row is None else self._product_dict(row)
 
     def products(self, ids: Sequence[int]) -> list[dict[str, Any]]:
@@ -2013,7 +2002,7 @@ class ShopWorld(WorldFile):
             for i in range(0, len(uniq), 500):
                 chunk = uniq[i:i + 500]
                 for row in conn.execute(
-                        f"SELECT {_PRODUCT_COLS} FROM products WHERE id IN ({','.join('?' * len(chunk))})",
+                        PRODUCT_ROWS.select(f"id IN ({','.join('?' * len(chunk))})"),
                         chunk):
                     rows[row[0]] = row
                     self._product_rows.put(row[0], row)
@@ -2486,76 +2475,42 @@ class ShopWorld(WorldFile):
 
     # -- people -------------------------------------------------------------------
 
-    @staticmethod
-    def _user_dict(row: tuple) -> dict[str, Any]:
-        return {"id": row[0], "username": row[1], "email": row[2], "full_name": row[3],
-                "password": row[4], "default_address_id": row[5], "created_day": row[6]}
-
     def user(self, uid: int) -> dict[str, Any] | None:
         """One user by id, or None (includes the synthetic plain-text password)."""
         uid = int(uid)
         row = self._user_rows.get(uid)
         if row is None:
-            row = self._conn().execute(f"SELECT {_USER_COLS} FROM users WHERE id = ?",
-                                       (int(uid),)).fetchone()
+            row = self._conn().execute(USER_ROWS.select("id = ?"), (int(uid),)).fetchone()
             if row is None:
                 return None
             self._user_rows.put(uid, row)
-        return self._user_dict(row)
+        return USER_ROWS(row)
 
     def user_by_login(self, username_or_email: str) -> dict[str, Any] | None:
         """A user by username or email (case-insensitive, surrounding spaces ignored)."""
         key = (username_or_email or "").strip().lower()
         row = self._conn().execute(
-            f"SELECT {_USER_COLS} FROM users WHERE username = ? UNION ALL"
-            f" SELECT {_USER_COLS} FROM users WHERE email = ? LIMIT 1", (key, key)).fetchone()
-        return None if row is None else self._user_dict(row)
-
-    @staticmethod
-    def _address_dict(row: tuple) -> dict[str, Any]:
-        keys = ("id", "user_id", "full_name", "street", "city", "state", "zip", "country", "phone")
-        d = dict(zip(keys, row[:9], strict=True))
-        d["is_default"] = bool(row[9])
-        return d
+            f"{USER_ROWS.select('username = ?')} UNION ALL {USER_ROWS.select('email = ?')} LIMIT 1",
+            (key, key)).fetchone()
+        return None if row is None else USER_ROWS(row)
 
     def addresses(self, uid: int) -> list[dict[str, Any]]:
         """A user's saved addresses, default first (then id)."""
-        return [self._address_dict(r) for r in self._conn().execute(
-            f"SELECT {_ADDRESS_COLS} FROM addresses WHERE user_id = ? ORDER BY is_default DESC, id",
-            (int(uid),))]
+        return ADDRESS_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="is_default DESC, id")
 
     def address(self, aid: int) -> dict[str, Any] | None:
         """One address by id, or None."""
-        row = self._conn().execute(f"SELECT {_ADDRESS_COLS} FROM addresses WHERE id = ?",
-                                   (int(aid),)).fetchone()
-        return None if row is None else self._address_dict(row)
-
-    @staticmethod
-    def _order_dict(row: tuple) -> dict[str, Any]:
-        return {"id": row[0], "user_id": row[1], "day": row[2], "status": row[3],
-                "items": orjson.loads(row[4]), "subtotal_cents": row[5], "shipping_cents": row[6],
-                "discount_cents": row[7], "total_cents": row[8], "shipping_method": row[9],
-                "address_id": row[10], "coupon": row[11]}
+        return ADDRESS_ROWS.one(self._conn(), "id = ?", (int(aid),))
 
     def orders(self, uid: int) -> list[dict[str, Any]]:
         """A user's past orders, newest first (day desc, then id desc)."""
-        return [self._order_dict(r) for r in self._conn().execute(
-            f"SELECT {_ORDER_COLS} FROM orders WHERE user_id = ? ORDER BY day DESC, id DESC",
-            (int(uid),))]
+        return ORDER_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="day DESC, id DESC")
 
     def order(self, oid: int) -> dict[str, Any] | None:
         """One order by id, or None."""
-        row = self._conn().execute(f"SELECT {_ORDER_COLS} FROM orders WHERE id = ?",
-                                   (int(oid),)).fetchone()
-        return None if row is None else self._order_dict(row)
+        return ORDER_ROWS.one(self._conn(), "id = ?", (int(oid),))
 
     # -- coupons ------------------------------------------------------------------
-
-    @staticmethod
-    def _coupon_dict(row: tuple) -> dict[str, Any]:
-        return {"id": row[0], "code": row[1], "kind": row[2], "value": row[3],
-                "min_subtotal_cents": row[4], "expires_day": row[5], "active": bool(row[6]),
-                "category_id": row[7], "one_per_user": bool(row[8]), "description": row[9]}
 
     def coupon(self, code: str) -> dict[str, Any] | None:
         """A coupon by code (case-insensitive, surrounding spaces ignored), or None.
@@ -2563,14 +2518,11 @@ class ShopWorld(WorldFile):
         Returned whatever its state: callers check ``active`` and
         ``expires_day`` (see :func:`coupon_discount_cents`).
         """
-        row = self._conn().execute(f"SELECT {_COUPON_COLS} FROM coupons WHERE code = ?",
-                                   ((code or "").strip().upper(),)).fetchone()
-        return None if row is None else self._coupon_dict(row)
+        return COUPON_ROWS.one(self._conn(), "code = ?", ((code or "").strip().upper(),))
 
     def coupons(self) -> list[dict[str, Any]]:
         """All coupons by id (including expired and disabled ones)."""
-        return [self._coupon_dict(r) for r in self._conn().execute(
-            f"SELECT {_COUPON_COLS} FROM coupons ORDER BY id")]
+        return COUPON_ROWS.rows(self._conn())
 
     # -- ids for the simulator and task generators ----------------------------------
 
