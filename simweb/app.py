@@ -81,6 +81,16 @@ class AppDefinition:
         return str(resources.files(package) / file)
 
 
+def load_app_spec(definition: AppDefinition, table: FunctionTable) -> Spec:
+    """An app's compiled spec: expressions may call the functions of ``table`` (their read
+    sets go into the events'), and ``required: columns`` in the runtime schema lists the
+    columns of the world's models (the world class's ``ROW_MAPS``; importing it loads no data)."""
+    functions = table.merged_with_builtins()
+    row_maps = getattr(_import(definition.world), "ROW_MAPS", {})
+    return load_spec(definition.spec_path(), table.callables(), function_reads={n: f.reads for n, f in functions.items()},
+                     columns={t: rows.names for t, rows in row_maps.items()})
+
+
 class _TemplateEnvironment(jinja2.Environment):
     """Jinja with dict keys first: pages render JSON data, so ``p.items`` is the key
     'items' when there is one (not the dict method), and the common lookup skips
@@ -119,10 +129,8 @@ class App:
         self.seed = seed
         table: FunctionTable = _import(definition.functions)
         self.function_table = table
-        functions = table.merged_with_builtins()
         self.callables = table.callables()
-        self.spec: Spec = load_spec(definition.spec_path(), self.callables,
-                                    function_reads={n: f.reads for n, f in functions.items()})
+        self.spec: Spec = load_app_spec(definition, table)
         self.machine = ControlMachine(self.spec)
         self.world = _import(definition.world).load(seed=seed, size=self.size, progress=progress)
         self.validator = StateValidator(self.spec.runtime_schema)

@@ -10,7 +10,7 @@ import pytest
 
 import simweb
 from simweb.app import App
-from simweb.kits import KitError, expand_kit, merge, resolve_kits
+from simweb.kits import expand_kit, merge, resolve_kits
 from simweb.spec import SpecError, compile_spec
 from tinyapp import APP as TINY
 
@@ -157,3 +157,28 @@ def test_an_app_template_takes_the_place_of_the_kits(tmp_path):
     app = env.app
     assert app.jinja.get_template("login.html").filename.endswith("simweb/kits/templates/login.html")
     assert app.jinja.get_template("base.html").filename.endswith("issues/templates/base.html")
+
+
+def test_the_kit_finds_accounts_as_they_are_now():
+    env = simweb.make("shopping", seed=0)
+    app = env.app
+    state = app.initial_state(0)
+    app.navigate(state, "/register")
+    form = {"full_name": "Robin Example", "username": "robin_ex", "email": "Robin@Example.com",
+            "password": "correct horse", "confirm": "correct horse"}
+    assert app.submit(state, "/register", form).event == "register"
+    new_id = state["browser"]["user"]
+    assert new_id > app.world.max_id("users")
+    app.navigate(state, "/")
+    app.submit(state, "/logout", {})
+    app.navigate(state, "/login")
+    resp = app.submit(state, "/login", {"login": "  ROBIN@example.COM ", "password": "correct horse"})
+    assert resp.event == "sign_in" and resp.location == "/" and state["browser"]["user"] == new_id
+    # A world account whose email changed signs in with the new one, not the old.
+    old = app.world.user(2)
+    state["runtime"]["entities"]["users"]["2"] = dict(old, email="moved@example.org")
+    for login, found in ((old["email"], None), ("MOVED@example.org", 2), (old["username"], 2)):
+        state["browser"]["user"] = None
+        app.navigate(state, "/login")
+        app.submit(state, "/login", {"login": login, "password": old["password"]})
+        assert state["browser"]["user"] == found, login

@@ -116,3 +116,23 @@ def test_check_world_names_what_a_broken_world_breaks():
     assert any(p.startswith("world.hash must be a sha256 hex digest") for p in problems)
     assert any(p.startswith("world.size is 7") for p in problems)
     assert any(p.startswith("world.max_id('issues') failed: KeyError") for p in problems)
+
+
+def test_the_runtime_schema_takes_required_columns_from_the_models():
+    import yaml
+
+    from simweb.spec import SpecError, compile_spec
+
+    app = simweb.make("booking", seed=0).app
+    row = app.spec.runtime_schema["properties"]["entities"]["properties"]["bookings"]["additionalProperties"]
+    assert row["required"] == list(type(app.world).ROW_MAPS["bookings"].names)
+    text = open(app.definition.spec_path(), encoding="utf-8").read()
+    assert "required: columns" in text
+    fns = app.function_table.merged_with_builtins()
+    with pytest.raises(SpecError, match="entities.bookings requires 'columns', but the world declares no model"):
+        compile_spec(yaml.safe_load(text), "booking.yaml", app.callables, {n: f.reads for n, f in fns.items()},
+                     columns={})
+    bad = app.initial_state(0)
+    bad["runtime"]["entities"]["bookings"] = {"999999": {"id": 999999}}
+    with pytest.raises(Exception, match="required"):
+        app.check_state(bad)

@@ -414,6 +414,8 @@ class BookingWorld(WorldFile):
     MIN_SIZE = 20
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (BOOKING_ROWS, USER_ROWS, ROOM_ROWS, CODE_ROWS, PROPERTY_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:

@@ -512,6 +512,9 @@ class CmsWorld(WorldFile):
     MIN_SIZE = 200
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (POST_ROWS, USER_ROWS, COMMENT_ROWS, MEDIA_ROWS,
+                                     REVISION_ROWS, CATEGORY_ROWS, TAG_ROWS, MENU_ROWS, MENU_ITEM_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:

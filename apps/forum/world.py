@@ -816,6 +816,8 @@ class ForumWorld(WorldFile):
     MIN_SIZE = 1
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (POST_ROWS, COMMENT_ROWS, USER_ROWS, MESSAGE_ROWS, COMMUNITY_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:

@@ -624,6 +624,9 @@ class IssuesWorld(WorldFile):
     MIN_SIZE = 100
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (PROJECT_ROWS, LABEL_ROWS, MILESTONE_ROWS, USER_ROWS,
+                                     MEMBER_ROWS, ISSUE_ROWS, COMMENT_ROWS, LINK_ROWS, NOTIFICATION_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:

@@ -134,6 +134,8 @@ class ShopWorld(WorldFile):
     MIN_SIZE = 1
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (PRODUCT_ROWS, USER_ROWS, ADDRESS_ROWS, ORDER_ROWS, COUPON_ROWS)}
     build = staticmethod(_build_world)
 
     seed: int
