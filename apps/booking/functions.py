@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, overlay
+from simweb.functions import to_int as _int
 from simweb.kits.auth import add_auth_functions
 from simweb.worlddb import date_to_day, day_to_date
 
@@ -58,13 +59,6 @@ def _load_room(world: Any, rid: int) -> dict | None:
 
 def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
     return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
-
-
-def _int(x: Any) -> int | None:
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return None
 
 
 # ----------------------------------------------------------------------------- users and sessions
