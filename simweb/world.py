@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import JSON, Boolean, String, Text

@@ -7,12 +7,12 @@ import copy
 from pathlib import Path
 
 import pytest
+from tinyapp import APP as TINY
 
 import simweb
 from simweb.app import App
 from simweb.kits import expand_kit, merge, resolve_kits
 from simweb.spec import SpecError, compile_spec
-from tinyapp import APP as TINY
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("booking", "cms", "forum", "issues", "shopping")

@@ -25,9 +25,10 @@ from __future__ import annotations
 import copy
 import difflib
 import re
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 

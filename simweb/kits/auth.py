@@ -9,7 +9,8 @@ function and names it in the kit's ``account`` option.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..functions import Ctx, FunctionTable, entity_row, overlay
 

@@ -6,14 +6,14 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from simweb.worlddb import BuildProgress, WorldBuilder
+from simweb.worlddb import BuildProgress
 
 from .catalog import _DEPARTMENTS, CatalogBuilder
 from .customers import CustomerBuilder, n_users_for
 from .schema import APP, GENERATOR_VERSION, SCHEMA_FINGERPRINT, WORLD_DAY, Base
 
 
-class _Builder(CatalogBuilder, CustomerBuilder, WorldBuilder):
+class _Builder(CatalogBuilder, CustomerBuilder):
     """Generates one world into an empty SQLite file.
 
     Rows are produced in a fixed order and fed both to SQLite (``executemany``

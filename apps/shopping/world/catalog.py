@@ -9,7 +9,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from simweb.worlddb import Rng, stable_hash64
+from simweb.worlddb import Rng, WorldBuilder, stable_hash64
 
 from .schema import _FTS_DDL, _FTS_RANK, APP
 
@@ -866,9 +866,16 @@ _PRODUCT_BATCH = 5_000
 _SALE_PERCENTS = (10, 15, 20, 25, 30, 40, 50)
 
 
-class CatalogBuilder:
+class CatalogBuilder(WorldBuilder):
     """The catalog half of the world's generation: categories, brands, products and
     reviews, then the tables derived from them (tags, search, facets)."""
+
+    # Set by the world's builder (build.py) before generation starts.
+    n_users: int
+    brand_names: list[str]                 # index = brand id
+    dept_brands: list[list[int]]
+    tag_ids: dict[tuple[str, str], int]
+    postings: list[list[array]]            # [tag id - 1][department index] -> product ids
 
     # -- plumbing -------------------------------------------------------------
 

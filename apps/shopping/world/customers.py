@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from simweb.worlddb import Rng, stable_hash64
+from simweb.worlddb import Rng, WorldBuilder, stable_hash64
 
 from .catalog import (
     _CATEGORY_ROWS,
@@ -125,9 +125,15 @@ def n_users_for(size: int) -> int:
     return min(500 + size // 100, 20_000)
 
 
-class CustomerBuilder:
+class CustomerBuilder(WorldBuilder):
     """The people half of the world's generation: users with addresses, coupons, and the
     order history of each user."""
+
+    # Set by the world's builder (build.py) before generation starts.
+    n_users: int
+    user_created: list[int]
+    user_addresses: list[list[int]]
+    coupons: list[dict[str, Any]]
 
     # -- people -------------------------------------------------------------------
 
