@@ -5,7 +5,7 @@ gymnasium's ``check_env``.
     report = simweb.check_app("issues", raise_on_failure=False); print(report)
 
 What it checks (each a function of this module, which the shared test families call):
-the spec compiles and every template declares an intended effect; enough templates and
+the spec compiles; the world keeps its contract (:func:`simweb.world.check_world`) and every template declares an intended effect; enough templates and
 every difficulty; oracle plans reach a clean success at every seed; a random agent
 almost never succeeds; every state stays valid under random actions; a fork replays
 exactly as its parent; the same seed and actions give the same bytes; the red team pays
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .app import AppLimits
+from .world import check_world
 from .worlddb import Rng
 
 
@@ -262,6 +263,7 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
             raise AppCheckError(str(report)) from None
         return report
     report.results.append(CheckResult("the app loads and its spec compiles", []))
+    run("the world keeps its contract", lambda: check_world(env.app))
     run("templates and their effects", lambda: check_templates(env))
     run("oracles reach a clean success",
         lambda: [p for t in env.app.tasks for p in check_oracle(env, t, seeds)])

@@ -496,16 +496,13 @@ def spec_cmd(app: str, diagram: str | None) -> None:
     from rich.table import Table
 
     from . import registry
-    from .app import _import
+    from .app import _import, load_app_spec
     from .functions import FunctionTable
     from .machine import ControlMachine
-    from .spec import load_spec
 
     d = registry.definition(app)
     table_fns: FunctionTable = _import(d.functions)
-    fns = table_fns.merged_with_builtins()
-    spec = load_spec(d.spec_path(), table_fns.callables(),
-                     function_reads={n: f.reads for n, f in fns.items()})
+    spec = load_app_spec(d, table_fns)
     table = Table(title=f"{app} spec v{spec.version} ({len(spec.pages)} pages, {len(spec.events)} events)")
     for col in ("event", "route", "from → to", "effect", "permissions", "workflow moves", "writes", "reads"):
         table.add_column(col, overflow="fold")
