@@ -45,7 +45,7 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
     if reset:
         obs, info = env.reset(seed=seed, options={"task": task} if task else None)
     else:
-        obs, info = env._obs(), env._info(env._verdict())
+        obs, info = env.observe()
     agent.reset(env)
     header = {
         "type": "header", "simweb": __version__, "app": env.app.name,

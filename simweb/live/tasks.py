@@ -32,7 +32,6 @@ import json
 import math
 import os
 import re
-import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path

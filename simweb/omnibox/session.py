@@ -68,4 +68,4 @@ def verdict_of(served: ServedApp, state: dict, answer: str | None = None) -> dic
     verdict = app.tasks[task["id"]].verify(app, task["params"], start.state, final, given)
     instance = start.task
     return {"task": {"id": task["id"], "params": task["params"], "seed": seed, "kind": instance.kind,
-                     "goal": instance.goal}, "answer": given, "verdict": verdict}
+                     "goal": instance.goal, "budget": start.budget}, "answer": given, "verdict": verdict}
