@@ -941,7 +941,7 @@ class BrowserEnv(EpisodeEnv):
         task = state["meta"]["task"]
         ep = self.episode
         if task is None:
-            ep.task, ep.start = None, None
+            ep.begin(None, None, None)
         elif ep.task is None or ep.task.id != task["id"] or ep.task.params != task["params"]:
             self._attach_task(task["id"], task["params"], state["meta"]["rng"]["seed"])
         self._show(state)

@@ -32,8 +32,10 @@ from urllib.parse import urljoin, urlsplit
 from ..browser import BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
 from ..episode import Episode, observation_space
 from ..spaces import JsonValue, Unicode
+from ..taskmodel import bucket_for, episode_budget
 
-DEFAULT_MAX_STEPS = 30
+#: An ad-hoc goal has no fact groups: the budget rule gives WebGym's easy test budget (30).
+DEFAULT_MAX_STEPS = episode_budget(bucket_for(0), cap=None)
 
 #: Gives every element without a bid the next number of the document's counter.
 _STAMP_BIDS_JS = r"""
