@@ -18,6 +18,7 @@ from simweb import check
 from simweb.app import _import
 from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
 from simweb.env import SimEnv
+from simweb.episode import TaskError
 from simweb.registry import app_of_task, definition
 
 from conftest import APPS
@@ -132,6 +133,14 @@ def test_browser_parity_reports_a_divergence(browser_env: Any, monkeypatch: pyte
     monkeypatch.setattr(env.backend, "observe", lambda state: dict(real(state), axtree="RootWebArea 'elsewhere'"))
     assert check.check_browser_parity(app, task_id, 0, web=env) == [
         f"{task_id} seed 0 step 0: the AX tree differs in Chromium"]
+
+
+def test_an_unknown_task_gets_a_did_you_mean(browser_env: Any) -> None:
+    """Task lookup is the episode's, the same as in-process (nothing reaches the server)."""
+    app = APPS[0]
+    task_id = next(t for t in TASKS if app_of_task(t) == app)
+    with pytest.raises(TaskError, match=f"did you mean '{task_id}'"):
+        browser_env(app).reset(seed=0, options={"task": task_id + "x"})
 
 
 # ----------------------------------------------------------------------------- browser-only
