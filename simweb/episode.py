@@ -172,8 +172,7 @@ class Episode:
             task.difficulty if task is not None else None, cap=None)
         self.step_count = step
         self.last_action = self.last_error = ""
-        self._last_verdict = None
-        self.rebase(verdict)
+        self.rebase(verdict)   # the verdict cache is kept: it is keyed by the start it was made from
 
     def rebase(self, verdict: dict | None) -> None:
         """Measure rewards from here on against ``verdict`` (after reset or restore)."""
