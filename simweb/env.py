@@ -89,7 +89,6 @@ class SimEnv(EpisodeEnv):
         self.observation_space = observation_space()
         self.state: dict = self.app.initial_state()
         self.browser = SimBrowser(self.app, self.state)
-        self._episode: EpisodeStart | None = None
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
@@ -107,7 +106,6 @@ class SimEnv(EpisodeEnv):
         self.browser = SimBrowser(self.app, self.state)
         self.browser._html = start.html
         self.browser._page = start.page
-        self._episode = start
         verdict = deep_copy(start.verdict) if start.verdict is not None else None
         self.episode.begin(start.task, start.state, verdict, budget=lambda: start.budget,
                            step=self.state["meta"]["step"])
@@ -147,7 +145,6 @@ class SimEnv(EpisodeEnv):
         """Rebuild the task and its start state from (id, params): both are deterministic."""
         self.app_task(task_id)
         start = episode_start(self.app, task_id, self.state["meta"]["rng"]["seed"], params)
-        self._episode = start
         self.episode.begin(start.task, start.state, None, budget=lambda: start.budget)
 
     def fork(self) -> "SimEnv":
