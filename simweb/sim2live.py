@@ -113,9 +113,10 @@ def page_kind(url: str, rules: Sequence[tuple[re.Pattern, str]]) -> str:
     return re.sub(r"\d+", "N", rest.partition("?")[0]) or "/"
 
 
-def sim_state_keys(start: dict, final: dict) -> set[str]:
+def sim_state_keys(start: dict, final: dict, app: Any = None) -> set[str]:
     """simweb's changed entities: ``table`` for a row created or deleted, ``table.field``
-    for an update (counters and other bookkeeping left out)."""
+    for an update (counters and other bookkeeping left out). A world row the episode
+    changed is compared with its world values (``app`` given), not taken for a new row."""
     a = start.get("runtime", {}).get("entities", {})
     b = final.get("runtime", {}).get("entities", {})
     out: set[str] = set()
@@ -125,13 +126,24 @@ def sim_state_keys(start: dict, final: dict) -> set[str]:
             x, y = ra.get(key), rb.get(key)
             if x == y:
                 continue
-            if x is None or y is None or not isinstance(x, dict) or not isinstance(y, dict) or "id" not in x:
+            if x is None and app is not None and str(key).isdigit():
+                x = _world_row(app, start, table, int(key))
+            if x is None or y is None or not isinstance(x, dict) or not isinstance(y, dict):
                 out.add(table)
                 continue
             for f in sorted(set(x) | set(y)):
                 if x.get(f) != y.get(f):
                     out.add(f"{table}.{f}")
     return out
+
+
+def _world_row(app: Any, state: dict, table: str, eid: int) -> dict | None:
+    from .effects import entity
+
+    try:
+        return entity(app, state, table, eid)
+    except (KeyError, LookupError, TypeError, ValueError):
+        return None
 
 
 def live_state_keys(changes: Iterable[Any], state_map: dict[str, str]) -> set[str]:
@@ -209,8 +221,14 @@ def _skipped_since(agent: Any, entry: dict | None) -> list[dict]:
     return list(reversed(out))
 
 
+def _matches(key: str, patterns: Sequence[str]) -> bool:
+    from fnmatch import fnmatchcase
+
+    return any(fnmatchcase(key, p) for p in patterns)
+
+
 def run_sim(inst: Instance, agent: Any, rules: Sequence, max_steps: int, sim_env: Any,
-            errors: re.Pattern | None = None) -> Side:
+            errors: re.Pattern | None = None, sim_ignore: Sequence[str] = ()) -> Side:
     """The simweb episode of an instance (the goal must read as the instance's)."""
     side = Side("sim")
     t0 = time.monotonic()
@@ -223,7 +241,7 @@ def run_sim(inst: Instance, agent: Any, rules: Sequence, max_steps: int, sim_env
     final = sim_env.snapshot()
     v = sim_env._verdict() if hasattr(sim_env, "_verdict") else None
     side.verdict = _clean_verdict(v)
-    side.changes = sorted(sim_state_keys(start, final))
+    side.changes = sorted(k for k in sim_state_keys(start, final, sim_env.app) if not _matches(k, sim_ignore))
     side.seconds = round(time.monotonic() - t0, 3)
     return side
 
@@ -349,6 +367,7 @@ class Settings:
     llm: dict | None = None
     home: Path | None = None
     install: bool = True
+    port: int | None = None
 
 
 def select_families(pair: str, wanted: Sequence[str] | None) -> list[PortableFamily]:
@@ -385,13 +404,13 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     (out / "traces").mkdir(parents=True, exist_ok=True)
     episodes: list[dict] = []
     sim_env = SimEnv(app, 0, max_steps=settings.max_steps)
-    cp.start()
+    cp.start(settings.port)
     web_env = WebEnv(max_steps=settings.max_steps, screenshots=False)
     try:
         for fam in fams:
             for inst in fam.instances(settings.instances):
                 sim = run_sim(inst, make_agent(settings.agent, fam, inst, settings.llm), sim_rules, settings.max_steps,
-                              sim_env, sim_errors)
+                              sim_env, sim_errors, getattr(module, "SIM_BOOKKEEPING", ()))
                 live = run_live(inst, fam, make_agent(settings.agent, fam, inst, settings.llm), cp, web_env,
                                 live_rules, state_map, settings.max_steps, live_errors)
                 ep = _episode(fam, inst, sim, live)
@@ -462,7 +481,7 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
                      "retained_progress": round(l_prog / s_prog, 4) if s_prog else None,
                      "sim_steps": _mean([e["sim"]["steps"] for e in eps]),
                      "live_steps": _mean([e["live"]["steps"] for e in eps]), "divergences": counts,
-                     "examples": sorted({d["detail"] for e in eps for d in e["divergences"]})[:12]})
+                     "examples": sorted({(d["class"], d["detail"]) for e in eps for d in e["divergences"]})[:30]})
     tot_s = _mean([float(e["sim"]["success"]) for e in episodes])
     tot_l = _mean([float(e["live"]["success"]) for e in episodes])
     return {"pair": settings.pair, "agent": settings.agent, "instances_per_family": settings.instances,
@@ -501,7 +520,7 @@ def render_markdown(report: dict) -> str:
               "", "## Divergences by family", ""]
     for r in report["families"]:
         lines.append(f"**{r['family']}**")
-        lines += [f"- {d}" for d in r["examples"]] or ["- none"]
+        lines += [f"- {c}: {d}" for c, d in r["examples"]] or ["- none"]
         lines.append("")
     lines += ["## Episodes", "", "| family | # | seed | user | sim | live | parts at |", "|---|---|---|---|---|---|---|"]
     for e in report["episodes"]:

@@ -71,13 +71,14 @@ def test_markdown_has_the_table():
                             "retained_success": 0.0, "sim_progress": 1.0, "live_progress": 0.5, "sim_steps": 8.0,
                             "live_steps": 6.0, "divergences": {"page": 1, "control": 2, "validation": 1, "flow": 1,
                                                                "state": 0},
-                            "examples": ["the live site rejects a step: Required issue property priority"]}],
+                            "examples": [("validation", "the live site rejects a step: Required issue property")]}],
               "episodes": [{"family": "close_issue", "index": 0, "sim_seed": 3, "user": "chen.dahl",
                             "sim": {"success": True, "progress": 1.0}, "live": {"success": False, "progress": 0.5},
                             "parting": {"script_step": 0, "what": "click link 'x|y'"}}]}
     md = render_markdown(report)
     assert "| close_issue | form | 1 | 1.00 | 0.00 | 0.00 | 1.00 | 0.50 | 8.00 | 6.00 | 1 | 2 | 1 | 1 | 0 |" in md
     assert "script step 0: click link 'x/y'" in md
+    assert "- validation: the live site rejects a step: Required issue property" in md
 
 
 def test_cli_bad_pair_and_family_are_one_line(tmp_path):

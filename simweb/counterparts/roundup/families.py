@@ -290,7 +290,7 @@ class AssignIssue(RoundupFamily):
         now, _ = _issue_pair(cp, conn, n)
         facts = [field_check(f"#{n} is assigned to {inst.params['assignee']}", now["assignee"], inst.params["assignee"]),
                  *_not_refused(refused)]
-        return facts, [f"_issue.{n}.assignedto"]
+        return facts, [f"_issue.{n}._assignedto"]
 
 
 class CloseIssue(RoundupFamily):
@@ -310,7 +310,7 @@ class CloseIssue(RoundupFamily):
         n = inst.params["iid"]
         now, _ = _issue_pair(cp, conn, n)
         return [check(f"#{n} is closed", now["status"] in CLOSED, f"status {now['status']}"),
-                *_not_refused(refused)], [f"_issue.{n}.status"]
+                *_not_refused(refused)], [f"_issue.{n}._status"]
 
 
 class TriageIssue(RoundupFamily):
@@ -350,7 +350,7 @@ class TriageIssue(RoundupFamily):
                   check(f"milestone {p['milestone']}", False, "no milestones in Roundup"),
                   check(f"due {p['due']}", False, "no due dates in Roundup"),
                   _comment_check(cp, conn, inst, now, before, p["text"])]
-        return facts, [f"_issue.{n}.assignedto", "issue_keyword.*", "_msg.*", "issue_messages.*", "msg_*"]
+        return facts, [f"_issue.{n}._assignedto", "issue_keyword.*", "_msg.*", "issue_messages.*", "msg_*"]
 
 
 class CloseWithRole(RoundupFamily):
@@ -393,11 +393,14 @@ PAGE_KINDS = {
 PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^>]*>([^<]*)',
                "live": r'class="error-message"[^>]*>([^<]*)'}
 
+#: simweb's timestamps of a change (Roundup keeps its own in ``_activity`` and the journal).
+SIM_BOOKKEEPING = ("*.updated_day", "*.closed_day")
+
 #: What a change in Roundup's database is, in simweb's runtime terms (``table`` for a row
 #: created or deleted, ``table.field`` for an update).
 STATE_MAP = {
-    "_issue": "issues", "_issue.assignedto": "issues.assignees", "_issue.status": "issues.state",
-    "_issue.title": "issues.title", "_issue.priority": "issues.priority", "issue_keyword": "issues.labels",
+    "_issue": "issues", "_issue._assignedto": "issues.assignees", "_issue._status": "issues.state",
+    "_issue._title": "issues.title", "_issue._priority": "issues.priority", "issue_keyword": "issues.labels",
     "_msg": "comments", "issue_messages": "comments", "msg_recipients": "notifications",
     "_keyword": "labels", "_user": "users",
 }
