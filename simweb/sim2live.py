@@ -408,7 +408,11 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     web_env = WebEnv(max_steps=settings.max_steps, screenshots=False)
     try:
         for fam in fams:
-            for inst in fam.instances(settings.instances):
+            try:
+                insts = fam.instances(settings.instances)
+            except RuntimeError as exc:
+                raise Sim2LiveError(str(exc)) from None
+            for inst in insts:
                 sim = run_sim(inst, make_agent(settings.agent, fam, inst, settings.llm), sim_rules, settings.max_steps,
                               sim_env, sim_errors, getattr(module, "SIM_BOOKKEEPING", ()))
                 live = run_live(inst, fam, make_agent(settings.agent, fam, inst, settings.llm), cp, web_env,

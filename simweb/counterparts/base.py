@@ -293,9 +293,15 @@ class Counterpart:
 
     # ------------------------------------------------------------------ install
 
+    #: Bump in a subclass when its setup or payload changes, so installs are rebuilt.
+    install_version: ClassVar[int] = 0
+
     def _fingerprint(self) -> str:
-        text = json.dumps({"format": INSTALL_FORMAT, "requirements": list(self.requirements),
-                           "name": self.name}, sort_keys=True)
+        seed = self.package_dir / "seed.py"
+        text = json.dumps({"format": INSTALL_FORMAT, "requirements": list(self.requirements), "name": self.name,
+                           "version": self.install_version,
+                           "seed": hashlib.sha256(seed.read_bytes()).hexdigest() if seed.exists() else None},
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def installed(self) -> bool:

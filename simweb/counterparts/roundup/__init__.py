@@ -64,6 +64,7 @@ class Roundup(Counterpart):
     requirements = ["roundup==2.6.0"]
     default_port = 8603
     run_as = "nobody"
+    install_version = 1   # bump when setup() or the payload changes
 
     #: Roundup's own bookkeeping: journals, sessions, one-time keys, the text indexes, id
     #: counters, activity/actor stamps, and the nosy list and mail recipients its
