@@ -485,7 +485,7 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
                      "retained_progress": round(l_prog / s_prog, 4) if s_prog else None,
                      "sim_steps": _mean([e["sim"]["steps"] for e in eps]),
                      "live_steps": _mean([e["live"]["steps"] for e in eps]), "divergences": counts,
-                     "examples": sorted({(d["class"], d["detail"]) for e in eps for d in e["divergences"]})[:30]})
+                     "examples": _examples(eps)})
     tot_s = _mean([float(e["sim"]["success"]) for e in episodes])
     tot_l = _mean([float(e["live"]["success"]) for e in episodes])
     return {"pair": settings.pair, "agent": settings.agent, "instances_per_family": settings.instances,
@@ -495,6 +495,15 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
                       "retained_success": round(tot_l / tot_s, 4) if tot_s else None,
                       "sim_progress": _mean([e["sim"]["progress"] for e in episodes]),
                       "live_progress": _mean([e["live"]["progress"] for e in episodes])}}
+
+
+def _examples(eps: list[dict], per_class: int = 8) -> list[tuple[str, str]]:
+    """Up to ``per_class`` distinct divergence details of each class (sorted)."""
+    out = []
+    for cls in DIVERGENCE_CLASSES:
+        details = sorted({d["detail"] for e in eps for d in e["divergences"] if d["class"] == cls})
+        out += [(cls, d) for d in details[:per_class]]
+    return out
 
 
 def _fmt(x: Any) -> str:
