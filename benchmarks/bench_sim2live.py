@@ -21,7 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from simweb.counterparts import get, pair as parse_pair
+from simweb.counterparts import get
+from simweb.counterparts import pair as parse_pair
 from simweb.sim2live import Settings, run
 
 

@@ -34,11 +34,14 @@ import importlib
 import json
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
-from .counterparts import CounterpartError, families as pair_families, get, pair as parse_pair
+from .counterparts import CounterpartError, get
+from .counterparts import families as pair_families
+from .counterparts import pair as parse_pair
 from .counterparts.dbdiff import diff
 from .counterparts.portable import Instance, PortableFamily, passed
 
@@ -345,7 +348,8 @@ def parting_step(sim: Side, live: Side) -> dict | None:
     fs, fl = _script_found(sim), _script_found(live)
     for idx in sorted(set(fs) | set(fl)):
         if fs.get(idx, (None,))[0] != fl.get(idx, (None,))[0]:
-            return {"script_step": idx, "what": (fs.get(idx) or fl.get(idx))[1],
+            what = (fs.get(idx) or fl.get(idx) or (None, ""))[1]
+            return {"script_step": idx, "what": what,
                     "sim_found": fs.get(idx, (None,))[0], "live_found": fl.get(idx, (None,))[0]}
     for i, (a, b) in enumerate(zip(sim.steps, live.steps)):
         if a["page"] != b["page"] or a["action"].partition("(")[0] != b["action"].partition("(")[0]:

@@ -8,8 +8,16 @@ from click.testing import CliRunner
 
 from simweb.cli import main
 from simweb.counterparts.dbdiff import Change
-from simweb.sim2live import (Side, divergences, live_state_keys, page_error, page_kind, parting_step, render_markdown,
-                             sim_state_keys)
+from simweb.sim2live import (
+    Side,
+    divergences,
+    live_state_keys,
+    page_error,
+    page_kind,
+    parting_step,
+    render_markdown,
+    sim_state_keys,
+)
 
 RULES = [(re.compile(r"/issues/\d+$"), "issue"), (re.compile(r"/issues(\?|$)"), "issue list")]
 

@@ -36,8 +36,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..live.web import WebEnv
@@ -227,7 +228,7 @@ class Counterpart:
         """A path that answers 200 or a redirect once the server is up."""
         return "/"
 
-    def sign_in(self, env: "WebEnv", username: str) -> None:
+    def sign_in(self, env: WebEnv, username: str) -> None:
         """Log ``username`` in, in the env's browser (not counted as episode steps)."""
         raise NotImplementedError(f"{type(self).__name__} must define sign_in()")
 
@@ -454,7 +455,7 @@ class Counterpart:
     @property
     def port(self) -> int | None:
         info = self._read_pid()
-        return info["port"] if self._alive(info) else None
+        return info["port"] if info is not None and self._alive(info) else None
 
     @property
     def url(self) -> str | None:

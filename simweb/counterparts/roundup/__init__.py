@@ -161,7 +161,7 @@ class Roundup(Counterpart):
         """A path inside the tracker (``issue12`` -> ``/tracker/issue12``)."""
         return f"/{TRACKER}/{path}"
 
-    def sign_in(self, env: "WebEnv", username: str) -> None:
+    def sign_in(self, env: WebEnv, username: str) -> None:
         """Log in through the sidebar form of the classic template."""
         page = env.page
         url = self.url or f"http://127.0.0.1:{self.default_port}"
