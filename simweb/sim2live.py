@@ -109,7 +109,7 @@ def page_error(html: str, rx: re.Pattern | None) -> str:
 def page_kind(url: str, rules: Sequence[tuple[re.Pattern, str]]) -> str:
     """The page kind of a URL by the pair's rules; otherwise its path with numbers as N."""
     m = re.match(r"^[a-z]+://[^/]+(.*)$", url or "")
-    rest = m.group(1) if m else (url or "")
+    rest = (m.group(1) if m else (url or "")).partition("#")[0]   # an anchor is the same page
     for rx, kind in rules:
         if rx.search(rest):
             return kind

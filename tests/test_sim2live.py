@@ -32,6 +32,7 @@ def step(side: str, i: int, page: str, action: str, script: int | None, found: b
 def test_page_kind_rules_and_fallback():
     assert page_kind("http://issues.simweb.localhost/projects/a/b/issues/12", RULES) == "issue"
     assert page_kind("http://x/projects/a/b/issues?state=all", RULES) == "issue list"
+    assert page_kind("http://x/projects/a/b/issues/12#note-9", RULES) == "issue"
     assert page_kind("http://127.0.0.1:8603/tracker/user12?x=1", []) == "/tracker/userN"
     assert page_error('<p class="error-message">Required issue property priority not supplied</p>',
                       re.compile(r'class="error-message"[^>]*>([^<]*)')) == "Required issue property priority not supplied"

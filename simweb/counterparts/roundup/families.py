@@ -393,8 +393,9 @@ PAGE_KINDS = {
 PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^>]*>([^<]*)',
                "live": r'class="error-message"[^>]*>([^<]*)'}
 
-#: simweb's timestamps of a change (Roundup keeps its own in ``_activity`` and the journal).
-SIM_BOOKKEEPING = ("*.updated_day", "*.closed_day")
+#: simweb's timestamps and counters of a change (Roundup keeps its own in ``_activity``
+#: and the journal, and counts messages when it shows them).
+SIM_BOOKKEEPING = ("*.updated_day", "*.closed_day", "*.comment_count")
 
 #: What a change in Roundup's database is, in simweb's runtime terms (``table`` for a row
 #: created or deleted, ``table.field`` for an update).
