@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import jinja2
+import markupsafe
 
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
@@ -80,10 +81,41 @@ class AppDefinition:
         return str(resources.files(package) / file)
 
 
+try:   # markupsafe's C escaper without the Markup wrapping (markupsafe >= 2.1)
+    from markupsafe import _escape_inner
+except ImportError:  # pragma: no cover - an older markupsafe: its public escape
+    def _escape_inner(s: str) -> str:
+        return str(markupsafe.escape(s))
+
+
+def _escape_output(value: Any, _str: type = str, _inner: Any = _escape_inner) -> str:
+    """What ``{{ x }}`` emits under autoescape, as markupsafe.escape computes it, but as a
+    plain str: the compiled template only joins the pieces (a macro or block wraps its
+    result in Markup itself), and building a Markup object for each of the hundreds of
+    values on a page costs more than escaping them."""
+    if type(value) is _str:
+        return _inner(value)
+    html = getattr(value, "__html__", None)
+    if html is not None:
+        return html()
+    return _inner(_str(value))
+
+
+class _Template(jinja2.Template):
+    """A template whose compiled code calls :func:`_escape_output` for ``{{ x }}``."""
+
+    @classmethod
+    def _from_namespace(cls, environment: jinja2.Environment, namespace: Any, globals: Any) -> jinja2.Template:
+        namespace["escape"] = _escape_output   # the name the compiled module imported
+        return super()._from_namespace(environment, namespace, globals)
+
+
 class _TemplateEnvironment(jinja2.Environment):
     """Jinja with dict keys first: pages render JSON data, so ``p.items`` is the key
     'items' when there is one (not the dict method), and the common lookup skips
     Jinja's attribute-then-item dance and its AttributeError."""
+
+    template_class = _Template
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict:
