@@ -19,8 +19,8 @@ import gymnasium as gym
 import orjson
 
 from .app import App, load_app
-from .axtree import Page, parse_page
-from .browsing import SimBrowser
+from .axtree import Page
+from .browsing import SimBrowser, parse_cached
 from .registry import RegistryError, app_of_task, definition
 from .spaces import JsonValue, Unicode
 from .state import StateError, canonical, deep_copy, state_hash
@@ -356,7 +356,9 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     verdict = None
     if task is not None:
         verdict = app.tasks[task_id].verify(app, task.params, state, state, None)
-    start = EpisodeStart(app, task, state, html, parse_page(html), verdict)
+    # Start pages repeat across tasks and seeds (a home page, a signed-in dashboard): the
+    # browser's parse cache serves them, and the first step finds the page there too.
+    start = EpisodeStart(app, task, state, html, parse_cached(html), verdict)
     cache[key] = start
     while len(cache) > _START_CACHE_SIZE:
         cache.popitem(last=False)
