@@ -13,6 +13,7 @@ calls, so they follow the same transitions:
 from __future__ import annotations
 
 import importlib
+import types
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -110,12 +111,36 @@ class _Template(jinja2.Template):
         return super()._from_namespace(environment, namespace, globals)
 
 
+#: Callables that cannot ask for Jinja's context or environment: a macro, a builtin, or a
+#: plain function without ``jinja_pass_arg`` (what ``pass_context`` and its siblings set).
+_PLAIN_CALLS = (jinja2.runtime.Macro, types.BuiltinFunctionType)
+
+
+class _Context(jinja2.runtime.Context):
+    """Jinja's render context with a shorter ``call``: a template calls app functions and
+    macros hundreds of times a page, and Jinja's own call inspects each callable twice for
+    a context argument that none of these takes."""
+
+    def call(self, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        t = type(obj)
+        if t in _PLAIN_CALLS or (t is types.FunctionType and not hasattr(obj, "jinja_pass_arg")):
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+            try:
+                return obj(*args, **kwargs)
+            except StopIteration:
+                return self.environment.undefined("value was undefined because a callable raised a"
+                                                  " StopIteration exception")
+        return super().call(obj, *args, **kwargs)
+
+
 class _TemplateEnvironment(jinja2.Environment):
     """Jinja with dict keys first: pages render JSON data, so ``p.items`` is the key
     'items' when there is one (not the dict method), and the common lookup skips
     Jinja's attribute-then-item dance and its AttributeError."""
 
     template_class = _Template
+    context_class = _Context
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict:
