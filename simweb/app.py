@@ -111,27 +111,48 @@ class _Template(jinja2.Template):
         return super()._from_namespace(environment, namespace, globals)
 
 
-#: Callables that cannot ask for Jinja's context or environment: a macro, a builtin, or a
-#: plain function without ``jinja_pass_arg`` (what ``pass_context`` and its siblings set).
-_PLAIN_CALLS = (jinja2.runtime.Macro, types.BuiltinFunctionType)
+#: Callables that cannot ask for Jinja's context or environment: a builtin, or a plain
+#: function without ``jinja_pass_arg`` (what ``pass_context`` and its siblings set).
+_PLAIN_CALLS = (types.BuiltinFunctionType,)
+_Macro = jinja2.runtime.Macro
+_MISSING = jinja2.runtime.missing
 
 
 class _Context(jinja2.runtime.Context):
     """Jinja's render context with a shorter ``call``: a template calls app functions and
     macros hundreds of times a page, and Jinja's own call inspects each callable twice for
-    a context argument that none of these takes."""
+    a context argument, and binds a macro's arguments by name even when they all came by
+    position. The result is the same as Jinja's."""
 
     def call(self, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         t = type(obj)
+        if t is _Macro:
+            n = obj._argument_count
+            if len(kwargs) > 1 or len(args) > n or obj.caller or obj.explicit_caller or obj.catch_kwargs \
+                    or obj.catch_varargs:
+                return super().call(obj, *args, **kwargs)
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+            if kwargs:
+                return super().call(obj, *args, **kwargs)
+            # Macro.__call__ with positional arguments only: the missing ones take their
+            # defaults inside the macro; the output is markup when autoescaping.
+            try:
+                rv = obj._func(*args, *((_MISSING,) * (n - len(args))))
+            except StopIteration:
+                return self._stopped()
+            return markupsafe.Markup(rv) if self.eval_ctx.autoescape else rv
         if t in _PLAIN_CALLS or (t is types.FunctionType and not hasattr(obj, "jinja_pass_arg")):
             kwargs.pop("_block_vars", None)
             kwargs.pop("_loop_vars", None)
             try:
                 return obj(*args, **kwargs)
             except StopIteration:
-                return self.environment.undefined("value was undefined because a callable raised a"
-                                                  " StopIteration exception")
+                return self._stopped()
         return super().call(obj, *args, **kwargs)
+
+    def _stopped(self) -> Any:
+        return self.environment.undefined("value was undefined because a callable raised a StopIteration exception")
 
 
 class _TemplateEnvironment(jinja2.Environment):
