@@ -163,6 +163,12 @@ class _TemplateEnvironment(jinja2.Environment):
     template_class = _Template
     context_class = _Context
 
+    def make_globals(self, d: Any) -> Any:
+        """A template's globals as one flat dict. Jinja chains them to the environment's
+        (a ChainMap), and every render copies them into its context key by key through
+        ChainMap's Python lookups; an app sets its globals once, before any template loads."""
+        return {**self.globals, **(d or {})}
+
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict:
             try:
