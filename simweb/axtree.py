@@ -750,8 +750,9 @@ class _Builder:
         `acc` collects raw text while an accessible name is being computed
         from content (None otherwise).
         """
-        recs = self.recs
+        append = self.recs.append
         visit = self.visit
+        visit_simple = self.visit_simple
         walk = self.walk
         # Whitespace-only text matters only while a name is being assembled
         # (it separates inline words); otherwise let lexbor skip it.
@@ -763,13 +764,14 @@ class _Builder:
                     acc.append(text)
                 s = " ".join(text.split())
                 if s:
-                    recs.append([_K_TEXT, depth, parent, None, "StaticText", s])
+                    # Text records never change: a tuple from the start (see _format_lines).
+                    append((_K_TEXT, depth, parent, None, "StaticText", s))
             elif tag not in _SKIP_TAGS and tag is not None and tag[0] != "-":
                 attrs = child.attributes
                 fast_role = _FAST_ROLES.get(tag)
                 if fast_role is not None and (not attrs or _SLOW_ATTRS.isdisjoint(attrs)) \
                         and (tag != "a" or "href" in attrs):
-                    self.visit_simple(child, tag, attrs, fast_role, depth, parent, acc, ctx)
+                    visit_simple(child, tag, attrs, fast_role, depth, parent, acc, ctx)
                 elif tag in _PLAIN_GENERIC and (not attrs or _SPECIAL_ATTRS.isdisjoint(attrs)):
                     # Fast path for the bulk of a page: a plain container
                     # without a line; its children are promoted to its depth.
@@ -1437,8 +1439,6 @@ def _format_lines(title: str, recs: list, bid_line: dict[str, int]) -> list[str]
             text = rec[_R_NAME]
             par = rec[_R_PARENT]
             # Drop text already said by the nearest ancestor line's name.
-            if freeze:
-                recs[r] = tuple(rec)
             if par >= 0 and text in recs[par][_R_NAME]:
                 continue
             append(f"{tabs[d] if d < 64 else _tabs(d)}StaticText {text!r}")
