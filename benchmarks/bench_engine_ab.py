@@ -13,7 +13,7 @@ on the app's default world:
 
 Reported: the median over all rounds of each side, and their ratio (this / reference).
 
-    python benchmarks/bench_engine_ab.py --ref 62d5d0c [--rounds 3] [--apps cms,forum] [--quick]
+    python benchmarks/bench_engine_ab.py --ref 62d5d0c [--rounds 3] [--seeds 3] [--apps cms,forum] [--quick]
 """
 from __future__ import annotations
 
@@ -106,12 +106,14 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--ref", required=True, help="git revision to compare against (e.g. the commit before a change)")
     p.add_argument("--rounds", type=int, default=None, help="child processes per side and app (default 3, quick 1)")
     p.add_argument("--apps", default=None, help="comma-separated apps (default: every registered app)")
+    p.add_argument("--seeds", type=int, default=None, help="episode seeds per task template (default 3, quick 1)")
     args = p.parse_args(argv)
     import simweb
 
     names = args.apps.split(",") if args.apps else list(simweb.app_names())
     rounds = args.rounds or (1 if args.quick else 3)
     seeds, n_urls = (1, 20) if args.quick else (3, 60)
+    seeds = args.seeds or seeds
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     results: dict[str, Any] = {"ref": args.ref, "head": head, "rounds": rounds, "seeds": seeds, "search_urls": n_urls}
