@@ -95,7 +95,7 @@ def run_child(app: str, seeds: int, n_urls: int, pythonpath: str | None, cwd: st
     else:
         env.pop("PYTHONPATH", None)
     r = subprocess.run([sys.executable, "-c", CHILD, app, str(seeds), str(n_urls), str(REPO / "benchmarks")],
-                       env=env, capture_output=True, text=True, cwd=cwd)   # an empty directory: nothing shadows simweb
+                       env=env, capture_output=True, text=True, cwd=cwd, check=False)   # an empty directory: nothing shadows simweb
     if r.returncode != 0:
         raise SystemExit(f"{app} child ({pythonpath or 'this checkout'}) failed:\n{r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> dict:
     rounds = args.rounds or (1 if args.quick else 3)
     seeds, n_urls = (1, 20) if args.quick else (3, 60)
     seeds = args.seeds or seeds
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, check=False,
                           text=True).stdout.strip()
     results: dict[str, Any] = {"ref": args.ref, "head": head, "rounds": rounds, "seeds": seeds, "search_urls": n_urls}
     with tempfile.TemporaryDirectory(prefix="simweb-ref-") as tmp:
