@@ -85,7 +85,7 @@ class AppDefinition:
 try:   # markupsafe's C escaper without the Markup wrapping (markupsafe >= 2.1)
     from markupsafe import _escape_inner
 except ImportError:  # pragma: no cover - an older markupsafe: its public escape
-    def _escape_inner(s: str) -> str:
+    def _escape_inner(s: str, /) -> str:
         return str(markupsafe.escape(s))
 
 

@@ -702,7 +702,7 @@ class _Builder:
     """One DOM walk producing AX records, pending elements and forms."""
 
     def __init__(self, tree: LexborHTMLParser) -> None:
-        self.recs: list[list] = []
+        self.recs: list[Any] = []   # line records: lists while built, tuples once final
         self.pending: dict[str, _PendingEntry] = {}
         self.controls: list[_Pending] = []
         self.forms: list[tuple[str | None, str, str]] = []
@@ -713,7 +713,7 @@ class _Builder:
         # (pending or None, record or None, attrs): names that need the whole document
         self.need_names: list[tuple[_Pending | None, list | None, dict]] = []
         # select bid -> [(index of an option's record, its value, its label), ...]
-        self.selects: list[tuple[str, list[tuple[int, str, str]]]] = []
+        self.selects: list[tuple[str, list[tuple[Any, str, str]]]] = []   # an index, then the record
         self.radio_groups: list[tuple[str, ...]] = []
 
     # Registration ----------------------------------------------------------------
