@@ -13,6 +13,7 @@ calls, so they follow the same transitions:
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import types
 from dataclasses import dataclass
 from functools import cached_property
@@ -116,6 +117,9 @@ class _Template(jinja2.Template):
 _PLAIN_CALLS = (types.BuiltinFunctionType,)
 _Macro = jinja2.runtime.Macro
 _MISSING = jinja2.runtime.missing
+#: The macro shortcut reads Macro's private fields (``_func``, ``_argument_count``) as
+#: Jinja 3.1 defines them; any other Jinja takes its own path.
+_MACRO_SHORTCUT = importlib.metadata.version("jinja2").startswith("3.1.")
 
 
 class _Context(jinja2.runtime.Context):
@@ -126,7 +130,7 @@ class _Context(jinja2.runtime.Context):
 
     def call(self, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
         t = type(obj)
-        if t is _Macro:
+        if t is _Macro and _MACRO_SHORTCUT:
             n = obj._argument_count
             if len(kwargs) > 1 or len(args) > n or obj.caller or obj.explicit_caller or obj.catch_kwargs \
                     or obj.catch_varargs:
