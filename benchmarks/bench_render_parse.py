@@ -20,20 +20,24 @@ import dataclasses
 import importlib.util
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from statistics import median
 from typing import Any
 
 from common import REPO, cpu_ns, parser, print_table, try_reset, write_json
 
 
-def _module_at(rev: str, path: str, name: str) -> Any:
-    """``path`` of the repository at ``rev``, imported as module ``name``."""
+def _module_at(rev: str, path: str, name: str, into: Path) -> Any:
+    """``path`` of the repository at ``rev``, written under ``into`` and imported as ``name``."""
     src = subprocess.run(["git", "-C", str(REPO), "show", f"{rev}:{path}"], capture_output=True, text=True,
                          check=True).stdout
-    spec = importlib.util.spec_from_loader(name, loader=None)
+    file = into / f"{name}.py"
+    file.write_text(src)
+    spec = importlib.util.spec_from_file_location(name, file)
     mod = importlib.util.module_from_spec(spec)   # type: ignore[arg-type]
     sys.modules[name] = mod
-    exec(compile(src, f"{rev}:{path}", "exec"), mod.__dict__)   # project source at a revision, not user input
+    spec.loader.exec_module(mod)   # type: ignore[union-attr]
     return mod
 
 
@@ -122,7 +126,8 @@ def main(argv: list[str] | None = None) -> dict:
     args = p.parse_args(argv)
     import simweb
 
-    ref_axtree = _module_at(args.ref, "simweb/axtree.py", "_simweb_axtree_ref")
+    tmp = tempfile.TemporaryDirectory(prefix="simweb-ref-")
+    ref_axtree = _module_at(args.ref, "simweb/axtree.py", "_simweb_axtree_ref", Path(tmp.name))
     names = args.apps.split(",") if args.apps else list(simweb.app_names())
     seeds, reps = (1, 2) if args.quick else (2, 3)
     results: dict[str, Any] = {"ref": args.ref}
