@@ -25,7 +25,7 @@ from simweb import axtree
 from simweb.agents import RandomAgent
 app, variant, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 if variant == "B":
-    axtree._freeze_records = lambda b: None      # the previous engine: records stay lists
+    axtree.FREEZE_RECORDS = False      # the previous engine: records stay lists
 full = []
 def hook(phase, info, t=[0.0]):
     if info["generation"] == 2:

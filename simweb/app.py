@@ -13,6 +13,8 @@ calls, so they follow the same transitions:
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import types
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
@@ -20,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import jinja2
+import markupsafe
 
 from .decompose import TaskTable
 from .expr import ExprRuntimeError
@@ -27,7 +30,7 @@ from .functions import Ctx, FunctionTable, using
 from .kits import TEMPLATES as KIT_TEMPLATES
 from .machine import ControlMachine
 from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
-from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
+from .state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from .updates import apply_updates
 from .urls import safe_href
 
@@ -92,10 +95,95 @@ def load_app_spec(definition: AppDefinition, table: FunctionTable) -> Spec:
                      columns={t: rows.names for t, rows in row_maps.items()})
 
 
+try:   # markupsafe's C escaper without the Markup wrapping (markupsafe >= 2.1)
+    from markupsafe import _escape_inner
+except ImportError:  # pragma: no cover - an older markupsafe: its public escape
+    def _escape_inner(s: str, /) -> str:
+        return str(markupsafe.escape(s))
+
+
+def _escape_output(value: Any, _str: type = str, _inner: Any = _escape_inner) -> str:
+    """What ``{{ x }}`` emits under autoescape, as markupsafe.escape computes it, but as a
+    plain str: the compiled template only joins the pieces (a macro or block wraps its
+    result in Markup itself), and building a Markup object for each of the hundreds of
+    values on a page costs more than escaping them."""
+    if type(value) is _str:
+        return _inner(value)
+    html = getattr(value, "__html__", None)
+    if html is not None:
+        return html()
+    return _inner(_str(value))
+
+
+class _Template(jinja2.Template):
+    """A template whose compiled code calls :func:`_escape_output` for ``{{ x }}``."""
+
+    @classmethod
+    def _from_namespace(cls, environment: jinja2.Environment, namespace: Any, globals: Any) -> jinja2.Template:
+        namespace["escape"] = _escape_output   # the name the compiled module imported
+        return super()._from_namespace(environment, namespace, globals)
+
+
+#: Callables that cannot ask for Jinja's context or environment: a builtin, or a plain
+#: function without ``jinja_pass_arg`` (what ``pass_context`` and its siblings set).
+_PLAIN_CALLS = (types.BuiltinFunctionType,)
+_Macro = jinja2.runtime.Macro
+_MISSING = jinja2.runtime.missing
+#: The macro shortcut reads Macro's private fields (``_func``, ``_argument_count``) as
+#: Jinja 3.1 defines them; any other Jinja takes its own path.
+_MACRO_SHORTCUT = importlib.metadata.version("jinja2").startswith("3.1.")
+
+
+class _Context(jinja2.runtime.Context):
+    """Jinja's render context with a shorter ``call``: a template calls app functions and
+    macros hundreds of times a page, and Jinja's own call inspects each callable twice for
+    a context argument, and binds a macro's arguments by name even when they all came by
+    position. The result is the same as Jinja's."""
+
+    def call(self, obj: Any, /, *args: Any, **kwargs: Any) -> Any:
+        t = type(obj)
+        if t is _Macro and _MACRO_SHORTCUT:
+            n = obj._argument_count
+            if len(kwargs) > 1 or len(args) > n or obj.caller or obj.explicit_caller or obj.catch_kwargs \
+                    or obj.catch_varargs:
+                return super().call(obj, *args, **kwargs)
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+            if kwargs:
+                return super().call(obj, *args, **kwargs)
+            # Macro.__call__ with positional arguments only: the missing ones take their
+            # defaults inside the macro; the output is markup when autoescaping.
+            try:
+                rv = obj._func(*args, *((_MISSING,) * (n - len(args))))
+            except StopIteration:
+                return self._stopped()
+            return markupsafe.Markup(rv) if self.eval_ctx.autoescape else rv
+        if t in _PLAIN_CALLS or (t is types.FunctionType and not hasattr(obj, "jinja_pass_arg")):
+            kwargs.pop("_block_vars", None)
+            kwargs.pop("_loop_vars", None)
+            try:
+                return obj(*args, **kwargs)
+            except StopIteration:
+                return self._stopped()
+        return super().call(obj, *args, **kwargs)
+
+    def _stopped(self) -> Any:
+        return self.environment.undefined("value was undefined because a callable raised a StopIteration exception")
+
+
 class _TemplateEnvironment(jinja2.Environment):
     """Jinja with dict keys first: pages render JSON data, so ``p.items`` is the key
     'items' when there is one (not the dict method), and the common lookup skips
     Jinja's attribute-then-item dance and its AttributeError."""
+
+    template_class = _Template
+    context_class = _Context
+
+    def make_globals(self, d: Any) -> Any:
+        """A template's globals as one flat dict. Jinja chains them to the environment's
+        (a ChainMap), and every render copies them into its context key by key through
+        ChainMap's Python lookups; an app sets its globals once, before any template loads."""
+        return {**self.globals, **(d or {})}
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         if type(obj) is dict:

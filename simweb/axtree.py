@@ -296,6 +296,10 @@ _R_LINE = 13  # index of the record's line, set when the lines are built
 
 _TABS = ["\t" * i for i in range(64)]
 
+#: Whether parse_page freezes its line records into tuples (benchmarks/bench_gc.py turns
+#: it off to measure what that saves the garbage collector).
+FREEZE_RECORDS = True
+
 
 def _tabs(depth: int) -> str:
     return _TABS[depth] if depth < 64 else "\t" * depth
@@ -462,8 +466,8 @@ class _ElementMap(Mapping[str, Element]):
     __slots__ = ("_pending",)
 
     def __init__(self, pending: dict[str, _PendingEntry]) -> None:
-        # Values: _Pending, a (tag, attrs, record) tuple for a plain element
-        # with a line, or the Element once built.
+        # Values: _Pending, a (tag, attrs, role, name, disabled) tuple for a
+        # plain element with a line, or the Element once built.
         self._pending = pending
 
     def __getitem__(self, bid: str) -> Element:
@@ -471,10 +475,8 @@ class _ElementMap(Mapping[str, Element]):
         if type(v) is Element:
             return v
         if type(v) is tuple:
-            tag, attrs, rec = v
-            el = Element(bid, tag, rec[_R_ROLE], rec[_R_NAME], _attr_str(attrs),
-                         href=_href(tag, attrs),
-                         disabled=", disabled=True" in rec[_R_PRE])
+            tag, attrs, role, name, disabled = v
+            el = Element(bid, tag, role, name, _attr_str(attrs), href=_href(tag, attrs), disabled=disabled)
         else:
             el = v.build()
         self._pending[bid] = el
@@ -700,7 +702,7 @@ class _Builder:
     """One DOM walk producing AX records, pending elements and forms."""
 
     def __init__(self, tree: LexborHTMLParser) -> None:
-        self.recs: list[list] = []
+        self.recs: list[Any] = []   # line records: lists while built, tuples once final
         self.pending: dict[str, _PendingEntry] = {}
         self.controls: list[_Pending] = []
         self.forms: list[tuple[str | None, str, str]] = []
@@ -710,7 +712,8 @@ class _Builder:
         self.ids: dict[str, LexborNode] | None = None  # built on first aria-labelledby
         # (pending or None, record or None, attrs): names that need the whole document
         self.need_names: list[tuple[_Pending | None, list | None, dict]] = []
-        self.selects: list[tuple[str, list[tuple[list, str, str]]]] = []
+        # select bid -> [(index of an option's record, its value, its label), ...]
+        self.selects: list[tuple[str, list[tuple[Any, str, str]]]] = []   # an index, then the record
         self.radio_groups: list[tuple[str, ...]] = []
 
     # Registration ----------------------------------------------------------------
@@ -747,8 +750,9 @@ class _Builder:
         `acc` collects raw text while an accessible name is being computed
         from content (None otherwise).
         """
-        recs = self.recs
+        append = self.recs.append
         visit = self.visit
+        visit_simple = self.visit_simple
         walk = self.walk
         # Whitespace-only text matters only while a name is being assembled
         # (it separates inline words); otherwise let lexbor skip it.
@@ -760,13 +764,14 @@ class _Builder:
                     acc.append(text)
                 s = " ".join(text.split())
                 if s:
-                    recs.append([_K_TEXT, depth, parent, None, "StaticText", s])
+                    # Text records never change: a tuple from the start (see _format_lines).
+                    append((_K_TEXT, depth, parent, None, "StaticText", s))
             elif tag not in _SKIP_TAGS and tag is not None and tag[0] != "-":
                 attrs = child.attributes
                 fast_role = _FAST_ROLES.get(tag)
                 if fast_role is not None and (not attrs or _SLOW_ATTRS.isdisjoint(attrs)) \
                         and (tag != "a" or "href" in attrs):
-                    self.visit_simple(child, tag, attrs, fast_role, depth, parent, acc, ctx)
+                    visit_simple(child, tag, attrs, fast_role, depth, parent, acc, ctx)
                 elif tag in _PLAIN_GENERIC and (not attrs or _SPECIAL_ATTRS.isdisjoint(attrs)):
                     # Fast path for the bulk of a page: a plain container
                     # without a line; its children are promoted to its depth.
@@ -1247,8 +1252,8 @@ class _Builder:
                     orec[_R_PRE] = ", disabled=True"
                 orec[_R_DYN] = ", selected=True" if sel[i] else ", selected=False"
                 orec[_R_EXTRA] = (p.bid, i, p.multiple)
+                option_recs.append((len(self.recs), value, label))
                 self.recs.append(orec)
-                option_recs.append((orec, value, label))
             if obid is not None:
                 op = self.register(obid, "option", "option", oattrs, hidden)
                 op.name = label
@@ -1380,8 +1385,8 @@ def parse_page(html: str) -> Page:
 
     page = Page()
     page.title = _title(tree)
-    page._lines = _format_lines(page.title, b.recs, page._bid_line)
-    _freeze_records(b)
+    page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
+    _freeze_references(b)
     page._elements = _ElementMap(b.pending)
     page._forms_raw = b.forms
     page._controls = b.controls
@@ -1394,28 +1399,32 @@ def parse_page(html: str) -> Page:
     return page
 
 
-def _freeze_records(b: "_Builder") -> None:
-    """Turn the finished line records into tuples, everywhere they are referenced.
+def _freeze_references(b: "_Builder") -> None:
+    """Drop the walk's references to the line records once they are frozen (see
+    :func:`_format_lines`): a plain element keeps the three fields its Element needs,
+    a select its options' frozen records, a pending element none.
 
     Records are built as lists (cheap to fill in during the walk) and never change once
     the lines are formatted. A cached Page keeps hundreds of them, and the garbage
     collector scans every list at each full collection (hundreds of ms once a parse cache
     is full), whereas a tuple of strings and numbers it stops tracking.
     """
-    frozen = {id(r): tuple(r) for r in b.recs}
-    b.recs[:] = [frozen[id(r)] for r in b.recs]
-    for bid, v in b.pending.items():
+    pending = b.pending
+    for bid, v in pending.items():
         if type(v) is tuple:
             tag, attrs, rec = v
-            b.pending[bid] = (tag, attrs, frozen[id(rec)])
-        elif type(v) is _Pending and v.rec is not None:
-            v.rec = frozen[id(v.rec)]
-    b.selects[:] = [(bid, [(frozen[id(orec)], value, label) for orec, value, label in opts])
-                    for bid, opts in b.selects]
+            pending[bid] = (tag, attrs, rec[_R_ROLE], rec[_R_NAME], ", disabled=True" in rec[_R_PRE])
+        elif type(v) is _Pending:
+            v.rec = None
+    for p in b.controls:
+        p.rec = None
+    recs = b.recs
+    b.selects[:] = [(bid, [(recs[i], value, label) for i, value, label in opts]) for bid, opts in b.selects]
 
 
-def _format_lines(title: str, recs: list[list], bid_line: dict[str, int]) -> list[str]:
-    """Format every record once (they are in document order already).
+def _format_lines(title: str, recs: list, bid_line: dict[str, int]) -> list[str]:
+    """Format every record once (they are in document order already), and freeze it:
+    each list in ``recs`` is replaced by a tuple of its final fields.
 
     Also fills `bid_line` (bid -> record index) and each element record's
     head and line index, which Page.axtree needs to re-format a line.
@@ -1423,6 +1432,7 @@ def _format_lines(title: str, recs: list[list], bid_line: dict[str, int]) -> lis
     lines = [f"RootWebArea {title!r}, focused"]
     append = lines.append
     tabs = _TABS
+    freeze = FREEZE_RECORDS
     for r, rec in enumerate(recs):
         d = rec[_R_DEPTH]
         if rec[_R_KIND] == _K_TEXT:
@@ -1442,6 +1452,8 @@ def _format_lines(title: str, recs: list[list], bid_line: dict[str, int]) -> lis
         value = rec[_R_VALUE]
         rec[_R_HEAD] = head
         rec[_R_LINE] = len(lines)
+        if freeze:
+            recs[r] = tuple(rec)
         if value:
             append(f"{head} value={value!r}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}"
                    f"{rec[_R_POST2]}")

@@ -24,7 +24,7 @@ COORDINATE_ACTIONS = {"mouse_click", "mouse_move", "mouse_dblclick", "drag_and_d
 
 
 @lru_cache(maxsize=512)
-def _parse_cached(html: str) -> Page:
+def parse_cached(html: str) -> Page:
     """Parsed pages by their HTML: rollouts revisit the same pages (home, cart, a product)
     again and again, and a Page is immutable, so one parse serves every visit."""
     return parse_page(html)
@@ -64,7 +64,7 @@ class SimBrowser:
 
     def page(self) -> Page:
         if self._page is None:
-            self._page = _parse_cached(self.html())
+            self._page = parse_cached(self.html())
         return self._page
 
     def axtree(self) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from .app import App, load_app
-from .axtree import Page, parse_page
-from .browsing import SimBrowser
+from .axtree import Page
+from .browsing import SimBrowser, parse_cached
 from .episode import EPISODE_OVER, Episode, EpisodeEnv, TaskError, find_task, observation_space, plan_budget, potential
 from .registry import RegistryError, definition, step_cap
 from .spaces import Unicode
@@ -32,7 +32,7 @@ class InProcessBackend:
 
     viewport: tuple[int, int] | None = None   # no layout: WebGym's coordinate actions report an error in-process
 
-    def __init__(self, env: "SimEnv"):
+    def __init__(self, env: SimEnv):
         self.env = env
 
     def execute(self, action: str) -> str | None:
@@ -147,7 +147,7 @@ class SimEnv(EpisodeEnv):
         start = episode_start(self.app, task_id, self.state["meta"]["rng"]["seed"], params)
         self.episode.begin(start.task, start.state, None, budget=lambda: start.budget)
 
-    def fork(self) -> "SimEnv":
+    def fork(self) -> SimEnv:
         """An independent env at the same state, sharing the world data."""
         child = SimEnv.__new__(SimEnv)
         child.__dict__.update({k: v for k, v in self.__dict__.items()
@@ -209,7 +209,9 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     verdict = None
     if task is not None:
         verdict = app.tasks[task_id].verify(app, task.params, state, state, None)
-    start = EpisodeStart(app, task, state, html, parse_page(html), verdict)
+    # Start pages repeat across tasks and seeds (a home page, a signed-in dashboard): the
+    # browser's parse cache serves them, and the first step finds the page there too.
+    start = EpisodeStart(app, task, state, html, parse_cached(html), verdict)
     cache[key] = start
     while len(cache) > _START_CACHE_SIZE:
         cache.popitem(last=False)

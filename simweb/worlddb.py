@@ -350,6 +350,20 @@ def build_once(
 # ---------------------------------------------------------------------------
 
 
+#: This process's id, kept current across os.fork() by the hook below: a connection made
+#: before a fork must not be used after it, and conn() is on every query's path, where a
+#: getpid() system call per query costs about as much as the query's own Python overhead.
+_pid = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class _Slot:
     """One thread's connection; closed when the thread's locals are dropped."""
 
@@ -360,7 +374,7 @@ class _Slot:
         self.conn = conn
 
     def __del__(self) -> None:
-        if self.pid == os.getpid():  # never touch a connection inherited over fork
+        if self.pid == _pid:  # never touch a connection inherited over fork
             with contextlib.suppress(Exception):
                 self.conn.close()
 
@@ -397,8 +411,8 @@ class ReadOnlyDB:
     def conn(self) -> sqlite3.Connection:
         """This thread's raw, read-only ``sqlite3`` connection."""
         slot: _Slot | None = getattr(self._local, "slot", None)
-        if slot is None or slot.pid != os.getpid():
-            slot = _Slot(os.getpid(), self._connect())
+        if slot is None or slot.pid != _pid:
+            slot = _Slot(_pid, self._connect())
             self._local.slot = slot
         return slot.conn
 
