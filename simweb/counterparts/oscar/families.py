@@ -177,6 +177,8 @@ class ProductPrice(ShopFamily):
 
 
 ADD = re.compile(r"^add to (cart|basket)$", re.I)
+QTY = re.compile(r"^(quantity\b.*)?$", re.I)
+CART = re.compile(r"^(view )?(cart|basket)\b", re.I)
 
 
 class AddToCart(ShopFamily):
@@ -253,8 +255,14 @@ class AddWithOptions(ShopFamily):
         return find_product(p["name"]) + [
             s.Select(role="combobox", name="Size", option=p["size"]),
             s.Select(role="combobox", name="Color", option=p["color"]),
-            s.Fill(role="spinbutton", name="Quantity", text=str(p["qty"])),
-            s.Click(role="button", name=ADD)]
+            s.Click(role="button", name=ADD),
+            # Oscar's product page has no quantity field (its cart page has): set the
+            # quantity in the cart, which both shops offer.
+            s.Click(role=("link", "button"), name=CART),
+            # simweb names the field "Quantity of <product>"; Oscar's has no name (a column
+            # heading says Quantity): the field in the product's row, named so or not at all.
+            s.Fill(role="spinbutton", name=QTY, text=str(p["qty"]), near=("link", p["name"])),
+            s.Click(role="button", name="Update", near=("link", p["name"]))]
 
 
 class WriteReview(ShopFamily):
