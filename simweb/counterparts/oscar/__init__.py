@@ -86,7 +86,8 @@ class Oscar(Counterpart):
     # ------------------------------------------------------------------ install hooks
 
     def setup(self) -> None:
-        """Write the project from ``files/`` and migrate (about 17 s)."""
+        """Write the project from ``files/`` (settings, urls, the forked shipping app) and
+        migrate (about 17 s)."""
         shutil.rmtree(self.project_dir, ignore_errors=True)
         pkg = self.project_dir / "simshop"
         pkg.mkdir(parents=True)
@@ -94,6 +95,9 @@ class Oscar(Counterpart):
         for name in ("settings.py", "urls.py"):
             shutil.copyfile(self.files_dir / name, pkg / name)
         (pkg / "__init__.py").write_text("")
+        shutil.copytree(self.files_dir / "shipping", pkg / "shipping",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        (pkg / "shipping" / "__init__.py").write_text("")
         self.manage("migrate", "--noinput", "-v", "0")
 
     def seed(self, payload_file: Path) -> None:

@@ -28,6 +28,7 @@ LANGUAGE_CODE = "en-us"
 LANGUAGES = [("en-us", "English")]   # one language: no language picker in the header
 USE_I18N = True
 DEFAULT_AUTO_FIELD = "django.db.models.AutoField"
+MIGRATION_MODULES = {"shipping": "oscar.apps.shipping.migrations"}   # the fork keeps Oscar's models
 
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": str(DATA / "db.sqlite3"),
                          "OPTIONS": {"timeout": 20}}}
@@ -43,7 +44,7 @@ INSTALLED_APPS = [
     "oscar.apps.analytics.apps.AnalyticsConfig",
     "oscar.apps.checkout.apps.CheckoutConfig",
     "oscar.apps.address.apps.AddressConfig",
-    "oscar.apps.shipping.apps.ShippingConfig",
+    "simshop.shipping.apps.ShippingConfig",        # forked for the shop's shipping methods
     "oscar.apps.catalogue.apps.CatalogueConfig",
     "oscar.apps.catalogue.reviews.apps.CatalogueReviewsConfig",
     "oscar.apps.communication.apps.CommunicationConfig",
