@@ -309,7 +309,8 @@ class WriteReview(ShopFamily):
         return find_product(p["name"]) + [
             s.Click(role="link", name="Write a review"),
             s.Fill(role="textbox", name="Title", text=p["title"]),
-            s.Select(role="combobox", name=re.compile(r"^(rating|score)$", re.I), option=str(p["rating"])),
+            s.Select(role="combobox", name=re.compile(r"^(rating|score)$", re.I),
+                     option=re.compile(rf"^{p['rating']}( stars?)?$", re.I)),
             s.Fill(role="textbox", name=re.compile(r"^(review|body)$", re.I), text=p["body"]),
             s.Click(role="button", name=re.compile(r"^(submit|save) review$", re.I))]
 
