@@ -447,3 +447,39 @@ class CancelShipped(ShopFamily):
 
 FAMILIES: list[PortableFamily] = [ProductPrice(), AddToCart(), AddWithOptions(), BuyProduct(), CancelShipped(),
                                    WriteReview()]
+
+#: Page kinds by URL on each side, so the report compares the pages the two shops show.
+PAGE_KINDS = {
+    "sim": [(r"^/?(\?.*)?$", "home"), (r"^/search", "search results"), (r"^/p/\d+/review", "review form"),
+            (r"^/p/\d+", "product"), (r"^/cart", "cart"), (r"^/checkout/shipping", "checkout: address and shipping"),
+            (r"^/checkout/payment", "checkout: payment"), (r"^/checkout/review", "checkout: review"),
+            (r"^/account/orders/\d+", "order"), (r"^/account/orders", "orders"), (r"^/account", "account"),
+            (r"^/login", "sign in")],
+    "live": [(r"^/catalogue/?(\?.*)?$", "home"), (r"^/search/", "search results"),
+             (r"^/catalogue/[^/]+_\d+/reviews/add", "review form"), (r"^/catalogue/category/", "category"),
+             (r"^/catalogue/[^/]+_\d+/", "product"), (r"^/basket/", "cart"),
+             (r"^/checkout/shipping-address", "checkout: address and shipping"),
+             (r"^/checkout/shipping-method", "checkout: shipping method"),
+             (r"^/checkout/payment-details", "checkout: payment"), (r"^/checkout/preview", "checkout: review"),
+             (r"^/checkout/thank-you", "order confirmation"), (r"^/accounts/orders/[^/]+/", "order"),
+             (r"^/accounts/orders", "orders"), (r"^/accounts/", "account")],
+}
+
+#: How each shop shows a rejected form or an error message (matched on the page's HTML).
+PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^>]*>([^<]*)',
+               "live": r'class="error-block"[^>]*>(?:\s*<i[^>]*></i>)?\s*([^<]+)|'
+                       r'class="alert alert-danger[^"]*"[^>]*>(?:\s*<[^>]+>)*\s*([^<]+)'}
+
+#: Oscar's tables in simweb's runtime terms (``table`` for a row created or deleted,
+#: ``table.field`` for an update). The cart has no simweb entity (it lives in
+#: ``runtime.carts``), so basket rows stay ``live:``-named.
+STATE_MAP = {
+    "order_order": "orders", "order_line": "orders", "order_lineattribute": "orders",
+    "order_shippingaddress": "orders", "order_billingaddress": "orders", "order_lineprice": "orders",
+    "order_orderstatuschange": "orders", "order_communicationevent": "orders", "order_paymentevent": "orders",
+    "order_paymenteventquantity": "orders", "order_shippingevent": "orders", "order_shippingeventquantity": "orders",
+    "order_orderdiscount": "orders", "order_surcharge": "orders", "order_orderlinediscount": "orders",
+    "partner_stockrecord.num_allocated": "products", "partner_stockrecord.num_in_stock": "products",
+    "reviews_productreview": "reviews", "catalogue_product.rating": "reviews",
+    "auth_user": "users", "address_useraddress": "addresses",
+}
