@@ -14,11 +14,12 @@ builds the search index. Every seeded user's password is :attr:`Counterpart.pass
 from __future__ import annotations
 
 import shutil
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import Counterpart, CounterpartError
+from ..base import Counterpart, CounterpartError, port_free
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...live.web import WebEnv
@@ -28,6 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 FIXED_PRODUCTS = 60
 #: Users always seeded (ids 1..N), with their addresses and orders.
 FIXED_USERS = 4
+#: How long ``stop`` waits for the port to be released.
+PORT_WAIT_S = 15.0
 #: Instances per family the payload covers (the runner's default asks for fewer).
 INSTANCES = 5
 
@@ -116,6 +119,17 @@ class Oscar(Counterpart):
 
     def ready_path(self) -> str:
         return "/catalogue/"
+
+    def stop(self) -> None:
+        """Stop by pid (the base), then wait until the port is free again, so that a reset's
+        start never races the old server's socket (bounded: ``PORT_WAIT_S``)."""
+        info = self._read_pid()
+        super().stop()
+        if info is None:
+            return
+        deadline = time.monotonic() + PORT_WAIT_S
+        while not port_free(info["port"]) and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def email_of(self, username: str) -> str:
         """The seeded user's email (Oscar signs in by email)."""
