@@ -57,9 +57,12 @@ class Oscar(Counterpart):
         "pillow==13.0.0", "purl==1.6", "sqlparse==0.6.1",
     ]
     #: Oscar's bookkeeping: sessions, the analytics counters every product view and search
-    #: bumps, sorl's thumbnail store, notifications. Never an effect, never collateral.
+    #: bumps, sorl's thumbnail store, notifications, and the basket header rows (the basket
+    #: middleware makes an empty open basket for every signed-in visitor; what a basket
+    #: holds is in basket_line, which is judged). Never an effect, never collateral.
     bookkeeping_tables: ClassVar[tuple[str, ...]] = (
-        "django_session", "analytics_*", "thumbnail_kvstore", "communication_notification", "django_admin_log")
+        "django_session", "analytics_*", "thumbnail_kvstore", "communication_notification", "django_admin_log",
+        "basket_basket")
     bookkeeping_fields: ClassVar[tuple[str, ...]] = ("auth_user.last_login",)
 
     # ------------------------------------------------------------------ layout

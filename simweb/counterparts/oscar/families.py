@@ -96,17 +96,10 @@ def _option_value(raw: Any) -> Any:
         return raw
 
 
-def is_bookkeeping(c: "Change") -> bool:
-    """Rows Oscar writes on its own while anyone browses: the empty open basket the basket
-    middleware makes for a signed-in user, and the basket's own timestamps."""
-    if c.table == "basket_basket" and c.op == "insert":
-        return (c.after or {}).get("status") == "Open"
-    return False
-
-
 def live_collateral(cp: "Counterpart", claimed: Callable[["Change"], bool] | None = None) -> list[dict]:
-    """The collateral checks: every change that is neither bookkeeping nor ``claimed``."""
-    _, damage = collateral(cp, lambda c: is_bookkeeping(c) or (claimed is not None and claimed(c)))
+    """The collateral checks: every change outside Oscar's bookkeeping (the counterpart's
+    ``bookkeeping_tables`` / ``bookkeeping_fields``) that is not ``claimed``."""
+    _, damage = collateral(cp, lambda c: claimed is not None and claimed(c))
     return damage
 
 
@@ -358,13 +351,10 @@ class BuyProduct(ShopFamily):
                  field_check(f"to {p['address']}", order and f"{order['line1']}, {order['line4']}",
                              f"{p['street']}, {p['city']}", text=True)]
         def claimed(c: "Change") -> bool:
-            # Placing an order writes the order's rows, submits the basket, allocates stock
+            # Placing an order writes the order's rows, allocates stock
             # and queues the confirmation email (locmem: never sent).
             if c.table.startswith("order_") and c.op == "insert":
                 return True
-            if c.table == "basket_basket" and (c.field in ("status", "date_submitted") or
-                                               (c.op == "insert" and (c.after or {}).get("owner_id") == user)):
-                return True      # the user's basket, submitted
             if c.table == "address_useraddress" and c.field == "num_orders_as_shipping_address":
                 return True      # Oscar counts the orders shipped to a saved address
             if c.table == "partner_stockrecord" and c.field == "num_allocated":
