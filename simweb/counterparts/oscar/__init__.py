@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import Counterpart, CounterpartError, port_free
+from ..base import Counterpart, CounterpartError, http_status, port_free
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...live.web import WebEnv
@@ -124,12 +124,19 @@ class Oscar(Counterpart):
                 "--noreload", "--insecure", "--skip-checks"]
 
     def ready_path(self) -> str:
-        return "/catalogue/"
+        # A view with no template and no search (it redirects): answering it means the URL
+        # tree is imported. A page such as /catalogue/ can take longer than the readiness
+        # probe's 2 s under load, and each retry then starts another slow render.
+        return "/i18n/setlang/"
 
     def start(self, port: int | None = None, timeout: float = START_TIMEOUT_S) -> str:
         """Start as the base does, with a longer readiness wait: Oscar's first request
-        imports its whole URL tree, which takes over a minute on a loaded machine."""
-        return super().start(port, timeout)
+        imports its whole URL tree, which takes over a minute on a loaded machine. Ready
+        means the cheap ``ready_path`` answers; then one catalogue page is rendered with a
+        long timeout so the first page an episode opens does not pay for template loading."""
+        url = super().start(port, timeout)
+        http_status(url + "/catalogue/", timeout=timeout)
+        return url
 
     def stop(self) -> None:
         """Stop by pid (the base), then wait until the port is free again, so that a reset's
