@@ -326,7 +326,7 @@ def test_refusal(tmp_path):
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(os.environ.get("SIMWEB_OSCAR_E2E") != "1",
-                    reason="installs django-oscar into a temporary home (3-6 min); set SIMWEB_OSCAR_E2E=1")
+                    reason="installs django-oscar into a temporary home (2-9 min); set SIMWEB_OSCAR_E2E=1")
 def test_end_to_end_install_start_run_stop(tmp_path):
     from simweb.agents.scripted import ScriptedAgent
     from simweb.counterparts.base import group_members, port_free

@@ -257,7 +257,10 @@ class AddWithOptions(ShopFamily):
             # simweb names the field "Quantity of <product>"; Oscar's has no name (a column
             # heading says Quantity): the field in the product's row, named so or not at all.
             s.Fill(role="spinbutton", name=QTY, text=str(p["qty"]), near=("link", p["name"])),
-            s.Click(role="button", name="Update", near=("link", p["name"]))]
+            s.Click(role="button", name="Update", near=("link", p["name"])),
+            # Oscar posts the cart update in the background (no page load to wait for):
+            # opening the cart again ends the episode on a page loaded after the update.
+            s.Click(role=("link", "button"), name=CART)]
 
 
 class WriteReview(ShopFamily):
