@@ -6,7 +6,9 @@ over-doing and every form of the visited pages, and checks that right answers wr
 in other forms are paid. Reported: attacks tried, attacks paid (holes: must be 0),
 correct solutions left unpaid (false negatives: must be 0), and the seconds it took.
 
-    python benchmarks/bench_redteam.py [--quick] [--seeds N] [--apps shopping,forum] [--out FILE]
+    python benchmarks/bench_redteam.py [--quick] [--seeds N] [--apps shopping,forum] [--sub-tasks] [--out FILE]
+
+``--sub-tasks`` attacks the apps' sub-tasks (simweb.decompose) instead of their templates.
 """
 from __future__ import annotations
 
@@ -23,12 +25,16 @@ def main() -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--seeds", type=int, default=30, help="instances per template (default 30)")
     p.add_argument("--apps", default=",".join(simweb.app_names()))
+    p.add_argument("--sub-tasks", action="store_true", help="attack every app's sub-tasks instead")
     args = p.parse_args()
     seeds = 2 if args.quick else args.seeds
     results, rows, fam_rows = {}, [], []
     for app in [a for a in args.apps.split(",") if a]:
         t0 = time.perf_counter()
-        attacks = redteam(app, range(seeds))
+        tasks = None
+        if args.sub_tasks:
+            tasks = [s.id for _, subs in simweb.make(app).app.tasks.with_sub_tasks() for s in subs]
+        attacks = redteam(app, range(seeds), tasks=tasks)
         secs = time.perf_counter() - t0
         tried, paid = len(attacks), sum(a.paid for a in attacks)
         unpaid = sum(a.false_negative for a in attacks)

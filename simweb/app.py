@@ -21,8 +21,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import jinja2
 
+from .decompose import TaskTable
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
+from .kits import TEMPLATES as KIT_TEMPLATES
 from .machine import ControlMachine
 from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
 from .state import StateValidator, deep_copy, new_browser, STATE_FORMAT
@@ -80,6 +82,16 @@ class AppDefinition:
         return str(resources.files(package) / file)
 
 
+def load_app_spec(definition: AppDefinition, table: FunctionTable) -> Spec:
+    """An app's compiled spec: expressions may call the functions of ``table`` (their read
+    sets go into the events'), and ``required: columns`` in the runtime schema lists the
+    columns of the world's models (the world class's ``ROW_MAPS``; importing it loads no data)."""
+    functions = table.merged_with_builtins()
+    row_maps = getattr(_import(definition.world), "ROW_MAPS", {})
+    return load_spec(definition.spec_path(), table.callables(), function_reads={n: f.reads for n, f in functions.items()},
+                     columns={t: rows.names for t, rows in row_maps.items()})
+
+
 class _TemplateEnvironment(jinja2.Environment):
     """Jinja with dict keys first: pages render JSON data, so ``p.items`` is the key
     'items' when there is one (not the dict method), and the common lookup skips
@@ -118,10 +130,8 @@ class App:
         self.seed = seed
         table: FunctionTable = _import(definition.functions)
         self.function_table = table
-        functions = table.merged_with_builtins()
         self.callables = table.callables()
-        self.spec: Spec = load_spec(definition.spec_path(), self.callables,
-                                    function_reads={n: f.reads for n, f in functions.items()})
+        self.spec: Spec = load_app_spec(definition, table)
         self.machine = ControlMachine(self.spec)
         self.world = _import(definition.world).load(seed=seed, size=self.size, progress=progress)
         self.validator = StateValidator(self.spec.runtime_schema)
@@ -132,7 +142,8 @@ class App:
     def _make_jinja(self) -> jinja2.Environment:
         folder = resources.files(self.definition.package) / "templates"
         env = _TemplateEnvironment(
-            loader=jinja2.FileSystemLoader(str(folder)),
+            # The app's templates first; a kit's (login.html...) where the app has none.
+            loader=jinja2.FileSystemLoader([str(folder), str(KIT_TEMPLATES)]),
             autoescape=True,               # all user text is escaped
             auto_reload=False,             # templates compile once, never on the hot path
             cache_size=-1,
@@ -140,6 +151,7 @@ class App:
             trim_blocks=True, lstrip_blocks=True,
         )
         env.globals.update(self.callables)
+        env.globals["kits"] = self.spec.kits
         env.filters.update(self.function_table.filters)
         # URLs from user content or a restored state go through this in every app.
         env.filters["safe_href"] = safe_href
@@ -147,8 +159,9 @@ class App:
 
     @cached_property
     def tasks(self) -> dict[str, Any]:
-        """Task templates by id ('shopping/<template>')."""
-        return {t.id: t for t in _import(self.definition.tasks)}
+        """Task templates by id ('shopping/<template>'); sub-task ids
+        ('shopping/buy_product.1') resolve too, but only parents are listed."""
+        return TaskTable(self, _import(self.definition.tasks))
 
     @cached_property
     def verifiers(self) -> Any:

@@ -5,10 +5,11 @@ gymnasium's ``check_env``.
     report = simweb.check_app("issues", raise_on_failure=False); print(report)
 
 What it checks (each a function of this module, which the shared test families call):
-the spec compiles and every template declares an intended effect; enough templates and
+the spec compiles; the world keeps its contract (:func:`simweb.world.check_world`) and every template declares an intended effect; enough templates and
 every difficulty; oracle plans reach a clean success at every seed; a random agent
 almost never succeeds; every state stays valid under random actions; a fork replays
 exactly as its parent; the same seed and actions give the same bytes; the red team pays
+nothing; every sub-task (simweb.decompose) reaches a clean success and pays the red team
 nothing; and, with ``browser=True``, every oracle runs identically in Chromium.
 The limits are the app's own (:class:`AppLimits` on its AppDefinition).
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .app import AppLimits
+from .world import check_world
 from .worlddb import Rng
 
 
@@ -197,6 +199,20 @@ def check_red_team(app: str, seeds: Iterable[int]) -> list[str]:
             if a.paid or a.false_negative]
 
 
+def check_sub_tasks(app: str, env: Any, seeds: Iterable[int]) -> list[str]:
+    """Every sub-task (simweb.decompose) is a task like any other: its oracle reaches a
+    clean success and the red team pays nothing on it."""
+    from .redteam import redteam
+
+    seeds = list(seeds)
+    ids = [s.id for _, subs in env.app.tasks.with_sub_tasks() for s in subs]
+    problems = [p for tid in ids for p in check_oracle(env, tid, seeds)]
+    if ids:
+        problems += [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}"
+                     for a in redteam(app, seeds[:2], tasks=ids) if a.paid or a.false_negative]
+    return problems
+
+
 def check_browser_parity(app: str, task_id: str, seed: int) -> list[str]:
     """The oracle plan gives the same runtime, meta and AX tree at every step in Chromium."""
     import simweb
@@ -247,6 +263,7 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
             raise AppCheckError(str(report)) from None
         return report
     report.results.append(CheckResult("the app loads and its spec compiles", []))
+    run("the world keeps its contract", lambda: check_world(env.app))
     run("templates and their effects", lambda: check_templates(env))
     run("oracles reach a clean success",
         lambda: [p for t in env.app.tasks for p in check_oracle(env, t, seeds)])
@@ -254,6 +271,8 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
     run("a fork replays as its parent", lambda: [p for t in env.app.tasks for p in check_fork_replay(env, t, seeds[0])])
     run("same seed, same bytes", lambda: [p for t in sorted(env.app.tasks)[:5] for p in check_determinism(name, t, 1)])
     run("the red team pays nothing", lambda: check_red_team(name, seeds[:2]))
+    run("sub-tasks reach a clean success and pay nothing to the red team",
+        lambda: check_sub_tasks(name, env, seeds))
     if browser:
         run("oracles run identically in Chromium",
             lambda: [p for t in env.app.tasks for p in check_browser_parity(name, t, seeds[0])])
@@ -263,4 +282,5 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
 
 
 __all__ = ["AppCheckError", "AppLimits", "AppReport", "check_app", "check_browser_parity", "check_determinism",
-           "check_fork_replay", "check_oracle", "check_random_agent", "check_red_team", "check_templates"]
+           "check_fork_replay", "check_oracle", "check_random_agent", "check_red_team", "check_sub_tasks",
+           "check_templates"]

@@ -117,8 +117,9 @@ def apps_cmd() -> None:
 @click.argument("app")
 @with_world
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed to show an example goal for.")
+@click.option("--decomposed", is_flag=True, help="Also list each template's sub-tasks (<id>.<n>) under it.")
 @_guard
-def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int) -> None:
+def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int, decomposed: bool) -> None:
     """List an app's task templates with difficulty and an example goal."""
     from rich.table import Table
 
@@ -126,10 +127,17 @@ def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int) -> None:
     table = Table(title=f"{app} task templates", show_lines=False)
     for col in ("id", "kind", "difficulty", "facts", "example goal (seed %d)" % seed):
         table.add_column(col, overflow="fold")
-    for tid, t in env.app.tasks.items():
+    n_subs = 0
+    for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
         inst = t.instantiate(env.app, seed)
-        table.add_row(tid, t.kind, inst.difficulty, str(inst.n_facts), inst.goal)
+        table.add_row(t.id, t.kind, inst.difficulty, str(inst.n_facts), inst.goal)
+        for sub in subs:
+            si = sub.instantiate(env.app, seed)
+            table.add_row(f"  {sub.id}", sub.kind, si.difficulty, str(si.n_facts), si.goal)
+        n_subs += len(subs)
     _console().print(table)
+    if decomposed:
+        click.echo(f"{len(env.app.tasks)} templates, {n_subs} sub-tasks")
 
 
 @main.command("run")
@@ -251,11 +259,12 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
 @click.option("--seeds", "-n", type=click.IntRange(min=1, max=10_000), default=30, show_default=True,
               help="Instances per template (seeds 0..N-1); 30 or more also measures answer guessing rates.")
 @click.option("--task", "-t", "tasks", multiple=True, help="Only these templates (repeatable).")
+@click.option("--decomposed", is_flag=True, help="Also attack the sub-tasks of the templates (simweb tasks --decomposed).")
 @click.option("--no-events", is_flag=True, help="Skip submitting the pages' forms (faster).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Every attack as JSONL.")
 @with_world
 @_guard
-def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], no_events: bool, out: str | None,
+def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, no_events: bool, out: str | None,
                 world_seed: int, size: int | None) -> None:
     """Attack every task template's reward: zero work, undo, junk, deletion, over-doing,
     every form of the visited pages; and check that right answers in other forms are paid.
@@ -272,6 +281,8 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], no_events: bool, o
     ids = list(tasks) or list(env.app.tasks)
     for t in ids:
         env.app_task(t)
+    if decomposed:
+        ids += [s.id for t in list(ids) for s in env.app.tasks.sub_tasks(t)]
     with Progress(TextColumn("[bold]red team"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), transient=True, disable=not sys.stderr.isatty()) as bar:
         job = bar.add_task("", total=len(ids))
@@ -485,16 +496,13 @@ def spec_cmd(app: str, diagram: str | None) -> None:
     from rich.table import Table
 
     from . import registry
-    from .app import _import
+    from .app import _import, load_app_spec
     from .functions import FunctionTable
     from .machine import ControlMachine
-    from .spec import load_spec
 
     d = registry.definition(app)
     table_fns: FunctionTable = _import(d.functions)
-    fns = table_fns.merged_with_builtins()
-    spec = load_spec(d.spec_path(), table_fns.callables(),
-                     function_reads={n: f.reads for n, f in fns.items()})
+    spec = load_app_spec(d, table_fns)
     table = Table(title=f"{app} spec v{spec.version} ({len(spec.pages)} pages, {len(spec.events)} events)")
     for col in ("event", "route", "from → to", "effect", "permissions", "workflow moves", "writes", "reads"):
         table.add_column(col, overflow="fold")
@@ -567,18 +575,21 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False))
 @click.option("--per-template", type=click.IntRange(min=1, max=100_000), default=10, show_default=True)
 @click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where `simweb serve` runs.")
+@click.option("--decomposed", is_flag=True, help="Also write the sub-tasks of every template that splits.")
 @with_world
 @_guard
-def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None) -> None:
+def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None,
+               decomposed: bool) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
     from .live.tasks import dump_tasks, export_task
 
     env = _make_env(app, world_seed, size)
     tasks = []
-    for tid, t in env.app.tasks.items():
-        for seed in range(per_template):
-            tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
+    for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
+        for tid in [t.id, *(sub.id for sub in subs)]:
+            for seed in range(per_template):
+                tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
     path = out
     tmp = path + ".tmp"
     try:
@@ -729,6 +740,93 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     con.print(table)
     con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
               f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s")
+
+
+@main.command("eval")
+@click.argument("app")
+@click.option("--agent", type=click.Choice(["oracle", "random", "scripted", "llm"]), default="oracle",
+              show_default=True, help="scripted: only templates a portable family has scripts for (see docs/agents.md).")
+@click.option("--tasks", "tasks", default=None, help="Comma-separated template ids (default: every template).")
+@click.option("--seeds", default="0-4", show_default=True,
+              help="Task seeds: N, N-M or a list (0-4,9); for scripted, the families' instance indexes.")
+@click.option("--backend", type=click.Choice(["sim", "browser"]), default="sim", show_default=True,
+              help="sim: in-process; browser: the app served to headless Chromium.")
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="Directory for trajectories, episodes.jsonl and summary.json [default: eval-APP-AGENT].")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Step budget (default: the task's).")
+@click.option("--model", default=None, help="llm: the model name sent to the endpoint.")
+@click.option("--base-url", default=None, help="llm: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--api-key", default=None, help="llm: the API key [default: $OPENAI_API_KEY].")
+@click.option("--prompt", type=click.Choice(["browsergym", "webgym"]), default="browsergym", show_default=True,
+              help="llm: BrowserGym's axtree prompt or WebGym's memory/progress/intention/action prompt.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+              help="llm: seconds to wait for one completion.")
+@click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
+              help="llm: more tries on 429/5xx/timeouts, with exponential backoff.")
+@with_world
+@_guard
+def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, out: str | None,
+             max_steps: int | None, model: str | None, base_url: str | None, api_key: str | None, prompt: str,
+             timeout: float, retries: int, world_seed: int, size: int | None) -> None:
+    """Run an agent on an app's task instances; print success / progress / clean per
+    template (and in total) and write the trajectories."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from .agents.llm import LLMAgent, LLMError
+    from .evaluate import EvalError, parse_seeds, plan_episodes, run_eval, summarise
+
+    env = _make_env(app, world_seed, size)
+    ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
+    for t in ids or []:
+        env.app_task(t)   # unknown or other-app templates: one line, with a suggestion
+    llm = None
+    try:
+        specs = plan_episodes(env.app, agent, ids, parse_seeds(seeds))
+        if agent == "llm":
+            if not model or not base_url:
+                raise EvalError("--agent llm needs --model and --base-url")
+            llm = LLMAgent(model=model, base_url=base_url, api_key=api_key, prompt=prompt, timeout=timeout,
+                           retries=retries)
+    except (EvalError, LLMError) as exc:
+        raise UserError(str(exc)) from None
+    if backend == "browser":
+        from .browser import BrowserError, make_browser_env
+
+        try:
+            env = make_browser_env(app, world_seed, size=size, screenshots=False)
+        except BrowserError as exc:
+            raise UserError(str(exc)) from None
+    out = out or f"eval-{app}-{agent}"
+    header = {"backend": backend}
+    if llm is not None:
+        header.update(model=model, base_url=base_url, prompt=prompt)
+    try:
+        with Progress(TextColumn(f"[bold]{app} {agent}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.description}"), transient=True,
+                      disable=not sys.stderr.isatty() or len(specs) < 2) as bar:
+            job = bar.add_task("", total=len(specs))
+            episodes = run_eval(env, specs, agent, out=out, llm=llm, max_steps=max_steps, header=header,
+                                on_episode=lambda e: bar.update(job, advance=1, description=f"{e.task} {e.seed}"))
+    except LLMError as exc:
+        click.echo(f"simweb: error: the model endpoint failed: {exc} (finished episodes are in {out})", err=True)
+        sys.exit(1)
+    finally:
+        if backend == "browser":
+            env.close()
+    rows = summarise(episodes)
+    view = Table(title=f"{app}: {agent} on {len(episodes)} episodes ({backend})")
+    for col in ("template", "episodes", "success", "progress", "clean", "steps"):
+        view.add_column(col, justify="left" if col == "template" else "right")
+    for r in rows:
+        if r["template"] == "total":
+            view.add_section()
+        view.add_row(r["template"], str(r["episodes"]), f"{r['success']:.2f}", f"{r['progress']:.2f}",
+                     f"{r['clean']:.2f}", f"{r['steps']:.1f}")
+    _console().print(view)
+    stuck = sum(1 for e in episodes if e.stuck)
+    click.echo(f"trajectories -> {out}/" + (f"; {stuck} scripted episode(s) stopped at a missing element" if stuck
+                                             else ""))
 
 
 # ----------------------------------------------------------------------------- counterparts

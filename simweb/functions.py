@@ -146,6 +146,14 @@ class FunctionTable:
         return {name: f.bound() for name, f in self.merged_with_builtins().items()}
 
 
+def to_int(x: Any) -> int | None:
+    """``x`` as an int, or None when it is not one (a route or form value, a missing id)."""
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
 def overlay(state: dict, table: str) -> dict:
     """The runtime overlay of ``table``: id (as text) -> row, or None for a deleted row."""
     return state["runtime"].get("entities", {}).get(table, {})

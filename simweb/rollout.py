@@ -48,9 +48,11 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
     else:
         obs, info = env._obs(), env._info(env._verdict())
     agent.reset(env)
+    # SimEnv keeps its state; a browser env's state lives with its server (one request).
+    state = env.state if hasattr(env, "state") else env.snapshot()
     header = {
         "type": "header", "simweb": __version__, "app": env.app.name,
-        "world": dict(env.state["world"]), "task": env.task.id if env.task else None,
+        "world": dict(state["world"]), "task": env.task.id if env.task else None,
         "params": env.task.params if env.task else None, "seed": seed, "agent": agent.name,
         "start_hash": env.state_hash(), "reset": reset,
     }
@@ -68,7 +70,7 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
         traj.steps.append(step)
         if on_step:
             on_step(i, step)
-        if terminated or truncated:
+        if terminated or truncated or getattr(agent, "done", False):   # a finished script stops here
             break
     traj.seconds = time.perf_counter() - t0
     return traj

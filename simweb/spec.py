@@ -10,10 +10,11 @@ side-effect class are derived here too.
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import hashlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any, ClassVar
@@ -23,6 +24,7 @@ import yaml
 
 from .effects import Bookkeeping
 from .expr import Expr, ExprError, compile_expr
+from .kits import KitError, resolve_kits
 from .spec_schema import SPEC_SCHEMA
 from .state import canonical
 
@@ -504,6 +506,8 @@ class Spec:
     timers: dict[str, Timer] = field(default_factory=dict)
     #: what the site maintains as a side effect of judged changes (simweb.effects)
     bookkeeping: Bookkeeping = field(default_factory=Bookkeeping)
+    #: the options of each kit the spec includes (simweb.kits), as templates see them
+    kits: dict[str, dict] = field(default_factory=dict)
 
     def match_page(self, path: str) -> tuple[PageSpec, dict[str, Any]] | None:
         return _match(self.pages.values(), path)
@@ -863,11 +867,13 @@ def validate_spec_document(doc: Any, file: str) -> None:
 
 
 def load_spec(path: str | FsPath, functions: Mapping[str, Any] | None = None, *,
-              function_reads: Mapping[str, tuple[str, ...]] | None = None) -> Spec:
+              function_reads: Mapping[str, tuple[str, ...]] | None = None,
+              columns: Mapping[str, Sequence[str]] | None = None) -> Spec:
     """Load, validate and compile the spec at ``path``.
 
-    ``functions`` are the callables expressions may call (an app's FunctionTable), and
-    ``function_reads`` the state paths each one reads (for read sets)."""
+    ``functions`` are the callables expressions may call (an app's FunctionTable),
+    ``function_reads`` the state paths each one reads (for read sets), and ``columns`` the
+    columns of the world's tables (for ``required: columns`` in the runtime schema)."""
     file = str(path)
     try:
         text = FsPath(path).read_text(encoding="utf-8")
@@ -879,13 +885,21 @@ def load_spec(path: str | FsPath, functions: Mapping[str, Any] | None = None, *,
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise SpecError(f"{file}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    return compile_spec(doc, file, functions or {}, function_reads or {})
+    return compile_spec(doc, file, functions or {}, function_reads or {}, columns=columns)
 
 
 def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
-                 function_reads: Mapping[str, tuple[str, ...]]) -> Spec:
-    """Validate and compile a parsed spec document (see :func:`load_spec`)."""
+                 function_reads: Mapping[str, tuple[str, ...]], *,
+                 columns: Mapping[str, Sequence[str]] | None = None) -> Spec:
+    """Validate and compile a parsed spec document (see :func:`load_spec`). The kits it
+    includes are merged in first (:func:`simweb.kits.resolve_kits`); ``raw`` and ``hash``
+    are of the merged document."""
+    try:
+        doc, kits = resolve_kits(doc)
+    except KitError as exc:
+        raise SpecError(f"{file}: top level: field 'kits': {exc}") from None
     validate_spec_document(doc, file)
+    doc = _with_model_columns(doc, file, columns or {})
     c = _Compiler(file, functions, function_reads)
     base = set(BASE_NAMES)
 
@@ -974,7 +988,7 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
         runtime_schema=runtime_schema, globals=glob, pages=pages, events=events,
         hash=hashlib.sha256(canonical(doc)).hexdigest(), path=file, raw=doc,
         roles=roles, permissions=permissions, workflows=workflows, timers=timers,
-        bookkeeping=Bookkeeping.from_spec(doc.get("bookkeeping")),
+        bookkeeping=Bookkeeping.from_spec(doc.get("bookkeeping")), kits=kits,
     )
     try:
         jsonschema.Draft202012Validator.check_schema(spec.runtime_schema)
@@ -1074,6 +1088,24 @@ TIMER_QUEUE_SCHEMA: dict[str, Any] = {
         },
     },
 }
+
+
+def _with_model_columns(doc: dict, file: str, columns: Mapping[str, Sequence[str]]) -> dict:
+    """``doc`` with each entity row schema's ``required: columns`` replaced by the columns of
+    that table's model in the world (so the spec does not list them a second time)."""
+    tables = (((doc["runtime"]["schema"].get("properties") or {}).get("entities") or {}).get("properties") or {})
+    wanted = [t for t, sch in tables.items() if isinstance(sch, dict)
+              and isinstance(sch.get("additionalProperties"), dict) and sch["additionalProperties"].get("required") == "columns"]
+    if not wanted:
+        return doc
+    doc = copy.deepcopy(doc)
+    rows = doc["runtime"]["schema"]["properties"]["entities"]["properties"]
+    for table in wanted:
+        if table not in columns:
+            raise SpecError(f"{file}: top level: field 'runtime.schema': entities.{table} requires 'columns', but the "
+                            f"world declares no model for table '{table}' (ROW_MAPS)")
+        rows[table]["additionalProperties"]["required"] = list(columns[table])
+    return doc
 
 
 def _with_timer_queue(initial: dict, schema: dict) -> tuple[dict, dict]:

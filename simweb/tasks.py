@@ -98,6 +98,12 @@ class TaskTemplate:
     def setup(self, app: Any, state: dict, p: dict[str, Any]) -> None:
         """Prepare the start state beyond signing in (pre-filled cart, ...)."""
 
+    def parts(self, app: Any, p: dict[str, Any]) -> list[Any]:
+        """How an instance splits into sub-tasks (:class:`simweb.decompose.Part`, one per
+        sub-task, in order). Consulted only for instances whose fact groups allow it
+        (WebGym's rule, :func:`simweb.decompose.decomposable`); none by default."""
+        return []
+
     # -- provided ----------------------------------------------------------------
     def verify(self, app: Any, p: dict[str, Any], start: dict, final: dict, answer: str | None) -> dict:
         """The verdict ``{success, progress, clean, checks}`` of ``final``: a pure function

@@ -3,14 +3,26 @@ name, and scripts solving real tasks of simweb's apps in-process (no simweb ids)
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 import simweb
 from simweb.agents import OracleAgent, RandomAgent, make_agent
 from simweb.agents.axtext import parse_axtree
-from simweb.agents.scripted import (Answer, Check, Click, Fill, Goto, Press, Refuse, ScriptedAgent, Select,
-                                    find, name_matches)
+from simweb.agents.scripted import (
+    Answer,
+    Check,
+    Click,
+    Fill,
+    Goto,
+    Press,
+    Refuse,
+    ScriptedAgent,
+    Select,
+    find,
+    name_matches,
+)
 
 TREE = """RootWebArea 'Shop', focused
 \tbanner ''
@@ -188,3 +200,41 @@ def test_a_wrong_script_is_not_paid() -> None:
                            Fill("textbox", re.compile("reply", re.I), p["reply"]), Click("button", "Reply")])
     v = _run(env, agent)
     assert agent.done and not agent.stuck and not v["success"]
+
+
+SAMPLES = Path(__file__).parent / "axtree_samples"
+
+
+@pytest.mark.parametrize("sample", ["oscar_catalogue.txt", "roundup_issues.txt"])
+def test_real_sites_observations_parse_line_for_line(sample: str) -> None:
+    # Observations WebEnv took on django-oscar 4.2.1 and Roundup 2.6.0 on loopback.
+    text = (SAMPLES / sample).read_text(encoding="utf-8")
+    nodes = parse_axtree(text)
+    assert len(nodes) == len(text.splitlines())
+    assert nodes[0].role == "RootWebArea" and all(n.bid is None or n.bid.isdigit() for n in nodes)
+    assert all(n.parent is None or nodes[n.parent].depth == n.depth - 1 for n in nodes)
+
+
+def test_steps_resolve_on_a_real_shop_page() -> None:
+    nodes = parse_axtree((SAMPLES / "oscar_catalogue.txt").read_text(encoding="utf-8"))
+    assert find(nodes, "textbox", re.compile("search", re.I))[0].bid == "58"
+    assert find(nodes, "button", "Search")[0].bid == "59"
+    assert find(nodes, "link", "Children's Books")[0].bid == "80"           # printed with double quotes
+    # A heading shows a cut title; the image link carries the whole name.
+    full = "Zenera Argan Oil Smoothing Dry Shampoo"
+    assert find(nodes, "link", full)[0].bid == "222"
+    add = re.compile(r"add to (cart|basket)", re.I)
+    assert find(nodes, "button", add, near=("link", full))[0].bid == "239"
+    assert find(nodes, "button", add)[1] == 10                              # one per product in stock
+    sort = find(nodes, "combobox", re.compile("sort", re.I))[0]
+    assert Select("combobox", re.compile("sort", re.I), option="title z to a").action(sort, nodes) == \
+        f"select_option({sort.bid!r}, 'Title Z to A')"
+
+
+def test_steps_resolve_unnamed_fields_by_their_neighbours() -> None:
+    nodes = parse_axtree((SAMPLES / "roundup_issues.txt").read_text(encoding="utf-8"))
+    assert find(nodes, "textbox", None, near=("button", "Search"))[0].bid == "19"    # the search box has no name
+    login = ("StaticText", "Login")
+    assert find(nodes, "textbox", None, near=login)[0].bid == "41"
+    assert find(nodes, "textbox", None, near=login, nth=1)[0].bid == "43"
+    assert find(nodes, "link", "Password reset returns 500 after the last deploy")[0].bid == "92"

@@ -3,7 +3,7 @@ weekday, weekend and seasonal rates and minimum stays, discount codes with condi
 15-minute holds that expire on the simulated clock, a multi-step booking form with card
 checks, confirmation codes, changes and cancellations under each property's policy, and
 loyalty points)."""
-from simweb.app import AppDefinition
+from simweb.app import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="booking",
@@ -15,4 +15,6 @@ APP = AppDefinition(
     verifiers="simweb.verifiers.booking",
     default_size=240,
     description="A hotel booking site with 240 properties and a year of availability (scales to 2,400+).",
+    # at least 30% of the templates medium or hard (WebGym's fact-count buckets)
+    limits=AppLimits(min_hard_share=0.30),
 )

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from simweb.verifiers import booking as V
 
 from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text
+from simweb.decompose import Part
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.worlddb import day_to_date
 
@@ -700,6 +701,17 @@ class CancelAndRebook(TaskTemplate):
     def oracle(self, app, p):
         b = app.world.booking(p["booking_id"])
         return booking_list_plan(b) + ["click('cancel-booking')", "click('nav-home')"] + book_plan(p, card_name=p["card_name"])
+
+    def parts(self, app, p):
+        b = app.world.booking(p["booking_id"])
+        rt = app.world.room_type(p["room_type_id"])
+        return [
+            Part(("cancel",), ("the old booking",), tuple(booking_list_plan(b) + ["click('cancel-booking')"]),
+                 f"Cancel my booking at {p['old_hotel']} arriving on {label(p['checkin'])}. Do not book anything."),
+            Part(("stay", "paid"), (f"a confirmed booking of the {rt['name']}",),
+                 tuple(["click('nav-home')"] + book_plan(p, card_name=p["card_name"])),
+                 f"Book {stay_text(p)}, for me. {payment_text()}. Keep my other bookings as they are."),
+        ]
 
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])

@@ -32,6 +32,7 @@ import orjson
 from sqlalchemy import Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from simweb.world import MetaTable, RowMap, json_column
 from simweb.worlddb import (
     LRU,
     BuildProgress,
@@ -59,10 +60,8 @@ class Base(DeclarativeBase):
     pass
 
 
-class Meta(Base):
-    __tablename__ = "meta"
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+class Meta(MetaTable, Base):
+    pass
 
 
 class User(Base):
@@ -89,7 +88,7 @@ class Property(Base):
     description: Mapped[str] = mapped_column(Text)
     free_cancel_days: Mapped[int] = mapped_column(Integer)  # free to cancel or change until N days before
     cancel_fee_pct: Mapped[int] = mapped_column(Integer)    # of the total, after that
-    season: Mapped[str] = mapped_column(Text)               # JSON: 12 monthly factors in percent
+    season: Mapped[str] = json_column()                     # 12 monthly factors in percent
 
 
 class RoomType(Base):
@@ -395,16 +394,11 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 # ----------------------------------------------------------------------------- read API
 
 _READ_PRAGMAS = ("PRAGMA query_only=ON", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY")
-_BOOKING_COLS = ("id, user_id, property_id, room_type_id, checkin_day, nights, guests, guest_name, guest_email,"
-                 " total_cents, discount_code, points_earned, points_used, status, code, created_day,"
-                 " cancel_fee_cents, cancelled_day")
-_BOOKING_KEYS = tuple(c.strip() for c in _BOOKING_COLS.split(","))
-_USER_COLS = "id, username, email, full_name, password, tier, points, created_day"
-_USER_KEYS = tuple(c.strip() for c in _USER_COLS.split(","))
-_ROOM_COLS = "id, property_id, name, capacity, base_cents, weekend_cents, min_nights, rooms, avail"
-_ROOM_KEYS = tuple(c.strip() for c in _ROOM_COLS.split(","))
-_CODE_COLS = "id, code, description, kind, value, min_nights, min_total_cents, from_day, to_day, property_id, tier"
-_CODE_KEYS = tuple(c.strip() for c in _CODE_COLS.split(","))
+BOOKING_ROWS = RowMap(Booking)
+USER_ROWS = RowMap(User)
+ROOM_ROWS = RowMap(RoomType)
+CODE_ROWS = RowMap(DiscountCode)
+PROPERTY_ROWS = RowMap(Property)
 
 
 class BookingWorld(WorldFile):
@@ -420,6 +414,8 @@ class BookingWorld(WorldFile):
     MIN_SIZE = 20
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (BOOKING_ROWS, USER_ROWS, ROOM_ROWS, CODE_ROWS, PROPERTY_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
@@ -427,17 +423,12 @@ class BookingWorld(WorldFile):
         conn = self._db.conn()
         self._props: dict[int, dict] = {}
         self._by_city: dict[str, list[int]] = {}
-        for r in conn.execute("SELECT id, name, city, country, stars, rating, address, description,"
-                              " free_cancel_days, cancel_fee_pct, season FROM properties ORDER BY id"):
-            p = {"id": r[0], "name": r[1], "city": r[2], "country": r[3], "stars": r[4], "rating": r[5],
-                 "address": r[6], "description": r[7], "free_cancel_days": r[8], "cancel_fee_pct": r[9],
-                 "season": orjson.loads(r[10])}
+        for p in PROPERTY_ROWS.rows(conn):
             self._props[p["id"]] = p
             self._by_city.setdefault(p["city"], []).append(p["id"])
         self._rooms: dict[int, dict] = {}
         self._rooms_of: dict[int, list[int]] = {}
-        for r in conn.execute(f"SELECT {_ROOM_COLS} FROM room_types ORDER BY id"):
-            rt = dict(zip(_ROOM_KEYS, r))
+        for rt in ROOM_ROWS.rows(conn):
             self._rooms[rt["id"]] = rt
             self._rooms_of.setdefault(rt["property_id"], []).append(rt["id"])
         self._cities = sorted(self._by_city)
@@ -452,18 +443,18 @@ class BookingWorld(WorldFile):
         uid = int(uid)
         row = self._user_rows.get(uid)
         if row is None:
-            row = self._conn().execute(f"SELECT {_USER_COLS} FROM users WHERE id = ?", (uid,)).fetchone()
+            row = self._conn().execute(USER_ROWS.select("id = ?"), (uid,)).fetchone()
             if row is None:
                 return None
             self._user_rows.put(uid, row)
-        return dict(zip(_USER_KEYS, row))
+        return USER_ROWS(row)
 
     def user_by_login(self, login: str) -> dict | None:
         key = (login or "").strip().lower()
         row = self._conn().execute(
-            f"SELECT {_USER_COLS} FROM users WHERE username = ? UNION ALL"
-            f" SELECT {_USER_COLS} FROM users WHERE email = ? LIMIT 1", (key, key)).fetchone()
-        return None if row is None else dict(zip(_USER_KEYS, row))
+            f"{USER_ROWS.select('username = ?')} UNION ALL {USER_ROWS.select('email = ?')} LIMIT 1",
+            (key, key)).fetchone()
+        return None if row is None else USER_ROWS(row)
 
     # -- properties and rooms ------------------------------------------------------------
 
@@ -491,13 +482,10 @@ class BookingWorld(WorldFile):
     # -- codes -----------------------------------------------------------------------
 
     def code(self, cid: int) -> dict | None:
-        r = self._conn().execute(f"SELECT {_CODE_COLS} FROM discount_codes WHERE id = ?", (int(cid),)).fetchone()
-        return None if r is None else dict(zip(_CODE_KEYS, r))
+        return CODE_ROWS.one(self._conn(), "id = ?", (int(cid),))
 
     def code_named(self, code: str) -> dict | None:
-        r = self._conn().execute(f"SELECT {_CODE_COLS} FROM discount_codes WHERE code = ?",
-                                 (str(code or "").strip().upper(),)).fetchone()
-        return None if r is None else dict(zip(_CODE_KEYS, r))
+        return CODE_ROWS.one(self._conn(), "code = ?", (str(code or "").strip().upper(),))
 
     def all_codes(self) -> list[dict]:
         """Every discount code by code (a few hundred at ten times the default size; kept)."""
@@ -506,8 +494,7 @@ class BookingWorld(WorldFile):
         return [dict(c) for c in self._codes]
 
     def codes_page(self, offset: int, limit: int) -> list[dict]:
-        return [dict(zip(_CODE_KEYS, r)) for r in self._conn().execute(
-            f"SELECT {_CODE_COLS} FROM discount_codes ORDER BY code LIMIT ? OFFSET ?", (int(limit), int(offset)))]
+        return CODE_ROWS.rows(self._conn(), order="code", limit=limit, offset=offset)
 
     # -- bookings --------------------------------------------------------------------
 
@@ -515,22 +502,19 @@ class BookingWorld(WorldFile):
         key = int(bid)
         row = self._booking_rows.get(key)
         if row is None:
-            row = self._conn().execute(f"SELECT {_BOOKING_COLS} FROM bookings WHERE id = ?", (key,)).fetchone()
+            row = self._conn().execute(BOOKING_ROWS.select("id = ?"), (key,)).fetchone()
             if row is None:
                 return None
             self._booking_rows.put(key, row)
-        return dict(zip(_BOOKING_KEYS, row))
+        return BOOKING_ROWS(row)
 
     def bookings_of(self, uid: int, limit: int = 200) -> list[dict]:
         """A user's bookings, latest arrival first."""
-        return [dict(zip(_BOOKING_KEYS, r)) for r in self._conn().execute(
-            f"SELECT {_BOOKING_COLS} FROM bookings WHERE user_id = ? ORDER BY checkin_day DESC, id DESC LIMIT ?",
-            (int(uid), int(limit)))]
+        return BOOKING_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="checkin_day DESC, id DESC",
+                                 limit=limit)
 
     def booking_by_code(self, code: str) -> dict | None:
-        r = self._conn().execute(f"SELECT {_BOOKING_COLS} FROM bookings WHERE code = ?",
-                                 (str(code or "").strip().upper(),)).fetchone()
-        return None if r is None else dict(zip(_BOOKING_KEYS, r))
+        return BOOKING_ROWS.one(self._conn(), "code = ?", (str(code or "").strip().upper(),))
 
     def arriving_ids(self, status: str, lo: int, hi: int) -> list[int]:
         """Ids of the bookings in ``status`` arriving on days ``lo`` .. ``hi``, by arrival
@@ -545,6 +529,5 @@ class BookingWorld(WorldFile):
 
     def bookings_arriving(self, status: str, lo: int, hi: int, limit: int = 500) -> list[dict]:
         """Bookings in ``status`` arriving on days ``lo`` .. ``hi`` (for task sampling)."""
-        return [dict(zip(_BOOKING_KEYS, r)) for r in self._conn().execute(
-            f"SELECT {_BOOKING_COLS} FROM bookings WHERE status = ? AND checkin_day BETWEEN ? AND ?"
-            " ORDER BY checkin_day, id LIMIT ?", (status, int(lo), int(hi), int(limit)))]
+        return BOOKING_ROWS.rows(self._conn(), "status = ? AND checkin_day BETWEEN ? AND ?",
+                                 (status, int(lo), int(hi)), order="checkin_day, id", limit=limit)

@@ -13,7 +13,9 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.functions import Ctx, FunctionTable, entity_row, merged_rows, new_rows, overlay
+from simweb.functions import Ctx, FunctionTable, entity_row, merged_rows, overlay
+from simweb.functions import to_int as _int
+from simweb.kits.auth import add_auth_functions
 from simweb.worlddb import date_to_day, day_to_date
 
 from .world import COUNT_CAP, PER_PAGE, ROLES, STATUSES, post_matches, search_terms
@@ -82,13 +84,6 @@ def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
     return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
 
 
-def _int(x: Any) -> int | None:
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return None
-
-
 def _paged(rows: list, page: Any, per_page: int = PER_PAGE) -> dict:
     total = len(rows)
     pages = max(1, -(-total // per_page))
@@ -104,10 +99,7 @@ def user_by_id(ctx: Ctx, uid: Any) -> dict | None:
     return _entity(ctx, "users", uid) if _int(uid) is not None else None
 
 
-@fn(reads=ME)
-def current_user(ctx: Ctx) -> dict | None:
-    """The signed-in user's record, or None."""
-    return _entity(ctx, "users", ctx.user)
+current_user, find_login = add_auth_functions(FUNCTIONS)   # the auth kit's (simweb/kits/auth.py)
 
 
 @fn(reads=ME)
@@ -115,19 +107,6 @@ def my_role(ctx: Ctx) -> str | None:
     """The signed-in user's role, or None (signed out, or the account is deactivated)."""
     me = current_user(ctx)
     return me["role"] if me is not None and me["active"] else None
-
-
-@fn(reads=USERS)
-def find_login(ctx: Ctx, login: str | None) -> dict | None:
-    """The user whose username or email is ``login`` (case-insensitive), or None."""
-    key = str(login or "").strip().lower()
-    if not key:
-        return None
-    for u in new_rows(ctx.world, ctx.state, "users"):
-        if key in (u["username"], u["email"]):
-            return u
-    hit = ctx.world.user_by_login(key)
-    return None if hit is None else _entity(ctx, "users", hit["id"])
 
 
 @fn(reads=USERS)

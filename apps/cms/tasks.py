@@ -11,6 +11,7 @@ from typing import Any, Callable
 from urllib.parse import urlencode
 
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, eq, same_set, text
+from simweb.decompose import Part
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import cms as V
 from simweb.worlddb import day_to_date
@@ -846,6 +847,20 @@ class WrapUpPost(TaskTemplate):
             f"check('tag-box-{p['tag_id']}')", f"select_option('category-select', {p['category']!r})",
             "click('save-post')", "click('archive')"]
 
+    def parts(self, app, p):
+        there = open_admin(app.world.post(p["post_id"]))
+        return [
+            Part(("comments",), ("comments",), tuple(there + [f"click('approve-{c}')" for c in p["comment_ids"]]),
+                 f"Approve all of the pending comments of the post “{p['post']}”. Change nothing else."),
+            Part(("taxonomy",), ("posts.tags", "posts.category_id"),
+                 tuple(there + [f"check('tag-box-{p['tag_id']}')",
+                                f"select_option('category-select', {p['category']!r})", "click('save-post')"]),
+                 f"Add the tag “{p['tag']}” to the post “{p['post']}” and move it to the category "
+                 f"“{p['category']}”. Keep it published and change nothing else."),
+            Part(("archived",), ("posts.status",), tuple(there + ["click('archive')"]),
+                 f"Archive the post “{p['post']}”. Change nothing else."),
+        ]
+
     def effect(self, app, p, start):
         post = app.world.post(p["post_id"])
         return V.comment_statuses({c: "approved" for c in p["comment_ids"]}) + V.post_fields(
@@ -881,6 +896,17 @@ class RescueDraft(TaskTemplate):
         return open_admin(app.world.post(p["post_id"])) + [
             "click('revisions-link')", f"click('rev-{p['rev_id']}')", "click('restore-revision')",
             f"check('tag-box-{p['tag_id']}')", "click('save-post')", "click('publish')"]
+
+    def parts(self, app, p):
+        there = open_admin(app.world.post(p["post_id"]))
+        return [
+            Part(("revision",), ("posts.title", "posts.body"),
+                 tuple(there + ["click('revisions-link')", f"click('rev-{p['rev_id']}')", "click('restore-revision')"]),
+                 f"The post “{p['post']}” went wrong after its first save. Restore its first revision; do not "
+                 f"publish it and change nothing else."),
+            Part(("tag",), ("posts.tags",), tuple(there + [f"check('tag-box-{p['tag_id']}')", "click('save-post')"]),
+                 f"Add the tag “{p['tag']}” to the post “{p['post']}”. Do not publish it and change nothing else."),
+        ]
 
     def effect(self, app, p, start):
         post = app.world.post(p["post_id"])

@@ -34,6 +34,7 @@ from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb import fulltext
+from simweb.world import MetaTable, RowMap, json_column
 from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, schema_fingerprint
 
 APP = "cms"
@@ -55,10 +56,8 @@ class Base(DeclarativeBase):
     pass
 
 
-class Meta(Base):
-    __tablename__ = "meta"
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+class Meta(MetaTable, Base):
+    pass
 
 
 class User(Base):
@@ -98,7 +97,7 @@ class Post(Base):
     author_id: Mapped[int] = mapped_column(Integer)
     status: Mapped[str] = mapped_column(String)
     category_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    tags: Mapped[str] = mapped_column(Text)            # JSON list of tag ids
+    tags: Mapped[str] = json_column()            # list of tag ids
     created_day: Mapped[int] = mapped_column(Integer)
     updated_day: Mapped[int] = mapped_column(Integer)
     published_day: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -472,11 +471,15 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 # ----------------------------------------------------------------------------- read API
 
 _READ_PRAGMAS = ("PRAGMA query_only=ON", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY")
-_POST_COLS = ("id, kind, title, slug, body, author_id, status, category_id, tags, created_day, updated_day,"
-              " published_day, scheduled_at, comment_count, revision_count")
-_USER_COLS = "id, username, email, display_name, password, role, active, created_day"
-_COMMENT_COLS = "id, post_id, author_name, author_email, body, status, day"
-_MEDIA_COLS = "id, filename, title, alt_text, mime, width, height, size_kb, uploader_id, day"
+POST_ROWS = RowMap(Post)
+USER_ROWS = RowMap(User)
+COMMENT_ROWS = RowMap(Comment)
+MEDIA_ROWS = RowMap(Media)
+REVISION_ROWS = RowMap(Revision)
+CATEGORY_ROWS = RowMap(Category)
+TAG_ROWS = RowMap(Tag)
+MENU_ROWS = RowMap(Menu)
+MENU_ITEM_ROWS = RowMap(MenuItem)
 _STOP = frozenset(("the", "a", "an", "of", "to", "and", "in", "is", "on", "for", "we", "it", "this"))
 
 
@@ -509,29 +512,24 @@ class CmsWorld(WorldFile):
     MIN_SIZE = 200
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (POST_ROWS, USER_ROWS, COMMENT_ROWS, MEDIA_ROWS,
+                                     REVISION_ROWS, CATEGORY_ROWS, TAG_ROWS, MENU_ROWS, MENU_ITEM_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         super().__init__(path, built=built)
         conn = self._db.conn()
-        self._categories = [{"id": r[0], "name": r[1], "slug": r[2], "description": r[3]}
-                            for r in conn.execute("SELECT id, name, slug, description FROM categories ORDER BY id")]
-        self._tags = [{"id": r[0], "name": r[1], "slug": r[2]}
-                      for r in conn.execute("SELECT id, name, slug FROM tags ORDER BY id")]
-        self._menus = [{"id": r[0], "name": r[1], "location": r[2]}
-                       for r in conn.execute("SELECT id, name, location FROM menus ORDER BY id")]
-        self._users = [self._user_dict(r) for r in conn.execute(f"SELECT {_USER_COLS} FROM users ORDER BY id")]
+        self._categories = CATEGORY_ROWS.rows(conn)
+        self._tags = TAG_ROWS.rows(conn)
+        self._menus = MENU_ROWS.rows(conn)
+        self._users = USER_ROWS.rows(conn)
         self._user_by_id = {u["id"]: u for u in self._users}
         self._post_rows = LRU(20_000)
         self._counts = LRU(50_000)
         self._menu_items: dict[int, list[dict]] | None = None
 
     # -- users, taxonomy, menus (small: in memory) ---------------------------------------
-
-    @staticmethod
-    def _user_dict(r: tuple) -> dict:
-        return {"id": r[0], "username": r[1], "email": r[2], "display_name": r[3], "password": r[4], "role": r[5],
-                "active": bool(r[6]), "created_day": r[7]}
 
     def users(self) -> list[dict]:
         return [dict(u) for u in self._users]
@@ -566,44 +564,28 @@ class CmsWorld(WorldFile):
         """A menu's items by position (menus are small: read once, kept in memory)."""
         if self._menu_items is None:
             self._menu_items = {}
-            for r in self._conn().execute("SELECT id, menu_id, label, url, position FROM menu_items"
-                                          " ORDER BY position, id"):
-                self._menu_items.setdefault(r[1], []).append(
-                    {"id": r[0], "menu_id": r[1], "label": r[2], "url": r[3], "position": r[4]})
+            for it in MENU_ITEM_ROWS.rows(self._conn(), order="position, id"):
+                self._menu_items.setdefault(it["menu_id"], []).append(it)
         return [dict(it) for it in self._menu_items.get(int(menu_id), [])]
 
     def menu_item(self, iid: int) -> dict | None:
-        r = self._conn().execute("SELECT id, menu_id, label, url, position FROM menu_items WHERE id = ?",
-                                 (int(iid),)).fetchone()
-        return None if r is None else {"id": r[0], "menu_id": r[1], "label": r[2], "url": r[3], "position": r[4]}
+        return MENU_ITEM_ROWS.one(self._conn(), "id = ?", (int(iid),))
 
     # -- posts ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _post_dict(r: tuple) -> dict:
-        return {"id": r[0], "kind": r[1], "title": r[2], "slug": r[3], "body": r[4], "author_id": r[5],
-                "status": r[6], "category_id": r[7], "tags": orjson.loads(r[8]), "created_day": r[9],
-                "updated_day": r[10], "published_day": r[11], "scheduled_at": r[12], "comment_count": r[13],
-                "revision_count": r[14]}
 
     def post(self, pid: int) -> dict | None:
         key = int(pid)
         row = self._post_rows.get(key)
         if row is None:
-            row = self._conn().execute(f"SELECT {_POST_COLS} FROM posts WHERE id = ?", (key,)).fetchone()
+            row = self._conn().execute(POST_ROWS.select("id = ?"), (key,)).fetchone()
             if row is None:
                 return None
             self._post_rows.put(key, row)
-        return self._post_dict(row)
+        return POST_ROWS(row)
 
     def posts(self, ids: Sequence[int]) -> list[dict]:
         """Posts by id, in the order given (unknown ids skipped)."""
-        ids = [int(i) for i in ids]
-        if not ids:
-            return []
-        rows = {r[0]: r for r in self._conn().execute(
-            f"SELECT {_POST_COLS} FROM posts WHERE id IN ({','.join('?' * len(ids))})", ids)}
-        return [self._post_dict(rows[i]) for i in ids if i in rows]
+        return POST_ROWS.by_ids(self._conn(), ids)
 
     def post_by_slug(self, slug: str) -> dict | None:
         r = self._conn().execute("SELECT id FROM posts WHERE slug = ?", (str(slug),)).fetchone()
@@ -710,35 +692,19 @@ class CmsWorld(WorldFile):
 
     # -- revisions -----------------------------------------------------------------------
 
-    @staticmethod
-    def _rev_dict(r: tuple) -> dict:
-        return {"id": r[0], "post_id": r[1], "number": r[2], "title": r[3], "body": r[4], "author_id": r[5],
-                "day": r[6]}
-
     def revisions(self, post_id: int) -> list[dict]:
-        return [self._rev_dict(r) for r in self._conn().execute(
-            "SELECT id, post_id, number, title, body, author_id, day FROM revisions WHERE post_id = ?"
-            " ORDER BY number", (int(post_id),))]
+        return REVISION_ROWS.rows(self._conn(), "post_id = ?", (int(post_id),), order="number")
 
     def revision(self, rid: int) -> dict | None:
-        r = self._conn().execute("SELECT id, post_id, number, title, body, author_id, day FROM revisions"
-                                 " WHERE id = ?", (int(rid),)).fetchone()
-        return None if r is None else self._rev_dict(r)
+        return REVISION_ROWS.one(self._conn(), "id = ?", (int(rid),))
 
     # -- comments ------------------------------------------------------------------------
 
-    @staticmethod
-    def _comment_dict(r: tuple) -> dict:
-        return {"id": r[0], "post_id": r[1], "author_name": r[2], "author_email": r[3], "body": r[4],
-                "status": r[5], "day": r[6]}
-
     def comments_of(self, post_id: int) -> list[dict]:
-        return [self._comment_dict(r) for r in self._conn().execute(
-            f"SELECT {_COMMENT_COLS} FROM comments WHERE post_id = ? ORDER BY id", (int(post_id),))]
+        return COMMENT_ROWS.rows(self._conn(), "post_id = ?", (int(post_id),))
 
     def comment(self, cid: int) -> dict | None:
-        r = self._conn().execute(f"SELECT {_COMMENT_COLS} FROM comments WHERE id = ?", (int(cid),)).fetchone()
-        return None if r is None else self._comment_dict(r)
+        return COMMENT_ROWS.one(self._conn(), "id = ?", (int(cid),))
 
     def comment_count(self, status: str, exclude: Sequence[int] = ()) -> int:
         """Comments in a moderation queue (memoised), not counting ``exclude`` ids."""
@@ -759,23 +725,12 @@ class CmsWorld(WorldFile):
             f"SELECT id FROM comments WHERE {where} ORDER BY id DESC LIMIT ?", params + [int(limit)])]
 
     def comments(self, ids: Sequence[int]) -> list[dict]:
-        ids = [int(i) for i in ids]
-        if not ids:
-            return []
-        rows = {r[0]: r for r in self._conn().execute(
-            f"SELECT {_COMMENT_COLS} FROM comments WHERE id IN ({','.join('?' * len(ids))})", ids)}
-        return [self._comment_dict(rows[i]) for i in ids if i in rows]
+        return COMMENT_ROWS.by_ids(self._conn(), ids)
 
     # -- media ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _media_dict(r: tuple) -> dict:
-        return {"id": r[0], "filename": r[1], "title": r[2], "alt_text": r[3], "mime": r[4], "width": r[5],
-                "height": r[6], "size_kb": r[7], "uploader_id": r[8], "day": r[9]}
-
     def media_item(self, mid: int) -> dict | None:
-        r = self._conn().execute(f"SELECT {_MEDIA_COLS} FROM media WHERE id = ?", (int(mid),)).fetchone()
-        return None if r is None else self._media_dict(r)
+        return MEDIA_ROWS.one(self._conn(), "id = ?", (int(mid),))
 
     def media_page(self, q: str, limit: int, offset: int, exclude: Sequence[int] = ()) -> tuple[int, list[dict]]:
         """(matching count, one page) of media whose filename or title contains ``q``, newest
@@ -789,6 +744,6 @@ class CmsWorld(WorldFile):
         total = self._world_count(f"SELECT id FROM media WHERE {where}", params, None)
         if not limit:
             return total, []
-        rows = conn.execute(f"SELECT {_MEDIA_COLS} FROM media WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
-                            params + [int(limit), int(offset)]).fetchall()
-        return total, [self._media_dict(r) for r in rows]
+        rows = conn.execute(f"{MEDIA_ROWS.select(where, 'id DESC')} LIMIT ? OFFSET ?",
+                            params + [int(limit), int(offset)])
+        return total, [MEDIA_ROWS(r) for r in rows]

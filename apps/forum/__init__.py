@@ -1,7 +1,7 @@
 """Simforum: a Reddit-like community site (communities, hot/new/top listings, search,
 threaded comments, votes, karma, subscriptions, saved items, private messages and
 community moderation with bans, locks, pins and a moderation log)."""
-from simweb.app import AppDefinition
+from simweb.app import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="forum",
@@ -13,4 +13,6 @@ APP = AppDefinition(
     verifiers="simweb.verifiers.forum",
     default_size=20_000,
     description="A Reddit-like forum with 20,000 posts and 100,000+ threaded comments (scales to 200,000 posts).",
+    # at least 30% of the templates medium or hard (WebGym's fact-count buckets)
+    limits=AppLimits(min_hard_share=0.30),
 )

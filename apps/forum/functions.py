@@ -26,6 +26,7 @@ from simweb.functions import (
     overlay,
     thread,
 )
+from simweb.functions import to_int as _int
 from simweb.worlddb import day_to_date
 
 from .world import DAY, WINDOWS, hot_score
@@ -89,13 +90,6 @@ def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
 
 def _rt(ctx: Ctx, key: str) -> dict:
     return ctx.state["runtime"].get(key) or {}
-
-
-def _int(x: Any) -> int | None:
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return None
 
 
 # ----------------------------------------------------------------------------- users

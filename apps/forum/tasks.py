@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from simweb.effects import Answer, Effect, Row, eq, text
+from simweb.decompose import Part
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import forum as V
 from simweb.verify import numbers_in
@@ -885,6 +886,23 @@ class ModCleanup(TaskTemplate):
             f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"] + compose(p["author"], self.subject(p),
                                                                                       self.note(p))
 
+    def parts(self, app, p):
+        mod = f"I moderate c/{p['community']}."
+        ban = ["click('mod-tools')", f"fill('ban-username', {p['author']!r})", f"fill('ban-days', '{p['days']}')",
+               f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
+        return [
+            Part(("comment", "post"), ("comments", "posts"),
+                 tuple(open_post(app, p["post_id"]) + [f"click('comment-{p['comment_id']}-remove')", "click('mod-lock')"]),
+                 f"{mod} On the post “{p['title']}”, the comment by u/{p['author']} that says “{p['text']}” breaks "
+                 f"the rules. Remove that comment and lock the post (but keep it up). Do nothing else."),
+            Part(("ban",), ("bans",), tuple(open_community(p["community"]) + ban),
+                 f"{mod} Ban u/{p['author']} from c/{p['community']} for {p['days']} days with the reason "
+                 f"“{p['reason']}”. Do nothing else."),
+            Part(("message",), ("messages",), tuple(compose(p["author"], self.subject(p), self.note(p))),
+                 f"Send u/{p['author']} a private message with the subject “{self.subject(p)}” and the message: "
+                 f"{self.note(p)}"),
+        ]
+
     def effect(self, app, p, start):
         return Effect((Row("comments", p["comment_id"], {"status": eq("removed")}, label=f"comment {p['comment_id']}"),
                        Row("posts", p["post_id"], {"locked": eq(True)}, label=f"post {p['post_id']}"),
@@ -1020,6 +1038,20 @@ class JoinPostAndEngage(TaskTemplate):
                  "click('submit-go')"] + open_post(app, p["post_id"])
                 + ["click('post-up')", f"fill('comment-body', {p['comment']!r})", "click('comment-submit')"])
 
+    def parts(self, app, p):
+        return [
+            Part(("sub", "post"), ("subs", "posts"),
+                 tuple(open_community(p["community"]) + ["click('subscribe')", "click('community-submit')",
+                       f"fill('submit-title-input', {p['new_title']!r})", f"fill('submit-body', {p['body']!r})",
+                       "click('submit-go')"]),
+                 f"Join c/{p['community']}, then post a text post there titled “{p['new_title']}” with the text "
+                 f"“{p['body']}”. Do nothing else."),
+            Part(("engage",), ("votes", "comments"),
+                 tuple(open_post(app, p["post_id"]) + ["click('post-up')", f"fill('comment-body', {p['comment']!r})",
+                                                       "click('comment-submit')"]),
+                 f"Upvote the post “{p['title']}” in c/{p['community']} and comment on it: {p['comment']}"),
+        ]
+
     def effect(self, app, p, start):
         return Effect((V.subscription(p["user_id"], p["community_id"], p["community"], True),
                        V.new_post(p["user_id"], p["community_id"], "text", p["new_title"], body=p["body"]),
@@ -1154,6 +1186,19 @@ class SaveWeekTopUpvote(TaskTemplate):
         return (open_community(p["community"]) + ["click('subscribe')", "click('sort-top')", "click('t-week')"]
                 + [f"click('post-{i}-save')" for i in p["post_ids"]] + [f"click('post-{p['best_id']}-up')"])
 
+    def parts(self, app, p):
+        top = open_community(p["community"]) + ["click('sort-top')", "click('t-week')"]
+        return [
+            Part(("find", "saved"), ("saved",), tuple(top + [f"click('post-{i}-save')" for i in p["post_ids"]]),
+                 f"Save the 3 top-scoring posts of the past week in c/{p['community']}. Do not vote and do not "
+                 f"join the community."),
+            Part(("find", "vote"), ("votes",), tuple(top + [f"click('post-{p['best_id']}-up')"]),
+                 f"Of the 3 top-scoring posts of the past week in c/{p['community']}, upvote the one that has the "
+                 f"most comments. Do not save anything and do not join the community."),
+            Part(("sub",), ("subs",), tuple(open_community(p["community"]) + ["click('subscribe')"]),
+                 f"Join c/{p['community']}."),
+        ]
+
     def effect(self, app, p, start):
         return Effect((*(V.saved(p["user_id"], f"p{i}") for i in p["post_ids"]),
                        V.vote(p["user_id"], f"p{p['best_id']}", 1),
@@ -1205,6 +1250,24 @@ class ModSpamSweep(TaskTemplate):
                      "click('mod-remove')"]
         return plan + ["click('crumb-community')", "click('mod-tools')", f"fill('ban-username', {p['target']!r})",
                        "fill('ban-days', '0')", f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
+
+    def parts(self, app, p):
+        plan: list[str] = []
+        for i in p["post_ids"]:
+            plan += ["click('search-go')", f"fill('s-author', {p['target']!r})",
+                     f"fill('s-community', {p['community']!r})", "click('s-go')", f"click('post-{i}')",
+                     "click('mod-remove')"]
+        ban = ["click('mod-tools')", f"fill('ban-username', {p['target']!r})", "fill('ban-days', '0')",
+               f"fill('ban-reason', {p['reason']!r})", "click('ban-submit')"]
+        return [
+            Part(("find", "remove"), ("posts",), tuple(plan),
+                 f"I moderate c/{p['community']}. u/{p['target']} has been spamming it: remove every post "
+                 f"u/{p['target']} has made in c/{p['community']} (leave everyone else's posts alone). Do not ban "
+                 f"anyone yet."),
+            Part(("ban",), ("bans",), tuple(open_community(p["community"]) + ban),
+                 f"I moderate c/{p['community']}. Ban u/{p['target']} from c/{p['community']} permanently with the "
+                 f"reason “{p['reason']}”. Do not remove any post."),
+        ]
 
     def effect(self, app, p, start):
         return Effect((*(Row("posts", i, {"status": eq("removed")}, label=f"post {i}") for i in p["post_ids"]),

@@ -53,6 +53,7 @@ from sqlalchemy import Boolean, Float, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb import fulltext
+from simweb.world import MetaTable, RowMap
 from simweb.worlddb import (
     DAY0,
     BuildProgress,
@@ -256,10 +257,8 @@ class Base(DeclarativeBase):
     pass
 
 
-class Meta(Base):
-    __tablename__ = "meta"
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+class Meta(MetaTable, Base):
+    pass
 
 
 class User(Base):
@@ -774,17 +773,18 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 _STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "with", "my", "your", "you"])
 _READ_PRAGMAS = ("PRAGMA query_only=1", "PRAGMA mmap_size=8589934592", "PRAGMA cache_size=-32768",
                  "PRAGMA temp_store=MEMORY")
-_POST_COLS = ("id, community_id, user_id, kind, title, body, url, created, ups, downs, score, comment_count,"
-              " status, locked, pinned")
-_POST_KEYS = ("id", "community_id", "user_id", "kind", "title", "body", "url", "created", "ups", "downs", "score",
-              "comment_count", "status", "locked", "pinned")
-_COMMENT_COLS = "id, post_id, parent_id, user_id, body, created, ups, downs, score, depth, status"
-_COMMENT_KEYS = ("id", "post_id", "parent_id", "user_id", "body", "created", "ups", "downs", "score", "depth",
-                 "status")
-_USER_COLS = "id, username, password, created_day, bio, post_karma, comment_karma"
-_USER_KEYS = ("id", "username", "password", "created_day", "bio", "post_karma", "comment_karma")
-_MSG_COLS = "id, sender_id, recipient_id, subject, body, created, read"
-_MSG_KEYS = ("id", "sender_id", "recipient_id", "subject", "body", "created", "read")
+
+
+def _unedited(row: dict[str, Any]) -> None:
+    row["edited"] = None   # the world has no edits; an edit at run time sets the day
+
+
+#: World rows as dicts (the sort and search columns of posts stay in the file).
+POST_ROWS = RowMap(Post, drop=("hot0", "top_rank", "new_rank", "cmt_rank"), extra=_unedited)
+COMMENT_ROWS = RowMap(Comment, extra=_unedited)
+USER_ROWS = RowMap(User, drop=("name_key",))
+MESSAGE_ROWS = RowMap(Message)
+COMMUNITY_ROWS = RowMap(Community)
 _TABLES = ("posts", "comments", "users", "communities", "messages", "mod_log")
 _SORT_SQL = {"hot": "hot0 DESC, id DESC", "new": "created DESC, id DESC", "top": "score DESC, id DESC",
              "comments": "comment_count DESC, id DESC"}
@@ -806,26 +806,6 @@ def match_expression(query: str) -> str | None:
     return fulltext.match_expression(query, _STOPWORDS, 10)
 
 
-def _post(row: tuple) -> dict[str, Any]:
-    d = dict(zip(_POST_KEYS, row))
-    d["locked"] = bool(d["locked"])
-    d["pinned"] = bool(d["pinned"])
-    d["edited"] = None
-    return d
-
-
-def _comment(row: tuple) -> dict[str, Any]:
-    d = dict(zip(_COMMENT_KEYS, row))
-    d["edited"] = None
-    return d
-
-
-def _message(row: tuple) -> dict[str, Any]:
-    d = dict(zip(_MSG_KEYS, row))
-    d["read"] = bool(d["read"])
-    return d
-
-
 class ForumWorld(WorldFile):
     """Read-only access to one generated forum world (plain JSON-able values only)."""
 
@@ -836,16 +816,14 @@ class ForumWorld(WorldFile):
     MIN_SIZE = 1
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (POST_ROWS, COMMENT_ROWS, USER_ROWS, MESSAGE_ROWS, COMMUNITY_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         super().__init__(path, built=built)
         conn = self._db.conn()
-        self._communities = [
-            {"id": r[0], "name": r[1], "title": r[2], "description": r[3], "created_day": r[4], "creator_id": r[5],
-             "subscribers": r[6], "post_count": r[7]}
-            for r in conn.execute("SELECT id, name, title, description, created_day, creator_id, subscribers,"
-                                  " post_count FROM communities ORDER BY id")]
+        self._communities = COMMUNITY_ROWS.rows(conn)
         self._comm_by_id = {c["id"]: c for c in self._communities}
         self._comm_by_name = {c["name"].lower(): c for c in self._communities}
         self._names = sorted(c["name"] for c in self._communities)
@@ -887,13 +865,10 @@ class ForumWorld(WorldFile):
     # -- users ------------------------------------------------------------------------
 
     def user(self, uid: int) -> dict[str, Any] | None:
-        row = self._conn().execute(f"SELECT {_USER_COLS} FROM users WHERE id = ?", (int(uid),)).fetchone()
-        return None if row is None else dict(zip(_USER_KEYS, row))
+        return USER_ROWS.one(self._conn(), "id = ?", (int(uid),))
 
     def user_by_name(self, name: str) -> dict[str, Any] | None:
-        row = self._conn().execute(f"SELECT {_USER_COLS} FROM users WHERE name_key = ?",
-                                   (str(name or "").strip().lower(),)).fetchone()
-        return None if row is None else dict(zip(_USER_KEYS, row))
+        return USER_ROWS.one(self._conn(), "name_key = ?", (str(name or "").strip().lower(),))
 
     def usernames(self, ids: Sequence[int]) -> dict[int, str]:
         ids = sorted({int(i) for i in ids})
@@ -905,15 +880,14 @@ class ForumWorld(WorldFile):
     # -- posts ------------------------------------------------------------------------
 
     def post(self, pid: int) -> dict[str, Any] | None:
-        row = self._conn().execute(f"SELECT {_POST_COLS} FROM posts WHERE id = ?", (int(pid),)).fetchone()
-        return None if row is None else _post(row)
+        return POST_ROWS.one(self._conn(), "id = ?", (int(pid),))
 
     def posts(self, ids: Sequence[int]) -> list[dict[str, Any]]:
         ids = [int(i) for i in ids]
         if not ids:
             return []
         q = ",".join("?" * len(ids))
-        got = {r[0]: _post(r) for r in self._conn().execute(f"SELECT {_POST_COLS} FROM posts WHERE id IN ({q})", ids)}
+        got = {r[0]: POST_ROWS(r) for r in self._conn().execute(POST_ROWS.select(f"id IN ({q})"), ids)}
         return [got[i] for i in ids if i in got]
 
     def list_posts(self, communities: Sequence[int] | None, sort: str, since: int | None, limit: int,
@@ -944,17 +918,14 @@ class ForumWorld(WorldFile):
             sql = " UNION ALL ".join([one] * len(ids)) + f" ORDER BY {key} DESC, id DESC LIMIT ? OFFSET ?"
             args = [a for cid in ids for a in ((cid, offset + limit) if since is None else (cid, since, offset + limit))]
             return self.posts([r[0] for r in self._conn().execute(sql, args + [limit, offset])])
-        sql = (f"SELECT {_POST_COLS} FROM posts WHERE {' AND '.join(conds)} ORDER BY {order} LIMIT ? OFFSET ?")
-        return [_post(r) for r in self._conn().execute(sql, params + [limit, offset])]
+        return POST_ROWS.rows(self._conn(), " AND ".join(conds), params, order=order, limit=limit, offset=offset)
 
     def pinned_posts(self, cid: int) -> list[dict[str, Any]]:
-        return [_post(r) for r in self._conn().execute(
-            f"SELECT {_POST_COLS} FROM posts WHERE pinned = 1 AND community_id = ? ORDER BY id", (int(cid),))]
+        return POST_ROWS.rows(self._conn(), "pinned = 1 AND community_id = ?", (int(cid),))
 
     def user_posts(self, uid: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
-        return [_post(r) for r in self._conn().execute(
-            f"SELECT {_POST_COLS} FROM posts WHERE user_id = ? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
-            (int(uid), int(limit), int(offset)))]
+        return POST_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="created DESC, id DESC", limit=limit,
+                              offset=offset)
 
     def user_post_count(self, uid: int) -> int:
         return self._conn().execute("SELECT count(*) FROM posts WHERE user_id = ?", (int(uid),)).fetchone()[0]
@@ -1031,8 +1002,8 @@ class ForumWorld(WorldFile):
         if not ranks:
             items = []
         else:
-            got = {r[-1]: _post(r[:-1]) for r in conn.execute(
-                f"SELECT {_POST_COLS}, {col} FROM posts WHERE {col} IN ({','.join('?' * len(ranks))})", ranks)}
+            got = {r[-1]: POST_ROWS(r[:-1]) for r in conn.execute(
+                f"SELECT {POST_ROWS.cols}, {col} FROM posts WHERE {col} IN ({','.join('?' * len(ranks))})", ranks)}
             items = [got[r] for r in ranks]
         return {"total": total, "capped": total >= COUNT_CAP, "items": items}
 
@@ -1103,17 +1074,14 @@ class ForumWorld(WorldFile):
     # -- comments ---------------------------------------------------------------------
 
     def comment(self, cid: int) -> dict[str, Any] | None:
-        row = self._conn().execute(f"SELECT {_COMMENT_COLS} FROM comments WHERE id = ?", (int(cid),)).fetchone()
-        return None if row is None else _comment(row)
+        return COMMENT_ROWS.one(self._conn(), "id = ?", (int(cid),))
 
     def comments_of(self, pid: int) -> list[dict[str, Any]]:
-        return [_comment(r) for r in self._conn().execute(
-            f"SELECT {_COMMENT_COLS} FROM comments WHERE post_id = ? ORDER BY id", (int(pid),))]
+        return COMMENT_ROWS.rows(self._conn(), "post_id = ?", (int(pid),))
 
     def user_comments(self, uid: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
-        return [_comment(r) for r in self._conn().execute(
-            f"SELECT {_COMMENT_COLS} FROM comments WHERE user_id = ? ORDER BY created DESC, id DESC LIMIT ? OFFSET ?",
-            (int(uid), int(limit), int(offset)))]
+        return COMMENT_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="created DESC, id DESC",
+                                 limit=limit, offset=offset)
 
     def user_comment_count(self, uid: int) -> int:
         return self._conn().execute("SELECT count(*) FROM comments WHERE user_id = ?", (int(uid),)).fetchone()[0]
@@ -1149,18 +1117,14 @@ class ForumWorld(WorldFile):
     # -- messages -------------------------------------------------------------------------
 
     def message(self, mid: int) -> dict[str, Any] | None:
-        row = self._conn().execute(f"SELECT {_MSG_COLS} FROM messages WHERE id = ?", (int(mid),)).fetchone()
-        return None if row is None else _message(row)
+        return MESSAGE_ROWS.one(self._conn(), "id = ?", (int(mid),))
 
     def inbox(self, uid: int) -> list[dict[str, Any]]:
-        return [_message(r) for r in self._conn().execute(
-            f"SELECT {_MSG_COLS} FROM messages WHERE recipient_id = ? ORDER BY created DESC, id DESC LIMIT 200",
-            (int(uid),))]
+        return MESSAGE_ROWS.rows(self._conn(), "recipient_id = ?", (int(uid),), order="created DESC, id DESC",
+                                 limit=200)
 
     def outbox(self, uid: int) -> list[dict[str, Any]]:
-        return [_message(r) for r in self._conn().execute(
-            f"SELECT {_MSG_COLS} FROM messages WHERE sender_id = ? ORDER BY created DESC, id DESC LIMIT 200",
-            (int(uid),))]
+        return MESSAGE_ROWS.rows(self._conn(), "sender_id = ?", (int(uid),), order="created DESC, id DESC", limit=200)
 
     # -- moderation ---------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, merged_rows, new_rows, overlay
+from simweb.functions import to_int as _int
+from simweb.kits.auth import add_auth_functions
 from simweb.worlddb import date_to_day, day_to_date
 
 from .world import ROLES, SORTS, sort_key, text_matches, tokens
@@ -71,13 +73,6 @@ def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
     return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
 
 
-def _int(x: Any) -> int | None:
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return None
-
-
 # ----------------------------------------------------------------------------- users and sessions
 
 @fn(reads=USERS)
@@ -86,19 +81,7 @@ def user_by_id(ctx: Ctx, uid: Any) -> dict | None:
     return _entity(ctx, "users", uid) if _int(uid) is not None else None
 
 
-@fn(reads=USERS + ("browser.user",))
-def current_user(ctx: Ctx) -> dict | None:
-    """The signed-in user's record, or None."""
-    return _entity(ctx, "users", ctx.user)
-
-
-@fn(reads=USERS)
-def find_login(ctx: Ctx, login: str | None) -> dict | None:
-    """The user whose username or email is ``login`` (case-insensitive), or None."""
-    if not login:
-        return None
-    hit = ctx.world.user_by_login(str(login))
-    return None if hit is None else _entity(ctx, "users", hit["id"])
+current_user, find_login = add_auth_functions(FUNCTIONS)   # the auth kit's (simweb/kits/auth.py)
 
 
 @fn(reads=USERS)

@@ -17,6 +17,7 @@ from datetime import date
 from typing import Any, Callable
 
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
+from simweb.decompose import Part
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
@@ -1094,6 +1095,25 @@ class TriageIssue(TaskTemplate):
                        f"fill('due-input', {p['due']!r})", "click('due-submit')",
                        f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
+    def parts(self, app, p):
+        proj = app.world.project(p["project_id"])
+        there = open_to_issue(proj, p["iid"])
+        where = f"issue #{p['iid']} in {p['project']}"
+        labels = [a for name in p["labels"] for a in (f"select_option('label-select', {name!r})", "click('label-submit')")]
+        plan = [f"select_option('assign-user', '@{p['assignee']}')", "click('assign-submit')",
+                f"select_option('milestone-select', {p['milestone']!r})", "click('milestone-submit')",
+                f"fill('due-input', {p['due']!r})", "click('due-submit')"]
+        return [
+            Part(("labels",), ("issues.labels",), tuple(there + labels),
+                 f"Add the labels {p['labels'][0]} and {p['labels'][1]} to {where}. Change nothing else."),
+            Part(("plan",), ("issues.assignees", "issues.milestone_id", "issues.due_day"), tuple(there + plan),
+                 f"Plan {where}: assign it to @{p['assignee']}, put it in the milestone “{p['milestone']}” and "
+                 f"set the due date to {p['due']}. Change nothing else."),
+            Part(("comment",), ("comments", "issues.updated_day"),
+                 tuple(there + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]),
+                 f"Comment “{p['text']}” on {where}. Change nothing else."),
+        ]
+
     def effect(self, app, p, start):
         before = start_row(app, start, "issues", p["issue_id"])
         return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", labels=same_set([*before["labels"], *p["label_ids"]]),
@@ -1236,6 +1256,24 @@ class TriageMyIssues(TaskTemplate):
                                            "click('comment-submit')"]
         return acts
 
+    def parts(self, app, p):
+        proj = app.world.project(p["project_id"])
+        find = to_project(proj) + ["click('project-issues')", f"fill('f-assignee', {p['username']!r})",
+                                   f"check('f-label-{p['label_id']}')", "click('f-apply')"]
+        move, say = list(find), list(find)
+        for n in p["iids"]:
+            move += find_issue(proj, n) + [f"select_option('milestone-select', {p['milestone']!r})",
+                                           "click('milestone-submit')"]
+            say += find_issue(proj, n) + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+        which = f"In {p['project']}, for each open issue assigned to me that has the label “{p['label']}”:"
+        return [
+            Part(("filters", "milestone"), ("issues.milestone_id",), tuple(move),
+                 f"{which} put it in the milestone “{p['milestone']}”. Do not comment, and leave every other "
+                 f"issue alone."),
+            Part(("filters", "comment"), ("comments", "issues.updated_day"), tuple(say),
+                 f"{which} comment “{p['text']}”. Do not change its milestone, and leave every other issue alone."),
+        ]
+
     def effect(self, app, p, start):
         rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
         moved = [V.issue(i, f"issue #{rows[i]}", milestone_id=eq(p["milestone_id"])) for i in p["issue_ids"]]
@@ -1305,6 +1343,29 @@ class WrapUpMilestone(TaskTemplate):
                      "click('member-submit')"]
         return acts
 
+    def parts(self, app, p):
+        proj = app.world.project(p["project_id"])
+        (a, b), (ra, rb) = p["usernames"], p["roles"]
+        move = to_project(proj) + ["click('project-milestones')", f"click('milestone-{p['milestone_id']}')",
+                                   "click('state-opened')"]
+        for n in p["iids"]:
+            move += find_issue(proj, n) + [f"select_option('milestone-select', {p['next']!r})",
+                                           "click('milestone-submit')"]
+        close = ["click('project-milestones')", f"click('milestone-{p['milestone_id']}')", "click('close-milestone')"]
+        add = to_project(proj) + ["click('project-members')"]
+        for name, role in zip(p["usernames"], p["roles"]):
+            add += [f"fill('member-username', {name!r})", f"select_option('member-role', {role.capitalize()!r})",
+                    "click('member-submit')"]
+        return [
+            Part(("members",), (f"@{a} is {ra}", f"@{b} is {rb}"), tuple(add),
+                 f"In {p['project']}, add @{a} to the project as {ra.capitalize()} and @{b} as "
+                 f"{rb.capitalize()}. Change nothing else."),
+            Part(("moved", "closed"), ("issues.milestone_id", "issues.updated_day", f"milestone {p['milestone']}"),
+                 tuple(move + close),
+                 f"Wrap up the milestone “{p['milestone']}” in {p['project']}: move its open issues to the "
+                 f"milestone “{p['next']}”, then close “{p['milestone']}”. Do not change the members."),
+        ]
+
     def effect(self, app, p, start):
         rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
         joined = [V.member(p["project_id"], u, r, f"@{n} is {r}")
@@ -1314,10 +1375,168 @@ class WrapUpMilestone(TaskTemplate):
                                             label=f"milestone {p['milestone']}")))
 
 
+class BusiestAssignee(TaskTemplate):
+    id = "issues/busiest_assignee"
+    kind = "info"
+    title = "Find who has the most open issues of a milestone assigned (filter, then count by assignee)"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            if not ms:
+                continue
+            m = rng.choice(ms)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[], assignee=None, author=None,
+                                      milestone=m["id"], terms=[], sort="created", limit=21)
+            if not 6 <= len(ids) <= 20:        # one page of the list
+                continue
+            counts: dict[int, int] = {}
+            for row in app.world.issues(ids):
+                for a in row["assignees"]:
+                    counts[a] = counts.get(a, 0) + 1
+            ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+            if len(ranked) < 2 or ranked[0][1] == ranked[1][1] or ranked[0][1] < 2:
+                continue
+            (top, n1), (second, n2) = ranked[:2]
+            return {"user_id": rng.choice(app.world.members(p["id"]))["user_id"], "project": p["path"],
+                    "project_id": p["id"], "milestone": m["title"], "milestone_id": m["id"],
+                    "top": username(app, top), "top_count": n1, "second": username(app, second), "second_count": n2}
+        raise RuntimeError("no milestone with a clear busiest assignee")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, look at the open issues of the milestone “{p['milestone']}”. Who has the most "
+                f"of them assigned? Answer with the username.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are counted", f"milestone {p['milestone']}", "open issues only"),
+                fg("counts", "Assignments are counted per member", f"@{p['top']} has {p['top_count']}",
+                   f"the next, @{p['second']}, has {p['second_count']}"),
+                fg("answer", "The busiest member is named", f"the answer is @{p['top']}")]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        return to_project(proj) + ["click('project-issues')", f"select_option('f-milestone', {p['milestone']!r})",
+                                   "click('f-apply')", f"send_msg_to_user('@{p['top']}')"]
+
+    def effect(self, app, p, start):
+        return Effect(checks=(V.listed([p["top"]], "busiest assignee", prefix="@"),))
+
+
+class HandOverIssues(TaskTemplate):
+    id = "issues/hand_over_issues"
+    kind = "state"
+    title = "Hand a member's open issues in a milestone over to another member (filter, unassign, assign)"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            devs = members(app, p["id"], "developer")
+            if not ms or len(devs) < 3:
+                continue
+            mile = rng.choice(ms)
+            me, old, new = rng.sample(devs, 3)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[], assignee=old["user_id"],
+                                      author=None, milestone=mile["id"], terms=[], sort="created", limit=4)
+            rows = app.world.issues(ids)
+            if not 2 <= len(rows) <= 3 or any(new["user_id"] in r["assignees"] for r in rows):
+                continue
+            return {"user_id": me["user_id"], "project": p["path"], "project_id": p["id"],
+                    "milestone_id": mile["id"], "milestone": mile["title"], "from_id": old["user_id"],
+                    "from": username(app, old["user_id"]), "to_id": new["user_id"], "to": username(app, new["user_id"]),
+                    "iids": sorted(r["iid"] for r in rows), "issue_ids": sorted(r["id"] for r in rows)}
+        raise RuntimeError("no member with a few open issues in a milestone")
+
+    def goal(self, app, p):
+        return (f"@{p['from']} is moving to another team. In {p['project']}, hand every open issue in the milestone "
+                f"“{p['milestone']}” that is assigned to @{p['from']} over to @{p['to']}: unassign @{p['from']} and "
+                f"assign @{p['to']} instead, keeping any other assignees. Leave every other issue alone.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are found", f"assigned to @{p['from']}", f"milestone {p['milestone']}",
+                   "open issues only"),
+                fg("handed", "Each is handed over",
+                   *[f for n in p["iids"] for f in (f"@{p['from']} unassigned from #{n}", f"@{p['to']} assigned to #{n}")])]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = to_project(proj) + ["click('project-issues')", f"fill('f-assignee', {p['from']!r})",
+                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
+        for n in p["iids"]:
+            acts += find_issue(proj, n) + [f"click('unassign-{p['from_id']}')",
+                                           f"select_option('assign-user', '@{p['to']}')", "click('assign-submit')"]
+        return acts
+
+    def effect(self, app, p, start):
+        out = []
+        for i in p["issue_ids"]:
+            row = start_row(app, start, "issues", i)
+            want = [a for a in row["assignees"] if a != p["from_id"]] + [p["to_id"]]
+            out.append(V.issue(i, f"issue #{row['iid']}", assignees=same_set(want)))
+        return Effect(tuple(out))
+
+
+class RelabelInMilestone(TaskTemplate):
+    id = "issues/relabel_in_milestone"
+    kind = "state"
+    title = "Swap one label for another on every open issue of a milestone that has it (filter, remove, add)"
+
+    def sample(self, app, rng):
+        for _ in range(800):
+            p = pick_project(app, rng)
+            ms = [m for m in app.world.milestones(p["id"]) if m["state"] == "active"]
+            devs = members(app, p["id"], "reporter")
+            labs = app.world.labels(p["id"])
+            if not ms or not devs or len(labs) < 2:
+                continue
+            mile = rng.choice(ms)
+            old, new = rng.sample(labs, 2)
+            ids = app.world.issue_ids(project_id=p["id"], state="opened", labels=[old["id"]], assignee=None,
+                                      author=None, milestone=mile["id"], terms=[], sort="created", limit=4)
+            rows = app.world.issues(ids)
+            if not 2 <= len(rows) <= 3 or any(new["id"] in r["labels"] for r in rows):
+                continue
+            return {"user_id": rng.choice(devs)["user_id"], "project": p["path"], "project_id": p["id"],
+                    "milestone_id": mile["id"], "milestone": mile["title"], "old_id": old["id"], "old": old["name"],
+                    "new_id": new["id"], "new": new["name"], "iids": sorted(r["iid"] for r in rows),
+                    "issue_ids": sorted(r["id"] for r in rows)}
+        raise RuntimeError("no label with a few open issues in a milestone")
+
+    def goal(self, app, p):
+        return (f"In {p['project']}, the label “{p['old']}” was used by mistake in the milestone “{p['milestone']}”. "
+                f"On every open issue of that milestone that has it, remove “{p['old']}” and add “{p['new']}” "
+                f"instead. Leave every other issue and label alone.")
+
+    def facts(self, app, p):
+        return [fg("filters", "The right issues are found", f"label {p['old']}", f"milestone {p['milestone']}",
+                   "open issues only"),
+                fg("relabelled", "Each has the new label instead of the old one",
+                   *[f for n in p["iids"] for f in (f"#{n} without {p['old']}", f"#{n} with {p['new']}")])]
+
+    def oracle(self, app, p):
+        proj = app.world.project(p["project_id"])
+        acts = to_project(proj) + ["click('project-issues')", f"check('f-label-{p['old_id']}')",
+                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
+        for n in p["iids"]:
+            acts += find_issue(proj, n) + [f"click('label-remove-{p['old_id']}')",
+                                           f"select_option('label-select', {p['new']!r})", "click('label-submit')"]
+        return acts
+
+    def effect(self, app, p, start):
+        out = []
+        for i in p["issue_ids"]:
+            row = start_row(app, start, "issues", i)
+            want = [x for x in row["labels"] if x != p["old_id"]] + [p["new_id"]]
+            out.append(V.issue(i, f"issue #{row['iid']}", labels=same_set(want)))
+        return Effect(tuple(out))
+
+
 TASKS: list[TaskTemplate] = [
     OpenLabelCount(), IssueAssignees(), MilestoneDueDate(), MilestoneProgress(), IssueLabels(), NewestByAuthor(),
     FilteredCount(), CommentOnIssue(), CloseIssue(), ReopenIssue(), AssignIssue(), AddLabel(), SetMilestone(),
     SetDueDate(), LinkIssues(), AddMember(), ChangeRole(), MarkAllRead(), CloseWithRole(), CloseIfUnblocked(),
     AddToMilestone(), CreateIssue(), CreateAssignLabel(), CloseLabelInMilestone(), OpenBlockers(), TriageIssue(),
-    MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(), WrapUpMilestone(),
+    MostCommentedOpen(), UnblockAndClose(), TriageMyIssues(), WrapUpMilestone(), HandOverIssues(),
+    RelabelInMilestone(), BusiestAssignee(),
 ]

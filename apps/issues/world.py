@@ -33,6 +33,7 @@ import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from simweb.world import MetaTable, RowMap, json_column
 from simweb.worlddb import (
     LRU,
     BuildProgress,
@@ -58,10 +59,8 @@ class Base(DeclarativeBase):
     pass
 
 
-class Meta(Base):
-    __tablename__ = "meta"
-    key: Mapped[str] = mapped_column(String, primary_key=True)
-    value: Mapped[str] = mapped_column(Text)
+class Meta(MetaTable, Base):
+    pass
 
 
 class User(Base):
@@ -132,8 +131,8 @@ class Issue(Base):
     milestone_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     due_day: Mapped[int | None] = mapped_column(Integer, nullable=True)
     weight: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    labels: Mapped[str] = mapped_column(Text)       # JSON list of label ids
-    assignees: Mapped[str] = mapped_column(Text)    # JSON list of user ids
+    labels: Mapped[str] = json_column()       # list of label ids
+    assignees: Mapped[str] = json_column()    # list of user ids
     comment_count: Mapped[int] = mapped_column(Integer)
     __table_args__ = (Index("ix_issues_project_iid", "project_id", "iid", unique=True),
                       Index("ix_issues_project_state_created", "project_id", "state", "created_day"),
@@ -560,8 +559,15 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
 _READ_PRAGMAS = ("PRAGMA query_only=ON", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY")
-_ISSUE_COLS = ("id, project_id, iid, title, description, author_id, state, created_day, updated_day, closed_day,"
-               " milestone_id, due_day, weight, labels, assignees, comment_count")
+PROJECT_ROWS = RowMap(Project)
+LABEL_ROWS = RowMap(Label, extra=lambda x: x.__setitem__("fg", _text_color(x["color"])))
+MILESTONE_ROWS = RowMap(Milestone)
+USER_ROWS = RowMap(User)
+MEMBER_ROWS = RowMap(Member)
+ISSUE_ROWS = RowMap(Issue)
+COMMENT_ROWS = RowMap(Comment)
+LINK_ROWS = RowMap(Link)
+NOTIFICATION_ROWS = RowMap(Notification)
 _ORDER = {
     "created": "created_day DESC, id DESC",
     "oldest": "created_day ASC, id ASC",
@@ -618,66 +624,51 @@ class IssuesWorld(WorldFile):
     MIN_SIZE = 100
     READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
+    #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
+    ROW_MAPS = {m.table: m for m in (PROJECT_ROWS, LABEL_ROWS, MILESTONE_ROWS, USER_ROWS,
+                                     MEMBER_ROWS, ISSUE_ROWS, COMMENT_ROWS, LINK_ROWS, NOTIFICATION_ROWS)}
     build = staticmethod(_build_world)
 
     def __init__(self, path: Path | str, *, built: bool = False) -> None:
         super().__init__(path, built=built)
         conn = self._db.conn()
-        self._projects = [
-            {"id": r[0], "namespace": r[1], "name": r[2], "path": r[3], "description": r[4], "visibility": r[5],
-             "created_day": r[6], "issue_count": r[7]}
-            for r in conn.execute("SELECT id, namespace, name, path, description, visibility, created_day,"
-                                  " issue_count FROM projects ORDER BY id")]
+        self._projects = PROJECT_ROWS.rows(conn)
         self._project_by_id = {p["id"]: p for p in self._projects}
         self._project_by_path = {p["path"]: p for p in self._projects}
-        self._labels = [{"id": r[0], "project_id": r[1], "name": r[2], "color": r[3], "description": r[4],
-                         "fg": _text_color(r[3])}
-                        for r in conn.execute("SELECT id, project_id, name, color, description FROM labels ORDER BY id")]
+        self._labels = LABEL_ROWS.rows(conn)
         self._label_by_id = {x["id"]: x for x in self._labels}
         self._labels_of: dict[int, list[dict]] = {}
         for x in self._labels:
             self._labels_of.setdefault(x["project_id"], []).append(x)
-        self._milestones = [
-            {"id": r[0], "project_id": r[1], "title": r[2], "description": r[3], "start_day": r[4], "due_day": r[5],
-             "state": r[6]}
-            for r in conn.execute("SELECT id, project_id, title, description, start_day, due_day, state"
-                                  " FROM milestones ORDER BY id")]
+        self._milestones = MILESTONE_ROWS.rows(conn)
         self._milestone_by_id = {m["id"]: m for m in self._milestones}
         self._issue_rows = LRU(20_000)
         self._user_rows = LRU(8_192)
 
     # -- users ----------------------------------------------------------------------
 
-    @staticmethod
-    def _user_dict(r: tuple) -> dict:
-        return {"id": r[0], "username": r[1], "email": r[2], "full_name": r[3], "password": r[4], "created_day": r[5]}
-
     def user(self, uid: int) -> dict | None:
         uid = int(uid)
         row = self._user_rows.get(uid)
         if row is None:
-            row = self._conn().execute("SELECT id, username, email, full_name, password, created_day FROM users"
-                                       " WHERE id = ?", (uid,)).fetchone()
+            row = self._conn().execute(USER_ROWS.select("id = ?"), (uid,)).fetchone()
             if row is None:
                 return None
             self._user_rows.put(uid, row)
-        return self._user_dict(row)
+        return USER_ROWS(row)
 
     def user_by_login(self, login: str) -> dict | None:
         key = (login or "").strip().lower()
         row = self._conn().execute(
-            "SELECT id, username, email, full_name, password, created_day FROM users WHERE username = ?"
-            " UNION ALL SELECT id, username, email, full_name, password, created_day FROM users WHERE email = ?"
-            " LIMIT 1", (key, key)).fetchone()
-        return None if row is None else self._user_dict(row)
+            f"{USER_ROWS.select('username = ?')} UNION ALL {USER_ROWS.select('email = ?')} LIMIT 1",
+            (key, key)).fetchone()
+        return None if row is None else USER_ROWS(row)
 
     def users_by_prefix(self, prefix: str, limit: int = 20) -> list[dict]:
         """Users whose username starts with ``prefix`` (for the add-member form), by username."""
         p = (prefix or "").strip().lower()
-        rows = self._conn().execute(
-            "SELECT id, username, email, full_name, password, created_day FROM users WHERE username >= ?"
-            " AND username < ? ORDER BY username LIMIT ?", (p, p + "\uffff", int(limit))).fetchall()
-        return [self._user_dict(r) for r in rows]
+        return USER_ROWS.rows(self._conn(), "username >= ? AND username < ?", (p, p + "\uffff"), order="username",
+                          limit=limit)
 
     # -- projects, labels, milestones, members -------------------------------------------
 
@@ -709,58 +700,34 @@ class IssuesWorld(WorldFile):
         m = self._milestone_by_id.get(int(mid))
         return None if m is None else dict(m)
 
-    @staticmethod
-    def _member_dict(r: tuple) -> dict:
-        return {"id": r[0], "project_id": r[1], "user_id": r[2], "role": r[3], "since_day": r[4]}
-
     def members(self, pid: int) -> list[dict]:
         """A project's members by id."""
-        return [self._member_dict(r) for r in self._conn().execute(
-            "SELECT id, project_id, user_id, role, since_day FROM members WHERE project_id = ? ORDER BY id",
-            (int(pid),))]
+        return MEMBER_ROWS.rows(self._conn(), "project_id = ?", (int(pid),))
 
     def member(self, mid: int) -> dict | None:
-        r = self._conn().execute("SELECT id, project_id, user_id, role, since_day FROM members WHERE id = ?",
-                                 (int(mid),)).fetchone()
-        return None if r is None else self._member_dict(r)
+        return MEMBER_ROWS.one(self._conn(), "id = ?", (int(mid),))
 
     def membership(self, pid: int, uid: int) -> dict | None:
-        r = self._conn().execute("SELECT id, project_id, user_id, role, since_day FROM members"
-                                 " WHERE project_id = ? AND user_id = ?", (int(pid), int(uid))).fetchone()
-        return None if r is None else self._member_dict(r)
+        return MEMBER_ROWS.one(self._conn(), "project_id = ? AND user_id = ?", (int(pid), int(uid)))
 
     def memberships_of(self, uid: int) -> list[dict]:
-        return [self._member_dict(r) for r in self._conn().execute(
-            "SELECT id, project_id, user_id, role, since_day FROM members WHERE user_id = ? ORDER BY project_id",
-            (int(uid),))]
+        return MEMBER_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="project_id")
 
     # -- issues ------------------------------------------------------------------------
-
-    @staticmethod
-    def _issue_dict(r: tuple) -> dict:
-        return {"id": r[0], "project_id": r[1], "iid": r[2], "title": r[3], "description": r[4], "author_id": r[5],
-                "state": r[6], "created_day": r[7], "updated_day": r[8], "closed_day": r[9], "milestone_id": r[10],
-                "due_day": r[11], "weight": r[12], "labels": orjson.loads(r[13]), "assignees": orjson.loads(r[14]),
-                "comment_count": r[15]}
 
     def issue(self, iid_global: int) -> dict | None:
         key = int(iid_global)
         row = self._issue_rows.get(key)
         if row is None:
-            row = self._conn().execute(f"SELECT {_ISSUE_COLS} FROM issues WHERE id = ?", (key,)).fetchone()
+            row = self._conn().execute(ISSUE_ROWS.select("id = ?"), (key,)).fetchone()
             if row is None:
                 return None
             self._issue_rows.put(key, row)
-        return self._issue_dict(row)
+        return ISSUE_ROWS(row)
 
     def issues(self, ids: Sequence[int]) -> list[dict]:
         """Issues by id, in the order given (unknown ids skipped)."""
-        ids = [int(i) for i in ids]
-        if not ids:
-            return []
-        rows = {r[0]: r for r in self._conn().execute(
-            f"SELECT {_ISSUE_COLS} FROM issues WHERE id IN ({','.join('?' * len(ids))})", ids)}
-        return [self._issue_dict(rows[i]) for i in ids if i in rows]
+        return ISSUE_ROWS.by_ids(self._conn(), ids)
 
     def issue_id_by_iid(self, pid: int, iid: int) -> int | None:
         r = self._conn().execute("SELECT id FROM issues WHERE project_id = ? AND iid = ?",
@@ -826,47 +793,27 @@ class IssuesWorld(WorldFile):
     # -- comments, links, notifications -------------------------------------------------
 
     def comments(self, issue_id: int) -> list[dict]:
-        return [{"id": r[0], "issue_id": r[1], "author_id": r[2], "body": r[3], "day": r[4], "system": bool(r[5])}
-                for r in self._conn().execute("SELECT id, issue_id, author_id, body, day, system FROM comments"
-                                              " WHERE issue_id = ? ORDER BY day, id", (int(issue_id),))]
+        return COMMENT_ROWS.rows(self._conn(), "issue_id = ?", (int(issue_id),), order="day, id")
 
     def comment(self, cid: int) -> dict | None:
-        r = self._conn().execute("SELECT id, issue_id, author_id, body, day, system FROM comments WHERE id = ?",
-                                 (int(cid),)).fetchone()
-        return None if r is None else {"id": r[0], "issue_id": r[1], "author_id": r[2], "body": r[3], "day": r[4],
-                                       "system": bool(r[5])}
-
-    @staticmethod
-    def _link_dict(r: tuple) -> dict:
-        return {"id": r[0], "source_id": r[1], "target_id": r[2], "kind": r[3], "day": r[4]}
+        return COMMENT_ROWS.one(self._conn(), "id = ?", (int(cid),))
 
     def links(self, issue_id: int) -> list[dict]:
         """Links from or to an issue, by id."""
         i = int(issue_id)
-        return [self._link_dict(r) for r in self._conn().execute(
-            "SELECT id, source_id, target_id, kind, day FROM links WHERE source_id = ? UNION"
-            " SELECT id, source_id, target_id, kind, day FROM links WHERE target_id = ? ORDER BY id", (i, i))]
+        return [LINK_ROWS(r) for r in self._conn().execute(
+            f"{LINK_ROWS.select('source_id = ?')} UNION {LINK_ROWS.select('target_id = ?', 'id')}", (i, i))]
 
     def link(self, lid: int) -> dict | None:
-        r = self._conn().execute("SELECT id, source_id, target_id, kind, day FROM links WHERE id = ?",
-                                 (int(lid),)).fetchone()
-        return None if r is None else self._link_dict(r)
-
-    @staticmethod
-    def _notification_dict(r: tuple) -> dict:
-        return {"id": r[0], "user_id": r[1], "issue_id": r[2], "actor_id": r[3], "kind": r[4], "day": r[5],
-                "read": bool(r[6])}
+        return LINK_ROWS.one(self._conn(), "id = ?", (int(lid),))
 
     def notifications(self, uid: int, limit: int = 200) -> list[dict]:
         """A user's notifications, newest first (day desc, id desc)."""
-        return [self._notification_dict(r) for r in self._conn().execute(
-            "SELECT id, user_id, issue_id, actor_id, kind, day, read FROM notifications WHERE user_id = ?"
-            " ORDER BY day DESC, id DESC LIMIT ?", (int(uid), int(limit)))]
+        return NOTIFICATION_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="day DESC, id DESC",
+                                      limit=limit)
 
     def notification(self, nid: int) -> dict | None:
-        r = self._conn().execute("SELECT id, user_id, issue_id, actor_id, kind, day, read FROM notifications"
-                                 " WHERE id = ?", (int(nid),)).fetchone()
-        return None if r is None else self._notification_dict(r)
+        return NOTIFICATION_ROWS.one(self._conn(), "id = ?", (int(nid),))
 
     def unread_notification_ids(self, uid: int) -> list[int]:
         return [r[0] for r in self._conn().execute(

@@ -1,6 +1,6 @@
 """Simshop: a complete small online shop (search, filters, product options, cart,
 coupons, multi-step checkout, orders with cancel/return, wishlist, reviews, accounts)."""
-from simweb.app import AppDefinition
+from simweb.app import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="shopping",
@@ -12,4 +12,6 @@ APP = AppDefinition(
     verifiers="simweb.verifiers.shopping",
     default_size=10_000,
     description="An online shop with 10,000 products (scales to 1,000,000).",
+    # at least 30% of the templates medium or hard (WebGym's fact-count buckets)
+    limits=AppLimits(min_hard_share=0.30),
 )

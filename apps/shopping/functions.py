@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, new_rows, overlay
+from simweb.kits.auth import add_auth_functions
 from simweb.worlddb import day_to_date
 
 from .world import FILTERABLE_ATTRS, SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
@@ -63,31 +64,7 @@ def product(ctx: Ctx, pid: Any) -> dict | None:
     return _entity(ctx, "products", pid)
 
 
-@fn(reads=("world.users", "runtime.entities.users.*", "browser.user"))
-def current_user(ctx: Ctx) -> dict | None:
-    """The signed-in user's record, or None."""
-    return _entity(ctx, "users", ctx.user)
-
-
-@fn(reads=("world.users", "runtime.entities.users.*"))
-def find_login(ctx: Ctx, login: str | None) -> dict | None:
-    """The user whose current username or email is ``login`` (case-insensitive)."""
-    if not login:
-        return None
-    key = str(login).strip().casefold()
-
-    def matches(row: dict | None) -> bool:
-        return row is not None and (row["username"].casefold() == key or row["email"].casefold() == key)
-
-    # Runtime rows first: new accounts, and world accounts whose email was changed.
-    for k, row in sorted(_overlay(ctx, "users").items(), key=lambda kv: int(kv[0])):
-        if matches(row):
-            return row
-    hit = ctx.world.user_by_login(key)
-    if hit is None:
-        return None
-    current = _entity(ctx, "users", hit["id"])
-    return current if matches(current) else None   # the world's old email no longer signs in
+current_user, find_login = add_auth_functions(FUNCTIONS)   # the auth kit's (simweb/kits/auth.py)
 
 
 @fn(reads=("world.users", "runtime.entities.users.*"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
+from simweb.decompose import Part
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.worlddb import day_to_date
 from simweb.verifiers import shopping as V
@@ -438,6 +439,18 @@ class BuyProduct(ShopTask):
         return (open_product(app, prod) + add_to_cart(prod, p["qty"], p["size"], p["color"])
                 + checkout(p["address_id"], p["method"]))
 
+    def parts(self, app, p):
+        # Checkout consumes the cart, so the first part's cart is an effect of its own.
+        prod = app.world.product(p["product_id"])
+        line = (p["product_id"], p["qty"], p["size"], p["color"])
+        n = "one" if p["qty"] == 1 else str(p["qty"])
+        item = self.facts(app, p)[0]
+        cart = FactGroup(item.id, "The right item is in the cart", item.facts)
+        return [Part((cart,), (), tuple(open_product(app, prod) + add_to_cart(prod, p["qty"], p["size"], p["color"])),
+                     f"Put {n} “{p['name']}” in size {p['size']} and color {p['color']} in my cart. Do not check "
+                     f"out yet.",
+                     extra=lambda start: Effect((V.cart_is(p["user_id"], V.cart_items(start, p["user_id"]) + [line]),)))]
+
     def effect(self, app, p, start):
         want = [(p["product_id"], p["qty"], p["size"], p["color"])]
         return Effect((V.order_placed(p["user_id"], want, p["method"], p["address_id"], LAST4),))
@@ -474,6 +487,15 @@ class BuyWithCoupon(ShopTask):
         a, b = app.world.product(p["a"]), app.world.product(p["b"])
         return (open_product(app, a) + add_to_cart(a) + open_product(app, b) + add_to_cart(b)
                 + checkout(p["address_id"], "standard", p["coupon"]))
+
+    def parts(self, app, p):
+        a, b = app.world.product(p["a"]), app.world.product(p["b"])
+        lines = [(p["a"], 1, None, None), (p["b"], 1, None, None)]
+        items = self.facts(app, p)[0]
+        cart = FactGroup(items.id, "Both items are in the cart", items.facts)
+        return [Part((cart,), (), tuple(open_product(app, a) + add_to_cart(a) + open_product(app, b) + add_to_cart(b)),
+                     f"Put one “{p['a_name']}” and one “{p['b_name']}” in my cart. Do not check out yet.",
+                     extra=lambda start: Effect((V.cart_is(p["user_id"], V.cart_items(start, p["user_id"]) + lines),)))]
 
     def effect(self, app, p, start):
         want = [(p["a"], 1, None, None), (p["b"], 1, None, None)]

@@ -50,7 +50,8 @@ class RandomAgent:
         self.rng = Rng.derive("random-agent", seed)
 
     def reset(self, env: Any) -> None:
-        self.rng = Rng.derive("random-agent", self.seed, env.state["meta"]["rng"]["seed"])
+        state = env.state if hasattr(env, "state") else env.snapshot()   # a browser env: from its server
+        self.rng = Rng.derive("random-agent", self.seed, state["meta"]["rng"]["seed"])
 
     def act(self, obs: dict[str, Any]) -> str:
         elems = []

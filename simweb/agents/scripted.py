@@ -45,15 +45,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, Union
+from typing import Any
 
 from .axtext import AXNode, parse_axtree, subtree
 
 __all__ = ["Answer", "Check", "Click", "Fill", "Goto", "Press", "Refuse", "ScriptedAgent", "Select", "Step",
            "find", "name_matches"]
 
-NameMatch = Union[str, "re.Pattern[str]", None]
-RoleMatch = Union[str, tuple[str, ...]]
+NameMatch = str | re.Pattern[str] | None
+RoleMatch = str | tuple[str, ...]
 
 #: A role also matches the roles ARIA derives from it (what a browser may report instead).
 ROLE_FAMILIES: dict[str, frozenset[str]] = {
@@ -258,7 +258,7 @@ class Goto:
         return f"goto {self.url!r}"
 
 
-AnyStep = Union[Step, Answer, Refuse, Goto]
+AnyStep = Step | Answer | Refuse | Goto
 
 
 # ----------------------------------------------------------------------------- the agent
