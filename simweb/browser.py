@@ -35,20 +35,16 @@ import time
 from typing import Any, Callable
 from urllib.parse import urljoin, urlsplit
 
-import gymnasium as gym
 import orjson
 
 from .actions import ActionError, parse_action
-from .webgym_actions import is_webgym_action, to_browsergym
 from .app import App
 from .axtree import parse_page
-from .env import EPISODE_OVER, TaskEpisode, TaskError, observation_space
+from .episode import Episode, EpisodeEnv, plan_budget, observation_space
 from .spaces import JsonValue, Unicode
-from .registry import app_of_task, definition
+from .registry import definition, step_cap
 from .server import create_app, make_server, stop_server
 from .state import StateError, deep_copy, state_hash
-from .tasks import STEP_BUDGETS, TaskInstance
-from .verify import answer_of
 
 #: Command-line flags for Chromium in a sandbox-less container with only loopback networking.
 CHROMIUM_ARGS: tuple[str, ...] = (
@@ -345,7 +341,48 @@ def load_rendered(page: Any, target: str, html: str, status: int, timeout_ms: in
 
 # ============================================================================ env
 
-class BrowserEnv(TaskEpisode, gym.Env):
+class ChromiumBackend:
+    """BrowserEnv's backend: actions performed by Chromium, state read from the served
+    session (``GET /_simweb/state``, once per step: only an action makes it stale)."""
+
+    def __init__(self, env: "BrowserEnv"):
+        self.env = env
+        self._stale = True
+
+    @property
+    def viewport(self) -> tuple[int, int]:
+        return self.env.viewport
+
+    def execute(self, action: str) -> str | None:
+        self._stale = True
+        return self.env.execute(action)
+
+    def state(self) -> dict:
+        env = self.env
+        if self._stale or env._state is None:
+            env._state = env.served_state()
+            self._stale = False
+        return env._state
+
+    def fresh(self, state: dict) -> None:
+        """``state`` is the session's state now (after reset or restore)."""
+        self.env._state = state
+        self._stale = False
+
+    def observe(self, state: dict) -> dict[str, Any]:
+        return self.env._observe_page()
+
+    def page_info(self, state: dict) -> dict[str, Any]:
+        b = state["browser"]
+        tab = b["tabs"][b["active"]]
+        info: dict[str, Any] = {"page": tab["page"], "status": tab["status"]}
+        flash = tab.get("flash")
+        if flash and flash.get("level") == "error":
+            info["site_error"] = flash["message"]
+        return info
+
+
+class BrowserEnv(EpisodeEnv):
     """A simweb app as a gymnasium env whose actions run in a real Chromium.
 
     ``BrowserEnv(app, seed)`` starts its own server (:class:`ServedApp`) and headless
@@ -365,6 +402,7 @@ class BrowserEnv(TaskEpisode, gym.Env):
     """
 
     metadata = {"render_modes": ["html"]}
+    backend: ChromiumBackend
 
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, headless: bool = True,
                  viewport: tuple[int, int] = (1280, 768), task: str | None = None, max_steps: int | None = None,
@@ -376,8 +414,6 @@ class BrowserEnv(TaskEpisode, gym.Env):
             raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
         self.world_seed = seed
         self.default_task = task
-        self.max_steps_override = max_steps
-        self.reward_mode = reward
         self.timeout_ms = int(timeout_ms)
         self.viewport = (int(viewport[0]), int(viewport[1]))
         self.headless = headless
@@ -408,14 +444,9 @@ class BrowserEnv(TaskEpisode, gym.Env):
             self.close()
             raise
         self.base_url = self.server.base_url
-        self.task: TaskInstance | None = None
-        self._start: dict | None = None
         self._state: dict | None = None
-        self._step = 0
-        self._last_action = ""
-        self._last_error = ""
-        self._begin(None)
-        self.max_steps = max_steps or 0
+        self.episode = Episode(self.app, reward=reward, max_steps=max_steps, cap=step_cap(self.app.name))
+        self.backend = ChromiumBackend(self)
 
     # ------------------------------------------------------------------ browser plumbing
     def _new_context(self) -> None:
@@ -518,46 +549,27 @@ class BrowserEnv(TaskEpisode, gym.Env):
         task_id = options.get("task", self.default_task)
         episode_seed = 0 if seed is None else int(seed)
         if task_id is not None:
-            self._task_template(task_id)   # an unknown task is a TaskError, as in SimEnv
+            self.episode.lookup(task_id)   # an unknown task is a TaskError, as in SimEnv
         if options.get("params") is not None:
-            from .env import SimEnv
+            from .env import episode_start
 
-            probe = SimEnv(self.app.name, self.world_seed, _app=self.app)
-            probe.reset(seed=episode_seed, options={"task": task_id, "params": options["params"]})
-            self._put_state(probe.snapshot())
+            self._put_state(deep_copy(episode_start(self.app, task_id, episode_seed, options["params"]).state))
         else:
             body: dict[str, Any] = {"seed": episode_seed}
             if task_id is not None:
                 body["task"] = task_id
             self._api("POST", "/_simweb/reset", body)
         state = self.served_state()
-        self.task = None
+        task = None
         if state["meta"]["task"] is not None:
             t = state["meta"]["task"]
-            self.task = self._task_template(t["id"]).instantiate(self.app, episode_seed, t["params"])
+            task = self.episode.lookup(t["id"]).instantiate(self.app, episode_seed, t["params"])
         self._show(state)
-        self._start = deep_copy(state)
-        self._state = state
-        self._step = 0
-        self._last_action = ""
-        self._last_error = ""
-        self.max_steps = self.max_steps_override or self._budget()
-        verdict = self._verdict(state)
-        self._begin(verdict)
-        return self._obs(state), self._info(state, verdict)
-
-    def _task_template(self, task_id: str) -> Any:
-        tasks = self.app.tasks
-        if task_id not in tasks:
-            if "/" in str(task_id) and app_of_task(task_id) != self.app.name:
-                raise TaskError(f"task '{task_id}' belongs to app '{app_of_task(task_id)}', not '{self.app.name}'")
-            raise TaskError(f"unknown task '{task_id}' (see `simweb tasks {self.app.name}`)")
-        return tasks[task_id]
-
-    def _budget(self) -> int:
-        if self.task is None:
-            return 50
-        return max(STEP_BUDGETS[self.task.difficulty][1], 2 * len(self.oracle_plan()))
+        self.backend.fresh(state)
+        self.episode.begin(task, deep_copy(state), None, budget=lambda: plan_budget(self.app, task))
+        verdict = self.episode.verdict(state)
+        self.episode.rebase(verdict)
+        return self.episode.observation(self.backend, state), self.episode.info(self.backend, state, verdict)
 
     def _show(self, state: dict) -> None:
         """Make the browser show the state's tabs without asking the server for the pages
@@ -580,36 +592,6 @@ class BrowserEnv(TaskEpisode, gym.Env):
 
     def _load_rendered(self, page: Any, target: str, html: str, status: int) -> None:
         load_rendered(page, target, html, status, max(self.timeout_ms, 10_000))
-
-    def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
-        """Perform one BrowserGym action string in Chromium. Bad actions never raise: they
-        come back as ``obs['last_action_error']``; WebGym's action forms are accepted too.
-        After the episode ended a step runs nothing and pays 0 (as SimEnv.step)."""
-        if self._ended is not None and self._state is not None:
-            self._last_action, self._last_error = str(action), EPISODE_OVER
-            info = self._info(self._state, self._verdict(self._state))
-            info["episode_over"] = True
-            return self._obs(self._state), 0.0, self._ended[0], self._ended[1], info
-        error = None
-        if is_webgym_action(action):   # WebGym's tool calls / {"key", "arguments"}, on this viewport
-            lead, action, error = to_browsergym(action, self.viewport)
-            error = error or next(filter(None, map(self.execute, lead)), None)
-        elif not isinstance(action, str):
-            action = str(action)
-        self._last_action = action
-        self._last_error = error or self.execute(action) or ""
-        self._step += 1
-        state = self.served_state()
-        self._state = state
-        verdict = self._verdict(state)
-        reward, terminated, truncated = self._score(verdict, state, lambda: self._step >= self.max_steps)
-        return self._obs(state), reward, terminated, truncated, self._info(state, verdict)
-
-    def _verdict(self, state: dict) -> dict | None:
-        if self.task is None or self._start is None:
-            return None
-        template = self.app.tasks[self.task.id]
-        return template.verify(self.app, self.task.params, self._start, state, answer_of(state))
 
     # ------------------------------------------------------------------ actions
     def execute(self, text: str) -> str | None:
@@ -891,7 +873,9 @@ class BrowserEnv(TaskEpisode, gym.Env):
                 _safe(lambda: self.page.wait_for_load_state("load", timeout=self.timeout_ms))
         return ""
 
-    def _obs(self, state: dict) -> dict[str, Any]:
+    def _observe_page(self) -> dict[str, Any]:
+        """The page's part of an observation: url, html, axtree (with the live values of
+        the form fields), tabs, focus and the screenshot."""
         page = self.page
         html = self._content()
         live = self.live_ui_state()
@@ -909,29 +893,13 @@ class BrowserEnv(TaskEpisode, gym.Env):
                 screenshot = b""
         return {
             "url": page.url,
-            "goal": self.task.goal if self.task else "",
             "html": html,
             "axtree": axtree,
-            "last_action": self._last_action,
-            "last_action_error": self._last_error,
             "open_pages_urls": [p.url for p in self._pages],
             "active_page_index": self._active,
             "focused_element_bid": live["focused"] or "",
-            "chat_messages": [dict(m) for m in state["browser"]["chat"]],
-            "step": self._step,
             "screenshot": screenshot,
         }
-
-    def _info(self, state: dict, verdict: dict | None) -> dict[str, Any]:
-        b = state["browser"]
-        tab = b["tabs"][b["active"]]
-        info: dict[str, Any] = {"verdict": verdict, "page": tab["page"], "status": tab["status"]}
-        if self.task is not None:
-            info["task"] = self.task.to_json()
-        flash = tab.get("flash")
-        if flash and flash.get("level") == "error":
-            info["site_error"] = flash["message"]
-        return info
 
     def render(self) -> Any:
         """The active page's HTML (the live DOM)."""
@@ -956,7 +924,7 @@ class BrowserEnv(TaskEpisode, gym.Env):
             tab["fields"] = fields
             tab["focus"] = live["focused"]
             tab["scroll"] = [max(0, int(v)) for v in live["scroll"]]
-        state["meta"]["step"] = self._step
+        state["meta"]["step"] = self.episode.step_count
         return state
 
     def state_hash(self) -> str:
@@ -971,26 +939,24 @@ class BrowserEnv(TaskEpisode, gym.Env):
         state = deep_copy(state)
         self._put_state(state)
         task = state["meta"]["task"]
+        ep = self.episode
         if task is None:
-            self.task, self._start = None, None
-        elif self.task is None or self.task.id != task["id"] or self.task.params != task["params"]:
+            ep.begin(None, None, None)
+        elif ep.task is None or ep.task.id != task["id"] or ep.task.params != task["params"]:
             self._attach_task(task["id"], task["params"], state["meta"]["rng"]["seed"])
         self._show(state)
-        self._state = state
-        self._step = int(state["meta"]["step"])
-        self._last_action = ""
-        self._last_error = ""
-        self._begin(self._verdict(state))
+        self.backend.fresh(state)
+        ep.step_count = int(state["meta"]["step"])
+        ep.last_action = ep.last_error = ""
+        ep.rebase(ep.verdict(state))
 
     def _attach_task(self, task_id: str, params: dict, seed: int) -> None:
         """Rebuild the task and its start state from (id, params): both are deterministic."""
-        from .env import SimEnv
+        from .env import episode_start
 
-        self.task = self._task_template(task_id).instantiate(self.app, seed, params)
-        probe = SimEnv(self.app.name, self.world_seed, _app=self.app)
-        probe.reset(seed=seed, options={"task": task_id, "params": params})
-        self._start = probe.start_state()
-        self.max_steps = self.max_steps_override or self._budget()
+        self.episode.lookup(task_id)
+        start = episode_start(self.app, task_id, seed, params)
+        self.episode.begin(start.task, deep_copy(start.state), None, budget=lambda: start.budget)
 
     def fork(self) -> "BrowserEnv":
         """An independent env (its own browser context and session) at this env's state.
@@ -999,11 +965,9 @@ class BrowserEnv(TaskEpisode, gym.Env):
                            viewport=self.viewport, task=self.default_task, max_steps=self.max_steps_override,
                            reward=self.reward_mode, timeout_ms=self.timeout_ms, screenshots=self.screenshots,
                            server=self.server, browser=self._browser)
-        child.task = self.task
-        child._start = deep_copy(self._start) if self._start is not None else None
-        child.max_steps = self.max_steps
+        child.episode = self.episode.copy()
         child.restore(self.snapshot())
-        child._potential, child._ended = self._potential, self._ended
+        child.episode._potential, child.episode.ended = self.episode._potential, self.episode.ended
         return child
 
     # ------------------------------------------------------------------ teardown

@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .app import AppLimits
 from .world import check_world
@@ -213,27 +214,58 @@ def check_sub_tasks(app: str, env: Any, seeds: Iterable[int]) -> list[str]:
     return problems
 
 
-def check_browser_parity(app: str, task_id: str, seed: int) -> list[str]:
-    """The oracle plan gives the same runtime, meta and AX tree at every step in Chromium."""
+def check_browser_parity(app: str, task_id: str, seed: int, *, web: Any = None) -> list[str]:
+    """The oracle plan makes the same transitions in Chromium as in-process: the same
+    start, the same page, AX tree, chat and action errors (none) at every step, the same
+    runtime and meta (requests, simulated clock) after every step, and the same verdict,
+    a clean full success, at the end. ``web`` is a BrowserEnv of the app to use (one is
+    started, and closed, otherwise)."""
     import simweb
 
+    def path(url: str) -> str:
+        parts = urlsplit(url)
+        return parts.path + (f"?{parts.query}" if parts.query else "")
+
     sim = simweb.make(app, seed=0)
-    web = simweb.make(app, seed=0, backend="browser")
+    own = web is None
+    if own:
+        web = simweb.make(app, seed=0, backend="browser", screenshots=False)
+    where = f"{task_id} seed {seed}"
     try:
         so, _ = sim.reset(seed=seed, options={"task": task_id})
         wo, _ = web.reset(seed=seed, options={"task": task_id})
-        for i, a in enumerate([None, *sim.oracle_plan()]):
+        plan = sim.oracle_plan()
+        if web.oracle_plan() != plan:
+            return [f"{where}: the oracle plan differs in Chromium"]
+        si = wi = None
+        for i, a in enumerate([None, *plan]):
             if a is not None:
-                so, *_ = sim.step(a)
-                wo, *_ = web.step(a)
-            s, w = sim.snapshot(), web.snapshot()
-            for layer in ("runtime", "meta"):
-                if s[layer] != w[layer]:
-                    return [f"{task_id} seed {seed} step {i}: {layer} differs in Chromium"]
+                so, _, _, _, si = sim.step(a)
+                wo, _, _, _, wi = web.step(a)
+                for side, obs in (("in-process", so), ("Chromium", wo)):
+                    if obs["last_action_error"]:
+                        return [f"{where} step {i} {a}: {side}: {obs['last_action_error']}"]
+            pairs = [(sim.snapshot(), web.snapshot())]
+            if a is None:
+                pairs.append((sim.start_state(), web.start_state()))
+            for s, w in pairs:
+                for layer in ("runtime", "meta"):
+                    if s[layer] != w[layer]:
+                        return [f"{where} step {i}: {layer} differs in Chromium"]
+            if path(so["url"]) != path(wo["url"]):
+                return [f"{where} step {i}: Chromium is on {path(wo['url'])}, in-process on {path(so['url'])}"]
             if so["axtree"] != wo["axtree"]:
-                return [f"{task_id} seed {seed} step {i}: the AX tree differs in Chromium"]
+                return [f"{where} step {i}: the AX tree differs in Chromium"]
+            if so["chat_messages"] != wo["chat_messages"]:
+                return [f"{where} step {i}: the chat differs in Chromium"]
+        verdict = wi["verdict"] if wi is not None else None
+        if si is not None and verdict != si["verdict"]:
+            return [f"{where}: the verdict differs in Chromium"]
+        if not (verdict and verdict["success"] and verdict["progress"] == 1 and verdict["clean"]):
+            return [f"{where}: the oracle's run in Chromium is not a clean full success: {verdict}"]
     finally:
-        web.close()
+        if own:
+            web.close()
     return []
 
 

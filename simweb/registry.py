@@ -8,9 +8,9 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from .app import AppDefinition, _import
+from .taskmodel import MAX_EPISODE_STEPS
 
 _ID_RE = re.compile(r"^(?:simweb/)?(?P<name>[a-z_][a-z0-9_]*)(?:-v(?P<version>\d+))?$")
 
@@ -27,25 +27,40 @@ class Registration:
     name: str
     entry_point: str
     version: int = 0
+    #: the app's step budget: no episode of it runs longer (unless an env is given max_steps)
+    max_episode_steps: int = MAX_EPISODE_STEPS
 
 
 _REGISTRY: dict[str, Registration] = {}
 
 
-def register(name: str, entry_point: str, version: int = 0) -> None:
-    """Register app ``name`` (gymnasium id ``simweb/<name>-v<version>``)."""
+def register(name: str, entry_point: str, version: int = 0, *, max_episode_steps: int = MAX_EPISODE_STEPS) -> None:
+    """Register app ``name`` (gymnasium id ``simweb/<name>-v<version>``, whose spec's
+    ``max_episode_steps`` is the app's step budget)."""
     if name in _REGISTRY:
         raise RegistryError(f"app {name!r} is already registered (as {_REGISTRY[name].entry_point})")
-    _REGISTRY[name] = Registration(name, entry_point, version)
-    _register_gym(name, version)
+    if int(max_episode_steps) < 1:
+        raise ValueError(f"max_episode_steps must be a positive int, not {max_episode_steps!r}")
+    _REGISTRY[name] = Registration(name, entry_point, version, int(max_episode_steps))
+    _register_gym(name, version, int(max_episode_steps))
 
 
-def _register_gym(name: str, version: int) -> None:
+def _register_gym(name: str, version: int, max_episode_steps: int) -> None:
     import gymnasium
 
     env_id = f"simweb/{name}-v{version}"
     if env_id not in gymnasium.registry:
-        gymnasium.register(id=env_id, entry_point="simweb.env:SimEnv", kwargs={"app": name})
+        # gymnasium.make wraps the env in TimeLimit(max_episode_steps); the env's own budget
+        # never exceeds it (see step_cap), so both end an episode at the same step.
+        gymnasium.register(id=env_id, entry_point="simweb.env:SimEnv", kwargs={"app": name},
+                           max_episode_steps=max_episode_steps)
+
+
+def step_cap(name: str) -> int:
+    """The step budget of app ``name`` (its gymnasium spec's ``max_episode_steps``); the
+    default for an app that is not registered (an App built by hand)."""
+    reg = _REGISTRY.get(name)
+    return reg.max_episode_steps if reg is not None else MAX_EPISODE_STEPS
 
 
 def names() -> list[str]:

@@ -46,7 +46,7 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
     if reset:
         obs, info = env.reset(seed=seed, options={"task": task} if task else None)
     else:
-        obs, info = env._obs(), env._info(env._verdict())
+        obs, info = env.observe()
     agent.reset(env)
     # SimEnv keeps its state; a browser env's state lives with its server (one request).
     state = env.state if hasattr(env, "state") else env.snapshot()

@@ -12,30 +12,16 @@ from typing import Any
 
 from .effects import Effect, evaluate
 from .state import canonical
+# FactGroup and STEP_BUDGETS live in the task model shared with simweb.live; apps import them from here.
+from .taskmodel import STEP_BUDGETS, FactGroup, bucket_for  # noqa: F401
 from .worlddb import Rng
-
-#: WebGym step budgets by difficulty bucket (train, test).
-STEP_BUDGETS = {"easy": (10, 30), "medium": (20, 50), "hard": (30, 70)}
-
 
 _EFFECT_CACHE_SIZE = 1024
 
 
 def difficulty_of(n_facts: int) -> str:
-    """WebGym's buckets: easy <= 3 facts, medium 4-6, hard >= 7."""
-    return "easy" if n_facts <= 3 else ("medium" if n_facts <= 6 else "hard")
-
-
-@dataclass(frozen=True)
-class FactGroup:
-    """WebGym's evaluator_reference entry: a group of facts the result must satisfy."""
-
-    id: str
-    description: str
-    facts: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "description": self.description, "facts": list(self.facts)}
+    """WebGym's buckets: easy <= 3 facts, medium 4-6, hard >= 7 (see :mod:`simweb.taskmodel`)."""
+    return bucket_for(n_facts)
 
 
 @dataclass

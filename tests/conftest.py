@@ -40,3 +40,21 @@ def env_of():
     return get
 
 
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "apps(*names): the test drives these apps; a SIMWEB_TEST_APPS selection "
+                                       "without all of them deselects it")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """SIMWEB_TEST_APPS narrows every family: a test marked ``apps(...)`` whose apps are not
+    all selected is deselected (not skipped: it is not part of this selection)."""
+    selected = set(APPS)
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("apps")
+        (drop if marker is not None and not set(marker.args) <= selected else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

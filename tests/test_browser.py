@@ -14,14 +14,20 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
+from simweb import check
 from simweb.app import _import
 from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
 from simweb.env import SimEnv
+from simweb.episode import TaskError
 from simweb.registry import app_of_task, definition
 
 from conftest import APPS
 
 pytestmark = pytest.mark.browser
+
+#: The browser-only tests below drive shopping's pages (its search form, its links, its
+#: select and check steps): a SIMWEB_TEST_APPS selection without shopping deselects them.
+SHOPPING = pytest.mark.apps("shopping")
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SEEDS = (0, 1)
@@ -110,48 +116,36 @@ def _path(url: str) -> str:
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("task_id", TASKS)
 def test_oracle_parity(task_id: str, seed: int, browser_env: Any) -> None:
-    """The oracle plan run in-process and in Chromium makes the same transitions: the
-    same pages and AX trees at every step, the same runtime state (and the same number of
-    requests at the same simulated clock) at the end, and the browser run's verdict is a
-    clean success."""
+    """The oracle plan run in-process and in Chromium makes the same transitions (the
+    contract's browser parity, :func:`simweb.check.check_browser_parity`): the same pages,
+    AX trees and chat at every step, the same runtime and meta (requests, simulated clock)
+    after every step, and the browser run's verdict is the same clean success."""
     app = app_of_task(task_id)
-    sim = SimEnv(app, 0)
-    sim_obs, _ = sim.reset(seed=seed, options={"task": task_id})
+    assert check.check_browser_parity(app, task_id, seed, web=browser_env(app)) == []
+
+
+def test_browser_parity_reports_a_divergence(browser_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parity check can fail: a Chromium run whose AX tree differs is named."""
+    app = APPS[0]
+    task_id = next(t for t in TASKS if app_of_task(t) == app)
     env = browser_env(app)
-    obs, info = env.reset(seed=seed, options={"task": task_id})
-    plan = sim.oracle_plan()
-    assert env.oracle_plan() == plan
-    start, sim_start = env.start_state(), sim.start_state()
-    assert start["runtime"] == sim_start["runtime"], "reset: runtime differs"
-    assert start["meta"] == sim_start["meta"], "reset: meta differs"
-    assert _path(obs["url"]) == _path(sim_obs["url"])
-    assert obs["axtree"] == sim_obs["axtree"], "reset: AX tree differs"
+    real = env.backend.observe
+    monkeypatch.setattr(env.backend, "observe", lambda state: dict(real(state), axtree="RootWebArea 'elsewhere'"))
+    assert check.check_browser_parity(app, task_id, 0, web=env) == [
+        f"{task_id} seed 0 step 0: the AX tree differs in Chromium"]
 
-    for i, action in enumerate(plan):
-        sim_obs, _, _, _, sim_info = sim.step(action)
-        assert sim_obs["last_action_error"] == "", f"in-process step {i} {action}: {sim_obs['last_action_error']}"
-        obs, _, _, _, info = env.step(action)
-        assert obs["last_action_error"] == "", f"browser step {i} {action}: {obs['last_action_error']}"
-        assert _path(obs["url"]) == _path(sim_obs["url"]), f"step {i} {action}: different page"
-        assert obs["axtree"] == sim_obs["axtree"], f"step {i} {action}: AX tree differs"
-        assert obs["chat_messages"] == sim_obs["chat_messages"]
 
-    final, sim_final = env.snapshot(), sim.snapshot()
-    assert final["runtime"] == sim_final["runtime"]
-    # The same number of requests reached the app (no extra or missing GET/POST), so the
-    # simulated clock agrees too.
-    assert (final["meta"]["requests"], final["meta"]["clock"]) == \
-        (sim_final["meta"]["requests"], sim_final["meta"]["clock"])
-    assert final["browser"]["chat"] == sim_final["browser"]["chat"]
-    verdict = info["verdict"]
-    assert verdict == sim_info["verdict"]
-    assert verdict["success"] is True, verdict
-    assert verdict["progress"] == 1
-    assert verdict["clean"] is True, verdict
+def test_an_unknown_task_gets_a_did_you_mean(browser_env: Any) -> None:
+    """Task lookup is the episode's, the same as in-process (nothing reaches the server)."""
+    app = APPS[0]
+    task_id = next(t for t in TASKS if app_of_task(t) == app)
+    with pytest.raises(TaskError, match=f"did you mean '{task_id}'"):
+        browser_env(app).reset(seed=0, options={"task": task_id + "x"})
 
 
 # ----------------------------------------------------------------------------- browser-only
 
+@SHOPPING
 def test_reset_gives_a_png_screenshot(shop: BrowserEnv) -> None:
     obs, info = shop.reset(seed=0, options={"task": _first_task()})
     png = obs["screenshot"]
@@ -179,6 +173,7 @@ def _first_link(env: BrowserEnv) -> tuple[str, str]:
     return found[0], found[1]
 
 
+@SHOPPING
 def test_mouse_click_on_a_link_navigates_like_click(shop: BrowserEnv) -> None:
     task = _first_task()
     shop.reset(seed=0, options={"task": task})
@@ -201,6 +196,7 @@ def test_mouse_click_on_a_link_navigates_like_click(shop: BrowserEnv) -> None:
         by_bid_state["browser"]["tabs"][by_bid_state["browser"]["active"]]["url"]
 
 
+@SHOPPING
 @pytest.mark.parametrize("action, needle", [
     ("click('no-such-bid-anywhere')", "no-such-bid-anywhere"),
     ("fill('no-such-bid-anywhere', 'x')", "no-such-bid-anywhere"),
@@ -222,6 +218,7 @@ def test_bad_actions_give_last_action_error(shop: BrowserEnv, action: str, needl
     assert after["meta"]["requests"] == before["meta"]["requests"]
 
 
+@SHOPPING
 def test_a_failed_form_input_is_an_error_not_an_exception(shop: BrowserEnv) -> None:
     shop.reset(seed=0, options={"task": _first_task()})
     search = shop.page.locator("form input[bid][type=search], form input[bid][type=text]").first
@@ -234,6 +231,7 @@ def test_a_failed_form_input_is_an_error_not_an_exception(shop: BrowserEnv) -> N
     assert obs["focused_element_bid"] == bid
 
 
+@SHOPPING
 def test_keyboard_actions_match_the_simulator(shop: BrowserEnv) -> None:
     """focus + keyboard_type + keyboard_press('Enter') submits the search form in both."""
     task = _first_task()
@@ -255,6 +253,7 @@ def test_keyboard_actions_match_the_simulator(shop: BrowserEnv) -> None:
     assert obs in shop.observation_space
 
 
+@SHOPPING
 def test_send_msg_to_user_is_recorded_in_the_session(shop: BrowserEnv) -> None:
     shop.reset(seed=0, options={"task": _first_task()})
     obs, _, terminated, _, _ = shop.step("send_msg_to_user('forty-two')")
@@ -264,6 +263,7 @@ def test_send_msg_to_user_is_recorded_in_the_session(shop: BrowserEnv) -> None:
     assert terminated
 
 
+@SHOPPING
 def test_two_contexts_have_independent_sessions(chromium: Any, servers: dict[str, ServedApp]) -> None:
     if "shopping" not in servers:
         servers["shopping"] = ServedApp("shopping", world_seed=0)
@@ -294,6 +294,7 @@ def test_two_contexts_have_independent_sessions(chromium: Any, servers: dict[str
     assert served.running   # envs given a server leave it running
 
 
+@SHOPPING
 def test_snapshot_restore_round_trip(shop: BrowserEnv) -> None:
     task = "shopping/add_to_cart" if "shopping/add_to_cart" in TASKS else _first_task()
     shop.reset(seed=0, options={"task": task})
@@ -317,6 +318,7 @@ def test_snapshot_restore_round_trip(shop: BrowserEnv) -> None:
     assert again["meta"] == done["meta"]
 
 
+@SHOPPING
 def test_tabs(shop: BrowserEnv) -> None:
     obs, _ = shop.reset(seed=0, options={"task": _first_task()})
     start_url = obs["url"]
@@ -332,6 +334,7 @@ def test_tabs(shop: BrowserEnv) -> None:
     assert obs["open_pages_urls"] == ["about:blank"]
 
 
+@SHOPPING
 def test_go_back_and_forward(shop: BrowserEnv) -> None:
     obs0, _ = shop.reset(seed=0, options={"task": _first_task()})
     bid, href = _first_link(shop)
@@ -356,6 +359,7 @@ def _plan_step(prefix: str) -> tuple[str, int, int] | None:
     return None
 
 
+@SHOPPING
 @pytest.mark.parametrize("prefix", ["select_option(", "check("])
 def test_focus_follows_the_browser(prefix: str, browser_env: Any) -> None:
     """After select_option / check, the in-process focus is the one Chromium reports."""

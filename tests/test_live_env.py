@@ -6,6 +6,7 @@ import warnings
 import gymnasium as gym
 import pytest
 
+from simweb.episode import EPISODE_OVER
 from simweb.live.env import LiveEnv, build_axtree, label_elements
 from simweb.live.fake_server import SITE, FakeOmnibox
 from simweb.live.omnibox import Element, OmniboxClient, OmniboxError, ScreenshotInfo, parse_regions
@@ -78,8 +79,8 @@ def test_click_by_drawn_number_and_answer(env, server):
     assert info["answer"] == "Item 02 costs $10.99" and info["definite_answer"] == "$10.99"
     assert obs["chat_messages"] == [{"role": "assistant", "message": "Item 02 costs $10.99"}]
     assert obs["step"] == 2
-    obs, *_ = env.step("click('1')")
-    assert obs["last_action_error"] == "the episode is over; call reset()"
+    obs, _, terminated, _, info = env.step("click('1')")
+    assert obs["last_action_error"] == EPISODE_OVER and terminated and info["episode_over"]   # nothing ran
     assert obs["url"] == SITE + "/products/2"
 
 

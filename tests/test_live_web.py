@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
+from simweb.episode import EPISODE_OVER
 from simweb.live.web import LiveStateError, WebEnv
 
 pytestmark = pytest.mark.browser
@@ -97,7 +98,7 @@ def test_axtree_with_bids_actions_and_screenshots(env, site):
     assert obs["chat_messages"] == [{"role": "assistant", "message": "Since 1999"}]
     obs, _, terminated, _, info = env.step("goto('/')")
     assert terminated and info["episode_over"] and obs["url"] == site + "/about.html"
-    assert obs["last_action_error"] == "the episode is over; call reset()"
+    assert obs["last_action_error"] == EPISODE_OVER   # the rule and message every backend shares
 
 
 def test_coordinates_and_budget(env, site):

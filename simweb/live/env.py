@@ -27,7 +27,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..spaces import JsonValue, Unicode
+from ..episode import EPISODE_OVER, Episode, observation_space
+from ..spaces import JsonValue
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
 from .omnibox import (Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo,
                       centre_in_viewport, role_of)
@@ -169,14 +170,9 @@ class LiveEnv(gym.Env):
         self.screenshots = screenshots
         self.text_lines = text_lines
         self.settle_s = settle_s
-        text = Unicode()
         self.action_space = JsonValue(str, Mapping)
-        self.observation_space = gym.spaces.Dict({
-            "url": text, "goal": text, "axtree": text, "html": text, "screenshot": JsonValue(bytes),
-            "last_action": text, "last_action_error": text, "open_pages_urls": JsonValue(list, tuple),
-            "open_pages_titles": JsonValue(list, tuple), "active_page_index": JsonValue(int),
-            "chat_messages": JsonValue(list), "focused_element_bid": text, "step": JsonValue(int),
-        })
+        self.observation_space = observation_space(screenshot=JsonValue(bytes), open_pages_urls=JsonValue(list, tuple),
+                                                   open_pages_titles=JsonValue(list, tuple))
         self.instance: Instance | None = None
         self.task: LiveTask | None = None
         self.viewport: tuple[int, int] = DEFAULT_VIEWPORT
@@ -186,10 +182,9 @@ class LiveEnv(gym.Env):
         self._title = ""
         self._focused: str | None = None   # page id of the element last clicked or filled
         self._sent: list[dict[str, Any]] = []
-        self._steps = 0
-        self._done = False
-        self._terminated = False
-        self._truncated = False
+        # The shared episode bookkeeping (step counter, budget, episode-over rule); there is
+        # no simweb app here, so no verdict: the reward is 0 and an answer ends the episode.
+        self.episode = Episode(None, cap=None)
         self._answer: str | None = None
         self._infeasible: str | None = None
         self._last_obs: dict[str, Any] | None = None
@@ -206,8 +201,7 @@ class LiveEnv(gym.Env):
         except OmniboxError as exc:
             raise OmniboxError(f"could not acquire a browser instance: {exc}", exc.status) from None
         self.task = task
-        self._steps = 0
-        self._done = self._terminated = self._truncated = False
+        self.episode.begin(None, None, None, budget=self._budget(), goal=task.goal)
         self._answer = self._infeasible = None
         self.elements = []
         self._url = self._title = ""
@@ -228,10 +222,12 @@ class LiveEnv(gym.Env):
         if self.instance is None or self.task is None:
             raise RuntimeError("LiveEnv.step() called before reset()")
         label = action if isinstance(action, str) else repr(action)
-        if self._done:
-            obs = dict(self._last_obs or {}, last_action=label, last_action_error="the episode is over; call reset()")
-            return obs, 0.0, self._terminated, self._truncated, self._info([])
-        self._steps += 1
+        ended = self.episode.ended
+        if ended is not None:   # nothing runs: the last observation, with the shared message
+            obs = dict(self._last_obs or {}, last_action=label, last_action_error=EPISODE_OVER)
+            return obs, 0.0, ended[0], ended[1], dict(self._info([]), episode_over=True)
+        self.episode.step_count += 1
+        answered = False
         self._sent = []
         error = ""
         try:
@@ -241,14 +237,13 @@ class LiveEnv(gym.Env):
         if command is not None:
             error = self._run(command)
             if command.terminal:
-                self._terminated = True
+                answered = True
                 self._answer = command.answer
                 self._infeasible = command.infeasible
-        self._truncated = not self._terminated and self._steps >= self._budget()
-        self._done = self._terminated or self._truncated
+        reward, terminated, truncated = self.episode.score(None, answered)
         errors: list[str] = []
         obs = self._observe(label, error, errors)
-        return obs, 0.0, self._terminated, self._truncated, self._info(errors)
+        return obs, reward, terminated, truncated, self._info(errors)
 
     def close(self) -> None:
         """Release the browser instance (a failed release only warns)."""
@@ -392,7 +387,7 @@ class LiveEnv(gym.Env):
         focused = next((e.id for e in self.elements if e.page_id == self._focused), "")
         obs = {
             "url": self._url,
-            "goal": self.task.goal,
+            "goal": self.episode.goal,
             "axtree": build_axtree(self._title, self.elements, text),
             "html": "",
             "screenshot": shot if self.screenshots else b"",
@@ -403,7 +398,7 @@ class LiveEnv(gym.Env):
             "active_page_index": 0,
             "chat_messages": self._chat(),
             "focused_element_bid": focused,
-            "step": self._steps,
+            "step": self.episode.step_count,
         }
         self._last_obs = obs
         return obs
@@ -447,7 +442,7 @@ class LiveEnv(gym.Env):
             "answer": self._answer,
             "infeasible": self._infeasible,
             "needs_judge": True,
-            "step": self._steps,
+            "step": self.episode.step_count,
             "budget": self._budget(),
             "commands": list(self._sent),
             "command": self._sent[-1] if self._sent else None,

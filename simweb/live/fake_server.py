@@ -459,7 +459,7 @@ class _AppBrowser(_Browser):
                 els.append(_El("option", label, select=index))
                 refs.append((e, value))
         text = []
-        for line in self.env._obs()["axtree"].splitlines()[1:]:
+        for line in self.env.observe()[0]["axtree"].splitlines()[1:]:
             m = re.search(r"'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"", line)
             if m and (m.group(1) or m.group(2)):
                 text.append(m.group(1) or m.group(2))

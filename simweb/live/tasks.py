@@ -32,11 +32,12 @@ import json
 import math
 import os
 import re
-import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..taskmodel import STEP_BUDGETS, FactGroup, bucket_for, episode_budget
 
 __all__ = [
     "STEP_BUDGETS",
@@ -52,12 +53,6 @@ __all__ = [
     "to_webgym",
 ]
 
-#: Step budgets by split and difficulty bucket, as WebGym sets them.
-STEP_BUDGETS: dict[str, dict[str, int]] = {
-    "train": {"easy": 10, "medium": 20, "hard": 30},
-    "test": {"easy": 30, "medium": 50, "hard": 70},
-}
-
 _KNOWN_KEYS = {
     "task_name", "task", "domain", "subdomain", "website", "difficulty",
     "evaluator_reference", "definite_answer", "reference_answer", "attempt_level", "task_id",
@@ -66,32 +61,6 @@ _KNOWN_KEYS = {
 
 class TaskFormatError(ValueError):
     """A task file or task object does not follow WebGym's format (one-line message)."""
-
-
-@dataclass(frozen=True)
-class FactGroup:
-    """One group of facts a judge must find confirmed in the agent's trajectory."""
-
-    id: str
-    description: str
-    facts: tuple[str, ...]
-    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The group as WebGym writes it (``extra`` keys included)."""
-        out: dict[str, Any] = {"id": self.id, "description": self.description, "facts": list(self.facts)}
-        for key, value in self.extra.items():
-            out.setdefault(key, value)
-        return out
-
-
-def bucket_for(difficulty: int) -> str:
-    """The difficulty bucket: ``easy`` (<= 3 facts), ``medium`` (4-6) or ``hard`` (>= 7)."""
-    if difficulty <= 3:
-        return "easy"
-    if difficulty <= 6:
-        return "medium"
-    return "hard"
 
 
 @dataclass(frozen=True)
@@ -125,10 +94,7 @@ class LiveTask:
 
     def step_budget(self, split: str = "test") -> int:
         """WebGym's step budget for this task's bucket in ``split`` (``train`` or ``test``)."""
-        try:
-            return STEP_BUDGETS[split][self.bucket()]
-        except KeyError:
-            raise ValueError(f"unknown split {split!r}; expected 'train' or 'test'") from None
+        return episode_budget(self.bucket(), split=split, cap=None)
 
     def to_dict(self) -> dict[str, Any]:
         """The task as one WebGym JSON object.

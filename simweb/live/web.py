@@ -29,11 +29,13 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..browser import BrowserEnv, _Fail, _safe, launch_chromium
-from ..env import observation_space
+from ..browser import BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
+from ..episode import Episode, observation_space
 from ..spaces import JsonValue, Unicode
+from ..taskmodel import bucket_for, episode_budget
 
-DEFAULT_MAX_STEPS = 30
+#: An ad-hoc goal has no fact groups: the budget rule gives WebGym's easy test budget (30).
+DEFAULT_MAX_STEPS = episode_budget(bucket_for(0), cap=None)
 
 #: Gives every element without a bid the next number of the document's counter.
 _STAMP_BIDS_JS = r"""
@@ -65,6 +67,27 @@ class LiveStateError(RuntimeError):
     """A live site has no simweb state to snapshot, restore or fork."""
 
 
+class SiteBackend(ChromiumBackend):
+    """WebEnv's backend: Chromium on any site. There is no simweb state: what the episode
+    reads is the chat (the agent's answer), kept by the env."""
+
+    env: "WebEnv"
+
+    def execute(self, action: str) -> str | None:
+        self.env._stamp()   # bids of a page that changed since the last observation
+        return self.env.execute(action)
+
+    def state(self) -> dict:
+        return {"browser": {"chat": self.env._chat}}
+
+    def observe(self, state: dict) -> dict[str, Any]:
+        self.env._stamp()
+        return self.env._observe_page()
+
+    def page_info(self, state: dict) -> dict[str, Any]:
+        return {"url": self.env.page.url, "goal": self.env.episode.goal}
+
+
 class WebEnv(BrowserEnv):
     """simweb's env interface on any website, in Debian's Chromium (see the module doc).
 
@@ -79,9 +102,8 @@ class WebEnv(BrowserEnv):
         self.start_url = start_url
         self.world_seed = 0
         self.default_task = None
-        self.max_steps_override = max_steps
-        self.max_steps = max_steps
-        self.reward_mode = "sparse"
+        self.episode = Episode(None, max_steps=max_steps)
+        self.backend = SiteBackend(self)
         self.timeout_ms = int(timeout_ms)
         self.viewport = (int(viewport[0]), int(viewport[1]))
         self.headless = headless
@@ -96,14 +118,8 @@ class WebEnv(BrowserEnv):
         self.server = None
         self.app = None   # type: ignore[assignment]
         self.base_url = ""
-        self.task = None
-        self.goal = ""
-        self._start = self._state = None
+        self._state = None
         self._chat: list[dict[str, str]] = []
-        self._ended: tuple[bool, bool] | None = None
-        self._step = 0
-        self._last_action = self._last_error = ""
-        self._progress = 0.0
         try:
             if browser is None:
                 from playwright.sync_api import sync_playwright
@@ -124,41 +140,17 @@ class WebEnv(BrowserEnv):
         url = options.get("url") or self.start_url
         if not url:
             raise ValueError("WebEnv.reset needs options={'url': ...} (or WebEnv(start_url))")
-        self.goal = str(options.get("goal", ""))
         self._new_context()
         self._chat = []
-        self._ended = None
-        self._step = 0
-        self._last_action = ""
-        self._last_error = self.execute(f"goto({str(url)!r})") or ""
-        return self._observe(), self._web_info()
+        self.episode.begin(None, None, None, goal=str(options.get("goal", "")))
+        self.episode.last_error = self.execute(f"goto({str(url)!r})") or ""
+        state = self.backend.state()
+        return self.episode.observation(self.backend, state), self.episode.info(self.backend, state, None)
 
-    def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
-        """Perform one BrowserGym action string; bad actions come back as
-        ``obs['last_action_error']``."""
-        if not isinstance(action, str):
-            action = str(action)
-        self._last_action = action
-        if self._ended is not None:   # the episode is over: nothing runs (as in SimEnv)
-            self._last_error = "the episode is over; call reset()"
-            return self._observe(), 0.0, self._ended[0], self._ended[1], dict(self._web_info(), episode_over=True)
-        self._stamp()   # bids of a page that changed since the last observation
-        self._last_error = self.execute(action) or ""
-        self._step += 1
-        terminated = any(m["role"] in ("assistant", "infeasible") for m in self._chat)
-        truncated = not terminated and self._step >= self.max_steps
-        if terminated or truncated:
-            self._ended = (terminated, truncated)
-        return self._observe(), 0.0, terminated, truncated, self._web_info()
-
-    def _web_info(self) -> dict[str, Any]:
-        return {"verdict": None, "url": self.page.url, "goal": self.goal}
-
-    def _observe(self) -> dict[str, Any]:
-        self._stamp()
-        obs = self._obs({"browser": {"chat": self._chat}})
-        obs["goal"] = self.goal
-        return obs
+    @property
+    def goal(self) -> str:
+        """The goal of the current episode (``options["goal"]`` of reset)."""
+        return self.episode.goal
 
     def _stamp(self) -> None:
         for _ in range(3):

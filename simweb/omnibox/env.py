@@ -29,6 +29,11 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from ..episode import EPISODE_OVER, Episode, observation_space
+from ..registry import app_of_task, step_cap
+from ..spaces import JsonValue
+from ..taskmodel import episode_budget
+
 DEFAULT_API_KEY = "default_key"
 
 
@@ -43,17 +48,21 @@ class _Unsupported(Exception):
 class OmniboxSimEnv:
     """A step env over a ``simweb omnibox`` server; see the module doc.
 
-    ``max_steps`` truncates an episode (default 50); ``screenshots=False`` skips the
+    The episode's bookkeeping is simweb's :class:`simweb.episode.Episode` (the server's
+    verdict in place of a local one): the same step budget as the in-process env (the
+    server reports the task's, ``max_steps`` replaces it), the same reward modes and the
+    same episode-over rule. ``screenshots=False`` skips the
     screenshot image in observations (the set-of-marks screenshot is still taken, as the
     ids of the next action refer to it). ``capacity_wait_s`` is how long :meth:`reset`
     retries a 503 from ``/get`` (the master's cached capacity lags releases)."""
 
-    def __init__(self, server: str, api_key: str = DEFAULT_API_KEY, *, max_steps: int = 50,
-                 screenshots: bool = True, lifetime_mins: int = 45, capacity_wait_s: float = 60.0,
-                 timeout_s: float = 120.0):
+    def __init__(self, server: str, api_key: str = DEFAULT_API_KEY, *, max_steps: int | None = None,
+                 reward: str = "sparse", end_on_success: bool = True, screenshots: bool = True,
+                 lifetime_mins: int = 45, capacity_wait_s: float = 60.0, timeout_s: float = 120.0):
         self.server = server.rstrip("/")
         self.api_key = api_key
-        self.max_steps = max_steps
+        self.episode = Episode(None, reward=reward, end_on_success=end_on_success, max_steps=max_steps)
+        self.observation_space = observation_space(screenshot=JsonValue(bytes))
         self.screenshots = screenshots
         self.lifetime_mins = lifetime_mins
         self.capacity_wait_s = capacity_wait_s
@@ -62,8 +71,12 @@ class OmniboxSimEnv:
         self.task: dict[str, Any] | None = None
         self.answer: str | None = None
         self.calls = 0
-        self._step = 0
-        self._done = False
+        self._verdict: dict | None = None
+
+    @property
+    def max_steps(self) -> int:
+        """The current episode's step budget."""
+        return self.episode.max_steps
 
     # ------------------------------------------------------------------ HTTP
     def _call(self, method: str, path: str, params: dict | None = None, body: Any = None) -> tuple[int, bytes]:
@@ -108,9 +121,12 @@ class OmniboxSimEnv:
         started = self._ext("POST", "start", task=options.get("task") or "", app=options.get("app") or "",
                             seed=int(seed or 0))
         self.answer = None
-        self._step = 0
-        self._done = False
+        self._verdict = None
         self.task = self._ext("GET", "verdict")["task"]
+        task = self.task or {}
+        self.episode.cap = step_cap(app_of_task(task["id"])) if task.get("id") else None
+        self.episode.begin(None, None, None, goal=task.get("goal", ""), kind=task.get("kind"),
+                           budget=task.get("budget") or episode_budget(None, cap=None))
         obs = self._observe("", "")
         return obs, {"start": started["url"], "task": self.task, "instance": dict(self.instance)}
 
@@ -128,8 +144,10 @@ class OmniboxSimEnv:
         """Perform one BrowserGym action string through the protocol."""
         if self.instance is None:
             raise RuntimeError("OmniboxSimEnv.step() called before reset()")
-        if self._done:
-            return self._last, 0.0, True, False, {"verdict": self._verdict, "answer": self.answer}
+        ended = self.episode.ended
+        if ended is not None:   # nothing runs: the last observation, with the shared message
+            obs = dict(self._last, last_action=str(action), last_action_error=EPISODE_OVER)
+            return obs, 0.0, ended[0], ended[1], {"verdict": self._verdict, "answer": self.answer, "episode_over": True}
         from ..actions import ActionError, parse_action
 
         error = ""
@@ -140,16 +158,11 @@ class OmniboxSimEnv:
             error = str(exc)
         except _Unsupported as exc:
             error = str(exc)
-        self._step += 1
+        self.episode.step_count += 1
         body = {"answer": self.answer} if self.answer is not None else {}
         judged = self._ext("POST", "verdict", body=body)
         verdict = judged["verdict"]
-        success = bool(verdict and verdict["success"])
-        kind = (self.task or {}).get("kind")
-        terminated = self.answer is not None or (success and kind == "state")
-        truncated = not terminated and self._step >= self.max_steps
-        reward = 1.0 if terminated and success and verdict["clean"] else 0.0
-        self._done = terminated or truncated
+        reward, terminated, truncated = self.episode.score(verdict, self.answer is not None)
         self._verdict = verdict
         obs = self._observe(action, error)
         return obs, reward, terminated, truncated, {"verdict": verdict, "answer": self.answer}
@@ -240,9 +253,11 @@ class OmniboxSimEnv:
         shot = self._screenshot()
         seen = self._ext("GET", "observe")
         chat = [{"role": "assistant", "message": self.answer}] if self.answer is not None else []
-        obs = {"url": seen["url"], "goal": (self.task or {}).get("goal", ""), "axtree": seen["axtree"],
+        obs = {"url": seen["url"], "goal": self.episode.goal, "axtree": seen["axtree"], "html": "",
                "screenshot": shot if self.screenshots else b"", "last_action": action, "last_action_error": error,
-               "focused_element_bid": seen["focused_element_bid"], "chat_messages": chat, "step": self._step}
+               "open_pages_urls": [seen["url"]], "active_page_index": 0,
+               "focused_element_bid": seen["focused_element_bid"], "chat_messages": chat,
+               "step": self.episode.step_count}
         self._last = obs
         return obs
 

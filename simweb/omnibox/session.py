@@ -69,4 +69,4 @@ def verdict_of(served: ServedApp, state: dict, answer: str | None = None) -> dic
     instance = start.task
     assert instance is not None   # a task id was given
     return {"task": {"id": task["id"], "params": task["params"], "seed": seed, "kind": instance.kind,
-                     "goal": instance.goal}, "answer": given, "verdict": verdict}
+                     "goal": instance.goal, "budget": start.budget}, "answer": given, "verdict": verdict}
