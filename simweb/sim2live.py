@@ -34,11 +34,14 @@ import importlib
 import json
 import re
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
-from .counterparts import CounterpartError, families as pair_families, get, pair as parse_pair
+from .counterparts import CounterpartError, get
+from .counterparts import families as pair_families
+from .counterparts import pair as parse_pair
 from .counterparts.dbdiff import diff
 from .counterparts.portable import Instance, PortableFamily, passed
 
@@ -106,16 +109,17 @@ def page_error(html: str, rx: re.Pattern | None) -> str:
 def page_kind(url: str, rules: Sequence[tuple[re.Pattern, str]]) -> str:
     """The page kind of a URL by the pair's rules; otherwise its path with numbers as N."""
     m = re.match(r"^[a-z]+://[^/]+(.*)$", url or "")
-    rest = m.group(1) if m else (url or "")
+    rest = (m.group(1) if m else (url or "")).partition("#")[0]   # an anchor is the same page
     for rx, kind in rules:
         if rx.search(rest):
             return kind
     return re.sub(r"\d+", "N", rest.partition("?")[0]) or "/"
 
 
-def sim_state_keys(start: dict, final: dict) -> set[str]:
+def sim_state_keys(start: dict, final: dict, app: Any = None) -> set[str]:
     """simweb's changed entities: ``table`` for a row created or deleted, ``table.field``
-    for an update (counters and other bookkeeping left out)."""
+    for an update (counters and other bookkeeping left out). A world row the episode
+    changed is compared with its world values (``app`` given), not taken for a new row."""
     a = start.get("runtime", {}).get("entities", {})
     b = final.get("runtime", {}).get("entities", {})
     out: set[str] = set()
@@ -125,13 +129,24 @@ def sim_state_keys(start: dict, final: dict) -> set[str]:
             x, y = ra.get(key), rb.get(key)
             if x == y:
                 continue
-            if x is None or y is None or not isinstance(x, dict) or not isinstance(y, dict) or "id" not in x:
+            if x is None and app is not None and str(key).isdigit():
+                x = _world_row(app, start, table, int(key))
+            if x is None or y is None or not isinstance(x, dict) or not isinstance(y, dict):
                 out.add(table)
                 continue
             for f in sorted(set(x) | set(y)):
                 if x.get(f) != y.get(f):
                     out.add(f"{table}.{f}")
     return out
+
+
+def _world_row(app: Any, state: dict, table: str, eid: int) -> dict | None:
+    from .effects import entity
+
+    try:
+        return entity(app, state, table, eid)
+    except (KeyError, LookupError, TypeError, ValueError):
+        return None
 
 
 def live_state_keys(changes: Iterable[Any], state_map: dict[str, str]) -> set[str]:
@@ -209,8 +224,14 @@ def _skipped_since(agent: Any, entry: dict | None) -> list[dict]:
     return list(reversed(out))
 
 
+def _matches(key: str, patterns: Sequence[str]) -> bool:
+    from fnmatch import fnmatchcase
+
+    return any(fnmatchcase(key, p) for p in patterns)
+
+
 def run_sim(inst: Instance, agent: Any, rules: Sequence, max_steps: int, sim_env: Any,
-            errors: re.Pattern | None = None) -> Side:
+            errors: re.Pattern | None = None, sim_ignore: Sequence[str] = ()) -> Side:
     """The simweb episode of an instance (the goal must read as the instance's)."""
     side = Side("sim")
     t0 = time.monotonic()
@@ -223,7 +244,7 @@ def run_sim(inst: Instance, agent: Any, rules: Sequence, max_steps: int, sim_env
     final = sim_env.snapshot()
     v = sim_env._verdict() if hasattr(sim_env, "_verdict") else None
     side.verdict = _clean_verdict(v)
-    side.changes = sorted(sim_state_keys(start, final))
+    side.changes = sorted(k for k in sim_state_keys(start, final, sim_env.app) if not _matches(k, sim_ignore))
     side.seconds = round(time.monotonic() - t0, 3)
     return side
 
@@ -327,7 +348,8 @@ def parting_step(sim: Side, live: Side) -> dict | None:
     fs, fl = _script_found(sim), _script_found(live)
     for idx in sorted(set(fs) | set(fl)):
         if fs.get(idx, (None,))[0] != fl.get(idx, (None,))[0]:
-            return {"script_step": idx, "what": (fs.get(idx) or fl.get(idx))[1],
+            what = (fs.get(idx) or fl.get(idx) or (None, ""))[1]
+            return {"script_step": idx, "what": what,
                     "sim_found": fs.get(idx, (None,))[0], "live_found": fl.get(idx, (None,))[0]}
     for i, (a, b) in enumerate(zip(sim.steps, live.steps)):
         if a["page"] != b["page"] or a["action"].partition("(")[0] != b["action"].partition("(")[0]:
@@ -349,6 +371,7 @@ class Settings:
     llm: dict | None = None
     home: Path | None = None
     install: bool = True
+    port: int | None = None
 
 
 def select_families(pair: str, wanted: Sequence[str] | None) -> list[PortableFamily]:
@@ -385,13 +408,17 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     (out / "traces").mkdir(parents=True, exist_ok=True)
     episodes: list[dict] = []
     sim_env = SimEnv(app, 0, max_steps=settings.max_steps)
-    cp.start()
+    cp.start(settings.port)
     web_env = WebEnv(max_steps=settings.max_steps, screenshots=False)
     try:
         for fam in fams:
-            for inst in fam.instances(settings.instances):
+            try:
+                insts = fam.instances(settings.instances)
+            except RuntimeError as exc:
+                raise Sim2LiveError(str(exc)) from None
+            for inst in insts:
                 sim = run_sim(inst, make_agent(settings.agent, fam, inst, settings.llm), sim_rules, settings.max_steps,
-                              sim_env, sim_errors)
+                              sim_env, sim_errors, getattr(module, "SIM_BOOKKEEPING", ()))
                 live = run_live(inst, fam, make_agent(settings.agent, fam, inst, settings.llm), cp, web_env,
                                 live_rules, state_map, settings.max_steps, live_errors)
                 ep = _episode(fam, inst, sim, live)
@@ -462,7 +489,7 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
                      "retained_progress": round(l_prog / s_prog, 4) if s_prog else None,
                      "sim_steps": _mean([e["sim"]["steps"] for e in eps]),
                      "live_steps": _mean([e["live"]["steps"] for e in eps]), "divergences": counts,
-                     "examples": sorted({d["detail"] for e in eps for d in e["divergences"]})[:12]})
+                     "examples": _examples(eps)})
     tot_s = _mean([float(e["sim"]["success"]) for e in episodes])
     tot_l = _mean([float(e["live"]["success"]) for e in episodes])
     return {"pair": settings.pair, "agent": settings.agent, "instances_per_family": settings.instances,
@@ -472,6 +499,15 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
                       "retained_success": round(tot_l / tot_s, 4) if tot_s else None,
                       "sim_progress": _mean([e["sim"]["progress"] for e in episodes]),
                       "live_progress": _mean([e["live"]["progress"] for e in episodes])}}
+
+
+def _examples(eps: list[dict], per_class: int = 8) -> list[tuple[str, str]]:
+    """Up to ``per_class`` distinct divergence details of each class (sorted)."""
+    out = []
+    for cls in DIVERGENCE_CLASSES:
+        details = sorted({d["detail"] for e in eps for d in e["divergences"] if d["class"] == cls})
+        out += [(cls, d) for d in details[:per_class]]
+    return out
 
 
 def _fmt(x: Any) -> str:
@@ -501,7 +537,7 @@ def render_markdown(report: dict) -> str:
               "", "## Divergences by family", ""]
     for r in report["families"]:
         lines.append(f"**{r['family']}**")
-        lines += [f"- {d}" for d in r["examples"]] or ["- none"]
+        lines += [f"- {c}: {d}" for c, d in r["examples"]] or ["- none"]
         lines.append("")
     lines += ["## Episodes", "", "| family | # | seed | user | sim | live | parts at |", "|---|---|---|---|---|---|---|"]
     for e in report["episodes"]:

@@ -8,8 +8,16 @@ from click.testing import CliRunner
 
 from simweb.cli import main
 from simweb.counterparts.dbdiff import Change
-from simweb.sim2live import (Side, divergences, live_state_keys, page_error, page_kind, parting_step, render_markdown,
-                             sim_state_keys)
+from simweb.sim2live import (
+    Side,
+    divergences,
+    live_state_keys,
+    page_error,
+    page_kind,
+    parting_step,
+    render_markdown,
+    sim_state_keys,
+)
 
 RULES = [(re.compile(r"/issues/\d+$"), "issue"), (re.compile(r"/issues(\?|$)"), "issue list")]
 
@@ -24,6 +32,7 @@ def step(side: str, i: int, page: str, action: str, script: int | None, found: b
 def test_page_kind_rules_and_fallback():
     assert page_kind("http://issues.simweb.localhost/projects/a/b/issues/12", RULES) == "issue"
     assert page_kind("http://x/projects/a/b/issues?state=all", RULES) == "issue list"
+    assert page_kind("http://x/projects/a/b/issues/12#note-9", RULES) == "issue"
     assert page_kind("http://127.0.0.1:8603/tracker/user12?x=1", []) == "/tracker/userN"
     assert page_error('<p class="error-message">Required issue property priority not supplied</p>',
                       re.compile(r'class="error-message"[^>]*>([^<]*)')) == "Required issue property priority not supplied"
@@ -71,13 +80,14 @@ def test_markdown_has_the_table():
                             "retained_success": 0.0, "sim_progress": 1.0, "live_progress": 0.5, "sim_steps": 8.0,
                             "live_steps": 6.0, "divergences": {"page": 1, "control": 2, "validation": 1, "flow": 1,
                                                                "state": 0},
-                            "examples": ["the live site rejects a step: Required issue property priority"]}],
+                            "examples": [("validation", "the live site rejects a step: Required issue property")]}],
               "episodes": [{"family": "close_issue", "index": 0, "sim_seed": 3, "user": "chen.dahl",
                             "sim": {"success": True, "progress": 1.0}, "live": {"success": False, "progress": 0.5},
                             "parting": {"script_step": 0, "what": "click link 'x|y'"}}]}
     md = render_markdown(report)
     assert "| close_issue | form | 1 | 1.00 | 0.00 | 0.00 | 1.00 | 0.50 | 8.00 | 6.00 | 1 | 2 | 1 | 1 | 0 |" in md
     assert "script step 0: click link 'x/y'" in md
+    assert "- validation: the live site rejects a step: Required issue property" in md
 
 
 def test_cli_bad_pair_and_family_are_one_line(tmp_path):

@@ -69,7 +69,7 @@ def pair(spec: str) -> tuple[str, str]:
     return app, cp
 
 
-def families(name: str) -> list["PortableFamily"]:
+def families(name: str) -> list[PortableFamily]:
     """The portable families of counterpart ``name`` (its ``families.FAMILIES``)."""
     if name not in COUNTERPARTS:
         raise _unknown("counterpart", name, names())

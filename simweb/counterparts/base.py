@@ -36,8 +36,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..live.web import WebEnv
@@ -227,7 +228,7 @@ class Counterpart:
         """A path that answers 200 or a redirect once the server is up."""
         return "/"
 
-    def sign_in(self, env: "WebEnv", username: str) -> None:
+    def sign_in(self, env: WebEnv, username: str) -> None:
         """Log ``username`` in, in the env's browser (not counted as episode steps)."""
         raise NotImplementedError(f"{type(self).__name__} must define sign_in()")
 
@@ -293,9 +294,15 @@ class Counterpart:
 
     # ------------------------------------------------------------------ install
 
+    #: Bump in a subclass when its setup or payload changes, so installs are rebuilt.
+    install_version: ClassVar[int] = 0
+
     def _fingerprint(self) -> str:
-        text = json.dumps({"format": INSTALL_FORMAT, "requirements": list(self.requirements),
-                           "name": self.name}, sort_keys=True)
+        seed = self.package_dir / "seed.py"
+        text = json.dumps({"format": INSTALL_FORMAT, "requirements": list(self.requirements), "name": self.name,
+                           "version": self.install_version,
+                           "seed": hashlib.sha256(seed.read_bytes()).hexdigest() if seed.exists() else None},
+                          sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def installed(self) -> bool:
@@ -448,7 +455,7 @@ class Counterpart:
     @property
     def port(self) -> int | None:
         info = self._read_pid()
-        return info["port"] if self._alive(info) else None
+        return info["port"] if info is not None and self._alive(info) else None
 
     @property
     def url(self) -> str | None:

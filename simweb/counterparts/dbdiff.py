@@ -13,10 +13,12 @@ rows that differ are read into Python.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
+
 
 @dataclass(frozen=True)
 class Change:
@@ -125,12 +127,12 @@ def _diff_table(conn: sqlite3.Connection, t: str, cols_a: list[str] | None, cols
         sel = ", ".join(_q(c) for c in [*pk, *cols] if c not in ignored)
         names = [c for c in [*pk, *cols] if c not in ignored]
         op = "insert" if cols_a is None else "delete"
-        out = []
+        whole = []
         for r in _rows(conn, f"SELECT {sel} FROM {side}.{_q(t)}", names):
             key = tuple(r[k] for k in pk)
             row = {k: v for k, v in r.items() if k in cols}
-            out.append(Change(t, key, op, None, row if op == "delete" else None, row if op == "insert" else None))
-        return out
+            whole.append(Change(t, key, op, None, row if op == "delete" else None, row if op == "insert" else None))
+        return whole
     shared = [c for c in cols_a if c in cols_b]
     keep = [c for c in shared if c not in ignored or c in pk]
     sel_cols = list(dict.fromkeys([*pk, *keep]))

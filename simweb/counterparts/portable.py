@@ -15,9 +15,10 @@ type with simweb's own matchers (:mod:`simweb.verify`).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import verify
 from .dbdiff import Change, diff
@@ -75,7 +76,7 @@ class PortableFamily:
         """The path on the counterpart where the episode starts."""
         return "/"
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         raise NotImplementedError
 
     def script(self, inst: Instance) -> list:
@@ -127,7 +128,7 @@ def _claimed(effect: Any) -> Callable[[Change], bool]:
     return claimed
 
 
-def collateral(cp: "Counterpart", effect: Any = (), *, ignore_tables: Sequence[str] = (),
+def collateral(cp: Counterpart, effect: Any = (), *, ignore_tables: Sequence[str] = (),
                ignore_fields: Sequence[str] = ()) -> tuple[list[Change], list[dict]]:
     """The changes of the live database since pristine, and a failing check per change the
     effect does not claim.

@@ -64,11 +64,14 @@ class Roundup(Counterpart):
     requirements = ["roundup==2.6.0"]
     default_port = 8603
     run_as = "nobody"
+    install_version = 1   # bump when setup() or the payload changes
 
-    #: Roundup's own bookkeeping: journals, sessions, one-time keys, the text index,
-    #: id counters, activity/actor stamps and the nosy list it maintains itself.
-    bookkeeping_tables = ("*__journal", "sessions", "otks", "__words", "__textids", "ids", "___*", "schema")
-    bookkeeping_fields = ("*._activity", "*._actor", "issue_nosy.*", "*._nosy")
+    #: Roundup's own bookkeeping: journals, sessions, one-time keys, the text indexes, id
+    #: counters, activity/actor stamps, and the nosy list and mail recipients its
+    #: reactors maintain themselves.
+    bookkeeping_tables = ("*__journal", "sessions", "otks", "__words", "__textids", "__fts*", "ids", "schema",
+                          "issue_nosy", "msg_recipients")
+    bookkeeping_fields = ("*._activity", "*._actor")
 
     @property
     def tracker_dir(self) -> Path:
@@ -121,6 +124,9 @@ class Roundup(Counterpart):
         cfg = configparser.ConfigParser(interpolation=None)
         cfg.read(path)
         cfg["main"]["database"] = str(self.db_dir)
+        # A loopback test instance with one shared password: a sign-in should not cost a
+        # second of PBKDF2 (Roundup's default is 250000 rounds).
+        cfg["main"]["password_pbkdf2_default_rounds"] = "10000"
         cfg["tracker"]["name"] = PROJECT
         cfg["tracker"]["web"] = f"http://127.0.0.1:{port}/{TRACKER}/"
         cfg["rdbms"]["backend"] = "sqlite"
@@ -155,7 +161,7 @@ class Roundup(Counterpart):
         """A path inside the tracker (``issue12`` -> ``/tracker/issue12``)."""
         return f"/{TRACKER}/{path}"
 
-    def sign_in(self, env: "WebEnv", username: str) -> None:
+    def sign_in(self, env: WebEnv, username: str) -> None:
         """Log in through the sidebar form of the classic template."""
         page = env.page
         url = self.url or f"http://127.0.0.1:{self.default_port}"

@@ -14,15 +14,16 @@ with no counterpart.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Any
 
 from ...agents.scripted import Answer, Check, Click, Fill, Refuse, Select
 from ..portable import Instance, PortableFamily, answer_check, check, collateral, field_check, refusal_check, verdict
-from . import CLOSED, PROJECT, ROLE, STATUS
+from . import CLOSED, PROJECT, ROLE, STATUS, Roundup
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Roundup
+    from ..base import Counterpart
 
 PAIR = "issues:roundup"
 WORLD_SEED = 0
@@ -91,15 +92,13 @@ def payload() -> dict:
         rec = w.user(u)
         users.append({"username": rec["username"], "realname": rec["full_name"], "address": rec["email"],
                       "roles": ROLE.get(roles.get(u, "guest"), "User")})
-    from . import Roundup
-
     return {"project": PROJECT, "password": Roundup.password, "keywords": sorted(x["name"] for x in w.labels(p["id"])),
             "users": users, "issues": issues}
 
 
 # ----------------------------------------------------------------------------- instances
 
-@lru_cache(maxsize=None)
+@cache
 def _scan(sim_task: str, n: int, fit_key: str) -> tuple[tuple[int, str, dict], ...]:
     """The first ``n`` seeds of ``sim_task`` whose instance lies in :data:`PROJECT` and fits."""
     app = sim_app()
@@ -166,7 +165,8 @@ class RoundupFamily(PortableFamily):
     def live_start(self, inst: Instance) -> str:
         return "/tracker/"
 
-    def live_verify(self, cp: "Roundup", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
+        assert isinstance(cp, Roundup)
         conn = cp.connect()
         try:
             facts, effect = self.facts(cp, conn, inst, answer, refused)
@@ -175,7 +175,7 @@ class RoundupFamily(PortableFamily):
         _, damage = collateral(cp, effect)
         return verdict(facts, damage)
 
-    def facts(self, cp: "Roundup", conn: Any, inst: Instance, answer: str | None,
+    def facts(self, cp: Roundup, conn: Any, inst: Instance, answer: str | None,
               refused: bool) -> tuple[list[dict], list[str]]:
         """The goal checks and the ``Change.key`` patterns the effect claims."""
         raise NotImplementedError
@@ -185,11 +185,11 @@ def _not_refused(refused: bool) -> list[dict]:
     return [check("did not refuse", not refused, "reported infeasible" if refused else "")]
 
 
-def _new_messages(cp: "Roundup", conn: Any, issue: dict, pristine: dict) -> list[int]:
+def _new_messages(cp: Roundup, conn: Any, issue: dict, pristine: dict) -> list[int]:
     return sorted(set(issue["messages"]) - set(pristine["messages"]))
 
 
-def _comment_check(cp: "Roundup", conn: Any, inst: Instance, issue: dict, before: dict, text: str) -> dict:
+def _comment_check(cp: Roundup, conn: Any, inst: Instance, issue: dict, before: dict, text: str) -> dict:
     """Exactly one new message on the issue, by the signed-in user, with the text."""
     new = _new_messages(cp, conn, issue, before)
     uid = cp.user_id(conn, inst.user or "")
@@ -205,7 +205,7 @@ def verify_text(actual: str | None, expected: str) -> bool:
     return match_exact(actual, expected)
 
 
-def _issue_pair(cp: "Roundup", conn: Any, n: int) -> tuple[dict, dict]:
+def _issue_pair(cp: Roundup, conn: Any, n: int) -> tuple[dict, dict]:
     pconn = cp.pristine_connect()
     try:
         before = cp.issue(pconn, n)
@@ -290,7 +290,7 @@ class AssignIssue(RoundupFamily):
         now, _ = _issue_pair(cp, conn, n)
         facts = [field_check(f"#{n} is assigned to {inst.params['assignee']}", now["assignee"], inst.params["assignee"]),
                  *_not_refused(refused)]
-        return facts, [f"_issue.{n}.assignedto"]
+        return facts, [f"_issue.{n}._assignedto"]
 
 
 class CloseIssue(RoundupFamily):
@@ -310,7 +310,7 @@ class CloseIssue(RoundupFamily):
         n = inst.params["iid"]
         now, _ = _issue_pair(cp, conn, n)
         return [check(f"#{n} is closed", now["status"] in CLOSED, f"status {now['status']}"),
-                *_not_refused(refused)], [f"_issue.{n}.status"]
+                *_not_refused(refused)], [f"_issue.{n}._status"]
 
 
 class TriageIssue(RoundupFamily):
@@ -350,7 +350,7 @@ class TriageIssue(RoundupFamily):
                   check(f"milestone {p['milestone']}", False, "no milestones in Roundup"),
                   check(f"due {p['due']}", False, "no due dates in Roundup"),
                   _comment_check(cp, conn, inst, now, before, p["text"])]
-        return facts, [f"_issue.{n}.assignedto", "issue_keyword.*", "_msg.*", "issue_messages.*", "msg_*"]
+        return facts, [f"_issue.{n}._assignedto", "issue_keyword.*", "_msg.*", "issue_messages.*", "msg_*"]
 
 
 class CloseWithRole(RoundupFamily):
@@ -393,11 +393,15 @@ PAGE_KINDS = {
 PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^>]*>([^<]*)',
                "live": r'class="error-message"[^>]*>([^<]*)'}
 
+#: simweb's timestamps and counters of a change (Roundup keeps its own in ``_activity``
+#: and the journal, and counts messages when it shows them).
+SIM_BOOKKEEPING = ("*.updated_day", "*.closed_day", "*.comment_count")
+
 #: What a change in Roundup's database is, in simweb's runtime terms (``table`` for a row
 #: created or deleted, ``table.field`` for an update).
 STATE_MAP = {
-    "_issue": "issues", "_issue.assignedto": "issues.assignees", "_issue.status": "issues.state",
-    "_issue.title": "issues.title", "_issue.priority": "issues.priority", "issue_keyword": "issues.labels",
+    "_issue": "issues", "_issue._assignedto": "issues.assignees", "_issue._status": "issues.state",
+    "_issue._title": "issues.title", "_issue._priority": "issues.priority", "issue_keyword": "issues.labels",
     "_msg": "comments", "issue_messages": "comments", "msg_recipients": "notifications",
     "_keyword": "labels", "_user": "users",
 }

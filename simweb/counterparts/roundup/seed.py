@@ -24,13 +24,17 @@ def main(tracker_dir: str, payload_file: str) -> None:
     for cl in (db.issue, db.msg, db.user, db.keyword):
         for event in cl.reactors:
             cl.reactors[event] = []
+    # Every id Roundup hands out is committed at once: without fsync the seed takes seconds,
+    # not a minute (this connection only; the server keeps SQLite's defaults).
+    db.sql("PRAGMA synchronous = OFF")
     try:
         kw = {name: db.keyword.create(name=name) for name in payload["keywords"]}
         users = {}
+        # One hash for the shared password (PBKDF2 costs most of a second per call).
+        password = roundup.password.Password(payload["password"], config=db.config)
         for u in payload["users"]:
             users[u["username"]] = db.user.create(username=u["username"], realname=u["realname"],
-                                                  address=u["address"], roles=u["roles"],
-                                                  password=roundup.password.Password(payload["password"], config=db.config))
+                                                  address=u["address"], roles=u["roles"], password=password)
         db.commit()
         status = {name: db.status.lookup(name) for name in ("chatting", "resolved")}
         priority = {name: db.priority.lookup(name) for name in ("bug", "feature")}
