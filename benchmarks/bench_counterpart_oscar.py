@@ -1,0 +1,60 @@
+"""Reset latency of the Oscar counterpart (django-oscar 4.2.1 on loopback).
+
+A reset stops the server, copies the pristine database and Whoosh index back and starts
+the server again, returning once /catalogue/ answers. Measured against two same-run
+references, interleaved so machine load hits all three alike:
+
+  * copy: the data-file copy alone (server stopped), the floor of any copy-based reset;
+  * restart: stop + start without copying (what the server's own start-up costs).
+
+The counterpart must be installed (``simweb counterpart install oscar``, or ``--home`` on
+an installed home); it is left stopped unless it was running.
+
+    python benchmarks/bench_counterpart_oscar.py [--reps 7] [--home DIR] [--out FILE]
+"""
+from __future__ import annotations
+
+import time
+
+from common import median, p95, parser, write_json
+
+
+def main() -> None:
+    ap = parser(__doc__)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--home", default=None, help="an installed counterpart home (default: the cache's)")
+    args = ap.parse_args()
+    from simweb.counterparts.oscar import Oscar
+
+    cp = Oscar(args.home)
+    if not cp.installed():
+        raise SystemExit(f"oscar is not installed in {cp.home}; run `simweb counterpart install oscar`")
+    was_running = cp.status()["running"]
+    cp.start()
+    samples: dict[str, list[float]] = {"reset": [], "copy": [], "restart": []}
+    try:
+        for _ in range(args.reps):
+            t = time.perf_counter()
+            cp.reset()
+            samples["reset"].append(time.perf_counter() - t)
+            cp.stop()
+            t = time.perf_counter()
+            cp.restore_pristine()
+            samples["copy"].append(time.perf_counter() - t)
+            cp.start()
+            t = time.perf_counter()
+            cp.stop()
+            cp.start()
+            samples["restart"].append(time.perf_counter() - t)
+    finally:
+        if not was_running:
+            cp.stop()
+    rows = {k: {"median_s": round(median(v), 3), "p95_s": round(p95(v), 3), "n": len(v)} for k, v in samples.items()}
+    print(f"{'what':<10} {'median s':>9} {'p95 s':>7} {'n':>3}")
+    for k, r in rows.items():
+        print(f"{k:<10} {r['median_s']:>9.3f} {r['p95_s']:>7.3f} {r['n']:>3}")
+    write_json(args.out, "counterpart_oscar_reset", rows)
+
+
+if __name__ == "__main__":
+    main()

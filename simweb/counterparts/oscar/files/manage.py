@@ -1,0 +1,8 @@
+"""Oscar counterpart's manage.py (run with the counterpart venv's python, cwd = project)."""
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "simshop.settings")
+    from django.core.management import execute_from_command_line
+    execute_from_command_line(sys.argv)
