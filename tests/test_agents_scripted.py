@@ -120,7 +120,7 @@ def test_make_agent_keeps_the_reference_agents() -> None:
 
 
 def _run(env, agent, limit=40):
-    obs = env._obs()
+    obs, _ = env.observe()
     agent.reset(env)
     info = {}
     for _ in range(limit):
