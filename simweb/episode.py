@@ -331,6 +331,10 @@ class EpisodeEnv(gym.Env):
         """Whether a state-changing task's episode ends at its first success."""
         return self.episode.end_on_success
 
+    @end_on_success.setter
+    def end_on_success(self, value: bool) -> None:
+        self.episode.end_on_success = bool(value)
+
     @property
     def max_steps_override(self) -> int | None:
         """The ``max_steps`` the env was given (None: the budget rule)."""
