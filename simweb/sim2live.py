@@ -263,7 +263,7 @@ def run_live(inst: Instance, family: PortableFamily, agent: Any, cp: Any, web_en
         err = web_env.execute(f"goto({start!r})")
         if err:
             raise Sim2LiveError(f"{inst.id}: cannot open {start} after signing in: {err}")
-        obs = web_env._observe()
+        obs, _ = web_env.observe()
     agent.reset(web_env)
     _loop(web_env, agent, obs, side, rules, max_steps, errors)
     side.verdict = _clean_verdict(family.live_verify(cp, inst, side.answer, side.refused))
