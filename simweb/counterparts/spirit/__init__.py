@@ -23,7 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Every community's newest live posts seeded besides the families' own (a browsable forum).
 POSTS_PER_COMMUNITY = 6
 #: Instances per family the payload covers (seeds of the families' first N instances).
-INSTANCES = 10
+INSTANCES = 25
+#: Bumped whenever what is seeded changes (payload, seed.py, settings): older installs rebuild.
+SEED_VERSION = 1
 
 
 class Spirit(Counterpart):
@@ -36,12 +38,17 @@ class Spirit(Counterpart):
     default_port: ClassVar[int] = 8602
     #: What Spirit writes by itself while someone browses (sessions, visit markers and
     #: counters, the scroll bookmark its JavaScript posts, last-seen times, search reindex
-    #: times): never an effect of a task, so never collateral.
+    #: times) and the counters and guards it derives from a post (comment and topic counts,
+    #: last activity, the duplicate-post hash): never an effect of a task on its own, so
+    #: never collateral (simweb's own counters are left out of its diffs the same way).
     bookkeeping_tables: ClassVar[tuple[str, ...]] = (
         "django_session", "spirit_topic_unread_topicunread", "spirit_comment_bookmark_commentbookmark")
     bookkeeping_fields: ClassVar[tuple[str, ...]] = (
         "auth_user.last_login", "spirit_user_userprofile.last_seen", "spirit_user_userprofile.last_ip",
-        "spirit_topic_topic.view_count", "spirit_topic_topic.reindex_at", "spirit_category_category.reindex_at",
+        "spirit_user_userprofile.topic_count", "spirit_user_userprofile.comment_count",
+        "spirit_user_userprofile.last_post_hash", "spirit_user_userprofile.last_post_on",
+        "spirit_topic_topic.view_count", "spirit_topic_topic.reindex_at", "spirit_topic_topic.comment_count",
+        "spirit_topic_topic.last_active", "spirit_category_category.reindex_at",
         "spirit_topic_notification_topicnotification.is_read")
 
     # ------------------------------------------------------------------ layout
@@ -80,10 +87,23 @@ class Spirit(Counterpart):
 
         return payload(self.password)
 
+    @property
+    def seed_marker(self) -> Path:
+        return self.home / "seed_version"
+
+    def installed(self) -> bool:
+        """Installed by this version of the seeding, too (the base checks the requirements)."""
+        try:
+            seeded = self.seed_marker.read_text().strip() == str(SEED_VERSION)
+        except OSError:
+            seeded = False
+        return seeded and super().installed()
+
     def seed(self, payload_file: Path) -> None:
         script = self.home / "seed.py"
         shutil.copyfile(self.package_dir / "seed.py", script)
         self.run([str(self.python), str(script), str(payload_file)])
+        self.seed_marker.write_text(f"{SEED_VERSION}\n")
 
     def server_command(self, port: int) -> list[str]:
         return [str(self.python), str(self.project_dir / "manage.py"), "runserver", f"127.0.0.1:{port}",

@@ -308,11 +308,8 @@ class SubmitTopic(ForumFamily):
                 return c.pk[0] in ids
             if c.table == "spirit_comment_comment" and c.op == "insert":
                 return (c.after or {}).get("topic_id") in ids
-            if c.table in ("spirit_topic_notification_topicnotification", "spirit_topic_unread_topicunread"):
-                return (c.after or {}).get("topic_id") in ids
-            # the author's counters and Spirit's duplicate-post guard
-            return c.table == "spirit_user_userprofile" and c.field in ("topic_count", "last_post_hash",
-                                                                        "last_post_on")
+            # Spirit subscribes the author to their new topic's notifications
+            return c.table == "spirit_topic_notification_topicnotification" and (c.after or {}).get("topic_id") in ids
         return verdict(facts, collateral(cp, claimed)[1])
 
 
@@ -361,6 +358,28 @@ def forum_date_label(day: int) -> str:
 
 
 FAMILIES: list[PortableFamily] = [UserJoined(), CommentCount(), EditComment(), SubmitTopic(), RefuseLock()]
+
+#: Page kinds by URL (path and query) on each side, for the sim-to-live traces.
+PAGE_KINDS = {
+    "sim": [(r"^/p/\d+", "post"), (r"^/search", "search"), (r"^/u/", "profile"), (r"^/submit", "new post"),
+            (r"^/comment/\d+/edit", "edit comment"), (r"^/c/", "community"), (r"^/login", "login"),
+            (r"^/?(\?.*)?$", "home")],
+    "live": [(r"^/topic/publish", "new post"), (r"^/topic/\d+", "post"), (r"^/search", "search"),
+             (r"^/user/login", "login"), (r"^/user/\d+", "profile"), (r"^/comment/\d+/update", "edit comment"),
+             (r"^/category/", "community"), (r"^/?(\?.*)?$", "home")],
+}
+
+#: Spirit's changes in simweb's runtime terms (``table`` for a row created or deleted,
+#: ``table.field`` for an update). Spirit's opening post is a comment row, its edit history
+#: and its author's topic subscription have no simweb twin: they stay unmapped (``live:``).
+STATE_MAP = {
+    "spirit_topic_topic": "posts", "spirit_topic_topic.title": "posts.title",
+    "spirit_topic_topic.is_closed": "posts.locked", "spirit_topic_topic.is_pinned": "posts.pinned",
+    "spirit_topic_topic.is_removed": "posts.status", "spirit_topic_topic.category_id": "posts.community_id",
+    "spirit_comment_comment": "comments", "spirit_comment_comment.comment": "comments.body",
+    "spirit_comment_comment.comment_html": "comments.body", "spirit_comment_comment.modified_count": "comments.edited",
+    "spirit_comment_comment.is_modified": "comments.edited", "spirit_comment_comment.is_removed": "comments.status",
+}
 
 
 # ----------------------------------------------------------------------------- payload
