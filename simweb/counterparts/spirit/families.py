@@ -69,10 +69,14 @@ def search_steps(title: str) -> list:
 
 
 def found_by_search(app: Any, post_id: int) -> bool:
-    """simweb's search for the post's exact title lists it on the first page of results."""
+    """No other post anywhere has the post's title (the script opens the result by its
+    title; the templates only make titles unique within a community), and simweb's search
+    for that title lists it on the first page of results."""
     from simweb.apps.forum.functions import PER_PAGE
 
     title = app.world.post(post_id)["title"]
+    if app.world.query("SELECT count(*) FROM posts WHERE title = ?", (title,))[0][0] != 1:
+        return False
     return any(h["id"] == post_id for h in app.world.search(title, limit=PER_PAGE)["items"])
 
 
@@ -222,8 +226,7 @@ class EditComment(ForumFamily):
         pos = [x["id"] for x in cs].index(c["id"]) + 1       # + 1: the opening post
         mine = [x for x in cs if x["user_id"] == c["user_id"]]
         post = app.world.post(c["post_id"])
-        return pos < COMMENTS_PER_PAGE and len(mine) == 1 and post["status"] == "live" and \
-            app.world.query("SELECT count(*) FROM posts WHERE title = ?", (post["title"],))[0][0] == 1
+        return pos < COMMENTS_PER_PAGE and len(mine) == 1 and post["status"] == "live"
 
     def extra(self, app: Any, p: dict) -> dict:
         post = app.world.post(p["post_id"])
