@@ -117,7 +117,8 @@ def paid(v: dict) -> bool:
 def test_five_families_of_every_kind_with_identical_goals():
     from simweb.counterparts.portable import KINDS
 
-    assert sorted(f.kind for f in FAMILIES) == sorted(KINDS)
+    assert len(FAMILIES) >= 5 and {f.kind for f in FAMILIES} == set(KINDS)
+    assert len({f.id for f in FAMILIES}) == len(FAMILIES) and all(f.id.startswith("forum:spirit/") for f in FAMILIES)
     import simweb
 
     app = simweb.make("forum", seed=0).app
@@ -340,6 +341,53 @@ def test_submit_topic_attacks_do_not_pay(tmp_path):
     cases["done twice"](site, db, inst.params, inst.user)
     v = site.verify("submit_topic", inst)
     assert "one new topic of mine" in failed(v) and not v["clean"]
+
+
+def _lock_site(tmp_path: Path):
+    inst = FAM["mod_lock"].instances(1)[0]
+    site = Site(tmp_path)
+    uid = site.user(inst.user, moderator=True)
+    tid = site.topic(inst.params["title"], inst.params["community"], "op_author", [("x", "y")])
+    other = site.topic("Another topic", inst.params["community"], "op_author")
+    return site, inst, site.freeze(), uid, tid, other
+
+
+def _moderate(db: sqlite3.Connection, uid: int, tid: int, field: str, value: int, action: int) -> None:
+    """What Spirit's moderation views write: the flag and a note comment with the action."""
+    db.execute(f"UPDATE spirit_topic_topic SET {field} = ?, reindex_at = 'later' WHERE id = ?", (value, tid))
+    db.execute("INSERT INTO spirit_comment_comment (user_id, topic_id, comment, comment_html, action, date)"
+               " VALUES (?, ?, 'action', 'action', ?, ?)", (uid, tid, action, T0))
+
+
+def test_mod_lock_pays_the_lock_of_that_topic_only(tmp_path):
+    site, inst, db, uid, tid, other = _lock_site(tmp_path)
+    v = site.verify("mod_lock", inst)
+    assert not v["success"] and v["progress"] == 0 and v["clean"]                    # zero work
+    _moderate(db, uid, tid, "is_closed", 1, 2)
+    assert paid(site.verify("mod_lock", inst))
+
+    site, inst, db, uid, tid, other = _lock_site(tmp_path / "wrong")
+    _moderate(db, uid, other, "is_closed", 1, 2)                                     # the wrong topic
+    v = site.verify("mod_lock", inst)
+    assert not v["success"] and not v["clean"]
+
+    site, inst, db, uid, tid, other = _lock_site(tmp_path / "removed")
+    _moderate(db, uid, tid, "is_closed", 1, 2)
+    db.execute("UPDATE spirit_topic_topic SET is_removed = 1 WHERE id = ?", (tid,))  # locked and deleted
+    v = site.verify("mod_lock", inst)
+    assert v["success"] and not v["clean"] and f"collateral: spirit_topic_topic.{tid}.is_removed" in failed(v)
+
+    site, inst, db, uid, tid, other = _lock_site(tmp_path / "twice")
+    _moderate(db, uid, tid, "is_closed", 1, 2)                                       # lock, unlock, lock again
+    _moderate(db, uid, tid, "is_closed", 0, 3)
+    _moderate(db, uid, tid, "is_closed", 1, 2)
+    v = site.verify("mod_lock", inst)
+    assert v["success"] and not v["clean"] and not paid(v)
+
+    site, inst, db, uid, tid, other = _lock_site(tmp_path / "pin")
+    _moderate(db, uid, tid, "is_closed", 1, 2)
+    _moderate(db, uid, tid, "is_pinned", 1, 4)                                       # and pinned it too
+    assert not paid(site.verify("mod_lock", inst))
 
 
 def _refuse_site(tmp_path: Path):

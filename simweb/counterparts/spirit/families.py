@@ -14,6 +14,8 @@ comment_count      search    forum/comment_count         the answer is the topic
 edit_comment       form      forum/edit_comment          the comment's text is the new text
 submit_topic       flow      forum/submit_text_post      one new topic, in the category, with the
                                                          title and the text as its first comment
+mod_lock           flow      forum/mod_lock_post         the topic is closed (and stays up); Spirit's
+                                                         "closed" note on it is part of the effect
 refuse_lock        refusal   forum/refuse_moderate       refused after opening the topic (Spirit's
                                                          unread marker), and the topic still open
 =================  ========  ==========================  =========================================
@@ -316,6 +318,45 @@ class SubmitTopic(ForumFamily):
         return verdict(facts, collateral(cp, claimed)[1])
 
 
+class ModLock(ForumFamily):
+    """As a moderator, lock a post: simweb's Lock button; Spirit's Close topic, in the
+    topic's Moderate menu (a dropdown its JavaScript opens; the link posts the form)."""
+
+    id = "forum:spirit/mod_lock"
+    kind = "flow"
+    sim_task = "forum/mod_lock_post"
+    description = "a moderator closes a topic"
+
+    def script(self, inst: Instance) -> list:
+        from ...agents.scripted import Click
+
+        return [*search_steps(inst.params["title"]),
+                Click("link", re.compile(r"^\s*moderate\s*$", re.I), optional=True),     # Spirit's dropdown
+                Click(("button", "link"), re.compile(r"^\s*(lock|close topic)\s*$", re.I))]
+
+    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+        p = inst.params
+        with cp.connect() as conn:
+            t = topic_row(conn, p["title"], p["community"])
+        if t is None:
+            return verdict([check("the topic exists", False, p["title"])], collateral(cp)[1])
+        tid = t["id"]
+        # simweb's one fact; deleting it as well is collateral (is_removed is not claimed)
+        facts = [check("the topic is closed", bool(t["is_closed"]), f"is_closed={t['is_closed']}")]
+
+        def claimed(c: Any) -> bool:     # the lock, and Spirit's "closed this topic" note on it
+            if c.key == f"spirit_topic_topic.{tid}.is_closed":
+                return True
+            row = c.after or {}
+            return c.table == "spirit_comment_comment" and c.op == "insert" and row.get("topic_id") == tid \
+                and row.get("action") == SPIRIT_CLOSED
+        return verdict(facts, collateral(cp, claimed)[1])
+
+
+#: Spirit's Comment.CLOSED: the action of the note a lock adds to the topic
+SPIRIT_CLOSED = 2
+
+
 class RefuseLock(ForumFamily):
     """Lock a post when I moderate nothing: refuse after opening it (no moderator tools)."""
 
@@ -360,7 +401,8 @@ def forum_date_label(day: int) -> str:
     return f"{d:%B} {d.day}, {d.year}"
 
 
-FAMILIES: list[PortableFamily] = [UserJoined(), CommentCount(), EditComment(), SubmitTopic(), RefuseLock()]
+FAMILIES: list[PortableFamily] = [UserJoined(), CommentCount(), EditComment(), SubmitTopic(), ModLock(),
+                                  RefuseLock()]
 
 #: Page kinds by URL (path and query) on each side, for the sim-to-live traces.
 PAGE_KINDS = {
