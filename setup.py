@@ -9,5 +9,5 @@ packages = [pkg + (f".{sub}" if sub else "") for pkg, folder in DIRS.items()
 setup(
     package_dir=DIRS,
     packages=packages,
-    package_data={"": ["templates/*.html", "static/*", "*.yaml", "schemas/*.json", "files/**/*"]},
+    package_data={"": ["templates/*.html", "static/*", "*.yaml", "schemas/*.json", "files/*", "files/**/*"]},
 )

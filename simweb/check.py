@@ -15,8 +15,9 @@ The limits are the app's own (:class:`AppLimits` on its AppDefinition).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .app import AppLimits
 from .worlddb import Rng

@@ -731,5 +731,147 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
               f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s")
 
 
+# ----------------------------------------------------------------------------- counterparts
+
+@main.group("counterpart")
+def counterpart_group() -> None:
+    """Real counterparts of the apps on loopback: install, start, reset, stop, status."""
+
+
+def _counterpart(name: str):
+    from .counterparts import CounterpartError, get
+
+    try:
+        return get(name)
+    except CounterpartError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _cp_guard(fn: Callable) -> Callable:
+    """One-line errors (exit 2) for counterpart failures on top of :func:`_guard`."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from .counterparts import CounterpartError
+
+        try:
+            return fn(*args, **kwargs)
+        except CounterpartError as exc:
+            raise UserError(str(exc)) from None
+
+    return _guard(wrapper)
+
+
+@counterpart_group.command("install")
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Rebuild the venv, the data and the pristine copy.")
+@_cp_guard
+def counterpart_install_cmd(name: str, force: bool) -> None:
+    """Install NAME in its own venv, set it up, seed it and keep a pristine copy."""
+    cp = _counterpart(name)
+    t0 = time.monotonic()
+    was = cp.installed() and not force
+    cp.install(force=force, progress=True)
+    click.echo(f"{name}: {'already installed' if was else 'installed'} in {cp.home} ({time.monotonic() - t0:.1f} s)")
+
+
+@counterpart_group.command("start")
+@click.argument("name")
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Loopback port (default: the counterpart's).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=60, show_default=True, help="Seconds to wait for readiness.")
+@_cp_guard
+def counterpart_start_cmd(name: str, port: int | None, timeout: float) -> None:
+    """Start NAME in the background on 127.0.0.1 and wait until it answers."""
+    cp = _counterpart(name)
+    url = cp.start(port, timeout=timeout)
+    click.echo(f"{name}: running at {url} (pid {cp.status()['pid']}, log {cp.log_path})")
+
+
+@counterpart_group.command("reset")
+@click.argument("name")
+@_cp_guard
+def counterpart_reset_cmd(name: str) -> None:
+    """Stop NAME, copy its pristine data back and start it again."""
+    cp = _counterpart(name)
+    t0 = time.monotonic()
+    cp.reset()
+    click.echo(f"{name}: reset, running at {cp.url} ({time.monotonic() - t0:.1f} s)")
+
+
+@counterpart_group.command("stop")
+@click.argument("name")
+@_cp_guard
+def counterpart_stop_cmd(name: str) -> None:
+    """Stop NAME by its own pid (its process group)."""
+    cp = _counterpart(name)
+    was = cp.status()["running"]
+    cp.stop()
+    click.echo(f"{name}: {'stopped' if was else 'not running'}")
+
+
+@counterpart_group.command("status")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@_cp_guard
+def counterpart_status_cmd(name: str | None, as_json: bool) -> None:
+    """Show whether NAME (or every counterpart) is installed and running."""
+    from .counterparts import names
+
+    rows = []
+    for n in [name] if name else names():
+        try:
+            rows.append(_counterpart(n).status())
+        except UserError:
+            if name:
+                raise
+            rows.append({"name": n, "installed": False, "running": False, "pid": None, "url": None,
+                         "home": None, "available": False})
+    if as_json:
+        click.echo(json.dumps(rows[0] if name else rows, indent=1))
+        return
+    for r in rows:
+        state = "running at " + r["url"] + f" (pid {r['pid']})" if r["running"] else "stopped"
+        inst = "installed" if r["installed"] else ("not in this build" if r.get("available") is False else "not installed")
+        click.echo(f"{r['name']:10} {inst:18} {state}")
+
+
+# ----------------------------------------------------------------------------- sim2live
+
+@main.command("sim2live")
+@click.option("--pair", required=True, help="app:counterpart, e.g. issues:roundup.")
+@click.option("--agent", type=click.Choice(["scripted", "llm"]), default="scripted", show_default=True)
+@click.option("--families", default=None, help="Comma-separated family names (default: all of the pair's).")
+@click.option("--instances", "-n", type=click.IntRange(1, 200), default=3, show_default=True, help="Instances per family.")
+@click.option("--max-steps", type=click.IntRange(1, 500), default=40, show_default=True)
+@click.option("--out", "-o", type=click.Path(file_okay=False), required=True, help="Directory for report and traces.")
+@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (llm agent).")
+@click.option("--llm-model", default=None, help="Model name (llm agent).")
+@click.option("--llm-format", default=None, help="Prompt format of the llm agent (e.g. browsergym, webgym).")
+@_cp_guard
+def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, max_steps: int, out: str,
+                 llm_base_url: str | None, llm_model: str | None, llm_format: str | None) -> None:
+    """Run one agent on the same instances in simweb and on the live counterpart; write a report."""
+    from .sim2live import Settings, Sim2LiveError, run
+
+    llm = {k: v for k, v in {"base_url": llm_base_url, "model": llm_model, "prompt_format": llm_format}.items() if v}
+    fams = [f.strip() for f in families.split(",") if f.strip()] if families else None
+
+    def show(ep: dict) -> None:
+        s, lv = ep["sim"], ep["live"]
+        click.echo(f"{ep['family']}#{ep['index']}: sim {'ok' if s['success'] else 'fail'} {s['progress']:.2f} "
+                   f"({s['steps']} steps) | live {'ok' if lv['success'] else 'fail'} {lv['progress']:.2f} "
+                   f"({lv['steps']} steps) | {len(ep['divergences'])} divergences", err=True)
+
+    try:
+        report = run(Settings(pair=pair, agent=agent, families=fams, instances=instances, out=Path(out),
+                              max_steps=max_steps, llm=llm or None), on_episode=show, progress=True)
+    except Sim2LiveError as exc:
+        raise UserError(str(exc)) from None
+    t = report["total"]
+    click.echo(f"{pair} {agent}: {t['n']} episodes, sim success {t['sim_success']:.2f}, live success "
+               f"{t['live_success']:.2f} -> {Path(out) / 'report.md'}")
+
+
 if __name__ == "__main__":
     main()

@@ -10,9 +10,10 @@ one request, so compiled expressions stay plain closures.
 from __future__ import annotations
 
 import contextvars
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 from .urls import safe_next
 
@@ -90,6 +91,7 @@ class FunctionTable:
     functions: dict[str, AppFunction] = field(default_factory=dict)
     filters: dict[str, Callable[..., Any]] = field(default_factory=dict)
     entity_loaders: dict[str, Callable[[Any, int], dict | None]] = field(default_factory=dict)
+    overlays: dict[str, Callable[..., Any]] = field(default_factory=dict)
 
     def function(self, *, reads: tuple[str, ...] | list[str] = ()) -> Callable:
         """Decorator: register ``fn(ctx, ...)`` under its own name. Duplicates raise."""
@@ -112,6 +114,21 @@ class FunctionTable:
 
         def deco(fn: Callable[[Any, int], dict | None]) -> Callable:
             self.entity_loaders[table] = fn
+            return fn
+
+        return deco
+
+    def overlay(self, key: str) -> Callable:
+        """Decorator: ``runtime[key]`` is a map that overlays world data (a user's votes or
+        subscriptions over the world's), and ``baseline(world, *segments)`` gives the world's
+        value of one of its leaves (``segments``: the keys below ``key``, as strings). The
+        runtime diff compares a leaf the runtime writes for the first time with that value,
+        so undoing a world vote, or voting and then taking it back, is no change."""
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            if key in self.overlays:
+                raise ValueError(f"overlay {key!r} is registered twice")
+            self.overlays[key] = fn
             return fn
 
         return deco

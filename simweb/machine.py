@@ -10,8 +10,9 @@ records the message a real site shows when the guard fails).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from transitions import Machine
 
@@ -48,7 +49,7 @@ class ControlMachine:
     def __init__(self, spec: Spec):
         self.spec = spec
         self.states = spec.control_states()
-        transitions = []
+        transitions: list[dict[str, Any]] = []
         for ev in spec.events.values():
             sources = []
             for s in ev.sources:
@@ -79,7 +80,7 @@ class ControlMachine:
         from transitions.extensions import GraphMachine
 
         class Holder:
-            pass
+            get_graph: Any   # bound by GraphMachine
 
         holder = Holder()
         drawn = []

@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from .browsing import SimBrowser
 from .effects import Effect, NewRow, Row, Value, runtime_changes
@@ -188,7 +189,7 @@ def _mutations(env: Any, task_id: str, seed: int, effect: Effect, start: dict, f
             cur = _value_parent(final["runtime"], t.path)
             if cur is not None and isinstance(cur[0].get(cur[1]), list) and cur[0][cur[1]]:
                 s = deep_copy(final)
-                parent, key = _value_parent(s["runtime"], t.path)
+                parent, key = _value_parent(s["runtime"], t.path) or cur   # the copy's, found as in final
                 parent[key].append(deep_copy(parent[key][-1]))
                 v = _verdict(env, s)
                 yield Attack(task_id, seed, "over-doing", f"{t.path}: last item twice", v["success"] and v["clean"],
@@ -314,7 +315,8 @@ def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages:
         act = parse_action(a)
         if act.name == "click":
             el = b.page().elements.get(str(act.args[0]))
-            if el is not None and SimBrowser._is_submitter(el) and b.page().forms[el.form].method.lower() == "post":
+            if el is not None and el.form is not None and SimBrowser._is_submitter(el) \
+                    and b.page().forms[el.form].method.lower() == "post":
                 form = b.page().forms[el.form]
                 posts.append((deep_copy(state), form.action, b.form_entries(form, el), b.tab["url"], i))
         b.execute(a)

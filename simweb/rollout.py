@@ -10,8 +10,9 @@ import hashlib
 import os
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import orjson
 
@@ -113,7 +114,7 @@ def run_job(job: Job) -> dict[str, Any]:
     env = SimEnv(job.app, job.world_seed, size=job.size)
     agent = make_agent(job.agent, job.seed)
     traj = run_episode(env, agent, task=job.task, seed=job.seed)
-    out = {"task": job.task, "seed": job.seed, "agent": job.agent, "steps": len(traj.steps),
+    out: dict[str, Any] = {"task": job.task, "seed": job.seed, "agent": job.agent, "steps": len(traj.steps),
            "seconds": traj.seconds, "difficulty": env.task.difficulty if env.task else "",
            "success": bool(traj.final.get("success")), "progress": float(traj.final.get("progress", 0.0)),
            "clean": bool(traj.final.get("clean", True)), "branches": []}
@@ -144,9 +145,10 @@ def run_pool(jobs: list[Job], workers: int, on_done: Callable[[dict], None] | No
     results: list[dict | None] = [None] * len(jobs)
     if workers <= 1:
         for i, j in enumerate(jobs):
-            results[i] = run_job(j)
+            result = run_job(j)
+            results[i] = result
             if on_done:
-                on_done(results[i])
+                on_done(result)
         return results  # type: ignore[return-value]
     import multiprocessing as mp
 

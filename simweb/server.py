@@ -58,9 +58,10 @@ import io
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -470,7 +471,9 @@ def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, thr
 
     if threads < 1 or channel_timeout < 1 or connection_limit < 1:
         raise ValueError("threads, channel timeout and connection limit must be at least 1")
-    limits: Limits = flask_app.extensions["simweb"].limits
+    # A simweb app carries its own limits; any other Flask app (the omnibox master) gets the defaults.
+    ext = flask_app.extensions.get("simweb")
+    limits: Limits = ext.limits if ext is not None else Limits()
     return create_server(flask_app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
                          connection_limit=connection_limit, max_request_body_size=limits.max_body,
                          max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",

@@ -28,16 +28,32 @@ from __future__ import annotations
 
 import secrets
 import threading
-from contextlib import contextmanager
 import time
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import orjson
-from sqlalchemy import (Boolean, Column, Float, Index, LargeBinary, MetaData, String, Table, bindparam, create_engine,
-                        delete, event, func, select, update)
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    Index,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    create_engine,
+    delete,
+    event,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
 

@@ -13,9 +13,10 @@ import ast
 import difflib
 import hashlib
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import Any, Callable, Mapping
+from typing import Any, ClassVar
 
 import jsonschema
 import yaml
@@ -128,7 +129,7 @@ class Guard:
     ``error`` with ``status``, or redirects to ``redirect``."""
 
     cond: Expr
-    error: "Message | None"
+    error: Message | None
     status: int
     redirect: Expr | None
 
@@ -244,28 +245,112 @@ class ExprErrorAtRuntime(RuntimeError):
     """An update could not be applied (a None key, a non-container on the path)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Update:
-    op: str
-    path: StatePath | None
-    table: str | None
-    id: CompiledValue | str | None       # "auto" allocates a new id
-    value: CompiledValue | None
-    where: Expr | None
-    fields: tuple[tuple[str, CompiledValue], ...]
-    bind: str | None
-    loop_var: str | None
-    loop_iter: Expr | None
-    when: Expr | None
+    """A compiled update operation: the common part (``when``, ``for``, the ``as`` binding
+    and the read and write sets). Each operation of the spec language is one small subclass
+    below; ``simweb.updates.OPERATIONS`` maps each type to the function that applies it."""
+
+    op: ClassVar[str]
+    when: Expr | None = None
+    loop_var: str | None = None
+    loop_iter: Expr | None = None
+    bind: str | None = None
     writes: str
     reads: frozenset[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PathUpdate(Update):
+    """An operation on a state path (``path: rt.carts[user]``)."""
+
+    path: StatePath
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetOp(PathUpdate):
+    op: ClassVar[str] = "set"
+    value: CompiledValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class IncOp(PathUpdate):
+    op: ClassVar[str] = "inc"
+    value: CompiledValue          # the step (``by``, default 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppendOp(PathUpdate):
+    op: ClassVar[str] = "append"
+    value: CompiledValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class MergeOp(PathUpdate):
+    op: ClassVar[str] = "merge"
+    value: CompiledValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoveOp(PathUpdate):
+    op: ClassVar[str] = "remove"
+    where: Expr                   # drops the list items for which it holds (``it``)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeleteOp(PathUpdate):
+    op: ClassVar[str] = "delete"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenOp(PathUpdate):
+    op: ClassVar[str] = "token"
     length: int = 10
     alphabet: str = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
-    workflows: tuple["Workflow", ...] = ()   # insert/update: the workflows guarding this table
-    timer: str | None = None                  # schedule/cancel: the timer's name
-    at: Expr | None = None                    # schedule: when it falls due (seconds)
-    args: tuple[tuple[str, CompiledValue], ...] = ()  # schedule: the timer's arguments
-    key: Expr | None = None                   # schedule/cancel: the pending timer's key
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowUpdate(Update):
+    """An operation on an entity row (the runtime overlay over the world's table)."""
+
+    table: str
+    workflows: tuple[Workflow, ...] = ()   # the workflows guarding this table's status fields
+
+
+@dataclass(frozen=True, kw_only=True)
+class InsertOp(RowUpdate):
+    op: ClassVar[str] = "insert"
+    id: CompiledValue | None      # None: a new id above the world's largest
+    value: CompiledValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class UpdateRowOp(RowUpdate):
+    op: ClassVar[str] = "update"
+    id: CompiledValue
+    fields: tuple[tuple[str, CompiledValue], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TombstoneOp(RowUpdate):
+    op: ClassVar[str] = "tombstone"
+    id: CompiledValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScheduleOp(Update):
+    op: ClassVar[str] = "schedule"
+    timer: str
+    at: Expr                      # when it falls due (seconds on the simulated clock)
+    args: tuple[tuple[str, CompiledValue], ...]
+    key: Expr | None = None       # a pending timer with the same key is replaced
+
+
+@dataclass(frozen=True, kw_only=True)
+class CancelOp(Update):
+    op: ClassVar[str] = "cancel"
+    timer: str | None             # None: any timer with the key
+    key: Expr | None
 
 
 @dataclass(frozen=True)
@@ -276,7 +361,7 @@ class Permission:
     name: str
     args: tuple[str, ...]
     cond: Expr
-    error: "Message | None"
+    error: Message | None
     status: int
     description: str = ""
 
@@ -318,7 +403,7 @@ class _PermissionMessage:
 
     __slots__ = ("check", "message")
 
-    def __init__(self, check: PermissionCheck, message: "Message"):
+    def __init__(self, check: PermissionCheck, message: Message):
         self.check = check
         self.message = message
 
@@ -364,7 +449,7 @@ class PageSpec:
     regex: re.Pattern
     converters: dict[str, Callable[[str], Any]]
     template: str
-    title: "Message | None"
+    title: Message | None
     query: dict[str, ParamSpec]
     load: list[tuple[str, Expr]]
     require: list[Guard]
@@ -386,7 +471,7 @@ class Event:
     guards: list[Guard]
     updates: list[Update]
     redirect: Expr | None
-    flash: "Message | None"
+    flash: Message | None
     reads: list[str] = field(default_factory=list)
     writes: list[str] = field(default_factory=list)
     effect: str = "none"
@@ -500,7 +585,7 @@ class _Compiler:
         except ExprError as exc:
             raise self.fail(field_name, str(exc)) from None
 
-    def message(self, text: str, field_name: str, names: set[str]) -> "Message":
+    def message(self, text: str, field_name: str, names: set[str]) -> Message:
         """A user-facing message with {expression} interpolations ('{{' is a literal brace)."""
         try:
             parts = split_message(text)
@@ -526,13 +611,21 @@ class _Compiler:
         if isinstance(raw, dict):
             parts = [(str(k), self.value(v, f"{field_name}.{k}", names)) for k, v in raw.items()]
             reads = frozenset().union(*(v.reads for _, v in parts)) if parts else frozenset()
-            return CompiledValue(lambda env, parts=parts: {k: v(env) for k, v in parts}, reads)
+            def build_dict(env: Mapping[str, Any]) -> dict[str, Any]:
+                return {k: v(env) for k, v in parts}
+            return CompiledValue(build_dict, reads)
         if isinstance(raw, list):
             items = [self.value(v, f"{field_name}[{i}]", names) for i, v in enumerate(raw)]
             reads = frozenset().union(*(v.reads for v in items)) if items else frozenset()
-            return CompiledValue(lambda env, items=items: [v(env) for v in items], reads)
+            def build_list(env: Mapping[str, Any]) -> list[Any]:
+                return [v(env) for v in items]
+            return CompiledValue(build_list, reads)
         if raw is None or isinstance(raw, (bool, int, float)):
-            return CompiledValue(lambda env, raw=raw: raw, frozenset())
+            constant = raw
+
+            def const(env: Mapping[str, Any]) -> Any:
+                return constant
+            return CompiledValue(const, frozenset())
         raise self.fail(field_name, f"unsupported value {raw!r}")
 
     def path(self, text: str, field_name: str, names: set[str]) -> StatePath:
@@ -628,7 +721,7 @@ class _Compiler:
         return out
 
     def updates(self, raw: list[dict], field_name: str, names: set[str]) -> list[Update]:
-        out = []
+        out: list[Update] = []
         names = set(names)
         for i, u in enumerate(raw or []):
             f = f"{field_name}[{i}]"
@@ -641,66 +734,90 @@ class _Compiler:
                 local.add(loop_var)
             when = self.expr(u["when"], f + ".when", local) if "when" in u else None
             op = u["op"]
-            path = value = where = None
-            table = u.get("table")
-            ident: CompiledValue | str | None = None
-            fields: tuple[tuple[str, CompiledValue], ...] = ()
-            if "path" in u:
+            parts: list[Any] = [loop_iter, when]   # what the update reads
+            common: dict[str, Any] = {"when": when, "loop_var": loop_var, "loop_iter": loop_iter, "bind": u.get("as")}
+            made: Update
+            if op in _PATH_OPS:
                 path = self.path(u["path"], f + ".path", local)
-            if "value" in u:
-                value = self.value(u["value"], f + ".value", local)
-            elif op == "inc":
-                value = self.value(u.get("by", 1), f + ".by", local)
-            if "where" in u:
-                where = self.expr(u["where"], f + ".where", local | {"it"})
-            if op in ("insert", "update", "tombstone"):
+                parts += [seg for seg in path.segments if not isinstance(seg, str)]
+                kw: dict[str, Any] = {"path": path}
+                if op in ("set", "append", "merge"):
+                    kw["value"] = self.value(u["value"], f + ".value", local)
+                elif op == "inc":
+                    kw["value"] = self.value(u["value"], f + ".value", local) if "value" in u else \
+                        self.value(u.get("by", 1), f + ".by", local)
+                elif op == "remove":
+                    kw["where"] = self.expr(u["where"], f + ".where", local | {"it"})
+                elif op == "token":
+                    kw.update({k: u[k] for k in ("length", "alphabet") if k in u})
+                parts += [kw.get("value"), kw.get("where")]
+                made = _PATH_OPS[op](**common, **kw, writes=path.static, reads=_reads(parts))
+            elif op in ("insert", "update", "tombstone"):
+                table = u["table"]
                 raw_id = u.get("id", "auto" if op == "insert" else None)
-                if raw_id == "auto":
-                    if op != "insert":
-                        raise self.fail(f + ".id", "'auto' ids are only for insert")
-                    ident = "auto"
+                if raw_id == "auto" and op != "insert":
+                    raise self.fail(f + ".id", "'auto' ids are only for insert")
+                if raw_id is None:
+                    raise self.fail(f + ".id", f"{op} needs the id of the row")
+                ident = None if raw_id == "auto" else self.value(raw_id, f + ".id", local)
+                parts.append(ident)
+                writes = f"runtime.entities.{table}.*"
+                wfs = self.workflows_by_table.get(table, ())
+                if op == "insert":
+                    value = self.value(u["value"], f + ".value", local)
+                    parts.append(value)
+                    made = InsertOp(**common, table=table, workflows=wfs, id=ident, value=value,
+                                    writes=writes, reads=_reads(parts))
+                elif ident is None:
+                    raise self.fail(f + ".id", f"{op} needs the id of the row")
+                elif op == "update":
+                    fields = tuple((k, self.value(v, f"{f}.fields.{k}", local)) for k, v in u["fields"].items())
+                    parts += [v for _, v in fields]
+                    made = UpdateRowOp(**common, table=table, workflows=wfs, id=ident, fields=fields,
+                                       writes=writes, reads=_reads(parts))
                 else:
-                    ident = self.value(raw_id, f + ".id", local)
-            if op == "update":
-                fields = tuple((k, self.value(v, f"{f}.fields.{k}", local)) for k, v in u["fields"].items())
-            timer = u.get("timer")
-            at = key = None
-            targs: tuple[tuple[str, CompiledValue], ...] = ()
-            if op in ("schedule", "cancel"):
+                    made = TombstoneOp(**common, table=table, id=ident, writes=writes, reads=_reads(parts))
+            else:   # schedule / cancel
+                timer = u.get("timer")
                 if timer is not None and timer not in self.timer_args:
                     close = difflib.get_close_matches(timer, list(self.timer_args), n=1)
                     raise self.fail(f + ".timer", f"unknown timer '{timer}'"
                                     + (f" (did you mean '{close[0]}'?)" if close else ""))
                 key = self.expr(u["key"], f + ".key", local) if "key" in u else None
-            if op == "schedule":
-                at = self.expr(u["at"], f + ".at", local)
-                given = u.get("args") or {}
-                wanted = self.timer_args[timer]
-                if sorted(given) != sorted(wanted):
-                    raise self.fail(f + ".args", f"timer '{timer}' takes args {list(wanted)}, got {sorted(given)}")
-                targs = tuple((a, self.value(given[a], f + f".args.{a}", local)) for a in wanted)
-            bind = u.get("as")
-            if bind:
-                names.add(bind)
-            if op in ("schedule", "cancel"):
-                writes = "runtime.timers"
-            else:
-                writes = path.static if path else f"runtime.entities.{table}.*"
-            reads: set[str] = set()
-            for part in (loop_iter, when, value, where, ident if isinstance(ident, CompiledValue) else None,
-                         *(v for _, v in fields), at, key, *(v for _, v in targs)):
-                if part is not None:
-                    reads |= part.reads
-            if path:
-                for seg in path.segments:
-                    if not isinstance(seg, str):
-                        reads |= seg.reads
-            extra = {k: u[k] for k in ("length", "alphabet") if k in u}
-            wfs = self.workflows_by_table.get(table, ()) if op in ("insert", "update") else ()
-            out.append(Update(op, path, table, ident, value, where, fields, bind, loop_var, loop_iter, when,
-                              writes, frozenset(reads), **extra, workflows=wfs, timer=timer, at=at, args=targs,
-                              key=key))
+                parts.append(key)
+                if op == "schedule":
+                    if timer is None:
+                        raise self.fail(f + ".timer", "schedule needs a timer")
+                    at = self.expr(u["at"], f + ".at", local)
+                    given = u.get("args") or {}
+                    wanted = self.timer_args[timer]
+                    if sorted(given) != sorted(wanted):
+                        raise self.fail(f + ".args", f"timer '{timer}' takes args {list(wanted)}, got {sorted(given)}")
+                    targs = tuple((a, self.value(given[a], f + f".args.{a}", local)) for a in wanted)
+                    parts += [at, *(v for _, v in targs)]
+                    made = ScheduleOp(**common, timer=timer, at=at, args=targs, key=key,
+                                      writes="runtime.timers", reads=_reads(parts))
+                else:
+                    made = CancelOp(**common, timer=timer, key=key, writes="runtime.timers", reads=_reads(parts))
+            if made.bind:
+                names.add(made.bind)
+            out.append(made)
         return out
+
+
+_PATH_OPS: dict[str, type[PathUpdate]] = {
+    "set": SetOp, "inc": IncOp, "append": AppendOp, "merge": MergeOp, "remove": RemoveOp, "delete": DeleteOp,
+    "token": TokenOp,
+}
+
+
+def _reads(parts: list[Any]) -> frozenset[str]:
+    """The union of the read sets of an update's compiled pieces."""
+    out: set[str] = set()
+    for part in parts:
+        if part is not None:
+            out |= part.reads
+    return frozenset(out)
 
 
 def _locate(path: list[Any]) -> tuple[str, str]:
@@ -891,7 +1008,7 @@ def _compile_access(doc: dict, c: _Compiler, base: set[str]) -> tuple[dict[str, 
         owner = seen.setdefault((w["table"], w["field"]), name)
         if owner != name:
             raise c.fail("field", f"{w['table']}.{w['field']} already has workflow '{owner}'")
-        edges = []
+        edges: list[tuple[str, str, str]] = []
         states = [w["initial"]]
         for i, t in enumerate(w["transitions"]):
             if t["from"] == t["to"]:

@@ -59,8 +59,8 @@ _UPDATE = {
     "properties": {"op": {"enum": ["set", "inc", "append", "remove", "merge", "delete", "insert", "update",
                                    "tombstone", "token", "schedule", "cancel"]}},
     "allOf": [
-        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},
-         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],
+        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},  # type: ignore[index]
+         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],  # type: ignore[dict-item]
                   "additionalProperties": False}}
         for o in _OPS
     ],
@@ -144,7 +144,17 @@ _BOOKKEEPING = {
         "fields": {"type": "object", "propertyNames": {"pattern": _IDENT},
                    "additionalProperties": {"type": "array", "items": {"type": "string", "pattern": _IDENT}}},
         "new_rows": {"type": "object", "propertyNames": {"pattern": _IDENT},
-                     "additionalProperties": {"type": ["object", "null"]}},
+                     "additionalProperties": {"oneOf": [
+                         {"type": ["object", "null"]},
+                         {"type": "array", "minItems": 1, "items": {
+                             "type": "object", "additionalProperties": False,
+                             "properties": {
+                                 "where": {"type": "object"},
+                                 "echo_of": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                             "additionalProperties": {"type": "string", "pattern": _IDENT}}}}}]}},
+        "references": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                       "additionalProperties": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                                "additionalProperties": {"type": "string", "pattern": _IDENT}}},
     },
 }
 

@@ -6,9 +6,26 @@ event run in order and may bind names for later ones (``insert ... as: order_id`
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .spec import ExprErrorAtRuntime, Update
+from .spec import (
+    AppendOp,
+    CancelOp,
+    DeleteOp,
+    ExprErrorAtRuntime,
+    IncOp,
+    InsertOp,
+    MergeOp,
+    PathUpdate,
+    RemoveOp,
+    ScheduleOp,
+    SetOp,
+    TokenOp,
+    TombstoneOp,
+    Update,
+    UpdateRowOp,
+)
 from .state import deep_copy
 from .worlddb import Rng
 
@@ -46,7 +63,7 @@ def _allocate_id(state: dict, world: Any, table: str) -> int:
     return world.max_id(table) + n
 
 
-def _timer_op(u: Update, state: dict, env: dict[str, Any]) -> None:
+def _timer_op(u: ScheduleOp | CancelOp, state: dict, env: dict[str, Any]) -> None:
     """schedule / cancel on the pending-timer queue (runtime.timers), kept sorted by
     (due time, id) so timers fire in a deterministic order."""
     queue = state["runtime"].get("timers")
@@ -58,7 +75,7 @@ def _timer_op(u: Update, state: dict, env: dict[str, Any]) -> None:
     if key is not None:
         pending[:] = [t for t in pending if not (t["key"] == key and (u.op == "schedule" or u.timer is None
                                                                       or t["timer"] == u.timer))]
-    if u.op == "cancel":
+    if isinstance(u, CancelOp):
         return
     at = u.at(env)
     if isinstance(at, bool) or not isinstance(at, (int, float)):
@@ -76,7 +93,7 @@ def apply_updates(updates: list[Update], state: dict, env: dict[str, Any], world
 
     ``entity(table, id)`` reads the current version of an entity (overlay or world)."""
     for u in updates:
-        if u.loop_var is not None:
+        if u.loop_var is not None and u.loop_iter is not None:
             items = u.loop_iter(env) or []
             for item in list(items):
                 env[u.loop_var] = item
@@ -88,27 +105,27 @@ def apply_updates(updates: list[Update], state: dict, env: dict[str, Any], world
 
 
 def _apply_one(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
-    OPERATIONS[u.op](u, state, env, world, entity)
+    OPERATIONS[type(u)](u, state, env, world, entity)
 
 
 # ----------------------------------------------------------------------------- path operations
 # Each takes (update, state, env, world, entity); the table at the end maps op names to them.
 
-def _at(u: Update, state: dict, env: dict[str, Any], create: bool = True) -> tuple[Any, str]:
+def _at(u: PathUpdate, state: dict, env: dict[str, Any], create: bool = True) -> tuple[Any, str]:
     return _container(state, u.path.root, u.path.keys(env), create=create)
 
 
-def _set(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _set(u: SetOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     parent, key = _at(u, state, env)
     parent[key] = u.value(env)
 
 
-def _inc(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _inc(u: IncOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     parent, key = _at(u, state, env)
     parent[key] = (parent.get(key) or 0) + u.value(env)
 
 
-def _append(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _append(u: AppendOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     parent, key = _at(u, state, env)
     lst = parent.get(key)
     if lst is None:
@@ -118,7 +135,7 @@ def _append(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any
     lst.append(u.value(env))
 
 
-def _merge(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _merge(u: MergeOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     parent, key = _at(u, state, env)
     cur = parent.get(key)
     if cur is None:
@@ -128,7 +145,7 @@ def _merge(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any)
     cur.update(u.value(env))
 
 
-def _remove(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _remove(u: RemoveOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     """Drop the list items for which ``where`` holds (the item is ``it``)."""
     parent, key = _at(u, state, env, create=False)
     lst = parent.get(key) if parent is not None else None
@@ -143,13 +160,13 @@ def _remove(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any
     parent[key] = kept
 
 
-def _delete(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _delete(u: DeleteOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     parent, key = _at(u, state, env, create=False)
     if parent is not None:
         parent.pop(key, None)
 
 
-def _token(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _token(u: TokenOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     parent, key = _at(u, state, env)
     parent[key] = draw_token(state, u.length, u.alphabet)
 
@@ -157,13 +174,13 @@ def _token(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any)
 # ----------------------------------------------------------------------------- entity operations
 # On runtime.entities.<table>.<id>, the overlay over the world's rows.
 
-def _rows(u: Update, state: dict) -> dict:
+def _rows(u: InsertOp | UpdateRowOp | TombstoneOp, state: dict) -> dict:
     return state["runtime"].setdefault("entities", {}).setdefault(u.table, {})
 
 
-def _insert(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _insert(u: InsertOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     rows = _rows(u, state)
-    eid = _allocate_id(state, world, u.table) if u.id == "auto" else u.id(env)
+    eid = _allocate_id(state, world, u.table) if u.id is None else u.id(env)
     row = dict(u.value(env))
     row["id"] = eid
     for wf in u.workflows:
@@ -176,7 +193,7 @@ def _insert(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any
         env[u.bind] = eid
 
 
-def _update(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _update(u: UpdateRowOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     rows = _rows(u, state)
     eid = u.id(env)
     cur = entity(u.table, eid)
@@ -192,19 +209,20 @@ def _update(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any
     rows[str(eid)] = new
 
 
-def _tombstone(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _tombstone(u: TombstoneOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     _rows(u, state)[str(u.id(env))] = None
 
 
-def _timer(u: Update, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
+def _timer(u: ScheduleOp | CancelOp, state: dict, env: dict[str, Any], world: Any, entity: Any) -> None:
     _timer_op(u, state, env)
 
 
-Operation = Callable[[Update, dict, dict, Any, Any], None]
+Operation = Callable[[Any, dict, dict, Any, Any], None]
 
-#: Every update operation of the spec language, by name (spec_schema lists the same names).
-OPERATIONS: dict[str, Operation] = {
-    "set": _set, "inc": _inc, "append": _append, "merge": _merge, "remove": _remove, "delete": _delete,
-    "token": _token, "insert": _insert, "update": _update, "tombstone": _tombstone,
-    "schedule": _timer, "cancel": _timer,
+#: The function applying each update operation of the spec language, by its type
+#: (simweb.spec defines one small type per operation; spec_schema lists the same names).
+OPERATIONS: dict[type[Update], Operation] = {
+    SetOp: _set, IncOp: _inc, AppendOp: _append, MergeOp: _merge, RemoveOp: _remove, DeleteOp: _delete,
+    TokenOp: _token, InsertOp: _insert, UpdateRowOp: _update, TombstoneOp: _tombstone,
+    ScheduleOp: _timer, CancelOp: _timer,
 }

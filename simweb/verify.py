@@ -7,8 +7,9 @@ type (number, money, text, date, set), never by an LLM.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 Verdict = dict[str, Any]
 

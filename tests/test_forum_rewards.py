@@ -184,6 +184,32 @@ def test_a_vote_taken_back_is_not_a_vote(env):
     assert not v["success"] and v["progress"] == 0.0
 
 
+def test_a_stray_vote_taken_back_leaves_the_task_clean(env):
+    # Voting on the evidence post and taking the vote back leaves the site as it was: the
+    # runtime's explicit 0 is compared with the world's vote, so it is no collateral.
+    tid = "forum/refuse_moderate"
+    no = seed_where(env, tid, lambda p: not p["feasible"])
+    plan, p = plan_of(env, tid, no)
+    v = run(env, tid, no, plan[:-1] + ["click('post-up')", "click('post-up')", plan[-1]])
+    assert v["success"] and v["clean"], collateral(v)
+
+
+def test_taking_back_a_vote_the_world_had_is_collateral(env):
+    # The reverse: the user's world vote removed is a change, field by field.
+    from simweb.effects import runtime_changes
+    e = env.unwrapped
+    e.reset(seed=0, options={"task": "forum/upvote_post"})
+    start = e.snapshot()
+    uid, kind, tid, value = e.app.world._conn().execute(
+        "SELECT user_id, kind, target_id, value FROM votes ORDER BY user_id, target_id LIMIT 1").fetchone()
+    key = ("p" if kind == "post" else "c") + str(tid)
+    same = {**start, "runtime": {**start["runtime"], "votes": {str(uid): {key: value}}}}
+    gone = {**start, "runtime": {**start["runtime"], "votes": {str(uid): {key: 0}}}}
+    assert runtime_changes(e.app, start, same) == []
+    assert [(c.path, c.before, c.after) for c in runtime_changes(e.app, start, gone)] == [
+        (f"votes.{uid}.{key}", value, 0)]
+
+
 def test_a_lock_undone_is_not_a_lock(env):
     tid = "forum/mod_lock_post"
     plan, p = plan_of(env, tid, 7)

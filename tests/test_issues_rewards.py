@@ -290,6 +290,27 @@ def test_closing_one_more_issue_than_the_filter_finds_is_damage(env):
     assert damage(v)[f"entities.issues.{other['id']}.state"] == "'opened' -> 'closed'"
 
 
+def test_closing_and_reopening_another_issue_leaves_its_notes_as_damage(env):
+    # Undone churn on an issue the task does not judge still writes its system notes and
+    # notifications there: a reader of that issue sees them, so they are collateral (the
+    # notes of the judged issue stay bookkeeping).
+    tid = "issues/close_label_in_milestone"
+    play(env, tid, 0)
+    p = env.task.params
+    final = env.snapshot()
+    other = closable_others(env, p, set(p["issue_ids"]), 1)[0]
+    page = issue_url(env, p, other["iid"])
+    post(env, final, page + "/close", referrer=page)
+    post(env, final, page + "/reopen", referrer=page)
+    v = judge(env, final)
+    hurt = damage(v)
+    assert v["success"] and not v["clean"]
+    assert f"entities.issues.{other['id']}.state" not in hurt          # the state itself is back
+    notes = [k for k in hurt if k.startswith("entities.comments.")]
+    assert len(notes) == 2, hurt                                       # "closed", "reopened"
+    assert v == judge(env, final)                                      # the same verdict twice
+
+
 def test_closing_six_unrelated_issues_pays_no_progress_reward():
     penv = simweb.make("issues", seed=0, reward="progress")
     tid = "issues/close_issue"

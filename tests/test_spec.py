@@ -6,6 +6,8 @@ import copy
 from pathlib import Path
 
 import pytest
+
+import simweb
 import yaml
 
 from simweb.apps.shopping.functions import FUNCTIONS
@@ -133,8 +135,25 @@ def test_message_splitting():
 
 
 def test_every_update_operation_has_one_implementation():
-    """The spec schema's operations and the engine's dispatch table name the same ops."""
+    """The spec schema's operations, the compiled types (one per operation) and the
+    engine's dispatch table name the same ops."""
     from simweb.spec_schema import _OPS
     from simweb.updates import OPERATIONS
 
-    assert {o["properties"]["op"]["const"] for o in _OPS} == set(OPERATIONS)
+    assert {o["properties"]["op"]["const"] for o in _OPS} == {t.op for t in OPERATIONS}
+    assert len({t.op for t in OPERATIONS}) == len(OPERATIONS)
+
+
+def test_each_update_compiles_to_its_own_type():
+    from simweb import spec as S
+    app = simweb.make("issues", seed=0).unwrapped.app
+    kinds = {type(u) for ev in app.spec.events.values() for u in ev.updates}
+    assert {S.InsertOp, S.UpdateRowOp, S.SetOp, S.ScheduleOp} <= kinds
+    for ev in app.spec.events.values():
+        for u in ev.updates:
+            if isinstance(u, S.RowUpdate):
+                assert u.writes == f"runtime.entities.{u.table}.*"
+            elif isinstance(u, (S.ScheduleOp, S.CancelOp)):
+                assert u.writes == "runtime.timers"
+            else:
+                assert isinstance(u, S.PathUpdate) and u.writes == u.path.static

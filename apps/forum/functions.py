@@ -71,6 +71,18 @@ def _load_log(world: Any, lid: int) -> dict | None:
     return world.mod_log_entry(lid)
 
 
+@FUNCTIONS.overlay("votes")
+def _world_vote(world: Any, uid: str, key: str) -> int:
+    """The world's vote of user ``uid`` on ``key`` ('p12' a post, 'c7' a comment): 1, -1 or 0."""
+    return world.vote(int(uid), "post" if key[0] == "p" else "comment", int(key[1:]))
+
+
+@FUNCTIONS.overlay("subs")
+def _world_subscription(world: Any, uid: str, cid: str) -> bool:
+    """Whether user ``uid`` is subscribed to community ``cid`` in the world."""
+    return int(uid) <= world.max_id("users") and int(cid) in world.subscriptions(int(uid))
+
+
 def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
     return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
 

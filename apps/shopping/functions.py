@@ -172,7 +172,8 @@ def search(ctx: Ctx, q: str | None = "", category: Any = None, brand: Any = None
     sort = sort or "relevance"
     if sort not in dict(SORTS):
         sort = "relevance"
-    brands = [int(b) for b in brand if str(b).isdigit()] if brand else None
+    # Ids beyond SQLite's 64-bit range cannot name a brand: they are ignored, never a 500.
+    brands = [int(b) for b in brand if str(b).isdigit() and len(str(b)) <= 18] if brand else None
     res = ctx.world.search(
         q or "", category=int(category) if category else None, brand=brands or None,
         price_min_cents=int(price_min) if price_min is not None else None,

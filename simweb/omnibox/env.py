@@ -246,7 +246,7 @@ class OmniboxSimEnv:
         self._last = obs
         return obs
 
-    def __enter__(self) -> "OmniboxSimEnv":
+    def __enter__(self) -> OmniboxSimEnv:
         return self
 
     def __exit__(self, *exc: Any) -> None:

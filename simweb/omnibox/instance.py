@@ -19,11 +19,19 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any
 
-from ..browser import (_APPLY_STATE_JS, _EXPECTS_NAVIGATION_JS, _LIVE_STATE_JS, _NavWatch, _safe, launch_chromium,
-                       load_rendered)
+from ..browser import (
+    _APPLY_STATE_JS,
+    _EXPECTS_NAVIGATION_JS,
+    _LIVE_STATE_JS,
+    _NavWatch,
+    _safe,
+    launch_chromium,
+    load_rendered,
+)
 from .marks import classify, overlay
 from .pagescript import CLEAR_MARKS_JS, DRAW_MARKS_JS, METADATA_JS, PAGE_SCRIPT, REGIONS_JS
 
@@ -146,7 +154,7 @@ def element_selector(identifier: Any) -> str:
 class PageDriver:
     """The page operations of one instance (called on the instance's thread only)."""
 
-    def __init__(self, instance: "BrowserInstance"):
+    def __init__(self, instance: BrowserInstance):
         self.instance = instance
 
     # ------------------------------------------------------------------ plumbing
@@ -474,7 +482,7 @@ class BrowserInstance:
         self.watch: Any = None
         self.browser: Any = None
         self.launches = 0
-        self._jobs: "queue.Queue[tuple[Callable[[], Any], Future] | None]" = queue.Queue()
+        self._jobs: queue.Queue[tuple[Callable[[], Any], Future] | None] = queue.Queue()
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=f"simweb-omnibox-{port}", daemon=True)

@@ -22,7 +22,8 @@ the PNG is never decoded and encoded again in Python.
 from __future__ import annotations
 
 import colorsys
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 #: Labels are not drawn above a frame whose top is this close to the top of the image.
 TOP_LABEL_MARGIN = 20

@@ -38,7 +38,8 @@ screenshot                 interaction_mode="set_of_marks"               {"statu
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .instance import VIEWPORT, BrowserInstance, PageDriver
 

@@ -49,14 +49,15 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException as WerkzeugHTTPException
-from werkzeug.serving import WSGIRequestHandler, make_server
 
 from ..browser import ServedApp
+from ..server import make_server, stop_server
 from .instance import VIEWPORT, BrowserInstance
 from .pool import InstancePool, NoCapacity
 from .protocol import CommandError, execute
@@ -88,13 +89,6 @@ def _error(message: str, status: int) -> Response:
 
 def _internal() -> Response:
     return Response(b"Internal Server Error", status=500, mimetype="text/plain")
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """werkzeug's request handler without the per-request access log line."""
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        return None
 
 
 class _Reply(Exception):
@@ -145,16 +139,18 @@ class OmniboxServer:
         self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "OmniboxServer":
+    def start(self) -> OmniboxServer:
         """Serve the apps, launch the pool's browsers and bind the HTTP port."""
         try:
             for i, name in enumerate(self.app_names):
                 port = 0 if self.apps_port == 0 else self.apps_port + i
                 self.served[name] = ServedApp(name, world_seed=self.world_seed, size=self.size, host="127.0.0.1",
                                               port=port)
-            self._http = make_server(self.host, self.port, self.flask_app, threaded=True,
-                                     request_handler=_QuietHandler)
-            self.port = self._http.server_port
+            # waitress, as `simweb serve`: bounded threads (a command blocks on its browser, so a
+            # few per browser), buffered bodies, no tracebacks on the wire.
+            self._http = make_server(self.flask_app, self.host, self.port, threads=max(16, 4 * self.pool.size),
+                                     channel_timeout=120)
+            self.port = self._http.effective_port
             self.pool.start()
         except BaseException:
             self.close()
@@ -170,9 +166,9 @@ class OmniboxServer:
         return {name: served.base_url for name, served in self.served.items()}
 
     def serve_forever(self) -> None:
-        self._http.serve_forever(poll_interval=0.2)
+        self._http.run()
 
-    def serve_in_thread(self) -> "OmniboxServer":
+    def serve_in_thread(self) -> OmniboxServer:
         self._thread = threading.Thread(target=self.serve_forever, name="simweb-omnibox-http", daemon=True)
         self._thread.start()
         return self
@@ -183,14 +179,14 @@ class OmniboxServer:
             return
         self._closed = True
         if self._http is not None:
+            stop_server(self._http)
             if self._thread is not None:
-                self._http.shutdown()
-            self._http.server_close()
+                self._thread.join(timeout=5)
         self.pool.close()
         for served in self.served.values():
             served.close()
 
-    def __enter__(self) -> "OmniboxServer":
+    def __enter__(self) -> OmniboxServer:
         return self.start().serve_in_thread()
 
     def __exit__(self, *exc: Any) -> None:
@@ -530,8 +526,8 @@ class OmniboxServer:
     def _restore(self, inst: BrowserInstance, state: dict) -> dict:
         from ..state import StateError
 
-        world = state.get("world") if isinstance(state.get("world"), dict) else {}
-        served = self.served.get(world.get("app"))
+        world: dict = state["world"] if isinstance(state.get("world"), dict) else {}
+        served = self.served.get(str(world.get("app")))
         if served is None:
             raise _Reply(_error(f"the state is of app {world.get('app')!r}, not served here", 400))
         try:

@@ -67,5 +67,6 @@ def verdict_of(served: ServedApp, state: dict, answer: str | None = None) -> dic
     given = answer_of(final)
     verdict = app.tasks[task["id"]].verify(app, task["params"], start.state, final, given)
     instance = start.task
+    assert instance is not None   # a task id was given
     return {"task": {"id": task["id"], "params": task["params"], "seed": seed, "kind": instance.kind,
                      "goal": instance.goal}, "answer": given, "verdict": verdict}

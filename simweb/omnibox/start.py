@@ -78,6 +78,7 @@ def install_start_route(flask_app: Flask, sessions: Any, cookie: str, bid_attrib
         seed = int(seed_text)
         sid, state = _restart(sessions, request.cookies.get(cookie), task, seed)
         tab = state["browser"]["tabs"][state["browser"]["active"]]
+        resp: Any
         if tab["url"] == "about:blank":
             resp = redirect("/", code=303)
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from .worlddb import Rng
+from ..worlddb import Rng
 
 _LINE = re.compile(r"^\s*\[([^\]]+)\]\s+(\w+)(?:\s+'((?:[^'\\\\]|\\\\.)*)')?")
 WORDS = ["shirt", "blue", "cable", "lamp", "book", "12", "test@example.com", "hello", "0", "Queen", "4111"]
@@ -83,9 +83,3 @@ class RandomAgent:
         return f"click({bid!r})"
 
 
-def make_agent(name: str, seed: int = 0) -> Any:
-    if name == "oracle":
-        return OracleAgent()
-    if name == "random":
-        return RandomAgent(seed)
-    raise ValueError(f"unknown agent '{name}' (choose oracle or random)")

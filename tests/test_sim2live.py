@@ -1,0 +1,88 @@
+"""The sim2live report's parts on made-up episodes: page kinds, state keys, divergence
+classes, the parting step, the markdown; and the CLI's one-line errors."""
+from __future__ import annotations
+
+import re
+
+from click.testing import CliRunner
+
+from simweb.cli import main
+from simweb.counterparts.dbdiff import Change
+from simweb.sim2live import (Side, divergences, live_state_keys, page_error, page_kind, parting_step, render_markdown,
+                             sim_state_keys)
+
+RULES = [(re.compile(r"/issues/\d+$"), "issue"), (re.compile(r"/issues(\?|$)"), "issue list")]
+
+
+def step(side: str, i: int, page: str, action: str, script: int | None, found: bool = True, error: str = "",
+         skipped: list | None = None) -> dict:
+    return {"side": side, "step": i, "url": "", "page": page, "action": action, "error": error, "page_error": "",
+            "script": None if script is None else {"step": script, "what": f"s{script}", "found": found},
+            "skipped_before": skipped or []}
+
+
+def test_page_kind_rules_and_fallback():
+    assert page_kind("http://issues.simweb.localhost/projects/a/b/issues/12", RULES) == "issue"
+    assert page_kind("http://x/projects/a/b/issues?state=all", RULES) == "issue list"
+    assert page_kind("http://127.0.0.1:8603/tracker/user12?x=1", []) == "/tracker/userN"
+    assert page_error('<p class="error-message">Required issue property priority not supplied</p>',
+                      re.compile(r'class="error-message"[^>]*>([^<]*)')) == "Required issue property priority not supplied"
+    assert page_error("<p>fine</p>", re.compile(r'class="error-message"[^>]*>([^<]*)')) == ""
+
+
+def test_state_keys_both_sides():
+    start = {"runtime": {"entities": {"issues": {"5": {"id": 5, "state": "opened", "labels": [1]}}}}}
+    final = {"runtime": {"entities": {"issues": {"5": {"id": 5, "state": "closed", "labels": [1]}},
+                                      "comments": {"900": {"id": 900, "body": "hi"}}}}}
+    assert sim_state_keys(start, final) == {"issues.state", "comments"}
+    changes = [Change("_issue", (5,), "update", "status", "1", "8"), Change("_msg", (77,), "insert", None, None, {}),
+               Change("_odd", (1,), "update", "x", 1, 2)]
+    assert live_state_keys(changes, {"_issue.status": "issues.state", "_msg": "comments"}) == {
+        "issues.state", "comments", "live:_odd.x"}
+
+
+def test_divergence_classes():
+    sim = Side("sim", steps=[step("sim", 0, "home", "click('p')", 0), step("sim", 1, "issue", "click('close')", 2, skipped=[{"step": 1, "what": "s1"}]),
+                             step("sim", 2, "issue", "(end)", None)], changes=["issues.state", "notifications"])
+    live = Side("live", steps=[step("live", 0, "home", "fill('4', '7')", 1, skipped=[{"step": 0, "what": "s0"}]),
+                               step("live", 1, "search", "click('9')", 2, error="Required priority"),
+                               step("live", 2, "search", "(end)", None)], changes=["issues.state"])
+    d = divergences(sim, live)
+    classes = sorted({x["class"] for x in d})
+    assert classes == ["control", "page", "state", "validation"]
+    assert {x["detail"] for x in d if x["class"] == "page"} == {
+        "simweb visits a 'issue' page, the live site none", "the live site visits a 'search' page, simweb none"}
+    controls = {(x["script_step"], x["side"]) for x in d if x["class"] == "control"}
+    assert controls == {(0, "sim"), (1, "live")}
+    assert [x["detail"] for x in d if x["class"] == "state"] == ["simweb changes notifications, the live site does not"]
+    assert [x["at"] for x in d if x["class"] == "validation"] == [2]
+    assert parting_step(sim, live)["script_step"] == 0
+    # Same number of actions: no flow divergence; one more on a side: one.
+    live.steps.insert(0, step("live", 0, "home", "click('x')", 3))
+    assert [x["detail"] for x in divergences(sim, live) if x["class"] == "flow"] == ["2 steps in simweb, 3 on the live site"]
+
+
+def test_markdown_has_the_table():
+    report = {"pair": "issues:roundup", "agent": "scripted", "instances_per_family": 1, "max_steps": 40,
+              "simweb_version": "0.1.0", "world_seed": 0,
+              "total": {"n": 1, "sim_success": 1.0, "live_success": 0.0, "retained_success": 0.0, "sim_progress": 1.0,
+                        "live_progress": 0.5},
+              "families": [{"family": "close_issue", "kind": "form", "n": 1, "sim_success": 1.0, "live_success": 0.0,
+                            "retained_success": 0.0, "sim_progress": 1.0, "live_progress": 0.5, "sim_steps": 8.0,
+                            "live_steps": 6.0, "divergences": {"page": 1, "control": 2, "validation": 1, "flow": 1,
+                                                               "state": 0},
+                            "examples": ["the live site rejects a step: Required issue property priority"]}],
+              "episodes": [{"family": "close_issue", "index": 0, "sim_seed": 3, "user": "chen.dahl",
+                            "sim": {"success": True, "progress": 1.0}, "live": {"success": False, "progress": 0.5},
+                            "parting": {"script_step": 0, "what": "click link 'x|y'"}}]}
+    md = render_markdown(report)
+    assert "| close_issue | form | 1 | 1.00 | 0.00 | 0.00 | 1.00 | 0.50 | 8.00 | 6.00 | 1 | 2 | 1 | 1 | 0 |" in md
+    assert "script step 0: click link 'x/y'" in md
+
+
+def test_cli_bad_pair_and_family_are_one_line(tmp_path):
+    r = CliRunner().invoke(main, ["sim2live", "--pair", "issue:roundup", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and r.output.strip() == "simweb: error: unknown pair 'issue:roundup'; did you mean 'issues:roundup'?"
+    r = CliRunner().invoke(main, ["sim2live", "--pair", "issues:roundup", "--families", "nope", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and r.output.startswith("simweb: error: unknown family 'nope' of issues:roundup (known: ")
+    assert "\n" not in r.output.strip()
