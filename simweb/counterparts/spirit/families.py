@@ -414,6 +414,10 @@ PAGE_KINDS = {
              (r"^/category/", "community"), (r"^/?(\?.*)?$", "home")],
 }
 
+#: An error shown on a page: simweb's alert or error page; Spirit's form error lists.
+PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^>]*>([^<]*)',
+               "live": r'class="errorlist[^"]*"[^>]*>\s*<li>\s*([^<]+)'}
+
 #: Spirit's changes in simweb's runtime terms (``table`` for a row created or deleted,
 #: ``table.field`` for an update). Spirit's opening post is a comment row, its edit history
 #: and its author's topic subscription have no simweb twin: they stay unmapped (``live:``).
