@@ -12,10 +12,11 @@ site-wide in Spirit (a simweb moderator of any community is a Spirit moderator).
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import Counterpart, CounterpartError
+from ..base import Counterpart, CounterpartError, port_free
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...live.web import WebEnv
@@ -24,6 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
 POSTS_PER_COMMUNITY = 6
 #: Instances per family the payload covers (seeds of the families' first N instances).
 INSTANCES = 25
+#: How long start waits for its port when it is still held (a server stopped a moment ago).
+PORT_WAIT_S = 10.0
 #: Bumped whenever what is seeded changes (payload, seed.py, settings): older installs rebuild.
 SEED_VERSION = 3
 
@@ -104,6 +107,15 @@ class Spirit(Counterpart):
         shutil.copyfile(self.package_dir / "seed.py", script)
         self.run([str(self.python), str(script), str(payload_file)])
         self.seed_marker.write_text(f"{SEED_VERSION}\n")
+
+    def start(self, port: int | None = None, timeout: float = 60) -> str:
+        """The base's start, after waiting a little for the port if it is still held (a reset
+        right after a busy episode found it taken once; the base fails at once)."""
+        want = self.default_port if port is None else port
+        deadline = time.monotonic() + PORT_WAIT_S
+        while not self.status()["running"] and not port_free(want) and time.monotonic() < deadline:
+            time.sleep(0.25)
+        return super().start(port, timeout)
 
     def server_command(self, port: int) -> list[str]:
         return [str(self.python), str(self.project_dir / "manage.py"), "runserver", f"127.0.0.1:{port}",
