@@ -124,7 +124,7 @@ class Spirit(Counterpart):
     def ready_path(self) -> str:
         return "/"
 
-    def sign_in(self, env: "WebEnv", username: str) -> None:
+    def sign_in(self, env: WebEnv, username: str) -> None:
         """Log in through Spirit's own login form in the env's page."""
         base = self.url
         if base is None:

@@ -50,12 +50,12 @@ def forum() -> Any:
     return simweb.make("forum", seed=0).app
 
 
-def _exact(text: str) -> "re.Pattern[str]":
+def _exact(text: str) -> re.Pattern[str]:
     """A name that is ``text`` exactly, case-insensitive (both sites' link texts)."""
     return re.compile(r"^\s*" + re.escape(text) + r"\s*$", re.I)
 
 
-def _user_link(username: str) -> "re.Pattern[str]":
+def _user_link(username: str) -> re.Pattern[str]:
     """A member's link: ``u/name`` on simweb, ``name`` on Spirit."""
     return re.compile(r"^\s*(u/)?" + re.escape(username) + r"\s*$", re.I)
 
@@ -107,7 +107,10 @@ class ForumFamily(PortableFamily):
         return {}
 
     def instances(self, n: int) -> list[Instance]:
-        return list(_instances(type(self), n))
+        key = (self.id, n)
+        if key not in _INSTANCES:        # a world scan per family and size, once per process
+            _INSTANCES[key] = self._make(n)
+        return list(_INSTANCES[key])
 
     def _make(self, n: int) -> tuple[Instance, ...]:
         app = forum()
@@ -130,9 +133,7 @@ class ForumFamily(PortableFamily):
         return tuple(out)
 
 
-@lru_cache(maxsize=None)
-def _instances(cls: type, n: int) -> tuple[Instance, ...]:
-    return cls()._make(n)
+_INSTANCES: dict[tuple[str, int], tuple[Instance, ...]] = {}
 
 
 def _post_extra(app: Any, p: dict) -> dict:
@@ -175,7 +176,7 @@ class UserJoined(ForumFamily):
         return [*search_steps(p["title"]), Click("link", _user_link(p["author"])),
                 Answer(forum_date_label(p["day"]))]
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         with cp.connect() as conn:
             row = conn.execute("SELECT date_joined FROM auth_user WHERE username = ?",
                                (inst.params["author"],)).fetchone()
@@ -198,7 +199,7 @@ class CommentCount(ForumFamily):
 
         return [*search_steps(inst.params["title"]), Answer(str(inst.params["count"]))]
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:
             t = topic_row(conn, p["title"], p["community"])
@@ -243,7 +244,7 @@ class EditComment(ForumFamily):
                 Fill("textbox", re.compile(r"^(comment|edit|text|body)", re.I), text=p["new"]),
                 Click("button", re.compile(r"^\s*(save|update|publish)\s*$", re.I))]
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.pristine_connect() as pconn:     # the comment as seeded: mine, on that topic, the old text
             t = topic_row(pconn, p["title"], p["community"])
@@ -287,7 +288,7 @@ class SubmitTopic(ForumFamily):
                 Fill("textbox", re.compile(r"^\s*(text|body|comment)", re.I), text=p["body"]),
                 Click("button", re.compile(r"^\s*(submit|post|publish)\s*$", re.I))]
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn, cp.pristine_connect() as pconn:
             uid = user_id(conn, inst.user or "")
@@ -334,7 +335,7 @@ class ModLock(ForumFamily):
                 Click("link", re.compile(r"^\s*moderate\s*$", re.I), optional=True),     # Spirit's dropdown
                 Click(("button", "link"), re.compile(r"^\s*(lock|close topic)\s*$", re.I))]
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:
             t = topic_row(conn, p["title"], p["community"])
@@ -377,7 +378,7 @@ class RefuseLock(ForumFamily):
         return [*search_steps(p["title"]),
                 Refuse(f"You are not a moderator of c/{p['community']}, so you cannot lock its posts.")]
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:
             t = topic_row(conn, p["title"], p["community"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -34,7 +34,6 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 from djconfig.models import Config  # noqa: E402
-
 from spirit.category.models import Category  # noqa: E402
 from spirit.comment.models import Comment  # noqa: E402
 from spirit.core.utils.markdown import Markdown  # noqa: E402
@@ -42,7 +41,7 @@ from spirit.topic.models import Topic  # noqa: E402
 from spirit.user.models import UserProfile  # noqa: E402
 
 #: simweb's day 0 (its times are seconds relative to it)
-DAY0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+DAY0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def at(seconds: int) -> datetime:

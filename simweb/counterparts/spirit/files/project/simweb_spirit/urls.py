@@ -1,6 +1,5 @@
 """Spirit at the site root; Django's own admin is left out (Spirit has its own at /st/admin/)."""
-from django.urls import include, path
-
 import spirit.urls
+from django.urls import include, path
 
 urlpatterns = [path("", include(spirit.urls))]
