@@ -177,7 +177,21 @@ def test_scripts_name_both_sites_controls():
     assert e[-1].name.search("Save") and e[-1].name.search("Publish")
     assert isinstance(FAM["user_joined"].script(FAM["user_joined"].instances(1)[0])[-1], Answer)
     assert isinstance(FAM["refuse_lock"].script(FAM["refuse_lock"].instances(1)[0])[-1], Refuse)
-    assert FAM["submit_topic"].live_start(None) == "/" and FAM["user_joined"].live_start(None) == "/search/"
+    first = FAM["submit_topic"].instances(1)[0]
+    assert FAM["submit_topic"].live_start(first) == "/" and FAM["user_joined"].live_start(first) == "/search/"
+
+
+def test_live_side_refuses_instances_beyond_the_seeded_ones():
+    from simweb.counterparts import CounterpartError
+    from simweb.counterparts.spirit import INSTANCES
+
+    fam = FAM["comment_count"]
+    insts = fam.instances(INSTANCES + 1)
+    assert fam.live_start(insts[INSTANCES - 1]) == "/search/"
+    with pytest.raises(CounterpartError, match=f"first {INSTANCES} instances"):
+        fam.live_start(insts[INSTANCES])
+    ids = {x["id"] for x in payload("simweb-pass")["posts"]}
+    assert insts[INSTANCES - 1].params["post_id"] in ids
 
 
 # ----------------------------------------------------------------------------- live verifiers

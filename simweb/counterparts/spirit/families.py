@@ -31,6 +31,7 @@ from datetime import date, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..base import CounterpartError
 from ..portable import Instance, PortableFamily, answer_check, check, collateral, field_check, refusal_check, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,6 +101,11 @@ class ForumFamily(PortableFamily):
         return True
 
     def live_start(self, inst: Instance) -> str:
+        from . import INSTANCES
+
+        if inst.index >= INSTANCES:      # its entities were never seeded: refuse rather than mis-measure
+            raise CounterpartError(f"{self.id}: the Spirit install seeds the first {INSTANCES} instances of each "
+                                   f"family; instance {inst.index} is not on the live site")
         return "/search/" if self.searches else "/"
 
     def extra(self, app: Any, p: dict) -> dict:
