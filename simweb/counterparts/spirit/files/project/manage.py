@@ -1,0 +1,10 @@
+#!/usr/bin/env python
+"""Spirit's management commands for the simweb counterpart project."""
+import os
+import sys
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "simweb_spirit.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
