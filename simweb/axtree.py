@@ -1399,7 +1399,7 @@ def parse_page(html: str) -> Page:
     return page
 
 
-def _freeze_references(b: "_Builder") -> None:
+def _freeze_references(b: _Builder) -> None:
     """Drop the walk's references to the line records once they are frozen (see
     :func:`_format_lines`): a plain element keeps the three fields its Element needs,
     a select its options' frozen records, a pending element none.

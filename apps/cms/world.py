@@ -26,8 +26,9 @@ that the public site's search intersects "published" inside FTS5.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.effects import Answer, Effect, Row, eq, text
 from simweb.decompose import Part
+from simweb.effects import Answer, Effect, Row, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import forum as V
 from simweb.verify import numbers_in

@@ -13,15 +13,15 @@ search, never by going to a URL the pages do not show.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
-from typing import Any, Callable
+from typing import Any
 
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
 from simweb.decompose import Part
+from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
-
 
 RANK = {"guest": 0, "reporter": 1, "developer": 2, "maintainer": 3}
 

@@ -26,8 +26,9 @@ FTS5 index over title and description.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
 from simweb.decompose import Part
+from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
-from simweb.worlddb import day_to_date
 from simweb.verifiers import shopping as V
+from simweb.worlddb import day_to_date
 
 from .functions import date_label, money
 

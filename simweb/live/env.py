@@ -30,8 +30,7 @@ import gymnasium as gym
 from ..episode import EPISODE_OVER, Episode, observation_space
 from ..spaces import JsonValue
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
-from .omnibox import (Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo,
-                      centre_in_viewport, role_of)
+from .omnibox import Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo, centre_in_viewport, role_of
 from .tasks import LiveTask, load_tasks
 
 __all__ = ["LiveEnv", "build_axtree", "label_elements"]

@@ -71,7 +71,7 @@ class SiteBackend(ChromiumBackend):
     """WebEnv's backend: Chromium on any site. There is no simweb state: what the episode
     reads is the chat (the agent's answer), kept by the env."""
 
-    env: "WebEnv"
+    env: WebEnv
 
     def execute(self, action: str) -> str | None:
         self.env._stamp()   # bids of a page that changed since the last observation
@@ -189,7 +189,7 @@ class WebEnv(BrowserEnv):
     def restore(self, state: dict) -> None:
         raise LiveStateError("a live site has no simweb state to restore")
 
-    def fork(self) -> "WebEnv":
+    def fork(self) -> WebEnv:
         raise LiveStateError("a live site cannot be forked (it has no simweb state)")
 
     def state_hash(self) -> str:

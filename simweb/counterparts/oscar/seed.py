@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -114,7 +114,7 @@ def main(payload_file: str) -> None:
                 shipping_incl_tax=money(o["shipping_cents"]), shipping_excl_tax=money(o["shipping_cents"]),
                 shipping_method=o["shipping_method"].capitalize(), shipping_code=o["shipping_method"],
                 shipping_address=ship, status=o["status"].replace("_", " ").capitalize(),
-                date_placed=datetime.fromisoformat(o["date"]).replace(tzinfo=timezone.utc))
+                date_placed=datetime.fromisoformat(o["date"]).replace(tzinfo=UTC))
             for it in o["items"]:
                 prod = products.get(it["product_id"])
                 price = money(it["price_cents"])
