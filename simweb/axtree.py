@@ -75,7 +75,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Union
+from typing import Any, NoReturn
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -453,7 +453,7 @@ class _Ctx:
         return _Ctx(self.form, self.label, self.in_section, True)
 
 
-_PendingEntry = Union[_Pending, tuple, Element]
+_PendingEntry = _Pending | tuple | Element
 
 
 class _ElementMap(Mapping[str, Element]):
