@@ -589,7 +589,7 @@ class _Builder(WorldBuilder):
             # comments
             depth_of: list[tuple[int, int]] = []  # (comment id, depth)
             span = max(120, min(3 * DAY, age - 60))
-            for k in range(n_comments):
+            for _ in range(n_comments):
                 cid_next += 1
                 if not depth_of or r.below(100) < 40:
                     parent, depth = None, 0

@@ -584,7 +584,7 @@ class LinkIssues(TaskTemplate):
     def sample(self, app, rng):
         for _ in range(300):
             p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
-            other = pick_issue(app, rng, p, lambda o: o["id"] != i["id"], tries=20)
+            other = pick_issue(app, rng, p, lambda o, i=i: o["id"] != i["id"], tries=20)
             if other is None:
                 continue
             linked = {ln["source_id"] for ln in app.world.links(i["id"])} | \
