@@ -33,7 +33,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 import orjson
@@ -992,8 +992,9 @@ class BrowserEnv(EpisodeEnv):
     def __enter__(self) -> BrowserEnv:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         self.close()
+        return False   # never swallow the exception
 
 
 def make_browser_env(app: str, seed: int = 0, **kwargs: Any) -> BrowserEnv:

@@ -583,10 +583,10 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
                decomposed: bool) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
-    from .live.tasks import dump_tasks, export_task
+    from .live.tasks import LiveTask, dump_tasks, export_task
 
     env = _make_env(app, world_seed, size)
-    tasks = []
+    tasks: list[LiveTask] = []
     for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
         for tid in [t.id, *(sub.id for sub in subs)]:
             for seed in range(per_template):
@@ -619,13 +619,14 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
                 site: str | None, out: str, world_seed: int, size: int | None) -> None:
     """Run one task's oracle plan in-process and against a browser or a live site, step by
     step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
-    from .live.compare import AGREE_ON, LIVE_AGREE_ON, compare_runs, match_bids, write_report
+    from .live.compare import AGREE_ON, LIVE_AGREE_ON, StepEnv, compare_runs, match_bids, write_report
     from .live.omnibox import OmniboxError
     from .omnibox.env import OmniboxEnvError
 
     sim = _make_env(app, world_seed, size)
     sim.reset(seed=seed, options={"task": task})
     actions = sim.oracle_plan()
+    other: StepEnv
     if against == "browser":
         from .browser import BrowserError, make_browser_env
 
@@ -803,7 +804,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
         except BrowserError as exc:
             raise UserError(str(exc)) from None
     out = out or f"eval-{app}-{agent}"
-    header = {"backend": backend}
+    header: dict[str, Any] = {"backend": backend}
     if llm is not None:
         header.update(model=model, base_url=base_url, prompt=prompt)
     try:
