@@ -214,7 +214,7 @@ class AddToCart(ShopFamily):
 def _line_change(c: Change, line_ids: set[int]) -> bool:
     """A change of one of the task's own basket lines (its row or its option values)."""
     if c.table == "basket_line":
-        return c.pk and c.pk[0] in line_ids
+        return bool(c.pk) and c.pk[0] in line_ids
     if c.table == "basket_lineattribute":
         row = c.after if c.op == "insert" else c.before
         return bool(row) and row.get("line_id") in line_ids

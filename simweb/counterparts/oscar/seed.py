@@ -20,6 +20,7 @@ import sys
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 
 def money(cents: int) -> Decimal:
@@ -67,8 +68,8 @@ def main(payload_file: str) -> None:
         partner, _ = Partner.objects.get_or_create(name="Simshop")
         goods, _ = ProductClass.objects.get_or_create(name="Goods", defaults={"requires_shipping": True,
                                                                              "track_stock": True})
-        products: dict[int, object] = {}
-        records: dict[int, object] = {}
+        products: dict[int, Any] = {}   # Django model instances (untyped)
+        records: dict[int, Any] = {}
         for p in payload["products"]:
             prod = Product.objects.create(title=p["name"], upc=p["sku"], product_class=goods,
                                           structure=Product.STANDALONE, description=p["description"],
