@@ -382,7 +382,9 @@ RETURN_WINDOW_DAYS = 30
 
 @fn()
 def can_return(ctx: Ctx, order: dict | None) -> bool:
-    return bool(order) and order["status"] == "delivered" and ctx.today - order["day"] <= RETURN_WINDOW_DAYS
+    if not order:
+        return False
+    return order["status"] == "delivered" and ctx.today - order["day"] <= RETURN_WINDOW_DAYS
 
 
 @fn(reads=("runtime.wishlists.*",) + PRODUCTS)
