@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .registry import RegistryError, names as app_names, register
+from .registry import RegistryError, register
+from .registry import names as app_names
 
 __version__ = "0.1.0"
 

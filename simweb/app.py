@@ -342,6 +342,8 @@ class App:
         followed, one request each, unless ``follow`` is false: then the redirect is
         returned for an HTTP client to follow."""
         tab = tab if tab is not None else state["browser"]["tabs"][state["browser"]["active"]]
+        page: PageSpec | None
+        env: dict[str, Any]
         with using(self._ctx(state, url)):
             for _ in range(MAX_REDIRECTS + 1):
                 self._tick(state)
@@ -443,9 +445,9 @@ class App:
         back = tab["url"]
         source = tab["page"]
         if referrer is not None and referrer != back:
-            hit = self.spec.match_page(urlsplit(referrer).path)
-            if hit is not None:
-                back, source = referrer, hit[0].name
+            page_hit = self.spec.match_page(urlsplit(referrer).path)
+            if page_hit is not None:
+                back, source = referrer, page_hit[0].name
         self._tick(state)
         path = urlsplit(url).path
         hit = self.spec.match_event(path)

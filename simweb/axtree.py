@@ -75,7 +75,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Union
+from typing import Any, NoReturn
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -453,7 +453,7 @@ class _Ctx:
         return _Ctx(self.form, self.label, self.in_section, True)
 
 
-_PendingEntry = Union[_Pending, tuple, Element]
+_PendingEntry = _Pending | tuple | Element
 
 
 class _ElementMap(Mapping[str, Element]):
@@ -472,9 +472,9 @@ class _ElementMap(Mapping[str, Element]):
 
     def __getitem__(self, bid: str) -> Element:
         v = self._pending[bid]
-        if type(v) is Element:
+        if isinstance(v, Element):
             return v
-        if type(v) is tuple:
+        if isinstance(v, tuple):
             tag, attrs, role, name, disabled = v
             el = Element(bid, tag, role, name, _attr_str(attrs), href=_href(tag, attrs), disabled=disabled)
         else:
@@ -567,7 +567,7 @@ class Page:
         checked = checked or {}
         recs = self._recs
         bid_line = self._bid_line
-        dirty: dict[int, list] = {}  # line index -> record to re-format
+        dirty: dict[int, Sequence[Any]] = {}  # line index -> record to re-format
         if focused is not None:
             r = bid_line.get(focused)
             if r is not None:
@@ -593,8 +593,8 @@ class Page:
         lines = self._lines.copy()
         if focused is not None:
             lines[0] = lines[0][: -len(", focused")]
-        for i, rec in dirty.items():
-            lines[i] = self._format(rec, values, checked, focused)
+        for i, drec in dirty.items():
+            lines[i] = self._format(drec, values, checked, focused)
         return "\n".join(lines)
 
     # -- line formatting ---------------------------------------------------
@@ -618,7 +618,7 @@ class Page:
         wanted = set(want)
         return {pos for pos, (_, v, _) in enumerate(opts) if v in wanted}
 
-    def _format(self, rec: list, values: Mapping[str, Any], checked: Mapping[str, bool],
+    def _format(self, rec: Sequence[Any], values: Mapping[str, Any], checked: Mapping[str, bool],
                 focused: str | None) -> str:
         kind = rec[_R_KIND]
         bid = rec[_R_BID]
@@ -759,7 +759,7 @@ class _Builder:
         for child in node.iter(include_text=True, skip_empty=acc is None):
             tag = child.tag
             if tag == "-text":
-                text = child.text_content
+                text = child.text_content or ""  # never None for a text node; typed Optional
                 if acc is not None:
                     acc.append(text)
                 s = " ".join(text.split())
@@ -1269,8 +1269,8 @@ class _Builder:
     def labelledby(self, ids: str) -> str:
         if self.ids is None:
             self.ids = {}
-            for n in self.tree.css("[id]"):
-                self.ids.setdefault(n.attributes.get("id") or "", n)
+            for node in self.tree.css("[id]"):
+                self.ids.setdefault(node.attributes.get("id") or "", node)
         parts = []
         for i in ids.split():
             n = self.ids.get(i)
@@ -1333,7 +1333,7 @@ class _Builder:
             checked = [m for m in members if m.checked]
             for m in checked[:-1]:
                 m.checked = False
-                if m.rec is not None:
+                if isinstance(m.rec, list):  # records are still mutable lists during the walk
                     m.rec[_R_DYN] = ", checked='false'"
             if len(members) > 1:
                 bids = tuple(m.bid for m in members if m.bid is not None)
@@ -1399,7 +1399,7 @@ def parse_page(html: str) -> Page:
     return page
 
 
-def _freeze_references(b: "_Builder") -> None:
+def _freeze_references(b: _Builder) -> None:
     """Drop the walk's references to the line records once they are frozen (see
     :func:`_format_lines`): a plain element keeps the three fields its Element needs,
     a select its options' frozen records, a pending element none.

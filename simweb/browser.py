@@ -32,7 +32,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 import orjson
@@ -40,10 +41,10 @@ import orjson
 from .actions import ActionError, parse_action
 from .app import App
 from .axtree import parse_page
-from .episode import Episode, EpisodeEnv, plan_budget, observation_space
-from .spaces import JsonValue, Unicode
+from .episode import Episode, EpisodeEnv, observation_space, plan_budget
 from .registry import definition, step_cap
 from .server import create_app, make_server, stop_server
+from .spaces import JsonValue, Unicode
 from .state import StateError, deep_copy, state_hash
 
 #: Command-line flags for Chromium in a sandbox-less container with only loopback networking.
@@ -154,7 +155,7 @@ class ServedApp:
         stop_server(self._server)
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "ServedApp":
+    def __enter__(self) -> ServedApp:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -345,7 +346,7 @@ class ChromiumBackend:
     """BrowserEnv's backend: actions performed by Chromium, state read from the served
     session (``GET /_simweb/state``, once per step: only an action makes it stale)."""
 
-    def __init__(self, env: "BrowserEnv"):
+    def __init__(self, env: BrowserEnv):
         self.env = env
         self._stale = True
 
@@ -958,7 +959,7 @@ class BrowserEnv(EpisodeEnv):
         start = episode_start(self.app, task_id, seed, params)
         self.episode.begin(start.task, deep_copy(start.state), None, budget=lambda: start.budget)
 
-    def fork(self) -> "BrowserEnv":
+    def fork(self) -> BrowserEnv:
         """An independent env (its own browser context and session) at this env's state.
         It shares this env's server and browser, so it must be closed before this one."""
         child = BrowserEnv(self.app.name, self.world_seed, size=self.app.size, headless=self.headless,
@@ -988,11 +989,12 @@ class BrowserEnv(EpisodeEnv):
             _safe(self.server.close)
         super().close()
 
-    def __enter__(self) -> "BrowserEnv":
+    def __enter__(self) -> BrowserEnv:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         self.close()
+        return False   # never swallow the exception
 
 
 def make_browser_env(app: str, seed: int = 0, **kwargs: Any) -> BrowserEnv:

@@ -202,7 +202,7 @@ class SimBrowser:
         if el.input_type == "radio":
             self._set_radio(el)
             return None
-        if self._is_submitter(el):
+        if el.form is not None and self._is_submitter(el):
             return self._submit(self.page().forms[el.form], el)
         if el.tag == "option":
             return None
@@ -285,10 +285,10 @@ class SimBrowser:
     def _do_keyboard_type(self, text: str) -> str | None:
         focus = self.tab["focus"]
         el = self.page().elements.get(focus) if focus else None
-        if el is None or el.input_type not in TEXT_INPUTS:
+        if focus is None or el is None or el.input_type not in TEXT_INPUTS:
             return None   # typing with nothing editable focused does nothing
-        current = self.tab["fields"].get(el.bid, el.value or "")
-        return self._do_fill(el.bid, str(current) + str(text))
+        current = self.tab["fields"].get(focus, el.value or "")
+        return self._do_fill(focus, str(current) + str(text))
 
     def _key(self, el: Element, key: str) -> str | None:
         if key == "Enter" and el.form is not None and el.input_type in TEXT_INPUTS - {"textarea"}:
@@ -296,7 +296,7 @@ class SimBrowser:
             # Implicit submission: the form's first submit button is the submitter.
             submitter = next((c for c in form.controls if self._is_submitter(c)), None)
             return self._submit(form, submitter)
-        if key == "Enter" and el.tag == "a" and el.href is not None:
+        if key == "Enter" and el.tag == "a" and el.href is not None and el.bid is not None:
             return self._do_click(el.bid)
         return None
 

@@ -11,8 +11,9 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 import orjson
@@ -125,7 +126,7 @@ def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int, decomposed
 
     env = _make_env(app, world_seed, size)
     table = Table(title=f"{app} task templates", show_lines=False)
-    for col in ("id", "kind", "difficulty", "facts", "example goal (seed %d)" % seed):
+    for col in ("id", "kind", "difficulty", "facts", f"example goal (seed {seed})"):
         table.add_column(col, overflow="fold")
     n_subs = 0
     for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
@@ -582,10 +583,10 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
                decomposed: bool) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
-    from .live.tasks import dump_tasks, export_task
+    from .live.tasks import LiveTask, dump_tasks, export_task
 
     env = _make_env(app, world_seed, size)
-    tasks = []
+    tasks: list[LiveTask] = []
     for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
         for tid in [t.id, *(sub.id for sub in subs)]:
             for seed in range(per_template):
@@ -618,13 +619,14 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
                 site: str | None, out: str, world_seed: int, size: int | None) -> None:
     """Run one task's oracle plan in-process and against a browser or a live site, step by
     step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
-    from .live.compare import AGREE_ON, LIVE_AGREE_ON, compare_runs, match_bids, write_report
+    from .live.compare import AGREE_ON, LIVE_AGREE_ON, StepEnv, compare_runs, match_bids, write_report
     from .live.omnibox import OmniboxError
     from .omnibox.env import OmniboxEnvError
 
     sim = _make_env(app, world_seed, size)
     sim.reset(seed=seed, options={"task": task})
     actions = sim.oracle_plan()
+    other: StepEnv
     if against == "browser":
         from .browser import BrowserError, make_browser_env
 
@@ -697,7 +699,7 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     jobs = []
     for n in names:
         env = _make_env(n, world_seed, size)   # builds the world once, before the workers start
-        for tid, t in env.app.tasks.items():
+        for tid in env.app.tasks:
             for s in range(seeds):
                 env.reset(seed=s, options={"task": tid})
                 mid = len(env.oracle_plan()) // 2
@@ -710,20 +712,25 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
         job_bar = bar.add_task("rollouts", total=len(jobs))
         results = run_pool(jobs, workers, on_done=lambda r: bar.advance(job_bar))
     wall = time.perf_counter() - t0
-    by: dict[tuple[str, str], dict[str, list]] = {}
+    by: dict[tuple[str, str], dict[str, Any]] = {}
     for r in results:
         by.setdefault((r["task"], r["agent"]), {"s": [], "p": [], "c": [], "steps": [], "sec": [], "d": r["difficulty"],
                                               "intact": [], "fsteps": [], "fsec": []})
         e = by[(r["task"], r["agent"])]
-        e["s"].append(r["success"]); e["p"].append(r["progress"]); e["c"].append(r["clean"])
-        e["steps"].append(r["steps"]); e["sec"].append(r["seconds"])
+        for k, field in (("s", "success"), ("p", "progress"), ("c", "clean"), ("steps", "steps"), ("sec", "seconds")):
+            e[k].append(r[field])
         if "parent_intact" in r:
-            e["intact"].append(r["parent_intact"]); e["fsteps"].append(r["fork_steps"]); e["fsec"].append(r["fork_seconds"])
+            for k, field in (("intact", "parent_intact"), ("fsteps", "fork_steps"), ("fsec", "fork_seconds")):
+                e[k].append(r[field])
     table = Table(title=f"simweb demo: {len(jobs)} rollouts, {seeds} seed(s) per template, {workers} worker(s)")
     for col in ("task", "difficulty", "oracle success", "oracle progress", "clean", "random success",
                 "random progress", "steps/s", "forks ok"):
         table.add_column(col, justify="left" if col == "task" else "right")
     total_steps = total_sec = 0.0
+
+    def mean(xs: list) -> float:
+        return sum(xs) / len(xs) if xs else 0.0
+
     for (tid, agent), e in by.items():
         if agent != "oracle":
             continue
@@ -732,7 +739,6 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
         sec = sum(e["sec"]) + sum(rnd["sec"]) + sum(e["fsec"])
         total_steps += steps
         total_sec += sec
-        mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
         table.add_row(tid, e["d"], f"{mean(e['s']):.2f}", f"{mean(e['p']):.2f}", f"{mean(e['c']):.2f}",
                       f"{mean(rnd['s']):.2f}", f"{mean(rnd['p']):.2f}", f"{steps / sec:,.0f}" if sec else "-",
                       f"{sum(e['intact'])}/{len(e['intact'])}" if e["intact"] else "-")
@@ -798,7 +804,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
         except BrowserError as exc:
             raise UserError(str(exc)) from None
     out = out or f"eval-{app}-{agent}"
-    header = {"backend": backend}
+    header: dict[str, Any] = {"backend": backend}
     if llm is not None:
         header.update(model=model, base_url=base_url, prompt=prompt)
     try:

@@ -24,8 +24,9 @@ so an env resets on ``shopping/buy_product.1`` like on any task.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from .effects import Answer, Check, Effect, Gone, NewRow, Refusal, Row, Target, Value
 from .tasks import FactGroup, TaskTemplate

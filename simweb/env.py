@@ -207,7 +207,7 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
         start_url = app.spec.start_url
     html = app.navigate(state, start_url).html or ""
     verdict = None
-    if task is not None:
+    if task is not None and task_id:
         verdict = app.tasks[task_id].verify(app, task.params, state, state, None)
     # Start pages repeat across tasks and seeds (a home page, a signed-in dashboard): the
     # browser's parse cache serves them, and the first step finds the page there too.

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import copy
 import difflib
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import gymnasium as gym
 import orjson
@@ -147,7 +148,7 @@ class Episode:
         self.ended: tuple[bool, bool] | None = None
         self._last_verdict: tuple[Any, Any, dict] | None = None
 
-    def copy(self) -> "Episode":
+    def copy(self) -> Episode:
         """An independent copy (for a fork: the task and start are shared, never mutated)."""
         return copy.copy(self)
 

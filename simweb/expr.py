@@ -102,6 +102,16 @@ class _Fail(Exception):
 _Fn = Callable[[Mapping[str, Any], "dict[str, Any] | None"], Any]
 
 
+def _constant(text: Any) -> _Fn:
+    """A compiled f-string piece that is literal text."""
+    return lambda env, loc: text
+
+
+def _formatted(value: _Fn, spec: str) -> _Fn:
+    """A compiled f-string piece ``{value:spec}``."""
+    return lambda env, loc: format(value(env, loc), spec)
+
+
 def _quote(source: str, limit: int = 200) -> str:
     """Quote ``source`` for an error message, on one line and bounded in length."""
     if len(source) > limit:
@@ -416,8 +426,7 @@ class _Compiler:
                 cur = cur.value
             elif isinstance(cur, ast.Subscript):
                 sl = cur.slice
-                is_str = isinstance(sl, ast.Constant) and isinstance(sl.value, str)
-                parts.append(sl.value if is_str else "*")  # type: ignore[union-attr]
+                parts.append(sl.value if isinstance(sl, ast.Constant) and isinstance(sl.value, str) else "*")
                 cur = cur.value
             else:
                 break
@@ -658,8 +667,7 @@ class _Compiler:
         for part in node.values:
             if isinstance(part, ast.Constant):
                 self.count()
-                text = part.value
-                parts.append(lambda env, loc, text=text: text)
+                parts.append(_constant(part.value))
                 continue
             if not isinstance(part, ast.FormattedValue):  # pragma: no cover - parser guarantees
                 self.fail("unexpected f-string part")
@@ -668,7 +676,7 @@ class _Compiler:
                 self.fail(f"f-string conversion '!{chr(part.conversion)}' is not allowed")
             spec = self._format_spec(part.format_spec)
             value = self.compile(part.value)
-            parts.append(lambda env, loc, value=value, spec=spec: format(value(env, loc), spec))
+            parts.append(_formatted(value, spec))
         return lambda env, loc: "".join([p(env, loc) for p in parts])
 
     def _format_spec(self, spec_node: ast.expr | None) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from .effects import Effect, evaluate
 from .state import canonical
+
 # FactGroup and STEP_BUDGETS live in the task model shared with simweb.live; apps import them from here.
 from .taskmodel import STEP_BUDGETS, FactGroup, bucket_for  # noqa: F401
 from .worlddb import Rng

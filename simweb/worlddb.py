@@ -282,7 +282,7 @@ def world_file(app: str, version: int, seed: int, size: int, directory: Path | N
 
 def build_once(
     path: Path,
-    build: Callable[[Path], None],
+    build: Callable[[Path], object],
     *,
     on_wait: Callable[[], None] | None = None,
     is_valid: Callable[[Path], bool] | None = None,
@@ -694,7 +694,10 @@ class WorldBuilder:
         self.engine = create_engine("sqlite+pysqlite://", poolclass=NullPool,
                                     creator=lambda: sqlite3.connect(str(path)))
         self.raw = self.engine.raw_connection()
-        self.db: sqlite3.Connection = self.raw.driver_connection
+        driver = self.raw.driver_connection
+        if not isinstance(driver, sqlite3.Connection):  # the creator above makes one; typed Optional
+            raise RuntimeError(f"no sqlite3 connection for {path}")
+        self.db: sqlite3.Connection = driver
         self.db.isolation_level = None  # explicit BEGIN / COMMIT
         for pragma in ("PRAGMA journal_mode=OFF", "PRAGMA synchronous=OFF", "PRAGMA locking_mode=EXCLUSIVE",
                        "PRAGMA temp_store=MEMORY", "PRAGMA cache_size=-262144"):

@@ -9,7 +9,7 @@ writes). What is left here is what the templates would otherwise repeat.
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 from simweb.effects import Effect, Expect, Row, eq, where
 

@@ -8,7 +8,8 @@ trace of a change made and undone there) still counts as damage.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from simweb.effects import ANY, Check, Expect, NewRow, Row, eq, text
 from simweb.verify import normalise_text, split_items

@@ -10,8 +10,9 @@ a product name with its rating).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date
-from typing import Any, Iterable
+from typing import Any
 
 from simweb.effects import ANY, Check, NewRow, Row, Value, eq, text, where
 from simweb.verify import normalise_text, numbers_in, parse_date

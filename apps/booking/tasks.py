@@ -11,11 +11,10 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.verifiers import booking as V
-
-from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text
 from simweb.decompose import Part
+from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.verifiers import booking as V
 from simweb.worlddb import day_to_date
 
 from .world import YEAR_DAYS, n_users_for, night_cents

@@ -377,10 +377,10 @@ class _Builder(WorldBuilder):
             rows.append((bid, uid, pid, rid, checkin, nights, guests, name, u[2], total, None, earned, 0, status,
                          code, created, fee, cancelled))
         self.insert("bookings", rows)
-        earned: dict[int, int] = {}
+        earned_by: dict[int, int] = {}   # user id -> points earned by their bookings
         for b in rows:
-            earned[b[1]] = earned.get(b[1], 0) + b[11] - b[12]
-        self.insert("users", [u[:6] + (u[6] + earned.get(u[0], 0),) + u[7:] for u in self.users])
+            earned_by[b[1]] = earned_by.get(b[1], 0) + b[11] - b[12]
+        self.insert("users", [u[:6] + (u[6] + earned_by.get(u[0], 0),) + u[7:] for u in self.users])
 
 
 SCHEMA_FINGERPRINT = schema_fingerprint(GENERATOR_VERSION, Base.metadata)

@@ -7,11 +7,12 @@ simweb.effects); verifiers/cms.py holds the effect builders the templates share.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlencode
 
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, eq, same_set, text
 from simweb.decompose import Part
+from simweb.effects import Answer, Effect, NewRow, Refusal, Row, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import cms as V
 from simweb.worlddb import day_to_date

@@ -26,8 +26,9 @@ that the public site's search intersects "published" inside FTS5.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text
@@ -356,7 +357,10 @@ class _Builder(WorldBuilder):
         self.insert("media", rows)
 
     def _posts(self) -> None:
-        posts, pts, revs, comments = [], [], [], []
+        posts: list[tuple] = []
+        pts: list[tuple] = []   # (post id, tag, status)
+        revs: list[tuple] = []
+        comments: list[tuple] = []
         titles: set[str] = set()
         slugs: set[str] = set()
         rid = cid = 0
@@ -717,7 +721,8 @@ class CmsWorld(WorldFile):
 
     def comment_ids(self, status: str, limit: int, exclude: Sequence[int] = ()) -> list[int]:
         """Comment ids in a moderation queue, newest first."""
-        where, params = "status = ?", [status]
+        where = "status = ?"
+        params: list[Any] = [status]
         if exclude:
             where += f" AND id NOT IN ({','.join('?' * len(exclude))})"
             params += [int(i) for i in exclude]
@@ -736,7 +741,8 @@ class CmsWorld(WorldFile):
         """(matching count, one page) of media whose filename or title contains ``q``, newest
         first, leaving out ``exclude`` ids."""
         like = "%" + (q or "").strip().lower().replace("%", "").replace("_", "") + "%"
-        where, params = "(lower(filename) LIKE ? OR lower(title) LIKE ?)", [like, like]
+        where = "(lower(filename) LIKE ? OR lower(title) LIKE ?)"
+        params: list[Any] = [like, like]
         if exclude:
             where += f" AND id NOT IN ({','.join('?' * len(exclude))})"
             params += [int(i) for i in exclude]

@@ -520,12 +520,12 @@ def comment_tree(ctx: Ctx, pid: Any, sort: str = "top") -> list[dict]:
     world = ctx.world.comments_of(p) if p <= ctx.world.max_id("posts") else []
     rows = merged_rows(ctx.world, ctx.state, "comments", world, include=lambda r: r["post_id"] == p)
     scores = {r["id"]: score_of(ctx, "comment", r) for r in rows}
-    if sort == "new":
-        key = lambda r: (-r["created"], -r["id"])
-    elif sort == "old":
-        key = lambda r: (r["created"], r["id"])
-    else:
-        key = lambda r: (-scores[r["id"]], r["id"])
+    def key(r: dict) -> tuple:
+        if sort == "new":
+            return (-r["created"], -r["id"])
+        if sort == "old":
+            return (r["created"], r["id"])
+        return (-scores[r["id"]], r["id"])
     names = ctx.world.usernames([r["user_id"] for r in rows if r["user_id"] <= ctx.world.max_id("users")])
     saved = _saved_keys(ctx)
     votes = _my_votes(ctx, "comment", [r["id"] for r in rows])

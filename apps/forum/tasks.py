@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.effects import Answer, Effect, Row, eq, text
 from simweb.decompose import Part
+from simweb.effects import Answer, Effect, Row, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import forum as V
 from simweb.verify import numbers_in
@@ -273,7 +273,7 @@ class UserModerates(TaskTemplate):
             hits = app.world.search("", author=m, limit=1)["items"]
             if hits:
                 names = [cname(app, x) for x in app.world.moderated_by(m)]
-                return {"user_id": pick_user(app, rng, lambda x: x["id"] != m)["id"], "community": c["name"],
+                return {"user_id": pick_user(app, rng, lambda x, m=m: x["id"] != m)["id"], "community": c["name"],
                         "moderator": uname(app, m), "communities": names, "via_post": hits[0]["id"]}
         raise RuntimeError("no moderator with a post")
 

@@ -589,7 +589,7 @@ class _Builder(WorldBuilder):
             # comments
             depth_of: list[tuple[int, int]] = []  # (comment id, depth)
             span = max(120, min(3 * DAY, age - 60))
-            for k in range(n_comments):
+            for _ in range(n_comments):
                 cid_next += 1
                 if not depth_of or r.below(100) < 40:
                     parent, depth = None, 0
@@ -665,11 +665,11 @@ class _Builder(WorldBuilder):
         # communities (now that subscriber counts are known) and moderators
         rows, mod_rows = [], []
         for cid in range(1, n_comms + 1):
-            c = self.comms[cid]
-            rows.append((cid, c["name"], c["title"], c["desc"], c["created_day"], c["creator"], subs_count[cid],
-                         self.comm_posts[cid]))
+            comm = self.comms[cid]
+            rows.append((cid, comm["name"], comm["title"], comm["desc"], comm["created_day"], comm["creator"],
+                         subs_count[cid], self.comm_posts[cid]))
             for k, m in enumerate(self.mods[cid]):
-                since = c["created_day"] + (0 if k == 0 else r.randint(10, 700))
+                since = comm["created_day"] + (0 if k == 0 else r.randint(10, 700))
                 mod_rows.append((cid, m, max(since, self.users[m][2])))
         self.insert("communities", rows)
         self.insert("moderators", sorted(mod_rows))
@@ -1013,7 +1013,7 @@ class ForumWorld(WorldFile):
         merging the postings of every word it starts would dominate the query's cost)."""
         return self._prefix.apply(conn, match_expression(q))
 
-    def _search_ranks(self, conn: sqlite3.Connection, expr: str, full: str, filters: tuple[list[str], list[Any]],
+    def _search_ranks(self, conn: sqlite3.Connection, expr: str | None, full: str, filters: tuple[list[str], list[Any]],
                       k: int | None, total: int, sort: str, limit: int, offset: int) -> tuple[str, list[int]]:
         """(rank column, the page's ranks in order) for a text search; see :meth:`search`."""
         table, col = _SORT_INDEX[sort]

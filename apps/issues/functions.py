@@ -347,7 +347,7 @@ def issue_list(ctx: Ctx, project_id: Any, state: str = "opened", label_names: An
             unknown = True
         else:
             labs.append(x["id"])
-    people = {}
+    people: dict[str, int | None] = {}
     for key, val in (("assignee", assignee), ("author", author)):
         people[key] = None
         if val:

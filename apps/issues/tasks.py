@@ -13,15 +13,15 @@ search, never by going to a URL the pages do not show.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date
-from typing import Any, Callable
+from typing import Any
 
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
 from simweb.decompose import Part
+from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
-
 
 RANK = {"guest": 0, "reporter": 1, "developer": 2, "maintainer": 3}
 
@@ -584,7 +584,7 @@ class LinkIssues(TaskTemplate):
     def sample(self, app, rng):
         for _ in range(300):
             p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
-            other = pick_issue(app, rng, p, lambda o: o["id"] != i["id"], tries=20)
+            other = pick_issue(app, rng, p, lambda o, i=i: o["id"] != i["id"], tries=20)
             if other is None:
                 continue
             linked = {ln["source_id"] for ln in app.world.links(i["id"])} | \

@@ -26,8 +26,9 @@ FTS5 index over title and description.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text
@@ -364,7 +365,7 @@ class _Builder(WorldBuilder):
         self.project_issue_counts = counts
         self.project_members: list[list[tuple[int, str]]] = []
         self.project_labels: list[list[tuple[int, str]]] = []
-        self.project_milestones: list[list[tuple[int, int, str]]] = []
+        self.project_milestones: list[list[tuple[int, int, str, str]]] = []  # (id, due, state, title)
         prows, mrows, lrows, msrows = [], [], [], []
         mid = lid = msid = 0
         for k, (ns, name) in enumerate(paths):
@@ -433,7 +434,9 @@ class _Builder(WorldBuilder):
                 self.insert("issue_labels", il_rows)
                 self.insert("issue_assignees", ia_rows)
                 self.p.advance(len(issue_rows))
-                issue_rows.clear(), il_rows.clear(), ia_rows.clear()
+                issue_rows.clear()
+                il_rows.clear()
+                ia_rows.clear()
 
         all_comments: list[tuple] = []
         for k, count in enumerate(self.project_issue_counts):
@@ -495,7 +498,7 @@ class _Builder(WorldBuilder):
                 for _ in range(r.weighted_index((10, 25, 45, 62, 76, 86, 93, 100))):
                     notes.append((r.choice(everyone), r.randint(min(day, last), last),
                                   r.choice(_COMMENTS), False))
-                if state == "closed":
+                if closed is not None:   # exactly when state == "closed"
                     notes.append((r.choice(devs), closed, "closed", True))
                 notes.sort(key=lambda x: x[1])
                 for who, d, body, system in notes:

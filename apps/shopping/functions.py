@@ -293,11 +293,11 @@ def coupon_error(ctx: Ctx, code: str | None) -> str | None:
     if c["expires_day"] < ctx.today:
         return f"Coupon code '{c['code']}' expired on {day_label(ctx, c['expires_day'])}."
     lines = cart_lines(ctx)
-    if c["category_id"] is not None and not any(c["category_id"] in category_ancestors(l["category_id"])
-                                                for l in lines):
+    if c["category_id"] is not None and not any(c["category_id"] in category_ancestors(line["category_id"])
+                                                for line in lines):
         cat = ctx.world.category(c["category_id"])
         return f"Coupon code '{c['code']}' only applies to {cat['name'] if cat else 'other'} items."
-    if sum(l["line_cents"] for l in lines) < c["min_subtotal_cents"]:
+    if sum(line["line_cents"] for line in lines) < c["min_subtotal_cents"]:
         return (f"Coupon code '{c['code']}' needs a subtotal of at least "
                 f"{money(c['min_subtotal_cents'])}.")
     if c["one_per_user"] and ctx.user is not None and (
@@ -319,11 +319,11 @@ def cart_totals(ctx: Ctx) -> dict:
     """subtotal, discount, shipping, total (cents) of the cart with its coupon and the
     checkout's shipping method."""
     lines = cart_lines(ctx)
-    subtotal = sum(l["line_cents"] for l in lines)
+    subtotal = sum(line["line_cents"] for line in lines)
     code = _cart(ctx).get("coupon")
     discount = 0
     if code and coupon_error(ctx, code) is None:
-        discount = coupon_discount_cents(ctx.world.coupon(code), [(l["category_id"], l["line_cents"]) for l in lines],
+        discount = coupon_discount_cents(ctx.world.coupon(code), [(line["category_id"], line["line_cents"]) for line in lines],
                                          day=ctx.today)
     co = ctx.state["runtime"]["checkout"].get(str(ctx.user)) or {}
     method = co.get("shipping")
@@ -382,7 +382,9 @@ RETURN_WINDOW_DAYS = 30
 
 @fn()
 def can_return(ctx: Ctx, order: dict | None) -> bool:
-    return bool(order) and order["status"] == "delivered" and ctx.today - order["day"] <= RETURN_WINDOW_DAYS
+    if not order:
+        return False
+    return order["status"] == "delivered" and ctx.today - order["day"] <= RETURN_WINDOW_DAYS
 
 
 @fn(reads=("runtime.wishlists.*",) + PRODUCTS)

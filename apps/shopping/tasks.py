@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
 from simweb.decompose import Part
+from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
-from simweb.worlddb import day_to_date
 from simweb.verifiers import shopping as V
+from simweb.worlddb import day_to_date
 
 from .functions import date_label, money
 
@@ -296,7 +296,7 @@ class CompareProducts(ShopTask):
         for _ in range(200):
             r = rng.choice(self.RATINGS)
             try:
-                a = pick_product(app, rng, lambda x: x["rating"] == r and x["review_count"] >= 2, tries=3000)
+                a = pick_product(app, rng, lambda x, r=r: x["rating"] == r and x["review_count"] >= 2, tries=3000)
             except RuntimeError:
                 continue
             peers = app.world.search("", category=a["category_id"], sort="reviews", per_page=100)["items"]
@@ -464,7 +464,7 @@ class BuyWithCoupon(ShopTask):
         u = pick_user(app, rng, lambda u: len(app.world.addresses(u["id"])) >= 1)
         for _ in range(400):
             a = pick_product(app, rng, lambda x: plain(x) and in_stock(x))
-            b = pick_product(app, rng, lambda x: plain(x) and in_stock(x) and x["id"] != a["id"])
+            b = pick_product(app, rng, lambda x, a=a: plain(x) and in_stock(x) and x["id"] != a["id"])
             code = V.usable_coupon(app, rng, [a, b])
             if code:
                 addr = app.world.addresses(u["id"])[0]      # the default comes first
@@ -535,7 +535,8 @@ class ReturnOrder(ShopTask):
 
     def sample(self, app, rng):
         today = app.spec.clock["start_day"]
-        ok = lambda o: o["status"] == "delivered" and today - o["day"] <= 30
+        def ok(o):
+            return o["status"] == "delivered" and today - o["day"] <= 30
         u = pick_user(app, rng, lambda u: any(ok(o) for o in app.world.orders(u["id"])), tries=3000)
         o = rng.choice([o for o in app.world.orders(u["id"]) if ok(o)])
         return {"user_id": u["id"], "order_id": o["id"], "reason": rng.choice(sorted(self.REASONS))}
@@ -808,7 +809,8 @@ class CartCleanup(ShopTask):
         a, b = ((pid, None, None) for pid in p["products"][:2])
         uid = p["user_id"]
         others = {k: q for k, q in V.cart_lines_of(V.cart_items(start, uid)).items() if k not in (a, b)}
-        rest = lambda ls: {k: q for k, q in ls.items() if k not in (a, b)}
+        def rest(ls):
+            return {k: q for k, q in ls.items() if k not in (a, b)}
         wl = start["runtime"]["wishlists"].get(str(uid)) or []
         return Effect((
             V.cart_where(uid, lambda ls: ls.get(a) == p["qty"] and rest(ls) == others,

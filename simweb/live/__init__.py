@@ -12,12 +12,11 @@
   site or a simweb app run in-process, for offline tests.
 """
 
+from .commands import ActionError, Command, browsergym_to_command, scale_coordinate, translate, webgym_to_command
 from .compare import compare_runs, match_bids, write_report
 from .env import LiveEnv, build_axtree, label_elements
 from .omnibox import Element, Instance, OmniboxClient, OmniboxError, PageInfo, Rect, Region, ScreenshotInfo
-from .tasks import (FactGroup, LiveTask, TaskFormatError, dump_tasks, export_task, load_tasks, start_url,
-                    to_webgym)
-from .commands import ActionError, Command, browsergym_to_command, scale_coordinate, translate, webgym_to_command
+from .tasks import FactGroup, LiveTask, TaskFormatError, dump_tasks, export_task, load_tasks, start_url, to_webgym
 
 __all__ = [
     "ActionError", "Command", "Element", "FactGroup", "Instance", "LiveEnv", "LiveTask", "OmniboxClient",

@@ -30,8 +30,7 @@ import gymnasium as gym
 from ..episode import EPISODE_OVER, Episode, observation_space
 from ..spaces import JsonValue
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
-from .omnibox import (Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo,
-                      centre_in_viewport, role_of)
+from .omnibox import Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo, centre_in_viewport, role_of
 from .tasks import LiveTask, load_tasks
 
 __all__ = ["LiveEnv", "build_axtree", "label_elements"]
@@ -265,9 +264,10 @@ class LiveEnv(gym.Env):
             if command.element is not None:
                 self._element_command(command)
             elif command.name is not None:
+                args = command.args
                 if command.name == "visit_page":
-                    command = Command("visit_page", {"url": _absolute(str(command.args["url"]), self._url)})
-                self._send(command.name, command.args)
+                    args = {"url": _absolute(str(args["url"]), self._url)}
+                self._send(command.name, args)
         except _StepError as exc:
             return str(exc)
         except OmniboxError as exc:
@@ -324,6 +324,7 @@ class LiveEnv(gym.Env):
 
     def _select(self, e: Element, label: str | None) -> None:
         """Choose an option: ``e`` is the option, or the select and ``label`` the option's label."""
+        option: Element | None
         if e.role == "option":
             option = e
         else:

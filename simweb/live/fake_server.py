@@ -374,7 +374,7 @@ class _Browser:
         elif command == "tab_and_enter":
             listed = [i for i in self.listed() if self.page().elements[i].tag != "option"]
             after = [i for i in listed if self.focus is None or i > self.focus]
-            self.focus = (after or listed or [None])[0]
+            self.focus = after[0] if after else listed[0] if listed else None
             if self.focus is not None:
                 self.enter()
         elif command == "sleep":
@@ -428,7 +428,7 @@ class _AppBrowser(_Browser):
         import simweb
         from simweb.browsing import origin
 
-        self.env = simweb.make(app, seed=world_seed, **({"size": size} if size else {}))
+        self.env = simweb.make(app, seed=world_seed, size=size) if size else simweb.make(app, seed=world_seed)
         self.origin = origin(app)
         self.env.reset(seed=0)
         self._cache: tuple[str, _Page, list[Any]] | None = None
@@ -586,6 +586,8 @@ class FakeOmnibox:
     def url(self) -> str:
         """The base URL, e.g. ``http://127.0.0.1:40123``."""
         host, port = self._server.server_address[:2]
+        if isinstance(host, bytes):  # typed for AF_UNIX too; this is a TCP server
+            host = host.decode()
         return f"http://{host}:{port}"
 
     def start(self) -> FakeOmnibox:

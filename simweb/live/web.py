@@ -71,14 +71,14 @@ class SiteBackend(ChromiumBackend):
     """WebEnv's backend: Chromium on any site. There is no simweb state: what the episode
     reads is the chat (the agent's answer), kept by the env."""
 
-    env: "WebEnv"
+    env: WebEnv
 
     def execute(self, action: str) -> str | None:
         self.env._stamp()   # bids of a page that changed since the last observation
         return self.env.execute(action)
 
     def state(self) -> dict:
-        return {"browser": {"chat": self.env._chat}}
+        return {"browser": {"chat": self.env._chat_log}}
 
     def observe(self, state: dict) -> dict[str, Any]:
         self.env._stamp()
@@ -115,11 +115,11 @@ class WebEnv(BrowserEnv):
         self._owns_browser = browser is None
         self._context: Any = None
         self._closed = False
-        self.server = None
+        self.server = None   # type: ignore[assignment]  # no simweb server: the paths that use it are overridden
         self.app = None   # type: ignore[assignment]
         self.base_url = ""
         self._state = None
-        self._chat: list[dict[str, str]] = []
+        self._chat_log: list[dict[str, str]] = []
         try:
             if browser is None:
                 from playwright.sync_api import sync_playwright
@@ -141,7 +141,7 @@ class WebEnv(BrowserEnv):
         if not url:
             raise ValueError("WebEnv.reset needs options={'url': ...} (or WebEnv(start_url))")
         self._new_context()
-        self._chat = []
+        self._chat_log = []
         self.episode.begin(None, None, None, goal=str(options.get("goal", "")))
         self.episode.last_error = self.execute(f"goto({str(url)!r})") or ""
         state = self.backend.state()
@@ -174,10 +174,10 @@ class WebEnv(BrowserEnv):
         return full
 
     def _do_send_msg_to_user(self, text: str) -> None:
-        self._chat.append({"role": "assistant", "message": str(text)})
+        self._chat_log.append({"role": "assistant", "message": str(text)})
 
     def _do_report_infeasible(self, reason: str) -> None:
-        self._chat.append({"role": "infeasible", "message": str(reason)})
+        self._chat_log.append({"role": "infeasible", "message": str(reason)})
 
     # ------------------------------------------------------------------ no simweb state
     def served_state(self) -> dict:
@@ -189,7 +189,7 @@ class WebEnv(BrowserEnv):
     def restore(self, state: dict) -> None:
         raise LiveStateError("a live site has no simweb state to restore")
 
-    def fork(self) -> "WebEnv":
+    def fork(self) -> WebEnv:
         raise LiveStateError("a live site cannot be forked (it has no simweb state)")
 
     def state_hash(self) -> str:

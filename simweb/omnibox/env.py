@@ -222,6 +222,7 @@ class OmniboxSimEnv:
             if ok:
                 ok, out = run("keypress", {"keys": str(args[1]).split("+")})
         elif name == "goto":
+            assert self.instance is not None
             page = self._ok("POST", "/execute", body={"get_page_metadata": {}, **self.instance})
             ok, out = run("visit_page", {"url": urllib.parse.urljoin(page["url"], str(args[0]))})
         elif name == "go_back":

@@ -949,7 +949,7 @@ class CatalogBuilder(WorldBuilder):
             series = r.choice(_SERIES) if r.below(100) < 35 else ""
             # "Corduroy Corduroys" / "Fleece Fleece Jacket" read badly: drop the material.
             shown_desc = "" if noun.split(" ")[0].lower().startswith(desc.split(" ")[-1].lower()) else desc
-            words = (brand, series, adj, shown_desc, noun)
+            words: tuple[str, ...] = (brand, series, adj, shown_desc, noun)
         elif style == "tech":
             model = r.choice(_MODEL_LETTERS) + r.choice(_MODEL_NUMBERS)
             tier = adj if r.below(100) < 40 else ""
@@ -1142,11 +1142,11 @@ class CatalogBuilder(WorldBuilder):
         self.p.advance()
 
     def _facets(self) -> None:
-        counts: dict[tuple[int, str, int], int] = {}
+        counts: dict[tuple[int | None, str, int], int] = {}   # (category or None, kind, key)
 
         def add(leaf: int, kind: str, key: int, n: int) -> None:
             for cid in (0, _PARENT[leaf], leaf):
-                k = (cid, kind, key)  # type: ignore[assignment]
+                k = (cid, kind, key)
                 counts[k] = counts.get(k, 0) + n
 
         for leaf, n, in_stock in self.db.execute(

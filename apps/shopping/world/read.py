@@ -778,7 +778,8 @@ class ShopWorld(WorldFile):
         def count_ge(child: str) -> Any:
             return lambda v: (f"(SELECT count(*) FROM {child} c WHERE c.user_id = users.id) >= ?", [int(v)])
 
-        spec: dict[str, dict[str, Any]] = {
+        # table -> filter name -> value -> (SQL condition, its parameters)
+        spec: dict[str, Any] = {
             "products": {
                 "in_stock": flag("stock > 0", "stock = 0"),
                 "on_sale": flag("list_price_cents > price_cents", "list_price_cents = price_cents"),

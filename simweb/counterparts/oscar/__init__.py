@@ -157,7 +157,7 @@ class Oscar(Counterpart):
             raise CounterpartError(f"oscar: no seeded user {username!r}")
         return row["email"]
 
-    def sign_in(self, env: "WebEnv", username: str) -> None:
+    def sign_in(self, env: WebEnv, username: str) -> None:
         """Log in through Oscar's own login form in the env's browser."""
         base = self.url
         if base is None:

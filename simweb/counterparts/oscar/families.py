@@ -21,11 +21,20 @@ pattern that accepts both (``Add to cart`` / ``Add to basket``).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..portable import (Instance, PortableFamily, answer_check, check, collateral, field_check, passed,
-                        refusal_check, verdict)
+from ..portable import (
+    Instance,
+    PortableFamily,
+    answer_check,
+    check,
+    collateral,
+    field_check,
+    refusal_check,
+    verdict,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..base import Counterpart
@@ -42,7 +51,7 @@ def _app() -> Any:
     return shop_app()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _instance(sim_task: str, seed: int) -> tuple[str, dict]:
     app = _app()
     inst = app.tasks[sim_task].instantiate(app, seed)
@@ -96,7 +105,7 @@ def _option_value(raw: Any) -> Any:
         return raw
 
 
-def live_collateral(cp: "Counterpart", claimed: Callable[["Change"], bool] | None = None) -> list[dict]:
+def live_collateral(cp: Counterpart, claimed: Callable[[Change], bool] | None = None) -> list[dict]:
     """The collateral checks: every change outside Oscar's bookkeeping (the counterpart's
     ``bookkeeping_tables`` / ``bookkeeping_fields``) that is not ``claimed``."""
     _, damage = collateral(cp, lambda c: claimed is not None and claimed(c))
@@ -160,7 +169,7 @@ class ProductPrice(ShopFamily):
     def extra(self, p: dict) -> dict:
         return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         facts = [answer_check("money", answer, inst.params["price_cents"], "price")]
         return verdict(facts, live_collateral(cp))
 
@@ -185,7 +194,7 @@ class AddToCart(ShopFamily):
     def extra(self, p: dict) -> dict:
         return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:
             user = user_pk(conn, p["username"])
@@ -202,10 +211,10 @@ class AddToCart(ShopFamily):
         return find_product(inst.params["name"]) + [s.Click(role="button", name=ADD)]
 
 
-def _line_change(c: "Change", line_ids: set[int]) -> bool:
+def _line_change(c: Change, line_ids: set[int]) -> bool:
     """A change of one of the task's own basket lines (its row or its option values)."""
     if c.table == "basket_line":
-        return c.pk and c.pk[0] in line_ids
+        return bool(c.pk) and c.pk[0] in line_ids
     if c.table == "basket_lineattribute":
         row = c.after if c.op == "insert" else c.before
         return bool(row) and row.get("line_id") in line_ids
@@ -226,7 +235,7 @@ class AddWithOptions(ShopFamily):
     def extra(self, p: dict) -> dict:
         return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:
             user = user_pk(conn, p["username"])
@@ -272,7 +281,7 @@ class WriteReview(ShopFamily):
     def extra(self, p: dict) -> dict:
         return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn, cp.pristine_connect() as old:
             user = user_pk(conn, p["username"])
@@ -291,7 +300,7 @@ class WriteReview(ShopFamily):
                  field_check(f"about {p['name']}", best and best["product_id"], pk)]
         rid = best["id"] if best else None
 
-        def claimed(c: "Change") -> bool:
+        def claimed(c: Change) -> bool:
             if c.table == "reviews_productreview":
                 return rid is not None and c.pk == (rid,)
             # Oscar keeps the product's average score on the product row.
@@ -327,7 +336,7 @@ class BuyProduct(ShopFamily):
         return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"]), "street": a["street"],
                 "city": a["city"]}
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn, cp.pristine_connect() as old:
             user = user_pk(conn, p["username"])
@@ -353,7 +362,7 @@ class BuyProduct(ShopFamily):
                  field_check(f"{p['method']} shipping", order and order["shipping_code"], p["method"]),
                  field_check(f"to {p['address']}", order and f"{order['line1']}, {order['line4']}",
                              f"{p['street']}, {p['city']}", text=True)]
-        def claimed(c: "Change") -> bool:
+        def claimed(c: Change) -> bool:
             # Placing an order writes the order's rows, allocates stock
             # and queues the confirmation email (locmem: never sent).
             if c.table.startswith("order_") and c.op == "insert":
@@ -420,7 +429,7 @@ class CancelShipped(ShopFamily):
         # the list on both sides).
         return "/accounts/profile/"
 
-    def live_verify(self, cp: "Counterpart", inst: Instance, answer: str | None, refused: bool) -> dict:
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:
             row = conn.execute("SELECT status FROM order_order WHERE number = ?", (str(p["order_id"]),)).fetchone()

@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 
 def money(cents: int) -> Decimal:
@@ -67,8 +68,8 @@ def main(payload_file: str) -> None:
         partner, _ = Partner.objects.get_or_create(name="Simshop")
         goods, _ = ProductClass.objects.get_or_create(name="Goods", defaults={"requires_shipping": True,
                                                                              "track_stock": True})
-        products: dict[int, object] = {}
-        records: dict[int, object] = {}
+        products: dict[int, Any] = {}   # Django model instances (untyped)
+        records: dict[int, Any] = {}
         for p in payload["products"]:
             prod = Product.objects.create(title=p["name"], upc=p["sku"], product_class=goods,
                                           structure=Product.STANDALONE, description=p["description"],
@@ -114,7 +115,7 @@ def main(payload_file: str) -> None:
                 shipping_incl_tax=money(o["shipping_cents"]), shipping_excl_tax=money(o["shipping_cents"]),
                 shipping_method=o["shipping_method"].capitalize(), shipping_code=o["shipping_method"],
                 shipping_address=ship, status=o["status"].replace("_", " ").capitalize(),
-                date_placed=datetime.fromisoformat(o["date"]).replace(tzinfo=timezone.utc))
+                date_placed=datetime.fromisoformat(o["date"]).replace(tzinfo=UTC))
             for it in o["items"]:
                 prod = products.get(it["product_id"])
                 price = money(it["price_cents"])
