@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from simweb.functions import Ctx, FunctionTable, entity_row, overlay
 from simweb.functions import to_int as _int
 from simweb.kits.auth import add_auth_functions
+from simweb.kits.cards import add_card_functions
 from simweb.worlddb import date_to_day, day_to_date
 
 from .world import MAX_NIGHTS, YEAR_DAYS, is_weekend_night, night_cents
@@ -64,6 +65,7 @@ def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
 # ----------------------------------------------------------------------------- users and sessions
 
 current_user, find_login = add_auth_functions(FUNCTIONS)   # the auth kit's (simweb/kits/auth.py)
+add_card_functions(FUNCTIONS)                               # luhn_ok, card_expired (simweb/kits/cards.py)
 
 
 def _contribution(b: dict | None) -> int:
@@ -410,34 +412,6 @@ def quote(ctx: Ctx) -> dict | None:
     pts = int(co.get("points") or 0)
     return {"subtotal": sub, "discount": disc, "code": c["code"] if c else None, "points": pts,
             "points_cents": pts * POINT_CENTS, "total": max(0, sub - disc - pts * POINT_CENTS)}
-
-
-@fn()
-def luhn_ok(ctx: Ctx, number: str | None) -> bool:
-    """The Luhn checksum every real card number satisfies."""
-    digits = [int(d) for d in str(number or "") if d.isdigit()]
-    if len(digits) < 13 or len(digits) != len(str(number)):
-        return False
-    total = 0
-    for i, d in enumerate(reversed(digits)):
-        if i % 2:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
-
-@fn()
-def card_expired(ctx: Ctx, mmyy: str | None) -> bool:
-    """Whether a card expiry 'MM/YY' lies before the simulated today's month."""
-    mm, _, yy = str(mmyy or "").partition("/")
-    try:
-        when = (2000 + int(yy), int(mm))
-    except ValueError:
-        return True
-    d = day_to_date(ctx.today)
-    return when < (d.year, d.month)
 
 
 @fn()

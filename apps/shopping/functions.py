@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, new_rows, overlay
 from simweb.kits.auth import add_auth_functions
+from simweb.kits.cards import add_card_functions
 from simweb.worlddb import day_to_date
 
 from .world import FILTERABLE_ATTRS, SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
@@ -65,6 +66,7 @@ def product(ctx: Ctx, pid: Any) -> dict | None:
 
 
 current_user, find_login = add_auth_functions(FUNCTIONS)   # the auth kit's (simweb/kits/auth.py)
+add_card_functions(FUNCTIONS)                               # luhn_ok, card_expired (simweb/kits/cards.py)
 
 
 @fn(reads=("world.users", "runtime.entities.users.*"))
@@ -416,30 +418,6 @@ def postal_code_error(ctx: Ctx, country: str | None, code: str | None) -> str | 
     if not re.fullmatch(rule[0], str(code or "").strip()):
         return rule[1]
     return None
-
-
-@fn()
-def luhn_ok(ctx: Ctx, number: str | None) -> bool:
-    """The Luhn checksum every real card number satisfies."""
-    digits = [int(d) for d in str(number or "") if d.isdigit()]
-    if len(digits) < 13 or len(digits) != len(str(number).replace(" ", "")):
-        return False
-    total = 0
-    for i, d in enumerate(reversed(digits)):
-        if i % 2:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
-
-@fn()
-def card_expired(ctx: Ctx, mmyy: str | None) -> bool:
-    """Whether a card expiry 'MM/YY' lies before the simulated today."""
-    mm, _, yy = str(mmyy or "").partition("/")
-    d = day_to_date(ctx.today)
-    return (2000 + int(yy), int(mm)) < (d.year, d.month)
 
 
 @fn()
