@@ -260,11 +260,14 @@ class Bookkeeping:
 
     _heads: frozenset[str] = field(init=False, repr=False, compare=False)
     _patterns: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    #: whether any side-effect rule is tied to judged rows (only then is Involved needed)
+    echoes: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Most tolerated paths are whole top-level keys (counters, timers): one set lookup.
         object.__setattr__(self, "_heads", frozenset(p for p in self.paths if "." not in p and "*" not in p))
         object.__setattr__(self, "_patterns", tuple(p for p in self.paths if p not in self._heads))
+        object.__setattr__(self, "echoes", any(r.echo_of for rules in self.new_rows.values() for r in rules))
 
     def tolerates(self, change: Change, involved: Involved | None = None) -> bool:
         """Whether ``change`` is bookkeeping. Without ``involved`` (no effect at hand, as
@@ -426,7 +429,7 @@ def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | N
         passed, detail = c.test(app, start, final, answer)
         checks.append(check(c.name, passed, c.weight, detail))
     bookkeeping: Bookkeeping = getattr(app.spec, "bookkeeping", None) or Bookkeeping()
-    involved = Involved.of(claimed, changes, bookkeeping.references)
+    involved = Involved.of(claimed, changes, bookkeeping.references) if bookkeeping.echoes else None
     damage = [c for c in changes if c.path not in claimed and not _claimed_row(c, claimed)
               and not bookkeeping.tolerates(c, involved)]
     return _verdict(checks, damage)
