@@ -1,8 +1,8 @@
 """One episode, whatever performs its actions.
 
 Every simweb env (in-process :class:`simweb.env.SimEnv`, Chromium's
-:class:`simweb.browser.BrowserEnv`, any website's :class:`simweb.live.web.WebEnv`, and,
-for their bookkeeping, the protocol clients :class:`simweb.live.env.LiveEnv` and
+:class:`simweb.browser.BrowserEnv`, any website's :class:`simweb.live.web.WebEnv`, and
+the Omniboxes protocol clients :class:`simweb.live.env.LiveEnv` and
 :class:`simweb.omnibox.env.OmniboxSimEnv`) runs its episodes through an :class:`Episode`:
 
 - task lookup (an unknown id gets the registry's "did you mean");
@@ -13,6 +13,7 @@ for their bookkeeping, the protocol clients :class:`simweb.live.env.LiveEnv` and
 - observation assembly (the shared keys, :func:`observation_space`) and ``info``.
 
 A backend only performs actions and reads state: the small :class:`Backend` protocol.
+Every env's ``step`` is :meth:`Episode.step` on its backend.
 
     episode = Episode(app, reward="progress")
     episode.begin(task, start_state, verdict, budget=start.budget)
@@ -114,6 +115,13 @@ class Backend(Protocol):
 
     def page_info(self, state: dict) -> dict[str, Any]:
         """What ``info`` says about the page shown (page, status, site_error)."""
+
+    # Two optional methods, for the clients of a remote protocol (an Omniboxes server),
+    # which translate actions into its commands and are judged by the server:
+    #
+    #   perform(action) -> (label, error): take ``action`` in any form the backend accepts
+    #       (it replaces intake + execute); ``label`` is the observation's ``last_action``.
+    #   verdict(state) -> dict | None: the verdict, made by the backend instead of the app.
 
 
 class Episode:
@@ -272,17 +280,29 @@ class Episode:
         if self.ended is not None:
             self.last_action, self.last_error = str(action), EPISODE_OVER
             state = backend.state()
-            info = self.info(backend, state, self.verdict(state))
+            obs = self.observation(backend, state)
+            info = self.info(backend, state, self.judge(backend, state))
             info["episode_over"] = True
-            return self.observation(backend, state), 0.0, self.ended[0], self.ended[1], info
-        text, error = self.intake(action, backend.viewport, backend.execute)
-        self.last_action = text
-        self.last_error = error or backend.execute(text) or ""
+            return obs, 0.0, self.ended[0], self.ended[1], info
+        perform = getattr(backend, "perform", None)
+        if perform is not None:
+            self.last_action, error = perform(action)
+            self.last_error = error or ""
+        else:
+            text, error = self.intake(action, backend.viewport, backend.execute)
+            self.last_action = text
+            self.last_error = error or backend.execute(text) or ""
         self.step_count += 1
         state = backend.state()
-        verdict = self.verdict(state)
+        verdict = self.judge(backend, state)
         reward, terminated, truncated = self.score(verdict, answer_of(state) is not None)
         return self.observation(backend, state), reward, terminated, truncated, self.info(backend, state, verdict)
+
+    def judge(self, backend: Backend, state: dict) -> dict | None:
+        """The verdict on ``state``: the backend's own if it has one (a server judges), else
+        the app's (:meth:`verdict`)."""
+        own = getattr(backend, "verdict", None)
+        return own(state) if own is not None else self.verdict(state)
 
     # ------------------------------------------------------------------ observation and info
     def observation(self, backend: Backend, state: dict) -> dict[str, Any]:

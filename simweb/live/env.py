@@ -27,13 +27,13 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..episode import EPISODE_OVER, Episode, observation_space
+from ..episode import Episode, observation_space
 from ..spaces import JsonValue
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
 from .omnibox import Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo, centre_in_viewport, role_of
 from .tasks import LiveTask, load_tasks
 
-__all__ = ["LiveEnv", "build_axtree", "label_elements"]
+__all__ = ["LiveEnv", "OmniboxesBackend", "build_axtree", "label_elements"]
 
 #: Roles whose element takes typed keys (a press goes to them after a click focuses them).
 _TEXT_ROLES = frozenset({"textbox", "searchbox", "combobox", "spinbutton"})
@@ -102,6 +102,46 @@ class _StepError(Exception):
     """An action that cannot be carried out (its message becomes ``last_action_error``)."""
 
 
+class OmniboxesBackend:
+    """LiveEnv's backend (:class:`simweb.episode.Backend`): actions become Omniboxes
+    commands (WebGym's action forms included, by :func:`simweb.live.commands.translate`),
+    and the state is the agent's chat. A page is observed once per action: a step after
+    the episode ended (which performs nothing) shows the last observation again."""
+
+    viewport = None   # actions are taken as given (perform), never translated by the episode
+
+    def __init__(self, env: LiveEnv):
+        self.env = env
+        self._page: dict[str, Any] | None = None   # the last observation's page keys
+        self._errors: list[str] = []               # queries that failed while taking them
+
+    def forget(self, errors: list[str] | None = None) -> None:
+        """The page changed: the next observation queries the server (``errors``: failures
+        met already, e.g. while opening the page, reported with the observation's)."""
+        self._page = None
+        self._errors = list(errors or [])
+
+    def perform(self, action: Any) -> tuple[str, str]:
+        self.forget()
+        return (action if isinstance(action, str) else repr(action)), self.env._perform(action)
+
+    def execute(self, action: str) -> str | None:
+        return self.perform(action)[1] or None
+
+    def state(self) -> dict:
+        return {"browser": {"chat": self.env._chat()}}
+
+    def observe(self, state: dict) -> dict[str, Any]:
+        if self._page is None:
+            self._page = self.env._observe_page(self._errors)
+        else:
+            self._errors = []   # nothing was queried
+        return dict(self._page)
+
+    def page_info(self, state: dict) -> dict[str, Any]:
+        return self.env._info(self._errors)
+
+
 class LiveEnv(gym.Env):
     """Real websites behind simweb's env interface, through an Omniboxes server.
 
@@ -122,8 +162,8 @@ class LiveEnv(gym.Env):
     ``focused_element_bid`` (the element this env last clicked or filled on this page)
     and ``step``.
 
-    Reward: there is no judge here, so the reward is always 0.  ``info`` carries what an
-    external judge needs: ``task_id``, ``fact_groups``, ``definite_answer``, ``answer``,
+    Reward: there is no judge here, so the reward is always 0 and ``info["verdict"]`` is
+    None.  ``info`` carries what an external judge needs: ``task_id``, ``fact_groups``, ``definite_answer``, ``answer``,
     ``infeasible``, ``needs_judge`` (True), plus ``step``, ``budget``, ``commands`` (the
     Omniboxes commands sent for the action), ``command`` (the last of them) and
     ``observe_errors`` (queries that failed while observing).
@@ -181,12 +221,13 @@ class LiveEnv(gym.Env):
         self._title = ""
         self._focused: str | None = None   # page id of the element last clicked or filled
         self._sent: list[dict[str, Any]] = []
-        # The shared episode bookkeeping (step counter, budget, episode-over rule); there is
-        # no simweb app here, so no verdict: the reward is 0 and an answer ends the episode.
+        # The shared episode (step counter, budget, episode-over rule, observation and
+        # info assembly); there is no simweb app here, so no verdict: the reward is 0 and
+        # an answer ends the episode.
         self.episode = Episode(None, cap=None)
+        self.backend = OmniboxesBackend(self)
         self._answer: str | None = None
         self._infeasible: str | None = None
-        self._last_obs: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ gymnasium API
 
@@ -212,37 +253,17 @@ class LiveEnv(gym.Env):
         except OmniboxError as exc:
             self.viewport = DEFAULT_VIEWPORT
             errors.append(str(exc))
-        error = self._run(Command("visit_page", {"url": _absolute(task.website)}))
-        obs = self._observe("", error, errors)
-        return obs, self._info(errors)
+        self.episode.last_error = self._run(Command("visit_page", {"url": _absolute(task.website)}))
+        self.backend.forget(errors)
+        state = self.backend.state()
+        return self.episode.observation(self.backend, state), self.episode.info(self.backend, state, None)
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
-        """Perform one action; see the class docstring."""
+        """Perform one action (:meth:`simweb.episode.Episode.step` through
+        :class:`OmniboxesBackend`); see the class docstring."""
         if self.instance is None or self.task is None:
             raise RuntimeError("LiveEnv.step() called before reset()")
-        label = action if isinstance(action, str) else repr(action)
-        ended = self.episode.ended
-        if ended is not None:   # nothing runs: the last observation, with the shared message
-            obs = dict(self._last_obs or {}, last_action=label, last_action_error=EPISODE_OVER)
-            return obs, 0.0, ended[0], ended[1], dict(self._info([]), episode_over=True)
-        self.episode.step_count += 1
-        answered = False
-        self._sent = []
-        error = ""
-        try:
-            command = translate(action, viewport=self.viewport, homepage_url=self.task.website)
-        except ActionError as exc:
-            command, error = None, str(exc)
-        if command is not None:
-            error = self._run(command)
-            if command.terminal:
-                answered = True
-                self._answer = command.answer
-                self._infeasible = command.infeasible
-        reward, terminated, truncated = self.episode.score(None, answered)
-        errors: list[str] = []
-        obs = self._observe(label, error, errors)
-        return obs, reward, terminated, truncated, self._info(errors)
+        return self.episode.step(self.backend, action)
 
     def close(self) -> None:
         """Release the browser instance (a failed release only warns)."""
@@ -257,6 +278,20 @@ class LiveEnv(gym.Env):
         raise KeyError(bid)
 
     # ------------------------------------------------------------------ actions
+
+    def _perform(self, action: Any) -> str:
+        """Translate ``action`` and carry it out; the error message or ""."""
+        assert self.task is not None
+        self._sent = []
+        try:
+            command = translate(action, viewport=self.viewport, homepage_url=self.task.website)
+        except ActionError as exc:
+            return str(exc)
+        error = self._run(command)
+        if command.terminal:
+            self._answer = command.answer
+            self._infeasible = command.infeasible
+        return error
 
     def _run(self, command: Command) -> str:
         """Carry out a command (resolving an element command); the error message or ""."""
@@ -368,7 +403,9 @@ class LiveEnv(gym.Env):
         self.elements = label_elements(regions, self.info_numbering, self.viewport)
         return shot
 
-    def _observe(self, last_action: str, error: str, errors: list[str]) -> dict[str, Any]:
+    def _observe_page(self, errors: list[str]) -> dict[str, Any]:
+        """The page's observation keys (the episode fills in goal, last action, chat and
+        step); failed queries are added to ``errors``."""
         assert self.instance is not None and self.task is not None
         inst = self.instance
         try:
@@ -386,23 +423,21 @@ class LiveEnv(gym.Env):
             text = ""
             errors.append(str(exc))
         focused = next((e.id for e in self.elements if e.page_id == self._focused), "")
-        obs = {
+        return {
             "url": self._url,
-            "goal": self.episode.goal,
+            "goal": "",
             "axtree": build_axtree(self._title, self.elements, text),
             "html": "",
             "screenshot": shot if self.screenshots else b"",
-            "last_action": last_action,
-            "last_action_error": error,
+            "last_action": "",
+            "last_action_error": "",
             "open_pages_urls": [self._url],
             "open_pages_titles": [self._title],
             "active_page_index": 0,
-            "chat_messages": self._chat(),
+            "chat_messages": [],
             "focused_element_bid": focused,
-            "step": self.episode.step_count,
+            "step": 0,
         }
-        self._last_obs = obs
-        return obs
 
     # ------------------------------------------------------------------ internals
 

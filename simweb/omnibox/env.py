@@ -29,7 +29,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from ..episode import EPISODE_OVER, Episode, observation_space
+from ..episode import Episode, observation_space
 from ..registry import app_of_task, step_cap
 from ..spaces import JsonValue
 from ..taskmodel import episode_budget
@@ -43,6 +43,51 @@ class OmniboxEnvError(RuntimeError):
 
 class _Unsupported(Exception):
     pass
+
+
+class ProtocolBackend:
+    """OmniboxSimEnv's backend (:class:`simweb.episode.Backend`): an action becomes
+    protocol commands, the verdict is the server's (``/simweb/verdict``, with the answer the
+    client keeps), the state is the agent's chat. The page and the verdict are read once per
+    action: a step after the episode ended (which performs nothing) asks the server nothing."""
+
+    viewport = None   # actions are taken as given (perform), never translated by the episode
+
+    def __init__(self, env: OmniboxSimEnv):
+        self.env = env
+        self._page: dict[str, Any] | None = None
+        self._verdict: dict | None = None
+        self._judged = False
+
+    def forget(self) -> None:
+        """The page changed: the next observation and verdict ask the server."""
+        self._page, self._verdict, self._judged = None, None, False
+
+    def perform(self, action: Any) -> tuple[str, str]:
+        self.forget()
+        return str(action), self.env._take(action)
+
+    def execute(self, action: str) -> str | None:
+        return self.perform(action)[1] or None
+
+    def state(self) -> dict:
+        answer = self.env.answer
+        return {"browser": {"chat": [{"role": "assistant", "message": answer}] if answer is not None else []}}
+
+    def verdict(self, state: dict) -> dict | None:
+        if not self._judged:
+            body = {"answer": self.env.answer} if self.env.answer is not None else {}
+            self._verdict = self.env._ext("POST", "verdict", body=body)["verdict"]
+            self._judged = True
+        return self._verdict
+
+    def observe(self, state: dict) -> dict[str, Any]:
+        if self._page is None:
+            self._page = self.env._observe_page()
+        return dict(self._page)
+
+    def page_info(self, state: dict) -> dict[str, Any]:
+        return {"answer": self.env.answer}
 
 
 class OmniboxSimEnv:
@@ -62,6 +107,7 @@ class OmniboxSimEnv:
         self.server = server.rstrip("/")
         self.api_key = api_key
         self.episode = Episode(None, reward=reward, end_on_success=end_on_success, max_steps=max_steps)
+        self.backend = ProtocolBackend(self)
         self.observation_space = observation_space(screenshot=JsonValue(bytes))
         self.screenshots = screenshots
         self.lifetime_mins = lifetime_mins
@@ -71,7 +117,6 @@ class OmniboxSimEnv:
         self.task: dict[str, Any] | None = None
         self.answer: str | None = None
         self.calls = 0
-        self._verdict: dict | None = None
 
     @property
     def max_steps(self) -> int:
@@ -121,13 +166,13 @@ class OmniboxSimEnv:
         started = self._ext("POST", "start", task=options.get("task") or "", app=options.get("app") or "",
                             seed=int(seed or 0))
         self.answer = None
-        self._verdict = None
+        self.backend.forget()
         self.task = self._ext("GET", "verdict")["task"]
         task = self.task or {}
         self.episode.cap = step_cap(app_of_task(task["id"])) if task.get("id") else None
         self.episode.begin(None, None, None, goal=task.get("goal", ""), kind=task.get("kind"),
                            budget=task.get("budget") or episode_budget(None, cap=None))
-        obs = self._observe("", "")
+        obs = self.episode.observation(self.backend, self.backend.state())
         return obs, {"start": started["url"], "task": self.task, "instance": dict(self.instance)}
 
     def _lease(self) -> dict[str, str]:
@@ -141,31 +186,21 @@ class OmniboxSimEnv:
             time.sleep(0.2)
 
     def step(self, action: str) -> tuple[dict, float, bool, bool, dict]:
-        """Perform one BrowserGym action string through the protocol."""
+        """Perform one BrowserGym action string through the protocol
+        (:meth:`simweb.episode.Episode.step` through :class:`ProtocolBackend`)."""
         if self.instance is None:
             raise RuntimeError("OmniboxSimEnv.step() called before reset()")
-        ended = self.episode.ended
-        if ended is not None:   # nothing runs: the last observation, with the shared message
-            obs = dict(self._last, last_action=str(action), last_action_error=EPISODE_OVER)
-            return obs, 0.0, ended[0], ended[1], {"verdict": self._verdict, "answer": self.answer, "episode_over": True}
+        return self.episode.step(self.backend, action)
+
+    def _take(self, action: Any) -> str:
+        """Parse ``action`` and carry it out through the protocol; the error message or ""."""
         from ..actions import ActionError, parse_action
 
-        error = ""
         try:
             parsed = parse_action(action)
-            error = self._perform(parsed.name, list(parsed.args))
-        except ActionError as exc:
-            error = str(exc)
-        except _Unsupported as exc:
-            error = str(exc)
-        self.episode.step_count += 1
-        body = {"answer": self.answer} if self.answer is not None else {}
-        judged = self._ext("POST", "verdict", body=body)
-        verdict = judged["verdict"]
-        reward, terminated, truncated = self.episode.score(verdict, self.answer is not None)
-        self._verdict = verdict
-        obs = self._observe(action, error)
-        return obs, reward, terminated, truncated, {"verdict": verdict, "answer": self.answer}
+            return self._perform(parsed.name, list(parsed.args))
+        except (ActionError, _Unsupported) as exc:
+            return str(exc)
 
     def close(self) -> None:
         """Release the instance."""
@@ -250,17 +285,14 @@ class OmniboxSimEnv:
         status, raw = self._call("GET", "/screenshot", dict(self.instance, interaction_mode="set_of_marks"))
         return raw if status == 200 else b""
 
-    def _observe(self, action: str, error: str) -> dict[str, Any]:
+    def _observe_page(self) -> dict[str, Any]:
+        """The page's observation keys (the episode fills in goal, last action, chat and step)."""
         shot = self._screenshot()
         seen = self._ext("GET", "observe")
-        chat = [{"role": "assistant", "message": self.answer}] if self.answer is not None else []
-        obs = {"url": seen["url"], "goal": self.episode.goal, "axtree": seen["axtree"], "html": "",
-               "screenshot": shot if self.screenshots else b"", "last_action": action, "last_action_error": error,
-               "open_pages_urls": [seen["url"]], "active_page_index": 0,
-               "focused_element_bid": seen["focused_element_bid"], "chat_messages": chat,
-               "step": self.episode.step_count}
-        self._last = obs
-        return obs
+        return {"url": seen["url"], "goal": "", "axtree": seen["axtree"], "html": "",
+                "screenshot": shot if self.screenshots else b"", "last_action": "", "last_action_error": "",
+                "open_pages_urls": [seen["url"]], "active_page_index": 0,
+                "focused_element_bid": seen["focused_element_bid"], "chat_messages": [], "step": 0}
 
     def __enter__(self) -> OmniboxSimEnv:
         return self
