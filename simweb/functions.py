@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .urls import safe_next
+from .urls import qs, safe_next
 
 
 @dataclass
@@ -219,6 +219,7 @@ def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[
         "at_least": AppFunction("at_least", at_least, (), at_least.__doc__ or ""),
         "next_states": AppFunction("next_states", next_states, (), next_states.__doc__ or ""),
         "safe_next": AppFunction("safe_next", safe_next, (), safe_next.__doc__ or ""),
+        "qs": AppFunction("qs", qs, (), qs.__doc__ or ""),
     }
 
 

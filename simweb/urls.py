@@ -5,11 +5,14 @@ it cannot leave the site in any browser. ``safe_next`` (an engine function every
 can call, e.g. after signing in) and the server's own check of every ``Location`` use
 it; ``safe_href`` is the template filter for URLs that come from user content or a
 restored state (a link post's target), so no page renders ``javascript:`` or another
-scheme a click would run.
+scheme a click would run. ``query_string`` (the engine function ``qs``) writes the query
+of a filter or pagination link, the same way in every app.
 """
 from __future__ import annotations
 
-from urllib.parse import unquote, urlsplit
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote, urlencode, urlsplit
 
 #: Schemes a rendered link may use.
 LINK_SCHEMES = ("http", "https", "mailto")
@@ -69,3 +72,35 @@ def safe_href(url: object) -> str:
     if parts.scheme.lower() != "mailto" and not parts.netloc:
         return "#"
     return url
+
+
+def query_string(base: Mapping[str, Any] | None = None, **changes: Any) -> str:
+    """The query of a link that keeps ``base`` (the page's current query values) with
+    ``changes`` applied: ``'?k=v&...'``, or ``''`` when nothing is left.
+
+    - a value None, '', False or [] leaves its key out (how a change removes a filter);
+    - ``page`` 1 is left out (the first page is the listing itself, one URL for both);
+    - a list gives its key once per item, in order, its None and '' items left out;
+    - True is written ``1``, any other value with ``str``;
+    - keys come in sorted order, so a link's URL does not depend on how its query was put
+      together (the same filters, the same URL).
+
+    It is a suffix for a path (``'/search' + qs(...)``); a link to the current path with no
+    query at all is ``qs(...) or '?'`` (an empty ``href`` would keep the current query)."""
+    merged = dict(base or {})
+    merged.update(changes)
+    pairs: list[tuple[str, str]] = []
+    for key in sorted(merged):
+        value = merged[key]
+        if value is None or value is False or value == "" or value == [] or (key == "page" and value == 1):
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if item is None or item == "":
+                continue
+            pairs.append((key, "1" if item is True else str(item)))
+    return "?" + urlencode(pairs) if pairs else ""
+
+
+def qs(ctx: object, base: Mapping[str, Any] | None = None, **changes: Any) -> str:
+    """A link's query: ``base`` with ``changes`` (see :func:`query_string`)."""
+    return query_string(base, **changes)

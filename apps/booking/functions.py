@@ -11,7 +11,6 @@ import re
 from datetime import date as _date
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, overlay
 from simweb.functions import to_int as _int
@@ -531,14 +530,6 @@ def deals(ctx: Ctx, page: Any) -> dict:
         c["property"] = ctx.world.property(c["property_id"]) if c["property_id"] else None
     return {"total": total, "page": n, "pages": pages, "items": items}
 
-
-@fn()
-def qs(ctx: Ctx, base: dict | None = None, **changes: Any) -> str:
-    """A query string from ``base`` with ``changes`` (None or '' removes a key)."""
-    merged = {k: v for k, v in dict(base or {}).items()}
-    merged.update(changes)
-    pairs = [(k, v) for k, v in merged.items() if v not in (None, "", [])]
-    return urlencode(pairs, doseq=True)
 
 
 @fn()

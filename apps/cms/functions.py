@@ -11,7 +11,6 @@ import re
 from datetime import date as _date
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, merged_rows, overlay
 from simweb.functions import to_int as _int
@@ -526,14 +525,6 @@ def parse_moment(ctx: Ctx, day_text: Any, time_text: Any) -> int | None:
         return None
     return d * 86400 + int(m.group(1)) * 3600 + int(m.group(2)) * 60
 
-
-@fn()
-def qs(ctx: Ctx, base: dict | None = None, **changes: Any) -> str:
-    """A query string from ``base`` with ``changes``, leaving out empty values."""
-    merged = dict(base or {})
-    merged.update(changes)
-    pairs = [(k, v) for k, v in merged.items() if v not in (None, "", [], False)]
-    return ("?" + urlencode(pairs)) if pairs else ""
 
 
 @fn()

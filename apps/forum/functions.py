@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 from simweb.functions import (
     Ctx,
@@ -688,19 +688,6 @@ def window_options(ctx: Ctx) -> list[list[str]]:
     return [["day", "Past 24 hours"], ["week", "Past week"], ["month", "Past month"], ["year", "Past year"],
             ["all", "All time"]]
 
-
-@fn()
-def qs(ctx: Ctx, base: dict | None = None, **changes: Any) -> str:
-    """A query string from ``base`` with ``changes`` (None or '' removes a key)."""
-    merged = dict(base or {})
-    merged.update(changes)
-    pairs = []
-    for k in sorted(merged):
-        v = merged[k]
-        if v in (None, "", False, []) or (k == "page" and v == 1):
-            continue
-        pairs.append((k, str(v)))
-    return "?" + urlencode(pairs) if pairs else "?"
 
 
 @fn()

@@ -10,7 +10,6 @@ import re
 from datetime import date as _date
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, merged_rows, new_rows, overlay
 from simweb.functions import to_int as _int
@@ -577,21 +576,6 @@ def parse_day(ctx: Ctx, text: Any) -> int | None:
     except ValueError:
         return None
 
-
-@fn()
-def qs(ctx: Ctx, base: dict | None = None, **changes: Any) -> str:
-    """A query string from ``base`` with ``changes``, leaving out empty values."""
-    merged = dict(base or {})
-    merged.update(changes)
-    pairs = []
-    for k, v in merged.items():
-        if v is None or v == "" or v == [] or v is False:
-            continue
-        if isinstance(v, list):
-            pairs += [(k, x) for x in v if x not in (None, "")]
-        else:
-            pairs.append((k, v))
-    return ("?" + urlencode(pairs)) if pairs else ""
 
 
 @FUNCTIONS.filter

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlencode
 
 from simweb.functions import Ctx, FunctionTable, entity_row, new_rows, overlay
 from simweb.kits.auth import add_auth_functions
@@ -424,23 +423,6 @@ def postal_code_error(ctx: Ctx, country: str | None, code: str | None) -> str | 
 def day_label(ctx: Ctx, day: Any) -> str:
     return date_label(day_to_date(int(day))) if day is not None else ""
 
-
-@fn()
-def qs(ctx: Ctx, base: dict | None = None, **changes: Any) -> str:
-    """A query string from ``base`` with ``changes`` (None or '' removes a key); for
-    pagination and filter links that keep the other filters."""
-    merged = {k: v for k, v in (base or {}).items()}
-    merged.update(changes)
-    pairs = []
-    for k in sorted(merged):
-        v = merged[k]
-        if v in (None, "", False, []):
-            continue
-        if k == "page" and v == 1:
-            continue
-        for item in (v if isinstance(v, list) else [v]):
-            pairs.append((k, "1" if item is True else str(item)))
-    return "?" + urlencode(pairs) if pairs else ""
 
 
 # ----------------------------------------------------------------------------- filters

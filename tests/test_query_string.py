@@ -1,0 +1,54 @@
+"""The engine's one query-string function for links (``qs`` in specs and templates)."""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+import simweb
+from simweb.functions import FunctionTable
+from simweb.urls import query_string
+
+from conftest import APPS
+
+
+@pytest.mark.parametrize("base, changes, expected", [
+    ({"q": "red shoes", "sort": "new"}, {"page": 3}, "?page=3&q=red+shoes&sort=new"),
+    ({"sort": "new", "q": "x"}, {}, "?q=x&sort=new"),             # sorted: one URL for the same filters
+    ({"q": "x", "sort": "new"}, {"sort": None}, "?q=x"),           # a change to None removes the key
+    ({"q": "x"}, {"q": ""}, ""),                                    # nothing left: no query at all
+    ({"q": "x"}, {"page": 1}, "?q=x"),                              # page 1 is the listing itself
+    ({"label": ["bug", None, "", "ui"]}, {}, "?label=bug&label=ui"),  # a list repeats its key
+    ({"stock": True, "sale": False, "tags": []}, {}, "?stock=1"),
+    (None, {"a": 0}, "?a=0"),                                       # 0 is a value, not an absence
+    ({"q": "a&b=c"}, {}, "?q=a%26b%3Dc"),
+])
+def test_query_string(base, changes, expected):
+    assert query_string(base, **changes) == expected
+
+
+def test_every_app_gets_qs_from_the_engine_and_none_defines_its_own():
+    table = FunctionTable()
+    assert "qs" in table.merged_with_builtins()
+
+    @table.function()
+    def qs(ctx, base=None):   # an app's own copy shadows the engine's: refused
+        return ""
+
+    with pytest.raises(ValueError, match="shadows an engine function"):
+        table.merged_with_builtins()
+
+
+@pytest.mark.parametrize("app", [a for a in ("forum", "booking") if a in APPS])
+def test_paged_links_keep_the_query_and_the_first_page_is_the_bare_listing(app):
+    env = simweb.make(app, seed=0)
+    url = {"forum": "/search?q=the&page=2", "booking": "/deals?page=2"}[app]
+    obs, *_ = env.step(f"goto('{url}')")
+    prev = re.search(r'bid="page-prev" href="([^"]*)"', obs["html"])
+    nxt = re.search(r'bid="page-next" href="([^"]*)"', obs["html"])
+    assert prev and nxt, obs["url"]
+    back, on = html.unescape(prev.group(1)), html.unescape(nxt.group(1))
+    assert "page=" not in back and back.startswith("?") and "page=3" in on
+    if app == "forum":
+        assert (back, on) == ("?q=the", "?page=3&q=the")
