@@ -1423,6 +1423,38 @@ class BusiestAssignee(TaskTemplate):
         return Effect(checks=(V.listed([p["top"]], "busiest assignee", prefix="@"),))
 
 
+# ----------------------------------------------------------------------------- swaps in a milestone
+
+def swap_facts(p: dict, filtered: str, group: str, done: str, each: Callable[[int], tuple[str, str]]
+               ) -> list[FactGroup]:
+    """The fact groups of a swap: the list filtered to the milestone's open issues that have
+    the old value (``filtered``), then group ``group``: on each issue ``#n`` the two facts
+    ``each(n)`` (the old value gone, the new one there)."""
+    return [fg("filters", "The right issues are found", filtered, f"milestone {p['milestone']}", "open issues only"),
+            fg(group, done, *[f for n in p["iids"] for f in each(n)])]
+
+
+def swap_oracle(app: Any, p: dict, filters: list[str], swap: list[str]) -> list[str]:
+    """Filter the project's issue list (``filters``, then apply), then on each issue the
+    ``swap`` actions (remove the old value, add the new)."""
+    proj = app.world.project(p["project_id"])
+    acts = to_project(proj) + ["click('project-issues')", *filters, "click('f-apply')"]
+    for n in p["iids"]:
+        acts += find_issue(proj, n) + swap
+    return acts
+
+
+def swap_effect(app: Any, p: dict, start: dict, column: str, old: int, new: int) -> Effect:
+    """Each issue of the swap has ``new`` in place of ``old`` in ``column`` (assignees,
+    labels), the column's other values kept."""
+    out = []
+    for i in p["issue_ids"]:
+        row = start_row(app, start, "issues", i)
+        want = [x for x in row[column] if x != old] + [new]
+        out.append(V.issue(i, f"issue #{row['iid']}", **{column: same_set(want)}))
+    return Effect(tuple(out))
+
+
 class HandOverIssues(TaskTemplate):
     id = "issues/hand_over_issues"
     kind = "state"
@@ -1454,27 +1486,16 @@ class HandOverIssues(TaskTemplate):
                 f"assign @{p['to']} instead, keeping any other assignees. Leave every other issue alone.")
 
     def facts(self, app, p):
-        return [fg("filters", "The right issues are found", f"assigned to @{p['from']}", f"milestone {p['milestone']}",
-                   "open issues only"),
-                fg("handed", "Each is handed over",
-                   *[f for n in p["iids"] for f in (f"@{p['from']} unassigned from #{n}", f"@{p['to']} assigned to #{n}")])]
+        return swap_facts(p, f"assigned to @{p['from']}", "handed", "Each is handed over",
+                          lambda n: (f"@{p['from']} unassigned from #{n}", f"@{p['to']} assigned to #{n}"))
 
     def oracle(self, app, p):
-        proj = app.world.project(p["project_id"])
-        acts = to_project(proj) + ["click('project-issues')", f"fill('f-assignee', {p['from']!r})",
-                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
-        for n in p["iids"]:
-            acts += find_issue(proj, n) + [f"click('unassign-{p['from_id']}')",
-                                           f"select_option('assign-user', '@{p['to']}')", "click('assign-submit')"]
-        return acts
+        return swap_oracle(app, p, [f"fill('f-assignee', {p['from']!r})", f"select_option('f-milestone', {p['milestone']!r})"],
+                           [f"click('unassign-{p['from_id']}')", f"select_option('assign-user', '@{p['to']}')",
+                            "click('assign-submit')"])
 
     def effect(self, app, p, start):
-        out = []
-        for i in p["issue_ids"]:
-            row = start_row(app, start, "issues", i)
-            want = [a for a in row["assignees"] if a != p["from_id"]] + [p["to_id"]]
-            out.append(V.issue(i, f"issue #{row['iid']}", assignees=same_set(want)))
-        return Effect(tuple(out))
+        return swap_effect(app, p, start, "assignees", p["from_id"], p["to_id"])
 
 
 class RelabelInMilestone(TaskTemplate):
@@ -1509,27 +1530,16 @@ class RelabelInMilestone(TaskTemplate):
                 f"instead. Leave every other issue and label alone.")
 
     def facts(self, app, p):
-        return [fg("filters", "The right issues are found", f"label {p['old']}", f"milestone {p['milestone']}",
-                   "open issues only"),
-                fg("relabelled", "Each has the new label instead of the old one",
-                   *[f for n in p["iids"] for f in (f"#{n} without {p['old']}", f"#{n} with {p['new']}")])]
+        return swap_facts(p, f"label {p['old']}", "relabelled", "Each has the new label instead of the old one",
+                          lambda n: (f"#{n} without {p['old']}", f"#{n} with {p['new']}"))
 
     def oracle(self, app, p):
-        proj = app.world.project(p["project_id"])
-        acts = to_project(proj) + ["click('project-issues')", f"check('f-label-{p['old_id']}')",
-                                   f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')"]
-        for n in p["iids"]:
-            acts += find_issue(proj, n) + [f"click('label-remove-{p['old_id']}')",
-                                           f"select_option('label-select', {p['new']!r})", "click('label-submit')"]
-        return acts
+        return swap_oracle(app, p, [f"check('f-label-{p['old_id']}')", f"select_option('f-milestone', {p['milestone']!r})"],
+                           [f"click('label-remove-{p['old_id']}')", f"select_option('label-select', {p['new']!r})",
+                            "click('label-submit')"])
 
     def effect(self, app, p, start):
-        out = []
-        for i in p["issue_ids"]:
-            row = start_row(app, start, "issues", i)
-            want = [x for x in row["labels"] if x != p["old_id"]] + [p["new_id"]]
-            out.append(V.issue(i, f"issue #{row['iid']}", labels=same_set(want)))
-        return Effect(tuple(out))
+        return swap_effect(app, p, start, "labels", p["old_id"], p["new_id"])
 
 
 TASKS: list[TaskTemplate] = [
