@@ -95,6 +95,20 @@ def open_basket_lines(conn: Any, user: int | None) -> list[dict]:
     return out
 
 
+def task_keys(conn: Any, p: dict) -> tuple[int | None, int | None]:
+    """The Oscar pks of the task's user (``username``) and product (``sku``)."""
+    return user_pk(conn, p["username"]), product_pk(conn, p["sku"])
+
+
+def basket_of(cp: Counterpart, p: dict) -> tuple[list[dict], list[dict]]:
+    """The task user's open basket lines (see :func:`open_basket_lines`), and those of the
+    task's product."""
+    with cp.connect() as conn:
+        user, pk = task_keys(conn, p)
+        lines = open_basket_lines(conn, user)
+    return lines, [ln for ln in lines if ln["product_id"] == pk]
+
+
 def _option_value(raw: Any) -> Any:
     """Oscar stores line attribute values as JSON (a quoted string for a select)."""
     import json
@@ -160,14 +174,19 @@ class ShopFamily(PortableFamily):
         return out
 
 
-class ProductPrice(ShopFamily):
+class ProductFamily(ShopFamily):
+    """A family about one product of the simweb task (``product_id``): the live verifier
+    finds it in Oscar by its SKU."""
+
+    def extra(self, params: dict) -> dict:
+        return {"product_ids": [params["product_id"]], "sku": _sku(params["product_id"])}
+
+
+class ProductPrice(ProductFamily):
     id = f"{PAIR}/product_price"
     kind = "info"
     sim_task = "shopping/product_price"
     description = "Look up a product's price (search, open, read)"
-
-    def extra(self, p: dict) -> dict:
-        return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
 
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         facts = [answer_check("money", answer, inst.params["price_cents"], "price")]
@@ -185,22 +204,15 @@ METHODS = ("standard", "express", "overnight")
 CART = re.compile(r"^(view )?(cart|basket)\b", re.I)
 
 
-class AddToCart(ShopFamily):
+class AddToCart(ProductFamily):
     id = f"{PAIR}/add_to_cart"
     kind = "search"
     sim_task = "shopping/add_to_cart"
     description = "Find a product by searching its name and add one to the cart"
 
-    def extra(self, p: dict) -> dict:
-        return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
-
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
-        with cp.connect() as conn:
-            user = user_pk(conn, p["username"])
-            pk = product_pk(conn, p["sku"])
-            lines = open_basket_lines(conn, user)
-        mine = [ln for ln in lines if ln["product_id"] == pk]
+        lines, mine = basket_of(cp, p)
         facts = [check(f"{p['name']} is in the cart", bool(mine), f"basket lines: {_show_lines(lines)}"),
                  field_check("quantity 1", sum(ln["quantity"] for ln in mine) if mine else None, 1)]
         ids = {ln["id"] for ln in mine[:1]}
@@ -226,22 +238,15 @@ def _show_lines(lines: list[dict]) -> str:
                      for ln in lines) or "none"
 
 
-class AddWithOptions(ShopFamily):
+class AddWithOptions(ProductFamily):
     id = f"{PAIR}/add_with_options"
     kind = "form"
     sim_task = "shopping/add_with_options"
     description = "Fill the product form: size, color, quantity, add to cart"
 
-    def extra(self, p: dict) -> dict:
-        return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
-
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
-        with cp.connect() as conn:
-            user = user_pk(conn, p["username"])
-            pk = product_pk(conn, p["sku"])
-            lines = open_basket_lines(conn, user)
-        mine = [ln for ln in lines if ln["product_id"] == pk]
+        lines, mine = basket_of(cp, p)
         # The line that best matches (a right-size line beats a wrong one), as simweb judges one cart item.
         best = max(mine, key=lambda ln: (ln["options"].get("size") == p["size"],
                                          ln["options"].get("color") == p["color"], ln["quantity"] == p["qty"],
@@ -272,20 +277,16 @@ class AddWithOptions(ShopFamily):
             s.Click(role=("link", "button"), name=CART)]
 
 
-class WriteReview(ShopFamily):
+class WriteReview(ProductFamily):
     id = f"{PAIR}/write_review"
     kind = "flow"
     sim_task = "shopping/write_review"
     description = "Post a review: search, open the product, open the review form, fill it, submit"
 
-    def extra(self, p: dict) -> dict:
-        return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"])}
-
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn, cp.pristine_connect() as old:
-            user = user_pk(conn, p["username"])
-            pk = product_pk(conn, p["sku"])
+            user, pk = task_keys(conn, p)
             before = {r["id"] for r in old.execute("SELECT id FROM reviews_productreview")}
             new = [dict(r) for r in conn.execute(
                 "SELECT id, product_id, user_id, score, title, body FROM reviews_productreview ORDER BY id")
@@ -320,7 +321,7 @@ class WriteReview(ShopFamily):
             s.Click(role="button", name=re.compile(r"^(submit|save) review$", re.I))]
 
 
-class BuyProduct(ShopFamily):
+class BuyProduct(ProductFamily):
     id = f"{PAIR}/checkout"
     kind = "flow"
     sim_task = "shopping/buy_product"
@@ -333,8 +334,7 @@ class BuyProduct(ShopFamily):
 
     def extra(self, p: dict) -> dict:
         a = _app().world.address(p["address_id"])
-        return {"product_ids": [p["product_id"]], "sku": _sku(p["product_id"]), "street": a["street"],
-                "city": a["city"]}
+        return {**super().extra(p), "street": a["street"], "city": a["city"]}
 
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
