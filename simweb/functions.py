@@ -133,6 +133,11 @@ class FunctionTable:
 
         return deco
 
+    def row(self, ctx: Ctx, table: str, eid: Any) -> dict | None:
+        """A row of ``table`` as the backend has it now (:func:`entity_row` with this
+        table's entity loaders): what an app's functions read entities with."""
+        return entity_row(ctx.world, ctx.state, self.entity_loaders, table, eid)
+
     def merged_with_builtins(self) -> dict[str, AppFunction]:
         """App functions plus the engine's own (entity access), as one mapping."""
         table = dict(self.functions)
@@ -244,6 +249,15 @@ def merged_rows(world: Any, state: dict, table: str, world_rows: list[dict], *,
     if include is not None:
         out.extend(r for r in new_rows(world, state, table) if include(r))
     return out
+
+
+def paged(rows: list, page: Any, per_page: int) -> dict:
+    """Page ``page`` (a route or form value; clamped to 1..pages) of ``rows``:
+    ``{total, page, pages, items}``, what the engine's pager template reads."""
+    total = len(rows)
+    pages = max(1, -(-total // per_page))
+    number = min(max(1, to_int(page) or 1), pages)
+    return {"total": total, "page": number, "pages": pages, "items": rows[(number - 1) * per_page: number * per_page]}
 
 
 def thread(rows: list[dict], *, parent: str = "parent_id", key: Callable[[dict], Any] | None = None

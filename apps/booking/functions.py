@@ -12,7 +12,7 @@ from datetime import date as _date
 from functools import lru_cache
 from typing import Any
 
-from simweb.functions import Ctx, FunctionTable, entity_row, overlay
+from simweb.functions import Ctx, FunctionTable, overlay, paged
 from simweb.functions import to_int as _int
 from simweb.kits.auth import add_auth_functions
 from simweb.kits.cards import add_card_functions
@@ -57,8 +57,7 @@ def _load_room(world: Any, rid: int) -> dict | None:
     return world.room_type(rid)
 
 
-def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
-    return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
+_entity = FUNCTIONS.row
 
 
 # ----------------------------------------------------------------------------- users and sessions
@@ -332,16 +331,11 @@ def search(ctx: Ctx, city: str, q: str, st: dict, guests: Any, stars: Any, sort:
     elif dated:
         rows.sort(key=lambda r: (r["best"] is None, r["best"]["total_cents"] if r["best"] else 0, r["p"]["id"]))
     available = sum(1 for r in rows if r["best"] is not None)
-    out = _paged(rows, page, PER_PAGE)
+    out = paged(rows, page, PER_PAGE)
     out["available"] = available
     return out
 
 
-def _paged(rows: list, page: Any, per_page: int) -> dict:
-    total = len(rows)
-    pages = max(1, -(-total // per_page))
-    page = min(max(1, _int(page) or 1), pages)
-    return {"total": total, "page": page, "pages": pages, "items": rows[(page - 1) * per_page: page * per_page]}
 
 
 # ----------------------------------------------------------------------------- holds and checkout

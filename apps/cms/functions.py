@@ -12,7 +12,7 @@ from datetime import date as _date
 from functools import lru_cache
 from typing import Any
 
-from simweb.functions import Ctx, FunctionTable, entity_row, merged_rows, overlay
+from simweb.functions import Ctx, FunctionTable, merged_rows, overlay, paged
 from simweb.functions import to_int as _int
 from simweb.kits.auth import add_auth_functions
 from simweb.worlddb import date_to_day, day_to_date
@@ -79,15 +79,8 @@ def _load_menu_item(world: Any, iid: int) -> dict | None:
     return world.menu_item(iid)
 
 
-def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
-    return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
+_entity = FUNCTIONS.row
 
-
-def _paged(rows: list, page: Any, per_page: int = PER_PAGE) -> dict:
-    total = len(rows)
-    pages = max(1, -(-total // per_page))
-    page = min(max(1, _int(page) or 1), pages)
-    return {"total": total, "page": page, "pages": pages, "items": rows[(page - 1) * per_page: page * per_page]}
 
 
 # ----------------------------------------------------------------------------- users and sessions
@@ -137,7 +130,7 @@ def all_users(ctx: Ctx, role: str = "", q: str = "") -> list[dict]:
 @fn(reads=USERS)
 def users_page(ctx: Ctx, role: str = "", q: str = "", page: Any = 1) -> dict:
     """One page of 50 staff accounts (filtered by role and a name fragment), by username."""
-    return _paged(all_users(ctx, role, q), page, 50)
+    return paged(all_users(ctx, role, q), page, 50)
 
 
 @fn()

@@ -20,7 +20,6 @@ from urllib.parse import urlsplit
 from simweb.functions import (
     Ctx,
     FunctionTable,
-    entity_row,
     merged_rows,
     new_rows,
     overlay,
@@ -84,8 +83,7 @@ def _world_subscription(world: Any, uid: str, cid: str) -> bool:
     return int(uid) <= world.max_id("users") and int(cid) in world.subscriptions(int(uid))
 
 
-def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
-    return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
+_entity = FUNCTIONS.row
 
 
 def _rt(ctx: Ctx, key: str) -> dict:

@@ -11,7 +11,7 @@ from datetime import date as _date
 from functools import lru_cache
 from typing import Any
 
-from simweb.functions import Ctx, FunctionTable, entity_row, merged_rows, new_rows, overlay
+from simweb.functions import Ctx, FunctionTable, merged_rows, new_rows, overlay, paged
 from simweb.functions import to_int as _int
 from simweb.kits.auth import add_auth_functions
 from simweb.worlddb import date_to_day, day_to_date
@@ -68,8 +68,7 @@ def _load_notification(world: Any, nid: int) -> dict | None:
     return world.notification(nid)
 
 
-def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
-    return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
+_entity = FUNCTIONS.row
 
 
 # ----------------------------------------------------------------------------- users and sessions
@@ -112,14 +111,9 @@ def all_projects(ctx: Ctx, q: str = "", page: int = 1, per_page: int = PER_PAGE)
     key = str(q or "").strip().lower()
     rows = [p for p in ctx.world.projects() if key in p["path"] or key in p["description"].lower()]
     rows.sort(key=lambda p: (p["path"], p["id"]))
-    return _paged(rows, page, per_page)
+    return paged(rows, page, per_page)
 
 
-def _paged(rows: list, page: Any, per_page: int) -> dict:
-    total = len(rows)
-    pages = max(1, -(-total // per_page))
-    page = min(max(1, _int(page) or 1), pages)
-    return {"total": total, "page": page, "pages": pages, "items": rows[(page - 1) * per_page: page * per_page]}
 
 
 def _membership(ctx: Ctx, pid: int, uid: int) -> dict | None:
@@ -523,12 +517,12 @@ def added(ctx: Ctx, new: Any, old: Any) -> list:
 def my_notifications(ctx: Ctx, page: Any = 1) -> dict:
     """The signed-in user's notifications, newest first, one page of 20."""
     if ctx.user is None:
-        return _paged([], 1, PER_PAGE)
+        return paged([], 1, PER_PAGE)
     uid = int(ctx.user)
     rows = merged_rows(ctx.world, ctx.state, "notifications", ctx.world.notifications(uid),
                        include=lambda r: r["user_id"] == uid)
     rows.sort(key=lambda r: (-r["day"], -r["id"]))
-    return _paged(rows, page, PER_PAGE)
+    return paged(rows, page, PER_PAGE)
 
 
 @fn(reads=NOTIFS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from simweb.functions import Ctx, FunctionTable, entity_row, new_rows, overlay
+from simweb.functions import Ctx, FunctionTable, new_rows, overlay
 from simweb.kits.auth import add_auth_functions
 from simweb.kits.cards import add_card_functions
 from simweb.worlddb import day_to_date
@@ -50,8 +50,7 @@ def _overlay(ctx: Ctx, table: str) -> dict:
     return overlay(ctx.state, table)
 
 
-def _entity(ctx: Ctx, table: str, eid: Any) -> dict | None:
-    return entity_row(ctx.world, ctx.state, FUNCTIONS.entity_loaders, table, eid)
+_entity = FUNCTIONS.row
 
 
 def _new_rows(ctx: Ctx, table: str) -> list[dict]:

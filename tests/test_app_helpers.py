@@ -1,4 +1,5 @@
-"""The engine's one query-string function for links (``qs`` in specs and templates)."""
+"""The engine helpers every app uses instead of a copy of its own: the query string of a
+link (``qs`` in specs and templates), a page of rows, an entity as it is now."""
 from __future__ import annotations
 
 import html
@@ -7,7 +8,7 @@ import re
 import pytest
 
 import simweb
-from simweb.functions import FunctionTable
+from simweb.functions import Ctx, FunctionTable, paged
 from simweb.urls import query_string
 
 from conftest import APPS
@@ -52,3 +53,26 @@ def test_paged_links_keep_the_query_and_the_first_page_is_the_bare_listing(app):
     assert "page=" not in back and back.startswith("?") and "page=3" in on
     if app == "forum":
         assert (back, on) == ("?q=the", "?page=3&q=the")
+
+
+@pytest.mark.parametrize("page, expected", [(None, 1), ("2", 2), (9, 3), (0, 1), ("x", 1)])
+def test_paged_clamps_the_page_and_slices_the_rows(page, expected):
+    out = paged(list(range(25)), page, 10)
+    assert (out["total"], out["pages"], out["page"]) == (25, 3, expected)
+    assert out["items"] == list(range(25))[(expected - 1) * 10: expected * 10]
+    assert paged([], 4, 10) == {"total": 0, "page": 1, "pages": 1, "items": []}
+
+
+def test_a_row_is_the_overlays_version_else_the_worlds():
+    table = FunctionTable()
+
+    @table.entity("notes")
+    def _note(world, nid):
+        return {"id": nid, "text": "world"} if nid < 5 else None
+
+    state = {"runtime": {"entities": {"notes": {"2": {"id": 2, "text": "edited"}, "3": None}}}}
+    ctx = Ctx(world=None, state=state)
+    assert table.row(ctx, "notes", 1) == {"id": 1, "text": "world"}
+    assert table.row(ctx, "notes", "2") == {"id": 2, "text": "edited"}
+    assert table.row(ctx, "notes", 3) is None and table.row(ctx, "notes", 7) is None   # deleted; never was
+    assert table.row(ctx, "notes", None) is None and table.row(ctx, "tags", 1) is None
