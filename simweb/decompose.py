@@ -28,7 +28,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .effects import Answer, Check, Effect, Gone, NewRow, Refusal, Row, Target, Value
+from .effects import Answer, Check, Effect, Gone, NewRow, Refusal, Row, Target, Value, shows
+from .verify import answer_check
 from .tasks import FactGroup, TaskTemplate
 from .worlddb import Rng
 
@@ -54,14 +55,33 @@ class Part:
     ``plan``: its oracle, actions taken only from what the agent sees.
     ``goal``: its goal text; empty: the engine words it from the parent's goal.
     ``extra``: pieces the parent's effect cannot hold because a later step of the parent
-    consumes them (the cart that checkout empties): ``extra(start) -> Effect``, added to
-    what ``keep`` selects."""
+    consumes them (the cart that checkout empties), or that no step of the parent leaves
+    behind (the filtered list shown on the way to an answer): ``extra(start) -> Effect``,
+    added to what ``keep`` selects.
+    ``kind``: the sub-task's kind; empty: "info" when it keeps its parent's answer,
+    otherwise "state" (its episode ends when it succeeds)."""
 
     groups: tuple[str | FactGroup, ...]
     keep: tuple[str, ...]
     plan: tuple[str, ...]
     goal: str = ""
     extra: Callable[[dict], Effect] | None = None
+    kind: str = ""
+
+    def sub_task_kind(self, parent: TaskTemplate) -> str:
+        """The kind of the sub-task this part makes of ``parent``."""
+        if self.kind:
+            return self.kind
+        return "info" if parent.kind == "info" and "answer" in self.keep else "state"
+
+
+def view_part(groups: tuple[str | FactGroup, ...], url: str, plan: Sequence[str], goal: str, *,
+              free: Sequence[str] = ()) -> Part:
+    """A part that is reaching a view of the site: the agent's browser ends on the page
+    ``url`` names with exactly its filters (:func:`simweb.effects.shows`; ``free`` query
+    keys may take any value). It fits the first step of "find the filtered list, then
+    answer or act on it": the parent's answer, or its changes, are then collateral."""
+    return Part(groups, (), tuple(plan), goal, extra=lambda start: Effect(checks=(shows(url, free=free),)))
 
 
 # ----------------------------------------------------------------------------- restriction
@@ -156,19 +176,23 @@ class SubTask(TaskTemplate):
     """Sub-task ``n`` (from 1) of a parent template: the parent's parameters, the parent's
     start, and the parent's ``n``-th :class:`Part` for goal, facts, oracle and effect."""
 
-    def __init__(self, parent: TaskTemplate, n: int):
+    def __init__(self, parent: TaskTemplate, n: int, kind: str | None = None):
         self.parent = parent
         self.n = n
+        self._kind = kind
         self.id = f"{parent.id}.{n}"
         self.title = f"{parent.title} (part {n})"
         self.start_url = parent.start_url
         self.sign_in = parent.sign_in
         self.may_refuse = False
 
-    # A part of an information task answers; a part of any other task changes the site
-    # (a template that may refuse splits only its feasible instances).
+    # As its part says (Part.sub_task_kind); without one, a part of an information task
+    # answers and a part of any other task changes the site (a template that may refuse
+    # splits only its feasible instances).
     @property
     def kind(self) -> str:  # type: ignore[override]
+        if self._kind is not None:
+            return self._kind
         return "info" if self.parent.kind == "info" else "state"
 
     def part(self, app: Any, p: dict[str, Any]) -> Part:
@@ -213,18 +237,33 @@ class SubTask(TaskTemplate):
     def effect(self, app: Any, p: dict[str, Any], start: dict) -> Effect:
         part = self.part(app, p)
         extra = part.extra(start) if part.extra is not None else None
-        if not part.keep:
+        whole = self.parent.effect_for(app, p, start)
+        kept = restrict(whole, part.keep) if part.keep else None
+        if kept is None:
             if extra is None:
                 raise ValueError(f"{self.id}: a part keeps nothing of the parent's effect and adds nothing")
-            return extra
-        kept = restrict(self.parent.effect_for(app, p, start), part.keep)
-        return kept + extra if extra is not None else kept
+            kept = extra
+        elif extra is not None:
+            kept = kept + extra
+        if whole.answer is not None and kept.answer is None:
+            kept = kept + Effect(checks=(_unanswered(whole.answer),))
+        return kept
 
     def setup(self, app: Any, state: dict, p: dict[str, Any]) -> None:
         self.parent.setup(app, state, p)
 
     def start_url_for(self, app: Any, p: dict[str, Any]) -> str:
         return self.parent.start_url_for(app, p)
+
+
+def _unanswered(answer: Answer) -> Check:
+    """The parent's question left for later: giving the parent's answer in a part that does
+    not ask for it is collateral (the rest of the parent, done anyway)."""
+    def test(app: Any, start: dict, final: dict, given: str | None) -> tuple[bool, str]:
+        said = answer_check(answer.kind, given, answer.expected, answer.label)
+        return not said["passed"], f"the answer {given!r} is the parent's" if said["passed"] else ""
+
+    return Check(f"the {answer.label} is not given yet", test, collateral=True)
 
 
 def sub_tasks(app: Any, template: TaskTemplate, seeds: Sequence[int] = range(8)) -> list[SubTask]:
@@ -237,7 +276,7 @@ def sub_tasks(app: Any, template: TaskTemplate, seeds: Sequence[int] = range(8))
         if decomposable(inst.fact_groups):
             parts = template.parts(app, inst.params)
             if parts:
-                return [SubTask(template, n) for n in range(1, len(parts) + 1)]
+                return [SubTask(template, n, part.sub_task_kind(template)) for n, part in enumerate(parts, 1)]
     return []
 
 
@@ -289,4 +328,4 @@ class TaskTable(dict):
             yield template, self.sub_tasks(tid)
 
 
-__all__ = ["Part", "SubTask", "TaskTable", "decomposable", "default_goal", "restrict", "sub_tasks"]
+__all__ = ["Part", "SubTask", "TaskTable", "decomposable", "default_goal", "restrict", "sub_tasks", "view_part"]
