@@ -33,8 +33,12 @@ from .verify import answer_check
 from .tasks import FactGroup, TaskTemplate
 from .worlddb import Rng
 
-#: How many parameter draws a sub-task may take to find a parent instance that splits.
-_SAMPLE_TRIES = 64
+#: How many parameter draws a sub-task may take to find a parent instance that splits
+#: (issues/unblock_and_close splits in about 1 instance of 40: 400 draws all miss with a
+#: chance of about 1 in 25,000).
+_SAMPLE_TRIES = 400
+#: The seeds at which a template is looked at for an instance that splits.
+FIND_SEEDS = range(64)
 
 _SUB_ID = re.compile(r"^(?P<parent>.+)\.(?P<n>[1-9][0-9]*)$")
 
@@ -204,8 +208,10 @@ class SubTask(TaskTemplate):
     def sample(self, app: Any, rng: Rng) -> dict[str, Any]:
         # The parent's draw, again until the instance splits into at least n parts (a
         # template's instances may differ, e.g. a feasible twin and a refusal).
+        # Each draw on a stream of its own, keyed by the sub-task's stream, as the parent's
+        # seeds are (one stream drawn on and on can stay in a region of the world).
         for _ in range(_SAMPLE_TRIES):
-            p = self.parent.sample(app, rng)
+            p = self.parent.sample(app, Rng.derive("sub-task", self.id, rng.next64()))
             if decomposable(self.parent.facts(app, p)) and len(self.parent.parts(app, p)) >= self.n:
                 return p
         raise RuntimeError(f"no instance of {self.parent.id} splits into {self.n} parts")
@@ -266,7 +272,34 @@ def _unanswered(answer: Answer) -> Check:
     return Check(f"the {answer.label} is not given yet", test, collateral=True)
 
 
-def sub_tasks(app: Any, template: TaskTemplate, seeds: Sequence[int] = range(8)) -> list[SubTask]:
+def unsplit_reason(template: TaskTemplate) -> str:
+    """Why a template whose instances may be decomposable yields no sub-tasks: it sets
+    ``splits = False`` and says why in ``split_reason`` (empty: it declares nothing)."""
+    if getattr(template, "splits", True) is not False:
+        return ""
+    return str(getattr(template, "split_reason", "") or "").strip()
+
+
+def unsplit_templates(app: Any, seeds: Sequence[int] = FIND_SEEDS) -> list[str]:
+    """The app's templates that have a decomposable instance among ``seeds`` yet yield no
+    sub-tasks and do not declare why (:func:`unsplit_reason`): each is a problem to fix,
+    by declaring its parts or the reason it cannot split."""
+    out = []
+    for tid, template in app.tasks.items():
+        if app.tasks.sub_tasks(tid):
+            continue
+        if getattr(template, "splits", True) is False:
+            if not unsplit_reason(template):
+                out.append(f"{tid} sets splits = False without a split_reason")
+            continue
+        hits = [seed for seed in seeds if decomposable(template.instantiate(app, seed).fact_groups)]
+        if hits:
+            out.append(f"{tid} is decomposable (seed {hits[0]}, WebGym's rule) but yields no sub-tasks: declare "
+                       f"parts(), or splits = False with a split_reason")
+    return out
+
+
+def sub_tasks(app: Any, template: TaskTemplate, seeds: Sequence[int] = FIND_SEEDS) -> list[SubTask]:
     """The sub-tasks of a template: as many as its first decomposable instance among
     ``seeds`` has parts (none if the template declares no parts or never splits)."""
     if isinstance(template, SubTask) or type(template).parts is TaskTemplate.parts:
@@ -328,4 +361,5 @@ class TaskTable(dict):
             yield template, self.sub_tasks(tid)
 
 
-__all__ = ["Part", "SubTask", "TaskTable", "decomposable", "default_goal", "restrict", "sub_tasks", "view_part"]
+__all__ = ["Part", "SubTask", "TaskTable", "decomposable", "default_goal", "restrict", "sub_tasks", "unsplit_reason",
+           "unsplit_templates", "view_part"]

@@ -1256,6 +1256,22 @@ class UnblockAndClose(TaskTemplate):
             acts += [f"click('link-{lid}')", "click('close-issue')", f"click('link-{lid}')"]
         return acts + ["click('close-issue')", f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
 
+    def parts(self, app, p):
+        # (Only instances with two blockers meet WebGym's rule.) Closing the blockers, and
+        # the comment, are each a task; closing the issue itself needs the blockers closed.
+        proj = app.world.project(p["project_id"])
+        there = open_to_issue(proj, p["iid"])
+        unblock = [a for lid in p["link_ids"] for a in (f"click('link-{lid}')", "click('close-issue')",
+                                                         f"click('link-{lid}')")]
+        bl = " and ".join(f"#{n}" for n in p["blocker_iids"])
+        return [Part(("blockers",), tuple(f"blocker #{n}" for n in p["blocker_iids"]), tuple(there + unblock),
+                     f"Issue #{p['iid']} in {p['project']} is blocked by open issues whose work is finished. Close "
+                     f"its open blockers ({bl}), but leave #{p['iid']} itself open for now. Do not touch any other "
+                     f"issue."),
+                Part(("comment",), (f"the comment on #{p['iid']}", f"issue #{p['iid']}.updated_day"), tuple(
+                    there + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]),
+                     f"Comment “{p['text']}” on issue #{p['iid']} in {p['project']}. Change nothing else.")]
+
     def effect(self, app, p, start):
         closed = [V.issue(b, f"blocker #{n}", state=eq("closed")) for b, n in zip(p["blocker_ids"], p["blocker_iids"])]
         return Effect((*closed, V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),
