@@ -140,15 +140,20 @@ def hold_part(s: dict) -> Part:
                 f"or booking yet.", extra=lambda start: Effect((held(s),)))
 
 
-def review_part(s: dict, group: FactGroup, plan: list[str], what: str, field: str, test: Callable[[Any], bool],
-                describe: str) -> Part:
+def review_part(s: dict, group: FactGroup, plan: list[str], what: str, guest: str, code: str | None = None,
+                points: int = 0) -> Part:
     """The booking form filled up to its review step, not confirmed: the hold, and the
-    checkout's ``field`` as the parent asks (every other step the form needs is part of it)."""
+    checkout holding what the parent's booking would record (main guest, code, points)
+    with a card given; every other step the form needs is part of it."""
     def checkout(co: Any) -> bool:
-        for key in field.split("."):
-            co = co.get(key) if isinstance(co, dict) else None
-        return test(co)
+        if not isinstance(co, dict) or not isinstance(co.get("guest"), dict) or not co.get("payment"):
+            return False
+        name = co["guest"].get("name")
+        return (isinstance(name, str) and name.strip().casefold() == guest.casefold()
+                and str(co.get("code") or "").strip().upper() == (code or "").upper()
+                and int(co.get("points") or 0) == points)
 
+    describe = f"guest {guest}, code {code or 'none'}, {points} points, a card given"
     return Part(("stay", group), (), tuple(plan[:-1]),
                 f"{what} Fill in the booking form up to its review step, but do not confirm the booking yet.",
                 extra=lambda start: Effect((held(s), Value(f"checkout.{s['user_id']}", where(checkout, describe),
@@ -488,9 +493,7 @@ class BookRoom(TaskTemplate):
         guest = self.facts(app, p)[1]
         return [hold_part(p),
                 review_part(p, guest, self.oracle(app, p), f"Start booking {stay_text(p)}, with {p['guest']} as the "
-                            f"main guest. {payment_text()}.", "guest.name",
-                            lambda v: isinstance(v, str) and v.strip().casefold() == p["guest"].casefold(),
-                            f"guest {p['guest']}")]
+                            f"main guest. {payment_text()}.", p["guest"])]
 
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
@@ -546,8 +549,7 @@ class BookWithCode(TaskTemplate):
         code = self.facts(app, p)[1]
         return [hold_part(p),
                 review_part(p, code, self.oracle(app, p), f"Start booking {stay_text(p)} for me, using the discount "
-                            f"code {p['code']}. {payment_text()}.", "code",
-                            lambda v: isinstance(v, str) and v.strip().upper() == p["code"].upper(), f"code {p['code']}")]
+                            f"code {p['code']}. {payment_text()}.", p["me"], code=p["code"])]
 
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
@@ -586,8 +588,8 @@ class BookWithPoints(TaskTemplate):
         points = self.facts(app, p)[1]
         return [hold_part(p),
                 review_part(p, points, self.oracle(app, p), f"Start booking {stay_text(p)} for me and use "
-                            f"{p['points']} of my loyalty points towards it. {payment_text()} for the rest.", "points",
-                            lambda v: v == p["points"], f"{p['points']} points")]
+                            f"{p['points']} of my loyalty points towards it. {payment_text()} for the rest.", p["me"],
+                            points=p["points"])]
 
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
