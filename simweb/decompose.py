@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .effects import Answer, Check, Effect, Gone, NewRow, Refusal, Row, Target, Value, shows
-from .verify import answer_check
 from .tasks import FactGroup, TaskTemplate
+from .verify import answer_check
 from .worlddb import Rng
 
 #: How many parameter draws a sub-task may take to find a parent instance that splits
