@@ -192,3 +192,14 @@ def test_a_view_check_on_an_unknown_page_is_an_error(shop):
     env, _, _ = shop
     with pytest.raises(ValueError, match="no page"):
         evaluate(env.app, Effect(checks=(shows("/no/such/page"),)), env.start_state(), env.state)
+
+
+@pytest.mark.parametrize("app", ["shopping", "forum", "issues", "cms", "booking"])
+def test_a_random_agent_almost_never_solves_a_sub_task(app):
+    """check_app's random agent, on every sub-task (the views included: a random walk
+    rarely lands on a page with exactly the asked filters)."""
+    from simweb.check import check_random_agent
+
+    env = simweb.make(app)
+    ids = [s.id for _, subs in env.app.tasks.with_sub_tasks() for s in subs]
+    assert ids and check_random_agent(env, (0,), ids) == []
