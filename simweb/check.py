@@ -9,8 +9,9 @@ the spec compiles; the world keeps its contract (:func:`simweb.world.check_world
 every difficulty; oracle plans reach a clean success at every seed; a random agent
 almost never succeeds; every state stays valid under random actions; a fork replays
 exactly as its parent; the same seed and actions give the same bytes; the red team pays
-nothing; every sub-task (simweb.decompose) reaches a clean success and pays the red team
-nothing; and, with ``browser=True``, every oracle runs identically in Chromium.
+nothing; every template that WebGym's rule lets split yields sub-tasks or says why not,
+and every sub-task (simweb.decompose) reaches a clean success, resists a random agent and
+pays the red team nothing; and, with ``browser=True``, every oracle runs identically in Chromium.
 The limits are the app's own (:class:`AppLimits` on its AppDefinition).
 """
 from __future__ import annotations
@@ -127,12 +128,14 @@ def random_action(obs: dict, rng: Rng, *, answers: bool = True) -> str:
             7: "click('no-such-bid')", 8: f"send_msg_to_user({text!r})"}[kind]
 
 
-def check_random_agent(env: Any, seeds: Iterable[int]) -> list[str]:
-    """A random agent almost never succeeds, and every state it reaches is valid."""
+def check_random_agent(env: Any, seeds: Iterable[int], tasks: Iterable[str] | None = None) -> list[str]:
+    """A random agent almost never succeeds, and every state it reaches is valid (on every
+    template, or on the ``tasks`` given)."""
     limits = env.app.definition.limits
     wins = runs = 0
     problems = []
-    for tid in env.app.tasks:
+    seeds = list(seeds)
+    for tid in (env.app.tasks if tasks is None else tasks):
         for seed in seeds:
             obs, info = env.reset(seed=seed, options={"task": tid})
             rng = Rng.derive("random-agent", tid, seed)
@@ -200,15 +203,25 @@ def check_red_team(app: str, seeds: Iterable[int]) -> list[str]:
             if a.paid or a.false_negative]
 
 
+def check_decomposition(env: Any) -> list[str]:
+    """Every template whose instances WebGym's rule lets split yields sub-tasks, or says
+    why it cannot (``splits = False`` with a ``split_reason``; simweb.decompose)."""
+    from .decompose import unsplit_templates
+
+    return unsplit_templates(env.app)
+
+
 def check_sub_tasks(app: str, env: Any, seeds: Iterable[int]) -> list[str]:
     """Every sub-task (simweb.decompose) is a task like any other: its oracle reaches a
-    clean success and the red team pays nothing on it."""
+    clean success, a random agent almost never succeeds, and the red team pays nothing
+    on it."""
     from .redteam import redteam
 
     seeds = list(seeds)
     ids = [s.id for _, subs in env.app.tasks.with_sub_tasks() for s in subs]
     problems = [p for tid in ids for p in check_oracle(env, tid, seeds)]
     if ids:
+        problems += check_random_agent(env, seeds[:2], ids)
         problems += [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}"
                      for a in redteam(app, seeds[:2], tasks=ids) if a.paid or a.false_negative]
     return problems
@@ -303,7 +316,8 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
     run("a fork replays as its parent", lambda: [p for t in env.app.tasks for p in check_fork_replay(env, t, seeds[0])])
     run("same seed, same bytes", lambda: [p for t in sorted(env.app.tasks)[:5] for p in check_determinism(name, t, 1)])
     run("the red team pays nothing", lambda: check_red_team(name, seeds[:2]))
-    run("sub-tasks reach a clean success and pay nothing to the red team",
+    run("every decomposable template yields sub-tasks or says why not", lambda: check_decomposition(env))
+    run("sub-tasks reach a clean success, resist a random agent and pay nothing to the red team",
         lambda: check_sub_tasks(name, env, seeds))
     if browser:
         run("oracles run identically in Chromium",
@@ -313,6 +327,7 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
     return report
 
 
-__all__ = ["AppCheckError", "AppLimits", "AppReport", "check_app", "check_browser_parity", "check_determinism",
+__all__ = ["AppCheckError", "AppLimits", "AppReport", "check_app", "check_browser_parity", "check_decomposition",
+           "check_determinism",
            "check_fork_replay", "check_oracle", "check_random_agent", "check_red_team", "check_sub_tasks",
            "check_templates"]

@@ -28,12 +28,17 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .effects import Answer, Check, Effect, Gone, NewRow, Refusal, Row, Target, Value
+from .effects import Answer, Check, Effect, Gone, NewRow, Refusal, Row, Target, Value, shows
 from .tasks import FactGroup, TaskTemplate
+from .verify import answer_check
 from .worlddb import Rng
 
-#: How many parameter draws a sub-task may take to find a parent instance that splits.
-_SAMPLE_TRIES = 64
+#: How many parameter draws a sub-task may take to find a parent instance that splits
+#: (issues/unblock_and_close splits in about 1 instance of 60 (3 of seeds 0-199): 1,000
+#: draws all miss with a chance of about 1 in 10 million).
+_SAMPLE_TRIES = 1000
+#: The seeds at which a template is looked at for an instance that splits.
+FIND_SEEDS = range(64)
 
 _SUB_ID = re.compile(r"^(?P<parent>.+)\.(?P<n>[1-9][0-9]*)$")
 
@@ -54,14 +59,33 @@ class Part:
     ``plan``: its oracle, actions taken only from what the agent sees.
     ``goal``: its goal text; empty: the engine words it from the parent's goal.
     ``extra``: pieces the parent's effect cannot hold because a later step of the parent
-    consumes them (the cart that checkout empties): ``extra(start) -> Effect``, added to
-    what ``keep`` selects."""
+    consumes them (the cart that checkout empties), or that no step of the parent leaves
+    behind (the filtered list shown on the way to an answer): ``extra(start) -> Effect``,
+    added to what ``keep`` selects.
+    ``kind``: the sub-task's kind; empty: "info" when it keeps its parent's answer,
+    otherwise "state" (its episode ends when it succeeds)."""
 
     groups: tuple[str | FactGroup, ...]
     keep: tuple[str, ...]
     plan: tuple[str, ...]
     goal: str = ""
     extra: Callable[[dict], Effect] | None = None
+    kind: str = ""
+
+    def sub_task_kind(self, parent: TaskTemplate) -> str:
+        """The kind of the sub-task this part makes of ``parent``."""
+        if self.kind:
+            return self.kind
+        return "info" if parent.kind == "info" and "answer" in self.keep else "state"
+
+
+def view_part(groups: tuple[str | FactGroup, ...], url: str, plan: Sequence[str], goal: str, *,
+              free: Sequence[str] = ()) -> Part:
+    """A part that is reaching a view of the site: the agent's browser ends on the page
+    ``url`` names with exactly its filters (:func:`simweb.effects.shows`; ``free`` query
+    keys may take any value). It fits the first step of "find the filtered list, then
+    answer or act on it": the parent's answer, or its changes, are then collateral."""
+    return Part(groups, (), tuple(plan), goal, extra=lambda start: Effect(checks=(shows(url, free=free),)))
 
 
 # ----------------------------------------------------------------------------- restriction
@@ -156,19 +180,23 @@ class SubTask(TaskTemplate):
     """Sub-task ``n`` (from 1) of a parent template: the parent's parameters, the parent's
     start, and the parent's ``n``-th :class:`Part` for goal, facts, oracle and effect."""
 
-    def __init__(self, parent: TaskTemplate, n: int):
+    def __init__(self, parent: TaskTemplate, n: int, kind: str | None = None):
         self.parent = parent
         self.n = n
+        self._kind = kind
         self.id = f"{parent.id}.{n}"
         self.title = f"{parent.title} (part {n})"
         self.start_url = parent.start_url
         self.sign_in = parent.sign_in
         self.may_refuse = False
 
-    # A part of an information task answers; a part of any other task changes the site
-    # (a template that may refuse splits only its feasible instances).
+    # As its part says (Part.sub_task_kind); without one, a part of an information task
+    # answers and a part of any other task changes the site (a template that may refuse
+    # splits only its feasible instances).
     @property
     def kind(self) -> str:  # type: ignore[override]
+        if self._kind is not None:
+            return self._kind
         return "info" if self.parent.kind == "info" else "state"
 
     def part(self, app: Any, p: dict[str, Any]) -> Part:
@@ -180,8 +208,10 @@ class SubTask(TaskTemplate):
     def sample(self, app: Any, rng: Rng) -> dict[str, Any]:
         # The parent's draw, again until the instance splits into at least n parts (a
         # template's instances may differ, e.g. a feasible twin and a refusal).
+        # Each draw on a stream of its own, keyed by the sub-task's stream, as the parent's
+        # seeds are (one stream drawn on and on can stay in a region of the world).
         for _ in range(_SAMPLE_TRIES):
-            p = self.parent.sample(app, rng)
+            p = self.parent.sample(app, Rng.derive("sub-task", self.id, rng.next64()))
             if decomposable(self.parent.facts(app, p)) and len(self.parent.parts(app, p)) >= self.n:
                 return p
         raise RuntimeError(f"no instance of {self.parent.id} splits into {self.n} parts")
@@ -213,12 +243,17 @@ class SubTask(TaskTemplate):
     def effect(self, app: Any, p: dict[str, Any], start: dict) -> Effect:
         part = self.part(app, p)
         extra = part.extra(start) if part.extra is not None else None
-        if not part.keep:
+        whole = self.parent.effect_for(app, p, start)
+        kept = restrict(whole, part.keep) if part.keep else None
+        if kept is None:
             if extra is None:
                 raise ValueError(f"{self.id}: a part keeps nothing of the parent's effect and adds nothing")
-            return extra
-        kept = restrict(self.parent.effect_for(app, p, start), part.keep)
-        return kept + extra if extra is not None else kept
+            kept = extra
+        elif extra is not None:
+            kept = kept + extra
+        if whole.answer is not None and kept.answer is None:
+            kept = kept + Effect(checks=(_unanswered(whole.answer),))
+        return kept
 
     def setup(self, app: Any, state: dict, p: dict[str, Any]) -> None:
         self.parent.setup(app, state, p)
@@ -227,7 +262,44 @@ class SubTask(TaskTemplate):
         return self.parent.start_url_for(app, p)
 
 
-def sub_tasks(app: Any, template: TaskTemplate, seeds: Sequence[int] = range(8)) -> list[SubTask]:
+def _unanswered(answer: Answer) -> Check:
+    """The parent's question left for later: giving the parent's answer in a part that does
+    not ask for it is collateral (the rest of the parent, done anyway)."""
+    def test(app: Any, start: dict, final: dict, given: str | None) -> tuple[bool, str]:
+        said = answer_check(answer.kind, given, answer.expected, answer.label)
+        return not said["passed"], f"the answer {given!r} is the parent's" if said["passed"] else ""
+
+    return Check(f"the {answer.label} is not given yet", test, collateral=True)
+
+
+def unsplit_reason(template: TaskTemplate) -> str:
+    """Why a template whose instances may be decomposable yields no sub-tasks: it sets
+    ``splits = False`` and says why in ``split_reason`` (empty: it declares nothing)."""
+    if getattr(template, "splits", True) is not False:
+        return ""
+    return str(getattr(template, "split_reason", "") or "").strip()
+
+
+def unsplit_templates(app: Any, seeds: Sequence[int] = FIND_SEEDS) -> list[str]:
+    """The app's templates that have a decomposable instance among ``seeds`` yet yield no
+    sub-tasks and do not declare why (:func:`unsplit_reason`): each is a problem to fix,
+    by declaring its parts or the reason it cannot split."""
+    out = []
+    for tid, template in app.tasks.items():
+        if app.tasks.sub_tasks(tid):
+            continue
+        if getattr(template, "splits", True) is False:
+            if not unsplit_reason(template):
+                out.append(f"{tid} sets splits = False without a split_reason")
+            continue
+        hits = [seed for seed in seeds if decomposable(template.instantiate(app, seed).fact_groups)]
+        if hits:
+            out.append(f"{tid} is decomposable (seed {hits[0]}, WebGym's rule) but yields no sub-tasks: declare "
+                       f"parts(), or splits = False with a split_reason")
+    return out
+
+
+def sub_tasks(app: Any, template: TaskTemplate, seeds: Sequence[int] = FIND_SEEDS) -> list[SubTask]:
     """The sub-tasks of a template: as many as its first decomposable instance among
     ``seeds`` has parts (none if the template declares no parts or never splits)."""
     if isinstance(template, SubTask) or type(template).parts is TaskTemplate.parts:
@@ -237,7 +309,7 @@ def sub_tasks(app: Any, template: TaskTemplate, seeds: Sequence[int] = range(8))
         if decomposable(inst.fact_groups):
             parts = template.parts(app, inst.params)
             if parts:
-                return [SubTask(template, n) for n in range(1, len(parts) + 1)]
+                return [SubTask(template, n, part.sub_task_kind(template)) for n, part in enumerate(parts, 1)]
     return []
 
 
@@ -289,4 +361,5 @@ class TaskTable(dict):
             yield template, self.sub_tasks(tid)
 
 
-__all__ = ["Part", "SubTask", "TaskTable", "decomposable", "default_goal", "restrict", "sub_tasks"]
+__all__ = ["Part", "SubTask", "TaskTable", "decomposable", "default_goal", "restrict", "sub_tasks", "unsplit_reason",
+           "unsplit_templates", "view_part"]

@@ -151,11 +151,20 @@ class Refusal:
 @dataclass(frozen=True)
 class Check:
     """A goal fact the model cannot express as data (an ordering, a cross-row relation):
-    ``test(app, start, final, answer) -> (passed, detail)``."""
+    ``test(app, start, final, answer) -> (passed, detail)``.
+
+    With ``collateral`` the check is no goal but a limit: it earns nothing, and when it
+    fails the verdict is not clean (reported as ``collateral: <name>``), as a change no
+    target claims would be. A sub-task uses it for what its parent asks beyond the part
+    that leaves no trace in the runtime (the parent's answer, given anyway)."""
 
     name: str
     test: Callable[[Any, dict, dict, str | None], tuple[bool, str]]
     weight: float = 1.0
+    collateral: bool = False
+    #: the test reads the final browser state beyond the answer and the history (the page
+    #: shown: :func:`shows`), so a verdict cannot be reused across navigations
+    browser: bool = False
 
 
 Target = Row | NewRow | Gone | Value
@@ -178,6 +187,64 @@ class Effect:
     def __add__(self, other: Effect) -> Effect:
         return Effect(self.targets + other.targets, self.answer or other.answer, self.refusal or other.refusal,
                       self.checks + other.checks)
+
+
+# ----------------------------------------------------------------------------- views
+
+def page_view(app: Any, url: str) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
+    """What a URL shows, as the site reads it: (page name, path arguments, query), with
+    every query parameter the page declares parsed to its type (absent, empty or malformed:
+    the page's default, as the site does) and lists without blanks, sorted. Two URLs that
+    show the same listing (parameters in another order, empty fields left in by a form,
+    a default written out or left off, ``56`` or ``56.00`` for money) give the same view;
+    None for a URL that is no page of the app."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from .spec import ParamError
+
+    parts = urlsplit(url)
+    hit = app.spec.match_page(parts.path)
+    if hit is None:
+        return None
+    page, args = hit
+    raw = parse_qs(parts.query, keep_blank_values=True)
+    query: dict[str, Any] = {}
+    for name, param in page.query.items():
+        try:
+            value = param.parse(raw.get(name))
+        except ParamError:
+            value = param.default
+        query[name] = sorted(v for v in value if v.strip()) if isinstance(value, list) else value
+    return page.name, dict(args), query
+
+
+def shows(url: str, *, free: Sequence[str] = (), name: str = "") -> Check:
+    """A goal fact on the final browser state: its active tab shows the page that ``url``
+    names, with exactly that URL's filters (:func:`page_view`; every declared query
+    parameter counts, so a page with one filter more or one fewer does not pass). Keys in
+    ``free`` (a sort order the task does not ask for, the page of results) may take any
+    value. The tab must have loaded (status 200) as that page kind, not as the result of a
+    form posted to its address, and it is the page the agent ends on that counts: a later
+    navigation away, or another tab in front, does not pass."""
+    free_keys = frozenset(free)
+
+    def test(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
+        want = page_view(app, url)
+        if want is None:
+            raise ValueError(f"{url!r} is no page of {app.name}")
+        browser = final["browser"]
+        tab = browser["tabs"][browser["active"]]
+        got = page_view(app, tab["url"]) if tab["status"] == 200 else None
+        if got is None or tab["page"] != got[0]:
+            return False, f"the active tab is on {tab['url']!r} (status {tab['status']}, page {tab['page']!r})"
+        wrong = ([f"page {got[0]!r}"] if got[0] != want[0] else []) + [
+            f"{k} {got[1].get(k)!r}" for k in sorted(want[1].keys() | got[1].keys()) if got[1].get(k) != want[1].get(k)]
+        if not wrong:
+            wrong = [f"{k} {got[2].get(k)!r} (want {want[2][k]!r})" for k in sorted(want[2])
+                     if k not in free_keys and got[2].get(k) != want[2][k]]
+        return not wrong, f"the active tab shows {tab['url']!r}" + (f": {', '.join(wrong)}" if wrong else "")
+
+    return Check(name or f"the browser shows {url}", test, browser=True)
 
 
 # ----------------------------------------------------------------------------- bookkeeping
@@ -425,14 +492,18 @@ def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | N
         checks.append(answer_check(a.kind, answer, a.expected, a.label))
     if effect.refusal is not None:
         checks.extend(_refusal_checks(effect.refusal, final))
+    overdone: list[dict] = []
     for c in effect.checks:
         passed, detail = c.test(app, start, final, answer)
-        checks.append(check(c.name, passed, c.weight, detail))
+        if not c.collateral:
+            checks.append(check(c.name, passed, c.weight, detail))
+        elif not passed:
+            overdone.append({"name": f"collateral: {c.name}", "passed": False, "weight": 0.0, "detail": detail})
     bookkeeping: Bookkeeping = getattr(app.spec, "bookkeeping", None) or Bookkeeping()
     involved = Involved.of(claimed, changes, bookkeeping.references) if bookkeeping.echoes else None
     damage = [c for c in changes if c.path not in claimed and not _claimed_row(c, claimed)
               and not bookkeeping.tolerates(c, involved)]
-    return _verdict(checks, damage)
+    return _verdict(checks, damage, overdone)
 
 
 def _claimed_row(c: Change, claimed: set[str]) -> bool:
@@ -506,20 +577,20 @@ def _shows(evidence: str, url: str) -> bool:
     return path == want and (want == evidence or url.startswith(evidence))
 
 
-def _verdict(checks: list[dict], damage: list[Change]) -> dict:
+def _verdict(checks: list[dict], damage: list[Change], overdone: Sequence[dict] = ()) -> dict:
     total = sum(c["weight"] for c in checks) or 1.0
     done = sum(c["weight"] for c in checks if c["passed"])
-    out = list(checks)
+    out = list(checks) + list(overdone)
     for c in damage[:MAX_COLLATERAL_CHECKS]:
         out.append({"name": f"collateral: runtime.{c.path}", "passed": False, "weight": 0.0,
                     "detail": f"{_show(c.before)} -> {_show(c.after)}"})
     if len(damage) > MAX_COLLATERAL_CHECKS:
         out.append({"name": "collateral: more changes", "passed": False, "weight": 0.0,
                     "detail": f"{len(damage) - MAX_COLLATERAL_CHECKS} more changed paths"})
-    if not damage:
+    if not damage and not overdone:
         out.append({"name": "no collateral changes", "passed": True, "weight": 0.0, "detail": ""})
     return {"success": bool(checks) and all(c["passed"] for c in checks), "progress": round(done / total, 6),
-            "clean": not damage, "checks": out}
+            "clean": not damage and not overdone, "checks": out}
 
 
 _LONG = re.compile(r"\s+")
@@ -531,5 +602,5 @@ def _show(v: Any, limit: int = 120) -> str:
 
 
 __all__ = ["ANY", "Answer", "Bookkeeping", "Change", "Check", "Effect", "Expect", "Gone", "NewRow", "Refusal",
-           "Row", "Value", "entity", "eq", "evaluate", "one_of", "runtime_changes", "same_set", "text", "value_at",
-           "where"]
+           "Row", "Value", "entity", "eq", "evaluate", "one_of", "page_view", "runtime_changes", "same_set", "shows",
+           "text", "value_at", "where"]

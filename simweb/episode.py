@@ -52,6 +52,15 @@ class TaskError(ValueError):
     """An unknown task id or bad task parameters."""
 
 
+def _reads_view(template: Any, app: Any, params: dict, start: dict) -> bool:
+    """Whether the instance's effect has a check on the page the browser ends on."""
+    try:
+        effect = template.effect_for(app, params, start)
+    except NotImplementedError:
+        return False
+    return any(c.browser for c in effect.checks)
+
+
 def potential(verdict: dict | None) -> float:
     """What the progress reward pays for: partial credit, and nothing while any
     collateral damage stands."""
@@ -155,6 +164,8 @@ class Episode:
         #: (terminated, truncated) once the episode is over
         self.ended: tuple[bool, bool] | None = None
         self._last_verdict: tuple[Any, Any, dict] | None = None
+        #: (start, whether the task's effect reads the page the browser shows)
+        self._views: tuple[Any, bool] | None = None
 
     def copy(self) -> Episode:
         """An independent copy (for a fork: the task and start are shared, never mutated)."""
@@ -227,12 +238,19 @@ class Episode:
         if self.task is None or self.start is None or self.app is None:
             return None
         answer = answer_of(state)
+        template = self.app.tasks[self.task.id]
+        views = self._views
+        if views is None or views[0] is not self.start:
+            views = self._views = (self.start, _reads_view(template, self.app, self.task.params, self.start))
+        browser = state["browser"]
         key = (orjson.dumps(state["runtime"]), answer,
-               orjson.dumps([t["history"] for t in state["browser"]["tabs"]]) if answer is not None else b"")
+               orjson.dumps([t["history"] for t in browser["tabs"]]) if answer is not None else b"",
+               # a task that asks for a page shown (effects.shows) is judged on the active tab too
+               orjson.dumps([browser["active"], {k: browser["tabs"][browser["active"]][k] for k in ("url", "status", "page")}])
+               if views[1] else b"")
         last = self._last_verdict
         if last is not None and last[0] == key and last[1] is self.start:
             return deep_copy(last[2])
-        template = self.app.tasks[self.task.id]
         verdict = template.verify(self.app, self.task.params, self.start, state, answer)
         self._last_verdict = (key, self.start, verdict)
         return deep_copy(verdict)

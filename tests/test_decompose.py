@@ -225,7 +225,7 @@ def test_cli_lists_sub_tasks():
     r = CliRunner().invoke(main, ["tasks", "issues", "--decomposed"], terminal_width=400)
     assert r.exit_code == 0, r.output
     assert "issues/triage_issue.1" in r.output and "issues/wrap_up_milestone.2" in r.output
-    assert f"{len(simweb.make('issues').app.tasks)} templates, 7 sub-tasks" in r.output
+    assert f"{len(simweb.make('issues').app.tasks)} templates, 15 sub-tasks" in r.output
     plain = CliRunner().invoke(main, ["tasks", "issues"], terminal_width=400)
     assert "issues/triage_issue.1" not in plain.output
 

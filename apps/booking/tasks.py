@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.decompose import Part
-from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text
+from simweb.decompose import Part, view_part
+from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text, where
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import booking as V
 from simweb.worlddb import day_to_date
@@ -119,6 +119,53 @@ def book_plan(s: dict, guest: str | None = None, code: str | None = None, points
         acts.append(f"fill('pay-points', '{points}')")
     acts += ["click('pay-submit')", "click('confirm-booking')"]
     return acts
+
+
+def held(s: dict) -> Value:
+    """The user's hold on the stay's room (the reserve step's runtime row, which the
+    booking consumes): that room, those dates, that party."""
+    want = {k: s[k] for k in ("property_id", "room_type_id", "checkin", "nights", "guests")}
+    return Value(f"holds.{s['user_id']}", where(lambda h: isinstance(h, dict) and all(h.get(k) == v for k, v in want.items()),
+                                                f"holds room {s['room_type_id']} from day {s['checkin']} for "
+                                                f"{s['nights']} nights, {s['guests']} guests"), label="the room on hold")
+
+
+def hold_part(s: dict) -> Part:
+    """The first step of every booking form: the room reserved (on hold) for the stay,
+    before any guest details, payment or confirmation."""
+    stay = stay_facts(s)
+    return Part((FactGroup(stay.id, "The right room is on hold for the stay", stay.facts),), (),
+                tuple(book_plan(s)[:3]),
+                f"Reserve {stay_text(s)} so that it is on hold for me, and stop there: no guest details, payment "
+                f"or booking yet.", extra=lambda start: Effect((held(s),)))
+
+
+def review_part(s: dict, group: FactGroup, plan: list[str], what: str, guest: str, code: str | None = None,
+                points: int = 0) -> Part:
+    """The booking form filled up to its review step, not confirmed: the hold, and the
+    checkout holding what the parent's booking would record (main guest, code, points)
+    with a card given; every other step the form needs is part of it."""
+    def checkout(co: Any) -> bool:
+        if not isinstance(co, dict) or not isinstance(co.get("guest"), dict) or not co.get("payment"):
+            return False
+        name = co["guest"].get("name")
+        return (isinstance(name, str) and name.strip().casefold() == guest.casefold()
+                and str(co.get("code") or "").strip().upper() == (code or "").upper()
+                and int(co.get("points") or 0) == points)
+
+    describe = f"guest {guest}, code {code or 'none'}, {points} points, a card given"
+    return Part(("stay", group), (), tuple(plan[:-1]),
+                f"{what} Fill in the booking form up to its review step, but do not confirm the booking yet.",
+                extra=lambda start: Effect((held(s), Value(f"checkout.{s['user_id']}", where(checkout, describe),
+                                                           label="the booking form"))))
+
+
+def city_search_part(s: dict, group: FactGroup, plan: list[str], what: str, stars: int = 0) -> Part:
+    """The first step of a search-then-answer template: the results for the city, dates and
+    party (and star filter) shown, in any sort order."""
+    url = search_url(s, with_name=False) + (f"&stars={stars}" if stars else "")
+    return view_part((FactGroup(group.id, "The search results are shown", group.facts),), url, plan,
+                     f"{what} Leave the results open; nothing else is needed yet.", free=("sort",))
 
 
 def payment_text() -> str:
@@ -348,6 +395,10 @@ class CheapestHotel(TaskTemplate):
             acts += [f"select_option('f-stars', {STAR_OPTIONS[p['stars']]!r})", "click('f-apply')"]
         return acts + [f"send_msg_to_user({p['best_name']!r})"]
 
+    def parts(self, app, p):
+        return [city_search_part(p, self.facts(app, p)[0], self.oracle(app, p)[:-1],
+                                 f"Search for every {_city_text(p)}.", p["stars"])]
+
     def effect(self, app, p, start):
         return Effect(answer=Answer("text", p["best_name"], "cheapest hotel"))
 
@@ -375,6 +426,9 @@ class CheapestPriceInCity(TaskTemplate):
 
     def oracle(self, app, p):
         return [f"goto({search_url(p, with_name=False)!r})", f"send_msg_to_user('${p['best_price'] / 100:,.2f}')"]
+
+    def parts(self, app, p):
+        return [city_search_part(p, self.facts(app, p)[0], self.oracle(app, p)[:-1], f"Search for every {_city_text(p)}.")]
 
     def effect(self, app, p, start):
         return Effect(answer=Answer("money", p["best_price"], "lowest total price"))
@@ -435,6 +489,12 @@ class BookRoom(TaskTemplate):
     def oracle(self, app, p):
         return book_plan(p, guest=p["guest"], card_name=p["card_name"])
 
+    def parts(self, app, p):
+        guest = self.facts(app, p)[1]
+        return [hold_part(p),
+                review_part(p, guest, self.oracle(app, p), f"Start booking {stay_text(p)}, with {p['guest']} as the "
+                            f"main guest. {payment_text()}.", p["guest"])]
+
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
         return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["guest"],
@@ -485,6 +545,12 @@ class BookWithCode(TaskTemplate):
     def oracle(self, app, p):
         return book_plan(p, code=p["code"], card_name=p["card_name"])
 
+    def parts(self, app, p):
+        code = self.facts(app, p)[1]
+        return [hold_part(p),
+                review_part(p, code, self.oracle(app, p), f"Start booking {stay_text(p)} for me, using the discount "
+                            f"code {p['code']}. {payment_text()}.", p["me"], code=p["code"])]
+
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
         return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"], p["total"],
@@ -517,6 +583,13 @@ class BookWithPoints(TaskTemplate):
 
     def oracle(self, app, p):
         return book_plan(p, points=p["points"], card_name=p["card_name"])
+
+    def parts(self, app, p):
+        points = self.facts(app, p)[1]
+        return [hold_part(p),
+                review_part(p, points, self.oracle(app, p), f"Start booking {stay_text(p)} for me and use "
+                            f"{p['points']} of my loyalty points towards it. {payment_text()} for the rest.", p["me"],
+                            points=p["points"])]
 
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
@@ -788,6 +861,9 @@ class ReserveIfAvailable(TaskTemplate):
         return [f"goto({search_url(p)!r})", f"click('hotel-{p['property_id']}')",
                 f"report_infeasible('The {p['room']} is sold out for those dates.')"]
 
+    def parts(self, app, p):
+        return [hold_part(p)] if p["feasible"] else []
+
     def effect(self, app, p, start):
         if p["feasible"]:
             rt = app.world.room_type(p["room_type_id"])
@@ -832,6 +908,9 @@ class GoldCode(TaskTemplate):
             return book_plan(p, code=p["code"], card_name=p["card_name"])
         return ["click('nav-loyalty')",
                 f"report_infeasible('The code {p['code']} is for Gold members only and my tier is {p['tier']}.')"]
+
+    def parts(self, app, p):
+        return [hold_part(p)] if p["feasible"] else []
 
     def effect(self, app, p, start):
         if p["feasible"]:

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.decompose import Part
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, eq, same_set, text
+from simweb.decompose import Part, view_part
+from simweb.effects import Answer, Check, Effect, NewRow, Refusal, Row, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import cms as V
+from simweb.verify import numbers_in
 from simweb.worlddb import day_to_date
 
 from .world import CATEGORIES, TAGS, search_terms
@@ -194,6 +195,22 @@ class CategoryTrioCount(TaskTemplate):
     def oracle(self, app, p):
         return [f"click('cat-{V.slug_of(name)}')" for name in p["names"]] + [f"send_msg_to_user('{p['total']}')"]
 
+    def parts(self, app, p):
+        # The smaller question: each category's count, before adding them up.
+        a, b, c = p["names"]
+        counts = [float(n) for n in p["counts"]]
+
+        def each(app, start, final, answer):
+            got = numbers_in(answer)
+            return got == counts, f"expected {p['counts']} in that order, got {answer!r}"
+
+        plan = [f"click('cat-{V.slug_of(name)}')" for name in p["names"]]
+        return [Part(("counts",), (), tuple(plan + [f"send_msg_to_user({', '.join(map(str, p['counts']))!r})"]),
+                     f"How many published posts are there in each of the categories “{a}”, “{b}” and “{c}”? Answer "
+                     f"with the three numbers, in that order (no total yet).",
+                     extra=lambda start: Effect(checks=(Check("the answer gives each category's count", each),)),
+                     kind="info")]
+
     def effect(self, app, p, start):
         return Effect(answer=Answer("number", p["total"], "number of published posts"))
 
@@ -263,6 +280,13 @@ class FirstRevisionTitle(TaskTemplate):
         return open_admin(post) + ["click('revisions-link')", f"click('rev-{p['rev_id']}')",
                                    f"send_msg_to_user({p['first']!r})"]
 
+    def parts(self, app, p):
+        find = self.facts(app, p)[0]
+        return [view_part((FactGroup(find.id, "The first revision is open", find.facts),),
+                          f"/admin/posts/{p['post_id']}/revisions/{p['rev_id']}", self.oracle(app, p)[:-1],
+                          f"In the admin, open the first revision of the post “{p['post']}” from its revision "
+                          f"history. Leave it open; nothing else is needed yet.")]
+
     def effect(self, app, p, start):
         return Effect(answer=Answer("text", p["first"], "first revision's title"))
 
@@ -296,6 +320,15 @@ class NewestTagged(TaskTemplate):
     def oracle(self, app, p):
         q = urlencode({"kind": "post", "status": "published", "category": p["category_id"], "tag": p["tag_id"]})
         return ["click('nav-posts')", f"goto('/admin/posts?{q}')", f"send_msg_to_user({p['answer']!r})"]
+
+    def parts(self, app, p):
+        q = urlencode({"kind": "post", "status": "published", "category": p["category_id"], "tag": p["tag_id"]})
+        group = self.facts(app, p)[0]
+        return [view_part((FactGroup(group.id, "The filtered post list is shown", group.facts),), f"/admin/posts?{q}",
+                          self.oracle(app, p)[:-1],
+                          f"In the admin's post list, show only the published posts in the category "
+                          f"“{p['category']}” that have the tag “{p['tag']}”. Leave that list open; nothing else is "
+                          f"needed yet.")]
 
     def effect(self, app, p, start):
         return Effect(answer=Answer("text", p["answer"], "newest post's title"))
@@ -568,6 +601,13 @@ class AddMenuItem(TaskTemplate):
         return ["click('nav-site')", f"goto({public_search(p['page'])!r})", "click('nav-admin')", "click('nav-menus')",
                 f"click('menu-{p['menu_id']}')", f"fill('item-label', {p['label']!r})",
                 f"fill('item-url', '/p/{p['post_id']}')", "click('item-add')"]
+
+    def parts(self, app, p):
+        # Finding the page's address is opening the page (its address is then in the bar).
+        return [view_part(("page",), f"/p/{p['post_id']}",
+                          ["click('nav-site')", f"goto({public_search(p['page'])!r})", f"click('post-{p['post_id']}')"],
+                          f"Find the page “{p['page']}” on the public site and open it. Leave it open; do not "
+                          f"change any menu yet.")]
 
     def effect(self, app, p, start):
         return Effect((NewRow("menu_items", {"menu_id": eq(p["menu_id"]), "label": text(p["label"]),

@@ -8,8 +8,9 @@ in verifiers/forum.py.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
-from simweb.decompose import Part
+from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Effect, Row, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import forum as V
@@ -107,6 +108,17 @@ def guessable(text: str, n: float) -> bool:
 def post_params(app: Any, p: dict) -> dict:
     return {"post_id": p["id"], "title": p["title"], "community": cname(app, p["community_id"]),
             "community_id": p["community_id"]}
+
+
+def search_url(**filters: Any) -> str:
+    """The address of the search page with these filters (a sub-task's view)."""
+    return "/search?" + urlencode(filters)
+
+
+def results_part(group: FactGroup, plan: list[str], what: str, **filters: Any) -> Part:
+    """The first step of a search-then-answer template: its search results shown."""
+    return view_part((FactGroup(group.id, "The right search results are shown", group.facts),), search_url(**filters),
+                     plan, f"{what} Leave the results open; nothing else is needed yet.")
 
 
 # ----------------------------------------------------------------------------- plan pieces
@@ -324,6 +336,11 @@ class AuthorMostComments(TaskTemplate):
                 f"fill('s-community', {p['community']!r})", "select_option('s-sort', 'comments')",
                 "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
 
+    def parts(self, app, p):
+        return [results_part(self.facts(app, p)[0], self.oracle(app, p)[:-1],
+                             f"Search for the posts by u/{p['author']} in c/{p['community']}, most commented first.",
+                             author=p["author"], community=p["community"], sort="comments")]
+
     def effect(self, app, p, start):
         return answer("text", p["answer"], "most-commented post")
 
@@ -366,6 +383,11 @@ class KeywordTopYear(TaskTemplate):
         return [f"fill('search-q', {p['word']!r})", "click('search-go')",
                 f"fill('s-community', {p['community']!r})", "select_option('s-t', 'year')",
                 "select_option('s-sort', 'top')", "click('s-go')", f"send_msg_to_user({p['answer']!r})"]
+
+    def parts(self, app, p):
+        return [results_part(self.facts(app, p)[0], self.oracle(app, p)[:-1],
+                             f"Search c/{p['community']} for posts from the past year mentioning “{p['word']}”, "
+                             f"highest score first.", q=p["word"], community=p["community"], t="year", sort="top")]
 
     def effect(self, app, p, start):
         return answer("text", p["answer"], "top matching post")
@@ -1101,6 +1123,11 @@ class KeywordScoreGap(TaskTemplate):
         return [f"fill('search-q', {p['word']!r})", "click('search-go')", f"fill('s-community', {p['community']!r})",
                 "select_option('s-sort', 'top')", "click('s-go')", f"send_msg_to_user('{p['answer']}')"]
 
+    def parts(self, app, p):
+        return [results_part(self.facts(app, p)[0], self.oracle(app, p)[:-1],
+                             f"Search c/{p['community']} for posts mentioning “{p['word']}”, highest score first.",
+                             q=p["word"], community=p["community"], sort="top")]
+
     def effect(self, app, p, start):
         return answer("number", p["answer"], "score gap between the two best posts")
 
@@ -1138,6 +1165,15 @@ class MessagePostStats(TaskTemplate):
         return open_post(app, p["post_id"]) + [
             "click('post-author')", "click('profile-message')", f"fill('msg-subject', {self.subject(p)!r})",
             f"fill('msg-body', {self.note(p, p['score'], p['count'])!r})", "click('msg-send')"]
+
+    def parts(self, app, p):
+        # Looking the numbers up is opening the post (its page shows author, score and
+        # comments, in any comment order); the message is the rest.
+        lookup = self.facts(app, p)[0]
+        return [view_part((FactGroup(lookup.id, "The post's page is open", lookup.facts),), f"/p/{p['post_id']}",
+                          open_post(app, p["post_id"]),
+                          f"Open the post “{p['title']}” in c/{p['community']}, where its author, score and number "
+                          f"of comments show. Leave it open; send nothing yet.", free=("sort",))]
 
     def effect(self, app, p, start):
         return Effect((V.new_message(p["user_id"], p["to_id"], p["to"], self.subject(p),

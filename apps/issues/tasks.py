@@ -16,8 +16,9 @@ import re
 from collections.abc import Callable
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
-from simweb.decompose import Part
+from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import issues as V
@@ -127,6 +128,20 @@ def find_issue(p: dict, iid: int) -> list[str]:
 def open_to_issue(p: dict, iid: int) -> list[str]:
     """From the dashboard to issue ``#iid`` of the project."""
     return to_project(p) + find_issue(p, iid)
+
+
+def issues_url(project: str, **filters: Any) -> str:
+    """The address of a project's issue list with these filters (a sub-task's view);
+    None values are left out."""
+    query = {k: v for k, v in filters.items() if v is not None}
+    return f"/projects/{project}/issues" + (f"?{urlencode(query)}" if query else "")
+
+
+def filters_part(group: FactGroup, url: str, plan: list[str], what: str) -> Part:
+    """The first step of a filter-then-answer (or act) template: the project's issue list
+    with its filters (in any sort order), which the rest of the parent reads or works through."""
+    return view_part((FactGroup(group.id, "The filtered issue list is shown", group.facts),), url, plan,
+                     f"{what} Leave that list open; change nothing yet.", free=("sort",))
 
 
 def issue_path(app: Any, project_id: int, iid: int) -> str:
@@ -373,6 +388,14 @@ class FilteredCount(TaskTemplate):
         return to_project(proj) + ["click('project-issues')", f"click('{tab}')", *label,
                                    f"select_option('f-milestone', {p['milestone']!r})", "click('f-apply')",
                                    f"send_msg_to_user('{p['count']}')"]
+
+    def parts(self, app, p):
+        word = "open" if p["state"] == "opened" else "closed"
+        label = f" with the label “{p['label']}”" if p["label"] is not None else ""
+        return [filters_part(self.facts(app, p)[0],
+                             issues_url(p["project"], state=p["state"], label=p["label"], milestone=p["milestone"]),
+                             self.oracle(app, p)[:-1],
+                             f"In {p['project']}, list the {word} issues{label} in the milestone “{p['milestone']}”.")]
 
     def effect(self, app, p, start):
         return Effect(answer=Answer("number", p["count"], "number of issues"))
@@ -974,6 +997,21 @@ class CreateAssignLabel(TaskTemplate):
             "labels": same_set([p["label_id"]]), "due_day": eq(p["due_day"]), "weight": eq(p["weight"]),
             "milestone_id": eq(None), "state": eq("opened")}, label=f"the new issue “{p['title']}”"),))
 
+    def parts(self, app, p):
+        # One form creates the issue with all of it; the part is the issue as a reporter
+        # would file it, untriaged: the same row with triage on it is not this part's.
+        proj = app.world.project(p["project_id"])
+        plan = to_project(proj) + ["click('new-issue')", f"fill('issue-title', {p['title']!r})",
+                                   f"fill('issue-description', {p['description']!r})", "click('issue-submit')"]
+        return [Part(("issue",), (), tuple(plan),
+                     f"In {p['project']}, open an issue titled “{p['title']}” (description: “{p['description']}”). "
+                     f"Leave it untriaged for now: no assignee, label, due date or weight yet.",
+                     extra=lambda start: Effect((NewRow("issues", {
+                         "project_id": eq(p["project_id"]), "author_id": eq(p["user_id"]), "title": text(p["title"]),
+                         "description": text(p["description"]), "assignees": eq([]), "labels": eq([]),
+                         "due_day": eq(None), "weight": eq(None), "milestone_id": eq(None), "state": eq("opened")},
+                         label=f"the new untriaged issue “{p['title']}”"),)))]
+
 
 class CloseLabelInMilestone(TaskTemplate):
     id = "issues/close_label_in_milestone"
@@ -1018,6 +1056,13 @@ class CloseLabelInMilestone(TaskTemplate):
         for n in p["iids"]:
             acts += find_issue(proj, n) + ["click('close-issue')"]
         return acts
+
+    def parts(self, app, p):
+        return [filters_part(self.facts(app, p)[0],
+                             issues_url(p["project"], state="opened", label=p["label"], milestone=p["milestone"]),
+                             self.oracle(app, p)[:5],
+                             f"In {p['project']}, list the open issues that have the label “{p['label']}” and are in "
+                             f"the milestone “{p['milestone']}”.")]
 
     def effect(self, app, p, start):
         rows = {r["id"]: r["iid"] for r in app.world.issues(p["issue_ids"])}
@@ -1161,6 +1206,13 @@ class MostCommentedOpen(TaskTemplate):
                                    "select_option('f-sort', 'Most comments')", "click('f-apply')",
                                    f"send_msg_to_user('#{p['iid']}')"]
 
+    def parts(self, app, p):
+        return [filters_part(self.facts(app, p)[0],
+                             issues_url(p["project"], state="opened", label=p["label"], milestone=p["milestone"]),
+                             self.oracle(app, p)[:-1],
+                             f"In {p['project']}, list the open issues with the label “{p['label']}” in the milestone "
+                             f"“{p['milestone']}”.")]
+
     def effect(self, app, p, start):
         return Effect(answer=Answer("number", p["iid"], "number of the most commented issue"))
 
@@ -1203,6 +1255,22 @@ class UnblockAndClose(TaskTemplate):
         for lid in p["link_ids"]:
             acts += [f"click('link-{lid}')", "click('close-issue')", f"click('link-{lid}')"]
         return acts + ["click('close-issue')", f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]
+
+    def parts(self, app, p):
+        # (Only instances with two blockers meet WebGym's rule.) Closing the blockers, and
+        # the comment, are each a task; closing the issue itself needs the blockers closed.
+        proj = app.world.project(p["project_id"])
+        there = open_to_issue(proj, p["iid"])
+        unblock = [a for lid in p["link_ids"] for a in (f"click('link-{lid}')", "click('close-issue')",
+                                                         f"click('link-{lid}')")]
+        bl = " and ".join(f"#{n}" for n in p["blocker_iids"])
+        return [Part(("blockers",), tuple(f"blocker #{n}" for n in p["blocker_iids"]), tuple(there + unblock),
+                     f"Issue #{p['iid']} in {p['project']} is blocked by open issues whose work is finished. Close "
+                     f"its open blockers ({bl}), but leave #{p['iid']} itself open for now. Do not touch any other "
+                     f"issue."),
+                Part(("comment",), (f"the comment on #{p['iid']}", f"issue #{p['iid']}.updated_day"), tuple(
+                    there + [f"fill('comment-body', {p['text']!r})", "click('comment-submit')"]),
+                     f"Comment “{p['text']}” on issue #{p['iid']} in {p['project']}. Change nothing else.")]
 
     def effect(self, app, p, start):
         closed = [V.issue(b, f"blocker #{n}", state=eq("closed")) for b, n in zip(p["blocker_ids"], p["blocker_iids"])]
@@ -1494,6 +1562,13 @@ class HandOverIssues(TaskTemplate):
                            [f"click('unassign-{p['from_id']}')", f"select_option('assign-user', '@{p['to']}')",
                             "click('assign-submit')"])
 
+    def parts(self, app, p):
+        return [filters_part(self.facts(app, p)[0],
+                             issues_url(p["project"], state="opened", assignee=p["from"], milestone=p["milestone"]),
+                             self.oracle(app, p)[:5],
+                             f"In {p['project']}, list the open issues in the milestone “{p['milestone']}” that are "
+                             f"assigned to @{p['from']}.")]
+
     def effect(self, app, p, start):
         return swap_effect(app, p, start, "assignees", p["from_id"], p["to_id"])
 
@@ -1537,6 +1612,13 @@ class RelabelInMilestone(TaskTemplate):
         return swap_oracle(app, p, [f"check('f-label-{p['old_id']}')", f"select_option('f-milestone', {p['milestone']!r})"],
                            [f"click('label-remove-{p['old_id']}')", f"select_option('label-select', {p['new']!r})",
                             "click('label-submit')"])
+
+    def parts(self, app, p):
+        return [filters_part(self.facts(app, p)[0],
+                             issues_url(p["project"], state="opened", label=p["old"], milestone=p["milestone"]),
+                             self.oracle(app, p)[:5],
+                             f"In {p['project']}, list the open issues of the milestone “{p['milestone']}” that have "
+                             f"the label “{p['old']}”.")]
 
     def effect(self, app, p, start):
         return swap_effect(app, p, start, "labels", p["old_id"], p["new_id"])

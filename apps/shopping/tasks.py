@@ -13,8 +13,9 @@ categories through the home page's links, orders through the orders list.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
-from simweb.decompose import Part
+from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import shopping as V
@@ -115,6 +116,18 @@ def line_bid(pid: int, size: str | None, color: str | None) -> str:
 
 def fg(id_: str, description: str, *facts: str) -> FactGroup:
     return FactGroup(id_, description, tuple(facts))
+
+
+def category_url(slug: str, **filters: Any) -> str:
+    """The address of a category's product list with these filters (a sub-task's view)."""
+    return f"/c/{slug}" + (f"?{urlencode(filters)}" if filters else "")
+
+
+def filtered_part(group: FactGroup, url: str, plan: list[str], what: str, *, sort_free: bool = True) -> Part:
+    """The first step of a filter-then-answer (or act) template: its filtered list shown."""
+    return view_part((FactGroup(group.id, "The filtered list is shown", group.facts),), url, plan,
+                     f"{what} Leave that list open; nothing else is needed yet.",
+                     free=("sort",) if sort_free else ())
 
 
 def cart_setup(state: dict, user_id: int, items: list[tuple[int, int, str | None, str | None]]) -> None:
@@ -279,6 +292,11 @@ class CheapestInCategory(ShopTask):
         return open_category(app, p["category_id"]) + [
             f"check('f-brand-{p['brand_id']}')", "check('f-stock')", "select_option('f-sort', 'price_asc')",
             "click('f-apply')", f"send_msg_to_user({p['answer']!r})"]
+
+    def parts(self, app, p):
+        return [filtered_part(self.facts(app, p)[0], category_url(p["category_slug"], brand=p["brand_id"], stock=1),
+                              self.oracle(app, p)[:-1],
+                              f"In the {p['category']} category, show only the in-stock {p['brand']} products.")]
 
     def effect(self, app, p, start):
         return Effect(answer=Answer("text", p["answer"], "cheapest product"))
@@ -765,6 +783,14 @@ class FilteredPurchase(ShopTask):
             f"fill('f-max', '{p['max_cents'] // 100}')", "check('f-stock')", "select_option('f-sort', 'rating')",
             "click('f-apply')", f"click('product-{p['product_id']}')", "click('add-to-cart')"]
 
+    def parts(self, app, p):
+        cap = p["max_cents"]
+        return [filtered_part(self.facts(app, p)[0],
+                              category_url(p["category_slug"], max=f"{cap // 100}.{cap % 100:02d}", stock=1, sort="rating"),
+                              self.oracle(app, p)[:-2],
+                              f"In the {p['category']} category, list the in-stock products that cost at most "
+                              f"{money(cap)}, highest rated first.", sort_free=False)]
+
     def effect(self, app, p, start):
         want = V.cart_items(start, p["user_id"]) + [(p["product_id"], 1, None, None)]
         return Effect((V.cart_is(p["user_id"], want, f"the cart with one {p['name']}"),))
@@ -960,6 +986,14 @@ class CheapestWithAttribute(ShopTask):
         return open_category(app, p["category_id"]) + [
             f"select_option('f-attr-{p['attr']}', '{p['attr']}:{p['value']}')", "check('f-stock')",
             "select_option('f-sort', 'price_asc')", "click('f-apply')", f"send_msg_to_user({p['answer']!r})"]
+
+    def parts(self, app, p):
+        what = p["attr"].replace("_", " ")
+        return [filtered_part(self.facts(app, p)[0],
+                              category_url(p["category_slug"], attr=f"{p['attr']}:{p['value']}", stock=1),
+                              self.oracle(app, p)[:-1],
+                              f"In the {p['category']} category, show only the in-stock products whose {what} is "
+                              f"“{p['value']}”.")]
 
     def effect(self, app, p, start):
         return Effect(answer=Answer("text", p["answer"], "cheapest matching product"))
