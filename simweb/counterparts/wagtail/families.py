@@ -18,8 +18,8 @@ refuse_publish     refusal   cms/publish_or_refuse         refused by an author 
 
 One list of semantic steps solves an instance on both sides: simweb's admin search box is
 "Search posts", Wagtail's "Search"; simweb's save button "Save changes", Wagtail's "Save
-draft"; Wagtail keeps "Publish" in the editor's "More actions" menu, a step simweb lacks
-(``optional``). Instances are the template's seeds whose post title is unique in the
+draft"; Wagtail keeps a reviewer's "Approve and Publish" in the editor's "More actions" menu, a
+step simweb lacks (``optional``). Instances are the template's seeds whose post title is unique in the
 world (the script opens a search result by its exact title).
 """
 from __future__ import annotations
@@ -30,6 +30,7 @@ from datetime import date
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..base import CounterpartError
 from ..portable import Instance, PortableFamily, answer_check, check, collateral, field_check, refusal_check, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,9 +51,17 @@ PAGE_KINDS = {
 }
 #: Wagtail's changes in simweb's terms (for the runner's "state change" divergences).
 STATE_MAP = {
-    "wagtailcore_page.live": "posts.status", "wagtailcore_page.draft_title": "posts.title",
-    "wagtailcore_page.title": "posts.title", "wagtailcore_revision": "revisions",
-    "wagtailcore_workflowstate.status": "posts.status",
+    "wagtailcore_page.live": "posts.status", "wagtailcore_page.live_revision_id": "posts.status",
+    "wagtailcore_page.has_unpublished_changes": "posts.status", "wagtailcore_workflowstate": "posts.status",
+    "wagtailcore_workflowstate.status": "posts.status", "wagtailcore_taskstate": "posts.status",
+    "wagtailcore_taskstate.status": "posts.status", "wagtailcore_taskstate.finished_at": "posts.status",
+    "wagtailcore_taskstate.finished_by_id": "posts.status",
+    "wagtailcore_page.draft_title": "posts.title", "wagtailcore_page.title": "posts.title",
+    "wagtailcore_page.first_published_at": "posts.published_day",
+    "wagtailcore_page.last_published_at": "posts.published_day",
+    "wagtailcore_page.latest_revision_created_at": "posts.updated_day",
+    "wagtailcore_revision": "posts.revision_count", "wagtailcore_page.latest_revision_id": "posts.revision_count",
+    "blog_blogpage.body": "posts.body",
 }
 
 
@@ -180,6 +189,11 @@ class CmsFamily(PortableFamily):
         return out
 
     def live_start(self, inst: Instance) -> str:
+        from . import INSTANCES
+
+        if inst.index >= INSTANCES:
+            raise CounterpartError(f"{self.id}: only the first {INSTANCES} instances are seeded in Wagtail "
+                                   f"(asked for #{inst.index})")
         return self.live_path
 
 
@@ -245,7 +259,9 @@ class RenameDraft(CmsFamily):
             s.Click("button", re.compile(r"^save (changes|draft)$", re.I))]
 
 
-PUBLISH = re.compile(r"^(publish( now)?|approve and publish)$", re.I)
+#: simweb's "Publish now"; a reviewer's "Approve and Publish" in Wagtail (its plain "Publish"
+#: on a page in moderation asks first whether to cancel the workflow, in a dialog).
+PUBLISH = re.compile(r"^(publish now|approve and publish)$", re.I)
 MORE_ACTIONS = re.compile(r"^more actions$", re.I)
 
 
