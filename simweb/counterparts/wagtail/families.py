@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import date
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base import CounterpartError
@@ -35,7 +35,6 @@ from ..portable import Instance, PortableFamily, answer_check, check, collateral
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..base import Counterpart
-    from ..dbdiff import Change
 
 PAIR = "cms:wagtail"
 #: Seeds tried per family before giving up on finding ``n`` acceptable instances.
@@ -72,7 +71,7 @@ def _app() -> Any:
     return cms_app()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _instance(sim_task: str, seed: int) -> tuple[str, dict]:
     app = _app()
     inst = app.tasks[sim_task].instantiate(app, seed)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 
 
 def main(path: str) -> None:
@@ -22,11 +22,10 @@ def main(path: str) -> None:
     import django
 
     django.setup()
+    from blog.models import BlogPage, HomePage
     from django.contrib.auth.models import Group, User
     from django.db import transaction
     from wagtail.models import Page, Site
-
-    from blog.models import BlogPage, HomePage
 
     payload = json.loads(open(path).read())
     password = payload["password"]
@@ -71,7 +70,7 @@ def seed_post(home, users, p, BlogPage) -> None:
         # Who approved it in simweb's history is not recorded: the author publishes, past
         # the permission check (Wagtail's Editors may not publish), on the post's date.
         revision.publish(user=author, skip_permission_checks=True)
-        when = datetime.combine(page.date, time(12, 0), tzinfo=timezone.utc)
+        when = datetime.combine(page.date, time(12, 0), tzinfo=UTC)
         BlogPage.objects.filter(pk=page.pk).update(first_published_at=when, last_published_at=when)
     elif p["status"] == "review":
         page.get_workflow().start(page, author)
