@@ -350,6 +350,60 @@ def test_publish_review_attacks_do_not_pay(tmp_path):
     assert "the reviewed revision is the live one" in failed(site.verify("publish_review", inst))
 
 
+def submit(db: sqlite3.Connection, pid: int, username: str) -> None:
+    """"Submit to Moderators approval": a revision and an open moderation requested by the user."""
+    uid = db.execute("SELECT id FROM auth_user WHERE username = ?", (username,)).fetchone()[0]
+    title = db.execute("SELECT draft_title FROM wagtailcore_page WHERE id = ?", (pid,)).fetchone()[0]
+    save_draft(db, pid, title, uid)
+    ws = db.execute("INSERT INTO wagtailcore_workflowstate (base_content_type_id, object_id, status, requested_by_id)"
+                    " VALUES (1, ?, 'in_progress', ?)", (str(pid), uid)).lastrowid
+    db.execute("INSERT INTO wagtailcore_taskstate (workflow_state_id, status) VALUES (?, 'in_progress')", (ws,))
+
+
+def _submit_site(tmp_path: Path):
+    inst = FAM["submit_review"].instances(1)[0]
+    site = Site(tmp_path)
+    site.user("someone")
+    mine = site.page(inst.params["post"], inst.params["slug"], inst.user, "draft")
+    other = site.page("Another draft", "another-draft", inst.user, "draft")
+    return site, inst, site.freeze(), mine, other
+
+
+def test_submit_review_pays_one_moderation_requested_by_the_author(tmp_path):
+    site, inst, db, mine, other = _submit_site(tmp_path)
+    assert not site.verify("submit_review", inst)["success"]                    # zero work
+    browse(db)
+    submit(db, mine, inst.user)
+    v = site.verify("submit_review", inst)
+    assert paid(v), failed(v)
+
+
+def test_submit_review_attacks_do_not_pay(tmp_path):
+    site, inst, db, mine, other = _submit_site(tmp_path)
+    submit(db, other, inst.user)                                                # the wrong draft
+    v = site.verify("submit_review", inst)
+    assert not v["success"] and not v["clean"]
+
+    site, inst, db, mine, other = _submit_site(tmp_path / "b")
+    submit(db, mine, "someone")                                                 # requested by someone else
+    assert "submitted by its author" in failed(site.verify("submit_review", inst))
+
+    site, inst, db, mine, other = _submit_site(tmp_path / "c")
+    submit(db, mine, inst.user)                                                 # done twice: two open moderations
+    submit(db, mine, inst.user)
+    assert "the draft is in moderation" in failed(site.verify("submit_review", inst))
+
+    site, inst, db, mine, other = _submit_site(tmp_path / "d")
+    submit(db, mine, inst.user)                                                 # submitted, then published
+    db.execute("UPDATE wagtailcore_page SET live = 1 WHERE id = ?", (mine,))
+    assert "not published" in failed(site.verify("submit_review", inst))
+
+    site, inst, db, mine, other = _submit_site(tmp_path / "e")
+    save_draft(db, mine, "A new title")                                         # retitled on the way
+    submit(db, mine, inst.user)
+    assert "title" in failed(site.verify("submit_review", inst))
+
+
 def test_refuse_publish_pays_a_refusal_that_changed_nothing(tmp_path):
     site, inst, db, mine, other, _ = _admin_site(tmp_path, "refuse_publish")
     browse(db)                                                                  # opening the admin: bookkeeping

@@ -61,7 +61,8 @@ class Wagtail(Counterpart):
         "draftjs_exporter==7.3.1", "laces==0.1.2", "modelsearch==1.3.2", "openpyxl==3.1.5", "pillow==13.0.0",
         "requests==2.34.2", "sqlparse==0.6.1", "telepath==0.3.1", "Willow==1.12.0",
     ]
-    install_version: ClassVar[int] = 1
+    #: Bumped whenever what is seeded changes (payload, families, settings): older installs rebuild.
+    install_version: ClassVar[int] = 2
     #: What Wagtail writes by itself while someone signs in and browses the admin: sessions,
     #: last-login times, the admin's per-user preferences and "recently edited" bookkeeping,
     #: the audit log, edit locks taken by opening an editor, the reference index it keeps

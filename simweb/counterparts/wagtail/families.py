@@ -11,6 +11,8 @@ rename_draft       form      cms/rename_post (draft seeds)  the draft's title (`
                                                            the latest revision) is the new title
 publish_review     flow      cms/publish_in_review         the page is live with its reviewed
                                                            revision; its moderation is closed
+submit_review      flow      cms/submit_for_review         one open moderation of the draft, requested
+                                                           by its author; the page is not live
 refuse_publish     refusal   cms/publish_or_refuse         refused by an author (Editors group, no
                              (infeasible seeds)            publish permission); the page is still
                                                            in moderation, not live
@@ -297,6 +299,42 @@ class PublishReview(CmsFamily):
                                                   s.Click("button", PUBLISH)]
 
 
+SUBMIT = re.compile(r"^submit (for review|to moderators approval)$", re.I)
+
+
+class SubmitForReview(CmsFamily):
+    id = f"{PAIR}/submit_review"
+    kind = "flow"
+    sim_task = "cms/submit_for_review"
+    description = "An author submits their own draft to moderation"
+
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
+        p = inst.params
+        with cp.connect() as conn:
+            page = page_row(conn, p["slug"])
+            if page is None:
+                return verdict([check("the post exists", False, f"no page with slug {p['slug']!r}")])
+            states = [dict(r) for r in conn.execute(
+                "SELECT w.status, u.username FROM wagtailcore_workflowstate w LEFT JOIN auth_user u "
+                "ON u.id = w.requested_by_id WHERE w.object_id = ? ORDER BY w.id", (str(page["id"]),))]
+        open_states = [s for s in states if s["status"] == "in_progress"]
+        facts = [check("the draft is in moderation", len(open_states) == 1,
+                       f"{len(open_states)} open moderation(s) of {len(states)}"),
+                 check("submitted by its author", bool(open_states) and open_states[0]["username"] == p["username"],
+                       f"requested by {open_states[0]['username'] if open_states else None!r}"),
+                 check("not published", not page["live"], f"live={page['live']}"),
+                 field_check("title", page["draft_title"], p["post"], text=True)]
+        claims = [*_page_claims(page["id"], ("latest_revision_id", "latest_revision_created_at",
+                                             "has_unpublished_changes", "locked", "locked_at", "locked_by_id")),
+                  "wagtailcore_revision.*", "wagtailcore_workflowstate.*", "wagtailcore_taskstate.*"]
+        return verdict(facts, collateral(cp, claims)[1])
+
+    def script(self, inst: Instance) -> list:
+        s = _steps()
+        return admin_open(inst.params["post"]) + [s.Click("button", MORE_ACTIONS, optional=True),
+                                                  s.Click("button", SUBMIT)]
+
+
 class RefusePublish(CmsFamily):
     id = f"{PAIR}/refuse_publish"
     kind = "refusal"
@@ -323,4 +361,5 @@ class RefusePublish(CmsFamily):
             _steps().Refuse("My account is an author's: it cannot publish; an editor has to publish this post.")]
 
 
-FAMILIES: list[PortableFamily] = [PostAuthor(), PublishDate(), RenameDraft(), PublishReview(), RefusePublish()]
+FAMILIES: list[PortableFamily] = [PostAuthor(), PublishDate(), RenameDraft(), PublishReview(), SubmitForReview(),
+                                  RefusePublish()]
