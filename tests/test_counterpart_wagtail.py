@@ -350,6 +350,42 @@ def test_publish_review_attacks_do_not_pay(tmp_path):
     assert "the reviewed revision is the live one" in failed(site.verify("publish_review", inst))
 
 
+def unpublish(db: sqlite3.Connection, pid: int) -> None:
+    """"Unpublish" (and its confirmation page): the page leaves the public site."""
+    db.execute("UPDATE wagtailcore_page SET live = 0, has_unpublished_changes = 1 WHERE id = ?", (pid,))
+
+
+def _live_site(tmp_path: Path):
+    inst = FAM["archive_unpublish"].instances(1)[0]
+    site = Site(tmp_path)
+    mine = site.page(inst.params["post"], inst.params["slug"], "writer", "published", "2025-03-03")
+    other = site.page("Another live post", "another-live-post", "writer", "published", "2025-03-04")
+    return site, inst, site.freeze(), mine, other
+
+
+def test_archive_unpublish_pays_that_page_off_the_site_only(tmp_path):
+    site, inst, db, mine, other = _live_site(tmp_path)
+    assert not site.verify("archive_unpublish", inst)["success"]                # zero work
+    browse(db)
+    unpublish(db, mine)
+    assert paid(site.verify("archive_unpublish", inst))
+
+    site, inst, db, mine, other = _live_site(tmp_path / "b")
+    unpublish(db, other)                                                        # the wrong page
+    v = site.verify("archive_unpublish", inst)
+    assert not v["success"] and not v["clean"]
+
+    site, inst, db, mine, other = _live_site(tmp_path / "c")
+    unpublish(db, mine)                                                         # done twice: two pages
+    unpublish(db, other)
+    assert not paid(site.verify("archive_unpublish", inst))
+
+    site, inst, db, mine, other = _live_site(tmp_path / "d")
+    db.execute("DELETE FROM blog_blogpage WHERE page_ptr_id = ?", (mine,))      # deleted, not unpublished
+    db.execute("DELETE FROM wagtailcore_page WHERE id = ?", (mine,))
+    assert failed(site.verify("archive_unpublish", inst)) == ["the post exists"]
+
+
 def submit(db: sqlite3.Connection, pid: int, username: str) -> None:
     """"Submit to Moderators approval": a revision and an open moderation requested by the user."""
     uid = db.execute("SELECT id FROM auth_user WHERE username = ?", (username,)).fetchone()[0]

@@ -13,6 +13,8 @@ publish_review     flow      cms/publish_in_review         the page is live with
                                                            revision; its moderation is closed
 submit_review      flow      cms/submit_for_review         one open moderation of the draft, requested
                                                            by its author; the page is not live
+archive_unpublish  flow      cms/archive_post (posts)      the page is no longer live (Wagtail has
+                                                           no archive: Unpublish), title kept
 refuse_publish     refusal   cms/publish_or_refuse         refused by an author (Editors group, no
                              (infeasible seeds)            publish permission); the page is still
                                                            in moderation, not live
@@ -335,6 +337,38 @@ class SubmitForReview(CmsFamily):
                                                   s.Click("button", SUBMIT)]
 
 
+class ArchiveUnpublish(CmsFamily):
+    id = f"{PAIR}/archive_unpublish"
+    kind = "flow"
+    sim_task = "cms/archive_post"
+    description = "Take an out-of-date post off the public site (simweb: Archive; Wagtail: Unpublish)"
+
+    def fits(self, params: dict) -> bool:
+        return super().fits(params) and params["kind_"] == "post"
+
+    def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
+        p = inst.params
+        with cp.connect() as conn:
+            page = page_row(conn, p["slug"])
+            if page is None:
+                return verdict([check("the post exists", False, f"no page with slug {p['slug']!r} (deleted?)")])
+        facts = [check("gone from the public site", not page["live"], f"live={page['live']}"),
+                 field_check("title", page["draft_title"], p["post"], text=True)]
+        claims = [*_page_claims(page["id"], ("live", "has_unpublished_changes", "live_revision_id", "locked",
+                                             "locked_at", "locked_by_id")), "wagtailcore_revision.*"]
+        return verdict(facts, collateral(cp, claims)[1])
+
+    def script(self, inst: Instance) -> list:
+        s = _steps()
+        # simweb's editor has both Unpublish (back to draft) and Archive: the script clicks
+        # Archive there; Wagtail has no archive state, its Unpublish (a link in "More
+        # actions", then a confirmation page) is the way off the public site.
+        return admin_open(inst.params["post"]) + [
+            s.Click("button", MORE_ACTIONS, optional=True), s.Click("button", "Archive", optional=True),
+            s.Click("link", "Unpublish", optional=True),
+            s.Click("button", re.compile(r"^yes, unpublish it$", re.I), optional=True)]
+
+
 class RefusePublish(CmsFamily):
     id = f"{PAIR}/refuse_publish"
     kind = "refusal"
@@ -362,4 +396,4 @@ class RefusePublish(CmsFamily):
 
 
 FAMILIES: list[PortableFamily] = [PostAuthor(), PublishDate(), RenameDraft(), PublishReview(), SubmitForReview(),
-                                  RefusePublish()]
+                                  ArchiveUnpublish(), RefusePublish()]
