@@ -49,7 +49,8 @@ PAGE_KINDS = {
     "sim": [(r"^/search", "search"), (r"^/p/\d+", "post"), (r"^/admin/posts/\d+", "editor"),
             (r"^/admin/posts", "admin-list"), (r"^/admin/?$", "dashboard"), (r"^/?$", "home")],
     "live": [(r"^/search", "search"), (r"^/admin/pages/search", "admin-list"), (r"^/admin/pages/\d+/edit", "editor"),
-             (r"^/admin/pages/\d+/?$", "admin-list"), (r"^/admin/?$", "dashboard"), (r"^/admin/", "admin-other"),
+             (r"^/admin/pages/\d+/?$", "admin-list"),
+             (r"^/admin/pages/\d+/unpublish", "confirm"), (r"^/admin/?$", "dashboard"), (r"^/admin/", "admin-other"),
              (r"^/?$", "home"), (r"^/[a-z0-9-]+/?$", "post")],
 }
 #: Wagtail's changes in simweb's terms (for the runner's "state change" divergences).
