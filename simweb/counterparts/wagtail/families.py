@@ -64,7 +64,7 @@ STATE_MAP = {
     "wagtailcore_page.first_published_at": "posts.published_day",
     "wagtailcore_page.last_published_at": "posts.published_day",
     "wagtailcore_page.latest_revision_created_at": "posts.updated_day",
-    "wagtailcore_revision": "posts.revision_count", "wagtailcore_page.latest_revision_id": "posts.revision_count",
+    "wagtailcore_revision": "revisions", "wagtailcore_page.latest_revision_id": "posts.revision_count",
     "blog_blogpage.body": "posts.body",
 }
 
