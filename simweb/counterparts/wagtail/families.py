@@ -1,30 +1,30 @@
 """The cms:wagtail portable families: simweb cms templates whose instances exist in the
 seeded Wagtail site too (same titles, authors, dates and roles).
 
-=================  ========  ============================  ==========================================
-family             kind      simweb template               live effect read from Wagtail's database
-=================  ========  ============================  ==========================================
-post_author        info      cms/post_author               the answer is the page owner's full name
-publish_date       search    cms/publish_date              the answer is the post's date (found
-                                                           through the public search)
+=================  ========  =============================  =========================================
+family             kind      simweb template                live effect read from Wagtail's database
+=================  ========  =============================  =========================================
+post_author        info      cms/post_author                the answer is the page owner's full name
+publish_date       search    cms/publish_date               the answer is the post's date (found
+                                                            through the public search)
 rename_draft       form      cms/rename_post (draft seeds)  the draft's title (``draft_title`` and
-                                                           the latest revision) is the new title
-publish_review     flow      cms/publish_in_review         the page is live with its reviewed
-                                                           revision; its moderation is closed
-submit_review      flow      cms/submit_for_review         one open moderation of the draft, requested
-                                                           by its author; the page is not live
-archive_unpublish  flow      cms/archive_post (posts)      the page is no longer live (Wagtail has
-                                                           no archive: Unpublish), title kept
-refuse_publish     refusal   cms/publish_or_refuse         refused by an author (Editors group, no
-                             (infeasible seeds)            publish permission); the page is still
-                                                           in moderation, not live
-=================  ========  ============================  ==========================================
+                                                            the latest revision) is the new title
+publish_review     flow      cms/publish_in_review          the page is live with its reviewed
+                                                            revision; its moderation is closed
+submit_review      flow      cms/submit_for_review          one open moderation of the draft,
+                                                            requested by its author; not live
+archive_unpublish  flow      cms/archive_post (posts)       the page is no longer live (Wagtail has
+                                                            no archive: Unpublish), title kept
+refuse_publish     refusal   cms/publish_or_refuse          refused by an author (Editors group, no
+                             (infeasible seeds)             publish permission); the page is still
+                                                            in moderation, not live
+=================  ========  =============================  =========================================
 
 One list of semantic steps solves an instance on both sides: simweb's admin search box is
 "Search posts", Wagtail's "Search"; simweb's save button "Save changes", Wagtail's "Save
-draft"; Wagtail keeps a reviewer's "Approve and Publish" in the editor's "More actions" menu, a
-step simweb lacks (``optional``). Instances are the template's seeds whose post title is unique in the
-world (the script opens a search result by its exact title).
+draft"; Wagtail keeps a reviewer's "Approve and Publish" in the editor's "More actions"
+menu, a step simweb lacks (``optional``). Instances are the template's seeds whose post
+title is unique in the world (the script opens a search result by its exact title).
 """
 from __future__ import annotations
 
