@@ -62,7 +62,7 @@ class Wagtail(Counterpart):
         "requests==2.34.2", "sqlparse==0.6.1", "telepath==0.3.1", "Willow==1.12.0",
     ]
     #: Bumped whenever what is seeded changes (payload, families, settings): older installs rebuild.
-    install_version: ClassVar[int] = 3
+    install_version: ClassVar[int] = 4
     #: What Wagtail writes by itself while someone signs in and browses the admin: sessions,
     #: last-login times, the admin's per-user preferences and "recently edited" bookkeeping,
     #: the audit log, edit locks taken by opening an editor, the reference index it keeps

@@ -88,6 +88,12 @@ WAGTAILADMIN_NOTIFICATION_USE_HTML = False
 WAGTAIL_MODERATION_ENABLED = True
 WAGTAIL_WORKFLOW_ENABLED = True
 WAGTAILEMBEDS_FINDERS: list = []
+# Wagtail 8's editor autosaves a draft by JavaScript half a second after a change. A
+# reviewer's "Approve and Publish" then races an autosave of the same form: in 2 of 5
+# episodes of one run the autosave landed after the publish (a newer draft than the live
+# revision, once the page unpublished). Off, so a live run's end state does not depend on
+# timing; saving stays the explicit "Save draft" (as in simweb's editor).
+WAGTAIL_AUTOSAVE_INTERVAL = 0
 # Tasks (search index updates, reference index) run in the request, not in a worker.
 TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
 LOGGING = {"version": 1, "disable_existing_loggers": False,
