@@ -98,7 +98,8 @@ class Wagtail(Counterpart):
 
     def setup(self) -> None:
         """Copy the project, migrate (Wagtail's migrations make the Editors and Moderators
-        groups and the "Moderators approval" workflow on the root page), collect static."""
+        groups and the "Moderators approval" workflow on the root page). Static files are
+        served from the installed apps by ``runserver --insecure``: nothing to collect."""
         shutil.rmtree(self.project_dir, ignore_errors=True)
         shutil.copytree(self.files_dir / "project", self.project_dir,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
