@@ -211,7 +211,7 @@ class SimBrowser:
             self._set_radio(el)
             return None
         if el.form is not None and self._is_submitter(el):
-            return self._submit(self.page().forms[el.form], el)
+            return self._submit(self.page().form(el.form), el)
         if el.tag == "option":
             return None
         return None
@@ -300,7 +300,7 @@ class SimBrowser:
 
     def _key(self, el: Element, key: str) -> str | None:
         if key == "Enter" and el.form is not None and el.input_type in TEXT_INPUTS - {"textarea"}:
-            form = self.page().forms[el.form]
+            form = self.page().form(el.form)
             # Implicit submission: the form's first submit button is the submitter.
             submitter = next((c for c in form.controls if self._is_submitter(c)), None)
             return self._submit(form, submitter)
@@ -322,7 +322,7 @@ class SimBrowser:
         return el.checked if v is None else bool(v)
 
     def _set_radio(self, el: Element) -> None:
-        form = self.page().forms[el.form] if el.form is not None else None
+        form = self.page().form(el.form) if el.form is not None else None
         peers = form.controls if form else [e for e in self.page().elements.values()]
         for other in peers:
             if other.input_type == "radio" and other.field_name == el.field_name and other.bid:

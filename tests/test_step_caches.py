@@ -98,3 +98,28 @@ def test_parsed_actions_are_reused_and_errors_still_raise() -> None:
     for _ in range(2):
         with pytest.raises(ActionError, match="Unknown action|unknown action"):
             browsing._parse_action("klick('a12')")
+
+
+_FORMS = """<html><body>
+<form bid="f1" action="/a" method="post"><input bid="x" name="x" value="1"><button bid="b1">Go</button></form>
+<form bid="f2" action="/b"><input type="hidden" name="h" value="2"><select bid="s" name="s">
+<option value="p">P</option><option value="q" selected>Q</option></select><button bid="b2">Send</button></form>
+<input bid="far" name="far" form="f2-id" value="3">
+</body></html>""".replace('<form bid="f2"', '<form bid="f2" id="f2-id"')
+
+
+def test_one_form_is_built_alone_and_matches_the_forms_list() -> None:
+    from simweb.axtree import parse_page
+
+    page = parse_page(_FORMS)
+    second = page.form(1)
+    assert (second.bid, second.action, second.method) == ("f2", "/b", "get")
+    assert [c.field_name for c in second.controls] == ["h", "s", None, "far"]
+    assert second.controls[1].value == "q"
+    assert page.forms[1] is second                 # the list reuses what form() built
+    assert page.form(0) is page.forms[0]
+    assert [c.bid for c in page.forms[0].controls] == ["x", "b1"]
+    fresh = parse_page(_FORMS)
+    assert [(f.bid, [c.bid for c in f.controls]) for f in fresh.forms] == \
+        [(f.bid, [c.bid for c in f.controls]) for f in page.forms]
+    assert fresh.form(1) is fresh.forms[1]
