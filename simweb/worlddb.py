@@ -23,13 +23,14 @@ import contextlib
 import datetime as _dt
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import sqlite3
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, MutableSequence, Sequence
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
@@ -413,14 +414,14 @@ class _Rows:
             out += self._rest.fetchall()
         return out
 
-    def __iter__(self) -> _Rows:
-        return self
-
-    def __next__(self) -> Any:
-        row = self.fetchone()
-        if row is None:
-            raise StopIteration
-        return row
+    def __iter__(self) -> Iterator[Any]:
+        # The remaining rows at C speed (callers iterate, or fetch, not both).
+        rows = self._rows if self._pos == 0 else self._rows[self._pos:]
+        self._pos = len(self._rows)
+        if self._rest is None:
+            return iter(rows)
+        rest, self._rest = self._rest, None
+        return itertools.chain(rows, rest)
 
 
 class QueryCache:

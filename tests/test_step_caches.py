@@ -40,6 +40,19 @@ def test_repeated_select_is_answered_from_the_cache_with_the_same_rows(db: ReadO
     assert conn.execute(sql, (2,)).fetchall() == first[:2]  # other parameters, other entry
 
 
+def test_iteration_takes_the_rows_not_yet_fetched(db: ReadOnlyDB) -> None:
+    conn = db.conn()
+    sql = "SELECT id FROM t WHERE id <= 4 ORDER BY id"
+    conn.execute(sql).fetchall()
+    cur = conn.execute(sql)                      # from the cache
+    assert cur.fetchone() == (1,)
+    assert list(cur) == [(2,), (3,), (4,)]
+    assert cur.fetchone() is None and list(cur) == []
+    big = conn.execute("SELECT id FROM t ORDER BY id")   # over max_rows: the live cursor follows
+    assert big.fetchmany(600)[-1] == (600,)
+    assert next(iter(big)) == (601,)
+
+
 def test_fetchall_returns_a_fresh_list_each_time(db: ReadOnlyDB) -> None:
     conn = db.conn()
     sql = "SELECT id FROM t WHERE id <= 2"
