@@ -30,6 +30,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -360,6 +361,14 @@ _pid = os.getpid()
 def _after_fork_in_child() -> None:
     global _pid
     _pid = os.getpid()
+    # A fork taken while another thread held a cache's lock would leave it held for ever
+    # in the child (only the forking thread survives): every query cache gets a new one.
+    for cache in list(_QUERY_CACHES):
+        cache._lock = threading.Lock()
+
+
+#: Every QueryCache of this process (weakly), for the fork hook above.
+_QUERY_CACHES: weakref.WeakSet[QueryCache] = weakref.WeakSet()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -445,6 +454,7 @@ class QueryCache:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        _QUERY_CACHES.add(self)
 
     def get(self, key: tuple) -> list | None:
         with self._lock:

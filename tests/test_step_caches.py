@@ -136,3 +136,19 @@ def test_one_form_is_built_alone_and_matches_the_forms_list() -> None:
     assert [(f.bid, [c.bid for c in f.controls]) for f in fresh.forms] == \
         [(f.bid, [c.bid for c in f.controls]) for f in page.forms]
     assert fresh.form(1) is fresh.forms[1]
+
+
+def test_a_fork_taken_while_the_cache_is_locked_leaves_the_child_a_usable_cache() -> None:
+    import os
+
+    cache = QueryCache()
+    cache.put(("q", (), ()), [(1,)])
+    with cache._lock:   # as if another thread were inside get() when this one forks
+        pid = os.fork()
+        if pid == 0:   # pragma: no cover - the child reports through its exit code
+            free = cache._lock.acquire(timeout=5)   # a held lock would time out, not hang
+            if free:
+                cache._lock.release()
+            os._exit(0 if free and cache.get(("q", (), ())) == [(1,)] else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
