@@ -505,7 +505,7 @@ class Page:
 
     __slots__ = (
         "title", "_elements", "_forms_raw", "_controls", "_forms", "_lines",
-        "_recs", "_bid_line", "_default_text", "_selects", "_groups",
+        "_recs", "_bid_line", "_default_text", "_selects", "_groups", "_form_cache",
     )
 
     def __init__(self) -> None:
@@ -514,6 +514,7 @@ class Page:
         self._forms_raw: list[tuple[str | None, str, str]] = []
         self._controls: list[_Pending] = []
         self._forms: list[Form] | None = None
+        self._form_cache: dict[int, Form] = {}   # forms built one by one (see form())
         self._lines: list[str] = []
         self._recs: list[tuple] = []  # line records, frozen
         self._bid_line: dict[str, int] = {}  # bid -> index of its record
@@ -532,13 +533,28 @@ class Page:
     def forms(self) -> list[Form]:
         """The page's forms in document order (``Element.form`` indexes this)."""
         if self._forms is None:
-            forms = [Form(i, bid, action, method, [])
-                     for i, (bid, action, method) in enumerate(self._forms_raw)]
-            for p in self._controls:
-                if p.form is not None:
-                    forms[p.form].controls.append(p.build())
-            self._forms = forms
+            if self._form_cache:
+                self._forms = [self.form(i) for i in range(len(self._forms_raw))]
+            else:
+                forms = [Form(i, bid, action, method, [])
+                         for i, (bid, action, method) in enumerate(self._forms_raw)]
+                for p in self._controls:
+                    if p.form is not None:
+                        forms[p.form].controls.append(p.build())
+                self._forms = forms
         return self._forms
+
+    def form(self, index: int) -> Form:
+        """``forms[index]``, building only that form's controls (a forum thread has dozens
+        of forms; a submit reads one)."""
+        if self._forms is not None:
+            return self._forms[index]
+        built = self._form_cache.get(index)
+        if built is None:
+            bid, action, method = self._forms_raw[index]
+            built = Form(index, bid, action, method, [p.build() for p in self._controls if p.form == index])
+            self._form_cache[index] = built
+        return built
 
     def axtree(
         self,

@@ -30,6 +30,14 @@ def parse_cached(html: str) -> Page:
     return parse_page(html)
 
 
+@lru_cache(maxsize=4096)
+def _parse_action(text: str) -> Any:
+    """parse_action by the action's text: agents repeat the same strings (an oracle plan's
+    clicks, a policy's favourite actions), an Action is immutable, and parsing one costs an
+    ast.parse under a warnings filter (about 50 us). Errors are not cached (they raise)."""
+    return parse_action(text)
+
+
 def origin(app_name: str) -> str:
     """The origin shown in in-process URLs ('.localhost' names are reserved for loopback)."""
     return f"http://{app_name}.simweb.localhost"
@@ -105,7 +113,7 @@ class SimBrowser:
         """Run one action string; return the error message, or None on success."""
         self.site_error = None
         try:
-            action = parse_action(text)
+            action = _parse_action(text) if type(text) is str else parse_action(text)
         except ActionError as exc:
             return str(exc)
         handler = getattr(self, f"_do_{action.name}", None)
@@ -203,7 +211,7 @@ class SimBrowser:
             self._set_radio(el)
             return None
         if el.form is not None and self._is_submitter(el):
-            return self._submit(self.page().forms[el.form], el)
+            return self._submit(self.page().form(el.form), el)
         if el.tag == "option":
             return None
         return None
@@ -292,7 +300,7 @@ class SimBrowser:
 
     def _key(self, el: Element, key: str) -> str | None:
         if key == "Enter" and el.form is not None and el.input_type in TEXT_INPUTS - {"textarea"}:
-            form = self.page().forms[el.form]
+            form = self.page().form(el.form)
             # Implicit submission: the form's first submit button is the submitter.
             submitter = next((c for c in form.controls if self._is_submitter(c)), None)
             return self._submit(form, submitter)
@@ -314,7 +322,7 @@ class SimBrowser:
         return el.checked if v is None else bool(v)
 
     def _set_radio(self, el: Element) -> None:
-        form = self.page().forms[el.form] if el.form is not None else None
+        form = self.page().form(el.form) if el.form is not None else None
         peers = form.controls if form else [e for e in self.page().elements.values()]
         for other in peers:
             if other.input_type == "radio" and other.field_name == el.field_name and other.bid:

@@ -23,13 +23,15 @@ import contextlib
 import datetime as _dt
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import sqlite3
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, MutableSequence, Sequence
+import weakref
+from collections.abc import Callable, Iterator, MutableSequence, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
@@ -359,6 +361,14 @@ _pid = os.getpid()
 def _after_fork_in_child() -> None:
     global _pid
     _pid = os.getpid()
+    # A fork taken while another thread held a cache's lock would leave it held for ever
+    # in the child (only the forking thread survives): every query cache gets a new one.
+    for cache in list(_QUERY_CACHES):
+        cache._lock = threading.Lock()
+
+
+#: Every QueryCache of this process (weakly), for the fork hook above.
+_QUERY_CACHES: weakref.WeakSet[QueryCache] = weakref.WeakSet()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -367,16 +377,147 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 class _Slot:
     """One thread's connection; closed when the thread's locals are dropped."""
 
-    __slots__ = ("conn", "pid")
+    __slots__ = ("conn", "pid", "cached")
 
     def __init__(self, pid: int, conn: sqlite3.Connection) -> None:
         self.pid = pid
         self.conn = conn
+        self.cached: CachedConnection | None = None
 
     def __del__(self) -> None:
         if self.pid == _pid:  # never touch a connection inherited over fork
             with contextlib.suppress(Exception):
                 self.conn.close()
+
+
+class _Rows:
+    """The rows of one query, read like a ``sqlite3.Cursor`` (fetchone, fetchmany,
+    fetchall, iteration): a cached result, or the first rows of a large one followed by
+    the live cursor (``rest``)."""
+
+    __slots__ = ("_rows", "_pos", "_rest")
+
+    def __init__(self, rows: list, rest: sqlite3.Cursor | None = None) -> None:
+        self._rows = rows
+        self._pos = 0
+        self._rest = rest
+
+    def fetchone(self) -> Any:
+        pos = self._pos
+        if pos < len(self._rows):
+            self._pos = pos + 1
+            return self._rows[pos]
+        return self._rest.fetchone() if self._rest is not None else None
+
+    def fetchmany(self, size: int = 1) -> list:
+        out = self._rows[self._pos:self._pos + size]
+        self._pos += len(out)
+        if len(out) < size and self._rest is not None:
+            out += self._rest.fetchmany(size - len(out))
+        return out
+
+    def fetchall(self) -> list:
+        out = self._rows[self._pos:]
+        self._pos = len(self._rows)
+        if self._rest is not None:
+            out += self._rest.fetchall()
+        return out
+
+    def __iter__(self) -> Iterator[Any]:
+        # The remaining rows at C speed (callers iterate, or fetch, not both).
+        rows = self._rows if self._pos == 0 else self._rows[self._pos:]
+        self._pos = len(self._rows)
+        if self._rest is None:
+            return iter(rows)
+        rest, self._rest = self._rest, None
+        return itertools.chain(rows, rest)
+
+
+class QueryCache:
+    """Results of read-only queries by (SQL, parameters and their types), least recently
+    used first out.
+
+    A world file never changes once built, so the same query always returns the same rows;
+    pages and task samplers repeat many (a user by id, a project's members, a count), and
+    a step's page runs ten of them. Rows are tuples (immutable); a result over
+    ``max_rows`` rows is not kept, and the whole cache holds at most ``budget`` rows.
+    Thread-safe; shared by the threads of one process (a forked child inherits it, which
+    is sound for the same reason)."""
+
+    def __init__(self, max_rows: int = 512, budget: int = 50_000) -> None:
+        from collections import OrderedDict
+
+        self.max_rows = max_rows
+        self.budget = budget
+        self._data: OrderedDict[tuple, list] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        _QUERY_CACHES.add(self)
+
+    def get(self, key: tuple) -> list | None:
+        with self._lock:
+            rows = self._data.get(key)
+            if rows is not None:
+                self._data.move_to_end(key)
+                self.hits += 1
+            else:
+                self.misses += 1
+            return rows
+
+    def put(self, key: tuple, rows: list) -> None:
+        with self._lock:
+            if key in self._data:
+                return
+            self._data[key] = rows
+            self._held += len(rows) + 1
+            while self._held > self.budget and self._data:
+                _, old = self._data.popitem(last=False)
+                self._held -= len(old) + 1
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self._held = 0
+
+
+class CachedConnection:
+    """A read-only ``sqlite3`` connection whose ``execute`` of a SELECT answers from a
+    :class:`QueryCache` when it can. Anything else (other statements, other methods,
+    parameters that cannot be a key) goes to the connection itself, errors included."""
+
+    __slots__ = ("raw", "_cache")
+
+    def __init__(self, raw: sqlite3.Connection, cache: QueryCache) -> None:
+        self.raw = raw
+        self._cache = cache
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        t = type(params)
+        if t is tuple or t is list:
+            # Types are part of the key: 1, 1.0 and True are equal in Python, not in SQL.
+            key: tuple | None = (sql, tuple(params), tuple(map(type, params)))
+            try:
+                rows = self._cache.get(key)   # type: ignore[arg-type]
+            except TypeError:   # an unhashable parameter: SQLite will say what it thinks of it
+                key = rows = None
+            if rows is not None:
+                return _Rows(rows)
+        else:
+            key = None
+        cur = self.raw.execute(sql, params)
+        if key is None or not sql.lstrip()[:6].upper() == "SELECT":
+            return cur
+        cache = self._cache
+        rows = cur.fetchmany(cache.max_rows + 1)
+        if len(rows) > cache.max_rows:
+            return _Rows(rows, cur)
+        cache.put(key, rows)
+        return _Rows(rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
 
 
 class ReadOnlyDB:
@@ -401,6 +542,8 @@ class ReadOnlyDB:
         self.engine: Engine = create_engine("sqlite+pysqlite://", creator=self._connect,
                                             poolclass=NullPool)
         self._local = threading.local()
+        #: SELECT results of :meth:`conn` (the file is immutable: see :class:`QueryCache`)
+        self.cache = QueryCache()
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.uri, uri=True, check_same_thread=False)
@@ -409,12 +552,15 @@ class ReadOnlyDB:
         return conn
 
     def conn(self) -> sqlite3.Connection:
-        """This thread's raw, read-only ``sqlite3`` connection."""
+        """This thread's read-only ``sqlite3`` connection, its SELECTs answered from
+        :attr:`cache` when repeated (a :class:`CachedConnection`, typed as the
+        connection it wraps)."""
         slot: _Slot | None = getattr(self._local, "slot", None)
         if slot is None or slot.pid != _pid:
             slot = _Slot(_pid, self._connect())
+            slot.cached = CachedConnection(slot.conn, self.cache)
             self._local.slot = slot
-        return slot.conn
+        return slot.cached   # type: ignore[return-value]
 
     def close(self) -> None:
         """Close this thread's connection and dispose of the engine."""
