@@ -10,10 +10,10 @@ by reference, so a fork copies only the small runtime, browser and meta layers.
 """
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
-import weakref
 from typing import Any
 
 import orjson
