@@ -96,8 +96,8 @@ def count_issues(app: Any, p: dict, **filters: Any) -> int:
 
 @world_memo
 def _issue_count(app: Any, pid: int, **filters: Any) -> int:
-    f: dict[str, Any] = {"project_id": pid, "state": None, "labels": [], "assignee": None, "author": None, "milestone": None,
-         "terms": []}
+    f: dict[str, Any] = {"project_id": pid, "state": None, "labels": [], "assignee": None, "author": None,
+                         "milestone": None, "terms": []}
     f.update(filters)
     return app.world.issue_count(**f)
 
