@@ -123,6 +123,8 @@ def run_child(app: str, seeds: int, n_urls: int, pythonpath: str | None, cwd: st
 def main(argv: list[str] | None = None) -> dict:
     p = parser(__doc__.split("\n")[0])
     p.add_argument("--ref", required=True, help="git revision to compare against (e.g. the commit before a change)")
+    p.add_argument("--this", default=None, help="git revision to measure instead of this checkout (exported like --ref,"
+                                                " so the working tree can change during the run)")
     p.add_argument("--rounds", type=int, default=None, help="child processes per side and app (default 3, quick 1)")
     p.add_argument("--apps", default=None, help="comma-separated apps (default: every registered app)")
     p.add_argument("--seeds", type=int, default=None, help="episode seeds per task template (default 3, quick 1)")
@@ -134,17 +136,18 @@ def main(argv: list[str] | None = None) -> dict:
     rounds = args.rounds or (1 if args.quick else 3)
     seeds, n_urls = (1, 20) if args.quick else (3, 60)
     seeds = args.seeds or seeds
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, check=False,
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", args.this or "HEAD"], capture_output=True, check=False,
                           text=True).stdout.strip()
     results: dict[str, Any] = {"ref": args.ref, "head": head, "rounds": rounds, "seeds": seeds, "search_urls": n_urls,
                                "world_factor": args.factor}
     with tempfile.TemporaryDirectory(prefix="simweb-ref-") as tmp:
-        ref_path = str(export(args.ref, Path(tmp)))
+        ref_path = str(export(args.ref, Path(tmp) / "ref"))
+        this_path = str(export(args.this, Path(tmp) / "this")) if args.this else None
         (Path(tmp) / "cwd").mkdir()
         for name in names:
             samples: dict[str, dict[str, list[int]]] = {"this": {}, "ref": {}}
             for r in range(rounds):
-                order = [("this", None), ("ref", ref_path)] if r % 2 == 0 else [("ref", ref_path), ("this", None)]
+                order = [("this", this_path), ("ref", ref_path)] if r % 2 == 0 else [("ref", ref_path), ("this", this_path)]
                 for side, path in order:
                     for k, v in run_child(name, seeds, n_urls, path, str(Path(tmp) / "cwd"), args.factor).items():
                         samples[side].setdefault(k, []).extend(v)
