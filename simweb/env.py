@@ -10,6 +10,7 @@ by reference, so a fork copies only the small runtime, browser and meta layers.
 """
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,7 +34,18 @@ class InProcessBackend:
     viewport: tuple[int, int] | None = None   # no layout: WebGym's coordinate actions report an error in-process
 
     def __init__(self, env: SimEnv):
-        self.env = env
+        # A weak reference: env -> backend -> env would make every env (and every fork,
+        # with its state's dicts) garbage that only the cycle collector frees, and a fork
+        # thrown away at once would then cost collections instead of a free.
+        self._env = weakref.ref(env)
+
+    @property
+    def env(self) -> SimEnv:
+        """The env this backend acts for."""
+        env = self._env()
+        if env is None:
+            raise ReferenceError("the env of this backend no longer exists")
+        return env
 
     def execute(self, action: str) -> str | None:
         return self.env.browser.execute(action)
@@ -150,15 +162,15 @@ class SimEnv(EpisodeEnv):
     def fork(self) -> SimEnv:
         """An independent env at the same state, sharing the world data."""
         child = SimEnv.__new__(SimEnv)
-        child.__dict__.update({k: v for k, v in self.__dict__.items()
-                               if k not in ("state", "browser", "episode", "backend")})
-        child.episode = self.episode.copy()
-        child.backend = InProcessBackend(child)
-        child.state = orjson.loads(orjson.dumps(self.state))
-        child.browser = SimBrowser(self.app, child.state)
-        child.browser._html = self.browser._html
-        child.browser._page = self.browser._page
-        child._np_random = None
+        attrs = child.__dict__
+        attrs.update(self.__dict__)   # then replace what the child must own
+        attrs["episode"] = self.episode.copy()
+        attrs["backend"] = InProcessBackend(child)
+        attrs["state"] = state = orjson.loads(orjson.dumps(self.state))
+        attrs["browser"] = browser = SimBrowser(self.app, state)
+        browser._html = self.browser._html
+        browser._page = self.browser._page
+        attrs["_np_random"] = None
         return child
 
 

@@ -21,7 +21,6 @@ Every env's ``step`` is :meth:`Episode.step` on its backend.
 """
 from __future__ import annotations
 
-import copy
 import difflib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -169,7 +168,9 @@ class Episode:
 
     def copy(self) -> Episode:
         """An independent copy (for a fork: the task and start are shared, never mutated)."""
-        return copy.copy(self)
+        new = object.__new__(type(self))   # a shallow copy without copy.copy's reduce protocol (it is on the fork path)
+        new.__dict__.update(self.__dict__)
+        return new
 
     # ------------------------------------------------------------------ task and budget
     def lookup(self, task_id: str) -> TaskTemplate:

@@ -7,8 +7,10 @@ a deterministic function of those parameters.
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .effects import Effect, evaluate
 from .state import canonical
@@ -18,6 +20,46 @@ from .taskmodel import STEP_BUDGETS, FactGroup, bucket_for  # noqa: F401
 from .worlddb import Rng
 
 _EFFECT_CACHE_SIZE = 1024
+#: Entries a :func:`world_memo` function keeps per world before it starts afresh.
+_WORLD_MEMO_SIZE = 1 << 18
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def world_memo(fn: F) -> F:
+    """Memoise a sampling helper ``fn(app, *args, **kwargs)`` per world.
+
+    For helpers whose result is a pure function of the read-only world and the
+    arguments (is this product found by searching its name, a project's members, an
+    issue count under filters): templates' rejection samplers ask them again and again,
+    for new seeds of the same template and across templates, and every answer is a world
+    query. The cache lives on the world object, so every env, fork and task of that world
+    shares it, and it holds world facts only: never anything keyed by a task or a seed,
+    so a first reset of a new (task, seed) still draws its parameters (the same ones:
+    the rng is consumed exactly as without the memo). Arguments must be JSON values
+    (keyed by their canonical JSON); a list or dict result is returned as a shallow copy."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def memoised(app: Any, *args: Any, **kwargs: Any) -> Any:
+        caches: dict = app.world.__dict__.setdefault("_world_memo", {})
+        cache = caches.get(name)
+        if cache is None:
+            cache = caches[name] = {}
+        key = canonical([args, kwargs]) if kwargs else canonical(args)
+        try:
+            value = cache[key]
+        except KeyError:
+            if len(cache) >= _WORLD_MEMO_SIZE:
+                cache.clear()
+            value = cache[key] = fn(app, *args, **kwargs)
+        if type(value) is list:
+            return list(value)
+        if type(value) is dict:
+            return dict(value)
+        return value
+
+    return memoised  # type: ignore[return-value]
 
 
 def difficulty_of(n_facts: int) -> str:

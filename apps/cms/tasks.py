@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Check, Effect, NewRow, Refusal, Row, eq, same_set, text
-from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import cms as V
 from simweb.verify import numbers_in
 from simweb.worlddb import day_to_date
@@ -37,6 +37,7 @@ def pick_post(app: Any, rng: Rng, need: Callable[[dict], bool], tries: int = 400
     raise RuntimeError("no post satisfies the task's needs")
 
 
+@world_memo
 def users_with(app: Any, *roles: str) -> list[dict]:
     return [u for u in app.world.users() if u["role"] in roles and u["active"]]
 
@@ -47,14 +48,21 @@ def pick_user(app: Any, rng: Rng, *roles: str) -> dict:
 
 def found_by_public_search(app: Any, p: dict) -> bool:
     """The post is on the first page of the public search for its title."""
-    ids = app.world.post_ids(status="published", terms=search_terms(p["title"]), limit=20)
-    return p["id"] in ids
+    return p["id"] in _first_ids(app, None, p["title"])
 
 
 def found_by_admin_search(app: Any, p: dict) -> bool:
     """The post is on the first page of the admin's post list searched by its title."""
-    ids = app.world.post_ids(kind=p["kind"], terms=search_terms(p["title"]), limit=20)
-    return p["id"] in ids
+    return p["id"] in _first_ids(app, p["kind"], p["title"])
+
+
+@world_memo
+def _first_ids(app: Any, kind: str | None, title: str) -> list[int]:
+    """The first 20 world post ids searching ``title`` finds: among published posts and
+    pages (``kind`` None, the public search) or among posts of ``kind`` (the admin list)."""
+    if kind is None:
+        return app.world.post_ids(status="published", terms=search_terms(title), limit=20)
+    return app.world.post_ids(kind=kind, terms=search_terms(title), limit=20)
 
 
 def public_search(title: str) -> str:

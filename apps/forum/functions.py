@@ -337,10 +337,13 @@ def _my_votes(ctx: Ctx, kind: str, ids: list[int]) -> dict[int, int]:
 @fn(reads=VOTES)
 def vote_delta(ctx: Ctx, kind: str, tid: Any) -> int:
     """How much run-time voting changed a post's or comment's score."""
+    rt = _rt(ctx, "votes")
+    if not rt:   # nobody voted at run time (every start state): listings ask this for each row
+        return 0
     k = _key(kind, tid)
     wk = "post" if k[0] == "p" else "comment"
     d = 0
-    for uid, votes in sorted(_rt(ctx, "votes").items()):
+    for uid, votes in sorted(rt.items()):
         if k in votes:
             d += votes[k] - ctx.world.vote(int(uid), wk, int(tid))
     return d

@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Effect, Row, eq, text
-from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import forum as V
 from simweb.verify import numbers_in
 from simweb.worlddb import day_to_date
@@ -72,9 +72,20 @@ def pick_post(app: Any, rng: Rng, need: Any = None, tries: int = 3000) -> dict:
 
 
 def unique_title(app: Any, p: dict) -> bool:
-    n = app.world.query("SELECT count(*) FROM posts WHERE community_id = ? AND title = ?",
-                        (p["community_id"], p["title"]))[0][0]
-    return n == 1
+    return _title_count(app, p["community_id"], p["title"]) == 1
+
+
+@world_memo
+def _title_count(app: Any, community_id: int, title: str) -> int:
+    """World posts of a community with this title."""
+    return int(app.world.query("SELECT count(*) FROM posts WHERE community_id = ? AND title = ?",
+                               (community_id, title))[0][0])
+
+
+@world_memo
+def world_query(app: Any, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple]:
+    """``app.world.query``, memoised per world (the world is read-only)."""
+    return app.world.query(sql, params)
 
 
 def cname(app: Any, cid: int) -> str:
@@ -91,8 +102,13 @@ def live_comments(app: Any, pid: int) -> list[dict]:
 
 def unique_comment(app: Any, c: dict) -> bool:
     """No other comment on the post has the same author and text."""
-    return sum(1 for o in app.world.comments_of(c["post_id"])
-               if o["user_id"] == c["user_id"] and o["body"] == c["body"]) == 1
+    return _same_comments(app, c["post_id"], c["user_id"], c["body"]) == 1
+
+
+@world_memo
+def _same_comments(app: Any, post_id: int, user_id: int, body: str) -> int:
+    """World comments on the post by this author with this text."""
+    return sum(1 for o in app.world.comments_of(post_id) if o["user_id"] == user_id and o["body"] == body)
 
 
 #: Numbers a policy would answer without looking; no counting task has one of them as its answer.
@@ -213,13 +229,13 @@ class CommentCount(TaskTemplate):
         # The count is drawn first, evenly over the counts posts have (past the small ones
         # anyone would guess), so that no number is the answer of many instances: most posts
         # have few comments, and "1" would otherwise be right often.
-        counts = [r[0] for r in app.world.query("SELECT DISTINCT comment_count FROM posts WHERE status = 'live'"
-                                                " AND comment_count > 3 ORDER BY comment_count")
+        counts = [r[0] for r in world_query(app, "SELECT DISTINCT comment_count FROM posts WHERE status = 'live'"
+                                                 " AND comment_count > 3 ORDER BY comment_count")
                   if r[0] not in GUESSABLE]
         for _ in range(200):
             n = rng.choice(counts)
-            ids = [r[0] for r in app.world.query("SELECT id FROM posts WHERE status = 'live' AND comment_count = ?"
-                                                 " ORDER BY id LIMIT 400", (n,))]
+            ids = [r[0] for r in world_query(app, "SELECT id FROM posts WHERE status = 'live' AND comment_count = ?"
+                                                  " ORDER BY id LIMIT 400", (n,))]
             rng.shuffle(ids)
             for pid in ids[:20]:
                 p = app.world.post(pid)

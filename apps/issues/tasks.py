@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
-from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
 
@@ -42,6 +42,7 @@ def pick_project(app: Any, rng: Rng, need: Callable[[dict], bool] | None = None,
     raise RuntimeError("no project satisfies the task's needs")
 
 
+@world_memo
 def members(app: Any, pid: int, min_role: str = "guest", max_role: str = "maintainer") -> list[dict]:
     return [m for m in app.world.members(pid) if RANK[min_role] <= RANK[m["role"]] <= RANK[max_role]]
 
@@ -91,8 +92,13 @@ def username(app: Any, uid: int) -> str:
 
 
 def count_issues(app: Any, p: dict, **filters: Any) -> int:
-    f = {"project_id": p["id"], "state": None, "labels": [], "assignee": None, "author": None, "milestone": None,
-         "terms": []}
+    return _issue_count(app, p["id"], **filters)
+
+
+@world_memo
+def _issue_count(app: Any, pid: int, **filters: Any) -> int:
+    f: dict[str, Any] = {"project_id": pid, "state": None, "labels": [], "assignee": None, "author": None,
+                         "milestone": None, "terms": []}
     f.update(filters)
     return app.world.issue_count(**f)
 

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
-from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import shopping as V
 from simweb.worlddb import day_to_date
 
@@ -69,8 +69,13 @@ def with_options(p: dict) -> bool:
 
 def findable(app: Any, p: dict) -> bool:
     """Whether searching the product's exact name lists it on the first results page."""
-    res = app.world.search(p["name"], per_page=24)
-    return any(i["id"] == p["id"] for i in res["items"])
+    return _name_finds(app, p["name"], p["id"])
+
+
+@world_memo
+def _name_finds(app: Any, name: str, product_id: int) -> bool:
+    """Whether searching ``name`` lists product ``product_id`` on the first page (a world fact)."""
+    return any(i["id"] == product_id for i in app.world.search(name, per_page=24)["items"])
 
 
 # ----------------------------------------------------------------------------- plan pieces
