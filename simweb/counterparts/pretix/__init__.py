@@ -19,6 +19,7 @@ attendee name, a simweb user a customer account of the organizer. See ``seed.py`
 """
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from functools import lru_cache
@@ -45,6 +46,8 @@ INSTANCES = 5
 START_TIMEOUT_S = 240.0
 #: How long ``stop`` waits for the port to be released.
 PORT_WAIT_S = 15.0
+#: pretix templates overridden so that a link opens in the same tab (see ``same_tab_templates``).
+SAME_TAB_TEMPLATES = ("pretixpresale/organizers/customer_orders.html",)
 
 
 @lru_cache(maxsize=1)
@@ -63,11 +66,13 @@ class Pretix(Counterpart):
     default_port: ClassVar[int] = 8605
     install_version: ClassVar[int] = 1
     requirements: ClassVar[list[str]] = ["pretix==2026.8.0", "Django==5.2.19", "time-machine==3.6.0"]
-    #: pretix's bookkeeping: sessions, the activity log every action writes, cached
-    #: settings and the cart rows a checkout leaves behind (what an order holds is in
+    #: pretix's bookkeeping: sessions, the activity log every action writes, the settings
+    #: stores (pretix writes a payment provider's defaults the first time it is shown;
+    #: nothing a customer does changes a setting), cached files and the cart rows a checkout leaves behind (what an order holds is in
     #: orderposition, which is judged); the order's own housekeeping fields.
     bookkeeping_tables: ClassVar[tuple[str, ...]] = (
-        "django_session", "pretixbase_logentry", "pretixbase_cartposition", "pretixbase_invoiceaddress",
+        "django_session", "pretixbase_logentry", "pretixbase_event_settingsstore",
+        "pretixbase_organizer_settingsstore", "pretixbase_globalsettingsobject_settingsstore", "pretixbase_cartposition", "pretixbase_invoiceaddress",
         "pretixbase_cachedfile", "pretixbase_cachedticket", "pretixbase_cachedcombinedticket",
         "pretixbase_questionanswer", "pretixbase_notificationsetting", "pretixbase_eventlock",
         "pretixbase_transaction", "pretixbase_scheduledeventexport", "pretixbase_scheduledorganizerexport")
@@ -114,7 +119,27 @@ class Pretix(Counterpart):
         shutil.rmtree(self.project_dir, ignore_errors=True)
         self.project_dir.mkdir(parents=True)
         shutil.copyfile(self.files_dir / "simpretix_settings.py", self.project_dir / "simpretix_settings.py")
+        self.same_tab_templates()
         self.manage("migrate", "--noinput", "-v", "0", timeout=1800)
+
+    def same_tab_templates(self) -> None:
+        """Template overrides (``project/templates``, searched before pretix's own) that open
+        an order from the account's order list in the same tab.
+
+        pretix links each order there with ``target="_blank"``; the live env switches to a
+        new tab only once the browser reports it, after the next observation, so an agent
+        would act on the list again. The override is made from the installed pretix's own
+        template with only that attribute removed (nothing else about the page changes)."""
+        out = self.run([str(self.python), "-c", "import pretix, os; print(os.path.dirname(pretix.__file__))"],
+                       timeout=120)
+        root = Path(out.stdout.strip().splitlines()[-1]) / "presale" / "templates"
+        for rel in SAME_TAB_TEMPLATES:
+            text = (root / rel).read_text()
+            if 'target="_blank"' not in text:
+                raise CounterpartError(f"pretix: {rel} no longer opens orders in a new tab; review same_tab_templates")
+            dst = self.project_dir / "templates" / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_text(re.sub(r'\s+target="_blank"', "", text))
 
     def payload(self) -> dict:
         return build_payload(booking_app(), self.password)

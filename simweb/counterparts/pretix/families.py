@@ -191,6 +191,9 @@ def date_link(day: int) -> re.Pattern:
     return re.compile(rf"\b{d:%B} {d.day}(st|nd|rd|th)?,? {d.year}", re.I)
 
 
+#: The guest's name field: simweb "Full name" (booking) / "Full name of the main guest"
+#: (checkout); pretix "Name" (the attendee name, one field with the "full" name scheme).
+GUEST_NAME = re.compile(r"^(full name|attendee name|name)( of the main guest)?$", re.I)
 MY_BOOKINGS = re.compile(r"^(my bookings|your account|orders|my orders)$", re.I)
 
 
@@ -297,8 +300,9 @@ class ChangeGuest(BookingFamily):
         pids = {x["id"] for x in pos}
 
         def claimed(c: Change) -> bool:
-            return c.table == "pretixbase_orderposition" and c.pk and c.pk[0] in pids and \
-                c.field == "attendee_name_parts"
+            # The name, and the position's meta data pretix rewrites on every save of it.
+            return c.table == "pretixbase_orderposition" and bool(c.pk) and c.pk[0] in pids and \
+                c.field in ("attendee_name_parts", "meta_info")
 
         return verdict(facts, live_collateral(cp, claimed))
 
@@ -307,8 +311,8 @@ class ChangeGuest(BookingFamily):
         p = inst.params
         return open_booking(p["hotel"], p["checkin"], p["code"]) + [
             # pretix: the order page links to its "Change details" form.
-            s.Click(role="link", name=re.compile(r"^change (your )?(details|information)", re.I), optional=True),
-            s.Fill(role="textbox", name=re.compile(r"^(full name|attendee name)", re.I), text=p["guest"]),
+            s.Click(role="link", name=re.compile(r"^change (ordered items|(your )?(details|information))", re.I), optional=True),
+            s.Fill(role="textbox", name=GUEST_NAME, text=p["guest"]),
             s.Click(role="button", name=re.compile(r"^(save guest details|save changes|save)$", re.I))]
 
 
@@ -364,8 +368,7 @@ class BookRoom(BookingFamily):
             s.Click(role="button", name=re.compile(r"^add to cart$", re.I), optional=True),
             s.Click(role=("link", "button"), name=re.compile(r"^(proceed with checkout|checkout)$", re.I),
                     optional=True),
-            s.Fill(role="textbox", name=re.compile(r"^(full name of the main guest|attendee name|full name)", re.I),
-                   text=p["guest"]),
+            s.Fill(role="textbox", name=GUEST_NAME, text=p["guest"]),
             s.Click(role="button", name=re.compile(r"^(continue to payment|continue)$", re.I)),
             s.Click(role="radio", name=re.compile(r"bank transfer", re.I), optional=True),
             *[s.Fill(role="textbox", name=lbl, text=val, optional=True) for lbl, val in card],

@@ -145,10 +145,11 @@ def seed(payload: dict) -> None:
         s.set("payment_banktransfer__enabled", True)
         s.set("payment_banktransfer_bank_details_type", "other")
         s.set("payment_banktransfer_bank_details", LazyI18nString({"en": "Simstay Hotels, IBAN XX00 0000 0000 0000"}))
+        ev.get_payment_providers()   # pretix stores the providers' defaults the first time they are read
         for rt in p["rooms"]:
             items[rt["id"]] = Item.objects.create(
                 event=ev, name=LazyI18nString({"en": rt["name"]}), default_price=money(rt["base_cents"]),
-                admission=True, active=True, position=len(items),
+                admission=True, personalized=True, active=True, position=len(items),
                 description=LazyI18nString({"en": f"Sleeps {rt['capacity']}. Minimum stay "
                                                   f"{rt['min_nights']} night{'s' if rt['min_nights'] != 1 else ''}."}))
         for d in nights:

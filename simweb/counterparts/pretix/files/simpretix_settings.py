@@ -2,6 +2,7 @@
 what a loopback sandbox needs on top.
 
 * Mail goes to Django's in-memory backend: nothing is ever sent.
+* The project's ``templates/`` come before pretix's own (the same-tab overrides).
 * Only 127.0.0.1 / localhost are served.
 * The clock is simweb's "today": the booking world's day 0 (2026-01-01, 09:00 UTC) at
   server start, then ticking, so that dates, presale windows and cancellation deadlines
@@ -19,6 +20,9 @@ _CLOCK = time_machine.travel(datetime.datetime.fromisoformat(_TODAY), tick=True)
 _CLOCK.start()
 
 from pretix.settings import *  # noqa: E402,F401,F403
+
+# The project's template overrides (made at install, see Pretix.same_tab_templates) first.
+TEMPLATES[0]["DIRS"].insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates"))  # noqa: F405
 
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
