@@ -46,8 +46,18 @@ INSTANCES = 5
 START_TIMEOUT_S = 240.0
 #: How long ``stop`` waits for the port to be released.
 PORT_WAIT_S = 15.0
-#: pretix templates overridden so that a link opens in the same tab (see ``same_tab_templates``).
-SAME_TAB_TEMPLATES = ("pretixpresale/organizers/customer_orders.html",)
+#: pretix templates overridden (see ``Pretix.same_tab_templates``): a pattern and its
+#: replacement. Renaming ``data-asynctask`` (and its ``-headline``/``-text`` companions)
+#: leaves the form to post without JavaScript.
+_NO_NEW_TAB = (r'\s+target="_blank"', "")
+_NO_ASYNC = (r"\bdata-asynctask", "data-simweb-sync")
+TEMPLATE_OVERRIDES: dict[str, tuple[str, str]] = {
+    "pretixpresale/organizers/customer_orders.html": _NO_NEW_TAB,
+    "pretixpresale/event/index.html": _NO_ASYNC,
+    "pretixpresale/event/fragment_cart.html": _NO_ASYNC,
+    "pretixpresale/event/checkout_confirm.html": _NO_ASYNC,
+    "pretixpresale/event/order_cancel.html": _NO_ASYNC,
+}
 
 
 @lru_cache(maxsize=1)
@@ -68,14 +78,14 @@ class Pretix(Counterpart):
     requirements: ClassVar[list[str]] = ["pretix==2026.8.0", "Django==5.2.19", "time-machine==3.6.0"]
     #: pretix's bookkeeping: sessions, the activity log every action writes, the settings
     #: stores (pretix writes a payment provider's defaults the first time it is shown;
-    #: nothing a customer does changes a setting), cached files and the cart rows a checkout leaves behind (what an order holds is in
+    #: nothing a customer does changes a setting), the mail queue (never sent), cached files and the cart rows a checkout leaves behind (what an order holds is in
     #: orderposition, which is judged); the order's own housekeeping fields.
     bookkeeping_tables: ClassVar[tuple[str, ...]] = (
         "django_session", "pretixbase_logentry", "pretixbase_event_settingsstore",
         "pretixbase_organizer_settingsstore", "pretixbase_globalsettingsobject_settingsstore", "pretixbase_cartposition", "pretixbase_invoiceaddress",
         "pretixbase_cachedfile", "pretixbase_cachedticket", "pretixbase_cachedcombinedticket",
         "pretixbase_questionanswer", "pretixbase_notificationsetting", "pretixbase_eventlock",
-        "pretixbase_transaction", "pretixbase_scheduledeventexport", "pretixbase_scheduledorganizerexport")
+        "pretixbase_transaction", "pretixbase_checkoutsession", "pretixbase_outgoingmail", "pretixbase_scheduledeventexport", "pretixbase_scheduledorganizerexport")
     bookkeeping_fields: ClassVar[tuple[str, ...]] = (
         "pretixbase_customer.last_login", "pretixbase_customer.last_modified", "pretixbase_order.last_modified",
         "pretixbase_user.last_login", "pretixbase_order.email_known_to_work", "pretixbase_order.cancellation_date",
@@ -123,23 +133,28 @@ class Pretix(Counterpart):
         self.manage("migrate", "--noinput", "-v", "0", timeout=1800)
 
     def same_tab_templates(self) -> None:
-        """Template overrides (``project/templates``, searched before pretix's own) that open
-        an order from the account's order list in the same tab.
+        """Template overrides (``project/templates``, searched before pretix's own) that keep
+        every step of the shop a plain page load in the same tab.
 
-        pretix links each order there with ``target="_blank"``; the live env switches to a
-        new tab only once the browser reports it, after the next observation, so an agent
-        would act on the list again. The override is made from the installed pretix's own
-        template with only that attribute removed (nothing else about the page changes)."""
+        pretix opens an order from the account's list in a new tab (``target="_blank"``),
+        and submits the cart, checkout and cancellation forms from JavaScript, polling a
+        background task and then moving the page by script. The live env observes a page
+        once its load settles; a tab or a navigation that comes later is seen only after
+        the agent's next action, so an agent would act on the old page again. Each
+        override is made from the installed pretix's own template with only those
+        attributes neutralised: the forms then post as they do without JavaScript, which
+        pretix supports (its tasks run eagerly here), and the pages look the same."""
         out = self.run([str(self.python), "-c", "import pretix, os; print(os.path.dirname(pretix.__file__))"],
                        timeout=120)
         root = Path(out.stdout.strip().splitlines()[-1]) / "presale" / "templates"
-        for rel in SAME_TAB_TEMPLATES:
+        for rel, (pattern, repl) in TEMPLATE_OVERRIDES.items():
             text = (root / rel).read_text()
-            if 'target="_blank"' not in text:
-                raise CounterpartError(f"pretix: {rel} no longer opens orders in a new tab; review same_tab_templates")
+            changed, n = re.subn(pattern, repl, text)
+            if n == 0:
+                raise CounterpartError(f"pretix: {rel} has no {pattern!r} any more; review TEMPLATE_OVERRIDES")
             dst = self.project_dir / "templates" / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_text(re.sub(r'\s+target="_blank"', "", text))
+            dst.write_text(changed)
 
     def payload(self) -> dict:
         return build_payload(booking_app(), self.password)

@@ -167,16 +167,18 @@ def live_collateral(cp: Counterpart, claimed: Any = None) -> list[dict]:
 
 #: The hotel's page: simweb's dates form then "Check availability"; pretix lists the dates
 #: of the series (each a link "Book now" / the date) instead. Optional: the other side lacks it.
-def open_stay(hotel: str, checkin: int, nights: int) -> list:
+def open_stay(city: str, hotel: str, checkin: int, nights: int, guests: int) -> list:
     s = _steps()
     return [
-        # simweb's home lists cities, not hotels: its search form by hotel name; pretix's
-        # organizer page lists every hotel (event) as a link.
+        # Both sides filter the hotels by destination: simweb's search form (then the
+        # hotel's name, optional), pretix's filter of its list of events.
+        s.Select(role="combobox", name="Destination", option=city),
         s.Fill(role="textbox", name=re.compile(r"^hotel name", re.I), text=hotel, optional=True),
-        s.Click(role="button", name="Search", optional=True),
+        s.Click(role="button", name=re.compile(r"^(search|filter|apply)$", re.I)),
         s.Click(role="link", name=hotel),
         s.Fill(role="textbox", name="Check-in", text=iso(checkin), optional=True),
         s.Fill(role="textbox", name="Check-out", text=iso(checkin + nights), optional=True),
+        s.Select(role="combobox", name="Guests", option=str(guests), optional=True),
         s.Click(role="button", name="Check availability", optional=True),
         # pretix: the date of the series, a link whose name holds the date.
         s.Click(role="link", name=date_link(checkin), optional=True),
@@ -257,7 +259,7 @@ class StayPrice(BookingFamily):
 
     def script(self, inst: Instance) -> list:
         p = inst.params
-        return open_stay(p["hotel"], p["checkin"], p["nights"]) + [_steps().Answer(money_text(p["subtotal"]))]
+        return open_stay(p["city"], p["hotel"], p["checkin"], p["nights"], p["guests"]) + [_steps().Answer(money_text(p["subtotal"]))]
 
 
 class ConfirmationCode(BookingFamily):
@@ -361,13 +363,15 @@ class BookRoom(BookingFamily):
         s = _steps()
         p = inst.params
         card = [(lbl, val or p["card_name"]) for lbl, val in CARD]
-        return open_stay(p["hotel"], p["checkin"], p["nights"]) + [
+        return open_stay(p["city"], p["hotel"], p["checkin"], p["nights"], p["guests"]) + [
             # simweb: a Reserve button per room; pretix: a quantity per item, then "Add to cart".
-            s.Click(role="button", name="Reserve", near=("cell", p["room"]), optional=True),
+            s.Click(role="button", name="Reserve", near=("StaticText", p["room"]), optional=True),
             s.Fill(role="spinbutton", name=re.compile(rf"{re.escape(p['room'])}", re.I), text="1", optional=True),
             s.Click(role="button", name=re.compile(r"^add to cart$", re.I), optional=True),
             s.Click(role=("link", "button"), name=re.compile(r"^(proceed with checkout|checkout)$", re.I),
                     optional=True),
+            # pretix: its first checkout step asks how to order (the signed-in account is chosen).
+            s.Click(role="button", name="Continue", optional=True),
             s.Fill(role="textbox", name=GUEST_NAME, text=p["guest"]),
             s.Click(role="button", name=re.compile(r"^(continue to payment|continue)$", re.I)),
             s.Click(role="radio", name=re.compile(r"bank transfer", re.I), optional=True),
@@ -438,7 +442,7 @@ class SoldOut(BookingFamily):
 
     def script(self, inst: Instance) -> list:
         p = inst.params
-        return open_stay(p["hotel"], p["checkin"], p["nights"]) + [
+        return open_stay(p["city"], p["hotel"], p["checkin"], p["nights"], p["guests"]) + [
             _steps().Refuse(f"The {p['room']} is sold out for those dates.")]
 
 

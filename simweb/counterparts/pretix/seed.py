@@ -4,7 +4,8 @@
 
 Everything is created through pretix's own models (in the pretix Django project):
 
-* one organizer, ``Simstay`` (slug ``simstay``), with customer accounts: every seeded
+* one organizer, ``Simstay`` (slug ``simstay``), its list of hotels filterable by
+  city ("Destination", an event meta property), with customer accounts: every seeded
   simweb user is a verified customer (email, full name, the shared password; the simweb
   username kept as the customer's external identifier);
 * a property is an event series (slug ``h<property id>``) whose front page text holds the
@@ -41,6 +42,8 @@ from i18nfield.strings import LazyI18nString  # noqa: E402
 from pretix.base.models import (  # noqa: E402
     Customer,
     Event,
+    EventMetaProperty,
+    EventMetaValue,
     Item,
     Order,
     OrderPosition,
@@ -96,6 +99,12 @@ def seed(payload: dict) -> None:
     org.settings.locale = "en"
     org.settings.timezone = "UTC"
     web = org.sales_channels.get(identifier="web")
+    # The shop's list of hotels can be filtered by city (an event meta property shown to
+    # customers), as simweb's search form filters by destination.
+    cities = sorted({p["city"] for p in payload["properties"]})
+    city = EventMetaProperty.objects.create(
+        organizer=org, name="city", public_label=LazyI18nString({"en": "Destination"}), filter_public=True,
+        choices=[{"key": c, "label": {"en": c}} for c in cities])
 
     customers = {}
     for u in payload["users"]:
@@ -123,6 +132,7 @@ def seed(payload: dict) -> None:
             location=LazyI18nString({"en": f"{p['address']}, {p['country']}"}),
             plugins="pretix.plugins.banktransfer,pretix.plugins.ticketoutputpdf")
         events[p["id"]] = ev
+        EventMetaValue.objects.create(event=ev, property=city, value=p["city"])
         s = ev.settings
         s.locales = ["en"]
         s.locale = "en"
