@@ -397,7 +397,9 @@ class CancelFree(BookingFamily):
         with cp.connect() as conn:
             o = order_row(conn, p["code"])
         facts = [field_check("status cancelled", o and o["status"], "c"),
-                 check("no fee", bool(o) and _fee_free(cp, o["id"]), "no cancellation fee on the order")]
+                 # Only a cancelled order can be cancelled free of charge (zero work earns nothing).
+                 check("no fee", bool(o) and o["status"] == "c" and _fee_free(cp, o["id"]),
+                       "cancelled without a cancellation fee" if o and o["status"] == "c" else "not cancelled")]
         oid = o["id"] if o else None
 
         def claimed(c: Change) -> bool:
@@ -415,7 +417,7 @@ class CancelFree(BookingFamily):
         return open_booking(p["hotel"], p["checkin"], p["code"]) + [
             s.Click(role=("button", "link"), name=re.compile(r"^cancel (booking|order)$", re.I)),
             # pretix asks again on its own page.
-            s.Click(role="button", name=re.compile(r"^cancel order$", re.I), optional=True)]
+            s.Click(role="button", name=re.compile(r"^(yes, )?cancel order$", re.I), optional=True)]
 
 
 def _fee_free(cp: Counterpart, order_id: int) -> bool:
