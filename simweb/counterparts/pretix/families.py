@@ -480,3 +480,37 @@ class CancelTooLate(BookingFamily):
 
 FAMILIES: list[PortableFamily] = [StayPrice(), ConfirmationCode(), ChangeGuest(), BookRoom(), CancelFree(),
                                    SoldOut(), CancelTooLate()]
+
+#: Page kinds by URL on each side, so the report compares the pages the two shops show.
+PAGE_KINDS = {
+    "sim": [(r"^/?(\?.*)?$", "home"), (r"^/search", "hotel list"), (r"^/hotels/\d+", "hotel: rooms"),
+            (r"^/book/guest", "checkout: guest"), (r"^/book/payment", "checkout: payment"),
+            (r"^/book/review", "checkout: review"), (r"^/account/bookings/\d+", "booking"),
+            (r"^/account/bookings", "bookings"), (r"^/account", "account"), (r"^/login", "sign in")],
+    "live": [(r"^/simstay/?(\?.*)?$", "hotel list"), (r"^/simstay/account/?(\?.*)?$", "bookings"),
+             (r"^/simstay/account/login", "sign in"), (r"^/simstay/account", "account"),
+             (r"^/simstay/h\d+/order/[^/]+/[^/]+/modify", "booking: edit"),
+             (r"^/simstay/h\d+/order/[^/]+/[^/]+/cancel", "booking: cancel"),
+             (r"^/simstay/h\d+/order/", "booking"), (r"^/simstay/h\d+/checkout/customer", "checkout: account"),
+             (r"^/simstay/h\d+/checkout/questions", "checkout: guest"),
+             (r"^/simstay/h\d+/checkout/payment", "checkout: payment"),
+             (r"^/simstay/h\d+/checkout/confirm", "checkout: review"),
+             (r"^/simstay/h\d+/\d+/", "hotel: rooms"), (r"^/simstay/h\d+/?(\?.*)?$", "hotel: dates")],
+}
+
+#: How each side shows a rejected form or an error message (matched on the page's HTML).
+PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^>]*>([^<]*)',
+               "live": r'class="alert alert-danger[^"]*"[^>]*>(?:\s*<[^>]+>)*\s*([^<]+)|'
+                       r'class="help-block"[^>]*>\s*<strong>([^<]+)'}
+
+#: pretix's tables in simweb's runtime terms (``table`` for a row created or deleted,
+#: ``table.field`` for an update).
+STATE_MAP = {
+    "pretixbase_order": "bookings", "pretixbase_orderposition": "bookings", "pretixbase_orderpayment": "bookings",
+    "pretixbase_orderfee": "bookings",
+    "pretixbase_order.status": "bookings.status", "pretixbase_orderposition.canceled": "bookings.status",
+    "pretixbase_orderpayment.state": "bookings.status", "pretixbase_order.total": "bookings.total_cents",
+    "pretixbase_orderposition.attendee_name_parts": "bookings.guest_name",
+    "pretixbase_orderposition.meta_info": "bookings.guest_name",
+    "pretixbase_customer": "users",
+}
