@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import Counterpart, CounterpartError, port_free
+from ..base import Counterpart, CounterpartError, http_status, port_free
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...live.web import WebEnv
@@ -166,19 +166,27 @@ class Pretix(Counterpart):
                 "--skip-checks"]
 
     def ready_path(self) -> str:
-        return f"/{ORGANIZER['slug']}/"
+        # A view with no template and no query (robots.txt): answering it means the URL
+        # tree is imported. The organizer page can take longer than the readiness probe's
+        # 2 s on a loaded machine, and each retry then starts another slow render.
+        return "/robots.txt"
 
     def start(self, port: int | None = None, timeout: float = START_TIMEOUT_S) -> str:
         """Start as the base does, with pretix's URL in its configuration set to the port
-        (its CSRF check compares the origin with it) and a longer readiness wait; waits
-        a little for the port when a server stopped a moment ago still holds it."""
+        (its CSRF check compares the origin with it), a cheap readiness probe with a longer
+        wait and one warm-up render; waits a little for the port when a server stopped a
+        moment ago still holds it."""
         want = self.default_port if port is None else port
         if not self.status()["running"]:
             self.write_config(want)
             deadline = time.monotonic() + PORT_WAIT_S
             while not port_free(want) and time.monotonic() < deadline:
                 time.sleep(0.2)
-        return super().start(port, timeout)
+        url = super().start(port, timeout)
+        # One render of the shop's front page with a long timeout, so the first page an
+        # episode opens does not pay for template loading.
+        http_status(f"{url}/{ORGANIZER['slug']}/", timeout=timeout)
+        return url
 
     def stop(self) -> None:
         """Stop by pid (the base), then wait until the port is free again (bounded)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from ..portable import (
     Instance,
@@ -345,8 +345,8 @@ class BookRoom(BookingFamily):
                  field_check(f"room {p['room']}", pos and pos["item"], p["room"]),
                  field_check(f"check-in {iso(p['checkin'])}", pos and pos["date"], iso(p["checkin"])),
                  field_check(f"guest {p['guest']}", pos and pos["attendee"], p["guest"], text=True),
-                 check("status confirmed (pending payment or paid)", bool(order) and order["status"] in ("n", "p"),
-                       f"status {order and order['status']!r}")]
+                 check("status confirmed (pending payment or paid)",
+                       order is not None and order["status"] in ("n", "p"), f"status {order and order['status']!r}")]
         ids = {o["id"] for o in mine}
 
         def claimed(c: Change) -> bool:
@@ -398,7 +398,7 @@ class CancelFree(BookingFamily):
             o = order_row(conn, p["code"])
         facts = [field_check("status cancelled", o and o["status"], "c"),
                  # Only a cancelled order can be cancelled free of charge (zero work earns nothing).
-                 check("no fee", bool(o) and o["status"] == "c" and _fee_free(cp, o["id"]),
+                 check("no fee", o is not None and o["status"] == "c" and _fee_free(cp, o["id"]),
                        "cancelled without a cancellation fee" if o and o["status"] == "c" else "not cancelled")]
         oid = o["id"] if o else None
 

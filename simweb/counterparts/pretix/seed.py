@@ -55,7 +55,7 @@ from pretix.base.models import (  # noqa: E402
 )
 from pretix.base.reldate import RelativeDate, RelativeDateWrapper  # noqa: E402
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 DAY0 = dt.date(2026, 1, 1)
 STATUS = {"confirmed": Order.STATUS_PENDING, "completed": Order.STATUS_PAID, "cancelled": Order.STATUS_CANCELED}
 

@@ -20,9 +20,10 @@ _CLOCK = time_machine.travel(datetime.datetime.fromisoformat(_TODAY), tick=True)
 _CLOCK.start()
 
 from pretix.settings import *  # noqa: E402,F401,F403
+from pretix.settings import TEMPLATES  # noqa: E402
 
 # The project's template overrides (made at install, see Pretix.same_tab_templates) first.
-TEMPLATES[0]["DIRS"].insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates"))  # noqa: F405
+TEMPLATES[0]["DIRS"].insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates"))
 
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
