@@ -161,7 +161,7 @@ def test_instances_fit_the_mapping():
 
 
 def test_the_payload_holds_every_entity_the_instances_use():
-    from apps.booking.world import night_cents
+    from simweb.apps.booking.world import night_cents
 
     app = booking_app()
     w = app.world

@@ -224,6 +224,8 @@ class Pretix(Counterpart):
 
 def build_payload(app: Any, password: str) -> dict:
     """The entities to seed: the fixed slice plus everything the families' instances use."""
+    from simweb.apps.booking.world import night_cents
+
     from .families import FAMILIES
 
     w = app.world
@@ -255,8 +257,6 @@ def build_payload(app: Any, password: str) -> dict:
     for pid in sorted(nights):
         p = w.property(pid)
         rooms = w.room_types_of(pid)
-        from apps.booking.world import night_cents
-
         per_night = {}
         for d in sorted(nights[pid]):
             per_night[str(d)] = {str(rt["id"]): {"price_cents": night_cents(rt, p["season"], d % 365),
