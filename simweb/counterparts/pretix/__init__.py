@@ -46,6 +46,9 @@ INSTANCES = 5
 START_TIMEOUT_S = 240.0
 #: How long ``stop`` waits for the port to be released.
 PORT_WAIT_S = 15.0
+#: How long signing in may take (the account page is slow on a loaded machine; the
+#: browser's default of 10 s is not always enough).
+SIGN_IN_TIMEOUT_S = 120
 #: pretix templates overridden (see ``Pretix.same_tab_templates``): a pattern and its
 #: replacement. Renaming ``data-asynctask`` (and its ``-headline``/``-text`` companions)
 #: leaves the form to post without JavaScript.
@@ -213,11 +216,15 @@ class Pretix(Counterpart):
         if base is None:
             raise CounterpartError("pretix is not running; start it first")
         page = env.page
-        page.goto(f"{base}/{ORGANIZER['slug']}/account/login")
-        page.fill("#id_email", self.email_of(username))
-        page.fill("#id_password", self.password)
-        with page.expect_navigation():
-            page.click("#id_password >> xpath=ancestor::form//button[@type='submit']")
+        email = self.email_of(username)
+        try:
+            page.goto(f"{base}/{ORGANIZER['slug']}/account/login", timeout=SIGN_IN_TIMEOUT_S * 1000)
+            page.fill("#id_email", email)
+            page.fill("#id_password", self.password)
+            with page.expect_navigation(wait_until="domcontentloaded", timeout=SIGN_IN_TIMEOUT_S * 1000):
+                page.click("#id_password >> xpath=ancestor::form//button[@type='submit']")
+        except Exception as exc:    # Playwright's timeouts and navigation errors
+            raise CounterpartError(f"pretix: signing in as {username!r} failed: {str(exc).splitlines()[0]}") from None
         if "/account/login" in page.url:
             raise CounterpartError(f"pretix: signing in as {username!r} failed (still on the login page)")
 
