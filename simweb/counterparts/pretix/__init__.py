@@ -91,7 +91,7 @@ class Pretix(Counterpart):
         "pretixbase_transaction", "pretixbase_checkoutsession", "pretixbase_outgoingmail", "pretixbase_scheduledeventexport", "pretixbase_scheduledorganizerexport")
     bookkeeping_fields: ClassVar[tuple[str, ...]] = (
         "pretixbase_customer.last_login", "pretixbase_customer.last_modified", "pretixbase_order.last_modified",
-        "pretixbase_user.last_login", "pretixbase_order.email_known_to_work", "pretixbase_order.cancellation_date",
+        "pretixbase_user.last_login", "pretixbase_order.email_known_to_work",
         "pretixbase_orderposition.attendee_name_cached", "pretixbase_orderposition.web_secret")
 
     # ------------------------------------------------------------------ layout

@@ -508,7 +508,8 @@ PAGE_ERRORS = {"sim": r'role="alert"[^>]*>([^<]*)|aria-label="Error"[^>]*>\s*<[^
 STATE_MAP = {
     "pretixbase_order": "bookings", "pretixbase_orderposition": "bookings", "pretixbase_orderpayment": "bookings",
     "pretixbase_orderfee": "bookings",
-    "pretixbase_order.status": "bookings.status", "pretixbase_orderposition.canceled": "bookings.status",
+    "pretixbase_order.status": "bookings.status", "pretixbase_order.cancellation_date": "bookings.cancelled_day",
+    "pretixbase_orderposition.canceled": "bookings.status",
     "pretixbase_orderpayment.state": "bookings.status", "pretixbase_order.total": "bookings.total_cents",
     "pretixbase_orderposition.attendee_name_parts": "bookings.guest_name",
     "pretixbase_orderposition.meta_info": "bookings.guest_name",
