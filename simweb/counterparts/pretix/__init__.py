@@ -49,7 +49,7 @@ PORT_WAIT_S = 15.0
 #: How long signing in may take (the account page is slow on a loaded machine; the
 #: browser's default of 10 s is not always enough).
 SIGN_IN_TIMEOUT_S = 120
-#: pretix templates overridden (see ``Pretix.same_tab_templates``): a pattern and its
+#: pretix templates overridden (see ``Pretix.write_template_overrides``): a pattern and its
 #: replacement. Renaming ``data-asynctask`` (and its ``-headline``/``-text`` companions)
 #: leaves the form to post without JavaScript.
 _NO_NEW_TAB = (r'\s+target="_blank"', "")
@@ -132,10 +132,10 @@ class Pretix(Counterpart):
         shutil.rmtree(self.project_dir, ignore_errors=True)
         self.project_dir.mkdir(parents=True)
         shutil.copyfile(self.files_dir / "simpretix_settings.py", self.project_dir / "simpretix_settings.py")
-        self.same_tab_templates()
+        self.write_template_overrides()
         self.manage("migrate", "--noinput", "-v", "0", timeout=1800)
 
-    def same_tab_templates(self) -> None:
+    def write_template_overrides(self) -> None:
         """Template overrides (``project/templates``, searched before pretix's own) that keep
         every step of the shop a plain page load in the same tab.
 
