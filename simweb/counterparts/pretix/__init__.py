@@ -3,7 +3,9 @@
 The home holds the counterpart's venv, pretix's own configuration (``pretix.cfg``: SQLite
 under ``data/``, no redis, no celery broker, so pretix runs its tasks eagerly in the
 request; no outgoing mail; DEBUG off), a one-module project (``project/``: the package's
-``files/simpretix_settings.py``) and ``data/`` with the database. pretix ships its
+``files/simpretix_settings.py`` and ``templates/``, overrides made at install from
+pretix's own templates so every shop step is a plain page load, see
+:meth:`Pretix.write_template_overrides`) and ``data/`` with the database. pretix ships its
 compiled static files in the wheel; Django's development server serves them with
 ``--insecure``. ``migrate`` takes minutes (about 96 s on an idle machine): it runs once, at
 install; a reset only copies the pristine database back.
