@@ -9,8 +9,7 @@ load hits all three alike:
   * restart: stop + start without copying (what the server's own start-up costs).
 
 The counterpart must be installed (``simweb counterpart install NAME``, or ``--home`` on
-an installed home); it is left stopped unless it was running. The same measurement as
-``bench_counterpart_oscar.py``, for any registered counterpart.
+an installed home); it is left stopped unless it was running.
 
     python benchmarks/bench_counterpart_reset.py --counterpart pretix [--reps 7] [--home DIR] [--out FILE]
 """
