@@ -15,9 +15,10 @@ type with simweb's own matchers (:mod:`simweb.verify`).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import verify
@@ -85,6 +86,40 @@ class PortableFamily:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.id} ({self.kind})>"
+
+
+# ----------------------------------------------------------------------------- simweb's side
+
+@cache
+def sim_app(name: str) -> Any:
+    """The simweb app ``name`` on world seed 0 at its default size: the world a pair seeds
+    its counterpart from and draws its instances in (built once per process)."""
+    from ..app import load_app
+    from ..registry import definition
+
+    return load_app(definition(name), 0, None, progress=False)
+
+
+@cache
+def sim_instance(app_name: str, sim_task: str, seed: int) -> tuple[str, dict]:
+    """The goal and parameters of simweb task ``sim_task`` at ``seed`` on :func:`sim_app`."""
+    app = sim_app(app_name)
+    inst = app.tasks[sim_task].instantiate(app, seed)
+    return inst.goal, dict(inst.params)
+
+
+def fitting_seeds(app_name: str, sim_task: str, n: int, limit: int,
+                  fits: Callable[[dict], bool]) -> Iterator[tuple[int, str, dict]]:
+    """``(seed, goal, params)`` of the first ``n`` seeds below ``limit`` whose instance of
+    ``sim_task`` ``fits`` (params are a fresh copy each: callers add the live side's keys)."""
+    found = 0
+    for seed in range(limit):
+        if found >= n:
+            return
+        goal, params = sim_instance(app_name, sim_task, seed)
+        if fits(params):
+            found += 1
+            yield seed, goal, dict(params)
 
 
 # ----------------------------------------------------------------------------- checks

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import shutil
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base import Counterpart, CounterpartError, http_status, port_free
+from ..portable import sim_app
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...live.web import WebEnv
@@ -38,12 +38,9 @@ PORT_WAIT_S = 15.0
 INSTANCES = 5
 
 
-@lru_cache(maxsize=1)
 def shop_app() -> Any:
     """The simweb shopping app on world seed 0 (default size), built once per process."""
-    import simweb
-
-    return simweb.make("shopping", seed=0).app
+    return sim_app("shopping")
 
 
 class Oscar(Counterpart):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..portable import (
@@ -32,6 +31,7 @@ from ..portable import (
     check,
     collateral,
     field_check,
+    fitting_seeds,
     refusal_check,
     verdict,
 )
@@ -49,13 +49,6 @@ def _app() -> Any:
     from . import shop_app
 
     return shop_app()
-
-
-@cache
-def _instance(sim_task: str, seed: int) -> tuple[str, dict]:
-    app = _app()
-    inst = app.tasks[sim_task].instantiate(app, seed)
-    return inst.goal, inst.params
 
 
 def _username(user_id: int | None) -> str | None:
@@ -162,15 +155,10 @@ class ShopFamily(PortableFamily):
 
     def instances(self, n: int) -> list[Instance]:
         out: list[Instance] = []
-        seed = 0
-        while len(out) < n and seed < n + SEED_SCAN:
-            goal, params = _instance(self.sim_task, seed)
-            if self.fits(params):
-                p = dict(params)
-                p["username"] = _username(p.get("user_id"))
-                p.update(self.extra(p))
-                out.append(Instance(self.id, len(out), self.sim_task, seed, goal, p["username"], p))
-            seed += 1
+        for seed, goal, p in fitting_seeds("shopping", self.sim_task, n, n + SEED_SCAN, self.fits):
+            p["username"] = _username(p.get("user_id"))
+            p.update(self.extra(p))
+            out.append(Instance(self.id, len(out), self.sim_task, seed, goal, p["username"], p))
         return out
 
 

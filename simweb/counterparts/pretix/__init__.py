@@ -24,11 +24,11 @@ from __future__ import annotations
 import re
 import shutil
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base import Counterpart, CounterpartError, http_status, port_free
+from ..portable import sim_app
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...live.web import WebEnv
@@ -65,12 +65,9 @@ TEMPLATE_OVERRIDES: dict[str, tuple[str, str]] = {
 }
 
 
-@lru_cache(maxsize=1)
 def booking_app() -> Any:
     """The simweb booking app on world seed 0 (default size), built once per process."""
-    import simweb
-
-    return simweb.make("booking", seed=0).app
+    return sim_app("booking")
 
 
 class Pretix(Counterpart):

@@ -28,7 +28,6 @@ after which the customer cannot cancel at all.
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from ..portable import (
@@ -38,6 +37,7 @@ from ..portable import (
     check,
     collateral,
     field_check,
+    fitting_seeds,
     refusal_check,
     verdict,
 )
@@ -56,13 +56,6 @@ def _app() -> Any:
     from . import booking_app
 
     return booking_app()
-
-
-@cache
-def _instance(sim_task: str, seed: int) -> tuple[str, dict]:
-    app = _app()
-    inst = app.tasks[sim_task].instantiate(app, seed)
-    return inst.goal, inst.params
 
 
 def _username(user_id: int | None) -> str | None:
@@ -222,17 +215,12 @@ class BookingFamily(PortableFamily):
 
     def instances(self, n: int) -> list[Instance]:
         out: list[Instance] = []
-        seed = 0
-        while len(out) < n and seed < n + SEED_SCAN:
-            goal, params = _instance(self.sim_task, seed)
-            if self.fits(params):
-                p = dict(params)
-                p["username"] = _username(p.get("user_id"))
-                p.update(self.extra(p))
-                out.append(Instance(self.id, len(out), self.sim_task, seed, goal, p["username"], p))
-            seed += 1
+        for seed, goal, p in fitting_seeds("booking", self.sim_task, n, n + SEED_SCAN, self.fits):
+            p["username"] = _username(p.get("user_id"))
+            p.update(self.extra(p))
+            out.append(Instance(self.id, len(out), self.sim_task, seed, goal, p["username"], p))
         if len(out) < n:
-            raise RuntimeError(f"{self.id}: only {len(out)} of {n} instances in the first {seed} seeds")
+            raise RuntimeError(f"{self.id}: only {len(out)} of {n} instances in the first {n + SEED_SCAN} seeds")
         return out
 
     def live_start(self, inst: Instance) -> str:

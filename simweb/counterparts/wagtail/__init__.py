@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import shutil
 import time
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base import Counterpart, CounterpartError, port_free
+from ..portable import sim_app
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...live.web import WebEnv
@@ -40,12 +40,9 @@ SITE_TITLE = "Newsroom"
 SEEDED_STATUSES = ("draft", "review", "published")
 
 
-@lru_cache(maxsize=1)
 def cms_app() -> Any:
     """simweb's cms app on world seed 0, default size (the world the payload comes from)."""
-    from ...env import SimEnv
-
-    return SimEnv("cms", 0).app
+    return sim_app("cms")
 
 
 class Wagtail(Counterpart):

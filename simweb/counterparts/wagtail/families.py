@@ -31,11 +31,21 @@ from __future__ import annotations
 import json
 import re
 from datetime import date
-from functools import cache, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..base import CounterpartError
-from ..portable import Instance, PortableFamily, answer_check, check, collateral, field_check, refusal_check, verdict
+from ..portable import (
+    Instance,
+    PortableFamily,
+    answer_check,
+    check,
+    collateral,
+    field_check,
+    fitting_seeds,
+    refusal_check,
+    verdict,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..base import Counterpart
@@ -74,13 +84,6 @@ def _app() -> Any:
     from . import cms_app
 
     return cms_app()
-
-
-@cache
-def _instance(sim_task: str, seed: int) -> tuple[str, dict]:
-    app = _app()
-    inst = app.tasks[sim_task].instantiate(app, seed)
-    return inst.goal, dict(inst.params)
 
 
 @lru_cache(maxsize=1)
@@ -177,13 +180,7 @@ class CmsFamily(PortableFamily):
     def instances(self, n: int) -> list[Instance]:
         out: list[Instance] = []
         w = _app().world
-        for seed in range(MAX_SEEDS):
-            if len(out) >= n:
-                break
-            goal, params = _instance(self.sim_task, seed)
-            if not self.fits(params):
-                continue
-            p = dict(params)
+        for seed, goal, p in fitting_seeds("cms", self.sim_task, n, MAX_SEEDS, self.fits):
             post = w.post(p["post_id"])
             p["slug"] = post["slug"]
             p["post_ids"] = [p["post_id"]]
