@@ -358,3 +358,23 @@ def test_collateral_claims_by_pattern(tiny):
     assert [d["name"] for d in damage] == ["collateral: item.3"]
     _, damage = collateral(tiny, [])
     assert len(damage) == 3
+
+
+# ----------------------------------------------------------------------------- every pair's scripts on simweb
+
+@pytest.mark.parametrize("pair_name", ["booking:pretix", "cms:wagtail", "shopping:oscar"])
+def test_each_script_solves_its_simweb_task_in_process(pair_name):
+    """The steps a family's script takes on the counterpart solve its simweb task in
+    process, through sim2live's own simweb side: success and a clean verdict, the agent
+    never stuck, the goal the instance's (run_sim refuses a different one)."""
+    import simweb
+    from simweb.sim2live import make_agent, run_sim, select_families
+
+    app_name, _ = pair(pair_name)
+    env = simweb.make(app_name, seed=0)
+    for fam in select_families(pair_name, None):
+        for inst in fam.instances(2):
+            agent = make_agent("scripted", fam, inst)
+            side = run_sim(inst, agent, (), 40, env)
+            assert not agent.stuck, (inst.id, agent.log)
+            assert side.verdict["success"] and side.verdict["clean"], (inst.id, side.verdict)
