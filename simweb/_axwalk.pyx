@@ -28,7 +28,15 @@ dlsym: the lexbor headers are not installed, so they cannot be included.
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
-from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport memset
+from cpython.ref cimport PyObject
+from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    void *PyUnicode_DATA(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
 
 
 cdef extern from "<dlfcn.h>" nogil:
@@ -65,6 +73,11 @@ cdef struct chardata_t:     # lxb_dom_character_data_t
     lexbor_str_t data
 
 cdef struct element_t:      # lxb_dom_element_t (leading fields)
+    node_t node
+    uintptr_t upper_name
+    uintptr_t qualified_name
+
+cdef struct attr_t:         # lxb_dom_attr_t (leading fields)
     node_t node
     uintptr_t upper_name
     uintptr_t qualified_name
@@ -145,6 +158,24 @@ DEF B_SPECIAL = 2
 DEF B_HIDING = 4
 DEF B_STATE = 8
 DEF B_BUTTON_NAME = 16
+DEF B_BID = 32
+DEF B_HREF = 64
+
+# Attribute names by name id, per walk: an attribute's qualified name is lexbor's name for
+# its id (a built-in id, or one this document defined), so within one document the id
+# says the name. Slots hold the id, the name's B_* bits and the decoded name (kept alive
+# by acache_names). Cleared at the start of every walk.
+cdef struct aslot:
+    uintptr_t key
+    int bits
+    PyObject *name
+
+DEF ACACHE = 1024
+DEF ACACHE_HALF = 512
+cdef aslot acache[ACACHE]
+cdef int acache_used = 0
+cdef size_t acache_slots[ACACHE_HALF]   # the slots in use, to clear only those
+cdef list acache_names = []
 
 cdef int tag_flags[MAX_CODES]
 cdef int static_code[TAG_LAST]      # static tag id -> code (-1: not seen yet)
@@ -250,6 +281,8 @@ def configure(ns: dict, tag_ids: dict) -> None:
         fast_roles[code] = fr
         tag_roles[code] = ns["_TAG_ROLES"].get(name)
     attr_bits.clear()
+    attr_bits["bid"] = B_BID
+    attr_bits["href"] = B_HREF
     for key, bit in (("_SLOW_ATTRS", B_SLOW), ("_SPECIAL_ATTRS", B_SPECIAL), ("_HIDING_ATTRS", B_HIDING),
                      ("_STATE_ATTRS", B_STATE), ("_BUTTON_NAME_ATTRS", B_BUTTON_NAME)):
         for name in ns[key]:
@@ -325,26 +358,80 @@ cdef int code_of_node(node_t *n):
     return c
 
 
+cdef void acache_clear() noexcept:
+    global acache_used
+    cdef int i
+    for i in range(acache_used):
+        acache[acache_slots[i]].key = 0
+    acache_used = 0
+    acache_names.clear()
+
+
+cdef aslot *attr_slot(void *a) except NULL:
+    """The cache slot of attribute `a`'s name (filled on first sight)."""
+    global acache_used
+    cdef attr_t *at = <attr_t *> a
+    cdef uintptr_t key = at.qualified_name
+    cdef size_t h
+    cdef aslot *slot
+    cdef size_t length = 0
+    cdef const lxb_char_t *s
+    if key == 0:
+        key = at.node.local_name
+    h = ((key >> 4) ^ (key >> 12) ^ key) & (ACACHE - 1)
+    while True:
+        slot = &acache[h]
+        if slot.key == key and key != 0:
+            return slot
+        if slot.key == 0:
+            break
+        h = (h + 1) & (ACACHE - 1)
+    if acache_used >= ACACHE_HALF:     # a document with very many attribute names
+        acache_clear()
+        return attr_slot(a)
+    s = attr_qualified_name(a, &length)
+    name = decode(s, length) if s != NULL else ""
+    acache_names.append(name)
+    v = attr_bits.get(name)
+    slot.bits = 0 if v is None else <int> v
+    slot.name = <PyObject *> name
+    if key != 0:
+        slot.key = key
+        acache_slots[acache_used] = h
+        acache_used += 1
+    return slot
+
+
+cdef int attr_bits_of(node_t *n) except -1:
+    """The B_* bits of the names of `n`'s attributes (without reading their values)."""
+    cdef void *a
+    cdef int b = 0
+    if n.type != NODE_ELEMENT:
+        return 0
+    a = first_attribute(n)
+    while a != NULL:
+        b |= attr_slot(a).bits
+        a = next_attribute(a)
+    return b
+
+
 cdef dict attrs_of(node_t *n, int *bits):
     """LexborNode.attributes, and the B_* bits of the attribute names present."""
     cdef dict d = {}
     cdef void *a
-    cdef size_t length = 0
     cdef size_t vlength = 0
     cdef const lxb_char_t *s
+    cdef aslot *slot
     cdef int b = 0
     if n.type != NODE_ELEMENT:
         bits[0] = 0
         return d
     a = first_attribute(n)
     while a != NULL:
-        s = attr_qualified_name(a, &length)
-        key = decode(s, length) if s != NULL else ""
+        slot = attr_slot(a)
+        b |= slot.bits
         s = attr_value(a, &vlength)
-        d[key] = decode(s, vlength) if s != NULL else None
-        v = attr_bits.get(key)
-        if v is not None:
-            b |= <int> v
+        d[<object> slot.name] = decode(s, vlength) if s != NULL else None
         a = next_attribute(a)
     bits[0] = b
     return d
@@ -353,6 +440,69 @@ cdef dict attrs_of(node_t *n, int *bits):
 cdef inline dict attrs_only(node_t *n):
     cdef int b = 0
     return attrs_of(n, &b)
+
+
+cdef inline bint py_space(lxb_char_t c) noexcept:
+    """str.split()'s whitespace, for an ASCII byte (\\t \\n \\v \\f \\r, \\x1c-\\x1f, space)."""
+    return c == 32 or (9 <= c <= 13) or (28 <= c <= 31)
+
+
+cdef bint ascii_collapsed(const lxb_char_t *p, size_t n) noexcept:
+    """Whether ASCII bytes are collapsed already: words separated by single spaces."""
+    cdef size_t i
+    cdef lxb_char_t c
+    cdef bint space = True      # no leading space
+    for i in range(n):
+        c = p[i]
+        if c == 32:
+            if space:
+                return False
+            space = True
+        elif py_space(c):
+            return False
+        else:
+            space = False
+    return not space or n == 0  # no trailing space
+
+
+cdef object collapse_ascii(const lxb_char_t *p, size_t n):
+    """" ".join(text.split()) computed on the bytes of an ASCII text; None when the text is
+    not ASCII (then the caller decodes it and collapses in Python, where Unicode spaces
+    are spaces too)."""
+    cdef char small[512]
+    cdef char *out = small
+    cdef size_t i, k = 0
+    cdef lxb_char_t c
+    cdef bint gap = False
+    if p == NULL or n == 0:
+        return ""
+    for i in range(n):
+        if p[i] >= 128:
+            return None
+    if n > sizeof(small):
+        out = <char *> realloc(NULL, n)
+        if out == NULL:
+            raise MemoryError()
+    try:
+        for i in range(n):
+            c = p[i]
+            if py_space(c):
+                gap = k > 0
+            else:
+                if gap:
+                    out[k] = 32
+                    k += 1
+                    gap = False
+                out[k] = <char> c
+                k += 1
+        if k == 0:
+            return ""
+        if k == n:
+            return PyUnicode_DecodeASCII(<const char *> p, n, NULL)
+        return PyUnicode_DecodeASCII(out, k, NULL)
+    finally:
+        if out != small:
+            free(out)
 
 
 cdef inline str text_content(node_t *n):
@@ -434,7 +584,15 @@ cdef node_t *first_descendant(node_t *root, uintptr_t tag_id) noexcept:
 # Attribute helpers (ports of axtree's)
 # --------------------------------------------------------------------------
 
-cdef inline str collapse(str text):
+cdef str collapse(str text):
+    """" ".join(text.split()); ASCII text is collapsed in C."""
+    cdef object s
+    if PyUnicode_IS_ASCII(text):
+        if ascii_collapsed(<const lxb_char_t *> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)):
+            return text
+        s = collapse_ascii(<const lxb_char_t *> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text))
+        if s is not None:
+            return s
     return " ".join(text.split())
 
 
@@ -570,7 +728,13 @@ cdef class Walker:
     # Registration ----------------------------------------------------------------
 
     cdef object register(self, bid, str tag, role, dict attrs, bint hidden):
-        p = Pending(bid, tag, role, attrs, hidden)
+        # _Pending(bid, tag, role, attrs, hidden) without running its __init__ frame.
+        p = Pending.__new__(Pending)
+        p.bid = bid
+        p.tag = tag
+        p.role = role
+        p.attrs = attrs
+        p.hidden = hidden
         if bid is not None:
             if bid in self.pending:
                 self.duplicate(bid, tag)
@@ -611,16 +775,24 @@ cdef class Walker:
             tag = tag_of(child, &code)
             f = tag_flags[code]
             if code == C_TEXT:
-                text = text_content(child)
                 if acc is not None:
+                    text = text_content(child)
                     acc.append(text)
-                s = collapse(text)
+                    s = collapse(text)
+                elif child.type == NODE_TEXT:
+                    s = collapse_ascii((<chardata_t *> child).data.data, (<chardata_t *> child).data.length)
+                    if s is None:
+                        s = collapse(text_content(child))
+                else:
+                    s = ""
                 if s:
                     recs.append((0, depth, parent, None, "StaticText", s))
             elif not (f & F_SKIP):
-                attrs = attrs_of(child, &bits)
+                # Attribute names first: most elements need no attribute dict at all.
+                bits = attr_bits_of(child)
                 fast_role = fast_roles[code]
-                if fast_role is not None and not (bits & B_SLOW) and (code != C_A or "href" in attrs):
+                if fast_role is not None and not (bits & B_SLOW) and (code != C_A or bits & B_HREF):
+                    attrs = attrs_of(child, &bits) if (bits & B_BID) or code == C_A else None
                     self.visit_simple(child, tag, code, attrs, fast_role, depth, parent, acc, ctx)
                 elif (f & F_PLAIN) and not (bits & B_SPECIAL):
                     if acc is None:
@@ -632,6 +804,7 @@ cdef class Walker:
                         self.walk(child, depth, parent, acc, ctx)
                         acc.append(" ")
                 else:
+                    attrs = attrs_of(child, &bits)
                     self.visit(child, tag, code, attrs, bits, depth, parent, acc, ctx)
             elif code == C_BR and acc is not None:
                 acc.append(" ")
@@ -1182,4 +1355,61 @@ def walk_body(builder, size_t body) -> None:
     if not configured or el_qualified_name == NULL:
         raise RuntimeError("simweb._axwalk is not set up")
     cdef Walker w = Walker(builder)
+    acache_clear()
     w.walk(<node_t *> body, 1, -1, None, Ctx())
+
+
+cdef list TABS = ["\t" * i for i in range(64)]
+
+
+def format_lines(str title, list recs, dict bid_line, bint freeze) -> list:
+    """axtree._format_lines, compiled (same lines, same frozen records)."""
+    cdef list lines = ["RootWebArea " + repr(title) + ", focused"]
+    cdef Py_ssize_t r, n = len(recs)
+    cdef Py_ssize_t d, par
+    cdef list rec
+    for r in range(n):
+        item = recs[r]
+        if item[0] == 0:  # StaticText (a tuple from the start)
+            d = item[1]
+            text = item[5]
+            par = item[2]
+            # Drop text already said by the nearest ancestor line's name.
+            if par >= 0 and text in recs[par][5]:
+                continue
+            lines.append(f"{TABS[d] if d < 64 else chr(9) * d}StaticText {text!r}")
+            continue
+        rec = item
+        d = rec[1]
+        tabs = TABS[d] if d < 64 else "\t" * d
+        bid = rec[3]
+        if bid is None:
+            head = f"{tabs}{rec[4]} {rec[5]!r}"
+        else:
+            head = f"{tabs}[{bid}] {rec[4]} {rec[5]!r}"
+            bid_line[bid] = r
+        value = rec[6]
+        rec[12] = head
+        rec[13] = len(lines)
+        if freeze:
+            recs[r] = tuple(rec)
+        if value:
+            lines.append(f"{head} value={value!r}{rec[7]}{rec[8]}{rec[9]}{rec[10]}")
+        else:
+            lines.append(f"{head}{rec[7]}{rec[8]}{rec[9]}{rec[10]}")
+    return lines
+
+
+def freeze_references(b) -> None:
+    """axtree._freeze_references, compiled."""
+    cdef dict pending = b.pending
+    cdef list recs = b.recs
+    for bid, v in pending.items():
+        if type(v) is tuple:
+            tag, attrs, rec = v
+            pending[bid] = (tag, attrs, rec[4], rec[5], ", disabled=True" in rec[7])
+        elif type(v) is Pending:
+            v.rec = None
+    for p in b.controls:
+        p.rec = None
+    b.selects[:] = [(bid, [(recs[i], value, label) for i, value, label in opts]) for bid, opts in b.selects]

@@ -75,7 +75,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -1401,23 +1401,30 @@ def parse_page(html: str) -> Page:
     return _parse_page(html, _compiled_walk)
 
 
-def _parse_page(html: str, compiled: Callable[[_Builder, int], None] | None) -> Page:
-    """parse_page with a chosen walk: `compiled` is simweb._axwalk.walk_body, or None
-    for the Python walk (tests and benchmarks compare the two through this)."""
+def _parse_page(html: str, compiled: Any) -> Page:
+    """parse_page with a chosen walk: `compiled` is the simweb._axwalk module (its walk
+    and line formatting), or None for the Python ones (tests and benchmarks compare the
+    two through this)."""
     tree = LexborHTMLParser(html)
     b = _Builder(tree)
     body = tree.body
     if body is not None:
         if compiled is not None:
-            compiled(b, body.mem_id)
+            compiled.walk_body(b, body.mem_id)
         else:
             b.walk(body, 1, -1, None, _Ctx())
     b.resolve()
 
     page = Page()
     page.title = _title(tree)
-    page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
-    _freeze_references(b)
+    if compiled is not None:
+        page._lines = compiled.format_lines(page.title, b.recs, page._bid_line, FREEZE_RECORDS)
+    else:
+        page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
+    if compiled is not None:
+        compiled.freeze_references(b)
+    else:
+        _freeze_references(b)
     page._elements = _ElementMap(b.pending)
     page._forms_raw = b.forms
     page._controls = b.controls
@@ -1563,7 +1570,7 @@ def _fingerprint(page: Page) -> tuple:
             tuple(page._recs), tuple(sorted(page._bid_line.items())))
 
 
-def _error_of(html: str, compiled: Callable[[_Builder, int], None] | None) -> str:
+def _error_of(html: str, compiled: Any) -> str:
     try:
         _parse_page(html, compiled)
     except DuplicateBidError as e:
@@ -1587,8 +1594,8 @@ def _tag_ids() -> dict[str, int]:
     return ids
 
 
-def _load_compiled() -> Callable[[_Builder, int], None] | None:
-    """simweb._axwalk.walk_body if it is built and agrees with the Python walk, else None.
+def _load_compiled() -> Any:
+    """The simweb._axwalk module if it is built and agrees with the Python walk, else None.
 
     ``SIMWEB_PURE_PARSE=1`` forces the Python walk. A missing extension or a failed
     probe warns once (here, at import) and falls back to the Python walk.
@@ -1601,7 +1608,7 @@ def _load_compiled() -> Callable[[_Builder, int], None] | None:
         warnings.warn(f"simweb: compiled AX-tree walk not available ({e}); using the Python walk",
                       RuntimeWarning, stacklevel=2)
         return None
-    walk = _axwalk.walk_body
+    walk = _axwalk
     try:
         if not _axwalk.load(selectolax.lexbor.__file__):
             raise RuntimeError("lexbor functions not found in selectolax")
@@ -1616,7 +1623,7 @@ def _load_compiled() -> Callable[[_Builder, int], None] | None:
         warnings.warn("simweb: compiled AX-tree walk disagrees with the Python walk on the probe page "
                       "(another selectolax/lexbor build?); using the Python walk", RuntimeWarning, stacklevel=2)
         return None
-    return walk  # type: ignore[no-any-return]
+    return walk
 
 
 _compiled_walk = _load_compiled()
