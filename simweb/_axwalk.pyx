@@ -193,6 +193,8 @@ cdef frozenset CHECKABLE_ROLES = frozenset()
 cdef frozenset ARIA_ROLES = frozenset()
 cdef dict TEXT_INPUTS = {}
 cdef frozenset BUTTON_INPUTS = frozenset()
+cdef frozenset CONTROL_NAMES = frozenset()
+cdef dict DEFAULT_BUTTON_LABEL = {}
 
 cdef bint configured = False
 
@@ -220,7 +222,7 @@ def configure(ns: dict, tag_ids: dict) -> None:
     `tag_ids` maps "-text", "-comment", "-doctype", "-document" and "title" to lexbor's
     tag ids (``LexborNode.tag_id`` of such nodes)."""
     global Pending, DuplicateBidError, NAME_FROM_CONTENT, CHECKABLE_ROLES, ARIA_ROLES
-    global TEXT_INPUTS, BUTTON_INPUTS, configured
+    global TEXT_INPUTS, BUTTON_INPUTS, CONTROL_NAMES, DEFAULT_BUTTON_LABEL, configured
     global TAG_TEXT, TAG_DOCUMENT, TAG_COMMENT, TAG_DOCTYPE, TAG_TITLE
     cdef int i, code
     TAG_TEXT = tag_ids["-text"]
@@ -237,6 +239,8 @@ def configure(ns: dict, tag_ids: dict) -> None:
     ARIA_ROLES = ns["_ARIA_ROLES"]
     TEXT_INPUTS = ns["_TEXT_INPUTS"]
     BUTTON_INPUTS = ns["_BUTTON_INPUTS"]
+    CONTROL_NAMES = ns["_CONTROL_TAGS"]
+    DEFAULT_BUTTON_LABEL = ns["_DEFAULT_BUTTON_LABEL"]
     code_of.clear()
     for i in range(MAX_CODES):
         tag_flags[i] = 0
@@ -1413,3 +1417,72 @@ def freeze_references(b) -> None:
     for p in b.controls:
         p.rec = None
     b.selects[:] = [(bid, [(recs[i], value, label) for i, value, label in opts]) for bid, opts in b.selects]
+
+
+
+
+def resolve(b) -> None:
+    """axtree._Builder.resolve, compiled (labelledby stays the builder's own method)."""
+    cdef dict label_text = {}
+    cdef list parts
+    cdef dict form_ids
+    cdef dict groups
+    cdef list members
+    for key, plist in b.label_for.items():
+        label_text[key] = collapse(" ".join(["".join(pieces) for pieces in plist]))
+    for p, rec, attrs in b.need_names:
+        # Precedence as in accname: aria-labelledby, aria-label, <label>,
+        # then content (buttons), value, placeholder, title.
+        name = b.labelledby(attrs["aria-labelledby"]) if attrs.get("aria-labelledby") else ""
+        if p is None or p.tag not in CONTROL_NAMES:
+            if name and rec is not None:
+                rec[5] = name
+                if p is not None:
+                    p.name = name
+            continue
+        if not name:
+            name = collapse(attrs.get("aria-label") or "")
+        if not name and p.labelable and p.tag != "button":
+            parts = []
+            if p.label is not None:
+                parts.append(collapse("".join(p.label)))
+            cid = attrs.get("id")
+            if cid and cid in label_text:
+                parts.append(label_text[cid])
+            name = " ".join([x for x in parts if x])
+        if not name:
+            t = p.input_type
+            if p.tag == "button":
+                name = collapse(p.content or "")
+            elif t in DEFAULT_BUTTON_LABEL or t == "button":
+                v = attrs.get("value")
+                if t == "image":
+                    v = attrs.get("alt") or v
+                name = collapse(v) if v else DEFAULT_BUTTON_LABEL.get(t or "", "")
+            elif attrs.get("placeholder"):
+                name = collapse(attrs["placeholder"])
+        if not name and attrs.get("title"):
+            name = collapse(attrs["title"])
+        p.name = name
+        if rec is not None:
+            rec[5] = name
+    # Form owners of controls with form="id"; then radio groups, which
+    # are per (form owner, name).
+    form_ids = b.form_ids
+    groups = {}
+    for p in b.controls:
+        if p.form_attr is not None:
+            p.form = form_ids.get(p.form_attr)
+        if p.input_type == "radio" and p.field_name:
+            groups.setdefault((p.form, p.field_name), []).append(p)
+    for members in groups.values():
+        # Only the last default-checked radio of a group stays checked.
+        checked = [m for m in members if m.checked]
+        for m in checked[:-1]:
+            m.checked = False
+            if type(m.rec) is list:  # records are still mutable lists during the walk
+                m.rec[9] = ", checked='false'"
+        if len(members) > 1:
+            bids = tuple([m.bid for m in members if m.bid is not None])
+            if len(bids) > 1:
+                b.radio_groups.append(bids)

@@ -1413,7 +1413,10 @@ def _parse_page(html: str, compiled: Any) -> Page:
             compiled.walk_body(b, body.mem_id)
         else:
             b.walk(body, 1, -1, None, _Ctx())
-    b.resolve()
+    if compiled is not None:
+        compiled.resolve(b)
+    else:
+        b.resolve()
 
     page = Page()
     page.title = _title(tree)
