@@ -501,8 +501,6 @@ cdef object collapse_ascii(const lxb_char_t *p, size_t n):
                 k += 1
         if k == 0:
             return ""
-        if k == n:
-            return PyUnicode_DecodeASCII(<const char *> p, n, NULL)
         return PyUnicode_DecodeASCII(out, k, NULL)
     finally:
         if out != small:

@@ -73,6 +73,7 @@ other text; a ``<fieldset disabled>`` disables its whole subtree (its first
 
 from __future__ import annotations
 
+import importlib
 import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -1606,7 +1607,7 @@ def _load_compiled() -> Any:
     if os.environ.get("SIMWEB_PURE_PARSE") == "1":
         return None
     try:
-        from simweb import _axwalk  # type: ignore[attr-defined]  # compiled extension, no stub
+        _axwalk = importlib.import_module("simweb._axwalk")   # compiled; absent without a C compiler
     except ImportError as e:
         warnings.warn(f"simweb: compiled AX-tree walk not available ({e}); using the Python walk",
                       RuntimeWarning, stacklevel=2)
