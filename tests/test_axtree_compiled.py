@@ -282,3 +282,21 @@ def test_same_pages_for_generated_html(parts: list[str], title: str) -> None:
 ])
 def test_same_pages_for_edge_cases(html: str) -> None:
     assert_same(html)
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_compiled_walk(tmp_path: Path) -> None:
+    """A wheel built from a clean copy of the source compiles the extension and ships it."""
+    import shutil
+    import zipfile
+
+    root = Path(__file__).resolve().parent.parent
+    src = tmp_path / "src"
+    shutil.copytree(root, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache",
+        "_axwalk.c", "_axwalk*.so", "out"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(tmp_path), str(src)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("simweb-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if n.startswith("simweb/_axwalk") and n.endswith(".so")], names[:20]
