@@ -164,7 +164,7 @@ DEF B_HREF = 64
 # Attribute names by name id, per walk: an attribute's qualified name is lexbor's name for
 # its id (a built-in id, or one this document defined), so within one document the id
 # says the name. Slots hold the id, the name's B_* bits and the decoded name (kept alive
-# by acache_names). Cleared at the start of every walk.
+# by the cache's list). One cache per walk in progress (see take_cache).
 cdef struct aslot:
     uintptr_t key
     int bits
@@ -172,10 +172,6 @@ cdef struct aslot:
 
 DEF ACACHE = 1024
 DEF ACACHE_HALF = 512
-cdef aslot acache[ACACHE]
-cdef int acache_used = 0
-cdef size_t acache_slots[ACACHE_HALF]   # the slots in use, to clear only those
-cdef list acache_names = []
 
 cdef int tag_flags[MAX_CODES]
 cdef int static_code[TAG_LAST]      # static tag id -> code (-1: not seen yet)
@@ -362,18 +358,41 @@ cdef int code_of_node(node_t *n):
     return c
 
 
-cdef void acache_clear() noexcept:
-    global acache_used
-    cdef int i
-    for i in range(acache_used):
-        acache[acache_slots[i]].key = 0
-    acache_used = 0
-    acache_names.clear()
+cdef class AttrCache:
+    """Attribute names seen in one document (open addressing on the name id)."""
+    cdef aslot slots[ACACHE]
+    cdef size_t used_slots[ACACHE_HALF]   # the slots in use, to clear only those
+    cdef int used
+    cdef list names
+
+    def __cinit__(self):
+        self.names = []
+
+    cdef void clear(self) noexcept:
+        cdef int i
+        for i in range(self.used):
+            self.slots[self.used_slots[i]].key = 0
+        self.used = 0
+        self.names.clear()
 
 
-cdef aslot *attr_slot(void *a) except NULL:
+cdef AttrCache spare_cache = None
+
+
+cdef AttrCache take_cache():
+    """A cleared cache: the spare one, or a new one when another walk (another thread)
+    holds it."""
+    global spare_cache
+    cdef AttrCache c = spare_cache
+    if c is None:
+        return AttrCache()
+    spare_cache = None
+    c.clear()
+    return c
+
+
+cdef aslot *attr_slot(AttrCache ac, void *a) except NULL:
     """The cache slot of attribute `a`'s name (filled on first sight)."""
-    global acache_used
     cdef attr_t *at = <attr_t *> a
     cdef uintptr_t key = at.qualified_name
     cdef size_t h
@@ -384,29 +403,29 @@ cdef aslot *attr_slot(void *a) except NULL:
         key = at.node.local_name
     h = ((key >> 4) ^ (key >> 12) ^ key) & (ACACHE - 1)
     while True:
-        slot = &acache[h]
+        slot = &ac.slots[h]
         if slot.key == key and key != 0:
             return slot
         if slot.key == 0:
             break
         h = (h + 1) & (ACACHE - 1)
-    if acache_used >= ACACHE_HALF:     # a document with very many attribute names
-        acache_clear()
-        return attr_slot(a)
+    if ac.used >= ACACHE_HALF:     # a document with very many attribute names
+        ac.clear()
+        return attr_slot(ac, a)
     s = attr_qualified_name(a, &length)
     name = decode(s, length) if s != NULL else ""
-    acache_names.append(name)
+    ac.names.append(name)
     v = attr_bits.get(name)
     slot.bits = 0 if v is None else <int> v
     slot.name = <PyObject *> name
     if key != 0:
         slot.key = key
-        acache_slots[acache_used] = h
-        acache_used += 1
+        ac.used_slots[ac.used] = h
+        ac.used += 1
     return slot
 
 
-cdef int attr_bits_of(node_t *n) except -1:
+cdef int attr_bits_of(AttrCache ac, node_t *n) except -1:
     """The B_* bits of the names of `n`'s attributes (without reading their values)."""
     cdef void *a
     cdef int b = 0
@@ -414,12 +433,12 @@ cdef int attr_bits_of(node_t *n) except -1:
         return 0
     a = first_attribute(n)
     while a != NULL:
-        b |= attr_slot(a).bits
+        b |= attr_slot(ac, a).bits
         a = next_attribute(a)
     return b
 
 
-cdef dict attrs_of(node_t *n, int *bits):
+cdef dict attrs_of(AttrCache ac, node_t *n, int *bits):
     """LexborNode.attributes, and the B_* bits of the attribute names present."""
     cdef dict d = {}
     cdef void *a
@@ -432,7 +451,7 @@ cdef dict attrs_of(node_t *n, int *bits):
         return d
     a = first_attribute(n)
     while a != NULL:
-        slot = attr_slot(a)
+        slot = attr_slot(ac, a)
         b |= slot.bits
         s = attr_value(a, &vlength)
         d[<object> slot.name] = decode(s, vlength) if s != NULL else None
@@ -441,9 +460,9 @@ cdef dict attrs_of(node_t *n, int *bits):
     return d
 
 
-cdef inline dict attrs_only(node_t *n):
+cdef inline dict attrs_only(AttrCache ac, node_t *n):
     cdef int b = 0
-    return attrs_of(n, &b)
+    return attrs_of(ac, n, &b)
 
 
 cdef inline bint py_space(lxb_char_t c) noexcept:
@@ -716,6 +735,7 @@ cdef class Walker:
     cdef dict label_for
     cdef list need_names
     cdef list selects
+    cdef AttrCache ac
 
     def __cinit__(self, b):
         self.recs = b.recs
@@ -791,10 +811,10 @@ cdef class Walker:
                     recs.append((0, depth, parent, None, "StaticText", s))
             elif not (f & F_SKIP):
                 # Attribute names first: most elements need no attribute dict at all.
-                bits = attr_bits_of(child)
+                bits = attr_bits_of(self.ac, child)
                 fast_role = fast_roles[code]
                 if fast_role is not None and not (bits & B_SLOW) and (code != C_A or bits & B_HREF):
-                    attrs = attrs_of(child, &bits) if (bits & B_BID) or code == C_A else None
+                    attrs = attrs_of(self.ac, child, &bits) if (bits & B_BID) or code == C_A else None
                     self.visit_simple(child, tag, code, attrs, fast_role, depth, parent, acc, ctx)
                 elif (f & F_PLAIN) and not (bits & B_SPECIAL):
                     if acc is None:
@@ -806,7 +826,7 @@ cdef class Walker:
                         self.walk(child, depth, parent, acc, ctx)
                         acc.append(" ")
                 else:
-                    attrs = attrs_of(child, &bits)
+                    attrs = attrs_of(self.ac, child, &bits)
                     self.visit(child, tag, code, attrs, bits, depth, parent, acc, ctx)
             elif code == C_BR and acc is not None:
                 acc.append(" ")
@@ -892,7 +912,7 @@ cdef class Walker:
         if code == C_SUMMARY:
             par = node.parent
             if par != NULL and code_of_node(par) == C_DETAILS:
-                expanded = "open" in attrs_only(par)
+                expanded = "open" in attrs_only(self.ac, par)
                 role = role or "DisclosureTriangle"
 
         if role is None:
@@ -1069,7 +1089,7 @@ cdef class Walker:
             if child.type != NODE_TEXT:
                 tag = tag_of(child, &code)
                 if not (tag_flags[code] & F_SKIP):
-                    attrs = attrs_of(child, &bits)
+                    attrs = attrs_of(self.ac, child, &bits)
                     if code == C_SUMMARY and not seen_summary:
                         seen_summary = True
                         self.visit(child, tag, code, attrs, bits, depth, parent, None, ctx)
@@ -1090,7 +1110,7 @@ cdef class Walker:
             if child.type != NODE_TEXT:
                 tag = tag_of(child, &code)
                 if not (tag_flags[code] & F_SKIP):
-                    attrs = attrs_of(child, &bits)
+                    attrs = attrs_of(self.ac, child, &bits)
                     self.hidden_element(child, tag, code, attrs, attrs.get("bid") if attrs else None, ctx)
             child = child.next
         return 0
@@ -1275,13 +1295,13 @@ cdef class Walker:
             if child.type != NODE_TEXT:
                 code = code_of_node(child)
                 if code == C_OPTION:
-                    option_data(child, False, opts)
+                    option_data(self.ac, child, False, opts)
                 elif code == C_OPTGROUP:
-                    gdis = "disabled" in attrs_only(child)
+                    gdis = "disabled" in attrs_only(self.ac, child)
                     sub = child.first_child
                     while sub != NULL:
                         if sub.type != NODE_TEXT and code_of_node(sub) == C_OPTION:
-                            option_data(sub, gdis, opts)
+                            option_data(self.ac, sub, gdis, opts)
                         sub = sub.next
             child = child.next
         multiple = bool(p.multiple)
@@ -1339,8 +1359,8 @@ cdef class Walker:
         return 0
 
 
-cdef int option_data(node_t *node, bint group_disabled, list out) except -1:
-    cdef dict attrs = attrs_only(node)
+cdef int option_data(AttrCache ac, node_t *node, bint group_disabled, list out) except -1:
+    cdef dict attrs = attrs_only(ac, node)
     text = collapse(node_text(node))
     label = attrs.get("label")
     label = collapse(label) if label else text
@@ -1356,9 +1376,11 @@ def walk_body(builder, size_t body) -> None:
     the document's ``<body>`` (a LexborNode of a parser that stays alive meanwhile)."""
     if not configured or el_qualified_name == NULL:
         raise RuntimeError("simweb._axwalk is not set up")
+    global spare_cache
     cdef Walker w = Walker(builder)
-    acache_clear()
+    w.ac = take_cache()
     w.walk(<node_t *> body, 1, -1, None, Ctx())
+    spare_cache = w.ac   # not on an exception: the next walk then makes a new cache
 
 
 cdef list TABS = ["\t" * i for i in range(64)]
