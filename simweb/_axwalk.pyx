@@ -981,7 +981,7 @@ cdef class Walker:
         if code == C_LABEL:
             target = attrs.get("for") if attrs else None
             if target:
-                self.label_for.setdefault(target, []).append(mine)
+                self.label_for.setdefault(target, []).append(mine if mine is not None else [node_text(node)])
             else:
                 c = c.with_label([mine, False])
         if child_acc is not None and block:

@@ -948,7 +948,9 @@ class _Builder:
         if tag == "label":
             target = attrs.get("for") if attrs else None
             if target:
-                self.label_for.setdefault(target, []).append(mine)  # type: ignore[arg-type]
+                # A label whose role does not take its name from content (role=region...)
+                # still labels its control: with its text (it used to crash resolve()).
+                self.label_for.setdefault(target, []).append(mine if mine is not None else [node.text()])
             else:
                 c = c.with_label([mine, False])
         if child_acc is not None and block:
@@ -1524,7 +1526,8 @@ _PROBE_HTML = """<!DOCTYPE html><html><head><title> Probe &amp; tête </title></
 <dialog bid="dl">x</dialog><dialog open bid="dlo">open dialog</dialog>
 <img src="i.png" alt="Pic" bid="img"><img src="d.png" alt=""><img bid="img2" title="t2">
 <svg bid="svg"><title>Icon</title><g><a bid="sva"><text>s</text></a></g></svg>
-<svg aria-label="lab"><clipPath id="c"></clipPath><foreignObject></foreignObject></svg>
+<svg aria-label="lab" viewBox="0 0 1 1"><clipPath id="c"></clipPath><foreignObject></foreignObject>
+<use bid="use" xlink:href="#a" href="#b"></use></svg><a bid="al2" href="/l" CLASS="c" data-x="1" Aria-Label="AL">x</a>
 <table bid="tb"><caption>Cap</caption><thead><tr><th>H</th><th scope="row">R</th></tr></thead>
 <tr><td bid="td">c</td></tr></table><ul><li>one</li><li bid="li2">two</li></ul>
 <my-widget bid="cw">custom</my-widget><article><header>in article</header><footer>f</footer></article>
