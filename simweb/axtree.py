@@ -1569,12 +1569,12 @@ _PROBE_DUPLICATE = '<body><div bid="x"></div><p><span bid="x">y</span></p></body
 
 
 def _fingerprint(page: Page) -> tuple:
-    """Everything a Page exposes (AX text, title, elements, forms, selects, radio groups)."""
-    els = tuple((bid, page.elements[bid]) for bid in page.elements)
-    forms = tuple((f.index, f.bid, f.action, f.method, tuple(f.controls)) for f in page.forms)
-    selects = tuple((bid, tuple((rec, v, lab) for rec, v, lab in opts)) for bid, opts in page._selects.items())
-    return (page.axtree(), page.title, els, forms, selects, tuple(sorted(page._groups.items())),
-            tuple(page._recs), tuple(sorted(page._bid_line.items())))
+    """Everything a Page exposes (AX text, title, elements, forms, selects, radio groups,
+    line records), as reprs: ``True == 1``, but a walk giving 1 for True is not the same."""
+    els = tuple((bid, repr(page.elements[bid])) for bid in page.elements)
+    forms = tuple(repr((f.index, f.bid, f.action, f.method, f.controls)) for f in page.forms)
+    return (page.axtree(), page.title, els, forms, repr(page._selects), repr(sorted(page._groups.items())),
+            repr(page._recs), repr(sorted(page._bid_line.items())))
 
 
 def _error_of(html: str, compiled: Any) -> str:

@@ -300,3 +300,20 @@ def test_the_wheel_ships_the_compiled_walk(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("simweb-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if n.startswith("simweb/_axwalk") and n.endswith(".so")], names[:20]
+
+
+@needs_ext
+def test_threads_parsing_at_once_get_the_same_pages() -> None:
+    """Served mode parses in several threads: each walk has its own attribute cache."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pages = _oracle_pages("forum", seeds=1)[:60]
+    want = [_fingerprint(_parse_page(h, None)) for h in pages]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as the interpreter allows
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda h: _fingerprint(_parse_page(h, FAST)), pages * 4))
+    finally:
+        sys.setswitchinterval(old)
+    assert got == want * 4
