@@ -1,13 +1,29 @@
 """Package discovery for the wheel: the engine, every app folder under apps/ (installed as
-simweb.apps.<app>), the specs and the verifiers. Adding an app needs no edit here."""
-from setuptools import find_packages, setup
+simweb.apps.<app>), the specs and the verifiers. Adding an app needs no edit here.
+
+Also the optional compiled AX-tree walk (simweb/_axwalk.pyx, see simweb/axtree.py): built
+with Cython when a C compiler is there; without one the install still succeeds and
+axtree uses its Python walk."""
+from setuptools import Extension, find_packages, setup
 
 DIRS = {"simweb": "simweb", "simweb.apps": "apps", "simweb.specs": "specs", "simweb.verifiers": "verifiers"}
 packages = [pkg + (f".{sub}" if sub else "") for pkg, folder in DIRS.items()
             for sub in ["", *find_packages(folder)]]
 
+
+def _extensions() -> list:
+    try:
+        from Cython.Build import cythonize
+    except ImportError:  # no Cython (a build without build isolation): Python walk only
+        return []
+    ext = Extension("simweb._axwalk", ["simweb/_axwalk.pyx"], optional=True,
+                    extra_compile_args=["-O2"], libraries=["dl"])
+    return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
+
+
 setup(
     package_dir=DIRS,
     packages=packages,
     package_data={"": ["templates/*.html", "static/*", "*.yaml", "schemas/*.json", "files/*", "files/**/*"]},
+    ext_modules=_extensions(),
 )

@@ -11,7 +11,12 @@ each app's default world. Per page, thread-CPU time (median over pages, 3 passes
   * tokenizer: one compiled regex over the page yielding every tag and text run (no tree,
     no attributes split, no entities decoded): the least a Python tokenizer "fast path"
     would pay instead of lexbor and the visit;
-  * parse_page: the whole parse (title, AX lines, elements, forms).
+  * parse_page (python): the whole parse (title, AX lines, elements, forms) with the
+    Python walk (``SIMWEB_PURE_PARSE=1``'s);
+  * parse_page (compiled): the same with the compiled walk (simweb/_axwalk.pyx), when built.
+
+The sides run interleaved (their order alternating page by page) in one process;
+"speedup" is the python median over the compiled median.
 
     python benchmarks/bench_parse_floor.py [--apps forum,issues,cms] [--out FILE]
 """
@@ -60,15 +65,18 @@ def pages_of(name: str, seeds: int) -> list[str]:
 def bench_app(name: str, seeds: int) -> dict[str, Any]:
     from selectolax.lexbor import LexborHTMLParser
 
-    from simweb.axtree import parse_page
+    from simweb import axtree
 
     pages = pages_of(name, seeds)
     sides: dict[str, Callable[[str], Any]] = {
         "lexbor": LexborHTMLParser,
         "lexbor + visit": lambda h: _visit(LexborHTMLParser(h).body),
         "tokenizer": _tokens,
-        "parse_page": parse_page,
+        "parse_page (python)": lambda h: axtree._parse_page(h, None),
     }
+    fast = _compiled()
+    if fast is not None:
+        sides["parse_page (compiled)"] = lambda h: axtree._parse_page(h, fast)
     cpu = time.thread_time_ns
     times: dict[str, list[int]] = {k: [] for k in sides}
     for rep in range(3):
@@ -81,9 +89,30 @@ def bench_app(name: str, seeds: int) -> dict[str, Any]:
                 fn(html)
                 times[key].append(cpu() - c0)
     out = {k: round(median(v) / 1e6, 3) for k, v in times.items()}
-    return {"pages": len(pages), "mean_bytes": round(sum(map(len, pages)) / len(pages)),
-            "nodes_per_page": round(median(_visit(LexborHTMLParser(h).body) for h in pages)),
-            "median_ms": out}
+    res = {"pages": len(pages), "mean_bytes": round(sum(map(len, pages)) / len(pages)),
+           "nodes_per_page": round(median(_visit(LexborHTMLParser(h).body) for h in pages)),
+           "median_ms": out}
+    if fast is not None:
+        res["speedup"] = round(median(times["parse_page (python)"]) / median(times["parse_page (compiled)"]), 2)
+    return res
+
+
+def _compiled() -> Any:
+    """simweb._axwalk set up for axtree (also under SIMWEB_PURE_PARSE=1), or None if not built."""
+    from simweb import axtree
+
+    if axtree._compiled_walk is not None:
+        return axtree._compiled_walk
+    try:
+        import selectolax.lexbor
+
+        from simweb import _axwalk  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    if not _axwalk.load(selectolax.lexbor.__file__):
+        return None
+    _axwalk.configure(vars(axtree), axtree._tag_ids())
+    return _axwalk
 
 
 def main() -> None:
@@ -92,10 +121,12 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2)
     args = ap.parse_args()
     res = {name: bench_app(name, args.seeds) for name in args.apps.split(",")}
-    keys = ["lexbor", "lexbor + visit", "tokenizer", "parse_page"]
-    print_table("parse floor, thread-CPU ms per page (median)", ["app", "pages", "bytes", "elements", *keys],
-                [[n, r["pages"], r["mean_bytes"], r["nodes_per_page"], *(r["median_ms"][k] for k in keys)]
-                 for n, r in res.items()])
+    keys = [k for k in ("lexbor", "lexbor + visit", "tokenizer", "parse_page (python)", "parse_page (compiled)")
+            if all(k in r["median_ms"] for r in res.values())]
+    extra = ["speedup"] if all("speedup" in r for r in res.values()) else []
+    print_table("parse floor, thread-CPU ms per page (median)", ["app", "pages", "bytes", "elements", *keys, *extra],
+                [[n, r["pages"], r["mean_bytes"], r["nodes_per_page"], *(r["median_ms"][k] for k in keys),
+                  *(r[k] for k in extra)] for n, r in res.items()])
     write_json(args.out, "parse_floor", res)
 
 

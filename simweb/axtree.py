@@ -73,13 +73,17 @@ other text; a ``<fieldset disabled>`` disables its whole subtree (its first
 
 from __future__ import annotations
 
+import importlib
+import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import selectolax.lexbor
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-__all__ = ["DuplicateBidError", "Element", "Form", "Page", "parse_page"]
+__all__ = ["COMPILED_WALK", "DuplicateBidError", "Element", "Form", "Page", "parse_page"]
 
 
 class DuplicateBidError(ValueError):
@@ -944,7 +948,9 @@ class _Builder:
         if tag == "label":
             target = attrs.get("for") if attrs else None
             if target:
-                self.label_for.setdefault(target, []).append(mine)  # type: ignore[arg-type]
+                # A label whose role does not take its name from content (role=region...)
+                # still labels its control: with its text (it used to crash resolve()).
+                self.label_for.setdefault(target, []).append(mine if mine is not None else [node.text()])
             else:
                 c = c.with_label([mine, False])
         if child_acc is not None and block:
@@ -1391,18 +1397,40 @@ def parse_page(html: str) -> Page:
     Raises :class:`DuplicateBidError` when two elements share a ``bid``.
     Malformed HTML is repaired the way browsers do (lexbor implements the
     HTML5 parsing algorithm), so it never fails otherwise.
+
+    The walk is the compiled one when :data:`COMPILED_WALK` is true, else the
+    Python one; both give the same Page.
     """
+    return _parse_page(html, _compiled_walk)
+
+
+def _parse_page(html: str, compiled: Any) -> Page:
+    """parse_page with a chosen walk: `compiled` is the simweb._axwalk module (its walk
+    and line formatting), or None for the Python ones (tests and benchmarks compare the
+    two through this)."""
     tree = LexborHTMLParser(html)
     b = _Builder(tree)
     body = tree.body
     if body is not None:
-        b.walk(body, 1, -1, None, _Ctx())
-    b.resolve()
+        if compiled is not None:
+            compiled.walk_body(b, body.mem_id)
+        else:
+            b.walk(body, 1, -1, None, _Ctx())
+    if compiled is not None:
+        compiled.resolve(b)
+    else:
+        b.resolve()
 
     page = Page()
     page.title = _title(tree)
-    page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
-    _freeze_references(b)
+    if compiled is not None:
+        page._lines = compiled.format_lines(page.title, b.recs, page._bid_line, FREEZE_RECORDS)
+    else:
+        page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
+    if compiled is not None:
+        compiled.freeze_references(b)
+    else:
+        _freeze_references(b)
     page._elements = _ElementMap(b.pending)
     page._forms_raw = b.forms
     page._controls = b.controls
@@ -1476,3 +1504,137 @@ def _format_lines(title: str, recs: list, bid_line: dict[str, int]) -> list[str]
         else:
             append(f"{head}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}{rec[_R_POST2]}")
     return lines
+
+
+# --------------------------------------------------------------------------
+# The compiled walk
+# --------------------------------------------------------------------------
+
+# A document with every construct the walk treats specially. At import the compiled walk
+# must give the same Page for it as the Python walk, or it is not used: that catches an
+# extension built against another selectolax/lexbor layout.
+_PROBE_HTML = """<!DOCTYPE html><html><head><title> Probe &amp; tête </title></head><body>
+<!-- a comment --><header bid="h"><nav bid="n"><a bid="a1" href="/x">Home <b>page</b></a>
+<a bid="a2" href>bare</a><a bid="a3">no href</a><a role="link" bid="a4">r</a></nav></header>
+<main><section aria-label="Sec" bid="s1"><h2 bid="t" title="tt">Title <em>x</em><br>y</h2>
+<p>para text &lt;&gt; café ☃</p><div bid="g" aria-label="grp"><span>in</span></div>
+<div hidden bid="hid"><a href="/h" bid="ha">hidden link</a><input name="hi" bid="hin"></div>
+<div aria-hidden="true"><button bid="hb">HB</button></div><p style="display: none" bid="dn">x</p>
+<div style="visibility:hidden"><select bid="hsel"><option>o</option></select></div>
+<details bid="d1"><summary bid="su">More</summary><p bid="dp">inside</p><input bid="di"></details>
+<details open><summary>Open</summary><p>shown</p></details>
+<dialog bid="dl">x</dialog><dialog open bid="dlo">open dialog</dialog>
+<img src="i.png" alt="Pic" bid="img"><img src="d.png" alt=""><img bid="img2" title="t2">
+<svg bid="svg"><title>Icon</title><g><a bid="sva"><text>s</text></a></g></svg>
+<svg aria-label="lab" viewBox="0 0 1 1"><clipPath id="c"></clipPath><foreignObject></foreignObject>
+<use bid="use" xlink:href="#a" href="#b"></use></svg><a bid="al2" href="/l" CLASS="c" data-x="1" Aria-Label="AL">x</a>
+<table bid="tb"><caption>Cap</caption><thead><tr><th>H</th><th scope="row">R</th></tr></thead>
+<tr><td bid="td">c</td></tr></table><ul><li>one</li><li bid="li2">two</li></ul>
+<my-widget bid="cw">custom</my-widget><article><header>in article</header><footer>f</footer></article>
+<footer bid="ft">foot</footer><iframe bid="if"></iframe><video><source bid="src"></video>
+<span role="button" aria-pressed="true" aria-expanded="false" aria-haspopup="listbox"
+ aria-disabled="true" aria-required="true">tb</span><div role="checkbox" aria-checked="mixed">cb</div>
+<div role="tab" aria-selected="true">tab</div><span role="presentation none">pres</span>
+<div role="bogus img" bid="ri">ri</div><p id="lbl1">First</p><p id="lbl2" aria-label="Second">2</p>
+<form bid="f1" action="/go" method="POST" id="fa"><fieldset disabled bid="fs"><legend>Leg</legend>
+<input bid="i1" name="q" value="v" placeholder="ph" required><input type="password" value="pw" bid="pw">
+</fieldset><label for="i2">Lab for</label><input id="i2" bid="i2" name="e" type="email">
+<label>Wrap <input bid="i3" type="checkbox" name="c" checked> and <input bid="i3b"></label>
+<label role="presentation">Pres <input bid="i4" type="text"></label>
+<input type="radio" name="r" value="1" bid="r1" checked><input type="radio" name="r" value="2" bid="r2" checked>
+<input type="radio" name="r" bid="r3"><input type="hidden" name="tok" value="t" bid="tok">
+<input type="submit" bid="sub"><input type="image" alt="Go" bid="img3"><input type="reset" value="Clear">
+<input type="number" bid="num"><input type="range"><input type="search" bid="srch"><input type="date">
+<input aria-labelledby="lbl1 lbl2 nope" bid="lb"><input aria-label=" A  lab " title="T" bid="al">
+<textarea bid="ta" name="body">Some
+text</textarea><button bid="b1" name="go" value="1">Go <i>now</i></button>
+<button bid="b2" title="Btn title"></button><button aria-labelledby="lbl1" bid="b3">x</button>
+<select bid="sel" name="s"><option value="a" bid="oa">A</option><optgroup label="G" disabled>
+<option bid="ob">B</option></optgroup><option value bid="oc" selected>C</option>
+<option label=" L " disabled>D</option></select>
+<select multiple bid="msel"><option selected>M1</option><option selected bid="m2">M2</option></select>
+<select size="3" bid="lsel"><option>L1</option></select><select size="x"><option>z</option></select>
+<select bid="esel"></select></form>
+<input form="fa" bid="outside" name="o"><input form="nope" bid="orphan">
+<form><button type="reset">R</button><input type="radio" name="r" bid="r4"></form>
+<b>bold</b> <strong>strong <span>nested</span></strong> <code>c</code>
+<div><p>Unclosed <b>bold <i>both</b> italic</i></p><table><tr><td>a<td>b</table></div>
+<template><p bid="tpl">t</p></template><noscript>ns</noscript><script>var x;</script>
+<style>p{}</style><meter value="1">m</meter><progress></progress><output>o</output>
+<label bid="lone">lonely label</label><fieldset><legend>L2</legend><input></fieldset>
+<figure><figcaption>fc</figcaption></figure><dl><dt>t</dt><dd>d</dd></dl><hr>
+</section></main></body></html>"""
+
+_PROBE_DUPLICATE = '<body><div bid="x"></div><p><span bid="x">y</span></p></body>'
+
+
+def _fingerprint(page: Page) -> tuple:
+    """Everything a Page exposes (AX text, title, elements, forms, selects, radio groups,
+    line records), as reprs: ``True == 1``, but a walk giving 1 for True is not the same."""
+    els = tuple((bid, repr(page.elements[bid])) for bid in page.elements)
+    forms = tuple(repr((f.index, f.bid, f.action, f.method, f.controls)) for f in page.forms)
+    return (page.axtree(), page.title, els, forms, repr(page._selects), repr(sorted(page._groups.items())),
+            repr(page._recs), repr(sorted(page._bid_line.items())))
+
+
+def _error_of(html: str, compiled: Any) -> str:
+    try:
+        _parse_page(html, compiled)
+    except DuplicateBidError as e:
+        return str(e)
+    return ""
+
+
+def _tag_ids() -> dict[str, int]:
+    """lexbor's tag ids of the nodes the compiled walk tells apart by id (they depend on
+    the lexbor build), read off a parsed document through selectolax."""
+    tree = LexborHTMLParser("<!DOCTYPE html><title>t</title><p>x<!--c--></p>")
+    p, title, root = tree.css_first("p"), tree.css_first("title"), tree.root
+    nodes = {"-text": p.first_child if p else None, "-comment": p.last_child if p else None,
+             "-doctype": root.prev if root else None, "-document": root.parent if root else None,
+             "title": title}
+    ids = {}
+    for tag, node in nodes.items():
+        if node is None or node.tag != tag:
+            raise RuntimeError(f"cannot find lexbor's tag id of {tag!r}")
+        ids[tag] = node.tag_id
+    return ids
+
+
+def _load_compiled() -> Any:
+    """The simweb._axwalk module if it is built and agrees with the Python walk, else None.
+
+    ``SIMWEB_PURE_PARSE=1`` forces the Python walk. A missing extension or a failed
+    probe warns once (here, at import) and falls back to the Python walk.
+    """
+    if os.environ.get("SIMWEB_PURE_PARSE") == "1":
+        return None
+    try:
+        _axwalk = importlib.import_module("simweb._axwalk")   # compiled; absent without a C compiler
+    except ImportError as e:
+        warnings.warn(f"simweb: compiled AX-tree walk not available ({e}); using the Python walk",
+                      RuntimeWarning, stacklevel=2)
+        return None
+    walk = _axwalk
+    try:
+        if not _axwalk.load(selectolax.lexbor.__file__):
+            raise RuntimeError("lexbor functions not found in selectolax")
+        _axwalk.configure(globals(), _tag_ids())
+        same = (_fingerprint(_parse_page(_PROBE_HTML, walk)) == _fingerprint(_parse_page(_PROBE_HTML, None))
+                and _error_of(_PROBE_DUPLICATE, walk) == _error_of(_PROBE_DUPLICATE, None) != "")
+    except Exception as e:  # any failure of the probe means: do not trust the extension
+        warnings.warn(f"simweb: compiled AX-tree walk failed its probe ({e!r}); using the Python walk",
+                      RuntimeWarning, stacklevel=2)
+        return None
+    if not same:
+        warnings.warn("simweb: compiled AX-tree walk disagrees with the Python walk on the probe page "
+                      "(another selectolax/lexbor build?); using the Python walk", RuntimeWarning, stacklevel=2)
+        return None
+    return walk
+
+
+_compiled_walk = _load_compiled()
+#: Whether :func:`parse_page` uses the compiled walk (simweb/_axwalk.pyx) rather than the
+#: Python one. False when the extension is not built, fails its import-time probe, or
+#: ``SIMWEB_PURE_PARSE=1``.
+COMPILED_WALK: bool = _compiled_walk is not None

@@ -748,3 +748,11 @@ def test_a_parsed_page_keeps_its_line_records_as_tuples():
     # behaviour is unchanged: overlays still re-format the frozen records
     text = page.axtree(values={"n": "Ada", "s": "b"}, focused="n")
     assert "value='Ada'" in text and ", focused" in text and "selected=True" in text
+
+
+def test_a_label_with_a_role_still_labels_its_control():
+    """<label for> with a role whose name is not from content (region) used to crash the
+    parse; it names its control with its text."""
+    page = parse_page('<label role="region" aria-label="R" for="q">Query <b>text</b></label><input id="q" bid="q">')
+    assert page.elements["q"].name == "Query text"
+    assert "[q] textbox 'Query text'" in page.axtree()

@@ -1,0 +1,321 @@
+"""The compiled AX-tree walk (simweb/_axwalk.pyx) against the Python walk it ports.
+
+Every test here parses the same HTML both ways through ``axtree._parse_page`` and
+requires the same Page: AX text (with and without overlays), title, every element's
+fields, forms and their controls, selects, radio groups, line records, or the same
+DuplicateBidError.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import simweb
+from simweb import axtree
+from simweb.axtree import DuplicateBidError, Page, _fingerprint, _parse_page
+
+
+def _compiled_module() -> Any:
+    """The extension, set up even when this process runs the Python walk."""
+    if axtree._compiled_walk is not None:
+        return axtree._compiled_walk
+    try:
+        from simweb import _axwalk  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    import selectolax.lexbor
+
+    if not _axwalk.load(selectolax.lexbor.__file__):
+        return None
+    _axwalk.configure(vars(axtree), axtree._tag_ids())
+    return _axwalk
+
+
+FAST = _compiled_module()
+needs_ext = pytest.mark.skipif(FAST is None, reason="simweb._axwalk is not built")
+
+
+def _outcome(html: str, walk: Any) -> tuple:
+    try:
+        page = _parse_page(html, walk)
+    except DuplicateBidError as e:
+        return ("DuplicateBidError", str(e))
+    except Exception as e:   # noqa: BLE001 - a walk that fails must fail the same way in both
+        return ("error", type(e).__name__)
+    return ("page", _fingerprint(page), _overlaid(page))
+
+
+def _overlaid(page: Page) -> tuple:
+    """The AX text under overlays touching every kind of line."""
+    bids = list(page.elements)
+    values = {b: "typed 'x'" for b in bids[::2]}
+    checked = {b: i % 2 == 0 for i, b in enumerate(bids[1::2])}
+    return tuple(page.axtree(focused=b) for b in bids[:5]) + (
+        page.axtree(values=values, checked=checked, focused=bids[-1] if bids else None),)
+
+
+def assert_same(html: str) -> None:
+    compiled, python = _outcome(html, FAST), _outcome(html, None)
+    assert compiled == python, html[:2000]
+
+
+# --------------------------------------------------------------------------
+# Which walk runs
+# --------------------------------------------------------------------------
+
+
+def test_compiled_walk_is_active_when_required() -> None:
+    """CI sets SIMWEB_REQUIRE_COMPILED=1 (.ci/run) so that it cannot pass on the fallback."""
+    if os.environ.get("SIMWEB_REQUIRE_COMPILED") != "1":
+        pytest.skip("SIMWEB_REQUIRE_COMPILED is not set")
+    assert axtree.COMPILED_WALK
+    assert axtree._compiled_walk is not None
+
+
+def _flag_in_subprocess(env_extra: dict[str, str]) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SIMWEB_")}
+    env.update(env_extra)
+    out = subprocess.run([sys.executable, "-c", "import simweb.axtree as a; print(a.COMPILED_WALK)"],
+                         capture_output=True, text=True, env=env, check=True)
+    return out.stdout.strip()
+
+
+def test_pure_parse_forces_the_python_walk() -> None:
+    assert _flag_in_subprocess({"SIMWEB_PURE_PARSE": "1"}) == "False"
+
+
+@needs_ext
+def test_extension_is_used_by_default() -> None:
+    assert _flag_in_subprocess({}) == "True"
+
+
+def test_missing_extension_falls_back_with_one_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SIMWEB_PURE_PARSE", raising=False)
+    monkeypatch.setitem(sys.modules, "simweb._axwalk", None)   # import raises ImportError
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert axtree._load_compiled() is None
+    assert len(caught) == 1 and "Python walk" in str(caught[0].message)
+
+
+@needs_ext
+def test_a_disagreeing_probe_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An extension whose walk differs on the probe page (say, another lexbor layout) is
+    not used."""
+    monkeypatch.delenv("SIMWEB_PURE_PARSE", raising=False)
+    real = axtree._parse_page
+
+    def skewed(html: str, compiled: Any) -> Page:
+        page = real(html, compiled)
+        if compiled is not None:
+            page.title += " (skewed)"
+        return page
+
+    monkeypatch.setattr(axtree, "_parse_page", skewed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert axtree._load_compiled() is None
+    assert any("disagrees" in str(w.message) for w in caught)
+    monkeypatch.setattr(axtree, "_parse_page", real)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert axtree._load_compiled() is not None
+    assert not caught
+
+
+# --------------------------------------------------------------------------
+# Parity: real pages
+# --------------------------------------------------------------------------
+
+
+def _oracle_pages(app: str, seeds: int) -> list[str]:
+    """The distinct HTML of every step of every task's oracle plan (default world)."""
+    env = simweb.make(app, seed=0)
+    seen: dict[str, None] = {}
+    for seed in range(seeds):
+        for tid in sorted(env.app.tasks):
+            try:
+                obs, _ = env.reset(seed=seed, options={"task": tid})
+            except Exception:   # a template that cannot draw parameters at this seed
+                continue
+            seen.setdefault(obs["html"], None)
+            for action in env.oracle_plan():
+                seen.setdefault(env.step(action)[0]["html"], None)
+    return list(seen)
+
+
+@needs_ext
+@pytest.mark.parametrize("app", simweb.app_names())
+def test_same_pages_on_every_oracle_step(app: str) -> None:
+    pages = _oracle_pages(app, seeds=2)
+    assert len(pages) >= 20, app
+    for html in pages:
+        assert_same(html)
+
+
+@needs_ext
+def test_same_pages_for_the_axtree_samples() -> None:
+    """The recorded AX trees of real apps, as page text and as attribute values: quotes,
+    non-ASCII text, long lines."""
+    for path in sorted((Path(__file__).parent / "axtree_samples").glob("*.txt")):
+        lines = path.read_text().splitlines()
+        body = "".join(f"<p bid='l{i}' title='{html_lib.escape(line, quote=True)}'>{html_lib.escape(line)}</p>"
+                       f"<a href='/{i}'>{html_lib.escape(line.strip())}</a>"
+                       for i, line in enumerate(lines))
+        assert_same(f"<title>{html_lib.escape(path.stem)}</title><body><main>{body}</main></body>")
+
+
+def test_probe_page_covers_each_construct() -> None:
+    page = _parse_page(axtree._PROBE_HTML, None)
+    text = page.axtree()
+    for needle in ("[svg] image 'Icon'", "DisclosureTriangle", "combobox", "listbox", "checkbox",
+                   "radio", "LabelText", "rowheader", "columnheader", "region", "disabled=True",
+                   "hasPopup='listbox'", "pressed='true'", "checked='mixed'", "selected=True",
+                   "url=''", "url=None"):
+        assert needle in text, needle
+    assert page.elements["hid"].hidden and page.elements["dp"].hidden and page.elements["src"].hidden
+
+
+@needs_ext
+def test_same_pages_for_the_probe_and_its_duplicate() -> None:
+    assert_same(axtree._PROBE_HTML)
+    assert _outcome(axtree._PROBE_DUPLICATE, FAST)[0] == "DuplicateBidError"
+    assert_same(axtree._PROBE_DUPLICATE)
+
+
+# --------------------------------------------------------------------------
+# Parity: generated pages from the walk's vocabulary
+# --------------------------------------------------------------------------
+
+_WORDS = st.text(alphabet="ab cX'\"<>&é\u00a0\u2003\n\t\x1fñ€", min_size=0, max_size=8)
+_ATTR_VALUES = st.sampled_from(["", "x", " true ", "true", "false", "mixed", "menu", "row", "3", "b1",
+                                "display: none", "visibility:hidden", "post", "lbl", "f1", "hidden"])
+_ATTR_NAMES = st.sampled_from(
+    ["bid", "bid", "bid", "id", "for", "form", "name", "value", "type", "role", "aria-label",
+     "aria-labelledby", "aria-hidden", "hidden", "style", "title", "alt", "href", "open", "disabled",
+     "checked", "selected", "multiple", "size", "label", "placeholder", "required", "aria-checked",
+     "aria-selected", "aria-expanded", "aria-pressed", "aria-haspopup", "aria-disabled", "aria-required",
+     "scope", "action", "method", "class", "xlink:href", "data-x"])
+_TAGS = st.sampled_from(
+    ["div", "span", "p", "a", "button", "input", "select", "option", "optgroup", "textarea", "label",
+     "form", "fieldset", "legend", "details", "summary", "dialog", "img", "svg", "title", "table",
+     "caption", "tr", "td", "th", "thead", "ul", "li", "nav", "main", "section", "article", "header",
+     "footer", "h1", "h3", "b", "em", "br", "iframe", "video", "template", "script", "my-tag",
+     "strong", "code", "pre", "dl", "dt", "dd", "hr", "meter", "output", "figure", "figcaption"])
+_INPUT_TYPES = st.sampled_from(["text", "hidden", "checkbox", "radio", "submit", "reset", "image",
+                                "button", "password", "search", "number", "range", "date", "email", ""])
+
+
+@st.composite
+def _element(draw: Any, depth: int) -> str:
+    tag = draw(_TAGS)
+    attrs = []
+    for _ in range(draw(st.integers(0, 4))):
+        name = draw(_ATTR_NAMES)
+        if draw(st.booleans()):
+            attrs.append(name)   # bare attribute (value None)
+        else:
+            attrs.append(f'{name}="{html_lib.escape(draw(_ATTR_VALUES), quote=True)}"')
+    if tag == "input":
+        attrs.append(f'type="{draw(_INPUT_TYPES)}"')
+    attr_text = "".join(" " + a for a in attrs)
+    if tag in ("input", "br", "hr", "img"):
+        return f"<{tag}{attr_text}>"
+    children = []
+    if depth > 0:
+        for _ in range(draw(st.integers(0, 4))):
+            if draw(st.integers(0, 3)) == 0:
+                children.append(html_lib.escape(draw(_WORDS)))
+            elif draw(st.integers(0, 9)) == 0:
+                children.append(draw(st.sampled_from(["<!-- c -->", "&amp;", "&nbsp;", "&#x1F600;", "</b>",
+                                                      "<p>", "</div>", "<td>"])))
+            else:
+                children.append(draw(_element(depth - 1)))
+    else:
+        children.append(html_lib.escape(draw(_WORDS)))
+    close = "" if draw(st.integers(0, 12)) == 0 else f"</{tag}>"   # sometimes unclosed
+    return f"<{tag}{attr_text}>{''.join(children)}{close}"
+
+
+@needs_ext
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=st.lists(_element(4), min_size=1, max_size=5), title=_WORDS)
+def test_same_pages_for_generated_html(parts: list[str], title: str) -> None:
+    assert_same(f"<html><head><title>{html_lib.escape(title)}</title></head><body>{''.join(parts)}</body></html>")
+
+
+@needs_ext
+@pytest.mark.parametrize("html", [
+    "",
+    "<p>no body tag</p>",
+    "<body></body>",
+    "<html><body><form><form><input bid='a'></form></form></body></html>",
+    "<select bid='s'><optgroup label='G'><option bid='o' selected>1</option><option>2</option></optgroup>"
+    "<option disabled>3</option></select><select><option disabled>x</option><option>y</option></select>",
+    "<label for='i'>A</label><label for='i'>B</label><input id='i' bid='i'>"
+    "<label>C <input bid='j'> <input bid='k'></label>",
+    "<input type=radio name=r bid=r1 checked><input type=radio name=r bid=r2 checked>"
+    "<form id=f><input type=radio name=r bid=r3 checked></form><input form=f type=radio name=r bid=r4>",
+    "<fieldset disabled><legend><input bid='in-legend'></legend><button bid='b'>B</button></fieldset>",
+    "<details><summary bid='s1'>one</summary><summary bid='s2'>two</summary><p bid='p'>x</p></details>",
+    "<svg bid='s'><g><title>deep <b>title</b></title></g><a bid='in-svg'>x</a></svg>",
+    "<table bid='t'><caption>C<b>ap</b></caption><tr><th scope=ROW>r</th></tr></table>",
+    "<div bid='x'></div><b><span bid='x'>dup</span></b>",
+    "<a bid='a1' href='/x'><b>one<a bid='a2' href='/y'>two</b></a>",   # adoption agency clones
+    "<p>text\u00a0with\u2003unicode\x1fspaces and\ttabs\n\n</p><p>caf\u00e9 \U0001F600</p>",
+    "<button bid='b' aria-label='L'>x</button><button bid='c' title='T'></button>"
+    "<input type=image alt='Go' bid='i'><input type=submit value='  S  ' bid='s'>",
+    "<span aria-labelledby='a b' bid='sp' role='button'>x</span><p id='a'>A</p><p id='b' aria-label='B'>b</p>",
+    "<label role='region' for='q'>x</label><input id='q'>",
+    "<div " + " ".join(f"data-a{i}='{i}'" for i in range(700)) + " bid='many'>many attributes</div>",
+    "<my-Widget bid='w' ROLE='Button'>Custom</my-Widget><svg><foreignObject><p bid='fo'>in</p></foreignObject></svg>",
+])
+def test_same_pages_for_edge_cases(html: str) -> None:
+    assert_same(html)
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_compiled_walk(tmp_path: Path) -> None:
+    """A wheel built from a clean copy of the source compiles the extension and ships it."""
+    import importlib.util
+    import shutil
+    import zipfile
+
+    assert importlib.util.find_spec("Cython"), "the test extras install Cython, which this build needs"
+    root = Path(__file__).resolve().parent.parent
+    src = tmp_path / "src"
+    shutil.copytree(root, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis", ".pytest_cache",
+        "_axwalk.c", "_axwalk*.so", "out"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                    str(tmp_path), str(src)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("simweb-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert [n for n in names if n.startswith("simweb/_axwalk") and n.endswith(".so")], names[:20]
+
+
+@needs_ext
+def test_threads_parsing_at_once_get_the_same_pages() -> None:
+    """Served mode parses in several threads: each walk has its own attribute cache."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pages = _oracle_pages("forum", seeds=1)[:60]
+    want = [_fingerprint(_parse_page(h, None)) for h in pages]
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads as often as the interpreter allows
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda h: _fingerprint(_parse_page(h, FAST)), pages * 4))
+    finally:
+        sys.setswitchinterval(old)
+    assert got == want * 4
