@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..browser import BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
+from ..browser import SETTLE_QUIET_MS, BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
 from ..episode import Episode, observation_space
 from ..spaces import JsonValue, Unicode
 from ..taskmodel import bucket_for, episode_budget
@@ -97,7 +97,7 @@ class WebEnv(BrowserEnv):
 
     def __init__(self, start_url: str | None = None, *, headless: bool = True, viewport: tuple[int, int] = (1280, 768),
                  max_steps: int = DEFAULT_MAX_STEPS, timeout_ms: int = 10_000, screenshots: bool = True,
-                 browser: Any = None):
+                 browser: Any = None, settle_quiet_ms: int = SETTLE_QUIET_MS, settle_cap_ms: int | None = None):
         # BrowserEnv's browser plumbing, without its served app.
         self.start_url = start_url
         self.world_seed = 0
@@ -105,6 +105,7 @@ class WebEnv(BrowserEnv):
         self.episode = Episode(None, max_steps=max_steps)
         self.backend = SiteBackend(self)
         self.timeout_ms = int(timeout_ms)
+        self._settle_params(settle_quiet_ms, settle_cap_ms)
         self.viewport = (int(viewport[0]), int(viewport[1]))
         self.headless = headless
         self.screenshots = screenshots
