@@ -492,6 +492,15 @@ class BrowserEnv(EpisodeEnv):
     ``info`` holds the verdict, the session's page name and status, the task, and
     ``site_error`` when the page shows an error message. ``noop()`` returns at once (the
     served pages have no timers).
+
+    After every action a settle window (:meth:`_settle_window`) lets what the action set
+    going come to rest before the observation: a tab the page opened becomes the active
+    tab, and a navigation the page starts by script (a form posted by ``fetch`` that then
+    sets ``location``, a redirect by script) is waited for. ``settle_quiet_ms`` (default
+    ``SETTLE_QUIET_MS``, 100) is how long the page must stay idle, ``settle_cap_ms``
+    (default: ``timeout_ms``) the most the window ever takes; ``last_settle`` tells how
+    the last one ended. A page without script, as every served simweb page is, ends the
+    window at once, so the transitions and their timing are those without it.
     """
 
     metadata = {"render_modes": ["html"]}
