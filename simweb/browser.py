@@ -272,7 +272,9 @@ _EXPECTS_NAVIGATION_JS = r"""
 
 #: Installed in every document before the site's own scripts (``add_init_script``):
 #: counts the site's work in flight that may still move the page -- fetch and XHR requests
-#: and ``setTimeout`` callbacks due within ``SETTLE_TIMER_MS`` -- for the settle window.
+#: and ``setTimeout`` callbacks due within ``SETTLE_TIMER_MS`` -- and the tabs it asked
+#: for (a ``target="_blank"`` link or form, a modified or middle click on a link,
+#: ``window.open`` of an unnamed window), for the settle window.
 #: A request counts until a task after it ends, so the callbacks its response runs
 #: (which may set the next timer or ``location``) are counted before it stops.
 _ACTIVITY_JS = r"""
@@ -310,6 +312,34 @@ _ACTIVITY_JS = r"""
       try { return send0.apply(this, arguments); } catch (e) { done(); throw e; }
     };
   }
+  // Tabs this document asked for: Chromium reports a tab only once its first response is
+  // in, which on a slow site comes well after the click.
+  let popups = 0;
+  const counted = (ev) => { popups += 1; setT(() => { if (ev.defaultPrevented) popups -= 1; }, 0); };
+  const onLink = (ev) => {
+    const a = ev.target && ev.target.closest ? ev.target.closest('a[href], area[href]') : null;
+    if (!a) return;
+    const href = a.getAttribute('href') || '';
+    if (href.startsWith('#') || /^\s*javascript:/i.test(href)) return;
+    const base = document.querySelector('base[target]');
+    const target = (a.getAttribute('target') || (base ? base.getAttribute('target') : '') || '').toLowerCase();
+    if (target === '_blank' || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button === 1) counted(ev);
+  };
+  window.addEventListener('click', onLink, true);
+  window.addEventListener('auxclick', (ev) => { if (ev.button === 1) onLink(ev); }, true);
+  window.addEventListener('submit', (ev) => {
+    if (ev.target && (ev.target.getAttribute('target') || '').toLowerCase() === '_blank') counted(ev);
+  }, true);
+  if (window.open) {
+    const open0 = window.open;
+    window.open = function (url, name, features) {
+      const w = open0.apply(this, arguments);
+      const n = name === undefined || name === null ? '' : String(name).toLowerCase();
+      const detached = /noopener|noreferrer/i.test(String(features || ''));
+      if ((w !== null || detached) && (n === '' || n === '_blank')) popups += 1;
+      return w;
+    };
+  }
   Object.defineProperty(window, '__simwebActivity', {configurable: false, enumerable: false, value: () => {
     let refresh = false;
     const meta = document.querySelector('meta[http-equiv="refresh" i]');
@@ -319,7 +349,7 @@ _ACTIVITY_JS = r"""
     }
     const scripted = document.scripts.length > 0 || window.frames.length > 0 || requests > 0 || timers.size > 0
       || document.querySelector('[onload], [onclick], [onsubmit], [onchange], [oninput], [onfocus], [onblur]') !== null;
-    return {busy: document.readyState !== 'complete' || requests > 0 || timers.size > 0 || refresh, scripted};
+    return {busy: document.readyState !== 'complete' || requests > 0 || timers.size > 0 || refresh, scripted, popups};
   }});
 })();
 """
@@ -356,9 +386,13 @@ class _NavWatch:
         # may sit at about:blank for a moment before its navigation starts).
         self.opened = time.monotonic()
         self.by_site = False
+        # Tabs the current document opened (its requests are in ``_ACTIVITY_JS``'s count).
+        self.popups = 0
         page.on("request", self._on_request)
         page.on("requestfailed", self._on_failed)
         page.on("load", self._on_load)
+        page.on("domcontentloaded", self._on_document)
+        page.on("popup", self._on_popup)
         page.on("dialog", lambda d: _safe(d.dismiss))
 
     def _on_request(self, request: Any) -> None:
@@ -379,6 +413,12 @@ class _NavWatch:
     def _on_load(self, _page: Any) -> None:
         self.pending = False
 
+    def _on_document(self, _page: Any) -> None:
+        self.popups = 0   # a new document: its own count of requested tabs starts at 0
+
+    def _on_popup(self, _popup: Any) -> None:
+        self.popups += 1
+
 
 #: Actions that never touch a page: no settle window after them.
 _NO_PAGE_ACTIONS = frozenset({"send_msg_to_user", "report_infeasible"})
@@ -388,18 +428,18 @@ class _Closed(Exception):
     """The page went away while the settle window looked at it."""
 
 
-def _page_activity(page: Any) -> dict[str, bool]:
-    """``{"busy", "scripted"}`` of ``page``'s document (see ``_ACTIVITY_JS``); a document
-    that cannot be read (mid-navigation, or loaded before the tracker) counts as busy."""
+def _page_activity(page: Any) -> dict[str, Any]:
+    """``{"busy", "scripted", "popups"}`` of ``page``'s document (see ``_ACTIVITY_JS``); a
+    document that cannot be read (mid-navigation) counts as busy."""
     try:
         got = page.evaluate("() => window.__simwebActivity ? window.__simwebActivity() : null")
     except Exception as exc:
         if page.is_closed():
             raise _Closed() from exc
-        return {"busy": True, "scripted": True}
-    if not isinstance(got, dict):   # about:blank before the tracker ran, or a script-less frame
-        return {"busy": False, "scripted": True}
-    return {"busy": bool(got.get("busy")), "scripted": bool(got.get("scripted"))}
+        return {"busy": True, "scripted": True, "popups": 0}
+    if not isinstance(got, dict):   # about:blank before the tracker ran
+        return {"busy": False, "scripted": True, "popups": 0}
+    return {"busy": bool(got.get("busy")), "scripted": bool(got.get("scripted")), "popups": int(got.get("popups") or 0)}
 
 
 def _safe(fn: Callable[[], Any]) -> None:
@@ -748,7 +788,8 @@ class BrowserEnv(EpisodeEnv):
         itself: it opens a tab (``target="_blank"``, ``window.open``), posts a form with
         ``fetch`` and sets ``location`` when the answer comes, or redirects by script. The
         window ends once, for ``settle_quiet_ms`` in a row, no tab has a navigation
-        pending, a new tab has left ``about:blank`` (or had ``POPUP_GRACE_MS``), and the
+        pending, every tab the page asked for is open and has left ``about:blank`` (or had
+        ``POPUP_GRACE_MS``), and the
         active document is loaded with no fetch/XHR in flight and no ``setTimeout`` due
         within ``SETTLE_TIMER_MS``; a page with no script at all ends it at once. It never
         runs longer than ``settle_cap_ms``: a page that keeps polling is observed then, with
@@ -761,7 +802,9 @@ class BrowserEnv(EpisodeEnv):
         while True:
             try:
                 busy, scripted = self._activity()
-            except _Closed:   # the page closed itself: look again at what is active now
+            except _Closed:   # the page closed itself (window.close): look at what is active now
+                for page in [p for p in self._pages if p.is_closed()]:
+                    self._on_page_closed(page)
                 busy, scripted = True, True
             now = time.monotonic()
             if busy:
@@ -796,7 +839,11 @@ class BrowserEnv(EpisodeEnv):
             if (watch.by_site and watch.requests == 0 and page.url == "about:blank"
                     and now - watch.opened < POPUP_GRACE_MS / 1000):
                 return True, True
-        got = _page_activity(self.page)
+        page = self.page
+        got = _page_activity(page)
+        watch = self._watch.get(id(page))
+        if watch is not None and got["popups"] > watch.popups:
+            return True, True   # a tab it asked for is not there yet
         return got["busy"], got["scripted"]
 
     def _locator(self, bid: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.server
 import re
 import threading
+import time
 
 import pytest
 
@@ -27,6 +28,7 @@ PAGES: dict[str, str] = {
 <h1>Start</h1>
 <a href="/tab" target="_blank">Open the offer in a new tab</a>
 <button type="button" onclick="window.open('/popup')">Open a popup</button>
+<button type="button" onclick="window.open('/selfclose')">Sign in with a popup</button>
 <form id="order" action="/nojs" method="post">
   <label for="qty">Quantity</label><input id="qty" name="qty" value="2">
   <button type="submit">Add to cart</button>
@@ -49,6 +51,8 @@ function startPolling() {
 </script></body></html>""",
     "/tab": _HEAD.format(title="Offer") + "<h1>The offer</h1><p>Two nights for one</p></body></html>",
     "/popup": _HEAD.format(title="Popup") + "<h1>Popup window</h1></body></html>",
+    "/selfclose": _HEAD.format(title="Signing in") + """<p>One moment</p>
+<script>setTimeout(() => window.close(), 150);</script></body></html>""",
     "/cart": _HEAD.format(title="Cart") + "<h1>Your cart</h1><p>2 rooms</p></body></html>",
     "/nojs": _HEAD.format(title="No script") + "<h1>Posted without script</h1></body></html>",
     "/hop1": _HEAD.format(title="Hop 1") + """<p>Redirecting...</p>
@@ -57,6 +61,11 @@ function startPolling() {
 <script>window.addEventListener('load', () => { location.href = '/final'; });</script></body></html>""",
     "/final": _HEAD.format(title="Final") + "<h1>Arrived</h1></body></html>",
 }
+
+
+#: Pages answered after a delay, as a real shop's order page often is.
+SLOW = ("/tab", "/popup")
+SLOW_S = 0.6
 
 
 class _Site(http.server.BaseHTTPRequestHandler):
@@ -72,6 +81,9 @@ class _Site(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        if self.path in SLOW:
+            # A slow first response: Chromium reports the new tab only once it is in.
+            time.sleep(SLOW_S)
         if self.path == "/api/status":
             self._send(b'{"ready": false}', "application/json")
         elif self.path in PAGES:
@@ -139,6 +151,14 @@ def test_window_open_button_opens_the_active_tab(env, site):
     # Closing the popup makes the opener active again.
     obs, *_ = env.step("tab_close()")
     assert obs["open_pages_urls"] == [site + "/"] and obs["url"] == site + "/"
+
+
+def test_a_popup_that_closes_itself_leaves_the_opener_active(env, site):
+    obs = _start(env, site)
+    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'button .Sign in with a popup.')}')")
+    assert obs["last_action_error"] == ""
+    assert obs["open_pages_urls"] == [site + "/"] and obs["active_page_index"] == 0
+    assert obs["url"] == site + "/" and "heading 'Start'" in obs["axtree"]
 
 
 def test_fetch_submit_then_location_is_seen_on_the_same_step(env, site):
