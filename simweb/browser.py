@@ -272,7 +272,8 @@ _EXPECTS_NAVIGATION_JS = r"""
 
 #: Installed in every document before the site's own scripts (``add_init_script``):
 #: counts the site's work in flight that may still move the page -- fetch and XHR requests
-#: and ``setTimeout`` callbacks due within ``SETTLE_TIMER_MS`` -- and the tabs it asked
+#: and ``setTimeout`` callbacks due within ``SETTLE_TIMER_MS`` (but not a timer that keeps
+#: re-arming itself without a request: a countdown never settles) -- and the tabs it asked
 #: for (a ``target="_blank"`` link or form, a modified or middle click on a link,
 #: ``window.open`` of an unnamed window), for the settle window.
 #: A request counts until a task after it ends, so the callbacks its response runs
@@ -284,20 +285,31 @@ _ACTIVITY_JS = r"""
   const setT = window.setTimeout.bind(window), clearT = window.clearTimeout.bind(window);
   const timers = new Set();
   let requests = 0;
+  // The timer callback running now, if any, and how many requests it has started: a timer
+  // that re-arms itself without fetching anything is a UI loop (a countdown, a clock), not
+  // work that may still move the page, so the timer it sets is not counted. A poll (a
+  // request, then a timer set when the answer comes) is counted every round.
+  let current = null;
   const done = () => { setT(() => { requests -= 1; }, 0); };
+  const started = () => { requests += 1; if (current) current.requests += 1; };
   window.setTimeout = function (fn, delay, ...args) {
     if (typeof fn !== 'function') return setT(fn, delay, ...args);
     let id;
-    const run = function () { timers.delete(id); return fn.apply(this, arguments); };
+    const run = function () {
+      timers.delete(id);
+      const outer = current;
+      current = {requests: 0};
+      try { return fn.apply(this, arguments); } finally { current = outer; }
+    };
     id = setT(run, delay, ...args);
-    if ((Number(delay) || 0) <= HORIZON) timers.add(id);
+    if ((Number(delay) || 0) <= HORIZON && !(current && current.requests === 0)) timers.add(id);
     return id;
   };
   window.clearTimeout = function (id) { timers.delete(id); return clearT(id); };
   if (window.fetch) {
     const fetch0 = window.fetch;
     window.fetch = function () {
-      requests += 1;
+      started();
       let p;
       try { p = fetch0.apply(this, arguments); } catch (e) { done(); throw e; }
       p.then(done, done);
@@ -307,7 +319,7 @@ _ACTIVITY_JS = r"""
   if (window.XMLHttpRequest) {
     const send0 = XMLHttpRequest.prototype.send;
     XMLHttpRequest.prototype.send = function () {
-      requests += 1;
+      started();
       this.addEventListener('loadend', done, {once: true});
       try { return send0.apply(this, arguments); } catch (e) { done(); throw e; }
     };

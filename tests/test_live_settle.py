@@ -35,6 +35,7 @@ PAGES: dict[str, str] = {
 </form>
 <button type="button" id="poll" onclick="startPolling()">Check status</button>
 <a href="/hop1">Continue</a>
+<a href="/checkout">Checkout</a>
 <p id="status">idle</p>
 <script>
 document.getElementById('order').addEventListener('submit', (ev) => {
@@ -60,6 +61,13 @@ function startPolling() {
     "/hop2": _HEAD.format(title="Hop 2") + """<p>Still redirecting...</p>
 <script>window.addEventListener('load', () => { location.href = '/final'; });</script></body></html>""",
     "/final": _HEAD.format(title="Final") + "<h1>Arrived</h1></body></html>",
+    # A cart with a reservation countdown that redraws itself forever (pretix has one).
+    "/checkout": _HEAD.format(title="Checkout") + """<h1>Checkout</h1><p id="left">15:00</p>
+<script>
+let left = 900;
+const draw = () => { left -= 1; document.getElementById('left').textContent = String(left); setTimeout(draw, 200); };
+setTimeout(draw, 200);
+</script></body></html>""",
 }
 
 
@@ -194,6 +202,14 @@ def test_a_page_that_polls_forever_is_observed_at_the_cap(env, site):
     # The next action still runs and observes normally (the poll goes on in the background).
     obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'link .Continue.')}')")
     assert obs["last_action_error"] == "" and obs["url"] == site + "/final"
+
+
+def test_a_countdown_that_redraws_forever_does_not_hold_the_step(env, site):
+    obs = _start(env, site)
+    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'link .Checkout.')}')")
+    assert obs["last_action_error"] == "" and obs["url"] == site + "/checkout"
+    assert "heading 'Checkout'" in obs["axtree"]
+    assert env.last_settle == "quiet"      # its timer re-arms itself without a request
 
 
 def test_goto_of_a_page_that_redirects_by_script(env, site):
