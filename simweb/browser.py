@@ -67,7 +67,8 @@ RAW_INPUT_GRACE_MS = 250
 #: script (every served simweb app) is observed at once instead.
 SETTLE_QUIET_MS = 100
 #: A ``setTimeout`` due within this many milliseconds counts as pending activity (a site
-#: that waits a moment and then moves the page); longer timers and ``setInterval`` do not.
+#: that waits a moment and then moves the page); longer timers, ``setInterval`` and a
+#: callback that re-arms itself without a request (a countdown) do not.
 SETTLE_TIMER_MS = 1000
 #: How long a tab the site opened may stay at ``about:blank`` before it is taken as loaded.
 POPUP_GRACE_MS = 1000
@@ -285,10 +286,10 @@ _ACTIVITY_JS = r"""
   const setT = window.setTimeout.bind(window), clearT = window.clearTimeout.bind(window);
   const timers = new Set();
   let requests = 0;
-  // The timer callback running now, if any, and how many requests it has started: a timer
-  // that re-arms itself without fetching anything is a UI loop (a countdown, a clock), not
-  // work that may still move the page, so the timer it sets is not counted. A poll (a
-  // request, then a timer set when the answer comes) is counted every round.
+  // The timer callback running now, if any, and how many requests it has started: a
+  // callback that re-arms itself without fetching anything is a UI loop (a countdown, a
+  // clock), not work that may still move the page, so the timer it sets is not counted. A
+  // poll (a request, then a timer set when the answer comes) is counted every round.
   let current = null;
   const done = () => { setT(() => { requests -= 1; }, 0); };
   const started = () => { requests += 1; if (current) current.requests += 1; };
@@ -298,11 +299,11 @@ _ACTIVITY_JS = r"""
     const run = function () {
       timers.delete(id);
       const outer = current;
-      current = {requests: 0};
+      current = {requests: 0, fn};
       try { return fn.apply(this, arguments); } finally { current = outer; }
     };
     id = setT(run, delay, ...args);
-    if ((Number(delay) || 0) <= HORIZON && !(current && current.requests === 0)) timers.add(id);
+    if ((Number(delay) || 0) <= HORIZON && !(current && current.fn === fn && current.requests === 0)) timers.add(id);
     return id;
   };
   window.clearTimeout = function (id) { timers.delete(id); return clearT(id); };

@@ -56,8 +56,10 @@ function startPolling() {
 <script>setTimeout(() => window.close(), 150);</script></body></html>""",
     "/cart": _HEAD.format(title="Cart") + "<h1>Your cart</h1><p>2 rooms</p></body></html>",
     "/nojs": _HEAD.format(title="No script") + "<h1>Posted without script</h1></body></html>",
+    # A timer that sets the timer that redirects (not a loop: another callback).
     "/hop1": _HEAD.format(title="Hop 1") + """<p>Redirecting...</p>
-<script>setTimeout(() => location.replace('/hop2'), 150);</script></body></html>""",
+<script>setTimeout(() => { document.querySelector('p').textContent = 'Almost there';
+  setTimeout(() => location.replace('/hop2'), 150); }, 100);</script></body></html>""",
     "/hop2": _HEAD.format(title="Hop 2") + """<p>Still redirecting...</p>
 <script>window.addEventListener('load', () => { location.href = '/final'; });</script></body></html>""",
     "/final": _HEAD.format(title="Final") + "<h1>Arrived</h1></body></html>",
