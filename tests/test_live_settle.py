@@ -223,3 +223,8 @@ def test_goto_of_a_page_that_redirects_by_script(env, site):
 def test_reset_on_a_page_that_redirects_by_script(env, site):
     obs, _ = env.reset(options={"url": site + "/hop2"})
     assert obs["url"] == site + "/final" and "heading 'Arrived'" in obs["axtree"]
+
+
+def test_settle_parameters_are_checked():
+    with pytest.raises(ValueError, match="settle_quiet_ms and settle_cap_ms must be >= 0"):
+        WebEnv(settle_cap_ms=-1)
