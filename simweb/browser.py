@@ -802,9 +802,9 @@ class BrowserEnv(EpisodeEnv):
         ``fetch`` and sets ``location`` when the answer comes, or redirects by script. The
         window ends once, for ``settle_quiet_ms`` in a row, no tab has a navigation
         pending, every tab the page asked for is open and has left ``about:blank`` (or had
-        ``POPUP_GRACE_MS``), and the
-        active document is loaded with no fetch/XHR in flight and no ``setTimeout`` due
-        within ``SETTLE_TIMER_MS``; a page with no script at all ends it at once. It never
+        ``POPUP_GRACE_MS``), and the active document is loaded with no fetch/XHR in flight
+        and no ``setTimeout`` due within ``SETTLE_TIMER_MS`` (see ``_ACTIVITY_JS``); a page
+        with no script at all ends it at once. It never
         runs longer than ``settle_cap_ms``: a page that keeps polling is observed then, with
         no error (``last_settle`` says "cap"). A tab the site opened is already the active
         one (``_on_new_page``), as in BrowserGym."""
@@ -840,8 +840,9 @@ class BrowserEnv(EpisodeEnv):
                 time.sleep(_SETTLE_POLL_MS / 1000)
 
     def _activity(self) -> tuple[bool, bool]:
-        """(busy, scripted) of the tabs now: busy while any tab has a navigation pending or
-        a fresh tab is still blank, or the active document is busy (``_page_activity``)."""
+        """(busy, scripted) of the tabs now: busy while any tab has a navigation pending, a
+        tab the site opened is still blank, the active document asked for a tab that is not
+        open yet, or the active document is busy (``_page_activity``)."""
         now = time.monotonic()
         for page in list(self._pages):
             watch = self._watch.get(id(page))
