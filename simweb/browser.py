@@ -62,6 +62,18 @@ DEFAULT_CHROMIUM = "/usr/bin/chromium"
 DEFAULT_TIMEOUT_MS = 3000
 #: How long a raw mouse/keyboard action may take to start a navigation, in milliseconds.
 RAW_INPUT_GRACE_MS = 250
+#: The settle window after every action (see ``BrowserEnv._settle_window``): the page must
+#: show no activity for this long before it is observed, in milliseconds. A page with no
+#: script (every served simweb app) is observed at once instead.
+SETTLE_QUIET_MS = 100
+#: A ``setTimeout`` due within this many milliseconds counts as pending activity (a site
+#: that waits a moment and then moves the page); longer timers, ``setInterval`` and a
+#: callback that re-arms itself without a request (a countdown) do not.
+SETTLE_TIMER_MS = 1000
+#: How long a tab the site opened may stay at ``about:blank`` before it is taken as loaded.
+POPUP_GRACE_MS = 1000
+#: How often the settle window looks at the pages, in milliseconds.
+_SETTLE_POLL_MS = 20
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
 
 
@@ -259,6 +271,103 @@ _EXPECTS_NAVIGATION_JS = r"""
 """
 
 
+#: Installed in every document before the site's own scripts (``add_init_script``):
+#: counts the site's work in flight that may still move the page -- fetch and XHR requests
+#: and ``setTimeout`` callbacks due within ``SETTLE_TIMER_MS`` (but not a timer that keeps
+#: re-arming itself without a request: a countdown never settles) -- and the tabs it asked
+#: for (a ``target="_blank"`` link or form, a modified or middle click on a link,
+#: ``window.open`` of an unnamed window), for the settle window.
+#: A request counts until a task after it ends, so the callbacks its response runs
+#: (which may set the next timer or ``location``) are counted before it stops.
+_ACTIVITY_JS = r"""
+(() => {
+  if (window.__simwebActivity) return;
+  const HORIZON = %(timer_ms)d;
+  const setT = window.setTimeout.bind(window), clearT = window.clearTimeout.bind(window);
+  const timers = new Set();
+  let requests = 0;
+  // The timer callback running now, if any, and how many requests it has started: a
+  // callback that re-arms itself without fetching anything is a UI loop (a countdown, a
+  // clock), not work that may still move the page, so the timer it sets is not counted. A
+  // poll (a request, then a timer set when the answer comes) is counted every round.
+  let current = null;
+  const done = () => { setT(() => { requests -= 1; }, 0); };
+  const started = () => { requests += 1; if (current) current.requests += 1; };
+  window.setTimeout = function (fn, delay, ...args) {
+    if (typeof fn !== 'function') return setT(fn, delay, ...args);
+    let id;
+    const run = function () {
+      timers.delete(id);
+      const outer = current;
+      current = {requests: 0, fn};
+      try { return fn.apply(this, arguments); } finally { current = outer; }
+    };
+    id = setT(run, delay, ...args);
+    if ((Number(delay) || 0) <= HORIZON && !(current && current.fn === fn && current.requests === 0)) timers.add(id);
+    return id;
+  };
+  window.clearTimeout = function (id) { timers.delete(id); return clearT(id); };
+  if (window.fetch) {
+    const fetch0 = window.fetch;
+    window.fetch = function () {
+      started();
+      let p;
+      try { p = fetch0.apply(this, arguments); } catch (e) { done(); throw e; }
+      p.then(done, done);
+      return p;
+    };
+  }
+  if (window.XMLHttpRequest) {
+    const send0 = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function () {
+      started();
+      this.addEventListener('loadend', done, {once: true});
+      try { return send0.apply(this, arguments); } catch (e) { done(); throw e; }
+    };
+  }
+  // Tabs this document asked for: Chromium reports a tab only once its first response is
+  // in, which on a slow site comes well after the click.
+  let popups = 0;
+  const counted = (ev) => { popups += 1; setT(() => { if (ev.defaultPrevented) popups -= 1; }, 0); };
+  const onLink = (ev) => {
+    const a = ev.target && ev.target.closest ? ev.target.closest('a[href], area[href]') : null;
+    if (!a) return;
+    const href = a.getAttribute('href') || '';
+    if (href.startsWith('#') || /^\s*javascript:/i.test(href)) return;
+    const base = document.querySelector('base[target]');
+    const target = (a.getAttribute('target') || (base ? base.getAttribute('target') : '') || '').toLowerCase();
+    if (target === '_blank' || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button === 1) counted(ev);
+  };
+  window.addEventListener('click', onLink, true);
+  window.addEventListener('auxclick', (ev) => { if (ev.button === 1) onLink(ev); }, true);
+  window.addEventListener('submit', (ev) => {
+    if (ev.target && (ev.target.getAttribute('target') || '').toLowerCase() === '_blank') counted(ev);
+  }, true);
+  if (window.open) {
+    const open0 = window.open;
+    window.open = function (url, name, features) {
+      const w = open0.apply(this, arguments);
+      const n = name === undefined || name === null ? '' : String(name).toLowerCase();
+      const detached = /noopener|noreferrer/i.test(String(features || ''));
+      if ((w !== null || detached) && (n === '' || n === '_blank')) popups += 1;
+      return w;
+    };
+  }
+  Object.defineProperty(window, '__simwebActivity', {configurable: false, enumerable: false, value: () => {
+    let refresh = false;
+    const meta = document.querySelector('meta[http-equiv="refresh" i]');
+    if (meta) {
+      const wait = parseFloat(meta.getAttribute('content') || '0') * 1000;
+      refresh = wait <= HORIZON && performance.now() < wait + HORIZON;
+    }
+    const scripted = document.scripts.length > 0 || window.frames.length > 0 || requests > 0 || timers.size > 0
+      || document.querySelector('[onload], [onclick], [onsubmit], [onchange], [oninput], [onfocus], [onblur]') !== null;
+    return {busy: document.readyState !== 'complete' || requests > 0 || timers.size > 0 || refresh, scripted, popups};
+  }});
+})();
+"""
+
+
 def _css_bid(bid: str) -> str:
     """The CSS selector of the element whose bid attribute is ``bid``."""
     escaped = str(bid).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\a ")
@@ -286,9 +395,17 @@ class _NavWatch:
         self.page = page
         self.requests = 0
         self.pending = False
+        # When the env started watching, and whether the site opened the tab (one it opens
+        # may sit at about:blank for a moment before its navigation starts).
+        self.opened = time.monotonic()
+        self.by_site = False
+        # Tabs the current document opened (its requests are in ``_ACTIVITY_JS``'s count).
+        self.popups = 0
         page.on("request", self._on_request)
         page.on("requestfailed", self._on_failed)
         page.on("load", self._on_load)
+        page.on("domcontentloaded", self._on_document)
+        page.on("popup", self._on_popup)
         page.on("dialog", lambda d: _safe(d.dismiss))
 
     def _on_request(self, request: Any) -> None:
@@ -308,6 +425,34 @@ class _NavWatch:
 
     def _on_load(self, _page: Any) -> None:
         self.pending = False
+
+    def _on_document(self, _page: Any) -> None:
+        self.popups = 0   # a new document: its own count of requested tabs starts at 0
+
+    def _on_popup(self, _popup: Any) -> None:
+        self.popups += 1
+
+
+#: Actions that never touch a page: no settle window after them.
+_NO_PAGE_ACTIONS = frozenset({"send_msg_to_user", "report_infeasible"})
+
+
+class _Closed(Exception):
+    """The page went away while the settle window looked at it."""
+
+
+def _page_activity(page: Any) -> dict[str, Any]:
+    """``{"busy", "scripted", "popups"}`` of ``page``'s document (see ``_ACTIVITY_JS``); a
+    document that cannot be read (mid-navigation) counts as busy."""
+    try:
+        got = page.evaluate("() => window.__simwebActivity ? window.__simwebActivity() : null")
+    except Exception as exc:
+        if page.is_closed():
+            raise _Closed() from exc
+        return {"busy": True, "scripted": True, "popups": 0}
+    if not isinstance(got, dict):   # about:blank before the tracker ran
+        return {"busy": False, "scripted": True, "popups": 0}
+    return {"busy": bool(got.get("busy")), "scripted": bool(got.get("scripted")), "popups": int(got.get("popups") or 0)}
 
 
 def _safe(fn: Callable[[], Any]) -> None:
@@ -400,6 +545,15 @@ class BrowserEnv(EpisodeEnv):
     ``info`` holds the verdict, the session's page name and status, the task, and
     ``site_error`` when the page shows an error message. ``noop()`` returns at once (the
     served pages have no timers).
+
+    After every action a settle window (:meth:`_settle_window`) lets what the action set
+    going come to rest before the observation: a tab the page opened becomes the active
+    tab, and a navigation the page starts by script (a form posted by ``fetch`` that then
+    sets ``location``, a redirect by script) is waited for. ``settle_quiet_ms`` (default
+    ``SETTLE_QUIET_MS``, 100) is how long the page must stay idle, ``settle_cap_ms``
+    (default: ``timeout_ms``) the most the window ever takes; ``last_settle`` tells how
+    the last one ended. A page without script, as every served simweb page is, ends the
+    window at once, so the transitions and their timing are those without it.
     """
 
     metadata = {"render_modes": ["html"]}
@@ -408,7 +562,8 @@ class BrowserEnv(EpisodeEnv):
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, headless: bool = True,
                  viewport: tuple[int, int] = (1280, 768), task: str | None = None, max_steps: int | None = None,
                  reward: str = "sparse", timeout_ms: int = DEFAULT_TIMEOUT_MS, screenshots: bool = True,
-                 server: ServedApp | None = None, browser: Any = None, progress: bool = False):
+                 server: ServedApp | None = None, browser: Any = None, progress: bool = False,
+                 settle_quiet_ms: int = SETTLE_QUIET_MS, settle_cap_ms: int | None = None):
         # ``progress`` is accepted for SimEnv compatibility: a world is built (with a progress
         # bar) by the server that loads it.
         if reward not in ("sparse", "progress"):
@@ -416,6 +571,7 @@ class BrowserEnv(EpisodeEnv):
         self.world_seed = seed
         self.default_task = task
         self.timeout_ms = int(timeout_ms)
+        self._settle_params(settle_quiet_ms, settle_cap_ms)
         self.viewport = (int(viewport[0]), int(viewport[1]))
         self.headless = headless
         self.screenshots = screenshots
@@ -450,16 +606,30 @@ class BrowserEnv(EpisodeEnv):
         self.backend = ChromiumBackend(self)
 
     # ------------------------------------------------------------------ browser plumbing
+    def _settle_params(self, quiet_ms: int, cap_ms: int | None) -> None:
+        """Check and keep the settle window's quiet period and cap (the cap defaults to the
+        action timeout)."""
+        cap = self.timeout_ms if cap_ms is None else int(cap_ms)
+        if int(quiet_ms) < 0 or cap < 0:
+            raise ValueError(f"settle_quiet_ms and settle_cap_ms must be >= 0, not {quiet_ms} and {cap}")
+        self.settle_quiet_ms = int(quiet_ms)
+        self.settle_cap_ms = cap
+        #: How the last action's settle window ended: "quiet" (nothing left in flight),
+        #: "cap" (observed at the cap with the site still busy) or "" (no window ran).
+        self.last_settle = ""
+
     def _new_context(self) -> None:
         if self._context is not None:
             _safe(self._context.close)
         self._context = self._browser.new_context(
             viewport={"width": self.viewport[0], "height": self.viewport[1]},
             java_script_enabled=True, service_workers="block")
+        self._context.add_init_script(_ACTIVITY_JS % {"timer_ms": SETTLE_TIMER_MS})
         self._context.set_default_timeout(self.timeout_ms)
         self._context.set_default_navigation_timeout(self.timeout_ms)
         self._pages: list[Any] = []
         self._watch: dict[int, _NavWatch] = {}
+        self._opening = False   # True while the env itself opens a tab
         self._active = 0
         self._context.on("page", self._on_new_page)
         self._open_page()
@@ -469,6 +639,7 @@ class BrowserEnv(EpisodeEnv):
         if any(p is page for p in self._pages):
             return
         self._track(page)
+        self._watch[id(page)].by_site = not self._opening
         self._pages.append(page)
         self._active = len(self._pages) - 1
 
@@ -487,7 +658,11 @@ class BrowserEnv(EpisodeEnv):
         self._watch.pop(id(page), None)
 
     def _open_page(self) -> Any:
-        page = self._context.new_page()
+        self._opening = True
+        try:
+            page = self._context.new_page()
+        finally:
+            self._opening = False
         self._on_new_page(page)
         return page
 
@@ -604,15 +779,86 @@ class BrowserEnv(EpisodeEnv):
         handler = getattr(self, f"_do_{action.name}", None)
         if handler is None:
             return f"Unknown action {action.name}()"
+        error: str | None = None
         try:
             handler(*action.args)   # args hold every parameter, defaults filled in
-            return None
         except _Fail as exc:
-            return str(exc)
+            error = str(exc)
         except TypeError as exc:   # wrong number or names of arguments
-            return f"Invalid arguments for {action.name}(): {exc}"
+            error = f"Invalid arguments for {action.name}(): {exc}"
         except Exception as exc:   # Playwright's TimeoutError / Error, a closed page...
-            return _error_text(exc)
+            error = _error_text(exc)
+        if action.name in _NO_PAGE_ACTIONS:
+            self.last_settle = ""
+        else:
+            self._settle_window()
+        return error
+
+    def _settle_window(self) -> None:
+        """Wait until what the action set going has come to rest, then return.
+
+        The action's own wait covers the navigation it starts; a site often goes on by
+        itself: it opens a tab (``target="_blank"``, ``window.open``), posts a form with
+        ``fetch`` and sets ``location`` when the answer comes, or redirects by script. The
+        window ends once, for ``settle_quiet_ms`` in a row, no tab has a navigation
+        pending, every tab the page asked for is open and has left ``about:blank`` (or had
+        ``POPUP_GRACE_MS``), and the active document is loaded with no fetch/XHR in flight
+        and no ``setTimeout`` due within ``SETTLE_TIMER_MS`` (see ``_ACTIVITY_JS``); a page
+        with no script at all ends it at once. It never
+        runs longer than ``settle_cap_ms``: a page that keeps polling is observed then, with
+        no error (``last_settle`` says "cap"). A tab the site opened is already the active
+        one (``_on_new_page``), as in BrowserGym."""
+        start = time.monotonic()
+        end = start + self.settle_cap_ms / 1000
+        quiet = self.settle_quiet_ms / 1000
+        quiet_since: float | None = None
+        while True:
+            try:
+                busy, scripted = self._activity()
+            except _Closed:   # the page closed itself (window.close): look at what is active now
+                for page in [p for p in self._pages if p.is_closed()]:
+                    self._on_page_closed(page)
+                busy, scripted = True, True
+            now = time.monotonic()
+            if busy:
+                quiet_since = None
+            else:
+                if not scripted:
+                    self.last_settle = "quiet"
+                    return
+                quiet_since = now if quiet_since is None else quiet_since
+                if now - quiet_since >= quiet:
+                    self.last_settle = "quiet"
+                    return
+            if now >= end:
+                self.last_settle = "cap"
+                return
+            try:
+                # Sleeping in Playwright lets its events (a new tab, a load) reach the env.
+                self.page.wait_for_timeout(_SETTLE_POLL_MS)
+            except Exception:
+                time.sleep(_SETTLE_POLL_MS / 1000)
+
+    def _activity(self) -> tuple[bool, bool]:
+        """(busy, scripted) of the tabs now: busy while any tab has a navigation pending, a
+        tab the site opened is still blank, the active document asked for a tab that is not
+        open yet, or the active document is busy (``_page_activity``)."""
+        now = time.monotonic()
+        for page in list(self._pages):
+            watch = self._watch.get(id(page))
+            if watch is None:
+                continue
+            if watch.pending:
+                return True, True
+            if (watch.by_site and watch.requests == 0 and page.url == "about:blank"
+                    and now - watch.opened < POPUP_GRACE_MS / 1000):
+                return True, True
+        page = self.page
+        got = _page_activity(page)
+        watch = self._watch.get(id(page))
+        if watch is not None and got["popups"] > watch.popups:
+            return True, True   # a tab it asked for is not there yet
+        return got["busy"], got["scripted"]
 
     def _locator(self, bid: Any) -> Any:
         loc = self.page.locator(_css_bid(str(bid)))
@@ -965,7 +1211,8 @@ class BrowserEnv(EpisodeEnv):
         child = BrowserEnv(self.app.name, self.world_seed, size=self.app.size, headless=self.headless,
                            viewport=self.viewport, task=self.default_task, max_steps=self.max_steps_override,
                            reward=self.reward_mode, timeout_ms=self.timeout_ms, screenshots=self.screenshots,
-                           server=self.server, browser=self._browser)
+                           server=self.server, browser=self._browser, settle_quiet_ms=self.settle_quiet_ms,
+                           settle_cap_ms=self.settle_cap_ms)
         child.episode = self.episode.copy()
         child.restore(self.snapshot())
         child.episode._potential, child.episode.ended = self.episode._potential, self.episode.ended

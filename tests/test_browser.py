@@ -197,6 +197,21 @@ def test_mouse_click_on_a_link_navigates_like_click(shop: BrowserEnv) -> None:
 
 
 @SHOPPING
+def test_served_pages_end_the_settle_window_at_once(shop: BrowserEnv) -> None:
+    """Served simweb pages carry no script, so the settle window after an action looks once
+    and ends (no quiet period): the step is what it was before the window existed."""
+    from simweb.browser import _page_activity
+
+    shop.reset(seed=0, options={"task": _first_task()})
+    bid, href = _first_link(shop)
+    obs, _, _, _, _ = shop.step(f"click({bid!r})")
+    assert obs["url"] == href and shop.last_settle == "quiet"
+    assert _page_activity(shop.page) == {"busy": False, "scripted": False, "popups": 0}
+    shop.step("send_msg_to_user('done')")
+    assert shop.last_settle == ""            # an action that touches no page opens no window
+
+
+@SHOPPING
 @pytest.mark.parametrize("action, needle", [
     ("click('no-such-bid-anywhere')", "no-such-bid-anywhere"),
     ("fill('no-such-bid-anywhere', 'x')", "no-such-bid-anywhere"),

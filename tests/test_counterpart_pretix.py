@@ -189,14 +189,6 @@ def test_the_payload_holds_every_entity_the_instances_use():
     assert payload == build_payload(app, "simweb-pass")      # deterministic
 
 
-def test_template_overrides_only_neutralise_new_tabs_and_script_posts(tmp_path):
-    from simweb.counterparts.pretix import TEMPLATE_OVERRIDES
-
-    assert set(TEMPLATE_OVERRIDES) >= {"pretixpresale/organizers/customer_orders.html",
-                                       "pretixpresale/event/index.html"}
-    assert {pattern for pattern, _ in TEMPLATE_OVERRIDES.values()} == {r'\s+target="_blank"', r"\bdata-asynctask"}
-
-
 # ----------------------------------------------------------------------------- info and search
 
 def test_price_answer(tmp_path):

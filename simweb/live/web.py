@@ -14,6 +14,14 @@ observation keys (``url``, ``goal``, ``html``, ``axtree``, ``screenshot``, ``las
 performed the same way (element actions, coordinates, keyboard, tabs, ``goto`` to any
 http(s) URL) and the same waits for the navigations an action starts.
 
+Sites move on by themselves after an action, and the observation of that action shows
+where they got to (BrowserEnv's settle window): a tab the site opens (``target="_blank"``,
+``window.open``) is the active tab, as in BrowserGym; a form posted by ``fetch`` or XHR
+that then sets ``location``, a background task polled until it redirects, a redirect by
+script are waited for until the page has been idle for ``settle_quiet_ms`` (100 ms),
+never longer than ``settle_cap_ms`` (default: ``timeout_ms``, 10 s). A page that polls
+for ever is observed at the cap with no error (``env.last_settle == "cap"``).
+
 A site has no simweb bids, so before every observation the env stamps a ``bid``
 attribute on every element that has none, as BrowserGym does: ``"0"``, ``"1"``... in
 document order, counted per document, so an element keeps its bid until the page
@@ -29,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..browser import BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
+from ..browser import SETTLE_QUIET_MS, BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
 from ..episode import Episode, observation_space
 from ..spaces import JsonValue, Unicode
 from ..taskmodel import bucket_for, episode_budget
@@ -93,11 +101,12 @@ class WebEnv(BrowserEnv):
 
     ``reset(options={"url": ..., "goal": ...})`` opens the URL in a fresh browser context
     (``url`` defaults to the constructor's ``start_url``). ``browser=`` shares a started
-    Playwright ``Browser`` (then not closed by :meth:`close`)."""
+    Playwright ``Browser`` (then not closed by :meth:`close`). ``settle_quiet_ms`` and
+    ``settle_cap_ms`` shape the settle window after each action (see the module doc)."""
 
     def __init__(self, start_url: str | None = None, *, headless: bool = True, viewport: tuple[int, int] = (1280, 768),
                  max_steps: int = DEFAULT_MAX_STEPS, timeout_ms: int = 10_000, screenshots: bool = True,
-                 browser: Any = None):
+                 browser: Any = None, settle_quiet_ms: int = SETTLE_QUIET_MS, settle_cap_ms: int | None = None):
         # BrowserEnv's browser plumbing, without its served app.
         self.start_url = start_url
         self.world_seed = 0
@@ -105,6 +114,7 @@ class WebEnv(BrowserEnv):
         self.episode = Episode(None, max_steps=max_steps)
         self.backend = SiteBackend(self)
         self.timeout_ms = int(timeout_ms)
+        self._settle_params(settle_quiet_ms, settle_cap_ms)
         self.viewport = (int(viewport[0]), int(viewport[1]))
         self.headless = headless
         self.screenshots = screenshots

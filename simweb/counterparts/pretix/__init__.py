@@ -3,9 +3,9 @@
 The home holds the counterpart's venv, pretix's own configuration (``pretix.cfg``: SQLite
 under ``data/``, no redis, no celery broker, so pretix runs its tasks eagerly in the
 request; no outgoing mail; DEBUG off), a one-module project (``project/``: the package's
-``files/simpretix_settings.py`` and ``templates/``, overrides made at install from
-pretix's own templates so every shop step is a plain page load, see
-:meth:`Pretix.write_template_overrides`) and ``data/`` with the database. pretix ships its
+``files/simpretix_settings.py``) and ``data/`` with the database. pretix's templates are
+its own: the live env follows the new tab an order link opens and the page moves pretix's
+script-posted forms make. pretix ships its
 compiled static files in the wheel; Django's development server serves them with
 ``--insecure``. ``migrate`` takes minutes (about 96 s on an idle machine): it runs once, at
 install; a reset only copies the pristine database back.
@@ -21,7 +21,6 @@ attendee name, a simweb user a customer account of the organizer. See ``seed.py`
 """
 from __future__ import annotations
 
-import re
 import shutil
 import time
 from pathlib import Path
@@ -51,20 +50,6 @@ PORT_WAIT_S = 15.0
 #: How long signing in may take (the account page is slow on a loaded machine; the
 #: browser's default of 10 s is not always enough).
 SIGN_IN_TIMEOUT_S = 120
-#: pretix templates overridden (see ``Pretix.write_template_overrides``): a pattern and its
-#: replacement. Renaming ``data-asynctask`` (and its ``-headline``/``-text`` companions)
-#: leaves the form to post without JavaScript.
-_NO_NEW_TAB = (r'\s+target="_blank"', "")
-_NO_ASYNC = (r"\bdata-asynctask", "data-simweb-sync")
-TEMPLATE_OVERRIDES: dict[str, tuple[str, str]] = {
-    "pretixpresale/organizers/customer_orders.html": _NO_NEW_TAB,
-    "pretixpresale/event/index.html": _NO_ASYNC,
-    "pretixpresale/event/fragment_cart.html": _NO_ASYNC,
-    "pretixpresale/event/checkout_confirm.html": _NO_ASYNC,
-    "pretixpresale/event/order_cancel.html": _NO_ASYNC,
-}
-
-
 def booking_app() -> Any:
     """The simweb booking app on world seed 0 (default size), built once per process."""
     return sim_app("booking")
@@ -76,7 +61,8 @@ class Pretix(Counterpart):
     name: ClassVar[str] = "pretix"
     app: ClassVar[str] = "booking"
     default_port: ClassVar[int] = 8605
-    install_version: ClassVar[int] = 1
+    # 2: no template overrides any more (an install of 1 still has them in project/templates).
+    install_version: ClassVar[int] = 2
     requirements: ClassVar[list[str]] = ["pretix==2026.8.0", "Django==5.2.19", "time-machine==3.6.0"]
     #: pretix's bookkeeping: sessions, the activity log every action writes, the settings
     #: stores (pretix writes a payment provider's defaults the first time it is shown;
@@ -131,32 +117,7 @@ class Pretix(Counterpart):
         shutil.rmtree(self.project_dir, ignore_errors=True)
         self.project_dir.mkdir(parents=True)
         shutil.copyfile(self.files_dir / "simpretix_settings.py", self.project_dir / "simpretix_settings.py")
-        self.write_template_overrides()
         self.manage("migrate", "--noinput", "-v", "0", timeout=1800)
-
-    def write_template_overrides(self) -> None:
-        """Template overrides (``project/templates``, searched before pretix's own) that keep
-        every step of the shop a plain page load in the same tab.
-
-        pretix opens an order from the account's list in a new tab (``target="_blank"``),
-        and submits the cart, checkout and cancellation forms from JavaScript, polling a
-        background task and then moving the page by script. The live env observes a page
-        once its load settles; a tab or a navigation that comes later is seen only after
-        the agent's next action, so an agent would act on the old page again. Each
-        override is made from the installed pretix's own template with only those
-        attributes neutralised: the forms then post as they do without JavaScript, which
-        pretix supports (its tasks run eagerly here), and the pages look the same."""
-        out = self.run([str(self.python), "-c", "import pretix, os; print(os.path.dirname(pretix.__file__))"],
-                       timeout=120)
-        root = Path(out.stdout.strip().splitlines()[-1]) / "presale" / "templates"
-        for rel, (pattern, repl) in TEMPLATE_OVERRIDES.items():
-            text = (root / rel).read_text()
-            changed, n = re.subn(pattern, repl, text)
-            if n == 0:
-                raise CounterpartError(f"pretix: {rel} has no {pattern!r} any more; review TEMPLATE_OVERRIDES")
-            dst = self.project_dir / "templates" / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_text(changed)
 
     def payload(self) -> dict:
         return build_payload(booking_app(), self.password)

@@ -2,7 +2,6 @@
 what a loopback sandbox needs on top.
 
 * Mail goes to Django's in-memory backend: nothing is ever sent.
-* The project's ``templates/`` come before pretix's own (its template overrides).
 * Only 127.0.0.1 / localhost are served.
 * The clock is simweb's "today": the booking world's day 0 (2026-01-01, 09:00 UTC) at
   server start, then ticking, so that dates, presale windows and cancellation deadlines
@@ -20,10 +19,6 @@ _CLOCK = time_machine.travel(datetime.datetime.fromisoformat(_TODAY), tick=True)
 _CLOCK.start()
 
 from pretix.settings import *  # noqa: E402,F401,F403
-from pretix.settings import TEMPLATES  # noqa: E402
-
-# The project's template overrides (made at install, see Pretix.write_template_overrides) first.
-TEMPLATES[0]["DIRS"].insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates"))
 
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
