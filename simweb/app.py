@@ -243,6 +243,10 @@ class App:
         env.filters.update(self.function_table.filters)
         # URLs from user content or a restored state go through this in every app.
         env.filters["safe_href"] = safe_href
+        # Compile every template now, once per app: a page's first visit would otherwise pay
+        # Jinja's compile (several ms a template) inside a step or a served request.
+        for name in env.list_templates(extensions=["html"]):
+            env.get_template(name)
         return env
 
     @cached_property

@@ -152,3 +152,28 @@ def test_a_fork_taken_while_the_cache_is_locked_leaves_the_child_a_usable_cache(
             os._exit(0 if free and cache.get(("q", (), ())) == [(1,)] else 3)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("app", ["forum", "cms"])
+def test_no_template_compiles_inside_a_step(app: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every template is compiled when the app is built, so a page's first visit costs
+    a render, not Jinja's compile: after make(), compiling anything is an error."""
+    import jinja2
+
+    import simweb
+
+    env = simweb.make(app, seed=0)
+    app_templates = set(env.app.jinja.list_templates(extensions=["html"]))
+    assert app_templates, "the app lists its templates"
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a template was compiled during an episode")
+
+    monkeypatch.setattr(jinja2.Environment, "compile", refuse)
+    steps = 0
+    for tid in sorted(env.app.tasks)[:6]:
+        env.reset(seed=3, options={"task": tid})
+        for action in env.oracle_plan():
+            env.step(action)
+            steps += 1
+    assert steps > 10
