@@ -1411,25 +1411,19 @@ def _parse_page(html: str, compiled: Any) -> Page:
     tree = LexborHTMLParser(html)
     b = _Builder(tree)
     body = tree.body
-    if body is not None:
-        if compiled is not None:
-            compiled.walk_body(b, body.mem_id)
-        else:
-            b.walk(body, 1, -1, None, _Ctx())
-    if compiled is not None:
-        compiled.resolve(b)
-    else:
-        b.resolve()
-
     page = Page()
     page.title = _title(tree)
     if compiled is not None:
+        if body is not None:
+            compiled.walk_body(b, body.mem_id)
+        compiled.resolve(b)
         page._lines = compiled.format_lines(page.title, b.recs, page._bid_line, FREEZE_RECORDS)
-    else:
-        page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
-    if compiled is not None:
         compiled.freeze_references(b)
     else:
+        if body is not None:
+            b.walk(body, 1, -1, None, _Ctx())
+        b.resolve()
+        page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
         _freeze_references(b)
     page._elements = _ElementMap(b.pending)
     page._forms_raw = b.forms
@@ -1615,13 +1609,12 @@ def _load_compiled() -> Any:
         warnings.warn(f"simweb: compiled AX-tree walk not available ({e}); using the Python walk",
                       RuntimeWarning, stacklevel=2)
         return None
-    walk = _axwalk
     try:
         if not _axwalk.load(selectolax.lexbor.__file__):
             raise RuntimeError("lexbor functions not found in selectolax")
         _axwalk.configure(globals(), _tag_ids())
-        same = (_fingerprint(_parse_page(_PROBE_HTML, walk)) == _fingerprint(_parse_page(_PROBE_HTML, None))
-                and _error_of(_PROBE_DUPLICATE, walk) == _error_of(_PROBE_DUPLICATE, None) != "")
+        same = (_fingerprint(_parse_page(_PROBE_HTML, _axwalk)) == _fingerprint(_parse_page(_PROBE_HTML, None))
+                and _error_of(_PROBE_DUPLICATE, _axwalk) == _error_of(_PROBE_DUPLICATE, None) != "")
     except Exception as e:  # any failure of the probe means: do not trust the extension
         warnings.warn(f"simweb: compiled AX-tree walk failed its probe ({e!r}); using the Python walk",
                       RuntimeWarning, stacklevel=2)
@@ -1630,7 +1623,7 @@ def _load_compiled() -> Any:
         warnings.warn("simweb: compiled AX-tree walk disagrees with the Python walk on the probe page "
                       "(another selectolax/lexbor build?); using the Python walk", RuntimeWarning, stacklevel=2)
         return None
-    return walk
+    return _axwalk
 
 
 _compiled_walk = _load_compiled()

@@ -74,12 +74,16 @@ def assert_same(html: str) -> None:
 # --------------------------------------------------------------------------
 
 
-def test_compiled_walk_is_active_when_required() -> None:
-    """CI sets SIMWEB_REQUIRE_COMPILED=1 (.ci/run) so that it cannot pass on the fallback."""
-    if os.environ.get("SIMWEB_REQUIRE_COMPILED") != "1":
-        pytest.skip("SIMWEB_REQUIRE_COMPILED is not set")
-    assert axtree.COMPILED_WALK
-    assert axtree._compiled_walk is not None
+def test_the_walk_in_use_is_the_one_this_install_should_run() -> None:
+    """CI sets SIMWEB_REQUIRE_COMPILED=1 (.ci/run) so that it cannot pass on the fallback;
+    without it, the compiled walk runs exactly when it is built and not turned off."""
+    if os.environ.get("SIMWEB_REQUIRE_COMPILED") == "1":
+        assert FAST is not None, "SIMWEB_REQUIRE_COMPILED=1 but simweb._axwalk is not built"
+        assert axtree.COMPILED_WALK
+    else:
+        expected = FAST is not None and os.environ.get("SIMWEB_PURE_PARSE") != "1"
+        assert axtree.COMPILED_WALK is expected
+    assert (axtree._compiled_walk is not None) is axtree.COMPILED_WALK
 
 
 def _flag_in_subprocess(env_extra: dict[str, str]) -> str:
