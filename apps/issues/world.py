@@ -645,6 +645,10 @@ class IssuesWorld(WorldFile):
             self._labels_of.setdefault(x["project_id"], []).append(x)
         self._milestones = MILESTONE_ROWS.rows(conn)
         self._milestone_by_id = {m["id"]: m for m in self._milestones}
+        # A project's milestones by due day, built once: the issue page asks on every visit.
+        self._milestones_of: dict[int, list[dict]] = {}
+        for m in sorted(self._milestones, key=lambda m: (m["due_day"], m["id"])):
+            self._milestones_of.setdefault(m["project_id"], []).append(m)
         self._issue_rows = LRU(20_000)
         self._user_rows = LRU(8_192)
 
@@ -696,8 +700,7 @@ class IssuesWorld(WorldFile):
 
     def milestones(self, pid: int) -> list[dict]:
         """A project's milestones by due day."""
-        return sorted((dict(m) for m in self._milestones if m["project_id"] == int(pid)),
-                      key=lambda m: (m["due_day"], m["id"]))
+        return [dict(m) for m in self._milestones_of.get(int(pid), ())]
 
     def milestone(self, mid: int) -> dict | None:
         m = self._milestone_by_id.get(int(mid))
