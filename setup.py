@@ -1,9 +1,10 @@
 """Package discovery for the wheel: the engine, every app folder under apps/ (installed as
 simweb.apps.<app>), the specs and the verifiers. Adding an app needs no edit here.
 
-Also the optional compiled AX-tree walk (simweb/_axwalk.pyx, see simweb/axtree.py): built
-with Cython when a C compiler is there; without one the install still succeeds and
-axtree uses its Python walk."""
+Also two optional compiled modules, built with Cython when a C compiler is there (without
+one the install still succeeds and the Python versions run): the AX-tree walk
+(simweb/_axwalk.pyx, see simweb/axtree.py) and the state copy (simweb/_jsoncopy.pyx, see
+simweb/state.py)."""
 from setuptools import Extension, find_packages, setup
 
 DIRS = {"simweb": "simweb", "simweb.apps": "apps", "simweb.specs": "specs", "simweb.verifiers": "verifiers"}
@@ -16,9 +17,10 @@ def _extensions() -> list:
         from Cython.Build import cythonize
     except ImportError:  # no Cython (a build without build isolation): Python walk only
         return []
-    ext = Extension("simweb._axwalk", ["simweb/_axwalk.pyx"], optional=True,
-                    extra_compile_args=["-O2"], libraries=["dl"])
-    return cythonize([ext], compiler_directives={"language_level": "3"}, quiet=True)
+    walk = Extension("simweb._axwalk", ["simweb/_axwalk.pyx"], optional=True,
+                     extra_compile_args=["-O2"], libraries=["dl"])
+    copy = Extension("simweb._jsoncopy", ["simweb/_jsoncopy.pyx"], optional=True, extra_compile_args=["-O2"])
+    return cythonize([walk, copy], compiler_directives={"language_level": "3"}, quiet=True)
 
 
 setup(

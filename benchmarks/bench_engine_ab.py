@@ -86,6 +86,9 @@ for i, u in enumerate(urls):
         env.reset(seed=0)
     c0, t0 = cpu(), wall(); env.step(f"goto({u!r})"); t1, c1 = wall(), cpu()
     out["search_wall"].append(t1 - t0); out["search_cpu"].append(c1 - c0)
+import simweb.axtree, simweb.state   # which compiled modules this side ran (1) or their fallbacks (0)
+out["compiled_walk"] = [int(getattr(simweb.axtree, "COMPILED_WALK", False))]
+out["compiled_copy"] = [int(getattr(simweb.state, "COMPILED_COPY", False))]
 print(json.dumps(out))
 """
 
@@ -100,6 +103,13 @@ def export(rev: str, into: Path) -> Path:
     pkg.mkdir()
     archive = subprocess.run(["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+    if list((src / "simweb").glob("*.pyx")):
+        # The revision's compiled modules, built as `pip install` would: without them the
+        # reference would run its Python fallbacks and the comparison would flatter this side.
+        done = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=src,
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"building {rev}'s compiled modules failed:\n{done.stderr[-2000:]}")
     (pkg / "simweb").symlink_to(src / "simweb")
     for sub in ("apps", "specs", "verifiers"):
         (src / "simweb" / sub).symlink_to(src / sub)
@@ -158,7 +168,10 @@ def main(argv: list[str] | None = None) -> dict:
                     b = median(samples["ref"][f"{key}_{clock}"]) / 1e6
                     res[f"{key}_{clock}_ms"] = {"this": round(a, 5), "ref": round(b, 5), "ratio": round(a / b, 3),
                                                 "n": len(samples["this"][f"{key}_{clock}"])}
+            res["compiled"] = {side: {k: sorted(set(samples[side][k])) for k in ("compiled_walk", "compiled_copy")}
+                               for side in ("this", "ref")}
             results[name] = res
+            print(f"{name}: compiled modules in use (1) or fallbacks (0): {res['compiled']}")
             rows = [[f"{label} ({clock})", res[f"{key}_{clock}_ms"]["this"], res[f"{key}_{clock}_ms"]["ref"],
                      res[f"{key}_{clock}_ms"]["ratio"]] for key, label in FIGURES for clock in ("wall", "cpu")]
             print_table(f"{name}: medians, this checkout ({head}) vs {args.ref}",

@@ -102,13 +102,16 @@ except ImportError:  # pragma: no cover - an older markupsafe: its public escape
         return str(markupsafe.escape(s))
 
 
-def _escape_output(value: Any, _str: type = str, _inner: Any = _escape_inner) -> str:
+def _escape_output(value: Any, _str: type = str, _int: type = int, _inner: Any = _escape_inner) -> str:
     """What ``{{ x }}`` emits under autoescape, as markupsafe.escape computes it, but as a
     plain str: the compiled template only joins the pieces (a macro or block wraps its
     result in Markup itself), and building a Markup object for each of the hundreds of
     values on a page costs more than escaping them."""
-    if type(value) is _str:
+    t = type(value)
+    if t is _str:
         return _inner(value)
+    if t is _int:   # ids and counts: digits need no escaping, and an int has no __html__
+        return _str(value)
     html = getattr(value, "__html__", None)
     if html is not None:
         return html()

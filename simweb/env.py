@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-import orjson
-
 from .app import App, load_app
 from .axtree import Page
 from .browsing import SimBrowser, parse_cached
@@ -166,7 +164,7 @@ class SimEnv(EpisodeEnv):
         attrs.update(self.__dict__)   # then replace what the child must own
         attrs["episode"] = self.episode.copy()
         attrs["backend"] = InProcessBackend(child)
-        attrs["state"] = state = orjson.loads(orjson.dumps(self.state))
+        attrs["state"] = state = deep_copy(self.state)
         attrs["browser"] = browser = SimBrowser(self.app, state)
         browser._html = self.browser._html
         browser._page = self.browser._page

@@ -76,3 +76,27 @@ def test_a_row_is_the_overlays_version_else_the_worlds():
     assert table.row(ctx, "notes", "2") == {"id": 2, "text": "edited"}
     assert table.row(ctx, "notes", 3) is None and table.row(ctx, "notes", 7) is None   # deleted; never was
     assert table.row(ctx, "notes", None) is None and table.row(ctx, "tags", 1) is None
+
+
+class _Html:
+    def __html__(self) -> str:
+        return "<b>kept</b>"
+
+
+class _IntLike(int):
+    def __str__(self) -> str:
+        return "<i>"
+
+
+@pytest.mark.parametrize("value", [0, -7, 12345, 10**30, True, False, None, 1.5, float("nan"), "", "a<b>&'\"",
+                                   "plain", "é→\x00", ["<x>"], {"k": "<v>"}, _Html(), _IntLike(3)])
+def test_the_template_escaper_is_markupsafes(value):
+    """``{{ x }}`` goes through simweb.app._escape_output (fast paths for str and int); it
+    must emit exactly what markupsafe.escape would for every kind of value, an int
+    subclass with its own __str__ and an object with __html__ included."""
+    import markupsafe
+
+    from simweb.app import _escape_output
+
+    assert _escape_output(value) == str(markupsafe.escape(value))
+    assert type(_escape_output(value)) is str
