@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .effects import Effect, evaluate
-from .state import canonical
+from .state import canonical, deep_copy
 
 # FactGroup and STEP_BUDGETS live in the task model shared with simweb.live; apps import them from here.
 from .taskmodel import STEP_BUDGETS, FactGroup, bucket_for  # noqa: F401
@@ -87,9 +87,12 @@ class TaskInstance:
         return difficulty_of(self.n_facts)
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "params": self.params, "goal": self.goal, "kind": self.kind,
-                "difficulty": self.difficulty, "n_facts": self.n_facts, "start_url": self.start_url,
-                "evaluator_reference": [g.to_json() for g in self.fact_groups]}
+        """The instance as JSON data, a new copy each call: every step's ``info['task']`` is
+        one, and a caller that edits it (a rollout buffer, a wrapper) must not reach the
+        params the verifier judges with, nor another step's info."""
+        return deep_copy({"id": self.id, "params": self.params, "goal": self.goal, "kind": self.kind,
+                          "difficulty": self.difficulty, "n_facts": self.n_facts, "start_url": self.start_url,
+                          "evaluator_reference": [g.to_json() for g in self.fact_groups]})
 
 
 class TaskTemplate:

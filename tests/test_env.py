@@ -326,3 +326,27 @@ def test_an_app_that_cannot_load_is_a_one_line_registry_error(entry_point, needl
         assert needle in str(exc.value) and "\n" not in str(exc.value)
     finally:
         del registry._REGISTRY["broken_app"]
+
+
+@pytest.mark.parametrize("app_name", APPS)
+def test_info_task_is_a_fresh_copy_that_cannot_reach_the_verifier(app_name):
+    """info['task'] was the task instance's own params dict in every step: editing one
+    step's info changed the next step's and the params the verifier judges with."""
+    from gymnasium.utils.passive_env_checker import data_shares_objects
+
+    env = simweb.make(app_name, seed=0)
+    tid = next(t for t in sorted(env.app.tasks) if env.app.tasks[t].kind != "info")
+    _, info0 = env.reset(seed=1, options={"task": tid})
+    params = dict(env.task.params)
+    plan = env.oracle_plan()
+    *_, info1 = env.step(plan[0])
+    assert not data_shares_objects(info0, info1)
+    info1["task"]["params"].clear()
+    info1["task"]["evaluator_reference"].clear()
+    assert env.task.params == params
+    *_, info2 = env.step("noop()")
+    assert info2["task"]["params"] == params and info2["task"]["evaluator_reference"]
+    env.reset(seed=1, options={"task": tid})
+    for a in plan:
+        *_, info = env.step(a)
+    assert info["verdict"]["success"]
