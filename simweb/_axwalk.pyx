@@ -25,6 +25,7 @@ lexbor's functions are taken from selectolax's own extension module (already loa
 dlsym: the lexbor headers are not installed, so they cannot be included.
 """
 
+cimport cython
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
@@ -182,7 +183,8 @@ cdef dict code_of = {}
 cdef dict attr_bits = {}
 
 # Tables and classes of simweb.axtree (set by configure()).
-cdef object Pending = None
+cdef object Element = None
+cdef object attr_str = None
 cdef object DuplicateBidError = None
 cdef frozenset NAME_FROM_CONTENT = frozenset()
 cdef frozenset CHECKABLE_ROLES = frozenset()
@@ -217,7 +219,7 @@ def configure(ns: dict, tag_ids: dict) -> None:
 
     `tag_ids` maps "-text", "-comment", "-doctype", "-document" and "title" to lexbor's
     tag ids (``LexborNode.tag_id`` of such nodes)."""
-    global Pending, DuplicateBidError, NAME_FROM_CONTENT, CHECKABLE_ROLES, ARIA_ROLES
+    global Element, attr_str, DuplicateBidError, NAME_FROM_CONTENT, CHECKABLE_ROLES, ARIA_ROLES
     global TEXT_INPUTS, BUTTON_INPUTS, CONTROL_NAMES, DEFAULT_BUTTON_LABEL, configured
     global TAG_TEXT, TAG_DOCUMENT, TAG_COMMENT, TAG_DOCTYPE, TAG_TITLE
     cdef int i, code
@@ -228,7 +230,8 @@ def configure(ns: dict, tag_ids: dict) -> None:
     TAG_TITLE = tag_ids["title"]
     if TAG_TITLE >= TAG_LAST:
         raise ValueError("unexpected lexbor tag ids")
-    Pending = ns["_Pending"]
+    Element = ns["Element"]
+    attr_str = ns["_attr_str"]
     DuplicateBidError = ns["DuplicateBidError"]
     NAME_FROM_CONTENT = ns["_NAME_FROM_CONTENT"]
     CHECKABLE_ROLES = ns["_CHECKABLE_ROLES"]
@@ -699,6 +702,61 @@ cdef inline list new_rec(int kind, int depth, int parent, bid, role):
 # The walk
 # --------------------------------------------------------------------------
 
+@cython.no_gc
+@cython.freelist(64)
+cdef class Pending:
+    """axtree._Pending, compiled: typed fields instead of an instance dict (the walk makes
+    one per control and per bid that has no line of its own, and sets a dozen fields on
+    each). Not tracked by the garbage collector: it refers to strings, dicts of strings,
+    line records and its Element, never back to anything that refers to it, so it cannot
+    be part of a cycle; a cached Page holds dozens of them."""
+    cdef public object bid
+    cdef public object tag
+    cdef public object role
+    cdef public object attrs
+    cdef public bint hidden
+    cdef public object name
+    cdef public object form
+    cdef public object form_attr
+    cdef public object input_type
+    cdef public object field_name
+    cdef public object value
+    cdef public bint checked
+    cdef public object options
+    cdef public object href
+    cdef public bint disabled
+    cdef public bint multiple
+    cdef public object rec
+    cdef public object label
+    cdef public bint labelable
+    cdef public object content
+    cdef public object element
+
+    def build(self):
+        """axtree._Pending.build."""
+        el = self.element
+        if el is None:
+            el = self.element = Element(
+                self.bid, self.tag, self.role, self.name, attr_str(self.attrs),
+                self.form, self.input_type, self.field_name, self.value, self.checked,
+                self.options, self.href, self.disabled, self.multiple, self.hidden,
+            )
+        return el
+
+
+cdef inline Pending new_pending(bid, str tag, role, dict attrs, bint hidden):
+    """_Pending(bid, tag, role, attrs, hidden), with _Pending's class-level defaults."""
+    cdef Pending p = Pending.__new__(Pending)
+    p.bid = bid
+    p.tag = tag
+    p.role = role
+    p.attrs = attrs
+    p.hidden = hidden
+    p.name = ""
+    p.options = ()
+    return p
+
+
 cdef class Ctx:
     """axtree._Ctx."""
     cdef object form
@@ -749,14 +807,8 @@ cdef class Walker:
 
     # Registration ----------------------------------------------------------------
 
-    cdef object register(self, bid, str tag, role, dict attrs, bint hidden):
-        # _Pending(bid, tag, role, attrs, hidden) without running its __init__ frame.
-        p = Pending.__new__(Pending)
-        p.bid = bid
-        p.tag = tag
-        p.role = role
-        p.attrs = attrs
-        p.hidden = hidden
+    cdef Pending register(self, bid, str tag, role, dict attrs, bint hidden):
+        cdef Pending p = new_pending(bid, tag, role, attrs, hidden)
         if bid is not None:
             if bid in self.pending:
                 self.duplicate(bid, tag)
@@ -1048,6 +1100,7 @@ cdef class Walker:
     cdef int visit_generic(self, node_t *node, str tag, int code, dict attrs, bid, int depth, int parent,
                            list acc, Ctx ctx) except -1:
         cdef Ctx c = ctx
+        cdef Pending p
         aria = attrs.get("aria-label") if attrs else None
         if bid is not None:
             p = self.register(bid, tag, "generic", attrs, False)
@@ -1117,6 +1170,7 @@ cdef class Walker:
 
     cdef int hidden_element(self, node_t *node, str tag, int code, dict attrs, bid, Ctx ctx) except -1:
         cdef Ctx c = ctx
+        cdef Pending p
         if tag_flags[code] & F_CONTROL:
             # Hidden controls still take part in form submission.
             p = self.register(bid, tag, "generic", attrs, True)
@@ -1158,7 +1212,7 @@ cdef class Walker:
 
     # Form controls ---------------------------------------------------------------
 
-    cdef object control_role(self, int code, dict attrs, p):
+    cdef object control_role(self, int code, dict attrs, Pending p):
         r = explicit_role(attrs) if attrs and "role" in attrs else None
         if r is not None and r != "generic":
             return r
@@ -1180,7 +1234,7 @@ cdef class Walker:
             return "generic"
         return "textbox"  # date, time, color, unknown types...
 
-    cdef int control(self, node_t *node, int code, dict attrs, p, Ctx ctx) except -1:
+    cdef int control(self, node_t *node, int code, dict attrs, Pending p, Ctx ctx) except -1:
         """Fill the form-related fields of a control's pending element."""
         self.controls.append(p)
         if attrs and "form" in attrs:
@@ -1222,7 +1276,7 @@ cdef class Walker:
         cdef list rec
         cdef list mine
         cdef bint listbox
-        p = self.register(bid, tag, "generic", attrs, False)
+        cdef Pending p = self.register(bid, tag, "generic", attrs, False)
         self.control(node, code, attrs, p, ctx)
         role = p.role = self.control_role(code, attrs, p)
         idx = len(recs)
@@ -1278,7 +1332,7 @@ cdef class Walker:
         self.need_names.append((p, rec, attrs))
         return 0
 
-    cdef int options(self, node_t *node, p, list rec, int depth) except -1:
+    cdef int options(self, node_t *node, Pending p, list rec, int depth) except -1:
         """Collect a select's options, and their lines when `rec` (the select's line) is given."""
         cdef list opts = []
         cdef node_t *child = node.first_child
@@ -1291,6 +1345,7 @@ cdef class Walker:
         cdef list sel
         cdef list option_recs
         cdef list orec
+        cdef Pending op
         while child != NULL:
             if child.type != NODE_TEXT:
                 code = code_of_node(child)
@@ -1386,12 +1441,51 @@ def walk_body(builder, size_t body) -> None:
 cdef list TABS = ["\t" * i for i in range(64)]
 
 
-def format_lines(str title, list recs, dict bid_line, bint freeze) -> list:
-    """axtree._format_lines, compiled (same lines, same frozen records)."""
-    cdef list lines = ["RootWebArea " + repr(title) + ", focused"]
+cdef int quote_kind(str s) noexcept:
+    """How repr() quotes `s` when it needs no escapes: 1 with single quotes, 2 with double
+    quotes (it holds a single quote and no double quote), 0 when repr() must do it (not
+    ASCII, or a backslash, a control character, or both kinds of quote)."""
+    cdef const lxb_char_t *p
+    cdef Py_ssize_t i, n
+    cdef lxb_char_t c
+    cdef bint single = False
+    cdef bint double = False
+    if not PyUnicode_IS_ASCII(s):
+        return 0
+    p = <const lxb_char_t *> PyUnicode_DATA(s)
+    n = PyUnicode_GET_LENGTH(s)
+    for i in range(n):
+        c = p[i]
+        if c < 32 or c == 127 or c == 92:
+            return 0
+        if c == 39:
+            single = True
+        elif c == 34:
+            double = True
+    if not single:
+        return 1
+    return 0 if double else 2
+
+
+cdef inline str quoted(str s):
+    """repr(s), in one join for the common ASCII case (no scan for escapes, no copy)."""
+    cdef int q = quote_kind(s)
+    if q == 1:
+        return f"'{s}'"
+    if q == 2:
+        return f'"{s}"'
+    return repr(s)
+
+
+def format_lines(str title, list recs, dict bid_line, list kept, bint freeze) -> list:
+    """axtree._format_lines, compiled (same lines, same kept records). Each line is one
+    join of its pieces; a name that repr() would only quote is quoted in that join."""
+    cdef list lines = ["RootWebArea " + quoted(title) + ", focused"]
     cdef Py_ssize_t r, n = len(recs)
     cdef Py_ssize_t d, par
+    cdef int q
     cdef list rec
+    cdef str name, tabs, head, text, role, pre, post1, dyn, post2, line
     for r in range(n):
         item = recs[r]
         if item[0] == 0:  # StaticText (a tuple from the start)
@@ -1401,26 +1495,57 @@ def format_lines(str title, list recs, dict bid_line, bint freeze) -> list:
             # Drop text already said by the nearest ancestor line's name.
             if par >= 0 and text in recs[par][5]:
                 continue
-            lines.append(f"{TABS[d] if d < 64 else chr(9) * d}StaticText {text!r}")
+            tabs = TABS[d] if d < 64 else "\t" * d
+            q = quote_kind(text)
+            if q == 1:
+                lines.append(f"{tabs}StaticText '{text}'")
+            elif q == 2:
+                lines.append(f'{tabs}StaticText "{text}"')
+            else:
+                lines.append(f"{tabs}StaticText {text!r}")
             continue
         rec = item
         d = rec[1]
         tabs = TABS[d] if d < 64 else "\t" * d
         bid = rec[3]
-        if bid is None:
-            head = f"{tabs}{rec[4]} {rec[5]!r}"
-        else:
-            head = f"{tabs}[{bid}] {rec[4]} {rec[5]!r}"
-            bid_line[bid] = r
+        role = rec[4]
+        name = rec[5]
         value = rec[6]
+        pre = rec[7]
+        post1 = rec[8]
+        dyn = rec[9]
+        post2 = rec[10]
+        if bid is None and rec[0] != 5:
+            # No overlay can reach this line: format it in one go, keep no record.
+            q = quote_kind(name)
+            if value:
+                if q == 1:
+                    line = f"{tabs}{role} '{name}' value={quoted(value)}{pre}{post1}{dyn}{post2}"
+                else:
+                    line = f"{tabs}{role} {quoted(name)} value={quoted(value)}{pre}{post1}{dyn}{post2}"
+            elif q == 1:
+                line = f"{tabs}{role} '{name}'{pre}{post1}{dyn}{post2}"
+            elif q == 2:
+                line = f'{tabs}{role} "{name}"{pre}{post1}{dyn}{post2}'
+            else:
+                line = f"{tabs}{role} {name!r}{pre}{post1}{dyn}{post2}"
+            lines.append(line)
+            continue
+        q = quote_kind(name)
+        if bid is None:
+            head = f"{tabs}{role} '{name}'" if q == 1 else f"{tabs}{role} {quoted(name)}"
+        else:
+            head = f"{tabs}[{bid}] {role} '{name}'" if q == 1 else f"{tabs}[{bid}] {role} {quoted(name)}"
+            bid_line[bid] = len(kept)
         rec[12] = head
         rec[13] = len(lines)
         if freeze:
-            recs[r] = tuple(rec)
+            recs[r] = item = tuple(rec)
+        kept.append(item)
         if value:
-            lines.append(f"{head} value={value!r}{rec[7]}{rec[8]}{rec[9]}{rec[10]}")
+            lines.append(f"{head} value={quoted(value)}{pre}{post1}{dyn}{post2}")
         else:
-            lines.append(f"{head}{rec[7]}{rec[8]}{rec[9]}{rec[10]}")
+            lines.append(f"{head}{pre}{post1}{dyn}{post2}")
     return lines
 
 
@@ -1433,9 +1558,9 @@ def freeze_references(b) -> None:
             tag, attrs, rec = v
             pending[bid] = (tag, attrs, rec[4], rec[5], ", disabled=True" in rec[7])
         elif type(v) is Pending:
-            v.rec = None
+            (<Pending> v).rec = None
     for p in b.controls:
-        p.rec = None
+        (<Pending> p).rec = None
     b.selects[:] = [(bid, [(recs[i], value, label) for i, value, label in opts]) for bid, opts in b.selects]
 
 
@@ -1448,6 +1573,7 @@ def resolve(b) -> None:
     cdef dict form_ids
     cdef dict groups
     cdef list members
+    cdef Pending p, m
     for key, plist in b.label_for.items():
         label_text[key] = collapse(" ".join(["".join(pieces) for pieces in plist]))
     for p, rec, attrs in b.need_names:
