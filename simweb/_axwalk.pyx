@@ -38,6 +38,11 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     void *PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    int PyUnicode_KIND(object o)
+    Py_UCS4 PyUnicode_READ(int kind, const void *data, Py_ssize_t index) nogil
+    void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
+    bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 
 cdef extern from "<dlfcn.h>" nogil:
@@ -609,7 +614,7 @@ cdef node_t *first_descendant(node_t *root, uintptr_t tag_id) noexcept:
 # --------------------------------------------------------------------------
 
 cdef str collapse(str text):
-    """" ".join(text.split()); ASCII text is collapsed in C."""
+    """" ".join(text.split()); ASCII text is collapsed on its bytes."""
     cdef object s
     if PyUnicode_IS_ASCII(text):
         if ascii_collapsed(<const lxb_char_t *> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)):
@@ -617,7 +622,58 @@ cdef str collapse(str text):
         s = collapse_ascii(<const lxb_char_t *> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text))
         if s is not None:
             return s
-    return " ".join(text.split())
+    return collapse_unicode(text)
+
+
+cdef str collapse_unicode(str text):
+    """" ".join(text.split()) for any str, in two passes over its code points and one
+    allocation (split() makes a string per word and a list). Whitespace is str.split()'s,
+    Py_UNICODE_ISSPACE; the result is sized to its own widest character, as a str must be."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef Py_ssize_t k = 0
+    cdef Py_UCS4 ch, maxc = 0
+    cdef bint gap = False
+    cdef bint changed = False
+    cdef int okind
+    cdef void *odata
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        if Py_UNICODE_ISSPACE(ch):
+            if gap or k == 0 or ch != 32:
+                changed = True   # dropped, or replaced by a plain space
+            gap = k > 0
+        else:
+            if gap:
+                k += 1
+                gap = False
+            k += 1
+            if ch > maxc:
+                maxc = ch
+    if gap:
+        changed = True   # a trailing run
+    if not changed:
+        return text
+    if k == 0:
+        return ""
+    out = PyUnicode_New(k, maxc)   # an inserted space (32) never widens: below 128 is ASCII
+    okind = PyUnicode_KIND(out)
+    odata = PyUnicode_DATA(out)
+    k = 0
+    gap = False
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        if Py_UNICODE_ISSPACE(ch):
+            gap = k > 0
+        else:
+            if gap:
+                PyUnicode_WRITE(okind, odata, k, 32)
+                k += 1
+                gap = False
+            PyUnicode_WRITE(okind, odata, k, ch)
+            k += 1
+    return out
 
 
 cdef bint is_hidden(int code, dict attrs):
@@ -672,7 +728,7 @@ cdef tuple aria_props(dict attrs):
     if hp:
         hp = hp.strip().lower()
         if hp and hp != "false":
-            post1 = ", hasPopup='menu'" if hp == "true" else ", hasPopup=" + repr(hp)
+            post1 = ", hasPopup='menu'" if hp == "true" else ", hasPopup=" + quoted(hp)
     if attrs.get("aria-required") == "true":
         post1 += ", required"
     post2 = ""
@@ -681,7 +737,7 @@ cdef tuple aria_props(dict attrs):
         post2 = ", expanded=True" if ex == "true" else ", expanded=False"
     pr = attrs.get("aria-pressed")
     if pr == "true" or pr == "false" or pr == "mixed":
-        post2 += ", pressed=" + repr(pr)
+        post2 += ", pressed='true'" if pr == "true" else (", pressed='false'" if pr == "false" else ", pressed='mixed'")
     return pre, post1, post2
 
 
@@ -901,7 +957,7 @@ cdef class Walker:
         block = code != C_A
         if tag_flags[code] & F_FAST_NFC:
             if not block:
-                rec[10] = ", url=" + repr(href_of(attrs))
+                rec[10] = ", url=" + quoted_obj(href_of(attrs))
             mine = []
             self.walk(node, depth + 1, idx, mine, ctx)
             rec[5] = collapse("".join(mine))
@@ -991,7 +1047,7 @@ cdef class Walker:
             if bits & B_STATE:
                 rec[7], rec[8], post2 = aria_props(attrs)
             if role in CHECKABLE_ROLES:
-                rec[9] = ", checked=" + repr(tristate(attrs.get("aria-checked")))
+                rec[9] = ", checked=" + quoted(tristate(attrs.get("aria-checked")))
             elif "aria-selected" in attrs:
                 rec[9] = ", selected=True" if attrs["aria-selected"] == "true" else ", selected=False"
         elif role in CHECKABLE_ROLES:
@@ -1006,7 +1062,7 @@ cdef class Walker:
             if "disabled" in attrs:
                 c = ctx.with_fs_disabled()
         elif code == C_A and role == "link":
-            url = ", url=" + repr(href_of(attrs))
+            url = ", url=" + quoted_obj(href_of(attrs))
         rec[10] = post2 + url
 
         if code == C_IMG or code == C_SVG:
@@ -1438,6 +1494,21 @@ def walk_body(builder, size_t body) -> None:
     spare_cache = w.ac   # not on an exception: the next walk then makes a new cache
 
 
+def head_title(size_t head):
+    """The loop of axtree._title over ``<head>``'s children, compiled: the collapsed text of
+    the first ``<title>`` child, or None (`head` is the ``mem_id`` of the document's
+    ``<head>``, a LexborNode of a parser that stays alive meanwhile)."""
+    cdef node_t *child = (<node_t *> head).first_child
+    cdef int code = 0
+    if not configured or el_qualified_name == NULL:
+        raise RuntimeError("simweb._axwalk is not set up")
+    while child != NULL:
+        if child.type != NODE_TEXT and tag_of(child, &code) == "title":
+            return collapse(node_text(child))
+        child = child.next
+    return None
+
+
 cdef list TABS = ["\t" * i for i in range(64)]
 
 
@@ -1475,6 +1546,11 @@ cdef inline str quoted(str s):
     if q == 2:
         return f'"{s}"'
     return repr(s)
+
+
+cdef inline str quoted_obj(o):
+    """repr(o): quoted() for a str."""
+    return quoted(<str> o) if type(o) is str else repr(o)
 
 
 def format_lines(str title, list recs, dict bid_line, list kept, bint freeze) -> list:

@@ -1381,12 +1381,17 @@ def _option_data(node: LexborNode, group_disabled: bool, out: list) -> None:
                 group_disabled or "disabled" in attrs, attrs.get("bid"), attrs))
 
 
-def _title(tree: LexborHTMLParser) -> str:
+def _title(tree: LexborHTMLParser, compiled: Any = None) -> str:
     head = tree.head
     if head is not None:
-        for child in head.iter():
-            if child.tag == "title":
-                return _collapse(child.text())
+        if compiled is not None:
+            title = compiled.head_title(head.mem_id)
+            if title is not None:
+                return title
+        else:
+            for child in head.iter():
+                if child.tag == "title":
+                    return _collapse(child.text())
     t = tree.css_first("title")  # a <title> outside <head> still titles the page
     return _collapse(t.text()) if t is not None else ""
 
@@ -1412,7 +1417,7 @@ def _parse_page(html: str, compiled: Any) -> Page:
     b = _Builder(tree)
     body = tree.body
     page = Page()
-    page.title = _title(tree)
+    page.title = _title(tree, compiled)
     if compiled is not None:
         if body is not None:
             compiled.walk_body(b, body.mem_id)
