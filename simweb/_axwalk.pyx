@@ -31,7 +31,7 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 from libc.string cimport memset
 from cpython.ref cimport PyObject
-from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
+from cpython.unicode cimport PyUnicode_Contains, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 
 
 cdef extern from "Python.h":
@@ -676,11 +676,32 @@ cdef str collapse_unicode(str text):
     return out
 
 
+cdef str lowered(str s):
+    """s.strip().lower(), without the two new strings when `s` is a lowercase ASCII token
+    already (as attribute values such as type="submit" or method="post" mostly are)."""
+    cdef const lxb_char_t *p
+    cdef Py_ssize_t i, n
+    cdef lxb_char_t c
+    if PyUnicode_IS_ASCII(s):
+        p = <const lxb_char_t *> PyUnicode_DATA(s)
+        n = PyUnicode_GET_LENGTH(s)
+        if n == 0:
+            return s
+        if not py_space(p[0]) and not py_space(p[n - 1]):
+            for i in range(n):
+                c = p[i]
+                if 65 <= c <= 90:
+                    break
+            else:
+                return s
+    return s.strip().lower()
+
+
 cdef bint is_hidden(int code, dict attrs):
     if "hidden" in attrs:
         return True
     ah = attrs.get("aria-hidden")
-    if ah is not None and ah.strip().lower() == "true":
+    if ah is not None and lowered(ah) == "true":
         return True
     style = attrs.get("style")
     if style:
@@ -691,7 +712,7 @@ cdef bint is_hidden(int code, dict attrs):
         return True
     if code == C_INPUT:
         t = attrs.get("type")
-        if t is not None and t.strip().lower() == "hidden":
+        if t is not None and lowered(t) == "hidden":
             return True
     return False
 
@@ -701,7 +722,7 @@ cdef object explicit_role(dict attrs):
     if not raw:
         return None
     for token in raw.split():
-        token = token.lower()
+        token = lowered(token)   # split() tokens: strip() changes nothing
         if token in ARIA_ROLES:
             if token == "presentation" or token == "none":
                 return "generic"
@@ -717,7 +738,7 @@ cdef inline object href_of(dict attrs):
 
 
 cdef str tristate(v):
-    v = (v or "").strip().lower()
+    v = lowered(v or "")
     return v if v in ("true", "false", "mixed") else "false"
 
 
@@ -726,7 +747,7 @@ cdef tuple aria_props(dict attrs):
     post1 = ""
     hp = attrs.get("aria-haspopup")
     if hp:
-        hp = hp.strip().lower()
+        hp = lowered(hp)
         if hp and hp != "false":
             post1 = ", hasPopup='menu'" if hp == "true" else ", hasPopup=" + quoted(hp)
     if attrs.get("aria-required") == "true":
@@ -878,7 +899,7 @@ cdef class Walker:
 
     cdef int open_form(self, bid, dict attrs) except -1:
         cdef int idx = len(self.forms)
-        method = (attrs.get("method") or "get").strip().lower()
+        method = lowered(attrs.get("method") or "get")
         self.forms.append((bid, attrs.get("action") or "", "post" if method == "post" else "get"))
         fid = attrs.get("id")
         if fid and fid not in self.form_ids:
@@ -1300,7 +1321,7 @@ cdef class Walker:
         p.field_name = attrs.get("name") if attrs else None
         p.disabled = bool(attrs and "disabled" in attrs) or ctx.fs_disabled
         if code == C_INPUT:
-            t = (attrs.get("type") or "text").strip().lower() if attrs else "text"
+            t = lowered(attrs.get("type") or "text") if attrs else "text"
             p.input_type = t or "text"
             v = attrs.get("value") if attrs else None
             if t == "checkbox" or t == "radio":
@@ -1562,6 +1583,7 @@ def format_lines(str title, list recs, dict bid_line, list kept, bint freeze) ->
     cdef int q
     cdef list rec
     cdef str name, tabs, head, text, role, pre, post1, dyn, post2, line
+    cdef object pname
     for r in range(n):
         item = recs[r]
         if item[0] == 0:  # StaticText (a tuple from the start)
@@ -1569,8 +1591,10 @@ def format_lines(str title, list recs, dict bid_line, list kept, bint freeze) ->
             text = item[5]
             par = item[2]
             # Drop text already said by the nearest ancestor line's name.
-            if par >= 0 and text in recs[par][5]:
-                continue
+            if par >= 0:
+                pname = recs[par][5]
+                if PyUnicode_Contains(pname, text) == 1:
+                    continue
             tabs = TABS[d] if d < 64 else "\t" * d
             q = quote_kind(text)
             if q == 1:
