@@ -28,7 +28,7 @@ dlsym: the lexbor headers are not installed, so they cannot be included.
 cimport cython
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from libc.string cimport memset
 from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_Contains, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
@@ -42,6 +42,7 @@ cdef extern from "Python.h":
     Py_UCS4 PyUnicode_READ(int kind, const void *data, Py_ssize_t index) nogil
     void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
     bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
+    bint Py_UNICODE_ISPRINTABLE(Py_UCS4 ch) nogil
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 
@@ -366,22 +367,59 @@ cdef int code_of_node(node_t *n):
     return c
 
 
+cdef struct vslot:
+    size_t length
+    PyObject *value
+
+DEF VCACHE = 256
+DEF VCACHE_MAX_LEN = 16
+
+
 cdef class AttrCache:
-    """Attribute names seen in one document (open addressing on the name id)."""
+    """Attribute names seen in one document (open addressing on the name id), and short
+    ASCII attribute values (type="submit", method="post", class="inline"... repeat on a
+    page: one str each, shared by every dict that holds it; direct-mapped on a hash of
+    the bytes). `names` keeps every cached str alive for as long as a slot points at it."""
     cdef aslot slots[ACACHE]
     cdef size_t used_slots[ACACHE_HALF]   # the slots in use, to clear only those
     cdef int used
+    cdef vslot values[VCACHE]
     cdef list names
 
     def __cinit__(self):
         self.names = []
+        memset(self.values, 0, sizeof(self.values))
 
     cdef void clear(self) noexcept:
         cdef int i
         for i in range(self.used):
             self.slots[self.used_slots[i]].key = 0
         self.used = 0
+        memset(self.values, 0, sizeof(self.values))
         self.names.clear()
+
+
+cdef inline object value_str(AttrCache ac, const lxb_char_t *s, size_t n):
+    """decode(s, n) for an attribute value, the cached str when it is a short ASCII one."""
+    cdef size_t i
+    cdef size_t h = 2166136261
+    cdef vslot *v
+    cdef lxb_char_t c
+    if n > VCACHE_MAX_LEN:
+        return decode(s, n)
+    for i in range(n):
+        c = s[i]
+        if c >= 128:
+            return decode(s, n)
+        h = (h ^ c) * 16777619
+    v = &ac.values[(h ^ (h >> 11)) & (VCACHE - 1)]
+    if v.value != NULL and v.length == n and memcmp(PyUnicode_DATA(<object> v.value), s, n) == 0:
+        return <object> v.value
+    val = PyUnicode_DecodeASCII(<const char *> s, n, NULL)   # what decode() gives for ASCII
+    ac.names.append(val)
+    v.length = n
+    v.value = <PyObject *> val
+    return val
 
 
 cdef AttrCache spare_cache = None
@@ -462,7 +500,7 @@ cdef dict attrs_of(AttrCache ac, node_t *n, int *bits):
         slot = attr_slot(ac, a)
         b |= slot.bits
         s = attr_value(a, &vlength)
-        d[<object> slot.name] = decode(s, vlength) if s != NULL else None
+        d[<object> slot.name] = value_str(ac, s, vlength) if s != NULL else None
         a = next_attribute(a)
     bits[0] = b
     return d
@@ -834,30 +872,34 @@ cdef inline Pending new_pending(bid, str tag, role, dict attrs, bint hidden):
     return p
 
 
+@cython.freelist(16)
 cdef class Ctx:
-    """axtree._Ctx."""
+    """axtree._Ctx. Made by new_ctx(), not called: a call parses its arguments."""
     cdef object form
     cdef object label
     cdef bint in_section
     cdef bint fs_disabled
 
-    def __cinit__(self, form=None, label=None, bint in_section=False, bint fs_disabled=False):
-        self.form = form
-        self.label = label
-        self.in_section = in_section
-        self.fs_disabled = fs_disabled
-
     cdef Ctx with_form(self, form):
-        return Ctx(form, self.label, self.in_section, self.fs_disabled)
+        return new_ctx(form, self.label, self.in_section, self.fs_disabled)
 
     cdef Ctx with_label(self, label):
-        return Ctx(self.form, label, self.in_section, self.fs_disabled)
+        return new_ctx(self.form, label, self.in_section, self.fs_disabled)
 
     cdef Ctx with_section(self):
-        return self if self.in_section else Ctx(self.form, self.label, True, self.fs_disabled)
+        return self if self.in_section else new_ctx(self.form, self.label, True, self.fs_disabled)
 
     cdef Ctx with_fs_disabled(self):
-        return Ctx(self.form, self.label, self.in_section, True)
+        return new_ctx(self.form, self.label, self.in_section, True)
+
+
+cdef inline Ctx new_ctx(form, label, bint in_section, bint fs_disabled):
+    cdef Ctx c = Ctx.__new__(Ctx)
+    c.form = form
+    c.label = label
+    c.in_section = in_section
+    c.fs_disabled = fs_disabled
+    return c
 
 
 cdef class Walker:
@@ -1511,7 +1553,7 @@ def walk_body(builder, size_t body) -> None:
     global spare_cache
     cdef Walker w = Walker(builder)
     w.ac = take_cache()
-    w.walk(<node_t *> body, 1, -1, None, Ctx())
+    w.walk(<node_t *> body, 1, -1, None, new_ctx(None, None, False, False))
     spare_cache = w.ac   # not on an exception: the next walk then makes a new cache
 
 
@@ -1535,32 +1577,50 @@ cdef list TABS = ["\t" * i for i in range(64)]
 
 cdef int quote_kind(str s) noexcept:
     """How repr() quotes `s` when it needs no escapes: 1 with single quotes, 2 with double
-    quotes (it holds a single quote and no double quote), 0 when repr() must do it (not
-    ASCII, or a backslash, a control character, or both kinds of quote)."""
+    quotes (it holds a single quote and no double quote), 0 when repr() must do it (a
+    backslash, a character repr() escapes, or both kinds of quote). repr() escapes ASCII
+    below space and DEL, and any other character that is not printable
+    (Py_UNICODE_ISPRINTABLE, what unicode_repr asks)."""
     cdef const lxb_char_t *p
     cdef Py_ssize_t i, n
     cdef lxb_char_t c
+    cdef Py_UCS4 ch
+    cdef int kind
+    cdef const void *data
     cdef bint single = False
     cdef bint double = False
-    if not PyUnicode_IS_ASCII(s):
-        return 0
-    p = <const lxb_char_t *> PyUnicode_DATA(s)
     n = PyUnicode_GET_LENGTH(s)
-    for i in range(n):
-        c = p[i]
-        if c < 32 or c == 127 or c == 92:
-            return 0
-        if c == 39:
-            single = True
-        elif c == 34:
-            double = True
+    if PyUnicode_IS_ASCII(s):
+        p = <const lxb_char_t *> PyUnicode_DATA(s)
+        for i in range(n):
+            c = p[i]
+            if c < 32 or c == 127 or c == 92:
+                return 0
+            if c == 39:
+                single = True
+            elif c == 34:
+                double = True
+    else:
+        kind = PyUnicode_KIND(s)
+        data = PyUnicode_DATA(s)
+        for i in range(n):
+            ch = PyUnicode_READ(kind, data, i)
+            if ch < 127:
+                if ch < 32 or ch == 92:
+                    return 0
+                if ch == 39:
+                    single = True
+                elif ch == 34:
+                    double = True
+            elif ch == 127 or not Py_UNICODE_ISPRINTABLE(ch):
+                return 0
     if not single:
         return 1
     return 0 if double else 2
 
 
 cdef inline str quoted(str s):
-    """repr(s), in one join for the common ASCII case (no scan for escapes, no copy)."""
+    """repr(s), in one join when it only needs quotes (no second scan, no escaping copy)."""
     cdef int q = quote_kind(s)
     if q == 1:
         return f"'{s}'"
