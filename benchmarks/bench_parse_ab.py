@@ -16,7 +16,9 @@ the time spent in collections (``gc.callbacks``) per 1,000 pages and the objects
 collector tracks per kept page.
 
 ``--loop SIDE APP N`` only parses the first N pages of APP with SIDE (``base`` or ``head``)
-inside one ``map()`` call, for an instruction count that leaves out imports and setup::
+inside one ``map()`` call, for an instruction count that leaves out imports and setup
+(``none`` parses nothing: its count, of the map() calls made while importing, is the one to
+subtract)::
 
     valgrind --tool=callgrind --toggle-collect=map_next --callgrind-out-file=F \\
         python benchmarks/bench_parse_ab.py --loop head forum 60
@@ -136,8 +138,11 @@ def gc_cost(base_dir: Path, all_pages: list[str], rounds: int = 3) -> dict[str, 
 
 
 def loop(side: str, app: str, n: int, base_dir: Path) -> None:
-    mod = sides(base_dir)[side]
+    mods = sides(base_dir)   # both imported whatever the side: imports may call map() too
     htmls = pages([app], 2)[app][:n]
+    if side == "none":   # the count to subtract: what map() costs outside the parses
+        return
+    mod = mods[side]
     for html in htmls[:3]:   # first calls (lazy imports, caches) stay outside the map()
         mod.parse_page(html)
     list(map(lambda h: mod.parse_page(h) and None, htmls))

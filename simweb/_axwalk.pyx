@@ -913,8 +913,14 @@ cdef class Walker:
     cdef list need_names
     cdef list selects
     cdef AttrCache ac
+    cdef int *texts          # (depth, parent) of each text record, in record order
+    cdef Py_ssize_t ntexts
+    cdef Py_ssize_t texts_cap
 
     def __cinit__(self, b):
+        self.texts = NULL
+        self.ntexts = 0
+        self.texts_cap = 0
         self.recs = b.recs
         self.pending = b.pending
         self.controls = b.controls
@@ -923,6 +929,25 @@ cdef class Walker:
         self.label_for = b.label_for
         self.need_names = b.need_names
         self.selects = b.selects
+
+    def __dealloc__(self):
+        free(self.texts)
+
+    cdef int add_text(self, str s, int depth, int parent) except -1:
+        """A StaticText record: the text itself goes in `recs` (a str, no tuple), its depth
+        and parent in `texts` (format_lines reads both)."""
+        cdef int *grown
+        if self.ntexts == self.texts_cap:
+            self.texts_cap = self.texts_cap * 2 + 64
+            grown = <int *> realloc(self.texts, self.texts_cap * 2 * sizeof(int))
+            if grown == NULL:
+                raise MemoryError()
+            self.texts = grown
+        self.texts[2 * self.ntexts] = depth
+        self.texts[2 * self.ntexts + 1] = parent
+        self.ntexts += 1
+        self.recs.append(s)
+        return 0
 
     # Registration ----------------------------------------------------------------
 
@@ -936,7 +961,8 @@ cdef class Walker:
 
     cdef int duplicate(self, bid, str tag) except -1:
         first = self.pending[bid]
-        first_tag = first[0] if type(first) is tuple else first.tag
+        # a claimed bid (the tag), an element's tuple (tag first) or a Pending
+        first_tag = first if type(first) is str else (first[0] if type(first) is tuple else first.tag)
         raise DuplicateBidError(f"duplicate bid {bid!r} (on <{first_tag}> and on <{tag}>)")
 
     cdef int open_form(self, bid, dict attrs) except -1:
@@ -979,7 +1005,7 @@ cdef class Walker:
                 else:
                     s = ""
                 if s:
-                    recs.append((0, depth, parent, None, "StaticText", s))
+                    self.add_text(s, depth, parent)
             elif not (f & F_SKIP):
                 # Attribute names first: most elements need no attribute dict at all.
                 bits = attr_bits_of(self.ac, child)
@@ -1016,7 +1042,7 @@ cdef class Walker:
         if bid is not None:
             if bid in self.pending:
                 self.duplicate(bid, tag)
-            self.pending[bid] = (tag, attrs, rec)
+            self.pending[bid] = tag   # claimed; the entry is made once the name is known
         block = code != C_A
         if tag_flags[code] & F_FAST_NFC:
             if not block:
@@ -1037,6 +1063,10 @@ cdef class Walker:
             acc.append(" ")
         else:
             self.walk(node, depth + 1, idx, None, ctx)
+        if bid is not None:
+            # What freeze_references() would make of (tag, attrs, rec): nothing can change
+            # this line's name or properties any more.
+            self.pending[bid] = (tag, attrs, role, rec[5], False)
         return 0
 
     cdef int visit(self, node_t *node, str tag, int code, dict attrs, int bits, int depth, int parent,
@@ -1098,7 +1128,7 @@ cdef class Walker:
         if bid is not None:
             if bid in self.pending:
                 self.duplicate(bid, tag)
-            self.pending[bid] = (tag, attrs, rec)
+            self.pending[bid] = tag   # claimed; the entry is made once the name is known
         aria = attrs.get("aria-label") if attrs else None
         if aria is not None:
             aria = collapse(aria)
@@ -1137,6 +1167,8 @@ cdef class Walker:
                 # Icon internals are not exposed, but may hold bids.
                 self.walk_hidden(node, c)
             rec[5] = name
+            if bid is not None:
+                self.pending[bid] = (tag, attrs, role, name, ", disabled=True" in rec[7])
             if acc is not None and name:
                 acc.append(" " + name + " ")
             return 0
@@ -1183,9 +1215,13 @@ cdef class Walker:
                 title = attrs.get("title")
                 if title:
                     name = collapse(title)
+        rec[5] = name
         if attrs and attrs.get("aria-labelledby"):
             self.need_names.append((None, rec, attrs))
-        rec[5] = name
+            if bid is not None:
+                self.pending[bid] = (tag, attrs, rec)   # resolve() may rename it: frozen later
+        elif bid is not None:
+            self.pending[bid] = (tag, attrs, role, name, ", disabled=True" in rec[7])
         if acc is not None:
             if aria:
                 acc.append(" " + aria + " ")
@@ -1545,9 +1581,12 @@ cdef int option_data(AttrCache ac, node_t *node, bint group_disabled, list out) 
     return 0
 
 
-def walk_body(builder, size_t body) -> None:
+def walk_body(builder, size_t body) -> bytes:
     """``builder.walk(body, 1, -1, None, _Ctx())``, compiled: `body` is the ``mem_id`` of
-    the document's ``<body>`` (a LexborNode of a parser that stays alive meanwhile)."""
+    the document's ``<body>`` (a LexborNode of a parser that stays alive meanwhile).
+
+    A text record is its str alone; returns their depths and parents (for format_lines),
+    as C ints in record order."""
     if not configured or el_qualified_name == NULL:
         raise RuntimeError("simweb._axwalk is not set up")
     global spare_cache
@@ -1555,6 +1594,9 @@ def walk_body(builder, size_t body) -> None:
     w.ac = take_cache()
     w.walk(<node_t *> body, 1, -1, None, new_ctx(None, None, False, False))
     spare_cache = w.ac   # not on an exception: the next walk then makes a new cache
+    if w.ntexts == 0:
+        return b""
+    return (<char *> w.texts)[:w.ntexts * 2 * sizeof(int)]
 
 
 def head_title(size_t head):
@@ -1634,9 +1676,11 @@ cdef inline str quoted_obj(o):
     return quoted(<str> o) if type(o) is str else repr(o)
 
 
-def format_lines(str title, list recs, dict bid_line, list kept, bint freeze) -> list:
-    """axtree._format_lines, compiled (same lines, same kept records). Each line is one
-    join of its pieces; a name that repr() would only quote is quoted in that join."""
+def format_lines(str title, list recs, bytes texts, dict bid_line, list kept, bint freeze) -> list:
+    """axtree._format_lines, compiled (same lines, same kept records), over walk_body()'s
+    records: `texts` holds the depth and parent of each text record (a str in `recs`).
+    Each line is one join of its pieces; a name that repr() would only quote is quoted in
+    that join."""
     cdef list lines = ["RootWebArea " + quoted(title) + ", focused"]
     cdef Py_ssize_t r, n = len(recs)
     cdef Py_ssize_t d, par
@@ -1644,12 +1688,17 @@ def format_lines(str title, list recs, dict bid_line, list kept, bint freeze) ->
     cdef list rec
     cdef str name, tabs, head, text, role, pre, post1, dyn, post2, line
     cdef object pname
+    cdef const int *tm = <const int *> (<char *> texts)
+    cdef Py_ssize_t t = 0, ntexts = len(texts) // (2 * sizeof(int))
     for r in range(n):
         item = recs[r]
-        if item[0] == 0:  # StaticText (a tuple from the start)
-            d = item[1]
-            text = item[5]
-            par = item[2]
+        if type(item) is str:  # StaticText
+            if t >= ntexts:
+                raise ValueError("format_lines: more text records than text positions")
+            text = <str> item
+            d = tm[2 * t]
+            par = tm[2 * t + 1]
+            t += 1
             # Drop text already said by the nearest ancestor line's name.
             if par >= 0:
                 pname = recs[par][5]
@@ -1714,7 +1763,7 @@ def freeze_references(b) -> None:
     cdef dict pending = b.pending
     cdef list recs = b.recs
     for bid, v in pending.items():
-        if type(v) is tuple:
+        if type(v) is tuple and len(<tuple> v) == 3:   # the walk made the others final already
             tag, attrs, rec = v
             pending[bid] = (tag, attrs, rec[4], rec[5], ", disabled=True" in rec[7])
         elif type(v) is Pending:

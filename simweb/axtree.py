@@ -1419,10 +1419,10 @@ def _parse_page(html: str, compiled: Any) -> Page:
     page = Page()
     page.title = _title(tree, compiled)
     if compiled is not None:
-        if body is not None:
-            compiled.walk_body(b, body.mem_id)
+        texts = compiled.walk_body(b, body.mem_id) if body is not None else b""
         compiled.resolve(b)
-        page._lines = compiled.format_lines(page.title, b.recs, page._bid_line, page._recs, FREEZE_RECORDS)
+        page._lines = compiled.format_lines(page.title, b.recs, texts, page._bid_line, page._recs,
+                                            FREEZE_RECORDS)
         compiled.freeze_references(b)
     else:
         if body is not None:
