@@ -168,13 +168,40 @@ DEF B_BUTTON_NAME = 16
 DEF B_BID = 32
 DEF B_HREF = 64
 
+# One bit per attribute name that the walk asks about (bits 8 and up, beside the B_* bits
+# of the same mask): `name in attrs` is `mask & A_NAME`, and a lookup of an absent name is
+# skipped. Set by configure() from ATTR_NAMES (a name's bit is 1 << (8 + its index)).
+ctypedef unsigned long long mask_t
+ATTR_NAMES = ("role", "aria-label", "aria-labelledby", "title", "form", "name", "disabled", "type",
+              "value", "checked", "multiple", "required", "aria-selected", "open", "for", "id",
+              "method", "action", "alt")
+cdef mask_t A_ROLE = (<mask_t> 1) << 8
+cdef mask_t A_ARIA_LABEL = (<mask_t> 1) << 9
+cdef mask_t A_ARIA_LABELLEDBY = (<mask_t> 1) << 10
+cdef mask_t A_TITLE = (<mask_t> 1) << 11
+cdef mask_t A_FORM = (<mask_t> 1) << 12
+cdef mask_t A_NAME = (<mask_t> 1) << 13
+cdef mask_t A_DISABLED = (<mask_t> 1) << 14
+cdef mask_t A_TYPE = (<mask_t> 1) << 15
+cdef mask_t A_VALUE = (<mask_t> 1) << 16
+cdef mask_t A_CHECKED = (<mask_t> 1) << 17
+cdef mask_t A_MULTIPLE = (<mask_t> 1) << 18
+cdef mask_t A_REQUIRED = (<mask_t> 1) << 19
+cdef mask_t A_ARIA_SELECTED = (<mask_t> 1) << 20
+cdef mask_t A_OPEN = (<mask_t> 1) << 21
+cdef mask_t A_FOR = (<mask_t> 1) << 22
+cdef mask_t A_ID = (<mask_t> 1) << 23
+cdef mask_t A_METHOD = (<mask_t> 1) << 24
+cdef mask_t A_ACTION = (<mask_t> 1) << 25
+cdef mask_t A_ALT = (<mask_t> 1) << 26
+
 # Attribute names by name id, per walk: an attribute's qualified name is lexbor's name for
 # its id (a built-in id, or one this document defined), so within one document the id
 # says the name. Slots hold the id, the name's B_* bits and the decoded name (kept alive
 # by the cache's list). One cache per walk in progress (see take_cache).
 cdef struct aslot:
     uintptr_t key
-    int bits
+    mask_t bits
     PyObject *name
 
 DEF ACACHE = 1024
@@ -296,6 +323,8 @@ def configure(ns: dict, tag_ids: dict) -> None:
                      ("_STATE_ATTRS", B_STATE), ("_BUTTON_NAME_ATTRS", B_BUTTON_NAME)):
         for name in ns[key]:
             attr_bits[name] = attr_bits.get(name, 0) | bit
+    for i, name in enumerate(ATTR_NAMES):
+        attr_bits[name] = attr_bits.get(name, 0) | (1 << (8 + i))
     configured = True
 
 
@@ -462,7 +491,7 @@ cdef aslot *attr_slot(AttrCache ac, void *a) except NULL:
     name = decode(s, length) if s != NULL else ""
     ac.names.append(name)
     v = attr_bits.get(name)
-    slot.bits = 0 if v is None else <int> v
+    slot.bits = 0 if v is None else <mask_t> v
     slot.name = <PyObject *> name
     if key != 0:
         slot.key = key
@@ -471,10 +500,10 @@ cdef aslot *attr_slot(AttrCache ac, void *a) except NULL:
     return slot
 
 
-cdef int attr_bits_of(AttrCache ac, node_t *n) except -1:
-    """The B_* bits of the names of `n`'s attributes (without reading their values)."""
+cdef mask_t attr_bits_of(AttrCache ac, node_t *n) except? 0:
+    """The mask of the names of `n`'s attributes (without reading their values)."""
     cdef void *a
-    cdef int b = 0
+    cdef mask_t b = 0
     if n.type != NODE_ELEMENT:
         return 0
     a = first_attribute(n)
@@ -484,14 +513,14 @@ cdef int attr_bits_of(AttrCache ac, node_t *n) except -1:
     return b
 
 
-cdef dict attrs_of(AttrCache ac, node_t *n, int *bits):
-    """LexborNode.attributes, and the B_* bits of the attribute names present."""
+cdef dict attrs_of(AttrCache ac, node_t *n, mask_t *bits):
+    """LexborNode.attributes, and the mask of the attribute names present."""
     cdef dict d = {}
     cdef void *a
     cdef size_t vlength = 0
     cdef const lxb_char_t *s
     cdef aslot *slot
-    cdef int b = 0
+    cdef mask_t b = 0
     if n.type != NODE_ELEMENT:
         bits[0] = 0
         return d
@@ -507,7 +536,7 @@ cdef dict attrs_of(AttrCache ac, node_t *n, int *bits):
 
 
 cdef inline dict attrs_only(AttrCache ac, node_t *n):
-    cdef int b = 0
+    cdef mask_t b = 0
     return attrs_of(ac, n, &b)
 
 
@@ -965,11 +994,11 @@ cdef class Walker:
         first_tag = first if type(first) is str else (first[0] if type(first) is tuple else first.tag)
         raise DuplicateBidError(f"duplicate bid {bid!r} (on <{first_tag}> and on <{tag}>)")
 
-    cdef int open_form(self, bid, dict attrs) except -1:
+    cdef int open_form(self, bid, dict attrs, mask_t bits) except -1:
         cdef int idx = len(self.forms)
-        method = lowered(attrs.get("method") or "get")
-        self.forms.append((bid, attrs.get("action") or "", "post" if method == "post" else "get"))
-        fid = attrs.get("id")
+        method = lowered(attrs["method"] or "get") if bits & A_METHOD else "get"
+        self.forms.append((bid, (attrs["action"] or "") if bits & A_ACTION else "", "post" if method == "post" else "get"))
+        fid = attrs["id"] if bits & A_ID else None
         if fid and fid not in self.form_ids:
             self.form_ids[fid] = idx
         return idx
@@ -981,7 +1010,7 @@ cdef class Walker:
         cdef node_t *nxt
         cdef bint skip_empty = acc is None
         cdef int code = 0
-        cdef int bits = 0
+        cdef mask_t bits = 0
         cdef int f
         cdef list recs = self.recs
         cdef dict attrs
@@ -1069,7 +1098,7 @@ cdef class Walker:
             self.pending[bid] = (tag, attrs, role, rec[5], False)
         return 0
 
-    cdef int visit(self, node_t *node, str tag, int code, dict attrs, int bits, int depth, int parent,
+    cdef int visit(self, node_t *node, str tag, int code, dict attrs, mask_t bits, int depth, int parent,
                    list acc, Ctx ctx) except -1:
         cdef int f = tag_flags[code]
         cdef int expanded = -1
@@ -1086,24 +1115,24 @@ cdef class Walker:
         cdef int want
         cdef int ccode = 0
         if f & F_OPAQUE:
-            self.hidden_element(node, tag, code, attrs, attrs.get("bid") if attrs else None, ctx)
+            self.hidden_element(node, tag, code, attrs, bits, attrs["bid"] if bits & B_BID else None, ctx)
             return 0
         if attrs:
-            bid = attrs.get("bid")
+            bid = attrs["bid"] if bits & B_BID else None
             if (code == C_INPUT or code == C_DIALOG or (bits & B_HIDING)) and is_hidden(code, attrs):
-                self.hidden_element(node, tag, code, attrs, bid, ctx)
+                self.hidden_element(node, tag, code, attrs, bits, bid, ctx)
                 return 0
         else:
             bid = None
             if code == C_DIALOG:
-                self.hidden_element(node, tag, code, attrs, bid, ctx)
+                self.hidden_element(node, tag, code, attrs, bits, bid, ctx)
                 return 0
 
         if f & F_CONTROL:
             self.visit_control(node, tag, code, attrs, bits, bid, depth, parent, acc, ctx)
             return 0
 
-        role = explicit_role(attrs) if attrs and "role" in attrs else None
+        role = explicit_role(attrs) if bits & A_ROLE else None
         if role is None:
             role = tag_roles[code]
             if role is None and (f & F_CONTEXT):
@@ -1117,7 +1146,7 @@ cdef class Walker:
                 role = role or "DisclosureTriangle"
 
         if role is None:
-            self.visit_generic(node, tag, code, attrs, bid, depth, parent, acc, ctx)
+            self.visit_generic(node, tag, code, attrs, bits, bid, depth, parent, acc, ctx)
             return 0
 
         # An element with a line of its own.
@@ -1129,7 +1158,7 @@ cdef class Walker:
             if bid in self.pending:
                 self.duplicate(bid, tag)
             self.pending[bid] = tag   # claimed; the entry is made once the name is known
-        aria = attrs.get("aria-label") if attrs else None
+        aria = attrs["aria-label"] if bits & A_ARIA_LABEL else None
         if aria is not None:
             aria = collapse(aria)
 
@@ -1141,18 +1170,18 @@ cdef class Walker:
                 rec[7], rec[8], post2 = aria_props(attrs)
             if role in CHECKABLE_ROLES:
                 rec[9] = ", checked=" + quoted(tristate(attrs.get("aria-checked")))
-            elif "aria-selected" in attrs:
+            elif bits & A_ARIA_SELECTED:
                 rec[9] = ", selected=True" if attrs["aria-selected"] == "true" else ", selected=False"
         elif role in CHECKABLE_ROLES:
             rec[9] = ", checked='false'"
         if expanded >= 0:
             post2 = (", expanded=True" if expanded else ", expanded=False") + post2
         if code == C_FORM:
-            c = ctx.with_form(self.open_form(bid, attrs))
+            c = ctx.with_form(self.open_form(bid, attrs, bits))
         elif code == C_NAV or code == C_MAIN or code == C_ARTICLE or code == C_ASIDE or code == C_SECTION:
             c = ctx.with_section()
         elif code == C_FIELDSET:
-            if "disabled" in attrs:
+            if bits & A_DISABLED:
                 c = ctx.with_fs_disabled()
         elif code == C_A and role == "link":
             url = ", url=" + quoted_obj(href_of(attrs))
@@ -1182,14 +1211,14 @@ cdef class Walker:
             # An aria-label replaces this subtree's text in an outer name.
             child_acc = None if aria else acc
         if code == C_LABEL:
-            target = attrs.get("for") if attrs else None
+            target = attrs["for"] if bits & A_FOR else None
             if target:
                 self.label_for.setdefault(target, []).append(mine if mine is not None else [node_text(node)])
             else:
                 c = c.with_label([mine, False])
         if child_acc is not None and block:
             child_acc.append(" ")
-        if code == C_DETAILS and "open" not in attrs:
+        if code == C_DETAILS and not (bits & A_OPEN):
             self.walk_closed_details(node, depth + 1, idx, c)
         else:
             self.walk(node, depth + 1, idx, child_acc, c)
@@ -1211,12 +1240,12 @@ cdef class Walker:
                         name = collapse(node_text(ch))
                         break
                     ch = ch.next
-            if not name and attrs and role != "LabelText" and role != "paragraph":
-                title = attrs.get("title")
+            if not name and (bits & A_TITLE) and role != "LabelText" and role != "paragraph":
+                title = attrs["title"]
                 if title:
                     name = collapse(title)
         rec[5] = name
-        if attrs and attrs.get("aria-labelledby"):
+        if (bits & A_ARIA_LABELLEDBY) and attrs["aria-labelledby"]:
             self.need_names.append((None, rec, attrs))
             if bid is not None:
                 self.pending[bid] = (tag, attrs, rec)   # resolve() may rename it: frozen later
@@ -1252,17 +1281,17 @@ cdef class Walker:
                 return "region"
         return None
 
-    cdef int visit_generic(self, node_t *node, str tag, int code, dict attrs, bid, int depth, int parent,
-                           list acc, Ctx ctx) except -1:
+    cdef int visit_generic(self, node_t *node, str tag, int code, dict attrs, mask_t bits, bid, int depth,
+                           int parent, list acc, Ctx ctx) except -1:
         cdef Ctx c = ctx
         cdef Pending p
-        aria = attrs.get("aria-label") if attrs else None
+        aria = attrs["aria-label"] if bits & A_ARIA_LABEL else None
         if bid is not None:
             p = self.register(bid, tag, "generic", attrs, False)
             if aria:
                 p.name = collapse(aria)
         if code == C_FORM:
-            c = ctx.with_form(self.open_form(bid, attrs))
+            c = ctx.with_form(self.open_form(bid, attrs, bits))
         elif code == C_SECTION:
             c = ctx.with_section()
         elif code == C_FIELDSET and "disabled" in attrs:
@@ -1291,7 +1320,7 @@ cdef class Walker:
         cdef bint seen_summary = False
         cdef node_t *child = node.first_child
         cdef int code = 0
-        cdef int bits = 0
+        cdef mask_t bits = 0
         cdef dict attrs
         while child != NULL:
             if child.type != NODE_TEXT:
@@ -1302,7 +1331,7 @@ cdef class Walker:
                         seen_summary = True
                         self.visit(child, tag, code, attrs, bits, depth, parent, None, ctx)
                     else:
-                        self.hidden_element(child, tag, code, attrs, attrs.get("bid"), ctx)
+                        self.hidden_element(child, tag, code, attrs, bits, attrs["bid"] if bits & B_BID else None, ctx)
             child = child.next
         return 0
 
@@ -1312,25 +1341,25 @@ cdef class Walker:
         """Register the elements, controls, forms and labels of a subtree without lines."""
         cdef node_t *child = node.first_child
         cdef int code = 0
-        cdef int bits = 0
+        cdef mask_t bits = 0
         cdef dict attrs
         while child != NULL:
             if child.type != NODE_TEXT:
                 tag = tag_of(child, &code)
                 if not (tag_flags[code] & F_SKIP):
                     attrs = attrs_of(self.ac, child, &bits)
-                    self.hidden_element(child, tag, code, attrs, attrs.get("bid") if attrs else None, ctx)
+                    self.hidden_element(child, tag, code, attrs, bits, attrs["bid"] if bits & B_BID else None, ctx)
             child = child.next
         return 0
 
-    cdef int hidden_element(self, node_t *node, str tag, int code, dict attrs, bid, Ctx ctx) except -1:
+    cdef int hidden_element(self, node_t *node, str tag, int code, dict attrs, mask_t bits, bid, Ctx ctx) except -1:
         cdef Ctx c = ctx
         cdef Pending p
         if tag_flags[code] & F_CONTROL:
             # Hidden controls still take part in form submission.
             p = self.register(bid, tag, "generic", attrs, True)
-            self.control(node, code, attrs, p, ctx)
-            p.role = self.control_role(code, attrs, p)
+            self.control(node, code, attrs, bits, p, ctx)
+            p.role = self.control_role(code, attrs, bits, p)
             if code == C_BUTTON:
                 p.content = node_text(node)
             elif code == C_SELECT:
@@ -1339,7 +1368,7 @@ cdef class Walker:
                 self.need_names.append((p, None, attrs))
             return 0
         if code == C_FORM:
-            c = ctx.with_form(self.open_form(bid, attrs))
+            c = ctx.with_form(self.open_form(bid, attrs, bits))
         elif code == C_LABEL:
             target = attrs.get("for")
             if target:
@@ -1367,8 +1396,8 @@ cdef class Walker:
 
     # Form controls ---------------------------------------------------------------
 
-    cdef object control_role(self, int code, dict attrs, Pending p):
-        r = explicit_role(attrs) if attrs and "role" in attrs else None
+    cdef object control_role(self, int code, dict attrs, mask_t bits, Pending p):
+        r = explicit_role(attrs) if bits & A_ROLE else None
         if r is not None and r != "generic":
             return r
         if code == C_SELECT:
@@ -1389,22 +1418,22 @@ cdef class Walker:
             return "generic"
         return "textbox"  # date, time, color, unknown types...
 
-    cdef int control(self, node_t *node, int code, dict attrs, Pending p, Ctx ctx) except -1:
+    cdef int control(self, node_t *node, int code, dict attrs, mask_t bits, Pending p, Ctx ctx) except -1:
         """Fill the form-related fields of a control's pending element."""
         self.controls.append(p)
-        if attrs and "form" in attrs:
+        if bits & A_FORM:
             p.form_attr = attrs["form"] or ""
         else:
             p.form = ctx.form
-        p.field_name = attrs.get("name") if attrs else None
-        p.disabled = bool(attrs and "disabled" in attrs) or ctx.fs_disabled
+        p.field_name = attrs["name"] if bits & A_NAME else None
+        p.disabled = (bits & A_DISABLED) != 0 or ctx.fs_disabled
         if code == C_INPUT:
-            t = lowered(attrs.get("type") or "text") if attrs else "text"
+            t = lowered(attrs["type"] or "text") if bits & A_TYPE else "text"
             p.input_type = t or "text"
-            v = attrs.get("value") if attrs else None
+            v = attrs["value"] if bits & A_VALUE else None
             if t == "checkbox" or t == "radio":
-                p.value = "on" if not attrs or "value" not in attrs else (v or "")
-                p.checked = "checked" in attrs
+                p.value = "on" if not (bits & A_VALUE) else (v or "")
+                p.checked = (bits & A_CHECKED) != 0
             else:
                 p.value = v or ""
             p.labelable = t != "hidden"
@@ -1415,16 +1444,16 @@ cdef class Walker:
                 p.value = node_text(node)
             elif code == C_SELECT:
                 p.input_type = "select"
-                p.multiple = "multiple" in attrs
+                p.multiple = (bits & A_MULTIPLE) != 0
             else:  # button
-                p.value = (attrs.get("value") or "") if attrs else ""
+                p.value = (attrs["value"] or "") if bits & A_VALUE else ""
         lbl = ctx.label
         if lbl is not None and not lbl[1] and p.labelable:
             lbl[1] = True
             p.label = lbl[0]
         return 0
 
-    cdef int visit_control(self, node_t *node, str tag, int code, dict attrs, int bits, bid, int depth,
+    cdef int visit_control(self, node_t *node, str tag, int code, dict attrs, mask_t bits, bid, int depth,
                            int parent, list acc, Ctx ctx) except -1:
         cdef list recs = self.recs
         cdef int idx
@@ -1432,8 +1461,8 @@ cdef class Walker:
         cdef list mine
         cdef bint listbox
         cdef Pending p = self.register(bid, tag, "generic", attrs, False)
-        self.control(node, code, attrs, p, ctx)
-        role = p.role = self.control_role(code, attrs, p)
+        self.control(node, code, attrs, bits, p, ctx)
+        role = p.role = self.control_role(code, attrs, bits, p)
         idx = len(recs)
         rec = new_rec(1, depth, parent, bid, role)
         recs.append(rec)
@@ -1442,7 +1471,7 @@ cdef class Walker:
             pre, post1, post2 = aria_props(attrs)
         else:
             pre = post1 = post2 = ""
-        if attrs and "required" in attrs and ", required" not in post1:
+        if (bits & A_REQUIRED) and ", required" not in post1:
             post1 += ", required"
         if p.disabled:
             pre = ", disabled=True"
