@@ -15,13 +15,20 @@ them: each side in a fresh process parses every page once, keeps every Page, and
 the time spent in collections (``gc.callbacks``) per 1,000 pages and the objects the
 collector tracks per kept page.
 
+``--steps forum,issues`` measures the collector during episodes: each side in fresh processes
+(alternating, 3 rounds) steps every oracle plan of the app (seeds 0-2, after one untimed
+pass at seed 9 and a full collection), with ``simweb.browsing``'s
+``parse_page`` swapped for the side's; reported: the collector's time per step
+(``gc.callbacks``), full collections, and the median step's thread-CPU time.
+
 ``--loop SIDE APP N`` only parses the first N pages of APP with SIDE (``base`` or ``head``)
 inside one ``map()`` call, for an instruction count that leaves out imports and setup
 (``none`` parses nothing: its count, of the map() calls made while importing, is the one to
 subtract)::
 
+    python benchmarks/bench_parse_ab.py --save-pages /tmp/pages.json   # the page set, once
     valgrind --tool=callgrind --toggle-collect=map_next --callgrind-out-file=F \\
-        python benchmarks/bench_parse_ab.py --loop head forum 60
+        python benchmarks/bench_parse_ab.py --pages /tmp/pages.json --loop head forum 60
 
     python benchmarks/bench_parse_ab.py [--base REV] [--apps forum,issues] [--seeds N] [--gc] [--out FILE]
 """
@@ -137,9 +144,51 @@ def gc_cost(base_dir: Path, all_pages: list[str], rounds: int = 3) -> dict[str, 
     return {side: {k: round(median(r[k] for r in runs), 2) for k in runs[0]} for side, runs in out.items()}
 
 
-def loop(side: str, app: str, n: int, base_dir: Path) -> None:
+_STEPS_CHILD = r"""
+import gc, json, sys, time
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[4])
+side, app = sys.argv[2], sys.argv[3]
+import simweb
+from simweb import browsing
+if side == "base":
+    import axtree_base
+    browsing.parse_page = axtree_base.parse_page
+browsing.parse_cached.cache_clear()
+from bench_apps import step_times
+env = simweb.make(app, seed=0)
+step_times(env, range(9, 10))
+gc.collect()   # both sides start the window from the same collector state
+spent, full, start = [0], [0], [0]
+def hook(phase, info):
+    if phase == "start":
+        start[0] = time.perf_counter_ns()
+    else:
+        spent[0] += time.perf_counter_ns() - start[0]
+        full[0] += info["generation"] == 2
+gc.callbacks.append(hook)
+t = step_times(env, range(0, 3))
+gc.callbacks.remove(hook)
+cpu = sorted(t["cpu"])
+print(json.dumps({"steps": len(cpu), "gc_us_per_step": spent[0] / 1e3 / len(cpu), "full_collections": full[0],
+                  "median_step_cpu_ms": cpu[len(cpu) // 2] * 1e3}))
+"""
+
+
+def step_gc(base_dir: Path, app: str, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """The collector's cost per step of `app`'s oracle plans with each side's parse."""
+    out: dict[str, list[dict[str, float]]] = {"base": [], "head": []}
+    for _ in range(rounds):
+        for side in out:
+            res = subprocess.run([sys.executable, "-c", _STEPS_CHILD, str(base_dir), side, app,
+                                  str(Path(__file__).resolve().parent)], check=True, capture_output=True, text=True)
+            out[side].append(json.loads(res.stdout.strip().splitlines()[-1]))
+    return {side: {k: round(median(r[k] for r in runs), 3) for k in runs[0]} for side, runs in out.items()}
+
+
+def loop(side: str, app: str, n: int, base_dir: Path, pages_file: Path | None) -> None:
     mods = sides(base_dir)   # both imported whatever the side: imports may call map() too
-    htmls = pages([app], 2)[app][:n]
+    htmls = (json.loads(pages_file.read_text()) if pages_file else pages([app], 2))[app][:n]
     if side == "none":   # the count to subtract: what map() costs outside the parses
         return
     mod = mods[side]
@@ -154,16 +203,23 @@ def main() -> None:
     ap.add_argument("--apps", default=APPS)
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--gc", action="store_true", help="also measure the collector with the pages kept")
+    ap.add_argument("--steps", default="", help="apps whose episodes measure the collector per step")
+    ap.add_argument("--save-pages", type=Path, help="write the page set (JSON, by app) to this file and stop")
+    ap.add_argument("--pages", type=Path, help="the page set from --save-pages instead of running the plans")
     ap.add_argument("--loop", nargs=3, metavar=("SIDE", "APP", "N"), help="only parse, for callgrind")
     args = ap.parse_args()
+    if args.save_pages:
+        args.save_pages.write_text(json.dumps(pages(args.apps.split(","), args.seeds)))
+        return
     with tempfile.TemporaryDirectory(prefix="parse_ab_") as tmp:
         base_dir = build_base(args.base, Path(tmp))
         if args.loop:
             side, app, n = args.loop
-            loop(side, app, int(n), base_dir)
+            loop(side, app, int(n), base_dir, args.pages)
             return
         mods = sides(base_dir)
-        by_app = pages(args.apps.split(","), args.seeds)
+        by_app = json.loads(args.pages.read_text()) if args.pages else pages(args.apps.split(","), args.seeds)
+        by_app = {app: by_app[app] for app in args.apps.split(",")}
         res: dict[str, Any] = {}
         every: dict[str, list[int]] = {"base": [], "head": []}
         for app, htmls in by_app.items():
@@ -186,6 +242,13 @@ def main() -> None:
                         ["side", "gc ms per 1000 pages", "tracked objects per page"],
                         [[s, r["gc_ms_per_1000"], r["tracked_per_page"]] for s, r in g.items()])
             out["gc"] = g
+        if args.steps:
+            per = {app: step_gc(base_dir, app) for app in args.steps.split(",")}
+            print_table("collector per step of the oracle plans (fresh process per side, median of 3)",
+                        ["app", "side", "steps", "gc us per step", "full collections", "median step cpu ms"],
+                        [[a, s, r["steps"], r["gc_us_per_step"], r["full_collections"], r["median_step_cpu_ms"]]
+                         for a, sides_ in per.items() for s, r in sides_.items()])
+            out["steps"] = per
         write_json(args.out, "parse_ab", out)
 
 

@@ -3,10 +3,14 @@
 """The AX-tree walk of :mod:`simweb.axtree`, compiled, reading lexbor's C tree directly.
 
 This is a line-by-line port of ``axtree._Builder``'s walk (``walk`` and everything it
-reaches). It appends the same records, pending elements, forms, controls, labels and
-selects to the same ``_Builder`` object, so ``_Builder.resolve`` and the rest of
-``parse_page`` run unchanged after it. The Python walk stays the reference: axtree
-compares the two on a probe document at import and falls back to Python on any
+reaches), of its ``resolve`` and of the line formatting and reference freezing. It fills
+the same ``_Builder`` object (records, pending elements, forms, controls, labels,
+selects), with three differences the compiled steps after it know about, none visible in
+the Page: a pending element is a ``Pending`` (a typed class, not ``axtree._Pending``), a
+plain element's pending entry is made final as soon as its line is (the 5-tuple that
+``freeze_references`` makes of the others), and a text record is its str, its depth and
+parent going to ``format_lines`` in a C array. The Python walk stays the reference: axtree
+compares the two Pages on a probe document at import and falls back to Python on any
 difference.
 
 What it reads, and how selectolax reads the same thing (selectolax 1.0.x):

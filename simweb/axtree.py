@@ -288,7 +288,10 @@ _K_OPTION = 5  # option of a select: follows its select's overlay
 
 # Record layout.  One plain list per AX line, appended in document order
 # (lists are several times cheaper to create than objects, and the walk
-# creates thousands of them on a big page).  Text records stop at _R_NAME.
+# creates thousands of them on a big page).  Text records stop at _R_NAME
+# (the compiled walk makes a text record the str alone, its depth and parent
+# kept aside: see simweb/_axwalk.pyx).  A Page keeps, frozen, only the records
+# an overlay can re-format (see _format_lines).
 _R_KIND, _R_DEPTH, _R_PARENT, _R_BID, _R_ROLE, _R_NAME = 0, 1, 2, 3, 4, 5
 # value shown (None: no value=), property strings split around the dynamic
 # part: PRE (disabled) | focused | POST1 (hasPopup, required) | DYN (checked
