@@ -1016,7 +1016,6 @@ cdef class Walker:
         cdef int code = 0
         cdef mask_t bits = 0
         cdef int f
-        cdef list recs = self.recs
         cdef dict attrs
         cdef str text
         while child != NULL:
