@@ -3,10 +3,14 @@
 """The AX-tree walk of :mod:`simweb.axtree`, compiled, reading lexbor's C tree directly.
 
 This is a line-by-line port of ``axtree._Builder``'s walk (``walk`` and everything it
-reaches). It appends the same records, pending elements, forms, controls, labels and
-selects to the same ``_Builder`` object, so ``_Builder.resolve`` and the rest of
-``parse_page`` run unchanged after it. The Python walk stays the reference: axtree
-compares the two on a probe document at import and falls back to Python on any
+reaches), of its ``resolve`` and of the line formatting and reference freezing. It fills
+the same ``_Builder`` object (records, pending elements, forms, controls, labels,
+selects), with three differences the compiled steps after it know about, none visible in
+the Page: a pending element is a ``Pending`` (a typed class, not ``axtree._Pending``), a
+plain element's pending entry is made final as soon as its line is (the 5-tuple that
+``freeze_references`` makes of the others), and a text record is its str, its depth and
+parent going to ``format_lines`` in a C array. The Python walk stays the reference: axtree
+compares the two Pages on a probe document at import and falls back to Python on any
 difference.
 
 What it reads, and how selectolax reads the same thing (selectolax 1.0.x):
@@ -25,18 +29,25 @@ lexbor's functions are taken from selectolax's own extension module (already loa
 dlsym: the lexbor headers are not installed, so they cannot be included.
 """
 
+cimport cython
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from libc.string cimport memset
 from cpython.ref cimport PyObject
-from cpython.unicode cimport PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
+from cpython.unicode cimport PyUnicode_Contains, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
 
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object o)
     void *PyUnicode_DATA(object o)
     Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    int PyUnicode_KIND(object o)
+    Py_UCS4 PyUnicode_READ(int kind, const void *data, Py_ssize_t index) nogil
+    void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value) nogil
+    bint Py_UNICODE_ISSPACE(Py_UCS4 ch) nogil
+    bint Py_UNICODE_ISPRINTABLE(Py_UCS4 ch) nogil
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 
 cdef extern from "<dlfcn.h>" nogil:
@@ -161,13 +172,40 @@ DEF B_BUTTON_NAME = 16
 DEF B_BID = 32
 DEF B_HREF = 64
 
+# One bit per attribute name that the walk asks about (bits 8 and up, beside the B_* bits
+# of the same mask): `name in attrs` is `mask & A_NAME`, and a lookup of an absent name is
+# skipped. Set by configure() from ATTR_NAMES (a name's bit is 1 << (8 + its index)).
+ctypedef unsigned long long mask_t
+ATTR_NAMES = ("role", "aria-label", "aria-labelledby", "title", "form", "name", "disabled", "type",
+              "value", "checked", "multiple", "required", "aria-selected", "open", "for", "id",
+              "method", "action", "alt")
+cdef mask_t A_ROLE = (<mask_t> 1) << 8
+cdef mask_t A_ARIA_LABEL = (<mask_t> 1) << 9
+cdef mask_t A_ARIA_LABELLEDBY = (<mask_t> 1) << 10
+cdef mask_t A_TITLE = (<mask_t> 1) << 11
+cdef mask_t A_FORM = (<mask_t> 1) << 12
+cdef mask_t A_NAME = (<mask_t> 1) << 13
+cdef mask_t A_DISABLED = (<mask_t> 1) << 14
+cdef mask_t A_TYPE = (<mask_t> 1) << 15
+cdef mask_t A_VALUE = (<mask_t> 1) << 16
+cdef mask_t A_CHECKED = (<mask_t> 1) << 17
+cdef mask_t A_MULTIPLE = (<mask_t> 1) << 18
+cdef mask_t A_REQUIRED = (<mask_t> 1) << 19
+cdef mask_t A_ARIA_SELECTED = (<mask_t> 1) << 20
+cdef mask_t A_OPEN = (<mask_t> 1) << 21
+cdef mask_t A_FOR = (<mask_t> 1) << 22
+cdef mask_t A_ID = (<mask_t> 1) << 23
+cdef mask_t A_METHOD = (<mask_t> 1) << 24
+cdef mask_t A_ACTION = (<mask_t> 1) << 25
+cdef mask_t A_ALT = (<mask_t> 1) << 26
+
 # Attribute names by name id, per walk: an attribute's qualified name is lexbor's name for
 # its id (a built-in id, or one this document defined), so within one document the id
 # says the name. Slots hold the id, the name's B_* bits and the decoded name (kept alive
 # by the cache's list). One cache per walk in progress (see take_cache).
 cdef struct aslot:
     uintptr_t key
-    int bits
+    mask_t bits
     PyObject *name
 
 DEF ACACHE = 1024
@@ -182,7 +220,8 @@ cdef dict code_of = {}
 cdef dict attr_bits = {}
 
 # Tables and classes of simweb.axtree (set by configure()).
-cdef object Pending = None
+cdef object Element = None
+cdef object attr_str = None
 cdef object DuplicateBidError = None
 cdef frozenset NAME_FROM_CONTENT = frozenset()
 cdef frozenset CHECKABLE_ROLES = frozenset()
@@ -217,7 +256,7 @@ def configure(ns: dict, tag_ids: dict) -> None:
 
     `tag_ids` maps "-text", "-comment", "-doctype", "-document" and "title" to lexbor's
     tag ids (``LexborNode.tag_id`` of such nodes)."""
-    global Pending, DuplicateBidError, NAME_FROM_CONTENT, CHECKABLE_ROLES, ARIA_ROLES
+    global Element, attr_str, DuplicateBidError, NAME_FROM_CONTENT, CHECKABLE_ROLES, ARIA_ROLES
     global TEXT_INPUTS, BUTTON_INPUTS, CONTROL_NAMES, DEFAULT_BUTTON_LABEL, configured
     global TAG_TEXT, TAG_DOCUMENT, TAG_COMMENT, TAG_DOCTYPE, TAG_TITLE
     cdef int i, code
@@ -228,7 +267,8 @@ def configure(ns: dict, tag_ids: dict) -> None:
     TAG_TITLE = tag_ids["title"]
     if TAG_TITLE >= TAG_LAST:
         raise ValueError("unexpected lexbor tag ids")
-    Pending = ns["_Pending"]
+    Element = ns["Element"]
+    attr_str = ns["_attr_str"]
     DuplicateBidError = ns["DuplicateBidError"]
     NAME_FROM_CONTENT = ns["_NAME_FROM_CONTENT"]
     CHECKABLE_ROLES = ns["_CHECKABLE_ROLES"]
@@ -287,6 +327,8 @@ def configure(ns: dict, tag_ids: dict) -> None:
                      ("_STATE_ATTRS", B_STATE), ("_BUTTON_NAME_ATTRS", B_BUTTON_NAME)):
         for name in ns[key]:
             attr_bits[name] = attr_bits.get(name, 0) | bit
+    for i, name in enumerate(ATTR_NAMES):
+        attr_bits[name] = attr_bits.get(name, 0) | (1 << (8 + i))
     configured = True
 
 
@@ -358,22 +400,59 @@ cdef int code_of_node(node_t *n):
     return c
 
 
+cdef struct vslot:
+    size_t length
+    PyObject *value
+
+DEF VCACHE = 256
+DEF VCACHE_MAX_LEN = 16
+
+
 cdef class AttrCache:
-    """Attribute names seen in one document (open addressing on the name id)."""
+    """Attribute names seen in one document (open addressing on the name id), and short
+    ASCII attribute values (type="submit", method="post", class="inline"... repeat on a
+    page: one str each, shared by every dict that holds it; direct-mapped on a hash of
+    the bytes). `names` keeps every cached str alive for as long as a slot points at it."""
     cdef aslot slots[ACACHE]
     cdef size_t used_slots[ACACHE_HALF]   # the slots in use, to clear only those
     cdef int used
+    cdef vslot values[VCACHE]
     cdef list names
 
     def __cinit__(self):
         self.names = []
+        memset(self.values, 0, sizeof(self.values))
 
     cdef void clear(self) noexcept:
         cdef int i
         for i in range(self.used):
             self.slots[self.used_slots[i]].key = 0
         self.used = 0
+        memset(self.values, 0, sizeof(self.values))
         self.names.clear()
+
+
+cdef inline object value_str(AttrCache ac, const lxb_char_t *s, size_t n):
+    """decode(s, n) for an attribute value, the cached str when it is a short ASCII one."""
+    cdef size_t i
+    cdef size_t h = 2166136261
+    cdef vslot *v
+    cdef lxb_char_t c
+    if n > VCACHE_MAX_LEN:
+        return decode(s, n)
+    for i in range(n):
+        c = s[i]
+        if c >= 128:
+            return decode(s, n)
+        h = (h ^ c) * 16777619
+    v = &ac.values[(h ^ (h >> 11)) & (VCACHE - 1)]
+    if v.value != NULL and v.length == n and memcmp(PyUnicode_DATA(<object> v.value), s, n) == 0:
+        return <object> v.value
+    val = PyUnicode_DecodeASCII(<const char *> s, n, NULL)   # what decode() gives for ASCII
+    ac.names.append(val)
+    v.length = n
+    v.value = <PyObject *> val
+    return val
 
 
 cdef AttrCache spare_cache = None
@@ -416,7 +495,7 @@ cdef aslot *attr_slot(AttrCache ac, void *a) except NULL:
     name = decode(s, length) if s != NULL else ""
     ac.names.append(name)
     v = attr_bits.get(name)
-    slot.bits = 0 if v is None else <int> v
+    slot.bits = 0 if v is None else <mask_t> v
     slot.name = <PyObject *> name
     if key != 0:
         slot.key = key
@@ -425,10 +504,10 @@ cdef aslot *attr_slot(AttrCache ac, void *a) except NULL:
     return slot
 
 
-cdef int attr_bits_of(AttrCache ac, node_t *n) except -1:
-    """The B_* bits of the names of `n`'s attributes (without reading their values)."""
+cdef mask_t attr_bits_of(AttrCache ac, node_t *n) except? 0:
+    """The mask of the names of `n`'s attributes (without reading their values)."""
     cdef void *a
-    cdef int b = 0
+    cdef mask_t b = 0
     if n.type != NODE_ELEMENT:
         return 0
     a = first_attribute(n)
@@ -438,14 +517,14 @@ cdef int attr_bits_of(AttrCache ac, node_t *n) except -1:
     return b
 
 
-cdef dict attrs_of(AttrCache ac, node_t *n, int *bits):
-    """LexborNode.attributes, and the B_* bits of the attribute names present."""
+cdef dict attrs_of(AttrCache ac, node_t *n, mask_t *bits):
+    """LexborNode.attributes, and the mask of the attribute names present."""
     cdef dict d = {}
     cdef void *a
     cdef size_t vlength = 0
     cdef const lxb_char_t *s
     cdef aslot *slot
-    cdef int b = 0
+    cdef mask_t b = 0
     if n.type != NODE_ELEMENT:
         bits[0] = 0
         return d
@@ -454,14 +533,14 @@ cdef dict attrs_of(AttrCache ac, node_t *n, int *bits):
         slot = attr_slot(ac, a)
         b |= slot.bits
         s = attr_value(a, &vlength)
-        d[<object> slot.name] = decode(s, vlength) if s != NULL else None
+        d[<object> slot.name] = value_str(ac, s, vlength) if s != NULL else None
         a = next_attribute(a)
     bits[0] = b
     return d
 
 
 cdef inline dict attrs_only(AttrCache ac, node_t *n):
-    cdef int b = 0
+    cdef mask_t b = 0
     return attrs_of(ac, n, &b)
 
 
@@ -606,7 +685,7 @@ cdef node_t *first_descendant(node_t *root, uintptr_t tag_id) noexcept:
 # --------------------------------------------------------------------------
 
 cdef str collapse(str text):
-    """" ".join(text.split()); ASCII text is collapsed in C."""
+    """" ".join(text.split()); ASCII text is collapsed on its bytes."""
     cdef object s
     if PyUnicode_IS_ASCII(text):
         if ascii_collapsed(<const lxb_char_t *> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)):
@@ -614,14 +693,86 @@ cdef str collapse(str text):
         s = collapse_ascii(<const lxb_char_t *> PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text))
         if s is not None:
             return s
-    return " ".join(text.split())
+    return collapse_unicode(text)
+
+
+cdef str collapse_unicode(str text):
+    """" ".join(text.split()) for any str, in two passes over its code points and one
+    allocation (split() makes a string per word and a list). Whitespace is str.split()'s,
+    Py_UNICODE_ISSPACE; the result is sized to its own widest character, as a str must be."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i, n = PyUnicode_GET_LENGTH(text)
+    cdef Py_ssize_t k = 0
+    cdef Py_UCS4 ch, maxc = 0
+    cdef bint gap = False
+    cdef bint changed = False
+    cdef int okind
+    cdef void *odata
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        if Py_UNICODE_ISSPACE(ch):
+            if gap or k == 0 or ch != 32:
+                changed = True   # dropped, or replaced by a plain space
+            gap = k > 0
+        else:
+            if gap:
+                k += 1
+                gap = False
+            k += 1
+            if ch > maxc:
+                maxc = ch
+    if gap:
+        changed = True   # a trailing run
+    if not changed:
+        return text
+    if k == 0:
+        return ""
+    out = PyUnicode_New(k, maxc)   # an inserted space (32) never widens: below 128 is ASCII
+    okind = PyUnicode_KIND(out)
+    odata = PyUnicode_DATA(out)
+    k = 0
+    gap = False
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        if Py_UNICODE_ISSPACE(ch):
+            gap = k > 0
+        else:
+            if gap:
+                PyUnicode_WRITE(okind, odata, k, 32)
+                k += 1
+                gap = False
+            PyUnicode_WRITE(okind, odata, k, ch)
+            k += 1
+    return out
+
+
+cdef str lowered(str s):
+    """s.strip().lower(), without the two new strings when `s` is a lowercase ASCII token
+    already (as attribute values such as type="submit" or method="post" mostly are)."""
+    cdef const lxb_char_t *p
+    cdef Py_ssize_t i, n
+    cdef lxb_char_t c
+    if PyUnicode_IS_ASCII(s):
+        p = <const lxb_char_t *> PyUnicode_DATA(s)
+        n = PyUnicode_GET_LENGTH(s)
+        if n == 0:
+            return s
+        if not py_space(p[0]) and not py_space(p[n - 1]):
+            for i in range(n):
+                c = p[i]
+                if 65 <= c <= 90:
+                    break
+            else:
+                return s
+    return s.strip().lower()
 
 
 cdef bint is_hidden(int code, dict attrs):
     if "hidden" in attrs:
         return True
     ah = attrs.get("aria-hidden")
-    if ah is not None and ah.strip().lower() == "true":
+    if ah is not None and lowered(ah) == "true":
         return True
     style = attrs.get("style")
     if style:
@@ -632,7 +783,7 @@ cdef bint is_hidden(int code, dict attrs):
         return True
     if code == C_INPUT:
         t = attrs.get("type")
-        if t is not None and t.strip().lower() == "hidden":
+        if t is not None and lowered(t) == "hidden":
             return True
     return False
 
@@ -642,7 +793,7 @@ cdef object explicit_role(dict attrs):
     if not raw:
         return None
     for token in raw.split():
-        token = token.lower()
+        token = lowered(token)   # split() tokens: strip() changes nothing
         if token in ARIA_ROLES:
             if token == "presentation" or token == "none":
                 return "generic"
@@ -658,7 +809,7 @@ cdef inline object href_of(dict attrs):
 
 
 cdef str tristate(v):
-    v = (v or "").strip().lower()
+    v = lowered(v or "")
     return v if v in ("true", "false", "mixed") else "false"
 
 
@@ -667,9 +818,9 @@ cdef tuple aria_props(dict attrs):
     post1 = ""
     hp = attrs.get("aria-haspopup")
     if hp:
-        hp = hp.strip().lower()
+        hp = lowered(hp)
         if hp and hp != "false":
-            post1 = ", hasPopup='menu'" if hp == "true" else ", hasPopup=" + repr(hp)
+            post1 = ", hasPopup='menu'" if hp == "true" else ", hasPopup=" + quoted(hp)
     if attrs.get("aria-required") == "true":
         post1 += ", required"
     post2 = ""
@@ -678,7 +829,7 @@ cdef tuple aria_props(dict attrs):
         post2 = ", expanded=True" if ex == "true" else ", expanded=False"
     pr = attrs.get("aria-pressed")
     if pr == "true" or pr == "false" or pr == "mixed":
-        post2 += ", pressed=" + repr(pr)
+        post2 += ", pressed='true'" if pr == "true" else (", pressed='false'" if pr == "false" else ", pressed='mixed'")
     return pre, post1, post2
 
 
@@ -699,30 +850,89 @@ cdef inline list new_rec(int kind, int depth, int parent, bid, role):
 # The walk
 # --------------------------------------------------------------------------
 
+@cython.no_gc
+@cython.freelist(64)
+cdef class Pending:
+    """axtree._Pending, compiled: typed fields instead of an instance dict (the walk makes
+    one per control and per bid that has no line of its own, and sets a dozen fields on
+    each). Not tracked by the garbage collector: it refers to strings, dicts of strings,
+    line records and its Element, never back to anything that refers to it, so it cannot
+    be part of a cycle; a cached Page holds dozens of them."""
+    cdef public object bid
+    cdef public object tag
+    cdef public object role
+    cdef public object attrs
+    cdef public bint hidden
+    cdef public object name
+    cdef public object form
+    cdef public object form_attr
+    cdef public object input_type
+    cdef public object field_name
+    cdef public object value
+    cdef public bint checked
+    cdef public object options
+    cdef public object href
+    cdef public bint disabled
+    cdef public bint multiple
+    cdef public object rec
+    cdef public object label
+    cdef public bint labelable
+    cdef public object content
+    cdef public object element
+
+    def build(self):
+        """axtree._Pending.build."""
+        el = self.element
+        if el is None:
+            el = self.element = Element(
+                self.bid, self.tag, self.role, self.name, attr_str(self.attrs),
+                self.form, self.input_type, self.field_name, self.value, self.checked,
+                self.options, self.href, self.disabled, self.multiple, self.hidden,
+            )
+        return el
+
+
+cdef inline Pending new_pending(bid, str tag, role, dict attrs, bint hidden):
+    """_Pending(bid, tag, role, attrs, hidden), with _Pending's class-level defaults."""
+    cdef Pending p = Pending.__new__(Pending)
+    p.bid = bid
+    p.tag = tag
+    p.role = role
+    p.attrs = attrs
+    p.hidden = hidden
+    p.name = ""
+    p.options = ()
+    return p
+
+
+@cython.freelist(16)
 cdef class Ctx:
-    """axtree._Ctx."""
+    """axtree._Ctx. Made by new_ctx(), not called: a call parses its arguments."""
     cdef object form
     cdef object label
     cdef bint in_section
     cdef bint fs_disabled
 
-    def __cinit__(self, form=None, label=None, bint in_section=False, bint fs_disabled=False):
-        self.form = form
-        self.label = label
-        self.in_section = in_section
-        self.fs_disabled = fs_disabled
-
     cdef Ctx with_form(self, form):
-        return Ctx(form, self.label, self.in_section, self.fs_disabled)
+        return new_ctx(form, self.label, self.in_section, self.fs_disabled)
 
     cdef Ctx with_label(self, label):
-        return Ctx(self.form, label, self.in_section, self.fs_disabled)
+        return new_ctx(self.form, label, self.in_section, self.fs_disabled)
 
     cdef Ctx with_section(self):
-        return self if self.in_section else Ctx(self.form, self.label, True, self.fs_disabled)
+        return self if self.in_section else new_ctx(self.form, self.label, True, self.fs_disabled)
 
     cdef Ctx with_fs_disabled(self):
-        return Ctx(self.form, self.label, self.in_section, True)
+        return new_ctx(self.form, self.label, self.in_section, True)
+
+
+cdef inline Ctx new_ctx(form, label, bint in_section, bint fs_disabled):
+    cdef Ctx c = Ctx.__new__(Ctx)
+    c.form = form
+    c.label = label
+    c.in_section = in_section
+    c.fs_disabled = fs_disabled
+    return c
 
 
 cdef class Walker:
@@ -736,8 +946,14 @@ cdef class Walker:
     cdef list need_names
     cdef list selects
     cdef AttrCache ac
+    cdef int *texts          # (depth, parent) of each text record, in record order
+    cdef Py_ssize_t ntexts
+    cdef Py_ssize_t texts_cap
 
     def __cinit__(self, b):
+        self.texts = NULL
+        self.ntexts = 0
+        self.texts_cap = 0
         self.recs = b.recs
         self.pending = b.pending
         self.controls = b.controls
@@ -747,16 +963,29 @@ cdef class Walker:
         self.need_names = b.need_names
         self.selects = b.selects
 
+    def __dealloc__(self):
+        free(self.texts)
+
+    cdef int add_text(self, str s, int depth, int parent) except -1:
+        """A StaticText record: the text itself goes in `recs` (a str, no tuple), its depth
+        and parent in `texts` (format_lines reads both)."""
+        cdef int *grown
+        if self.ntexts == self.texts_cap:
+            self.texts_cap = self.texts_cap * 2 + 64
+            grown = <int *> realloc(self.texts, self.texts_cap * 2 * sizeof(int))
+            if grown == NULL:
+                raise MemoryError()
+            self.texts = grown
+        self.texts[2 * self.ntexts] = depth
+        self.texts[2 * self.ntexts + 1] = parent
+        self.ntexts += 1
+        self.recs.append(s)
+        return 0
+
     # Registration ----------------------------------------------------------------
 
-    cdef object register(self, bid, str tag, role, dict attrs, bint hidden):
-        # _Pending(bid, tag, role, attrs, hidden) without running its __init__ frame.
-        p = Pending.__new__(Pending)
-        p.bid = bid
-        p.tag = tag
-        p.role = role
-        p.attrs = attrs
-        p.hidden = hidden
+    cdef Pending register(self, bid, str tag, role, dict attrs, bint hidden):
+        cdef Pending p = new_pending(bid, tag, role, attrs, hidden)
         if bid is not None:
             if bid in self.pending:
                 self.duplicate(bid, tag)
@@ -765,14 +994,15 @@ cdef class Walker:
 
     cdef int duplicate(self, bid, str tag) except -1:
         first = self.pending[bid]
-        first_tag = first[0] if type(first) is tuple else first.tag
+        # a claimed bid (the tag), an element's tuple (tag first) or a Pending
+        first_tag = first if type(first) is str else (first[0] if type(first) is tuple else first.tag)
         raise DuplicateBidError(f"duplicate bid {bid!r} (on <{first_tag}> and on <{tag}>)")
 
-    cdef int open_form(self, bid, dict attrs) except -1:
+    cdef int open_form(self, bid, dict attrs, mask_t bits) except -1:
         cdef int idx = len(self.forms)
-        method = (attrs.get("method") or "get").strip().lower()
-        self.forms.append((bid, attrs.get("action") or "", "post" if method == "post" else "get"))
-        fid = attrs.get("id")
+        method = lowered(attrs["method"] or "get") if bits & A_METHOD else "get"
+        self.forms.append((bid, (attrs["action"] or "") if bits & A_ACTION else "", "post" if method == "post" else "get"))
+        fid = attrs["id"] if bits & A_ID else None
         if fid and fid not in self.form_ids:
             self.form_ids[fid] = idx
         return idx
@@ -784,9 +1014,8 @@ cdef class Walker:
         cdef node_t *nxt
         cdef bint skip_empty = acc is None
         cdef int code = 0
-        cdef int bits = 0
+        cdef mask_t bits = 0
         cdef int f
-        cdef list recs = self.recs
         cdef dict attrs
         cdef str text
         while child != NULL:
@@ -808,7 +1037,7 @@ cdef class Walker:
                 else:
                     s = ""
                 if s:
-                    recs.append((0, depth, parent, None, "StaticText", s))
+                    self.add_text(s, depth, parent)
             elif not (f & F_SKIP):
                 # Attribute names first: most elements need no attribute dict at all.
                 bits = attr_bits_of(self.ac, child)
@@ -845,11 +1074,11 @@ cdef class Walker:
         if bid is not None:
             if bid in self.pending:
                 self.duplicate(bid, tag)
-            self.pending[bid] = (tag, attrs, rec)
+            self.pending[bid] = tag   # claimed; the entry is made once the name is known
         block = code != C_A
         if tag_flags[code] & F_FAST_NFC:
             if not block:
-                rec[10] = ", url=" + repr(href_of(attrs))
+                rec[10] = ", url=" + quoted_obj(href_of(attrs))
             mine = []
             self.walk(node, depth + 1, idx, mine, ctx)
             rec[5] = collapse("".join(mine))
@@ -866,9 +1095,13 @@ cdef class Walker:
             acc.append(" ")
         else:
             self.walk(node, depth + 1, idx, None, ctx)
+        if bid is not None:
+            # What freeze_references() would make of (tag, attrs, rec): nothing can change
+            # this line's name or properties any more.
+            self.pending[bid] = (tag, attrs, role, rec[5], False)
         return 0
 
-    cdef int visit(self, node_t *node, str tag, int code, dict attrs, int bits, int depth, int parent,
+    cdef int visit(self, node_t *node, str tag, int code, dict attrs, mask_t bits, int depth, int parent,
                    list acc, Ctx ctx) except -1:
         cdef int f = tag_flags[code]
         cdef int expanded = -1
@@ -885,24 +1118,24 @@ cdef class Walker:
         cdef int want
         cdef int ccode = 0
         if f & F_OPAQUE:
-            self.hidden_element(node, tag, code, attrs, attrs.get("bid") if attrs else None, ctx)
+            self.hidden_element(node, tag, code, attrs, bits, attrs["bid"] if bits & B_BID else None, ctx)
             return 0
         if attrs:
-            bid = attrs.get("bid")
+            bid = attrs["bid"] if bits & B_BID else None
             if (code == C_INPUT or code == C_DIALOG or (bits & B_HIDING)) and is_hidden(code, attrs):
-                self.hidden_element(node, tag, code, attrs, bid, ctx)
+                self.hidden_element(node, tag, code, attrs, bits, bid, ctx)
                 return 0
         else:
             bid = None
             if code == C_DIALOG:
-                self.hidden_element(node, tag, code, attrs, bid, ctx)
+                self.hidden_element(node, tag, code, attrs, bits, bid, ctx)
                 return 0
 
         if f & F_CONTROL:
             self.visit_control(node, tag, code, attrs, bits, bid, depth, parent, acc, ctx)
             return 0
 
-        role = explicit_role(attrs) if attrs and "role" in attrs else None
+        role = explicit_role(attrs) if bits & A_ROLE else None
         if role is None:
             role = tag_roles[code]
             if role is None and (f & F_CONTEXT):
@@ -916,7 +1149,7 @@ cdef class Walker:
                 role = role or "DisclosureTriangle"
 
         if role is None:
-            self.visit_generic(node, tag, code, attrs, bid, depth, parent, acc, ctx)
+            self.visit_generic(node, tag, code, attrs, bits, bid, depth, parent, acc, ctx)
             return 0
 
         # An element with a line of its own.
@@ -927,8 +1160,8 @@ cdef class Walker:
         if bid is not None:
             if bid in self.pending:
                 self.duplicate(bid, tag)
-            self.pending[bid] = (tag, attrs, rec)
-        aria = attrs.get("aria-label") if attrs else None
+            self.pending[bid] = tag   # claimed; the entry is made once the name is known
+        aria = attrs["aria-label"] if bits & A_ARIA_LABEL else None
         if aria is not None:
             aria = collapse(aria)
 
@@ -939,22 +1172,22 @@ cdef class Walker:
             if bits & B_STATE:
                 rec[7], rec[8], post2 = aria_props(attrs)
             if role in CHECKABLE_ROLES:
-                rec[9] = ", checked=" + repr(tristate(attrs.get("aria-checked")))
-            elif "aria-selected" in attrs:
+                rec[9] = ", checked=" + quoted(tristate(attrs.get("aria-checked")))
+            elif bits & A_ARIA_SELECTED:
                 rec[9] = ", selected=True" if attrs["aria-selected"] == "true" else ", selected=False"
         elif role in CHECKABLE_ROLES:
             rec[9] = ", checked='false'"
         if expanded >= 0:
             post2 = (", expanded=True" if expanded else ", expanded=False") + post2
         if code == C_FORM:
-            c = ctx.with_form(self.open_form(bid, attrs))
+            c = ctx.with_form(self.open_form(bid, attrs, bits))
         elif code == C_NAV or code == C_MAIN or code == C_ARTICLE or code == C_ASIDE or code == C_SECTION:
             c = ctx.with_section()
         elif code == C_FIELDSET:
-            if "disabled" in attrs:
+            if bits & A_DISABLED:
                 c = ctx.with_fs_disabled()
         elif code == C_A and role == "link":
-            url = ", url=" + repr(href_of(attrs))
+            url = ", url=" + quoted_obj(href_of(attrs))
         rec[10] = post2 + url
 
         if code == C_IMG or code == C_SVG:
@@ -966,6 +1199,8 @@ cdef class Walker:
                 # Icon internals are not exposed, but may hold bids.
                 self.walk_hidden(node, c)
             rec[5] = name
+            if bid is not None:
+                self.pending[bid] = (tag, attrs, role, name, ", disabled=True" in rec[7])
             if acc is not None and name:
                 acc.append(" " + name + " ")
             return 0
@@ -979,14 +1214,14 @@ cdef class Walker:
             # An aria-label replaces this subtree's text in an outer name.
             child_acc = None if aria else acc
         if code == C_LABEL:
-            target = attrs.get("for") if attrs else None
+            target = attrs["for"] if bits & A_FOR else None
             if target:
                 self.label_for.setdefault(target, []).append(mine if mine is not None else [node_text(node)])
             else:
                 c = c.with_label([mine, False])
         if child_acc is not None and block:
             child_acc.append(" ")
-        if code == C_DETAILS and "open" not in attrs:
+        if code == C_DETAILS and not (bits & A_OPEN):
             self.walk_closed_details(node, depth + 1, idx, c)
         else:
             self.walk(node, depth + 1, idx, child_acc, c)
@@ -1008,13 +1243,17 @@ cdef class Walker:
                         name = collapse(node_text(ch))
                         break
                     ch = ch.next
-            if not name and attrs and role != "LabelText" and role != "paragraph":
-                title = attrs.get("title")
+            if not name and (bits & A_TITLE) and role != "LabelText" and role != "paragraph":
+                title = attrs["title"]
                 if title:
                     name = collapse(title)
-        if attrs and attrs.get("aria-labelledby"):
-            self.need_names.append((None, rec, attrs))
         rec[5] = name
+        if (bits & A_ARIA_LABELLEDBY) and attrs["aria-labelledby"]:
+            self.need_names.append((None, rec, attrs))
+            if bid is not None:
+                self.pending[bid] = (tag, attrs, rec)   # resolve() may rename it: frozen later
+        elif bid is not None:
+            self.pending[bid] = (tag, attrs, role, name, ", disabled=True" in rec[7])
         if acc is not None:
             if aria:
                 acc.append(" " + aria + " ")
@@ -1045,16 +1284,17 @@ cdef class Walker:
                 return "region"
         return None
 
-    cdef int visit_generic(self, node_t *node, str tag, int code, dict attrs, bid, int depth, int parent,
-                           list acc, Ctx ctx) except -1:
+    cdef int visit_generic(self, node_t *node, str tag, int code, dict attrs, mask_t bits, bid, int depth,
+                           int parent, list acc, Ctx ctx) except -1:
         cdef Ctx c = ctx
-        aria = attrs.get("aria-label") if attrs else None
+        cdef Pending p
+        aria = attrs["aria-label"] if bits & A_ARIA_LABEL else None
         if bid is not None:
             p = self.register(bid, tag, "generic", attrs, False)
             if aria:
                 p.name = collapse(aria)
         if code == C_FORM:
-            c = ctx.with_form(self.open_form(bid, attrs))
+            c = ctx.with_form(self.open_form(bid, attrs, bits))
         elif code == C_SECTION:
             c = ctx.with_section()
         elif code == C_FIELDSET and "disabled" in attrs:
@@ -1083,7 +1323,7 @@ cdef class Walker:
         cdef bint seen_summary = False
         cdef node_t *child = node.first_child
         cdef int code = 0
-        cdef int bits = 0
+        cdef mask_t bits = 0
         cdef dict attrs
         while child != NULL:
             if child.type != NODE_TEXT:
@@ -1094,7 +1334,7 @@ cdef class Walker:
                         seen_summary = True
                         self.visit(child, tag, code, attrs, bits, depth, parent, None, ctx)
                     else:
-                        self.hidden_element(child, tag, code, attrs, attrs.get("bid"), ctx)
+                        self.hidden_element(child, tag, code, attrs, bits, attrs["bid"] if bits & B_BID else None, ctx)
             child = child.next
         return 0
 
@@ -1104,24 +1344,25 @@ cdef class Walker:
         """Register the elements, controls, forms and labels of a subtree without lines."""
         cdef node_t *child = node.first_child
         cdef int code = 0
-        cdef int bits = 0
+        cdef mask_t bits = 0
         cdef dict attrs
         while child != NULL:
             if child.type != NODE_TEXT:
                 tag = tag_of(child, &code)
                 if not (tag_flags[code] & F_SKIP):
                     attrs = attrs_of(self.ac, child, &bits)
-                    self.hidden_element(child, tag, code, attrs, attrs.get("bid") if attrs else None, ctx)
+                    self.hidden_element(child, tag, code, attrs, bits, attrs["bid"] if bits & B_BID else None, ctx)
             child = child.next
         return 0
 
-    cdef int hidden_element(self, node_t *node, str tag, int code, dict attrs, bid, Ctx ctx) except -1:
+    cdef int hidden_element(self, node_t *node, str tag, int code, dict attrs, mask_t bits, bid, Ctx ctx) except -1:
         cdef Ctx c = ctx
+        cdef Pending p
         if tag_flags[code] & F_CONTROL:
             # Hidden controls still take part in form submission.
             p = self.register(bid, tag, "generic", attrs, True)
-            self.control(node, code, attrs, p, ctx)
-            p.role = self.control_role(code, attrs, p)
+            self.control(node, code, attrs, bits, p, ctx)
+            p.role = self.control_role(code, attrs, bits, p)
             if code == C_BUTTON:
                 p.content = node_text(node)
             elif code == C_SELECT:
@@ -1130,7 +1371,7 @@ cdef class Walker:
                 self.need_names.append((p, None, attrs))
             return 0
         if code == C_FORM:
-            c = ctx.with_form(self.open_form(bid, attrs))
+            c = ctx.with_form(self.open_form(bid, attrs, bits))
         elif code == C_LABEL:
             target = attrs.get("for")
             if target:
@@ -1158,8 +1399,8 @@ cdef class Walker:
 
     # Form controls ---------------------------------------------------------------
 
-    cdef object control_role(self, int code, dict attrs, p):
-        r = explicit_role(attrs) if attrs and "role" in attrs else None
+    cdef object control_role(self, int code, dict attrs, mask_t bits, Pending p):
+        r = explicit_role(attrs) if bits & A_ROLE else None
         if r is not None and r != "generic":
             return r
         if code == C_SELECT:
@@ -1180,22 +1421,22 @@ cdef class Walker:
             return "generic"
         return "textbox"  # date, time, color, unknown types...
 
-    cdef int control(self, node_t *node, int code, dict attrs, p, Ctx ctx) except -1:
+    cdef int control(self, node_t *node, int code, dict attrs, mask_t bits, Pending p, Ctx ctx) except -1:
         """Fill the form-related fields of a control's pending element."""
         self.controls.append(p)
-        if attrs and "form" in attrs:
+        if bits & A_FORM:
             p.form_attr = attrs["form"] or ""
         else:
             p.form = ctx.form
-        p.field_name = attrs.get("name") if attrs else None
-        p.disabled = bool(attrs and "disabled" in attrs) or ctx.fs_disabled
+        p.field_name = attrs["name"] if bits & A_NAME else None
+        p.disabled = (bits & A_DISABLED) != 0 or ctx.fs_disabled
         if code == C_INPUT:
-            t = (attrs.get("type") or "text").strip().lower() if attrs else "text"
+            t = lowered(attrs["type"] or "text") if bits & A_TYPE else "text"
             p.input_type = t or "text"
-            v = attrs.get("value") if attrs else None
+            v = attrs["value"] if bits & A_VALUE else None
             if t == "checkbox" or t == "radio":
-                p.value = "on" if not attrs or "value" not in attrs else (v or "")
-                p.checked = "checked" in attrs
+                p.value = "on" if not (bits & A_VALUE) else (v or "")
+                p.checked = (bits & A_CHECKED) != 0
             else:
                 p.value = v or ""
             p.labelable = t != "hidden"
@@ -1206,25 +1447,25 @@ cdef class Walker:
                 p.value = node_text(node)
             elif code == C_SELECT:
                 p.input_type = "select"
-                p.multiple = "multiple" in attrs
+                p.multiple = (bits & A_MULTIPLE) != 0
             else:  # button
-                p.value = (attrs.get("value") or "") if attrs else ""
+                p.value = (attrs["value"] or "") if bits & A_VALUE else ""
         lbl = ctx.label
         if lbl is not None and not lbl[1] and p.labelable:
             lbl[1] = True
             p.label = lbl[0]
         return 0
 
-    cdef int visit_control(self, node_t *node, str tag, int code, dict attrs, int bits, bid, int depth,
+    cdef int visit_control(self, node_t *node, str tag, int code, dict attrs, mask_t bits, bid, int depth,
                            int parent, list acc, Ctx ctx) except -1:
         cdef list recs = self.recs
         cdef int idx
         cdef list rec
         cdef list mine
         cdef bint listbox
-        p = self.register(bid, tag, "generic", attrs, False)
-        self.control(node, code, attrs, p, ctx)
-        role = p.role = self.control_role(code, attrs, p)
+        cdef Pending p = self.register(bid, tag, "generic", attrs, False)
+        self.control(node, code, attrs, bits, p, ctx)
+        role = p.role = self.control_role(code, attrs, bits, p)
         idx = len(recs)
         rec = new_rec(1, depth, parent, bid, role)
         recs.append(rec)
@@ -1233,7 +1474,7 @@ cdef class Walker:
             pre, post1, post2 = aria_props(attrs)
         else:
             pre = post1 = post2 = ""
-        if attrs and "required" in attrs and ", required" not in post1:
+        if (bits & A_REQUIRED) and ", required" not in post1:
             post1 += ", required"
         if p.disabled:
             pre = ", disabled=True"
@@ -1278,7 +1519,7 @@ cdef class Walker:
         self.need_names.append((p, rec, attrs))
         return 0
 
-    cdef int options(self, node_t *node, p, list rec, int depth) except -1:
+    cdef int options(self, node_t *node, Pending p, list rec, int depth) except -1:
         """Collect a select's options, and their lines when `rec` (the select's line) is given."""
         cdef list opts = []
         cdef node_t *child = node.first_child
@@ -1291,6 +1532,7 @@ cdef class Walker:
         cdef list sel
         cdef list option_recs
         cdef list orec
+        cdef Pending op
         while child != NULL:
             if child.type != NODE_TEXT:
                 code = code_of_node(child)
@@ -1371,56 +1613,180 @@ cdef int option_data(AttrCache ac, node_t *node, bint group_disabled, list out) 
     return 0
 
 
-def walk_body(builder, size_t body) -> None:
+def walk_body(builder, size_t body) -> bytes:
     """``builder.walk(body, 1, -1, None, _Ctx())``, compiled: `body` is the ``mem_id`` of
-    the document's ``<body>`` (a LexborNode of a parser that stays alive meanwhile)."""
+    the document's ``<body>`` (a LexborNode of a parser that stays alive meanwhile).
+
+    A text record is its str alone; returns their depths and parents (for format_lines),
+    as C ints in record order."""
     if not configured or el_qualified_name == NULL:
         raise RuntimeError("simweb._axwalk is not set up")
     global spare_cache
     cdef Walker w = Walker(builder)
     w.ac = take_cache()
-    w.walk(<node_t *> body, 1, -1, None, Ctx())
+    w.walk(<node_t *> body, 1, -1, None, new_ctx(None, None, False, False))
     spare_cache = w.ac   # not on an exception: the next walk then makes a new cache
+    if w.ntexts == 0:
+        return b""
+    return (<char *> w.texts)[:w.ntexts * 2 * sizeof(int)]
+
+
+def head_title(size_t head):
+    """The loop of axtree._title over ``<head>``'s children, compiled: the collapsed text of
+    the first ``<title>`` child, or None (`head` is the ``mem_id`` of the document's
+    ``<head>``, a LexborNode of a parser that stays alive meanwhile)."""
+    cdef node_t *child = (<node_t *> head).first_child
+    cdef int code = 0
+    if not configured or el_qualified_name == NULL:
+        raise RuntimeError("simweb._axwalk is not set up")
+    while child != NULL:
+        if child.type != NODE_TEXT and tag_of(child, &code) == "title":
+            return collapse(node_text(child))
+        child = child.next
+    return None
 
 
 cdef list TABS = ["\t" * i for i in range(64)]
 
 
-def format_lines(str title, list recs, dict bid_line, bint freeze) -> list:
-    """axtree._format_lines, compiled (same lines, same frozen records)."""
-    cdef list lines = ["RootWebArea " + repr(title) + ", focused"]
+cdef int quote_kind(str s) noexcept:
+    """How repr() quotes `s` when it needs no escapes: 1 with single quotes, 2 with double
+    quotes (it holds a single quote and no double quote), 0 when repr() must do it (a
+    backslash, a character repr() escapes, or both kinds of quote). repr() escapes ASCII
+    below space and DEL, and any other character that is not printable
+    (Py_UNICODE_ISPRINTABLE, what unicode_repr asks)."""
+    cdef const lxb_char_t *p
+    cdef Py_ssize_t i, n
+    cdef lxb_char_t c
+    cdef Py_UCS4 ch
+    cdef int kind
+    cdef const void *data
+    cdef bint single = False
+    cdef bint double = False
+    n = PyUnicode_GET_LENGTH(s)
+    if PyUnicode_IS_ASCII(s):
+        p = <const lxb_char_t *> PyUnicode_DATA(s)
+        for i in range(n):
+            c = p[i]
+            if c < 32 or c == 127 or c == 92:
+                return 0
+            if c == 39:
+                single = True
+            elif c == 34:
+                double = True
+    else:
+        kind = PyUnicode_KIND(s)
+        data = PyUnicode_DATA(s)
+        for i in range(n):
+            ch = PyUnicode_READ(kind, data, i)
+            if ch < 127:
+                if ch < 32 or ch == 92:
+                    return 0
+                if ch == 39:
+                    single = True
+                elif ch == 34:
+                    double = True
+            elif ch == 127 or not Py_UNICODE_ISPRINTABLE(ch):
+                return 0
+    if not single:
+        return 1
+    return 0 if double else 2
+
+
+cdef inline str quoted(str s):
+    """repr(s), in one join when it only needs quotes (no second scan, no escaping copy)."""
+    cdef int q = quote_kind(s)
+    if q == 1:
+        return f"'{s}'"
+    if q == 2:
+        return f'"{s}"'
+    return repr(s)
+
+
+cdef inline str quoted_obj(o):
+    """repr(o): quoted() for a str."""
+    return quoted(<str> o) if type(o) is str else repr(o)
+
+
+def format_lines(str title, list recs, bytes texts, dict bid_line, list kept, bint freeze) -> list:
+    """axtree._format_lines, compiled (same lines, same kept records), over walk_body()'s
+    records: `texts` holds the depth and parent of each text record (a str in `recs`).
+    Each line is one join of its pieces; a name that repr() would only quote is quoted in
+    that join."""
+    cdef list lines = ["RootWebArea " + quoted(title) + ", focused"]
     cdef Py_ssize_t r, n = len(recs)
     cdef Py_ssize_t d, par
+    cdef int q
     cdef list rec
+    cdef str name, tabs, head, text, role, pre, post1, dyn, post2, line
+    cdef object pname
+    cdef const int *tm = <const int *> (<char *> texts)
+    cdef Py_ssize_t t = 0, ntexts = len(texts) // (2 * sizeof(int))
     for r in range(n):
         item = recs[r]
-        if item[0] == 0:  # StaticText (a tuple from the start)
-            d = item[1]
-            text = item[5]
-            par = item[2]
+        if type(item) is str:  # StaticText
+            if t >= ntexts:
+                raise ValueError("format_lines: more text records than text positions")
+            text = <str> item
+            d = tm[2 * t]
+            par = tm[2 * t + 1]
+            t += 1
             # Drop text already said by the nearest ancestor line's name.
-            if par >= 0 and text in recs[par][5]:
-                continue
-            lines.append(f"{TABS[d] if d < 64 else chr(9) * d}StaticText {text!r}")
+            if par >= 0:
+                pname = recs[par][5]
+                if PyUnicode_Contains(pname, text) == 1:
+                    continue
+            tabs = TABS[d] if d < 64 else "\t" * d
+            q = quote_kind(text)
+            if q == 1:
+                lines.append(f"{tabs}StaticText '{text}'")
+            elif q == 2:
+                lines.append(f'{tabs}StaticText "{text}"')
+            else:
+                lines.append(f"{tabs}StaticText {text!r}")
             continue
         rec = item
         d = rec[1]
         tabs = TABS[d] if d < 64 else "\t" * d
         bid = rec[3]
-        if bid is None:
-            head = f"{tabs}{rec[4]} {rec[5]!r}"
-        else:
-            head = f"{tabs}[{bid}] {rec[4]} {rec[5]!r}"
-            bid_line[bid] = r
+        role = rec[4]
+        name = rec[5]
         value = rec[6]
+        pre = rec[7]
+        post1 = rec[8]
+        dyn = rec[9]
+        post2 = rec[10]
+        if bid is None and rec[0] != 5:
+            # No overlay can reach this line: format it in one go, keep no record.
+            q = quote_kind(name)
+            if value:
+                if q == 1:
+                    line = f"{tabs}{role} '{name}' value={quoted(value)}{pre}{post1}{dyn}{post2}"
+                else:
+                    line = f"{tabs}{role} {quoted(name)} value={quoted(value)}{pre}{post1}{dyn}{post2}"
+            elif q == 1:
+                line = f"{tabs}{role} '{name}'{pre}{post1}{dyn}{post2}"
+            elif q == 2:
+                line = f'{tabs}{role} "{name}"{pre}{post1}{dyn}{post2}'
+            else:
+                line = f"{tabs}{role} {name!r}{pre}{post1}{dyn}{post2}"
+            lines.append(line)
+            continue
+        q = quote_kind(name)
+        if bid is None:
+            head = f"{tabs}{role} '{name}'" if q == 1 else f"{tabs}{role} {quoted(name)}"
+        else:
+            head = f"{tabs}[{bid}] {role} '{name}'" if q == 1 else f"{tabs}[{bid}] {role} {quoted(name)}"
+            bid_line[bid] = len(kept)
         rec[12] = head
         rec[13] = len(lines)
         if freeze:
-            recs[r] = tuple(rec)
+            recs[r] = item = tuple(rec)
+        kept.append(item)
         if value:
-            lines.append(f"{head} value={value!r}{rec[7]}{rec[8]}{rec[9]}{rec[10]}")
+            lines.append(f"{head} value={quoted(value)}{pre}{post1}{dyn}{post2}")
         else:
-            lines.append(f"{head}{rec[7]}{rec[8]}{rec[9]}{rec[10]}")
+            lines.append(f"{head}{pre}{post1}{dyn}{post2}")
     return lines
 
 
@@ -1429,13 +1795,13 @@ def freeze_references(b) -> None:
     cdef dict pending = b.pending
     cdef list recs = b.recs
     for bid, v in pending.items():
-        if type(v) is tuple:
+        if type(v) is tuple and len(<tuple> v) == 3:   # the walk made the others final already
             tag, attrs, rec = v
             pending[bid] = (tag, attrs, rec[4], rec[5], ", disabled=True" in rec[7])
         elif type(v) is Pending:
-            v.rec = None
+            (<Pending> v).rec = None
     for p in b.controls:
-        p.rec = None
+        (<Pending> p).rec = None
     b.selects[:] = [(bid, [(recs[i], value, label) for i, value, label in opts]) for bid, opts in b.selects]
 
 
@@ -1448,6 +1814,7 @@ def resolve(b) -> None:
     cdef dict form_ids
     cdef dict groups
     cdef list members
+    cdef Pending p, m
     for key, plist in b.label_for.items():
         label_text[key] = collapse(" ".join(["".join(pieces) for pieces in plist]))
     for p, rec, attrs in b.need_names:

@@ -288,7 +288,10 @@ _K_OPTION = 5  # option of a select: follows its select's overlay
 
 # Record layout.  One plain list per AX line, appended in document order
 # (lists are several times cheaper to create than objects, and the walk
-# creates thousands of them on a big page).  Text records stop at _R_NAME.
+# creates thousands of them on a big page).  Text records stop at _R_NAME
+# (the compiled walk makes a text record the str alone, its depth and parent
+# kept aside: see simweb/_axwalk.pyx).  A Page keeps, frozen, only the records
+# an overlay can re-format (see _format_lines).
 _R_KIND, _R_DEPTH, _R_PARENT, _R_BID, _R_ROLE, _R_NAME = 0, 1, 2, 3, 4, 5
 # value shown (None: no value=), property strings split around the dynamic
 # part: PRE (disabled) | focused | POST1 (hasPopup, required) | DYN (checked
@@ -520,8 +523,8 @@ class Page:
         self._forms: list[Form] | None = None
         self._form_cache: dict[int, Form] = {}   # forms built one by one (see form())
         self._lines: list[str] = []
-        self._recs: list[tuple] = []  # line records, frozen
-        self._bid_line: dict[str, int] = {}  # bid -> index of its record
+        self._recs: list[tuple] = []  # records of the lines an overlay can change, frozen
+        self._bid_line: dict[str, int] = {}  # bid -> index of its record in _recs
         self._default_text: str | None = None
         # select bid -> [(option record, option value, option label), ...]
         self._selects: dict[str, list[tuple[tuple, str, str]]] = {}
@@ -1381,12 +1384,17 @@ def _option_data(node: LexborNode, group_disabled: bool, out: list) -> None:
                 group_disabled or "disabled" in attrs, attrs.get("bid"), attrs))
 
 
-def _title(tree: LexborHTMLParser) -> str:
+def _title(tree: LexborHTMLParser, compiled: Any = None) -> str:
     head = tree.head
     if head is not None:
-        for child in head.iter():
-            if child.tag == "title":
-                return _collapse(child.text())
+        if compiled is not None:
+            title = compiled.head_title(head.mem_id)
+            if title is not None:
+                return title
+        else:
+            for child in head.iter():
+                if child.tag == "title":
+                    return _collapse(child.text())
     t = tree.css_first("title")  # a <title> outside <head> still titles the page
     return _collapse(t.text()) if t is not None else ""
 
@@ -1412,23 +1420,22 @@ def _parse_page(html: str, compiled: Any) -> Page:
     b = _Builder(tree)
     body = tree.body
     page = Page()
-    page.title = _title(tree)
+    page.title = _title(tree, compiled)
     if compiled is not None:
-        if body is not None:
-            compiled.walk_body(b, body.mem_id)
+        texts = compiled.walk_body(b, body.mem_id) if body is not None else b""
         compiled.resolve(b)
-        page._lines = compiled.format_lines(page.title, b.recs, page._bid_line, FREEZE_RECORDS)
+        page._lines = compiled.format_lines(page.title, b.recs, texts, page._bid_line, page._recs,
+                                            FREEZE_RECORDS)
         compiled.freeze_references(b)
     else:
         if body is not None:
             b.walk(body, 1, -1, None, _Ctx())
         b.resolve()
-        page._lines = _format_lines(page.title, b.recs, page._bid_line)   # freezes b.recs too
+        page._lines = _format_lines(page.title, b.recs, page._bid_line, page._recs)   # freezes b.recs too
         _freeze_references(b)
     page._elements = _ElementMap(b.pending)
     page._forms_raw = b.forms
     page._controls = b.controls
-    page._recs = b.recs
     page._selects = dict(b.selects)
     groups = page._groups
     for members in b.radio_groups:
@@ -1460,12 +1467,15 @@ def _freeze_references(b: _Builder) -> None:
     b.selects[:] = [(bid, [(recs[i], value, label) for i, value, label in opts]) for bid, opts in b.selects]
 
 
-def _format_lines(title: str, recs: list, bid_line: dict[str, int]) -> list[str]:
-    """Format every record once (they are in document order already), and freeze it:
-    each list in ``recs`` is replaced by a tuple of its final fields.
+def _format_lines(title: str, recs: list, bid_line: dict[str, int], kept: list) -> list[str]:
+    """Format every record once (they are in document order already), and keep (in
+    `kept`) the records that an overlay of Page.axtree can re-format: those of elements
+    with a bid, and options (their select's overlay re-formats them). Each kept list is
+    frozen: replaced, in ``recs`` too, by a tuple of its final fields.
 
-    Also fills `bid_line` (bid -> record index) and each element record's
-    head and line index, which Page.axtree needs to re-format a line.
+    Also fills `bid_line` (bid -> index in `kept`) and each kept record's head and line
+    index, which Page.axtree needs to re-format a line. The other lines are formatted in
+    one go and their records dropped with the walk.
     """
     lines = [f"RootWebArea {title!r}, focused"]
     append = lines.append
@@ -1482,21 +1492,25 @@ def _format_lines(title: str, recs: list, bid_line: dict[str, int]) -> list[str]
             append(f"{tabs[d] if d < 64 else _tabs(d)}StaticText {text!r}")
             continue
         bid = rec[_R_BID]
+        value = rec[_R_VALUE]
+        if value:
+            props = f" value={value!r}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}{rec[_R_POST2]}"
+        else:
+            props = f"{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}{rec[_R_POST2]}"
         if bid is None:
             head = f"{tabs[d] if d < 64 else _tabs(d)}{rec[_R_ROLE]} {rec[_R_NAME]!r}"
+            if rec[_R_KIND] != _K_OPTION:
+                append(head + props)   # no overlay can reach this line
+                continue
         else:
             head = f"{tabs[d] if d < 64 else _tabs(d)}[{bid}] {rec[_R_ROLE]} {rec[_R_NAME]!r}"
-            bid_line[bid] = r
-        value = rec[_R_VALUE]
+            bid_line[bid] = len(kept)
         rec[_R_HEAD] = head
         rec[_R_LINE] = len(lines)
         if freeze:
-            recs[r] = tuple(rec)
-        if value:
-            append(f"{head} value={value!r}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}"
-                   f"{rec[_R_POST2]}")
-        else:
-            append(f"{head}{rec[_R_PRE]}{rec[_R_POST1]}{rec[_R_DYN]}{rec[_R_POST2]}")
+            recs[r] = rec = tuple(rec)
+        kept.append(rec)
+        append(head + props)
     return lines
 
 

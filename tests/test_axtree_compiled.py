@@ -288,6 +288,103 @@ def test_same_pages_for_edge_cases(html: str) -> None:
     assert_same(html)
 
 
+# Quoting without repr(): every way a name, text, value, url or title can need more than
+# single quotes, in every place a line prints one.
+_QUOTING = ["plain", "", "it's", 'say "hi"', "it's \"both\"", "back\\slash", "tab\there", "del\x7fchar",
+            "bell\x07", "café", "☃ snow", "emoji \U0001F600", "it’s curly", "'", '"', "\\", "x'y\\z"]
+
+
+@needs_ext
+@pytest.mark.parametrize("text", _QUOTING)
+def test_names_are_quoted_as_repr_quotes_them(text: str) -> None:
+    esc = html_lib.escape(text, quote=True)
+    page = _parse_page(f"<title>{esc}</title><body><button bid='b'>{esc}</button><h2>{esc}</h2>"
+                       f"<p>{esc} tail</p><input bid='i' value='{esc}'><a href='{esc}'>l</a>"
+                       f"<select><option>{esc}</option></select></body>", FAST)
+    name = " ".join(text.split())   # names and texts are collapsed, values and urls are not
+    lines = page.axtree().split("\n")
+    assert lines[0] == f"RootWebArea {name!r}, focused"
+    assert f"\t[b] button {name!r}" in lines
+    assert f"\theading {name!r}" in lines
+    assert f"\t\tStaticText {(name + ' tail').strip()!r}" in lines
+    assert any(ln.startswith("\t[i] textbox") and f" value={text!r}" in ln for ln in lines) is bool(text)
+    assert f"\tlink 'l', url={text!r}" in lines
+    assert_same(f"<title>{esc}</title><body><button bid='b'>{esc}</button><p>{esc}</p>"
+                f"<input bid='i' value='{esc}'><a bid='a' href='{esc}'>{esc}</a></body>")
+
+
+# Collapsing non-ASCII text in C: the result must equal " ".join(s.split()) and be a canonical
+# str (an ASCII result of a wide input compares unequal to the same text otherwise).
+_SPACES = ["a\u3000b", "\u00a0lead", "trail\u2003", "\u2028only\u2029", "\u3000\u00a0 \t", "é\u00a0\u00a0ñ",
+           "mixed \u2003\t\n wide☃ words", "\x1c\x1dsep\x1e\x1f", "\u0085next", "\U0001F600\u3000x"]
+
+
+@needs_ext
+@pytest.mark.parametrize("text", _SPACES)
+def test_unicode_text_collapses_like_split_and_join(text: str) -> None:
+    esc = html_lib.escape(text)
+    page = _parse_page(f"<title>{esc}</title><body><button bid='b' aria-label='{esc}'>x</button>"
+                       f"<h1 bid='h'>{esc}<b>{esc}</b></h1><p>{esc}</p></body>", FAST)
+    want = " ".join(text.split())
+    assert page.title == want and page.title.isascii() is want.isascii()
+    assert page.elements["b"].name == (want or "x")   # a blank aria-label does not name it
+    assert page.elements["h"].name == " ".join((text + text).split())
+    assert (f"\t\tStaticText {want!r}" in page.axtree().split("\n")) is bool(want)
+    assert_same(f"<title>{esc}</title><body><h1 bid='h'>{esc}</h1><p>{esc}</p>"
+                f"<input bid='i' placeholder='{esc}'></body>")
+
+
+@needs_ext
+@pytest.mark.parametrize("html", [
+    "<input bid='a' type=' SUBMIT '><input bid='b' type='Hidden'><input bid='c' type='checkBox' checked>",
+    "<form method=' POST ' bid='f'><button bid='x'>x</button></form><form method='Post'></form>",
+    "<div aria-hidden=' TRUE '><a bid='h' href='/h'>h</a></div><div aria-hidden='True'><p bid='p'>x</p></div>",
+    "<span role='BUTTON' bid='r'>r</span><span role=' Link\tbanner' bid='l'>l</span>",
+    "<span role='checkbox' aria-checked=' TRUE ' bid='c'>c</span><span role='switch' aria-checked='Mixed'>s</span>",
+    "<button aria-haspopup=' Dialog ' bid='d'>d</button><button aria-haspopup='TRUE'>t</button>",
+    "<input type='\u00a0text\u00a0' bid='n'><input type='texT\u3000' bid='m'>",
+])
+def test_attribute_tokens_are_normalised_like_strip_and_lower(html: str) -> None:
+    assert_same(html)
+
+
+@needs_ext
+def test_the_title_is_the_first_title_child_of_head_else_the_first_anywhere() -> None:
+    for html, want in [("<head><meta charset=utf-8><title> A  &amp; B </title><title>2</title></head>", "A & B"),
+                       ("<head><link rel=x></head><body><svg><title>Icon</title></svg><title>T</title></body>",
+                        "Icon"),
+                       ("<body><p>no title</p></body>", ""),
+                       ("<head><title></title></head><body><title>later</title></body>", "")]:
+        assert _parse_page(html, FAST).title == _parse_page(html, None).title == want
+
+
+@pytest.mark.parametrize("walk", [pytest.param(FAST, marks=needs_ext, id="compiled"), pytest.param(None, id="python")])
+def test_a_page_keeps_only_the_records_an_overlay_can_reach(walk: Any) -> None:
+    page = _parse_page("<body><nav><a href='/a'>A</a><a bid='b' href='/b'>B</a></nav><p>text</p>"
+                       "<input name='q'><select bid='s'><option>1</option><option bid='o2'>2</option></select>"
+                       "<select><option>x</option></select><input type=checkbox bid='c'></body>", walk)
+    kept = [(r[axtree._R_BID], r[axtree._R_ROLE]) for r in page._recs]
+    assert kept == [("b", "link"), ("s", "combobox"), (None, "option"), ("o2", "option"), (None, "option"),
+                    ("c", "checkbox")]
+    assert all(page._recs[i][axtree._R_BID] == bid for bid, i in page._bid_line.items())
+    text = page.axtree(values={"s": "2"}, checked={"c": True}, focused="b")
+    assert "[b] link 'B', focused, url='/b'" in text and "[o2] option '2', selected=True" in text
+    assert "[c] checkbox '', checked='true'" in text and "\tlink 'A', url='/a'" in text
+
+
+@needs_ext
+def test_compiled_pending_elements_are_not_tracked_by_the_collector() -> None:
+    import gc
+
+    page = _parse_page("<form><input bid='i' name='q'><select bid='s'><option bid='o'>1</option></select>"
+                       "</form><div bid='d' aria-label='D'>x</div>", FAST)
+    pending = page.elements._pending   # type: ignore[attr-defined]
+    assert type(pending["i"]).__name__ == "Pending" and not gc.is_tracked(pending["i"])
+    assert not any(gc.is_tracked(p) for p in page._controls)
+    assert page.elements["i"] == _parse_page("<form><input bid='i' name='q'></form>", None).elements["i"]
+    assert page.forms[0].controls[0] is page.elements["i"]
+
+
 @pytest.mark.slow
 def test_the_wheel_ships_the_compiled_walk(tmp_path: Path) -> None:
     """A wheel built from a clean copy of the source compiles the extension and ships it."""
