@@ -30,7 +30,7 @@ cdef extern from "Python.h":
 
 #: Nesting deeper than this is left to the round trip (orjson refuses past its own limit,
 #: which is higher, so whatever passes here is copied the way the round trip would).
-MAX_DEPTH = 200
+cdef int MAX_DEPTH = 200   # a C global: _copy checks it for every container
 
 cdef class _Refused(Exception):
     pass

@@ -170,7 +170,7 @@ def deep_copy(obj: Any) -> Any:
         out = _compiled_copy(obj)
         if out is not NotImplemented:
             return out
-    return orjson.loads(orjson.dumps(obj))
+    return round_trip_copy(obj)
 
 
 def new_tab(url: str = "about:blank", page: str = "blank") -> dict:

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from ..browser import ServedApp
+from ..state import deep_copy
 
 
 class SessionError(Exception):
@@ -62,7 +63,7 @@ def verdict_of(served: ServedApp, state: dict, answer: str | None = None) -> dic
     start = episode_start(app, task["id"], seed, task["params"])
     final = state
     if answer is not None:
-        final = orjson.loads(orjson.dumps(state))
+        final = deep_copy(state)
         final["browser"]["chat"].append({"role": "assistant", "message": str(answer)})
     given = answer_of(final)
     verdict = app.tasks[task["id"]].verify(app, task["params"], start.state, final, given)

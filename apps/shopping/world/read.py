@@ -12,9 +12,8 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from simweb import fulltext
+from simweb.state import deep_copy
 from simweb.worlddb import LRU, Rng, WorldFile
 
 from .build import _build_world
@@ -602,7 +601,7 @@ class ShopWorld(WorldFile):
             cached = self._facet_dict(parts["total"].get(0, 0), parts["brand"], parts["price"],
                                       parts["rating"], parts["in_stock"].get(0, 0), False)
             self._facet_cache[cid] = cached
-        return orjson.loads(orjson.dumps(cached))  # callers may mutate their copy
+        return deep_copy(cached)  # callers may mutate their copy
 
     def _facet_dict(self, total: int, brands: dict[int, int], prices: dict[int, int],
                     ratings: dict[int, int], in_stock: int, approximate: bool) -> dict[str, Any]:
