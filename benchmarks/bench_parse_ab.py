@@ -39,7 +39,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -89,18 +88,9 @@ def pages(apps: list[str], seeds: int) -> dict[str, list[str]]:
 
 
 def interleaved(mods: dict[str, Any], htmls: list[str], reps: int = 3) -> dict[str, list[int]]:
-    cpu = time.thread_time_ns
-    times: dict[str, list[int]] = {k: [] for k in mods}
-    for rep in range(reps):
-        for i, html in enumerate(htmls):
-            order = list(mods.items())
-            if (i + rep) % 2:
-                order.reverse()
-            for key, mod in order:
-                c0 = cpu()
-                mod.parse_page(html)
-                times[key].append(cpu() - c0)
-    return times
+    """Each side's parse_page on each page, interleaved (bench_parse_floor.interleaved)."""
+    from bench_parse_floor import interleaved as by_page
+    return by_page({key: mod.parse_page for key, mod in mods.items()}, htmls, reps)
 
 
 _GC_CHILD = r"""

@@ -62,6 +62,23 @@ def pages_of(name: str, seeds: int) -> list[str]:
     return list(seen)
 
 
+def interleaved(sides: dict[str, Callable[[str], Any]], pages: list[str], reps: int = 3) -> dict[str, list[int]]:
+    """Thread-CPU ns of each side on each page, ``reps`` passes, the sides' order
+    alternating page by page so that drifting load hits them alike."""
+    cpu = time.thread_time_ns
+    times: dict[str, list[int]] = {k: [] for k in sides}
+    for rep in range(reps):
+        for i, html in enumerate(pages):
+            order = list(sides.items())
+            if (i + rep) % 2:
+                order.reverse()
+            for key, fn in order:
+                c0 = cpu()
+                fn(html)
+                times[key].append(cpu() - c0)
+    return times
+
+
 def bench_app(name: str, seeds: int) -> dict[str, Any]:
     from selectolax.lexbor import LexborHTMLParser
 
@@ -77,17 +94,7 @@ def bench_app(name: str, seeds: int) -> dict[str, Any]:
     fast = _compiled()
     if fast is not None:
         sides["parse_page (compiled)"] = lambda h: axtree._parse_page(h, fast)
-    cpu = time.thread_time_ns
-    times: dict[str, list[int]] = {k: [] for k in sides}
-    for rep in range(3):
-        for i, html in enumerate(pages):
-            order = list(sides.items())
-            if (i + rep) % 2:
-                order.reverse()
-            for key, fn in order:
-                c0 = cpu()
-                fn(html)
-                times[key].append(cpu() - c0)
+    times = interleaved(sides, pages)
     out = {k: round(median(v) / 1e6, 3) for k, v in times.items()}
     res = {"pages": len(pages), "mean_bytes": round(sum(map(len, pages)) / len(pages)),
            "nodes_per_page": round(median(_visit(LexborHTMLParser(h).body) for h in pages)),
