@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from loopback import serving
 
 from simweb.episode import EPISODE_OVER, Episode
 
@@ -57,13 +57,8 @@ def _local_site() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Page) as origin:
+        yield origin + "/"
 
 
 @contextlib.contextmanager

@@ -9,13 +9,13 @@ The site is a tiny handler of the standard library on loopback.
 from __future__ import annotations
 
 import http.server
-import re
-import threading
 import time
 
 import pytest
 
 pytest.importorskip("playwright.sync_api")
+
+from loopback import bid_of, serving
 
 from simweb.live.web import WebEnv
 
@@ -111,12 +111,8 @@ class _Site(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def site():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Site) as origin:
+        yield origin
 
 
 @pytest.fixture(scope="module")
@@ -127,12 +123,6 @@ def env():
     e.close()
 
 
-def _bid(axtree: str, pattern: str) -> str:
-    match = re.search(r"\[([^\]]+)\] " + pattern, axtree)
-    assert match, axtree
-    return match.group(1)
-
-
 def _start(env, site):
     obs, _ = env.reset(options={"url": site + "/"})
     assert obs["url"] == site + "/" and "heading 'Start'" in obs["axtree"]
@@ -141,7 +131,7 @@ def _start(env, site):
 
 def test_target_blank_link_opens_the_active_tab(env, site):
     obs = _start(env, site)
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'link .Open the offer in a new tab.')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'link .Open the offer in a new tab.')}')")
     assert obs["last_action_error"] == ""
     assert obs["open_pages_urls"] == [site + "/", site + "/tab"]
     assert obs["active_page_index"] == 1
@@ -154,7 +144,7 @@ def test_target_blank_link_opens_the_active_tab(env, site):
 
 def test_window_open_button_opens_the_active_tab(env, site):
     obs = _start(env, site)
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'button .Open a popup.')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button .Open a popup.')}')")
     assert obs["last_action_error"] == ""
     assert obs["open_pages_urls"] == [site + "/", site + "/popup"] and obs["active_page_index"] == 1
     assert obs["url"] == site + "/popup" and "heading 'Popup window'" in obs["axtree"]
@@ -165,7 +155,7 @@ def test_window_open_button_opens_the_active_tab(env, site):
 
 def test_a_popup_that_closes_itself_leaves_the_opener_active(env, site):
     obs = _start(env, site)
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'button .Sign in with a popup.')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button .Sign in with a popup.')}')")
     assert obs["last_action_error"] == ""
     assert obs["open_pages_urls"] == [site + "/"] and obs["active_page_index"] == 0
     assert obs["url"] == site + "/" and "heading 'Start'" in obs["axtree"]
@@ -173,7 +163,7 @@ def test_a_popup_that_closes_itself_leaves_the_opener_active(env, site):
 
 def test_fetch_submit_then_location_is_seen_on_the_same_step(env, site):
     obs = _start(env, site)
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'button .Add to cart.')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button .Add to cart.')}')")
     assert obs["last_action_error"] == ""
     assert obs["url"] == site + "/cart" and "heading 'Your cart'" in obs["axtree"]
     assert obs["open_pages_urls"] == [site + "/cart"] and obs["active_page_index"] == 0
@@ -182,14 +172,14 @@ def test_fetch_submit_then_location_is_seen_on_the_same_step(env, site):
 
 def test_enter_in_a_scripted_form_is_seen_on_the_same_step(env, site):
     obs = _start(env, site)
-    obs, *_ = env.step(f"press('{_bid(obs['axtree'], 'textbox .Quantity.')}', 'Enter')")
+    obs, *_ = env.step(f"press('{bid_of(obs['axtree'], 'textbox .Quantity.')}', 'Enter')")
     assert obs["last_action_error"] == ""
     assert obs["url"] == site + "/cart" and "StaticText '2 rooms'" in obs["axtree"]
 
 
 def test_javascript_redirect_chain_of_two_hops(env, site):
     obs = _start(env, site)
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'link .Continue.')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'link .Continue.')}')")
     assert obs["last_action_error"] == ""
     assert obs["url"] == site + "/final" and obs["axtree"].startswith("RootWebArea 'Final'")
     assert "heading 'Arrived'" in obs["axtree"]
@@ -197,18 +187,18 @@ def test_javascript_redirect_chain_of_two_hops(env, site):
 
 def test_a_page_that_polls_forever_is_observed_at_the_cap(env, site):
     obs = _start(env, site)
-    obs, reward, terminated, truncated, _ = env.step(f"click('{_bid(obs['axtree'], 'button .Check status.')}')")
+    obs, reward, terminated, truncated, _ = env.step(f"click('{bid_of(obs['axtree'], 'button .Check status.')}')")
     assert obs["last_action_error"] == "" and not terminated and not truncated
     assert obs["url"] == site + "/" and "StaticText 'polling'" in obs["axtree"]
     assert env.last_settle == "cap"
     # The next action still runs and observes normally (the poll goes on in the background).
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'link .Continue.')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'link .Continue.')}')")
     assert obs["last_action_error"] == "" and obs["url"] == site + "/final"
 
 
 def test_a_countdown_that_redraws_forever_does_not_hold_the_step(env, site):
     obs = _start(env, site)
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'link .Checkout.')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'link .Checkout.')}')")
     assert obs["last_action_error"] == "" and obs["url"] == site + "/checkout"
     assert "heading 'Checkout'" in obs["axtree"]
     assert env.last_settle == "quiet"      # its timer re-arms itself without a request

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 import http.server
-import re
-import threading
 
 import pytest
 
 pytest.importorskip("playwright.sync_api")
+
+from loopback import bid_of, serving
 
 from simweb.episode import EPISODE_OVER
 from simweb.live.web import LiveStateError, WebEnv
@@ -43,12 +43,8 @@ def site(tmp_path_factory):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    server.server_close()
+    with serving(functools.partial(Quiet, directory=str(root))) as origin:
+        yield origin
 
 
 @pytest.fixture(scope="module")
@@ -58,30 +54,24 @@ def env():
     e.close()
 
 
-def _bid(axtree: str, pattern: str) -> str:
-    match = re.search(r"\[([^\]]+)\] " + pattern, axtree)
-    assert match, axtree
-    return match.group(1)
-
-
 def test_axtree_with_bids_actions_and_screenshots(env, site):
     obs, info = env.reset(options={"url": site + "/", "goal": "Search for lamps"})
     assert obs["url"] == site + "/" and obs["goal"] == "Search for lamps" and info["verdict"] is None
     assert obs["axtree"].startswith("RootWebArea 'Tiny site'")
     assert obs["screenshot"][:8] == b"\x89PNG\r\n\x1a\n" and obs["last_action_error"] == ""
-    box = _bid(obs["axtree"], "textbox 'Search'")
-    sort = _bid(obs["axtree"], "combobox 'Sort'")
+    box = bid_of(obs["axtree"], "textbox 'Search'")
+    sort = bid_of(obs["axtree"], "combobox 'Sort'")
     # A bid the site uses twice is kept once and replaced on the second element.
     assert obs["html"].count('bid="x"') == 1
 
     obs, reward, terminated, truncated, _ = env.step(f"fill('{box}', 'lamp')")
     assert obs["last_action_error"] == "" and f"[{box}] textbox 'Search' value='lamp'" in obs["axtree"]
-    assert _bid(obs["axtree"], "textbox 'Search'") == box          # bids are kept within a document
+    assert bid_of(obs["axtree"], "textbox 'Search'") == box          # bids are kept within a document
     obs, *_ = env.step(f"select_option('{sort}', 'Oldest')")
     assert "value='Oldest'" in obs["axtree"]
-    check = _bid(obs["axtree"], "checkbox 'In stock'")
+    check = bid_of(obs["axtree"], "checkbox 'In stock'")
     obs, *_ = env.step(f"check('{check}')")
-    obs, *_ = env.step(f"click('{_bid(obs['axtree'], 'button')}')")
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button')}')")
     assert obs["url"] == site + "/results.html?q=lamp&sort=old&stock=1"
     assert "heading 'Results'" in obs["axtree"]
 
