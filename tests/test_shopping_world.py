@@ -390,6 +390,29 @@ def test_exact_name_finds_the_product_first(world: ShopWorld) -> None:
         assert world.search(p["name"].upper(), per_page=1)["items"][0]["id"] == p["id"]
 
 
+def _listed(world: ShopWorld, query: str, pid: int, per_page: int) -> bool:
+    return any(i["id"] == pid for i in world.search(query, per_page=per_page)["items"])
+
+
+def test_on_first_page_is_the_search_page(world: ShopWorld) -> None:
+    """The samplers' shortcut answers what the search page shows: for exact names (the
+    one-query path), common words (more matches than a page: the full search), other
+    products' ids, and queries that browse or raise inside FTS."""
+    products = world.products(world.sample_ids("products", 5, 60))
+    queries = [p["name"] for p in products] + ["sweater", "classic", "leather boot", "", "the and of", '"', "*",
+                                               "zzzqqqxxnotaword"]
+    shortcut = full = 0
+    for q in queries:
+        for per_page in (1, 24):
+            hits = [i["id"] for i in world.search(q, per_page=per_page)["items"]]
+            for pid in {*hits[:3], *(p["id"] for p in products[:4])}:
+                assert world.on_first_page(q, pid, per_page) == _listed(world, q, pid, per_page), (q, pid, per_page)
+            many = world.search(q, per_page=1)["total"] > per_page
+            full += many
+            shortcut += not many
+    assert shortcut and full   # both paths ran
+
+
 def test_query_semantics(world: ShopWorld) -> None:
     res = world.search("sweater", per_page=100)
     assert res["total"] > 0

@@ -34,9 +34,9 @@ def fg(id_: str, description: str, *facts: str) -> FactGroup:
 # ----------------------------------------------------------------------------- sampling
 
 def pick_project(app: Any, rng: Rng, need: Callable[[dict], bool] | None = None, tries: int = 500) -> dict:
-    projects = app.world.projects()
+    ids = app.world.project_ids()
     for _ in range(tries):
-        p = rng.choice(projects)
+        p = app.world.project(rng.choice(ids))
         if need is None or need(p):
             return p
     raise RuntimeError("no project satisfies the task's needs")
@@ -173,9 +173,9 @@ class OpenLabelCount(TaskTemplate):
         # The count is drawn first (uniformly), then a project/label that has it: no single
         # number is the answer of many instances.
         want = rng.choice(_LABEL_TOTALS)
-        projects = list(app.world.projects())
-        rng.shuffle(projects)
-        for p in projects:
+        order = list(app.world.project_ids())
+        rng.shuffle(order)
+        for p in map(app.world.project, order):
             labs = [lab for lab in app.world.labels(p["id"])
                     if count_issues(app, p, state="opened", labels=[lab["id"]]) == want]
             labs = [lab for lab in labs if not in_text(want, lab["name"] + " " + p["path"])]
@@ -356,9 +356,9 @@ class FilteredCount(TaskTemplate):
         # instances ask for those and the rest for milestone x state (15..42).
         with_label = rng.chance(1 / 4)
         want = rng.choice(_LABEL_COUNTS if with_label else _MILESTONE_COUNTS)
-        projects = list(app.world.projects())
-        rng.shuffle(projects)
-        for p in projects:
+        order = list(app.world.project_ids())
+        rng.shuffle(order)
+        for p in map(app.world.project, order):
             labs = app.world.labels(p["id"]) if with_label else [None]
             hits = [(m, lab, state) for m in app.world.milestones(p["id"]) for lab in labs
                     for state in ("opened", "closed")

@@ -637,6 +637,7 @@ class IssuesWorld(WorldFile):
         conn = self._db.conn()
         self._projects = PROJECT_ROWS.rows(conn)
         self._project_by_id = {p["id"]: p for p in self._projects}
+        self._project_ids = tuple(p["id"] for p in self._projects)
         self._project_by_path = {p["path"]: p for p in self._projects}
         self._labels = LABEL_ROWS.rows(conn)
         self._label_by_id = {x["id"]: x for x in self._labels}
@@ -681,6 +682,11 @@ class IssuesWorld(WorldFile):
 
     def projects(self) -> list[dict]:
         return [dict(p) for p in self._projects]
+
+    def project_ids(self) -> tuple[int, ...]:
+        """Every project's id, in :meth:`projects` order (a sampler draws from these
+        without copying every project row)."""
+        return self._project_ids
 
     def project(self, pid: int) -> dict | None:
         p = self._project_by_id.get(int(pid))

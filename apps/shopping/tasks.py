@@ -75,7 +75,7 @@ def findable(app: Any, p: dict) -> bool:
 @world_memo
 def _name_finds(app: Any, name: str, product_id: int) -> bool:
     """Whether searching ``name`` lists product ``product_id`` on the first page (a world fact)."""
-    return any(i["id"] == product_id for i in app.world.search(name, per_page=24)["items"])
+    return app.world.on_first_page(name, product_id, per_page=24)
 
 
 # ----------------------------------------------------------------------------- plan pieces

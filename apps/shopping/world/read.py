@@ -393,6 +393,29 @@ class ShopWorld(WorldFile):
         return {"total": total, "page": page, "pages": _pages(total, per_page),
                 "per_page": per_page, "capped": n > COUNT_CAP, "items": self.products(ids)}
 
+    def on_first_page(self, query: str, product_id: int, per_page: int = 24) -> bool:
+        """Whether ``search(query, per_page=per_page)`` lists ``product_id`` on page 1.
+
+        The same answer as looking through that page, found with one query when the text
+        matches at most ``per_page`` products: then the page holds every match (whatever
+        their bm25 order), so ranking them is not needed. Task samplers ask this of every
+        product they draw; only a common name needs the whole search."""
+        conn = self._conn()
+        expr = self._expression(conn, query)
+        if expr is not None and 0 < per_page <= min(MAX_PER_PAGE, RELEVANCE_POOL, COUNT_CAP):
+            fts = "products_fts"
+            try:
+                ids = [r[0] for r in conn.execute(
+                    f"SELECT d.product_id FROM {fts} JOIN product_search d ON d.pop_rank = {fts}.rowid"
+                    f" WHERE {fts} MATCH ? LIMIT ?", (expr, per_page + 1))]
+            except sqlite3.OperationalError as exc:  # as search(): malformed MATCH = no results
+                if "fts5" not in str(exc):
+                    raise
+                return False
+            if len(ids) <= per_page:
+                return int(product_id) in ids
+        return any(i["id"] == product_id for i in self.search(query, per_page=per_page)["items"])
+
     def _expression(self, conn: sqlite3.Connection, query: str) -> str | None:
         """:func:`match_expression`, minus the last word's prefix if that word is common.
 
