@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import io
+import re
 import types
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,6 +24,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import jinja2
+import jinja2.compiler
+import jinja2.nodes
 import markupsafe
 
 from .decompose import TaskTable
@@ -174,6 +178,50 @@ class _Context(jinja2.runtime.Context):
         return self.environment.undefined("value was undefined because a callable raised a StopIteration exception")
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+class _CodeGenerator(jinja2.compiler.CodeGenerator):
+    """Jinja's code generator, except that ``x.key`` and ``x['key']`` on a template variable
+    read a dict's key inline: ``(x['key'] if type(x) is dict and 'key' in x else
+    environment.getattr(x, 'key'))``. A page does this hundreds of times, and the method
+    call costs several times the lookup. The value is the environment's in every case
+    (a dict holding the key gives the key, which is what the dict-first lookup returns);
+    any other operand, and async templates, compile as Jinja compiles them."""
+
+    def _name_text(self, node: jinja2.nodes.Node, frame: Any) -> str:
+        """The code for ``node`` (written to a buffer, not the stream)."""
+        self.write("")   # pending newlines and indentation go to the real stream first
+        real, self.stream = self.stream, io.StringIO()
+        try:
+            self.visit(node, frame)
+            return self.stream.getvalue()
+        finally:
+            self.stream = real
+
+    def _key_lookup(self, node: jinja2.nodes.Node, key: str, method: str, frame: Any) -> None:
+        text = self._name_text(node, frame)
+        k = repr(key)
+        if _PLAIN_NAME.match(text):
+            self.write(f"({text}[{k}] if type({text}) is dict and {k} in {text} else environment.{method}({text}, {k}))")
+        else:
+            self.write(f"environment.{method}({text}, {k})")
+
+    @jinja2.compiler.optimizeconst
+    def visit_Getattr(self, node: jinja2.nodes.Getattr, frame: Any) -> None:
+        if self.environment.is_async or not isinstance(node.node, jinja2.nodes.Name):
+            return super().visit_Getattr(node, frame)
+        self._key_lookup(node.node, node.attr, "getattr", frame)
+
+    @jinja2.compiler.optimizeconst
+    def visit_Getitem(self, node: jinja2.nodes.Getitem, frame: Any) -> None:
+        arg = node.arg
+        if (self.environment.is_async or not isinstance(node.node, jinja2.nodes.Name)
+                or not isinstance(arg, jinja2.nodes.Const) or type(arg.value) is not str):
+            return super().visit_Getitem(node, frame)
+        self._key_lookup(node.node, arg.value, "getitem", frame)
+
+
 class _TemplateEnvironment(jinja2.Environment):
     """Jinja with dict keys first: pages render JSON data, so ``p.items`` is the key
     'items' when there is one (not the dict method), and the common lookup skips
@@ -181,6 +229,7 @@ class _TemplateEnvironment(jinja2.Environment):
 
     template_class = _Template
     context_class = _Context
+    code_generator_class = _CodeGenerator
 
     def make_globals(self, d: Any) -> Any:
         """A template's globals as one flat dict. Jinja chains them to the environment's

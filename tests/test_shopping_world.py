@@ -260,6 +260,10 @@ def test_product_dicts_are_fresh_copies(world: ShopWorld) -> None:
     p["name"] = "changed"
     assert world.product(1)["name"] != "changed"
     assert world.product(1)["options"].get("size") != ["nope"]
+    a, b, c = world.products([2, 1, 2, 10 ** 9])   # order kept, unknown ids skipped
+    assert (a["id"], b["id"], c["id"]) == (2, 1, 2) and a == c == world.product(2)
+    a["options"]["size"] = ["nope"]   # a repeated id is its own dict too
+    assert c["options"].get("size") != ["nope"] and world.products([2])[0] == world.product(2)
 
 
 def test_reviews(world: ShopWorld) -> None:

@@ -9,7 +9,7 @@ from sqlalchemy import JSON, Boolean, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 import simweb
-from simweb.world import MetaTable, RowMap, check_world, inserted_tables, json_column
+from simweb.world import MetaTable, RowCache, RowMap, check_world, inserted_tables, json_column
 from simweb.worlddb import schema_fingerprint
 
 
@@ -54,6 +54,29 @@ def test_row_map_reads_columns_as_the_model_declares_them(conn):
     assert RowMap(_Thing, only=("name", "id")).one(conn, "id = 2") == {"name": "b", "id": 2}
     with pytest.raises(ValueError, match="things has no column nme"):
         RowMap(_Thing, only=("nme",))
+
+
+def test_row_cache_reads_what_the_row_map_reads_and_hands_out_copies(conn):
+    things = RowMap(_Thing, drop=("secret",))
+    queries: list[str] = []
+    conn.set_trace_callback(queries.append)
+    cache = RowCache(things, 2)
+    first = cache.get(lambda: conn, 1)
+    assert first == things.one(conn, "id = ?", (1,))
+    queries.clear()
+    first["tags"].append(99)     # a caller edits what it got, nested list included
+    first["name"] = "edited"
+    again = cache.get(lambda: conn, 1)
+    assert again == {"id": 1, "name": "a", "done": True, "tags": [1, 2], "extra": {"k": 1}}
+    assert queries == []         # served from the cache
+    assert again["tags"] is not first["tags"]
+    assert cache.get(lambda: conn, 9) is None
+    got = cache.many(lambda: conn, [3, 9, 1, 3])
+    assert got == {3: things.one(conn, "id = 3"), 1: things.one(conn, "id = 1")}
+    got[3]["tags"].clear()
+    assert cache.get(lambda: conn, 3)["tags"] == [3]
+    assert cache.many(lambda: conn, []) == {}
+    conn.set_trace_callback(None)
 
 
 def test_the_meta_mixin_and_json_columns_change_no_world_layout():

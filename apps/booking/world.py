@@ -32,9 +32,8 @@ import orjson
 from sqlalchemy import Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from simweb.world import MetaTable, RowMap, json_column
+from simweb.world import MetaTable, RowCache, RowMap, json_column
 from simweb.worlddb import (
-    LRU,
     BuildProgress,
     Rng,
     WorldBuilder,
@@ -432,22 +431,15 @@ class BookingWorld(WorldFile):
             self._rooms[rt["id"]] = rt
             self._rooms_of.setdefault(rt["property_id"], []).append(rt["id"])
         self._cities = sorted(self._by_city)
-        self._booking_rows = LRU(8192)
+        self._booking_rows = RowCache(BOOKING_ROWS, 8192)
         self._arriving: dict[tuple[str, int, int], list[int]] = {}
         self._codes: list[dict] | None = None
-        self._user_rows = LRU(4096)
+        self._user_rows = RowCache(USER_ROWS, 4096)
 
     # -- users ----------------------------------------------------------------------
 
     def user(self, uid: int) -> dict | None:
-        uid = int(uid)
-        row = self._user_rows.get(uid)
-        if row is None:
-            row = self._conn().execute(USER_ROWS.select("id = ?"), (uid,)).fetchone()
-            if row is None:
-                return None
-            self._user_rows.put(uid, row)
-        return USER_ROWS(row)
+        return self._user_rows.get(self._conn, int(uid))
 
     def user_by_login(self, login: str) -> dict | None:
         key = (login or "").strip().lower()
@@ -499,14 +491,7 @@ class BookingWorld(WorldFile):
     # -- bookings --------------------------------------------------------------------
 
     def booking(self, bid: int) -> dict | None:
-        key = int(bid)
-        row = self._booking_rows.get(key)
-        if row is None:
-            row = self._conn().execute(BOOKING_ROWS.select("id = ?"), (key,)).fetchone()
-            if row is None:
-                return None
-            self._booking_rows.put(key, row)
-        return BOOKING_ROWS(row)
+        return self._booking_rows.get(self._conn, int(bid))
 
     def bookings_of(self, uid: int, limit: int = 200) -> list[dict]:
         """A user's bookings, latest arrival first."""

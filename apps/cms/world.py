@@ -35,7 +35,7 @@ from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb import fulltext
-from simweb.world import MetaTable, RowMap, json_column
+from simweb.world import MetaTable, RowCache, RowMap, json_column
 from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, schema_fingerprint
 
 APP = "cms"
@@ -529,7 +529,7 @@ class CmsWorld(WorldFile):
         self._menus = MENU_ROWS.rows(conn)
         self._users = USER_ROWS.rows(conn)
         self._user_by_id = {u["id"]: u for u in self._users}
-        self._post_rows = LRU(20_000)
+        self._post_rows = RowCache(POST_ROWS, 20_000)
         self._counts = LRU(50_000)
         self._menu_items: dict[int, list[dict]] | None = None
 
@@ -578,14 +578,7 @@ class CmsWorld(WorldFile):
     # -- posts ---------------------------------------------------------------------------
 
     def post(self, pid: int) -> dict | None:
-        key = int(pid)
-        row = self._post_rows.get(key)
-        if row is None:
-            row = self._conn().execute(POST_ROWS.select("id = ?"), (key,)).fetchone()
-            if row is None:
-                return None
-            self._post_rows.put(key, row)
-        return POST_ROWS(row)
+        return self._post_rows.get(self._conn, int(pid))
 
     def posts(self, ids: Sequence[int]) -> list[dict]:
         """Posts by id, in the order given (unknown ids skipped)."""

@@ -34,9 +34,8 @@ import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from simweb.world import MetaTable, RowMap, json_column
+from simweb.world import MetaTable, RowCache, RowMap, json_column
 from simweb.worlddb import (
-    LRU,
     BuildProgress,
     Rng,
     WorldBuilder,
@@ -650,20 +649,13 @@ class IssuesWorld(WorldFile):
         self._milestones_of: dict[int, list[dict]] = {}
         for m in sorted(self._milestones, key=lambda m: (m["due_day"], m["id"])):
             self._milestones_of.setdefault(m["project_id"], []).append(m)
-        self._issue_rows = LRU(20_000)
-        self._user_rows = LRU(8_192)
+        self._issue_rows = RowCache(ISSUE_ROWS, 20_000)
+        self._user_rows = RowCache(USER_ROWS, 8_192)
 
     # -- users ----------------------------------------------------------------------
 
     def user(self, uid: int) -> dict | None:
-        uid = int(uid)
-        row = self._user_rows.get(uid)
-        if row is None:
-            row = self._conn().execute(USER_ROWS.select("id = ?"), (uid,)).fetchone()
-            if row is None:
-                return None
-            self._user_rows.put(uid, row)
-        return USER_ROWS(row)
+        return self._user_rows.get(self._conn, int(uid))
 
     def user_by_login(self, login: str) -> dict | None:
         key = (login or "").strip().lower()
@@ -728,14 +720,7 @@ class IssuesWorld(WorldFile):
     # -- issues ------------------------------------------------------------------------
 
     def issue(self, iid_global: int) -> dict | None:
-        key = int(iid_global)
-        row = self._issue_rows.get(key)
-        if row is None:
-            row = self._conn().execute(ISSUE_ROWS.select("id = ?"), (key,)).fetchone()
-            if row is None:
-                return None
-            self._issue_rows.put(key, row)
-        return ISSUE_ROWS(row)
+        return self._issue_rows.get(self._conn, int(iid_global))
 
     def issues(self, ids: Sequence[int]) -> list[dict]:
         """Issues by id, in the order given (unknown ids skipped)."""

@@ -14,7 +14,8 @@ from typing import Any
 
 from simweb import fulltext
 from simweb.state import deep_copy
-from simweb.worlddb import LRU, Rng, WorldFile
+from simweb.world import RowCache
+from simweb.worlddb import Rng, WorldFile
 
 from .build import _build_world
 from .catalog import (
@@ -186,14 +187,14 @@ class ShopWorld(WorldFile):
         self._root_price_counts = [root.get("price", {}).get(i, 0) for i in range(len(PRICE_BUCKETS))]
         self._root_rating_counts = [root.get("rating", {}).get(m, 0) for m in RATING_BUCKETS]
         self._root_in_stock = root.get("in_stock", {}).get(0, 0)
-        self._product_rows = LRU(16_384)
-        self._user_rows = LRU(4_096)
+        self._product_rows = RowCache(PRODUCT_ROWS, 16_384, self._product_dict)
+        self._user_rows = RowCache(USER_ROWS, 4_096)
         self._facet_cache: dict[int, dict[str, Any]] = {}
         self._prefix = fulltext.PrefixPolicy("products_fts", PREFIX_COMMON_DF)
 
     # -- products -------------------------------------------------------------
 
-    def _product_dict(self, row: tuple) -> dict[str, Any]:
+    def _product_dict(self, row: Sequence[Any]) -> dict[str, Any]:
         """A product's columns and what a page shows of its brand, category and price."""
         p = PRODUCT_ROWS(row)
         cat = self._category_by_id[p["category_id"]]
@@ -205,13 +206,7 @@ class ShopWorld(WorldFile):
     def product(self, pid: int) -> dict[str, Any] | None:
         """One product by id, or None."""
         pid = int(pid)
-        row = self._product_rows.get(pid)
-        if row is None:
-            row = self._conn().execute(PRODUCT_ROWS.select("id = ?"), (int(pid),)).fetchone()
-            if row is None:
-                return None
-            self._product_rows.put(pid, row)
-        return self._product_dict(row)
+        return self._product_rows.get(self._conn, pid)
 
     def product_by_slug(self, slug: str) -> dict[str, Any] | None:
         """One product by slug, or None."""
@@ -220,26 +215,16 @@ class ShopWorld(WorldFile):
 
     def products(self, ids: Sequence[int]) -> list[dict[str, Any]]:
         """Products for ``ids`` in the given order; unknown ids are skipped."""
-        rows: dict[int, tuple] = {}
-        missing = []
-        for pid in ids:
-            pid = int(pid)
-            row = self._product_rows.get(pid)
-            if row is None:
-                missing.append(pid)
-            else:
-                rows[pid] = row
-        if missing:
-            uniq = sorted(set(missing))
-            conn = self._conn()
-            for i in range(0, len(uniq), 500):
-                chunk = uniq[i:i + 500]
-                for row in conn.execute(
-                        PRODUCT_ROWS.select(f"id IN ({','.join('?' * len(chunk))})"),
-                        chunk):
-                    rows[row[0]] = row
-                    self._product_rows.put(row[0], row)
-        return [self._product_dict(rows[int(pid)]) for pid in ids if int(pid) in rows]
+        wanted = [int(pid) for pid in ids]
+        got = self._product_rows.many(self._conn, wanted)
+        out: list[dict[str, Any]] = []
+        taken: set[int] = set()
+        for pid in wanted:
+            p = got.get(pid)
+            if p is not None:
+                out.append(deep_copy(p) if pid in taken else p)   # a repeated id gets its own dict
+                taken.add(pid)
+        return out
 
     # -- search ---------------------------------------------------------------
 
@@ -731,13 +716,7 @@ class ShopWorld(WorldFile):
     def user(self, uid: int) -> dict[str, Any] | None:
         """One user by id, or None (includes the synthetic plain-text password)."""
         uid = int(uid)
-        row = self._user_rows.get(uid)
-        if row is None:
-            row = self._conn().execute(USER_ROWS.select("id = ?"), (int(uid),)).fetchone()
-            if row is None:
-                return None
-            self._user_rows.put(uid, row)
-        return USER_ROWS(row)
+        return self._user_rows.get(self._conn, uid)
 
     def user_by_login(self, username_or_email: str) -> dict[str, Any] | None:
         """A user by username or email (case-insensitive, surrounding spaces ignored)."""
