@@ -680,7 +680,11 @@ def has_fingerprint(path: Path, fingerprint: str) -> bool:
 
 class LRU:
     """A small thread-safe least-recently-used map, for caching immutable world rows.
-    (``None`` values are not cached: a miss and a cached ``None`` look the same.)"""
+    (``None`` values are not cached: a miss and a cached ``None`` look the same.)
+
+    A read takes no lock (it is on every page's path, and the lock cost four times the
+    lookup): each OrderedDict call is atomic under the GIL, and the one race, another
+    thread evicting the key between the lookup and the move, leaves nothing to move."""
 
     def __init__(self, maxsize: int) -> None:
         from collections import OrderedDict
@@ -690,11 +694,13 @@ class LRU:
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> Any:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
+        value = self._data.get(key)
+        if value is not None:
+            try:
                 self._data.move_to_end(key)
-            return value
+            except KeyError:
+                pass
+        return value
 
     def put(self, key: Any, value: Any) -> None:
         with self._lock:

@@ -100,3 +100,55 @@ def test_the_template_escaper_is_markupsafes(value):
 
     assert _escape_output(value) == str(markupsafe.escape(value))
     assert type(_escape_output(value)) is str
+
+
+class _Obj:
+    name = "attr"
+
+    def __getitem__(self, key: str) -> str:
+        return f"item:{key}"
+
+
+_KEY_LOOKUPS = [
+    # (template, variables, what Jinja's dict-first lookup gives)
+    ("{{ d.name }}|{{ d['name'] }}", {"d": {"name": "<k>"}}, "&lt;k&gt;|&lt;k&gt;"),
+    ("{{ d.items }}", {"d": {"items": 3}}, "3"),                                 # the key, not the method
+    ("{{ d.get('a') }}|{{ d.keys()|list|length }}", {"d": {"a": 1}}, "1|1"),    # methods still resolve
+    ("{{ o.name }}|{{ o['k'] }}", {"o": _Obj()}, "attr|item:k"),                  # not a dict
+    ("{{ d.missing is undefined }}|{{ d['missing'] is undefined }}", {"d": {}}, "True|True"),
+    ("{% for r in [none, 1, 'ab'] %}{{ r.real }},{% endfor %}", {}, ",1,,"),        # not dicts, in a loop
+    ("{% for r in rows %}{{ r.v }}{{ r['w'] }},{% endfor %}", {"rows": [{"v": 1, "w": 2}, {"v": "<"}]},
+     "12,&lt;,"),
+    ("{% macro m(x) %}{{ x.a.b }}{% endmacro %}{{ m({'a': {'b': 5}}) }}", {}, "5"),  # a chain
+    ("{% set k = 'v' %}{{ d[k] }}", {"d": {"v": 7}}, "7"),                          # a variable key
+]
+
+
+@pytest.mark.parametrize("source,variables,expected", _KEY_LOOKUPS)
+def test_inline_key_lookups_give_what_the_environment_gives(source, variables, expected):
+    """Templates compile ``x.key`` and ``x['key']`` on a variable to an inline dict read
+    (simweb.app._CodeGenerator); the output must be what the environment's own
+    getattr/getitem gives, for dicts, other objects, missing keys and undefined names."""
+    import jinja2
+
+    from simweb.app import _TemplateEnvironment
+
+    ours = _TemplateEnvironment(autoescape=True, undefined=jinja2.Undefined)
+
+    class Reference(_TemplateEnvironment):
+        code_generator_class = jinja2.compiler.CodeGenerator
+
+    reference = Reference(autoescape=True, undefined=jinja2.Undefined)
+    got = ours.from_string(source).render(**variables)
+    assert got == reference.from_string(source).render(**variables) == expected
+
+
+def test_loop_variables_and_macro_arguments_read_keys_inline():
+    """The inline read applies where pages spend their lookups: loop variables and macro
+    arguments (a top-level variable may be undefined, and keeps Jinja's own code)."""
+    from simweb.app import _TemplateEnvironment
+
+    code = _TemplateEnvironment(autoescape=True).compile(
+        "{% for r in rows %}{{ r.v }}{{ r['w'] }}{% endfor %}{% macro m(x) %}{{ x.a }}{% endmacro %}", raw=True)
+    assert "type(l_1_r) is dict and 'v' in l_1_r" in code and "type(l_1_r) is dict and 'w' in l_1_r" in code
+    assert "type(l_1_x) is dict and 'a' in l_1_x" in code

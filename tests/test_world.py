@@ -76,6 +76,8 @@ def test_row_cache_reads_what_the_row_map_reads_and_hands_out_copies(conn):
     got[3]["tags"].clear()
     assert cache.get(lambda: conn, 3)["tags"] == [3]
     assert cache.many(lambda: conn, []) == {}
+    rows = cache.in_order(lambda: conn, [2, 9, 1, 2])
+    assert [r["id"] for r in rows] == [2, 1, 2] and rows[0] == rows[2] and rows[0] is not rows[2]
     conn.set_trace_callback(None)
 
 

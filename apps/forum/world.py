@@ -53,7 +53,7 @@ from sqlalchemy import Boolean, Float, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb import fulltext
-from simweb.world import MetaTable, RowMap
+from simweb.world import MetaTable, RowCache, RowMap
 from simweb.worlddb import (
     DAY0,
     BuildProgress,
@@ -824,6 +824,8 @@ class ForumWorld(WorldFile):
         super().__init__(path, built=built)
         conn = self._db.conn()
         self._communities = COMMUNITY_ROWS.rows(conn)
+        self._post_rows = RowCache(POST_ROWS, 20_000)
+        self._user_rows = RowCache(USER_ROWS, 8_192)
         self._comm_by_id = {c["id"]: c for c in self._communities}
         self._comm_by_name = {c["name"].lower(): c for c in self._communities}
         self._names = sorted(c["name"] for c in self._communities)
@@ -865,7 +867,7 @@ class ForumWorld(WorldFile):
     # -- users ------------------------------------------------------------------------
 
     def user(self, uid: int) -> dict[str, Any] | None:
-        return USER_ROWS.one(self._conn(), "id = ?", (int(uid),))
+        return self._user_rows.get(self._conn, int(uid))
 
     def user_by_name(self, name: str) -> dict[str, Any] | None:
         return USER_ROWS.one(self._conn(), "name_key = ?", (str(name or "").strip().lower(),))
@@ -880,15 +882,10 @@ class ForumWorld(WorldFile):
     # -- posts ------------------------------------------------------------------------
 
     def post(self, pid: int) -> dict[str, Any] | None:
-        return POST_ROWS.one(self._conn(), "id = ?", (int(pid),))
+        return self._post_rows.get(self._conn, int(pid))
 
     def posts(self, ids: Sequence[int]) -> list[dict[str, Any]]:
-        ids = [int(i) for i in ids]
-        if not ids:
-            return []
-        q = ",".join("?" * len(ids))
-        got = {r[0]: POST_ROWS(r) for r in self._conn().execute(POST_ROWS.select(f"id IN ({q})"), ids)}
-        return [got[i] for i in ids if i in got]
+        return self._post_rows.in_order(self._conn, [int(i) for i in ids])
 
     def list_posts(self, communities: Sequence[int] | None, sort: str, since: int | None, limit: int,
                    offset: int = 0) -> list[dict[str, Any]]:

@@ -215,16 +215,7 @@ class ShopWorld(WorldFile):
 
     def products(self, ids: Sequence[int]) -> list[dict[str, Any]]:
         """Products for ``ids`` in the given order; unknown ids are skipped."""
-        wanted = [int(pid) for pid in ids]
-        got = self._product_rows.many(self._conn, wanted)
-        out: list[dict[str, Any]] = []
-        taken: set[int] = set()
-        for pid in wanted:
-            p = got.get(pid)
-            if p is not None:
-                out.append(deep_copy(p) if pid in taken else p)   # a repeated id gets its own dict
-                taken.add(pid)
-        return out
+        return self._product_rows.in_order(self._conn, [int(pid) for pid in ids])
 
     # -- search ---------------------------------------------------------------
 
