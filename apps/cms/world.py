@@ -529,7 +529,7 @@ class CmsWorld(WorldFile):
         self._menus = MENU_ROWS.rows(conn)
         self._users = USER_ROWS.rows(conn)
         self._user_by_id = {u["id"]: u for u in self._users}
-        self._post_rows = RowCache(POST_ROWS, 20_000)
+        self._post_rows = RowCache(POST_ROWS, 8_192)
         self._counts = LRU(50_000)
         self._menu_items: dict[int, list[dict]] | None = None
 

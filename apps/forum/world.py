@@ -824,7 +824,7 @@ class ForumWorld(WorldFile):
         super().__init__(path, built=built)
         conn = self._db.conn()
         self._communities = COMMUNITY_ROWS.rows(conn)
-        self._post_rows = RowCache(POST_ROWS, 20_000)
+        self._post_rows = RowCache(POST_ROWS, 8_192)
         self._user_rows = RowCache(USER_ROWS, 8_192)
         self._comm_by_id = {c["id"]: c for c in self._communities}
         self._comm_by_name = {c["name"].lower(): c for c in self._communities}

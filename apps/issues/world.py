@@ -649,7 +649,7 @@ class IssuesWorld(WorldFile):
         self._milestones_of: dict[int, list[dict]] = {}
         for m in sorted(self._milestones, key=lambda m: (m["due_day"], m["id"])):
             self._milestones_of.setdefault(m["project_id"], []).append(m)
-        self._issue_rows = RowCache(ISSUE_ROWS, 20_000)
+        self._issue_rows = RowCache(ISSUE_ROWS, 8_192)
         self._user_rows = RowCache(USER_ROWS, 8_192)
 
     # -- users ----------------------------------------------------------------------

@@ -187,7 +187,7 @@ class ShopWorld(WorldFile):
         self._root_price_counts = [root.get("price", {}).get(i, 0) for i in range(len(PRICE_BUCKETS))]
         self._root_rating_counts = [root.get("rating", {}).get(m, 0) for m in RATING_BUCKETS]
         self._root_in_stock = root.get("in_stock", {}).get(0, 0)
-        self._product_rows = RowCache(PRODUCT_ROWS, 16_384, self._product_dict)
+        self._product_rows = RowCache(PRODUCT_ROWS, 8_192, self._product_dict)
         self._user_rows = RowCache(USER_ROWS, 4_096)
         self._facet_cache: dict[int, dict[str, Any]] = {}
         self._prefix = fulltext.PrefixPolicy("products_fts", PREFIX_COMMON_DF)
