@@ -6,19 +6,21 @@ are not evidence. Instructions executed are: valgrind's callgrind counts every o
 same on every run, whatever else the machine is doing. This script counts them for the
 work of a cold reset and of a step, on both sides, in fresh processes:
 
-  * ``base``: load the app's default world and reset once (nothing timed);
+  * ``base``: load the app's default world, then a warm-up (every template reset at one
+    seed and three steps of its plan run, as bench_engine_ab.py does);
   * ``resets``: the same, then the first reset of every task template at ``--seeds`` new
-    seeds, and each reset's oracle plan computed (not run);
-  * ``steps``: the same as ``resets``, then every plan run.
+    seeds;
+  * ``plans``: the same resets, each followed by computing its oracle plan;
+  * ``steps``: the same as ``plans``, then every plan run.
 
-Per cold reset: (resets - base) / resets done. Per step: (steps - resets) / steps done;
-both runs make the same resets, so their difference is the steps alone. The ratio this /
+Per cold reset: (resets - base) / resets done. Per step: (steps - plans) / steps done;
+both runs make the same resets and plans, so their difference is the steps alone. The ratio this /
 ref is the change in work; it does not say how that work maps to milliseconds (cache
 misses and the machine's speed do), which is why the targets are still read from
 bench_targets.py.
 
 Needs valgrind (``apt-get install valgrind``). A run is about 50 times slower than native:
-about a minute per (app, side, kind) at the defaults; ``--jobs`` runs that many at once.
+about a minute per (app, side, run) at the defaults; ``--jobs`` runs that many at once.
 
     python benchmarks/bench_instructions.py --ref 72b3028 [--apps issues,forum] [--seeds 2] [--jobs 2]
 """
@@ -42,7 +44,13 @@ import sys
 import simweb
 name, seeds, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 env = simweb.make(name, seed=0)
-env.reset(seed=1)
+for tid in sorted(env.app.tasks):   # warm-up, in every run: each template's first use, caches primed
+    try:
+        env.reset(seed=999, options={"task": tid})
+    except Exception:
+        continue
+    for a in env.oracle_plan()[:3]:
+        env.step(a)
 resets = steps = 0
 if kind != "base":
     for seed in range(9000, 9000 + seeds):
@@ -52,24 +60,25 @@ if kind != "base":
             except Exception:
                 continue
             resets += 1
-            plan = env.oracle_plan()
-            if kind == "steps":
-                for a in plan:
-                    env.step(a)
-                    steps += 1
+            if kind in ("plans", "steps"):
+                plan = env.oracle_plan()
+                if kind == "steps":
+                    for a in plan:
+                        env.step(a)
+                        steps += 1
 import simweb.axtree, simweb.state
 print(f"counted resets={resets} steps={steps} walk={int(simweb.axtree.COMPILED_WALK)} copy={int(simweb.state.COMPILED_COPY)}",
       file=sys.stderr)
 """
 
-KINDS = ("base", "resets", "steps")
+KINDS = ("base", "resets", "plans", "steps")
 _COUNTED = re.compile(r"counted resets=(\d+) steps=(\d+) walk=(\d) copy=(\d)")
 
 
 def count(app: str, seeds: int, kind: str, side: str, pythonpath: str | None, cwd: str, out_dir: Path
           ) -> dict[str, int]:
     """One child under callgrind: its instruction total and what it did."""
-    env = dict(os.environ)
+    env = dict(os.environ, PYTHONHASHSEED="0")   # str hashes (set order, dict probing) alike in every run
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     else:
@@ -88,11 +97,11 @@ def count(app: str, seeds: int, kind: str, side: str, pythonpath: str | None, cw
 
 
 def per_op(runs: dict[str, dict[str, int]]) -> dict[str, float]:
-    base, resets, steps = (runs[k] for k in KINDS)
-    if resets["resets"] != steps["resets"]:
-        raise SystemExit("bench_instructions: the resets and steps runs made different resets")
+    base, resets, plans, steps = (runs[k] for k in KINDS)
+    if not resets["resets"] == plans["resets"] == steps["resets"]:
+        raise SystemExit("bench_instructions: the runs made different resets")
     return {"cold_reset": (resets["ir"] - base["ir"]) / max(1, resets["resets"]),
-            "step": (steps["ir"] - resets["ir"]) / max(1, steps["steps"]),
+            "step": (steps["ir"] - plans["ir"]) / max(1, steps["steps"]),
             "resets": resets["resets"], "steps": steps["steps"]}
 
 
