@@ -232,7 +232,10 @@ def target(value: float | None, limit: float, kind: str = "<=") -> dict[str, Any
 def write_json(path: Path | None, name: str, results: dict[str, Any], argv: Iterable[str] | None = None) -> None:
     if path is None:
         return
-    doc = {"benchmark": name, "command": " ".join(["python", *(argv or sys.argv)]), "machine": machine_info(),
+    words = list(argv) if argv is not None else list(sys.argv)
+    if not (words and words[0].endswith(".py")):   # main(sys.argv[1:]): the script's name first
+        words.insert(0, f"benchmarks/{Path(sys.argv[0]).name}")
+    doc = {"benchmark": name, "command": " ".join(["python", *words]), "machine": machine_info(),
            "results": results}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
