@@ -356,13 +356,16 @@ def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig, gro
 
 # ------------------------------------------------------------------ `simweb serve` for stock BrowserGym
 
-def test_simweb_serve_default_pages_carry_no_bid_attribute():
+def test_simweb_serve_default_pages_carry_no_bid_attribute(tmp_path):
     """Stock BrowserGym throws on a first visit to a page whose elements already carry its
     ``bid`` attribute; `simweb serve` without a flag serves simweb's ids as data-simweb-bid."""
     import re
     import urllib.request
 
-    proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", "0"],
+    # Its own session database: the default one lives in the user's cache, where another
+    # simweb serve (a developer's, a second test run) may be writing.
+    proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", "0",
+                             "--session-db", f"sqlite:///{tmp_path / 'sessions.sqlite'}"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     try:
         url = None
@@ -383,7 +386,13 @@ def test_simweb_serve_default_pages_carry_no_bid_attribute():
             assert ' bid="' not in resp.read().decode("utf-8")
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
+        try:
+            _, rest = proc.communicate(timeout=60)   # reads what it still writes: it never blocks on stderr
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+    assert proc.returncode == 0 and "Traceback" not in rest
 
 
 def test_simweb_compare_against_omnibox(server, tmp_path):
