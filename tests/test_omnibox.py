@@ -16,12 +16,12 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
+from omnibox_client import Master, call
+
 import simweb
 from simweb.omnibox.env import OmniboxSimEnv
 from simweb.omnibox.server import OmniboxServer
 from simweb.omnibox.start import start_url
-
-from omnibox_client import Master, call
 
 pytestmark = pytest.mark.browser
 TASK = "shopping/product_price"
