@@ -353,6 +353,20 @@ def replay_cmd(trajectory: str) -> None:
     click.echo(f"replayed {len(lines) - 1} steps of {trajectory}: every state hash matches")
 
 
+def _stop_on_signals() -> None:
+    """SIGINT and SIGTERM end a long-running command as Ctrl-C does, so its cleanup runs
+    (sessions closed, browsers shut). Both are installed explicitly: a shell starts a
+    background job with SIGINT ignored, Python keeps an inherited ignored SIGINT ignored,
+    and SIGTERM's default would skip the cleanup."""
+    import signal
+
+    def stop(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
 @main.command("serve")
 @click.argument("app")
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -416,6 +430,7 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
     # Waitress warns at every queued request beyond its threads: under a burst that is
     # expected (the queue is what keeps the threads bounded), so only errors are shown.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    _stop_on_signals()
     try:
         server.run()
     except KeyboardInterrupt:
@@ -446,8 +461,6 @@ def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps
                 status_interval: float, lifetime_max: int, allow_external: bool, world_seed: int,
                 size: int | None) -> None:
     """Serve WebGym's browser-server protocol over real Chromium on simweb's apps."""
-    import signal
-
     from . import registry
     from .browser import BrowserError
     from .omnibox.server import OmniboxServer
@@ -456,12 +469,7 @@ def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps
     for name in names:
         registry.resolve(name)   # an unknown app is a one-line error
 
-    def stop(*_: Any) -> None:
-        raise KeyboardInterrupt
-
-    # Both installed explicitly: a shell starts background jobs with SIGINT ignored.
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    _stop_on_signals()
     server = OmniboxServer(names, host=host, port=port, browsers=browsers, api_key=api_key, apps_port=apps_port,
                            world_seed=world_seed, size=size, status_interval=status_interval,
                            lifetime_max=lifetime_max, allow_external=allow_external)

@@ -359,3 +359,36 @@ def test_evicted_new_sessions_leave_no_rows():
         rows = conn.exec_driver_sql("SELECT count(*) FROM simweb_sessions").scalar_one()
     assert rows == 3
     assert store.load(first).status == "unknown"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_stops_cleanly_on_a_signal_even_started_as_a_background_job(tmp_path: Path, sig: int):
+    """A shell starts a background job with SIGINT ignored, and Python keeps an inherited
+    ignored SIGINT ignored: `simweb serve &` then `kill -INT` did nothing. SIGTERM's default
+    skipped the cleanup. Both now end the server as Ctrl-C does, exit status 0."""
+    port = _free_port()
+    db = tmp_path / "s.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", str(port),
+                             "--session-db", f"sqlite:///{db}", "--control-token", TOKEN],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+                time.sleep(0.1)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/")
+        assert conn.getresponse().status == 200
+        conn.close()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0 and "Traceback" not in err
+    assert db.exists()
