@@ -143,7 +143,7 @@ class RowCache:
     gets, nested lists included: a shallow copy whose containers (the decoded JSON
     columns) are copied too, which costs a fraction of decoding the row again.
 
-        self._issues = RowCache(ISSUE_ROWS, 20_000)
+        self._issues = RowCache(ISSUE_ROWS, 8_192)
         self._issues.get(self._conn, issue_id)          # dict or None
         self._issues.many(self._conn, ids)              # {id: dict} of the ids that exist
         self._issues.in_order(self._conn, ids)          # [dict] in the order of ids
@@ -188,15 +188,15 @@ class RowCache:
         in chunks of 500)."""
         out: dict[int, dict] = {}
         missing: list[int] = []
-        for key in ids:
+        for key in dict.fromkeys(ids):   # each id once: a repeated id is looked up and copied once
             entry = self._lru.get(key)
             if entry is None:
                 missing.append(key)
             else:
                 out[key] = self._copy(entry)
-        uniq = sorted(set(missing))
-        for i in range(0, len(uniq), 500):
-            chunk = uniq[i:i + 500]
+        missing.sort()
+        for i in range(0, len(missing), 500):
+            chunk = missing[i:i + 500]
             for row in conn().execute(self._many.format(",".join("?" * len(chunk))), chunk):
                 entry = self._keep(row)
                 out[entry[0]["id"]] = self._copy(entry)
