@@ -164,7 +164,7 @@ class ServedApp:
         if self._closed:
             return
         self._closed = True
-        stop_server(self._server)
+        stop_server(self._server, self._thread)
         self._thread.join(timeout=5)
 
     def __enter__(self) -> ServedApp:

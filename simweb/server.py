@@ -57,6 +57,7 @@ import hmac
 import io
 import re
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -480,16 +481,39 @@ def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, thr
                          clear_untrusted_proxy_headers=True, expose_tracebacks=False)
 
 
-def stop_server(server: Any) -> None:
-    """Stop a running :func:`make_server` server: its worker threads, listening socket and
-    open connections (its ``run()`` then returns)."""
+def stop_server(server: Any, thread: threading.Thread | None = None) -> None:
+    """Stop a :func:`make_server` server: its worker threads, listening socket and open
+    connections. ``thread`` is the thread running ``server.run()``, None if no other thread
+    runs it (never started, or it ran here and returned).
+
+    A running loop closes the sockets itself, and its ``run()`` then returns: a socket
+    closed from another thread while the loop waits on it in ``select`` fails the wait with
+    EBADF, and the loop thread dies with that error."""
     server.task_dispatcher.shutdown()
-    server.close()
-    for channel in list(server._map.values()):
+    closed = threading.Event()
+
+    def close_all() -> None:
+        for channel in list(server._map.values()):
+            if channel is server or channel is server.trigger:
+                continue
+            try:
+                channel.close()
+            except OSError:
+                pass
         try:
-            channel.close()
+            server.close()  # the listening socket, then the trigger: the loop's map is empty and run() returns
         except OSError:
             pass
+        closed.set()
+
+    if thread is not None and thread.is_alive():
+        try:
+            server.trigger.pull_trigger(close_all)
+        except OSError:   # the trigger is already closed: nothing is left to wake
+            pass
+        if closed.wait(5):
+            return
+    close_all()
 
 
 def serve(flask_app: Flask, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:

@@ -27,7 +27,7 @@ def served():
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.effective_port}"
-    stop_server(server)
+    stop_server(server, thread)
     thread.join(timeout=10)
 
 

@@ -392,3 +392,37 @@ def test_serve_stops_cleanly_on_a_signal_even_started_as_a_background_job(tmp_pa
             proc.communicate()
     assert proc.returncode == 0 and "Traceback" not in err
     assert db.exists()
+
+
+def test_stopping_a_server_running_in_a_thread_never_kills_its_loop_with_ebadf(monkeypatch):
+    """stop_server closes the sockets on the server's loop thread. Closed from the caller's
+    thread, a socket the loop had just put in its select list failed the select with EBADF
+    and the loop thread died with that error (a few stops in a hundred)."""
+    import threading
+
+    from flask import Flask
+
+    from simweb.server import make_server, stop_server
+
+    died: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    flask_app = Flask("tiny")
+    flask_app.get("/")(lambda: "ok")
+    for _ in range(150):
+        server = make_server(flask_app, threads=2)
+        port = server.effective_port
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        for c in clients:   # keep-alive connections: open channels in the loop's map
+            c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert c.recv(4096).startswith(b"HTTP/1.1 200")
+        stop_server(server, thread)
+        thread.join(5)
+        assert not thread.is_alive()
+        assert not server._map   # every channel, the listener and the trigger are closed
+        for c in clients:
+            c.close()
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    assert died == []

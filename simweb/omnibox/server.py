@@ -179,7 +179,7 @@ class OmniboxServer:
             return
         self._closed = True
         if self._http is not None:
-            stop_server(self._http)
+            stop_server(self._http, self._thread)
             if self._thread is not None:
                 self._thread.join(timeout=5)
         self.pool.close()
