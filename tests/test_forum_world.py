@@ -212,6 +212,11 @@ def test_user_lookups(world: ForumWorld) -> None:
     assert world.user_by_name(u["username"].upper())["id"] == 9
     assert world.user_by_name("no such user") is None and world.user(10**9) is None
     assert world.usernames([9, 9, 10]) == {9: u["username"], 10: world.user(10)["username"]}
+    top = world.max_id("users")
+    ids = [top + 5, 3, top, 9, 3, 1200, 10**9]   # unknown ids, repeats, names read before and not
+    want = {i: world.user(i)["username"] for i in sorted(set(ids)) if i <= top}
+    assert world.usernames(ids) == want and list(world.usernames(ids)) == sorted(want)
+    assert world.usernames(range(1, 1200)) == {i: world.user(i)["username"] for i in range(1, 1200)}   # > 500
 
 
 @given(st.text(max_size=60))
@@ -340,6 +345,45 @@ def test_list_posts_merges_communities_exactly(world: ForumWorld) -> None:
             for offset in (0, 25):
                 got = [p["id"] for p in world.list_posts(comms, sort, since, 25, offset)]
                 assert got == ref[offset:offset + 25], (sort, since, offset)
+
+
+@pytest.mark.parametrize("kept", [W._TOP_KEPT, 3, 40])
+@given(data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_merged_listings_from_kept_lists_equal_the_full_order(world: ForumWorld, kept: int, data) -> None:
+    """A listing of several communities merges each one's kept best posts; a page deeper
+    than a community's kept list (and not all of it) is answered by the query instead."""
+    all_ids = [c["id"] for c in world.communities()]
+    comms = data.draw(st.lists(st.sampled_from(all_ids), min_size=2, max_size=12, unique=True))
+    sort = data.draw(st.sampled_from(["hot", "new", "top"]))
+    offset = data.draw(st.integers(0, 60))
+    limit = data.draw(st.integers(1, 30))
+    rows = world.query("SELECT id, hot0, created, score FROM posts WHERE community_id IN (%s)"
+                       % ",".join(map(str, comms)))
+    col = {"hot": 1, "new": 2, "top": 3}[sort]
+    ref = [r[0] for r in sorted(rows, key=lambda r: (-r[col], -r[0]))][offset:offset + limit]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(W, "_TOP_KEPT", kept)
+        mp.setattr(world, "_tops", {})
+        assert [p["id"] for p in world.list_posts(comms, sort, None, limit, offset)] == ref
+        assert [p["id"] for p in world.list_posts(comms, sort, None, limit, offset)] == ref   # kept lists reused
+
+
+def test_a_page_one_past_a_kept_list_is_answered_by_the_query(world: ForumWorld) -> None:
+    """Two communities whose best ``kept + 1`` posts are all in the first: the kept list of
+    ``kept`` posts is one short, so the merge must not answer."""
+    kept = 3
+    comms = [c["id"] for c in world.communities()]
+    rows = {c: sorted(world.query("SELECT score, id FROM posts WHERE community_id = ?", (c,)),
+                      key=lambda r: (-r[0], -r[1])) for c in comms}
+    pair = next((a, b) for a in comms for b in comms
+                if a != b and len(rows[a]) > kept and (rows[a][kept][0], rows[a][kept][1]) > rows[b][0])
+    ref = [r[1] for r in sorted(rows[pair[0]] + rows[pair[1]], key=lambda r: (-r[0], -r[1]))][:kept + 1]
+    assert all(i in {r[1] for r in rows[pair[0]]} for i in ref)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(W, "_TOP_KEPT", kept)
+        mp.setattr(world, "_tops", {})
+        assert [p["id"] for p in world.list_posts(list(pair), "top", None, kept + 1)] == ref
 
 
 @given(st.integers(1, 2000), st.integers(0, 3), st.sampled_from(["relevance", "new", "top", "comments"]),

@@ -791,6 +791,9 @@ _SORT_SQL = {"hot": "hot0 DESC, id DESC", "new": "created DESC, id DESC", "top":
 MAX_PER_PAGE = 100
 #: list_posts sorts merged per community: the sort column of the (community_id, column) index.
 _MERGE_KEY = {"hot": "hot0", "new": "created", "top": "score"}
+#: Posts kept in memory per (community, sort): the first four pages of a listing of many
+#: communities merge these instead of querying each community's index again.
+_TOP_KEPT = 128
 #: ``search()`` totals are exact up to this many matches, then capped.
 COUNT_CAP = 1000
 #: With more matches than this, relevance ranks (bm25) only the this-many highest-scoring
@@ -838,6 +841,10 @@ class ForumWorld(WorldFile):
         for v in self._moderates.values():
             v.sort()
         self._prefix = fulltext.PrefixPolicy("posts_fts", PREFIX_COMMON_DF)
+        # (community, sort column) -> its best posts as (-value, -id), best first, and
+        # whether that is all of the community's posts; filled on first use.
+        self._tops: dict[tuple[int, str], tuple[list[tuple[Any, int]], bool]] = {}
+        self._usernames: dict[int, str] = {}   # at most one entry per world user
 
     # -- communities ----------------------------------------------------------------
 
@@ -873,11 +880,16 @@ class ForumWorld(WorldFile):
         return USER_ROWS.one(self._conn(), "name_key = ?", (str(name or "").strip().lower(),))
 
     def usernames(self, ids: Sequence[int]) -> dict[int, str]:
+        """{id: username} of the world users among ``ids``, in id order (names never change:
+        each is read from the file once)."""
         ids = sorted({int(i) for i in ids})
-        if not ids:
-            return {}
-        q = ",".join("?" * len(ids))
-        return dict(self._conn().execute(f"SELECT id, username FROM users WHERE id IN ({q})", ids).fetchall())
+        known = self._usernames
+        missing = [i for i in ids if i not in known]
+        for at in range(0, len(missing), 500):
+            chunk = missing[at:at + 500]
+            q = ",".join("?" * len(chunk))
+            known.update(self._conn().execute(f"SELECT id, username FROM users WHERE id IN ({q})", chunk))
+        return {i: known[i] for i in ids if i in known}
 
     # -- posts ------------------------------------------------------------------------
 
@@ -910,12 +922,39 @@ class ForumWorld(WorldFile):
             # index (covering: no row reads), merged; then the page's rows.  Sorting every
             # post of the communities would grow with the world.  (World posts are all live.)
             key = _MERGE_KEY[sort]
+            if since is None:
+                best = self._merged_best(ids, key, offset + limit)
+                if best is not None:
+                    return self.posts([-i for _, i in best[offset:offset + limit]])
             where = "community_id = ?" + ("" if since is None else " AND created >= ?")
             one = f"SELECT * FROM (SELECT id, {key} FROM posts WHERE {where} ORDER BY {key} DESC, id DESC LIMIT ?)"
             sql = " UNION ALL ".join([one] * len(ids)) + f" ORDER BY {key} DESC, id DESC LIMIT ? OFFSET ?"
             args = [a for cid in ids for a in ((cid, offset + limit) if since is None else (cid, since, offset + limit))]
             return self.posts([r[0] for r in self._conn().execute(sql, args + [limit, offset])])
         return POST_ROWS.rows(self._conn(), " AND ".join(conds), params, order=order, limit=limit, offset=offset)
+
+    def _community_best(self, cid: int, key: str) -> tuple[list[tuple[Any, int]], bool]:
+        """The community's ``_TOP_KEPT`` best posts by ``key`` as (-value, -id) in ascending
+        order (the ``key DESC, id DESC`` order), and whether that is all of its posts."""
+        hit = self._tops.get((cid, key))
+        if hit is None:
+            rows = self._conn().execute(f"SELECT {key}, id FROM posts WHERE community_id = ? ORDER BY {key} DESC,"
+                                        " id DESC LIMIT ?", (cid, _TOP_KEPT + 1)).fetchall()
+            hit = ([(-v, -i) for v, i in rows[:_TOP_KEPT]], len(rows) <= _TOP_KEPT)
+            self._tops[(cid, key)] = hit
+        return hit
+
+    def _merged_best(self, ids: Sequence[int], key: str, n: int) -> list[tuple[Any, int]] | None:
+        """The ``n`` best posts of the communities ``ids`` by ``key`` as (-value, -id), best
+        first, from the kept per-community lists; None when a list is too short to tell."""
+        merged: list[tuple[Any, int]] = []
+        for cid in ids:
+            best, complete = self._community_best(cid, key)
+            if n > len(best) and not complete:
+                return None
+            merged += best[:n]
+        merged.sort()
+        return merged[:n]
 
     def pinned_posts(self, cid: int) -> list[dict[str, Any]]:
         return POST_ROWS.rows(self._conn(), "pinned = 1 AND community_id = ?", (int(cid),))
