@@ -8,6 +8,7 @@ back as an error string (``last_action_error``), never an exception.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
@@ -41,6 +42,12 @@ def _parse_action(text: str) -> Any:
 def origin(app_name: str) -> str:
     """The origin shown in in-process URLs ('.localhost' names are reserved for loopback)."""
     return f"http://{app_name}.simweb.localhost"
+
+
+#: An absolute path (not a network path) of unreserved, sub-delimiter (but ``;``: urljoin
+#: splits path parameters off and drops an empty one), ``%``, ``:``, ``@``, ``/`` and ``?``
+#: characters: nothing urljoin or urlsplit would rewrite or split off.
+_PLAIN_PATH = re.compile(r"/(?!/)[A-Za-z0-9\-._~%!$&'()*+,=:@/?]*\Z")
 
 
 class SimBrowser:
@@ -95,9 +102,20 @@ class SimBrowser:
         """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
         if href == "about:blank":
             return href
+        if href.startswith(self.origin):
+            rest = href[len(self.origin):]
+            if _PLAIN_PATH.match(rest) and "/." not in rest.partition("?")[0]:
+                return rest[:-1] if rest.endswith("?") and rest.count("?") == 1 else rest
+        elif _PLAIN_PATH.match(href) and "/." not in href.partition("?")[0]:
+            # An absolute path of plain URL characters without dot segments or fragment:
+            # what urljoin and urlsplit below would make of it, without them (most links).
+            return href[:-1] if href.endswith("?") and href.count("?") == 1 else href
         base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
-        full = urljoin(base, href)
-        parts = urlsplit(full)
+        try:
+            full = urljoin(base, href)
+            parts = urlsplit(full)
+        except ValueError:   # an unclosed IPv6 bracket, say: no request is made, as in a browser
+            raise _Fail(f"net::ERR_INVALID_URL at {href}") from None
         host = parts.hostname or ""
         if parts.scheme not in ("http", "https"):
             return None
