@@ -652,6 +652,25 @@ def test_voting_on_another_post_is_collateral_damage(env, world):
         f"collateral: runtime.votes.{p['user_id']}.p{other['id']}"]
 
 
+def test_lifting_another_users_world_ban_is_collateral(env, world):
+    """A moderator task's moderator can lift any ban of the community: a ban from the world
+    lifted on the way is damage (bans overlay the world's, as votes do)."""
+    for seed in range(40):
+        env.reset(seed=seed, options={"task": "forum/mod_lock_post"})
+        p = env.task.params
+        banned = [u for (u,) in world.query("SELECT user_id FROM bans WHERE community_id = ? AND until IS NULL"
+                                             " ORDER BY user_id", (p["community_id"],))]
+        if banned:
+            break
+    else:
+        pytest.fail("no mod_lock_post instance in a community with a permanent world ban")
+    plan, uid = env.oracle_plan(), banned[0]
+    v = _run(env, "forum/mod_lock_post", seed, [f"goto('/c/{p['community']}/mod')", f"click('unban-{uid}')"] + plan)
+    assert v["success"] and not v["clean"]
+    assert [c["name"] for c in v["checks"] if not c["passed"]] == [f"collateral: runtime.bans.{p['community_id']}.{uid}"]
+    assert _run(env, "forum/mod_lock_post", seed, plan)["clean"]
+
+
 def test_wrong_vote_direction_fails(env):
     env.reset(seed=2, options={"task": "forum/downvote_comment"})
     plan = [a.replace("-down')", "-up')") for a in env.oracle_plan()]

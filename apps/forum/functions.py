@@ -83,6 +83,21 @@ def _world_subscription(world: Any, uid: str, cid: str) -> bool:
     return int(uid) <= world.max_id("users") and int(cid) in world.subscriptions(int(uid))
 
 
+@FUNCTIONS.overlay("bans")
+def _world_ban(world: Any, cid: str, uid: str, *field: str) -> Any:
+    """The world's ban of user ``uid`` from community ``cid`` as the runtime keeps a ban
+    (``{until, reason, by, created}``; None if the world has none), or one of its fields:
+    lifting a world ban is a change, placing and lifting a new one is not."""
+    try:
+        b = world.ban(int(cid), int(uid))
+    except (TypeError, ValueError):
+        return None
+    if b is None:
+        return None
+    ban = {"until": b["until"], "reason": b["reason"], "by": b["moderator_id"], "created": b["created"]}
+    return ban.get(field[0]) if field else ban
+
+
 _entity = FUNCTIONS.row
 
 
