@@ -299,9 +299,12 @@ class Involved:
 @dataclass(frozen=True)
 class Bookkeeping:
     """What the site itself maintains as a consequence of other changes, tolerated in every
-    task: runtime keys (``paths``, patterns with ``*``), derived entity fields, and rows
-    the site writes as a side effect (``new_rows``: table -> the field values they must
-    have, or a list of :class:`RowRule` ``{where, echo_of}``).
+    task: runtime keys (``paths``, patterns with ``*``), derived entity fields (``fields``:
+    on any row; ``judged_row_fields``: only on a row the effect judges, see
+    :class:`Involved`, as a post's publication day, which a publish and an unpublish of
+    another post would move while its status ends where it was), and rows the site writes
+    as a side effect (``new_rows``: table -> the field values they must have, or a list of
+    :class:`RowRule` ``{where, echo_of}``).
 
     Declare only what cannot change on its own: each tolerated change must be the echo
     of a change that is judged (a system note of a close, the stock of an order)."""
@@ -311,6 +314,8 @@ class Bookkeeping:
     new_rows: Mapping[str, tuple[RowRule, ...]] = field(default_factory=dict)
     #: table -> {field: the table it names}: which rows a new row is about (for ``echo_of``)
     references: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: table -> fields tolerated only on the rows the effect judges
+    judged_row_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_spec(cls, doc: Mapping[str, Any] | None) -> Bookkeeping:
@@ -323,7 +328,8 @@ class Bookkeeping:
             else:
                 rules[table] = (RowRule(dict(v or {})),)
         refs = {t: dict(v or {}) for t, v in (doc.get("references") or {}).items()}
-        return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()}, rules, refs)
+        return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()}, rules, refs,
+                   {t: tuple(f) for t, f in (doc.get("judged_row_fields") or {}).items()})
 
     _heads: frozenset[str] = field(init=False, repr=False, compare=False)
     _patterns: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -334,12 +340,13 @@ class Bookkeeping:
         # Most tolerated paths are whole top-level keys (counters, timers): one set lookup.
         object.__setattr__(self, "_heads", frozenset(p for p in self.paths if "." not in p and "*" not in p))
         object.__setattr__(self, "_patterns", tuple(p for p in self.paths if p not in self._heads))
-        object.__setattr__(self, "echoes", any(r.echo_of for rules in self.new_rows.values() for r in rules))
+        object.__setattr__(self, "echoes", bool(any(r.echo_of for rules in self.new_rows.values() for r in rules)
+                                                or any(self.judged_row_fields.values())))
 
     def tolerates(self, change: Change, involved: Involved | None = None) -> bool:
         """Whether ``change`` is bookkeeping. Without ``involved`` (no effect at hand, as
-        when the red team asks whether an attack changed anything), ``echo_of`` is not
-        checked."""
+        when the red team asks whether an attack changed anything), ``echo_of`` and
+        ``judged_row_fields`` are not checked."""
         path = change.path
         if path.partition(".")[0] in self._heads:
             return True
@@ -349,7 +356,10 @@ class Bookkeeping:
         if change.table is None:
             return False
         if change.kind == "field":
-            return change.field in self.fields.get(change.table, ())
+            if change.field in self.fields.get(change.table, ()):
+                return True
+            return change.field in self.judged_row_fields.get(change.table, ()) and (
+                involved is None or involved.names(change.table, change.id))
         if change.kind == "new" and change.table in self.new_rows:
             return any(r.matches(change.after, involved) for r in self.new_rows[change.table])
         return False

@@ -215,8 +215,8 @@ def _row_mutations(env: Any, task_id: str, seed: int, t: Row, start: dict, final
     keep = env.app.spec.bookkeeping
     # another field of the changed row
     for f in sorted(row):
-        if f in t.fields or f == "id" or f in keep.fields.get(t.table, ()):
-            continue
+        if f in t.fields or f == "id" or f in keep.fields.get(t.table, ()) or f in keep.judged_row_fields.get(t.table, ()):
+            continue   # bookkeeping of this row: the site's own echo of its judged change
         junk = _junk_like(row[f])
         if junk is None:
             continue
@@ -237,6 +237,19 @@ def _row_mutations(env: Any, task_id: str, seed: int, t: Row, start: dict, final
         v = _verdict(env, s)
         yield Attack(task_id, seed, "over-doing", f"the change also made to {t.table} {other_id}",
                      v["success"] and v["clean"], _why(v))
+        break
+    # the judged row's own bookkeeping (a publication day) written on another row
+    echo = {f: row.get(f) for f in keep.judged_row_fields.get(t.table, ()) if f in row}
+    for other_id in _neighbours(env, t.table, t.id):
+        other = entity(env.app, final, t.table, other_id)
+        if other is None or all(other.get(f) == val for f, val in echo.items()):
+            continue
+        s = deep_copy(final)
+        s["runtime"].setdefault("entities", {}).setdefault(t.table, {})[str(other_id)] = {**deep_copy(other),
+                                                                                          **deep_copy(echo)}
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "over-doing", f"{', '.join(sorted(echo))} of the judged row also set on "
+                     f"{t.table} {other_id}", v["success"] and v["clean"], _why(v))
         break
 
 

@@ -143,6 +143,8 @@ _BOOKKEEPING = {
         "paths": {"type": "array", "items": {"type": "string", "pattern": r"^[a-z_*][a-z0-9_*]*(\.[a-z0-9_*]+)*$"}},
         "fields": {"type": "object", "propertyNames": {"pattern": _IDENT},
                    "additionalProperties": {"type": "array", "items": {"type": "string", "pattern": _IDENT}}},
+        "judged_row_fields": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                              "additionalProperties": {"type": "array", "items": {"type": "string", "pattern": _IDENT}}},
         "new_rows": {"type": "object", "propertyNames": {"pattern": _IDENT},
                      "additionalProperties": {"oneOf": [
                          {"type": ["object", "null"]},

@@ -300,3 +300,24 @@ def test_admin_manages_users(s, world):
     s.fill("nu-username", author["username"]).fill("nu-email", "x@y.test").fill("nu-name", "X")
     s.fill("nu-password", "longenough").click("nu-submit")
     assert "is taken" in s.axtree
+
+
+def test_re_dating_another_published_post_is_collateral(env, world):
+    """Unpublishing and publishing again a post the task does not name leaves its status as
+    it was but moves its publication day to today (it heads the public site): the days are
+    bookkeeping on the judged post only."""
+    env.reset(seed=0, options={"task": "cms/publish_in_review"})
+    plan, pid = env.oracle_plan(), env.task.params["post_id"]
+    other = next(p for p in (world.post(i) for i in range(1, 400))
+                 if p["status"] == "published" and p["kind"] == "post" and p["id"] != pid)
+    for a in [f"goto('/admin/posts/{other['id']}')", "click('unpublish')", "click('publish')", *plan]:
+        obs, reward, terminated, truncated, info = env.step(a)
+    v = info["verdict"]
+    assert v["success"] and not v["clean"] and reward == 0
+    assert sorted(c["name"] for c in v["checks"] if not c["passed"]) == [
+        f"collateral: runtime.entities.posts.{other['id']}.published_day",
+        f"collateral: runtime.entities.posts.{other['id']}.updated_day"]
+    env.reset(seed=0, options={"task": "cms/publish_in_review"})
+    for a in plan:
+        obs, reward, terminated, truncated, info = env.step(a)
+    assert info["verdict"]["success"] and info["verdict"]["clean"] and reward == 1.0   # the judged post's own days
