@@ -134,6 +134,44 @@ def test_refusal_needs_the_blocker_page(app):
             assert not info["verdict"]["success"], (tid, seed)
 
 
+# Valid cards other than the goals' (4111 1111 1111 1111, 12/29, 123): another network with
+# the same last four digits, and the same network with another number.
+OTHER_CARDS = (("5000 0000 0003 1111", "07/31", "987", "Someone Else"),
+               ("5555 5555 5555 4444", "07/31", "987", "Someone Else"),
+               ("4111 1111 1111 1111", "07/31", "123", "Someone Else"))
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_paying_with_another_card_than_the_goals_is_not_paid(app):
+    """The goal names the card: an order or booking paid with any other valid card (or
+    another expiry, or another name where the goal gives one) does not count."""
+    env = simweb.make(app)
+    tried = 0
+    for tid in sorted(env.app.tasks):
+        for seed in (0, 1):
+            env.reset(seed=seed, options={"task": tid})
+            plan = env.oracle_plan()
+            if not any(a.startswith("fill('card-number'") for a in plan):
+                continue
+            for number, expiry, cvv, name in OTHER_CARDS:
+                swap = {"card-number": number, "card-expiry": expiry, "card-cvv": cvv, "card-name": name}
+                attack = []
+                for a in plan:
+                    m = re.fullmatch(r"fill\('(card-[a-z]+)', .*\)", a)
+                    attack.append(f"fill({m.group(1)!r}, {swap[m.group(1)]!r})" if m else a)
+                env.reset(seed=seed, options={"task": tid})
+                for a in attack:
+                    obs, reward, terminated, truncated, info = env.step(a)
+                    if terminated or truncated:
+                        break
+                tried += 1
+                assert not info["verdict"]["success"] and reward == 0, (tid, seed, number, info["verdict"])
+    if app in ("shopping", "booking"):
+        assert tried >= 6
+    else:
+        assert tried == 0   # no card form
+
+
 # ----------------------------------------------------------------------------- oracles
 
 def _visible_problem(action: str, obs: dict, page, start_url: str) -> str | None:

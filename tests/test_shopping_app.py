@@ -666,7 +666,8 @@ def test_payment_accepts_this_months_card_and_keeps_only_last4(at_payment):
     shop = at_payment
     pay(shop, **{"card-expiry": _month(0), "card-number": "5555 5555 5555 4444"})
     assert shop.path == "/checkout/review", shop.error()
-    assert shop.rt["checkout"]["1"]["payment"] == {"name": "Alex Morgan", "last4": "4444", "expiry": _month(0)}
+    assert shop.rt["checkout"]["1"]["payment"] == {"name": "Alex Morgan", "last4": "4444", "expiry": _month(0),
+                                                   "brand": "Mastercard"}
     assert "5555 5555" not in str(shop.state) and "5555555555554444" not in str(shop.state)
     assert "Card ending in 4444" in shop.text_of("review-method")
 

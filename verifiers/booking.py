@@ -3,6 +3,8 @@
 Everything else, success, progress and collateral damage, the engine derives from them."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from simweb.effects import ANY, Expect, NewRow, Row, eq, text
 
 
@@ -20,13 +22,16 @@ def cancelled(bid: int, label: str, fee_cents: int) -> Row:
 
 
 def new_booking(user_id: int, room: dict, checkin: int, nights: int, guests: int, guest_name: str,
-                total_cents: int, code: str | None = None, points_used: int = 0, label: str = "") -> NewRow:
-    """A confirmed booking made at run time with exactly this content."""
+                total_cents: int, card: Mapping[str, str], code: str | None = None, points_used: int = 0,
+                label: str = "") -> NewRow:
+    """A confirmed booking made at run time with exactly this content, paid with the card the
+    goal names (``card``: its brand, last4 and expiry, what the booking keeps of it)."""
     return NewRow("bookings", {
         "user_id": eq(user_id), "property_id": eq(room["property_id"]), "room_type_id": eq(room["id"]),
         "checkin_day": eq(checkin), "nights": eq(nights), "guests": eq(guests), "guest_name": text(guest_name),
         "status": eq("confirmed"), "discount_code": eq(code), "points_used": eq(points_used),
-        "total_cents": eq(total_cents)}, label=label or f"a confirmed booking of the {room['name']}")
+        "total_cents": eq(total_cents), "payment_brand": eq(card["brand"]), "payment_last4": eq(card["last4"]),
+        "payment_expiry": eq(card["expiry"])}, label=label or f"a confirmed booking of the {room['name']}")
 
 
 def favorites_path(user_id: int) -> str:

@@ -10,7 +10,7 @@ a product name with its rating).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
@@ -80,13 +80,16 @@ def _order_items(want: Iterable[Item]) -> Any:
     return where(test, f"exactly {_show(lines)}")
 
 
-def order_placed(user_id: int, want: Iterable[Item], method: str, address_id: int, last4: str,
+def order_placed(user_id: int, want: Iterable[Item], method: str, address_id: int, card: Mapping[str, str],
                  coupon: str | None = None, label: str = "the order") -> NewRow:
     """One new processing order of the user with exactly ``want``, shipped and paid as
-    asked. Extra units, lines or a second order make it (or the second) not count."""
+    asked: with the card the goal names (``card``: its brand, last4, expiry and name, what
+    the order keeps of it). Extra units, lines or a second order make it (or the second)
+    not count."""
     fields = {"user_id": eq(user_id), "status": eq("processing"), "items": _order_items(want),
-              "shipping_method": eq(method), "address_id": eq(address_id), "payment_last4": eq(last4),
-              "coupon": eq(coupon)}
+              "shipping_method": eq(method), "address_id": eq(address_id), "payment_brand": eq(card["brand"]),
+              "payment_last4": eq(card["last4"]), "payment_expiry": eq(card["expiry"]),
+              "payment_name": text(card["name"]), "coupon": eq(coupon)}
     if coupon is not None:
         fields["discount_cents"] = where(lambda v: isinstance(v, int) and v > 0, "> 0")
     return NewRow("orders", fields, label, weight=2.0)

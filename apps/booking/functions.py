@@ -63,7 +63,7 @@ _entity = FUNCTIONS.row
 # ----------------------------------------------------------------------------- users and sessions
 
 current_user, find_login = add_auth_functions(FUNCTIONS)   # the auth kit's (simweb/kits/auth.py)
-add_card_functions(FUNCTIONS)                               # luhn_ok, card_expired (simweb/kits/cards.py)
+add_card_functions(FUNCTIONS)                               # luhn_ok, card_expired, card_brand (simweb/kits/cards.py)
 
 
 def _contribution(b: dict | None) -> int:
@@ -405,18 +405,6 @@ def quote(ctx: Ctx) -> dict | None:
     pts = int(co.get("points") or 0)
     return {"subtotal": sub, "discount": disc, "code": c["code"] if c else None, "points": pts,
             "points_cents": pts * POINT_CENTS, "total": max(0, sub - disc - pts * POINT_CENTS)}
-
-
-@fn()
-def card_brand(ctx: Ctx, digits: str | None) -> str:
-    s = str(digits or "")
-    if s.startswith("4"):
-        return "Visa"
-    if s[:2] in ("51", "52", "53", "54", "55"):
-        return "Mastercard"
-    if s[:2] in ("34", "37"):
-        return "American Express"
-    return "Card"
 
 
 # ----------------------------------------------------------------------------- bookings

@@ -22,6 +22,8 @@ from .world import YEAR_DAYS, n_users_for, night_cents
 CARD = "4111 1111 1111 1111"
 EXPIRY = "12/29"
 CVV = "123"
+#: What a booking keeps of the goal's card (simweb/kits/cards.py), and what the verifier checks.
+PAID_WITH = {"brand": "Visa", "last4": CARD.replace(" ", "")[-4:], "expiry": EXPIRY}
 _GUEST_FIRST = ("Maya", "Theo", "Ines", "Noah", "Alma", "Luca", "Zoe", "Arjun", "Elif", "Mina", "Hugo", "Vera")
 _GUEST_LAST = ("Fischer", "Moreno", "Andersen", "Costa", "Nakamura", "Dubois", "Kowalski", "Bianchi", "Olsen")
 
@@ -143,17 +145,19 @@ def hold_part(s: dict) -> Part:
 def review_part(s: dict, group: FactGroup, plan: list[str], what: str, guest: str, code: str | None = None,
                 points: int = 0) -> Part:
     """The booking form filled up to its review step, not confirmed: the hold, and the
-    checkout holding what the parent's booking would record (main guest, code, points)
-    with a card given; every other step the form needs is part of it."""
+    checkout holding what the parent's booking would record (main guest, code, points,
+    the goal's card); every other step the form needs is part of it."""
     def checkout(co: Any) -> bool:
-        if not isinstance(co, dict) or not isinstance(co.get("guest"), dict) or not co.get("payment"):
+        if not isinstance(co, dict) or not isinstance(co.get("guest"), dict) or not isinstance(co.get("payment"), dict):
             return False
-        name = co["guest"].get("name")
+        name, card = co["guest"].get("name"), co["payment"]
         return (isinstance(name, str) and name.strip().casefold() == guest.casefold()
                 and str(co.get("code") or "").strip().upper() == (code or "").upper()
-                and int(co.get("points") or 0) == points)
+                and int(co.get("points") or 0) == points
+                and all(card.get(k) == v for k, v in PAID_WITH.items()))
 
-    describe = f"guest {guest}, code {code or 'none'}, {points} points, a card given"
+    describe = (f"guest {guest}, code {code or 'none'}, {points} points, the {PAID_WITH['brand']} card ending "
+                f"{PAID_WITH['last4']} (expiry {PAID_WITH['expiry']})")
     return Part(("stay", group), (), tuple(plan[:-1]),
                 f"{what} Fill in the booking form up to its review step, but do not confirm the booking yet.",
                 extra=lambda start: Effect((held(s), Value(f"checkout.{s['user_id']}", where(checkout, describe),
@@ -498,7 +502,7 @@ class BookRoom(TaskTemplate):
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
         return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["guest"],
-                                     p["subtotal"]),))
+                                     p["subtotal"], card=PAID_WITH),))
 
 
 def _valid_code(app: Any, s: dict, want_gold: bool) -> dict | None:
@@ -554,7 +558,7 @@ class BookWithCode(TaskTemplate):
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
         return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"], p["total"],
-                                     code=p["code"]),))
+                                     code=p["code"], card=PAID_WITH),))
 
 
 class BookWithPoints(TaskTemplate):
@@ -594,7 +598,7 @@ class BookWithPoints(TaskTemplate):
     def effect(self, app, p, start):
         rt = app.world.room_type(p["room_type_id"])
         return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"], p["total"],
-                                     points_used=p["points"]),))
+                                     points_used=p["points"], card=PAID_WITH),))
 
 
 class CancelFree(TaskTemplate):
@@ -789,7 +793,7 @@ class CancelAndRebook(TaskTemplate):
         rt = app.world.room_type(p["room_type_id"])
         return Effect((V.cancelled(p["booking_id"], "the old booking", 0),
                        V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
-                                     p["subtotal"])))
+                                     p["subtotal"], card=PAID_WITH)))
 
 
 # ============================================================================= refusals with feasible twins
@@ -868,7 +872,7 @@ class ReserveIfAvailable(TaskTemplate):
         if p["feasible"]:
             rt = app.world.room_type(p["room_type_id"])
             return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
-                                         p["subtotal"]),))
+                                         p["subtotal"], card=PAID_WITH),))
         dates = urlencode({"checkin": iso(p["checkin"]), "checkout": iso(p["checkin"] + p["nights"])})
         return Effect(refusal=Refusal((f"/hotels/{p['property_id']}?{dates}",),
                                       label="the hotel's rooms for those dates"))
@@ -916,7 +920,7 @@ class GoldCode(TaskTemplate):
         if p["feasible"]:
             rt = app.world.room_type(p["room_type_id"])
             return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
-                                         p["total"], code=p["code"]),))
+                                         p["total"], code=p["code"], card=PAID_WITH),))
         return Effect(refusal=Refusal(("/account/loyalty", "/book/payment"), label="the account's tier"))
 
 

@@ -64,7 +64,7 @@ def product(ctx: Ctx, pid: Any) -> dict | None:
 
 
 current_user, find_login = add_auth_functions(FUNCTIONS)   # the auth kit's (simweb/kits/auth.py)
-add_card_functions(FUNCTIONS)                               # luhn_ok, card_expired (simweb/kits/cards.py)
+add_card_functions(FUNCTIONS)                               # luhn_ok, card_expired, card_brand (simweb/kits/cards.py)
 
 
 @fn(reads=("world.users", "runtime.entities.users.*"))

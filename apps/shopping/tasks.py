@@ -24,7 +24,9 @@ from simweb.worlddb import day_to_date
 from .functions import date_label, money
 
 CARD = {"name": "Alex Morgan", "number": "4111 1111 1111 1111", "expiry": "12/29", "cvv": "123"}
-LAST4 = CARD["number"].replace(" ", "")[-4:]
+#: What an order keeps of the goal's card (simweb/kits/cards.py), and what the verifier checks.
+PAID_WITH = {"brand": "Visa", "last4": CARD["number"].replace(" ", "")[-4:], "expiry": CARD["expiry"],
+             "name": CARD["name"]}
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -476,7 +478,7 @@ class BuyProduct(ShopTask):
 
     def effect(self, app, p, start):
         want = [(p["product_id"], p["qty"], p["size"], p["color"])]
-        return Effect((V.order_placed(p["user_id"], want, p["method"], p["address_id"], LAST4),))
+        return Effect((V.order_placed(p["user_id"], want, p["method"], p["address_id"], PAID_WITH),))
 
 
 class BuyWithCoupon(ShopTask):
@@ -522,7 +524,7 @@ class BuyWithCoupon(ShopTask):
 
     def effect(self, app, p, start):
         want = [(p["a"], 1, None, None), (p["b"], 1, None, None)]
-        return Effect((V.order_placed(p["user_id"], want, "standard", p["address_id"], LAST4, p["coupon"]),))
+        return Effect((V.order_placed(p["user_id"], want, "standard", p["address_id"], PAID_WITH, p["coupon"]),))
 
 
 class CancelOrder(ShopTask):
