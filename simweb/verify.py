@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 Verdict = dict[str, Any]
@@ -71,11 +72,15 @@ def match_contains(answer: str | None, expected: str) -> bool:
 _NUM = re.compile(r"[-+]?\$?\s*\d[\d,]*(?:\.\d+)?")
 
 
+def _number_texts(text: str | None) -> list[str]:
+    """Every number in a text as written, without currency sign, separators or spaces."""
+    return [m.group(0).replace("$", "").replace(",", "").replace(" ", "") for m in _NUM.finditer(str(text or ""))]
+
+
 def numbers_in(text: str | None) -> list[float]:
     """Every number in a text ('$1,234.50' -> 1234.5)."""
     out = []
-    for m in _NUM.finditer(str(text or "")):
-        raw = m.group(0).replace("$", "").replace(",", "").replace(" ", "")
+    for raw in _number_texts(text):
         try:
             out.append(float(raw))
         except ValueError:
@@ -92,7 +97,16 @@ def match_number(answer: str | None, expected: float, tolerance: float = 1e-6) -
 
 
 def match_money(answer: str | None, expected_cents: int) -> bool:
-    return match_number(answer, expected_cents / 100, tolerance=0.005)
+    """The answer contains exactly one number and it is this amount to the cent: "$1,234.50",
+    "1234.5" and "1234.500" match 123450 cents; "1234.505" (between two cents) matches none."""
+    nums = _number_texts(answer)
+    if len(nums) != 1:
+        return False
+    try:
+        amount = Decimal(nums[0])
+    except InvalidOperation:
+        return False
+    return amount * 100 == expected_cents
 
 
 _DATE_FORMATS = ("%Y-%m-%d", "%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%m/%d/%Y", "%B %d %Y", "%b %d %Y")

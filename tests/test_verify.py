@@ -16,6 +16,18 @@ def test_money_and_numbers_match_by_value_not_text():
     assert match_number("42 reviews", 42) and not match_number("41", 42)
 
 
+@given(st.integers(0, 10**9))
+def test_money_matches_one_amount_to_the_cent(cents):
+    """Every way of writing the amount matches it; its neighbours and any amount between
+    two cents ("$292.005") match nothing."""
+    dollars, rest = divmod(cents, 100)
+    for written in (f"${dollars:,}.{rest:02d}", f"{dollars}.{rest:02d}", f"USD {dollars}.{rest:02d}0"):
+        assert match_money(written, cents), written
+        assert not match_money(written, cents + 1) and not match_money(written, cents - 1), written
+    half = f"{dollars}.{rest:02d}5"
+    assert not any(match_money(half, c) for c in (cents - 1, cents, cents + 1)), half
+
+
 def test_text_date_set_sequence():
     assert match_exact("  Shipped. ", "shipped")
     assert match_date("March 3, 2026", date(2026, 3, 3)) and match_date("2026-03-03", date(2026, 3, 3))
