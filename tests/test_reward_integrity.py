@@ -134,6 +134,22 @@ def test_refusal_needs_the_blocker_page(app):
             assert not info["verdict"]["success"], (tid, seed)
 
 
+@pytest.mark.parametrize("app", APPS)
+def test_no_progress_before_any_action(app):
+    """No fact holds at the start of an episode, for any template or sub-task: a start that
+    already meets one would pay progress for nothing (a revision to restore whose title is
+    the post's title already)."""
+    env = simweb.make(app)
+    ids = [t.id for parent, subs in env.app.tasks.with_sub_tasks() for t in (parent, *subs)]
+    for tid in ids:
+        for seed in range(12):
+            try:
+                _, info = env.reset(seed=seed, options={"task": tid})
+            except RuntimeError:   # a sampler that finds no instance at this seed
+                continue
+            assert info["verdict"]["progress"] == 0, (tid, seed, info["verdict"]["checks"])
+
+
 # Valid cards other than the goals' (4111 1111 1111 1111, 12/29, 123): another network with
 # the same last four digits, and the same network with another number.
 OTHER_CARDS = (("5000 0000 0003 1111", "07/31", "987", "Someone Else"),

@@ -502,10 +502,14 @@ class RestoreRevision(TaskTemplate):
 
     def sample(self, app, rng):
         u = pick_user(app, rng, "editor", "admin")
+        # An earlier revision whose title and content both differ from the post's now: one
+        # that shares either would hold a fact at the start and pay progress for nothing.
+        def differing(p: dict) -> list[dict]:
+            return [r for r in app.world.revisions(p["id"])[:-1] if r["title"] != p["title"] and r["body"] != p["body"]]
+
         p = pick_post(app, rng, lambda p: p["kind"] == "post" and p["revision_count"] >= 2
-                      and found_by_admin_search(app, p))
-        revs = app.world.revisions(p["id"])
-        r = rng.choice(revs[:-1])
+                      and found_by_admin_search(app, p) and bool(differing(p)))
+        r = rng.choice(differing(p))
         return {"user_id": u["id"], "post_id": p["id"], "post": p["title"], "rev_id": r["id"], "number": r["number"]}
 
     def goal(self, app, p):
