@@ -170,6 +170,18 @@ class Check:
 Target = Row | NewRow | Gone | Value
 
 
+def _not_refused(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
+    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
+    return not (said and said[-1]["role"] == "infeasible"), f"last message: {said[-1] if said else None!r}"
+
+
+#: The feasible twin of a refusal template: doing it and then calling it impossible is no
+#: success (weight 0: it takes success away, never adds progress). The engine adds it to
+#: every feasible instance of a template that may refuse (``TaskTemplate.effect_for``), so
+#: a policy cannot act and refuse on every instance without telling the twins apart.
+NOT_REFUSED = Check("not reported as infeasible", _not_refused, weight=0.0)
+
+
 @dataclass(frozen=True)
 class Effect:
     """A task instance's intended effect. An empty effect (an information task) allows no

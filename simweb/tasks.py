@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from .effects import Effect, evaluate
+from .effects import NOT_REFUSED, Effect, evaluate
 from .state import canonical, deep_copy
 
 # FactGroup and STEP_BUDGETS live in the task model shared with simweb.live; apps import them from here.
@@ -151,7 +151,10 @@ class TaskTemplate:
         if hit is None:
             if len(cache) >= _EFFECT_CACHE_SIZE:
                 cache.pop(next(iter(cache)))
-            hit = cache[key] = self.effect(app, p, start)
+            hit = self.effect(app, p, start)
+            if self.may_refuse and hit.refusal is None and NOT_REFUSED not in hit.checks:
+                hit = hit + Effect(checks=(NOT_REFUSED,))   # the feasible twin: done, not refused
+            cache[key] = hit
         return hit
 
     def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None) -> TaskInstance:

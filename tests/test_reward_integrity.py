@@ -135,6 +135,31 @@ def test_refusal_needs_the_blocker_page(app):
 
 
 @pytest.mark.parametrize("app", APPS)
+def test_doing_a_feasible_twin_and_then_refusing_is_not_paid(app):
+    """A policy that always acts and then always refuses would not need to tell a refusal
+    template's twins apart: on a feasible instance, the task done and then reported
+    infeasible is no success (the episode kept running after success to let it refuse)."""
+    env = simweb.make(app, end_on_success=False)
+    tried = 0
+    for tid, t in sorted(env.app.tasks.items()):
+        if not t.may_refuse:
+            continue
+        for seed in range(12):
+            env.reset(seed=seed, options={"task": tid})
+            if _effect(env).refusal is not None:
+                continue
+            for a in env.oracle_plan():
+                env.step(a)
+            assert env.verdict()["success"], (tid, seed)
+            _, reward, _, _, info = env.step("report_infeasible('I am not allowed to do this.')")
+            assert not info["verdict"]["success"] and reward == 0, (tid, seed)
+            assert [c["name"] for c in info["verdict"]["checks"] if not c["passed"]] == ["not reported as infeasible"]
+            tried += 1
+            break
+    assert tried == sum(1 for t in env.app.tasks.values() if t.may_refuse) >= 1
+
+
+@pytest.mark.parametrize("app", APPS)
 def test_no_progress_before_any_action(app):
     """No fact holds at the start of an episode, for any template or sub-task: a start that
     already meets one would pay progress for nothing (a revision to restore whose title is

@@ -129,14 +129,6 @@ def usable_coupon(app: Any, rng: Any, products: list[dict]) -> str | None:
     return rng.choice(sorted(ok)) if ok else None
 
 
-def _not_refused(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
-    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
-    return not (said and said[-1]["role"] == "infeasible"), f"last message: {said[-1] if said else None!r}"
-
-
-#: A feasible twin of a refusal template: doing it and then calling it impossible is no
-#: success (weight 0: it takes success away, never adds progress).
-NOT_REFUSED = Check("not reported as infeasible", _not_refused, weight=0.0)
 
 
 # ----------------------------------------------------------------------------- typed answers
