@@ -264,20 +264,32 @@ def shows(url: str, *, free: Sequence[str] = (), name: str = "") -> Check:
 @dataclass(frozen=True)
 class RowRule:
     """A side-effect row the site writes: its fields must have the ``where`` values and, with
-    ``echo_of`` (field -> table), each such field must name a row of that table the task's
-    effect judges (a claimed row, or one a claimed new row names, see
-    ``Bookkeeping.references``): the notifications of a close are tolerated on the judged
-    issue, not on another."""
+    ``echo_of`` (field -> table, or table.field), each such field must name a row of that
+    table the task's effect judges (a claimed row, or one a claimed new row names, see
+    ``Bookkeeping.references``), and with ``table.field`` a row whose that field the effect
+    claims: the notifications of a close are tolerated on the judged issue, not on another,
+    and only when the task judges its state (a comment task that closes and reopens its
+    issue on the way leaves them as damage)."""
 
     where: Mapping[str, Any] = field(default_factory=dict)
     echo_of: Mapping[str, str] = field(default_factory=dict)
 
-    def matches(self, row: Mapping[str, Any], involved: Involved | None) -> bool:
-        if not all(row.get(k) == v for k, v in self.where.items()):
-            return False
+    def applies(self, row: Mapping[str, Any]) -> bool:
+        """Whether the row has the ``where`` values (the first rule that applies decides)."""
+        return all(row.get(k) == v for k, v in self.where.items())
+
+    def echoes(self, row: Mapping[str, Any], involved: Involved | None) -> bool:
+        """Whether the row is about what the effect judges (always, without ``involved``)."""
         if not self.echo_of or involved is None:
             return True
-        return all(involved.names(table, row.get(key)) for key, table in self.echo_of.items())
+        for key, target in self.echo_of.items():
+            table, _, column = target.partition(".")
+            if not involved.names(table, row.get(key), column or None):
+                return False
+        return True
+
+    def matches(self, row: Mapping[str, Any], involved: Involved | None) -> bool:
+        return self.applies(row) and self.echoes(row, involved)
 
 
 @dataclass(frozen=True)
@@ -287,6 +299,8 @@ class Involved:
     both its issues)."""
 
     rows: frozenset[tuple[str, int]]
+    #: the claimed paths (``entities.<table>.<id>[.<field>]``), for ``table.field`` echoes
+    claimed: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, claimed: set[str], changes: Sequence[Change],
@@ -302,10 +316,15 @@ class Involved:
                 for key, table in references.get(c.table, {}).items():
                     if c.after.get(key) is not None:
                         rows.add((table, c.after[key]))
-        return cls(frozenset(rows))
+        return cls(frozenset(rows), frozenset(claimed))
 
-    def names(self, table: str, value: Any) -> bool:
-        return value is not None and (table, value) in self.rows
+    def names(self, table: str, value: Any, column: str | None = None) -> bool:
+        """Whether ``value`` is the id of a judged row of ``table`` (with ``column``: a row
+        whose that field, or the whole row, the effect claims)."""
+        if value is None or (table, value) not in self.rows:
+            return False
+        return (column is None or f"entities.{table}.{value}.{column}" in self.claimed
+                or f"entities.{table}.{value}" in self.claimed)
 
 
 @dataclass(frozen=True)
@@ -316,7 +335,8 @@ class Bookkeeping:
     :class:`Involved`, as a post's publication day, which a publish and an unpublish of
     another post would move while its status ends where it was), and rows the site writes
     as a side effect (``new_rows``: table -> the field values they must have, or a list of
-    :class:`RowRule` ``{where, echo_of}``).
+    :class:`RowRule` ``{where, echo_of}``: the first rule whose ``where`` the row has
+    decides).
 
     Declare only what cannot change on its own: each tolerated change must be the echo
     of a change that is judged (a system note of a close, the stock of an order)."""
@@ -373,7 +393,8 @@ class Bookkeeping:
             return change.field in self.judged_row_fields.get(change.table, ()) and (
                 involved is None or involved.names(change.table, change.id))
         if change.kind == "new" and change.table in self.new_rows:
-            return any(r.matches(change.after, involved) for r in self.new_rows[change.table])
+            rule = next((r for r in self.new_rows[change.table] if r.applies(change.after)), None)
+            return rule is not None and rule.echoes(change.after, involved)
         return False
 
 

@@ -5,6 +5,8 @@ from typing import Any
 
 _EXPR = {"type": "string", "minLength": 1}
 _IDENT = "^[a-z_][a-z0-9_]*$"
+#: what a side-effect row echoes: a table, or a table's field (``issues.state``)
+_ECHO = "^[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*)?$"
 
 _PARAM = {
     "type": "object",
@@ -153,7 +155,7 @@ _BOOKKEEPING = {
                              "properties": {
                                  "where": {"type": "object"},
                                  "echo_of": {"type": "object", "propertyNames": {"pattern": _IDENT},
-                                             "additionalProperties": {"type": "string", "pattern": _IDENT}}}}}]}},
+                                             "additionalProperties": {"type": "string", "pattern": _ECHO}}}}}]}},
         "references": {"type": "object", "propertyNames": {"pattern": _IDENT},
                        "additionalProperties": {"type": "object", "propertyNames": {"pattern": _IDENT},
                                                 "additionalProperties": {"type": "string", "pattern": _IDENT}}},

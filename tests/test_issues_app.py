@@ -945,3 +945,29 @@ def test_wrap_up_milestone_needs_the_right_roles_the_moves_and_the_close(env):
     ms = env.app.submit(env.state, f"/projects/{proj['path']}/issues/{p['iids'][0]}/milestone",
                         {"milestone_id": str(p["milestone_id"])})
     assert ms.error == f"Milestone {p['milestone']} is closed and takes no new issues."
+
+
+def test_closing_and_reopening_the_commented_issue_is_collateral_damage(env):
+    """The comment task judges the new comment, not the issue's state: closing and reopening
+    the issue on the way leaves the state as it was, but its 'closed'/'reopened' notes and
+    the participants' notifications are damage (a close task judges the state: its own
+    close notes are bookkeeping there)."""
+    for seed in range(40):
+        env.reset(seed=seed, options={"task": "issues/comment"})
+        plan = env.oracle_plan()
+        for a in plan[:-2]:
+            obs, *_ = env.step(a)
+        if "close-issue" in obs["axtree"]:
+            break
+    else:
+        pytest.fail("no comment task on an open issue the user may close")
+    for a in ["click('close-issue')", "click('reopen-issue')", *plan[-2:]]:
+        _, reward, _, _, info = env.step(a)
+    v = info["verdict"]
+    assert v["success"] and not v["clean"] and reward == 0
+    damage = [c["detail"] for c in v["checks"] if c["name"].startswith("collateral:")]
+    assert any("'body': 'closed'" in d for d in damage) and any("'body': 'reopened'" in d for d in damage)
+    assert all("'system': True" in d or "'kind': 'closed'" in d or "'kind': 'reopened'" in d for d in damage)
+    assert _run(env, "issues/comment", seed, plan)["clean"]
+    env.reset(seed=0, options={"task": "issues/close_issue"})
+    assert _run(env, "issues/close_issue", 0, env.oracle_plan())["clean"]   # its close notes echo its state
