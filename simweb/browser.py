@@ -1064,8 +1064,11 @@ class BrowserEnv(EpisodeEnv):
         if url == "about:blank":
             return url
         current = self.page.url if self.page.url.startswith(self.base_url) else self.base_url + "/"
-        full = urljoin(current, url)
-        parts = urlsplit(full)
+        try:
+            full = urljoin(current, url)
+            parts = urlsplit(full)
+        except ValueError:   # an unclosed IPv6 bracket, say: the in-process browser says the same
+            raise _Fail(f"net::ERR_INVALID_URL at {url}") from None
         if parts.scheme not in ("http", "https"):
             raise _Fail(f"net::ERR_ABORTED at {url} (only this app's pages can be opened)")
         host = parts.hostname or ""

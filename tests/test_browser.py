@@ -219,6 +219,7 @@ def test_served_pages_end_the_settle_window_at_once(shop: BrowserEnv) -> None:
     ("click(", "syntax"),
     ("tab_focus(7)", "No tab at index 7"),
     ("goto('https://example.com/')", "ERR_NAME_NOT_RESOLVED"),
+    ("goto('http://[::1')", "ERR_INVALID_URL"),
 ])
 def test_bad_actions_give_last_action_error(shop: BrowserEnv, action: str, needle: str) -> None:
     obs0, _ = shop.reset(seed=0, options={"task": _first_task()})

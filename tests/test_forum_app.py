@@ -309,6 +309,10 @@ def test_submit_validation(f, world):
     f.select("submit-community", c["name"]).click("submit-kind-link").fill("submit-title-input", "A link")
     f.fill("submit-url", "ftp://example.com/file").click("submit-go")
     assert f.error() == "A link post needs a valid http:// or https:// URL."
+    f.goto("/submit")
+    f.select("submit-community", c["name"]).click("submit-kind-link").fill("submit-title-input", "A link")
+    f.fill("submit-url", "http://[::1/").click("submit-go")   # urllib refuses it: still the form's message
+    assert f.error() == "A link post needs a valid http:// or https:// URL."
     resp = f.post("/submit", {"community": c["name"], "title": "Long", "kind": "text", "body": "y" * 10001})
     assert resp.error == "Text must be at most 10000 characters."
     resp = f.env.app.submit(f.env.state, "/submit", {"community": "no_such_place", "title": "Hi", "kind": "text"})

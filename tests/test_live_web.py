@@ -83,6 +83,8 @@ def test_axtree_with_bids_actions_and_screenshots(env, site):
     assert "Could not find element with bid 'no-such-bid'" in obs["last_action_error"]
     obs, *_ = env.step("goto('ftp://example.org/')")
     assert "only http and https" in obs["last_action_error"]
+    obs, *_ = env.step("goto('http://[::1')")
+    assert obs["last_action_error"] == "net::ERR_INVALID_URL at http://[::1" and obs["url"] == site + "/about.html"
     obs, reward, terminated, truncated, _ = env.step("send_msg_to_user('Since 1999')")
     assert terminated and not truncated and reward == 0.0
     assert obs["chat_messages"] == [{"role": "assistant", "message": "Since 1999"}]

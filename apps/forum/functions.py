@@ -695,7 +695,10 @@ def url_ok(ctx: Ctx, url: Any) -> bool:
     s = str(url or "").strip()
     if len(s) > 2000 or any(ch.isspace() for ch in s):
         return False
-    parts = urlsplit(s)
+    try:
+        parts = urlsplit(s)
+    except ValueError:   # an unclosed IPv6 bracket: not a URL a link post can have
+        return False
     return parts.scheme in ("http", "https") and bool(parts.netloc) and "." in parts.netloc
 
 

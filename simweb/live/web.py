@@ -176,10 +176,14 @@ class WebEnv(BrowserEnv):
         if url == "about:blank":
             return url
         current = self.page.url if self.page.url.startswith(("http://", "https://")) else ""
-        full = urljoin(current, url) if current else url
-        if "://" not in full:
-            full = "https://" + full
-        if urlsplit(full).scheme not in ("http", "https"):
+        try:
+            full = urljoin(current, url) if current else url
+            if "://" not in full:
+                full = "https://" + full
+            scheme = urlsplit(full).scheme
+        except ValueError:   # an unclosed IPv6 bracket, say
+            raise _Fail(f"net::ERR_INVALID_URL at {url}") from None
+        if scheme not in ("http", "https"):
             raise _Fail(f"net::ERR_ABORTED at {url} (only http and https pages can be opened)")
         return full
 
