@@ -675,6 +675,22 @@ def test_lifting_another_users_world_ban_is_collateral(env, world):
     assert _run(env, "forum/mod_lock_post", seed, plan)["clean"]
 
 
+def test_removing_and_restoring_another_post_is_collateral(env, world):
+    """The post ends as it was, but the moderation log keeps the removal and the restore:
+    log rows are an echo only of the field a task judges, on the post it judges."""
+    env.reset(seed=0, options={"task": "forum/mod_lock_post"})
+    p, plan = env.task.params, env.oracle_plan()
+    other = a_post(world, lambda x: x["community_id"] == p["community_id"] and x["id"] != p["post_id"]
+                   and x["status"] == "live")
+    v = _run(env, "forum/mod_lock_post", 0, [f"goto('/p/{other['id']}')", "click('mod-remove')", "click('mod-restore')",
+                                             *plan])
+    assert v["success"] and not v["clean"]
+    damage = [c["detail"] for c in v["checks"] if c["name"].startswith("collateral:")]
+    assert len(damage) == 2 and all("'remove_post'" in d or "'restore_post'" in d for d in damage), damage
+    v = _run(env, "forum/mod_lock_post", 0, plan)
+    assert v["clean"]   # the lock's own log row echoes the judged lock
+
+
 def test_wrong_vote_direction_fails(env):
     env.reset(seed=2, options={"task": "forum/downvote_comment"})
     plan = [a.replace("-down')", "-up')") for a in env.oracle_plan()]
