@@ -274,7 +274,13 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         if header is None:
             return None
         scheme, _, given = header.partition(" ")
-        return scheme.lower() == "bearer" and token is not None and hmac.compare_digest(given.strip(), token)
+        if scheme.lower() != "bearer" or token is None:
+            return False
+        try:   # compared as bytes: compare_digest refuses non-ASCII str
+            sent = given.strip().encode("latin-1")   # a WSGI header is its bytes as Latin-1
+        except UnicodeEncodeError:
+            return False
+        return hmac.compare_digest(sent, token.encode("utf-8"))
 
     def control_gate(write: bool) -> Response | None:
         if not control:

@@ -103,6 +103,18 @@ def test_a_wrong_token_cannot_read_either(server):
     assert r.status_code == 401
 
 
+@pytest.mark.parametrize("token", ["\xe9", f"{TOKEN}\xe9", "\u00ff" * len(TOKEN)], ids=["e-acute", "suffix", "same-length"])
+@pytest.mark.parametrize("method,path", [("GET", "/_simweb/state"), ("POST", "/_simweb/reset")])
+def test_a_non_ascii_token_is_a_wrong_token_not_a_500(server, token, method, path):
+    c = server.test_client()
+    c.get("/")
+    before = state_of(c)
+    r = c.open(path, method=method, headers={"Authorization": f"Bearer {token}"}, json={"seed": 1})
+    assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith("Bearer")
+    assert "control token is required" in r.get_json()["error"]
+    assert state_of(c) == before
+
+
 def test_control_can_be_switched_off():
     off = create_app("shopping", control=False)
     assert off.extensions["simweb"].control_token is None
