@@ -397,8 +397,11 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             referrer = request.referrer
             ref_path = None
             if referrer:
-                parts = urlsplit(referrer)
-                if parts.netloc == request.host:
+                try:
+                    parts = urlsplit(referrer)
+                except ValueError:   # unparseable (an unclosed IPv6 bracket): as a foreign Referer
+                    parts = None
+                if parts is not None and parts.netloc == request.host:
                     ref_path = parts.path + (f"?{parts.query}" if parts.query else "")
             resp = sim.submit(state, url, form, referrer=ref_path)
             if resp.location is None:
