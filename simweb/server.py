@@ -370,6 +370,8 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         if not isinstance(body, dict):
             return error("the body must be a JSON object", 400)
         t, s = body.get("task"), body.get("seed", 0)
+        if t is not None and not isinstance(t, str):
+            return error(f"task must be a task id (a string), not {type(t).__name__}", 400)
         if t is not None and t not in sim.tasks:
             return error(f"unknown task '{t}'", 400)
         if not isinstance(s, int) or isinstance(s, bool) or not -2**63 <= s < 2**63:

@@ -361,6 +361,10 @@ def test_reset_replaces_the_sessions_state(browser, world, product):
     ({"task": "shopping/no_such_task", "seed": 0}, "unknown task 'shopping/no_such_task'"),
     ({"task": "forum/new_thread", "seed": 0}, "unknown task"),
     ({"task": "shopping/add_to_cart", "seed": "3"}, "seed must be an integer"),
+    ({"task": [], "seed": 0}, "task must be a task id (a string)"),
+    ({"task": {}, "seed": 0}, "task must be a task id (a string)"),
+    ({"task": 5, "seed": 0}, "task must be a task id (a string)"),
+    ({"task": ["shopping/add_to_cart"]}, "task must be a task id (a string)"),
 ])
 def test_reset_refuses_bad_requests(browser, world, body, expect):
     sign_in(browser, world.user(1))
