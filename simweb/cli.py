@@ -423,10 +423,12 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
     if no_control:
         click.echo("simweb: control endpoints /_simweb/* are off", err=True)
     elif control_token:
-        click.echo("simweb: /_simweb/* writes need the given control token (Authorization: Bearer <token>)", err=True)
+        click.echo("simweb: /_simweb/* writes need the given control token (Authorization: Bearer <token>); "
+                   "task start URLs /_simweb/start?task=<id>&seed=<n> need none", err=True)
     else:
         click.echo(f"simweb: control token {served.control_token} "
-                   f"(send 'Authorization: Bearer <token>' to /_simweb/*)", err=True)
+                   f"(send 'Authorization: Bearer <token>' to /_simweb/*; task start URLs "
+                   f"/_simweb/start?task=<id>&seed=<n> need none)", err=True)
     # Waitress warns at every queued request beyond its threads: under a burst that is
     # expected (the queue is what keeps the threads bounded), so only errors are shown.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)

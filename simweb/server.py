@@ -30,6 +30,8 @@ Control endpoints (off with ``control=False`` / ``simweb serve --no-control``: t
     POST /_simweb/state    restore a state (fork in the browser); token required
     POST /_simweb/reset    {"task": id, "seed": n}: start a task instance exactly as
                            ``env.reset`` does; token required
+    GET  /_simweb/start    ?task=&seed=: the same for the requesting browser's own session,
+                           no token (WebGym's start URL, :mod:`simweb.omnibox.start`)
 
 The token goes in ``Authorization: Bearer <token>``; ``simweb serve`` prints it (or takes
 ``--control-token`` / ``$SIMWEB_CONTROL_TOKEN``), :class:`simweb.browser.ServedApp` makes
@@ -142,6 +144,19 @@ class Served:
             self.check(state)
             state = deep_copy(state)
         return self.sessions.create(state, established=True)
+
+    def start_session(self, sid: str | None, state: dict) -> tuple[str | None, str]:
+        """Put the session of cookie ``sid`` at ``state`` (a task instance's start, as
+        ``GET /_simweb/start`` asks). A live session is replaced, and established (its
+        cookie came back); without one, a *new* session holds ``state``, in the budget of
+        sessions whose cookie has not come back yet. Returns the id of the new session
+        (None if the cookie's session was reused) and the ``X-Simweb-Session`` status."""
+        if sid is not None:
+            with self.sessions.lock(sid):
+                found = self.sessions.load(sid)
+                if found.state is not None and self.sessions.save(sid, state, establish=not found.established):
+                    return None, "live"
+        return self.sessions.create(state, established=False), "new"
 
     def state(self, sid: str) -> dict | None:
         """A copy of session ``sid``'s state, None if it has none (ended, unknown)."""

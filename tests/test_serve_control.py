@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 import simweb
+from simweb.omnibox.start import start_url
 from simweb.server import REDACTED_HEADER, SESSION_HEADER, create_app
 from simweb.urls import local_path, safe_href, safe_next
 
@@ -123,6 +124,31 @@ def test_control_can_be_switched_off():
     for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/state"), ("POST", "/_simweb/reset")):
         r = c.open(path, method=method, json={})
         assert r.status_code == 404 and "switched off" in r.get_json()["error"]
+    # The start URL resets a session and signs its visitor in: off as well, and no session made.
+    store = off.extensions["simweb"].sessions
+    n = store.count()
+    for method in ("GET", "HEAD"):
+        r = off.test_client().open(start_url("shopping/buy_product", 3), method=method)
+        assert r.status_code == 404 and "Set-Cookie" not in r.headers
+    r = c.get(start_url("shopping/buy_product", 3))
+    assert r.status_code == 404 and "switched off" in r.text and "Set-Cookie" not in r.headers
+    assert store.count() == n
+
+
+def test_head_on_the_start_url_changes_no_state_and_makes_no_session(server):
+    store = server.extensions["simweb"].sessions
+    c = server.test_client()
+    c.get("/search?q=merino+sweater")
+    before = state_of(c)
+    r = c.head(start_url("shopping/buy_product", 7))
+    assert r.status_code == 200 and r.data == b"" and r.mimetype == "text/html"
+    assert "Set-Cookie" not in r.headers and r.headers[SESSION_HEADER] == "live"
+    assert state_of(c) == before
+    n = store.count()
+    r = server.test_client().head(start_url("shopping/buy_product", 7))
+    assert r.status_code == 200 and "Set-Cookie" not in r.headers and r.headers[SESSION_HEADER] == "none"
+    assert server.test_client().head("/_simweb/start?task=nope").status_code == 400
+    assert store.count() == n
 
 
 def test_a_short_control_token_is_refused():

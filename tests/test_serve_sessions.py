@@ -16,6 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from simweb.omnibox.start import start_url
 from simweb.server import COOKIE, SESSION_HEADER, create_app
 from simweb.sessions import SessionStore
 
@@ -81,6 +82,43 @@ def test_a_new_session_is_established_when_its_cookie_comes_back():
     h = server.test_client()
     assert h.post("/_simweb/reset", headers=AUTH, json={"seed": 0}).status_code == 200
     assert store.count(established=True) == 2
+
+
+def test_cookie_less_start_urls_never_evict_a_signed_in_session(shop_user):
+    """A crawler following task start links gets new sessions, in their own budget."""
+    server = create_app("shopping", control_token=TOKEN, max_sessions=2, max_new_sessions=5)
+    store = server.extensions["simweb"].sessions
+    shopper = server.test_client()
+    sign_in(shopper, shop_user)
+    before = state_of(shopper)
+    for i in range(12):
+        r = server.test_client().get(start_url("shopping/buy_product", i))
+        assert r.status_code == 200 and r.headers[SESSION_HEADER] == "new"
+        assert r.headers["Set-Cookie"].startswith(f"{COOKIE}=")
+    assert (store.count(established=False), store.count(established=True)) == (5, 1)
+    r = shopper.get("/")
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "live"
+    assert state_of(shopper)["runtime"] == before["runtime"]
+
+
+def test_a_start_url_session_is_established_when_its_cookie_comes_back():
+    server = create_app("shopping", control_token=TOKEN, max_sessions=10, max_new_sessions=10)
+    store = server.extensions["simweb"].sessions
+    c = server.test_client()
+    r = c.get(start_url("shopping/buy_product", 3))
+    assert r.headers[SESSION_HEADER] == "new" and (store.count(established=False), store.count(established=True)) == (1, 0)
+    sid = c.get_cookie(COOKIE).value
+    r = c.get(start_url("shopping/product_price", 4))     # the same browser starts another task
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "live" and "Set-Cookie" not in r.headers
+    assert (store.count(established=False), store.count(established=True)) == (0, 1)
+    assert c.get_cookie(COOKIE).value == sid
+    assert state_of(c)["meta"]["task"]["id"] == "shopping/product_price"
+    # A cookie naming no live session: the start URL starts a new session (it is what was asked).
+    c.set_cookie(COOKIE, "a-cookie-this-server-never-made")
+    r = c.get(start_url("shopping/buy_product", 3))
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "new"
+    assert c.get_cookie(COOKIE).value not in (sid, "a-cookie-this-server-never-made")
+    assert (store.count(established=False), store.count(established=True)) == (1, 1)
 
 
 def test_over_the_cap_the_least_recently_seen_session_is_evicted_and_told():
@@ -305,9 +343,10 @@ def test_serve_with_no_control_answers_404_on_every_control_endpoint(tmp_path: P
     proc = _start(f"sqlite:///{tmp_path / 's.sqlite'}", port, "--no-control")
     try:
         assert _request(port, "GET", "/")[0] == 200
-        for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/reset"), ("POST", "/_simweb/state")):
-            status, _, body = _request(port, method, path, body=b"{}", headers={"Content-Type": "application/json"})
-            assert status == 404 and b"switched off" in body
+        for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/reset"), ("POST", "/_simweb/state"),
+                             ("GET", start_url("shopping/buy_product", 1))):
+            status, headers, body = _request(port, method, path, body=b"{}", headers={"Content-Type": "application/json"})
+            assert status == 404 and b"switched off" in body and "set-cookie" not in headers
     finally:
         proc.terminate()
         proc.wait(10)
