@@ -3,8 +3,12 @@ ended sessions, two budgets (cookie-less traffic never pushes anyone out), idle 
 and no resurrection of a session evicted while a request on it was running."""
 from __future__ import annotations
 
+import hashlib
 import http.client
+import importlib.util
 import os
+import re
+import sqlite3
 import signal
 import socket
 import subprocess
@@ -18,7 +22,7 @@ import pytest
 
 from simweb.omnibox.start import start_url
 from simweb.server import COOKIE, SESSION_HEADER, create_app
-from simweb.sessions import SessionStore
+from simweb.sessions import SessionDBError, SessionStore
 
 from test_server import AUTH, TOKEN, state_of
 
@@ -398,6 +402,98 @@ def test_evicted_new_sessions_leave_no_rows():
         rows = conn.exec_driver_sql("SELECT count(*) FROM simweb_sessions").scalar_one()
     assert rows == 3
     assert store.load(first).status == "unknown"
+
+
+# ============================================================================= unusable session databases
+
+def _damaged(db: Path) -> Path:
+    """A session database with a valid header whose table's root page is damaged."""
+    store = SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w")
+    for i in range(40):
+        store.create({"n": i, "pad": "x" * 2000}, established=True)
+    store.dispose()
+    data = bytearray(db.read_bytes())
+    assert len(data) > 8 * 4096 and not Path(f"{db}-wal").exists()
+    data[4096] ^= 0xFF    # page 2's b-tree page type (page 1, the header and schema, stays valid)
+    db.write_bytes(data)
+    return db
+
+
+def _other_layout(db: Path) -> Path:
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE simweb_sessions(id text primary key, foo text)")
+        conn.execute("INSERT INTO simweb_sessions VALUES ('abc', 'x')")
+    return db
+
+
+def _other_tables(db: Path) -> Path:
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE users(id int, name text)")
+        conn.execute("INSERT INTO users VALUES (1, 'x')")
+    return db
+
+
+UNUSABLE = [(_damaged, "is damaged"), (_other_layout, "simweb_sessions table of another layout"),
+            (_other_tables, "holds other tables (users)")]
+
+
+def _md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("make,needle", UNUSABLE, ids=["damaged", "other-layout", "other-tables"])
+def test_an_unusable_session_database_is_refused_and_left_as_it_was(tmp_path: Path, make, needle):
+    db = make(tmp_path / "s.sqlite")
+    before = _md5(db)
+    with pytest.raises(SessionDBError, match=re.escape(needle)) as exc:
+        SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w")
+    assert "\n" not in str(exc.value)
+    assert _md5(db) == before
+
+
+def test_a_session_database_of_this_layout_is_accepted(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    store = SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    sid = store.create({"n": 1})
+    store.dispose()
+    again = SessionStore(url, app="forum", spec_hash="s", world_hash="w")   # apps may share a file
+    again.dispose()
+    again = SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    assert again.load(sid).state == {"n": 1}
+    again.dispose()
+
+
+@pytest.mark.parametrize("url,module,package", [("postgresql://u@db/simweb", "psycopg", "psycopg"),
+                                                ("postgresql+psycopg2://u@db/simweb", "psycopg2", "psycopg2-binary"),
+                                                ("mysql://u@db/simweb", "MySQLdb", "mysqlclient")])
+def test_a_session_database_whose_driver_is_missing_names_the_package(monkeypatch, url, module, package):
+    monkeypatch.setitem(sys.modules, module, None)   # importing it fails, installed or not
+    with pytest.raises(SessionDBError, match=re.escape(f"pip install {package}")) as exc:
+        SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    assert "\n" not in str(exc.value)
+
+
+def _serve_fails(*args: str) -> str:
+    res = subprocess.run([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", "0",
+                          "--control-token", TOKEN, *args], capture_output=True, text=True, timeout=60)
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, (res.returncode, res.stderr)
+    assert lines[0].startswith("simweb: error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("make,needle", UNUSABLE, ids=["damaged", "other-layout", "other-tables"])
+def test_serve_refuses_an_unusable_session_database_in_one_line(tmp_path: Path, make, needle):
+    db = make(tmp_path / "s.sqlite")
+    assert needle in _serve_fails("--session-db", f"sqlite:///{db}")
+
+
+@pytest.mark.parametrize("url,module", [("postgresql://u@db/simweb", "psycopg"), ("mysql://u@db/simweb", "MySQLdb")])
+def test_serve_names_a_missing_database_driver_in_one_line(url, module):
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here")
+    line = _serve_fails("--session-db", url)
+    assert "pip install" in line and module in line
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
