@@ -203,9 +203,16 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         from .env import TaskError
 
         raise TaskError(f"unknown task '{task}' (see `simweb tasks {sim.name}`)")
+
+    def readable(state: Any) -> None:
+        """A state read back from the database must still be one of this app (a row can be
+        damaged or edited by hand): else its session is 'incompatible'."""
+        check_shape(state, limits)
+        sim.check_state(state)
+
     store = SessionStore(session_db, app=sim.name, spec_hash=sim.spec.hash, world_hash=sim.world.hash,
                          max_sessions=max_sessions, max_new=max_new_sessions, idle_lifetime=idle_lifetime,
-                         cache_size=cache_size, clock=clock)
+                         cache_size=cache_size, clock=clock, check=readable)
     token = (control_token or secrets.token_urlsafe(32)) if control else None
     served = Served(sim, store, task, seed, limits, control, token)
     static = resources.files(sim.definition.package) / "static"

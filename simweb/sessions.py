@@ -213,12 +213,15 @@ class SessionStore:
 
     One server process owns a database: live sessions are cached in memory (at most
     ``cache_size`` states), the database is the copy that survives the process.
-    ``clock`` (seconds, default ``time.time``) only drives idle expiry.
+    ``clock`` (seconds, default ``time.time``) only drives idle expiry. ``check`` validates
+    a state read back from the database (raising if it cannot be used): a row that is not
+    a JSON object, or fails it, is 'incompatible'.
     """
 
     def __init__(self, url: str, *, app: str, spec_hash: str, world_hash: str, max_sessions: int = MAX_SESSIONS,
                  max_new: int = MAX_NEW_SESSIONS, idle_lifetime: float = IDLE_LIFETIME,
-                 cache_size: int = CACHE_SIZE, clock: Callable[[], float] = time.time):
+                 cache_size: int = CACHE_SIZE, clock: Callable[[], float] = time.time,
+                 check: Callable[[Any], None] | None = None):
         if max_sessions < 1 or max_new < 1:
             raise ValueError("session caps must be at least 1")
         if idle_lifetime <= 0:
@@ -231,6 +234,7 @@ class SessionStore:
         self.max_new = max_new
         self.idle_lifetime = float(idle_lifetime)
         self.clock = clock
+        self.check = check
         self.engine = _engine(url)
         _metadata.create_all(self.engine)
         self._stripes = [threading.Lock() for _ in range(_STRIPES)]
@@ -361,7 +365,7 @@ class SessionStore:
     def load(self, sid: str | None) -> Lookup:
         """The state of session ``sid`` (hold :meth:`lock` while using it), or why there is
         none: 'unknown' (never existed here), 'expired', 'evicted', 'closed', 'incompatible'
-        (made by another spec or world)."""
+        (made by another spec or world, or a row that cannot be read back as a state)."""
         if not sid or len(sid) > 64:
             return Lookup(None, "unknown")
         now = self.clock()
@@ -387,7 +391,14 @@ class SessionStore:
         if now - row.seen > self.idle_lifetime:
             self._expire(sid)
             return Lookup(None, "expired")
-        state = orjson.loads(row.state)
+        try:
+            state = orjson.loads(row.state)
+            if not isinstance(state, dict):
+                raise ValueError("not an object")
+            if self.check is not None:
+                self.check(state)
+        except Exception:   # a row damaged or edited by hand: unusable here, as another spec's is
+            return Lookup(None, "incompatible")
         self._cache_put(sid, _Entry(state, row.seen, bool(row.established)))
         return Lookup(state, "live", bool(row.established))
 

@@ -173,6 +173,31 @@ def test_control_endpoints_on_an_ended_session_answer_410_json():
         assert r.mimetype == "application/json" and "session expired" in r.get_json()["error"]
 
 
+@pytest.mark.parametrize("blob", [b"{{{", b"{}", b"[]", b'"x"', b'{"meta": {}}', b"\xff"],
+                         ids=["not-json", "empty-object", "list", "string", "no-state", "not-utf8"])
+def test_a_session_row_that_cannot_be_read_back_is_incompatible_not_a_500(blob):
+    server = create_app("shopping", control_token=TOKEN)
+    store = server.extensions["simweb"].sessions
+    c = server.test_client()
+    c.get("/")
+    c.get("/search?q=a")
+    sid = c.get_cookie(COOKIE).value
+    with store._writing() as conn:   # the row as a damaged or hand-edited database holds it
+        conn.exec_driver_sql("UPDATE simweb_sessions SET state = ? WHERE id = ?", (blob, sid))
+    store.forget(sid)
+    for method, path, kw in (("GET", "/", {}), ("GET", "/_simweb/state", {"headers": AUTH}),
+                             ("POST", "/search", {"data": {"q": "x"}}), ("HEAD", "/", {}),
+                             ("POST", "/_simweb/reset", {"headers": AUTH, "json": {}})):
+        c.set_cookie(COOKIE, sid)
+        r = c.open(path, method=method, **kw)
+        assert r.status_code == 410 and r.headers[SESSION_HEADER] == "incompatible", (method, path, r.status_code)
+        assert c.get_cookie(COOKIE) is None          # cleared: the next request starts afresh
+    # The harness's reset, its cookie now cleared, starts a working session.
+    r = c.post("/_simweb/reset", headers=AUTH, json={"task": "shopping/buy_product", "seed": 1})
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "new"
+    assert c.get("/").status_code == 200 and state_of(c)["meta"]["task"]["id"] == "shopping/buy_product"
+
+
 # ============================================================================= the put race
 
 @contextmanager
