@@ -199,10 +199,10 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
     if control_token is not None and len(control_token) < 16:
         raise ValueError("the control token must be at least 16 characters")
     sim = load_app(definition(app_name), world_seed, size, progress=True)
-    if task is not None and task not in sim.tasks:
-        from .env import TaskError
+    if task is not None:
+        from .episode import find_task
 
-        raise TaskError(f"unknown task '{task}' (see `simweb tasks {sim.name}`)")
+        find_task(sim, task)   # an unknown task is a TaskError naming the closest known one
 
     def readable(state: Any) -> None:
         """A state read back from the database must still be one of this app (a row can be

@@ -224,8 +224,8 @@ class SessionStore:
                  check: Callable[[Any], None] | None = None):
         if max_sessions < 1 or max_new < 1:
             raise ValueError("session caps must be at least 1")
-        if idle_lifetime <= 0:
-            raise ValueError("the idle lifetime must be positive")
+        if not 0 < idle_lifetime < float("inf"):   # NaN too: it would never expire anything
+            raise ValueError(f"the idle lifetime must be a positive finite number of seconds, not {idle_lifetime}")
         self.url = url
         self.app = app
         self.spec_hash = spec_hash

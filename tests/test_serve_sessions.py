@@ -418,6 +418,12 @@ def test_a_session_of_another_spec_or_world_is_incompatible(tmp_path: Path):
     assert new.load("never-made").status == "unknown"
 
 
+@pytest.mark.parametrize("lifetime", [0, -1, float("nan"), float("inf")])
+def test_an_idle_lifetime_that_is_not_a_positive_finite_number_is_refused(lifetime):
+    with pytest.raises(ValueError, match="positive finite number"):
+        SessionStore("sqlite://", app="a", spec_hash="s", world_hash="w", idle_lifetime=lifetime)
+
+
 def test_evicted_new_sessions_leave_no_rows():
     store = SessionStore("sqlite://", app="a", spec_hash="s", world_hash="w", max_new=3)
     first = store.create({"n": 0})
