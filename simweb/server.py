@@ -55,6 +55,7 @@ Python API, for servers built on these sessions::
 """
 from __future__ import annotations
 
+import functools
 import hmac
 import io
 import re
@@ -261,6 +262,13 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         resp.headers[SESSION_HEADER] = found.status
         return resp
 
+    @flask_app.after_request
+    def no_sniff(resp: Response) -> Response:
+        # Every response, errors included: a text/plain 400 that quotes what it refused
+        # (a task id holding a script) is never sniffed into HTML.
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        return resp
+
     @flask_app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         return error(f"{exc.code} {exc.name}: {exc.description}", exc.code or 400)
@@ -429,9 +437,13 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
                     ref_path = parts.path + (f"?{parts.query}" if parts.query else "")
             resp = sim.submit(state, url, form, referrer=ref_path)
             if resp.location is None:
+                # The page shown again, as the in-process browser shows it.
                 html = sim.navigate(state, state["browser"]["tabs"][state["browser"]["active"]]["url"],
                                     push=False).html
-                return make_response(page_html(html), resp.status)
+                out = make_response(page_html(html), resp.status)
+                if resp.status == 405:   # no form of this site posts here
+                    out.headers["Allow"] = "GET, HEAD"
+                return out
         else:
             resp = sim.navigate(state, url, follow=False)
             if resp.location is None:
@@ -463,6 +475,12 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             return error(f"URL of {len(url)} characters is over the limit of {limits.max_url}", 414)
         head = request.method == "HEAD"
         sid = request.cookies.get(COOKIE)
+        if sid is None and request.method == "POST" and sim.spec.match_event(request.path) is None:
+            # No form of this site posts here, and a browser with no session has no page to
+            # show again: a short 405, and no session for it.
+            resp = error(f"405 Method Not Allowed: {request.path} takes no form posts", 405)
+            resp.headers["Allow"] = "GET, HEAD"
+            return finish(resp, None, "none")
         if sid is None:
             state = served.fresh_state(task, seed)
             resp = run(state, url)
@@ -501,17 +519,41 @@ def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, thr
     ``channel_timeout`` seconds are closed; at most ``connection_limit`` open at once;
     request bodies over the limit are refused with 413 before they reach the app, and
     waitress buffers bodies and headers, so a slow client never holds a worker."""
-    from waitress.server import create_server
+    from waitress.server import BaseWSGIServer, create_server
 
     if threads < 1 or channel_timeout < 1 or connection_limit < 1:
         raise ValueError("threads, channel timeout and connection limit must be at least 1")
     # A simweb app carries its own limits; any other Flask app (the omnibox master) gets the defaults.
     ext = flask_app.extensions.get("simweb")
     limits: Limits = ext.limits if ext is not None else Limits()
-    return create_server(flask_app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
-                         connection_limit=connection_limit, max_request_body_size=limits.max_body,
-                         max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
-                         clear_untrusted_proxy_headers=True, expose_tracebacks=False)
+    channels: dict = {}
+    server = create_server(flask_app, channels, host=host, port=port, threads=threads,
+                           channel_timeout=channel_timeout, connection_limit=connection_limit,
+                           max_request_body_size=limits.max_body,
+                           max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
+                           clear_untrusted_proxy_headers=True, expose_tracebacks=False)
+    for listener in [server, *channels.values()]:   # one per listening socket
+        if isinstance(listener, BaseWSGIServer):
+            listener.channel_class = _channel_class()
+    return server
+
+
+@functools.cache
+def _channel_class() -> type:
+    """waitress's connection class, whose own error responses (a malformed request, a body
+    over the limit: answered before the app sees them) say ``nosniff`` as the app's do."""
+    from waitress.channel import HTTPChannel
+    from waitress.task import ErrorTask
+
+    class NoSniffErrorTask(ErrorTask):
+        def execute(self) -> None:
+            self.response_headers.append(("X-Content-Type-Options", "nosniff"))
+            super().execute()
+
+    class Channel(HTTPChannel):
+        error_task_class = NoSniffErrorTask
+
+    return Channel
 
 
 def stop_server(server: Any, thread: threading.Thread | None = None) -> None:
