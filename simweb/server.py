@@ -197,6 +197,8 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
     want e.g. ``data-simweb-bid``."""
     if not re.fullmatch(r"[a-z][a-z0-9\-]*", bid_attribute):
         raise ValueError(f"bid attribute {bid_attribute!r} is not a valid attribute name")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not -2**63 <= seed < 2**63:
+        raise ValueError(f"the seed must be a 64-bit integer, not {seed!r}")   # as /_simweb/reset's
     if control_token is not None and len(control_token) < 16:
         raise ValueError("the control token must be at least 16 characters")
     sim = load_app(definition(app_name), world_seed, size, progress=True)

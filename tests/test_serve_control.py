@@ -156,6 +156,12 @@ def test_a_short_control_token_is_refused():
         create_app("shopping", control_token="short")
 
 
+@pytest.mark.parametrize("seed", [2**63, -2**63 - 1, 10**30])
+def test_a_seed_outside_64_bits_is_refused_when_the_app_is_made(seed):
+    with pytest.raises(ValueError, match="64-bit"):
+        create_app("shopping", seed=seed)
+
+
 def test_no_page_carries_the_token(server):
     c = server.test_client()
     for path in ("/", "/login", "/search?q=x", "/no/such/page"):
