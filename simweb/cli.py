@@ -420,7 +420,8 @@ def _stop_on_signals() -> None:
 @click.option("--no-control", is_flag=True, help="Switch the /_simweb endpoints off (a public demo).")
 @click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True, help="Worker threads.")
 @click.option("--timeout", type=click.IntRange(min=1), default=30, show_default=True,
-              help="Seconds an idle or slow connection is kept open.")
+              help="Seconds a connection is kept open with no request, or with a request not yet "
+                   "arrived whole (a slow client is cut off).")
 @with_world
 @_guard
 def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str,

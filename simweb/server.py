@@ -518,7 +518,8 @@ def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, thr
                 channel_timeout: int = 30, connection_limit: int = 1000) -> Any:
     """A waitress server for ``flask_app`` (not started: call ``.run()``, stop it with
     :func:`stop_server`). ``threads`` worker threads; connections idle for
-    ``channel_timeout`` seconds are closed; at most ``connection_limit`` open at once;
+    ``channel_timeout`` seconds are closed, and so are those whose request has not arrived
+    whole ``channel_timeout`` seconds after its first byte; at most ``connection_limit`` open at once;
     request bodies over the limit are refused with 413 before they reach the app, and
     waitress buffers bodies and headers, so a slow client never holds a worker."""
     from waitress.server import BaseWSGIServer, create_server
@@ -530,7 +531,8 @@ def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, thr
     limits: Limits = ext.limits if ext is not None else Limits()
     channels: dict = {}
     server = create_server(flask_app, channels, host=host, port=port, threads=threads,
-                           channel_timeout=channel_timeout, connection_limit=connection_limit,
+                           channel_timeout=channel_timeout, cleanup_interval=min(30, channel_timeout),
+                           connection_limit=connection_limit,
                            max_request_body_size=limits.max_body,
                            max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
                            clear_untrusted_proxy_headers=True, expose_tracebacks=False)
@@ -554,6 +556,21 @@ def _channel_class() -> type:
 
     class Channel(HTTPChannel):
         error_task_class = NoSniffErrorTask
+        request_began: float | None = None
+
+        def handle_read(self) -> None:
+            # waitress closes a connection idle for channel_timeout seconds, idle meaning no
+            # byte came: one byte now and then kept a half-sent request open for ever (and
+            # enough of them, the connection limit full). A request still incomplete keeps
+            # the time of its first byte, so it must arrive whole within the timeout.
+            before = self.request
+            super().handle_read()
+            if self.request is None:
+                self.request_began = None
+            elif self.request is not before or self.request_began is None:
+                self.request_began = time.time()   # a request began with these bytes
+            else:
+                self.last_activity = self.request_began
 
     return Channel
 

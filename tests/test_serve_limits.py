@@ -306,6 +306,57 @@ def test_the_http_servers_own_error_responses_say_nosniff_too():
     assert head.startswith(b"http/1.1 400") and b"\r\nx-content-type-options: nosniff" in head
 
 
+@pytest.mark.parametrize("start", [b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+                                   b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nq="],
+                         ids=["headers", "body"])
+def test_a_request_trickled_in_is_cut_off_at_the_timeout(start):
+    """One byte now and then kept a half-sent request open forever (waitress's idle timeout
+    counts from the last byte); a request must now arrive whole within the timeout of its
+    first byte. A request sent at once on the same server is answered."""
+    import socket
+    import threading
+    import time
+
+    from flask import Flask
+
+    from simweb.server import make_server, stop_server
+
+    tiny = Flask("tiny")
+    tiny.get("/")(lambda: "ok")
+    server = make_server(tiny, threads=1, channel_timeout=1)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    port = server.effective_port
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(start)
+        t0 = time.monotonic()
+        closed = None
+        while time.monotonic() - t0 < 4.5:
+            time.sleep(0.2)
+            try:
+                s.sendall(b"a")
+                s.setblocking(False)
+                try:
+                    if s.recv(4096) == b"":
+                        closed = time.monotonic() - t0
+                        break
+                except BlockingIOError:
+                    pass
+                finally:
+                    s.setblocking(True)
+            except OSError:   # reset by the server
+                closed = time.monotonic() - t0
+                break
+        s.close()
+        assert closed is not None and closed < 4.5
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as ok:
+            ok.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert ok.recv(4096).startswith(b"HTTP/1.1 200")
+    finally:
+        stop_server(server, thread)
+
+
 def test_a_cookie_less_post_to_a_page_without_a_form_is_a_short_405_and_makes_no_session(server):
     store = server.extensions["simweb"].sessions
     n = store.count()
