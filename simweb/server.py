@@ -265,10 +265,12 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         return resp
 
     @flask_app.after_request
-    def no_sniff(resp: Response) -> Response:
-        # Every response, errors included: a text/plain 400 that quotes what it refused
-        # (a task id holding a script) is never sniffed into HTML.
+    def every_response(resp: Response) -> Response:
+        # Errors included: a text/plain 400 that quotes what it refused (a task id holding
+        # a script) is never sniffed into HTML; a response that did not involve a session
+        # (a refusal before any, a static file) says so.
         resp.headers["X-Content-Type-Options"] = "nosniff"
+        resp.headers.setdefault(SESSION_HEADER, "none")
         return resp
 
     @flask_app.errorhandler(HTTPException)

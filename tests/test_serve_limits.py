@@ -264,7 +264,7 @@ def test_unsupported_methods_are_one_line_4xx(client):
     one_line(r, 405)
 
 
-def test_every_response_says_nosniff(server, client):
+def test_every_response_says_nosniff_and_its_session_status(server, client):
     """A text/plain 400 echoes what it refuses (a task id with a script in it): no browser
     may sniff it into HTML. Every response the app makes says so."""
     other = server.test_client()
@@ -280,6 +280,11 @@ def test_every_response_says_nosniff(server, client):
     assert responses["start 400"].status_code == 400 and b"<script>" in responses["start 400"].data
     missing = {name: r.status_code for name, r in responses.items() if r.headers.get("X-Content-Type-Options") != "nosniff"}
     assert missing == {}
+    # ... and, as documented, its session's status (none: no session was involved).
+    unsaid = {name: r.status_code for name, r in responses.items()
+              if r.headers.get(SESSION_HEADER) not in ("new", "live", "none", "unknown")}
+    assert unsaid == {}
+    assert responses["401"].headers[SESSION_HEADER] == responses["static"].headers[SESSION_HEADER] == "none"
 
 
 def test_the_http_servers_own_error_responses_say_nosniff_too():
