@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import sys
 import time
@@ -26,6 +27,36 @@ class UserError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"simweb: error: {self.format_message()}", err=True)
+
+
+def _option_name(param: click.Parameter | None) -> str:
+    return param.opts[0] if param is not None and param.opts else "the value"
+
+
+class _Int64(click.ParamType):
+    """An integer in the 64-bit range (what a seed may be: /_simweb/reset accepts the same)."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        n = click.INT.convert(value, param, ctx)
+        if not -2**63 <= n < 2**63:
+            raise UserError(f"{_option_name(param)} must be a 64-bit integer (from -2**63 to 2**63-1), not {value}")
+        return n
+
+
+INT64 = _Int64()
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange, refusing NaN and infinities: FloatRange lets NaN through (every
+    comparison with it is false), and a NaN lifetime never ends."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        x = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(x):
+            raise UserError(f"{_option_name(param)} must be a finite number, not {str(value)!r}")
+        return super().convert(x, param, ctx)
 
 
 def _guard(fn: Callable) -> Callable:
@@ -372,7 +403,7 @@ def _stop_on_signals() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True)
 @click.option("--task", default=None, help="Start new sessions on this task.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=INT64, default=0, show_default=True, help="Episode seed of new sessions (64-bit).")
 @click.option("--bid-attribute", default="data-simweb-bid", show_default=True,
               help="Element-id attribute in served pages. Not `bid`: stock BrowserGym stamps its own `bid`s "
                    "and refuses pages that already carry one (`--bid-attribute bid` gives simweb's raw pages).")
@@ -382,14 +413,15 @@ def _stop_on_signals() -> None:
               help="Established sessions kept (over it the least recently seen one ends).")
 @click.option("--max-new-sessions", type=click.IntRange(min=1), default=1_000, show_default=True,
               help="Sessions whose cookie has not come back yet (crawlers, health checks) kept.")
-@click.option("--idle-lifetime", type=click.FloatRange(min=1), default=86_400, show_default=True,
+@click.option("--idle-lifetime", type=FiniteFloatRange(min=1), default=86_400, show_default=True,
               help="Seconds without a request after which a session expires.")
 @click.option("--control-token", envvar="SIMWEB_CONTROL_TOKEN", default=None,
               help="Token for /_simweb (or $SIMWEB_CONTROL_TOKEN) [default: a new one, printed].")
 @click.option("--no-control", is_flag=True, help="Switch the /_simweb endpoints off (a public demo).")
 @click.option("--threads", type=click.IntRange(1, 256), default=8, show_default=True, help="Worker threads.")
 @click.option("--timeout", type=click.IntRange(min=1), default=30, show_default=True,
-              help="Seconds an idle or slow connection is kept open.")
+              help="Seconds a connection is kept open with no request, or with a request not yet "
+                   "arrived whole (a slow client is cut off).")
 @with_world
 @_guard
 def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str,
@@ -423,10 +455,12 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
     if no_control:
         click.echo("simweb: control endpoints /_simweb/* are off", err=True)
     elif control_token:
-        click.echo("simweb: /_simweb/* writes need the given control token (Authorization: Bearer <token>)", err=True)
+        click.echo("simweb: /_simweb/* writes need the given control token (Authorization: Bearer <token>); "
+                   "task start URLs /_simweb/start?task=<id>&seed=<n> need none", err=True)
     else:
         click.echo(f"simweb: control token {served.control_token} "
-                   f"(send 'Authorization: Bearer <token>' to /_simweb/*)", err=True)
+                   f"(send 'Authorization: Bearer <token>' to /_simweb/*; task start URLs "
+                   f"/_simweb/start?task=<id>&seed=<n> need none)", err=True)
     # Waitress warns at every queued request beyond its threads: under a burst that is
     # expected (the queue is what keeps the threads bounded), so only errors are shown.
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)
@@ -450,7 +484,7 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
               help="First port of the served apps (default: --port + 1; 0: any free port).")
 @click.option("--api-key", envvar="SIMWEB_OMNIBOX_KEY", default="default_key", show_default=True,
               help="The x-api-key clients must send (or $SIMWEB_OMNIBOX_KEY).")
-@click.option("--status-interval", type=click.FloatRange(min=0), default=10.0, show_default=True,
+@click.option("--status-interval", type=FiniteFloatRange(min=0), default=10.0, show_default=True,
               help="Seconds between refreshes of the advertised capacity (0: always current).")
 @click.option("--lifetime-max", type=click.IntRange(1, 24 * 60), default=60, show_default=True,
               help="Longest lease in minutes; an expired lease is released.")
@@ -773,7 +807,7 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
 @click.option("--api-key", default=None, help="llm: the API key [default: $OPENAI_API_KEY].")
 @click.option("--prompt", type=click.Choice(["browsergym", "webgym"]), default="browsergym", show_default=True,
               help="llm: BrowserGym's axtree prompt or WebGym's memory/progress/intention/action prompt.")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=120.0, show_default=True,
+@click.option("--timeout", type=FiniteFloatRange(min=0.1), default=120.0, show_default=True,
               help="llm: seconds to wait for one completion.")
 @click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
               help="llm: more tries on 429/5xx/timeouts, with exponential backoff.")
@@ -891,7 +925,7 @@ def counterpart_install_cmd(name: str, force: bool) -> None:
 @counterpart_group.command("start")
 @click.argument("name")
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Loopback port (default: the counterpart's).")
-@click.option("--timeout", type=click.FloatRange(min=1), default=60, show_default=True, help="Seconds to wait for readiness.")
+@click.option("--timeout", type=FiniteFloatRange(min=1), default=60, show_default=True, help="Seconds to wait for readiness.")
 @_cp_guard
 def counterpart_start_cmd(name: str, port: int | None, timeout: float) -> None:
     """Start NAME in the background on 127.0.0.1 and wait until it answers."""

@@ -30,6 +30,8 @@ Control endpoints (off with ``control=False`` / ``simweb serve --no-control``: t
     POST /_simweb/state    restore a state (fork in the browser); token required
     POST /_simweb/reset    {"task": id, "seed": n}: start a task instance exactly as
                            ``env.reset`` does; token required
+    GET  /_simweb/start    ?task=&seed=: the same for the requesting browser's own session,
+                           no token (WebGym's start URL, :mod:`simweb.omnibox.start`)
 
 The token goes in ``Authorization: Bearer <token>``; ``simweb serve`` prints it (or takes
 ``--control-token`` / ``$SIMWEB_CONTROL_TOKEN``), :class:`simweb.browser.ServedApp` makes
@@ -53,6 +55,7 @@ Python API, for servers built on these sessions::
 """
 from __future__ import annotations
 
+import functools
 import hmac
 import io
 import re
@@ -143,6 +146,19 @@ class Served:
             state = deep_copy(state)
         return self.sessions.create(state, established=True)
 
+    def start_session(self, sid: str | None, state: dict) -> tuple[str | None, str]:
+        """Put the session of cookie ``sid`` at ``state`` (a task instance's start, as
+        ``GET /_simweb/start`` asks). A live session is replaced, and established (its
+        cookie came back); without one, a *new* session holds ``state``, in the budget of
+        sessions whose cookie has not come back yet. Returns the id of the new session
+        (None if the cookie's session was reused) and the ``X-Simweb-Session`` status."""
+        if sid is not None:
+            with self.sessions.lock(sid):
+                found = self.sessions.load(sid)
+                if found.state is not None and self.sessions.save(sid, state, establish=not found.established):
+                    return None, "live"
+        return self.sessions.create(state, established=False), "new"
+
     def state(self, sid: str) -> dict | None:
         """A copy of session ``sid``'s state, None if it has none (ended, unknown)."""
         with self.sessions.lock(sid):
@@ -181,16 +197,25 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
     want e.g. ``data-simweb-bid``."""
     if not re.fullmatch(r"[a-z][a-z0-9\-]*", bid_attribute):
         raise ValueError(f"bid attribute {bid_attribute!r} is not a valid attribute name")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not -2**63 <= seed < 2**63:
+        raise ValueError(f"the seed must be a 64-bit integer, not {seed!r}")   # as /_simweb/reset's
     if control_token is not None and len(control_token) < 16:
         raise ValueError("the control token must be at least 16 characters")
     sim = load_app(definition(app_name), world_seed, size, progress=True)
-    if task is not None and task not in sim.tasks:
-        from .env import TaskError
+    if task is not None:
+        from .episode import find_task
 
-        raise TaskError(f"unknown task '{task}' (see `simweb tasks {sim.name}`)")
+        find_task(sim, task)   # an unknown task is a TaskError naming the closest known one
+
+    def readable(state: Any) -> None:
+        """A state read back from the database must still be one of this app (a row can be
+        damaged or edited by hand): else its session is 'incompatible'."""
+        check_shape(state, limits)
+        sim.check_state(state)
+
     store = SessionStore(session_db, app=sim.name, spec_hash=sim.spec.hash, world_hash=sim.world.hash,
                          max_sessions=max_sessions, max_new=max_new_sessions, idle_lifetime=idle_lifetime,
-                         cache_size=cache_size, clock=clock)
+                         cache_size=cache_size, clock=clock, check=readable)
     token = (control_token or secrets.token_urlsafe(32)) if control else None
     served = Served(sim, store, task, seed, limits, control, token)
     static = resources.files(sim.definition.package) / "static"
@@ -239,6 +264,15 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         resp.headers[SESSION_HEADER] = found.status
         return resp
 
+    @flask_app.after_request
+    def every_response(resp: Response) -> Response:
+        # Errors included: a text/plain 400 that quotes what it refused (a task id holding
+        # a script) is never sniffed into HTML; a response that did not involve a session
+        # (a refusal before any, a static file) says so.
+        resp.headers["X-Content-Type-Options"] = "nosniff"
+        resp.headers.setdefault(SESSION_HEADER, "none")
+        return resp
+
     @flask_app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         return error(f"{exc.code} {exc.name}: {exc.description}", exc.code or 400)
@@ -274,7 +308,13 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         if header is None:
             return None
         scheme, _, given = header.partition(" ")
-        return scheme.lower() == "bearer" and token is not None and hmac.compare_digest(given.strip(), token)
+        if scheme.lower() != "bearer" or token is None:
+            return False
+        try:   # compared as bytes: compare_digest refuses non-ASCII str
+            sent = given.strip().encode("latin-1")   # a WSGI header is its bytes as Latin-1
+        except UnicodeEncodeError:
+            return False
+        return hmac.compare_digest(sent, token.encode("utf-8"))
 
     def control_gate(write: bool) -> Response | None:
         if not control:
@@ -364,6 +404,8 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         if not isinstance(body, dict):
             return error("the body must be a JSON object", 400)
         t, s = body.get("task"), body.get("seed", 0)
+        if t is not None and not isinstance(t, str):
+            return error(f"task must be a task id (a string), not {type(t).__name__}", 400)
         if t is not None and t not in sim.tasks:
             return error(f"unknown task '{t}'", 400)
         if not isinstance(s, int) or isinstance(s, bool) or not -2**63 <= s < 2**63:
@@ -391,14 +433,21 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             referrer = request.referrer
             ref_path = None
             if referrer:
-                parts = urlsplit(referrer)
-                if parts.netloc == request.host:
+                try:
+                    parts = urlsplit(referrer)
+                except ValueError:   # unparseable (an unclosed IPv6 bracket): as a foreign Referer
+                    parts = None
+                if parts is not None and parts.netloc == request.host:
                     ref_path = parts.path + (f"?{parts.query}" if parts.query else "")
             resp = sim.submit(state, url, form, referrer=ref_path)
             if resp.location is None:
+                # The page shown again, as the in-process browser shows it.
                 html = sim.navigate(state, state["browser"]["tabs"][state["browser"]["active"]]["url"],
                                     push=False).html
-                return make_response(page_html(html), resp.status)
+                out = make_response(page_html(html), resp.status)
+                if resp.status == 405:   # no form of this site posts here
+                    out.headers["Allow"] = "GET, HEAD"
+                return out
         else:
             resp = sim.navigate(state, url, follow=False)
             if resp.location is None:
@@ -430,6 +479,12 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             return error(f"URL of {len(url)} characters is over the limit of {limits.max_url}", 414)
         head = request.method == "HEAD"
         sid = request.cookies.get(COOKIE)
+        if sid is None and request.method == "POST" and sim.spec.match_event(request.path) is None:
+            # No form of this site posts here, and a browser with no session has no page to
+            # show again: a short 405, and no session for it.
+            resp = error(f"405 Method Not Allowed: {request.path} takes no form posts", 405)
+            resp.headers["Allow"] = "GET, HEAD"
+            return finish(resp, None, "none")
         if sid is None:
             state = served.fresh_state(task, seed)
             resp = run(state, url)
@@ -465,20 +520,61 @@ def make_server(flask_app: Flask, host: str = "127.0.0.1", port: int = 0, *, thr
                 channel_timeout: int = 30, connection_limit: int = 1000) -> Any:
     """A waitress server for ``flask_app`` (not started: call ``.run()``, stop it with
     :func:`stop_server`). ``threads`` worker threads; connections idle for
-    ``channel_timeout`` seconds are closed; at most ``connection_limit`` open at once;
+    ``channel_timeout`` seconds are closed, and so are those whose request has not arrived
+    whole ``channel_timeout`` seconds after its first byte; at most ``connection_limit`` open at once;
     request bodies over the limit are refused with 413 before they reach the app, and
     waitress buffers bodies and headers, so a slow client never holds a worker."""
-    from waitress.server import create_server
+    from waitress.server import BaseWSGIServer, create_server
 
     if threads < 1 or channel_timeout < 1 or connection_limit < 1:
         raise ValueError("threads, channel timeout and connection limit must be at least 1")
     # A simweb app carries its own limits; any other Flask app (the omnibox master) gets the defaults.
     ext = flask_app.extensions.get("simweb")
     limits: Limits = ext.limits if ext is not None else Limits()
-    return create_server(flask_app, host=host, port=port, threads=threads, channel_timeout=channel_timeout,
-                         connection_limit=connection_limit, max_request_body_size=limits.max_body,
-                         max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
-                         clear_untrusted_proxy_headers=True, expose_tracebacks=False)
+    channels: dict = {}
+    server = create_server(flask_app, channels, host=host, port=port, threads=threads,
+                           channel_timeout=channel_timeout, cleanup_interval=min(30, channel_timeout),
+                           connection_limit=connection_limit,
+                           max_request_body_size=limits.max_body,
+                           max_request_header_size=limits.max_url + 32 * 1024, ident="simweb",
+                           clear_untrusted_proxy_headers=True, expose_tracebacks=False)
+    for listener in [server, *channels.values()]:   # one per listening socket
+        if isinstance(listener, BaseWSGIServer):
+            listener.channel_class = _channel_class()
+    return server
+
+
+@functools.cache
+def _channel_class() -> type:
+    """waitress's connection class, whose own error responses (a malformed request, a body
+    over the limit: answered before the app sees them) say ``nosniff`` as the app's do."""
+    from waitress.channel import HTTPChannel
+    from waitress.task import ErrorTask
+
+    class NoSniffErrorTask(ErrorTask):
+        def execute(self) -> None:
+            self.response_headers.append(("X-Content-Type-Options", "nosniff"))
+            super().execute()
+
+    class Channel(HTTPChannel):
+        error_task_class = NoSniffErrorTask
+        request_began: float | None = None
+
+        def handle_read(self) -> None:
+            # waitress closes a connection idle for channel_timeout seconds, idle meaning no
+            # byte came: one byte now and then kept a half-sent request open for ever (and
+            # enough of them, the connection limit full). A request still incomplete keeps
+            # the time of its first byte, so it must arrive whole within the timeout.
+            before = self.request
+            super().handle_read()
+            if self.request is None:
+                self.request_began = None
+            elif self.request is not before or self.request_began is None:
+                self.request_began = time.time()   # a request began with these bytes
+            else:
+                self.last_activity = self.request_began
+
+    return Channel
 
 
 def stop_server(server: Any, thread: threading.Thread | None = None) -> None:

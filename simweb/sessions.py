@@ -89,15 +89,48 @@ class Lookup:
     established: bool = False
 
 
+class SessionDBError(ValueError):
+    """A session database that cannot be used: damaged, holding a ``simweb_sessions``
+    table of another layout, a SQLite file holding other tables, or one whose driver is
+    not installed (one line, naming the database and what to do)."""
+
+
+#: Python module of a database driver -> the package that installs it.
+_DRIVER_PACKAGES = {"psycopg": "psycopg", "psycopg2": "psycopg2-binary", "MySQLdb": "mysqlclient",
+                    "pymysql": "PyMySQL", "asyncpg": "asyncpg", "oracledb": "oracledb", "pyodbc": "pyodbc",
+                    "pymssql": "pymssql", "mysql": "mysql-connector-python", "mariadb": "mariadb"}
+
+
+def _shown(url: str) -> str:
+    """``url`` without its password, for messages."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:   # an unparseable URL is refused later, by create_engine
+        return url
+
+
+def _is_memory(url: str) -> bool:
+    return url in ("sqlite://", "sqlite:///:memory:")
+
+
 def _engine(url: str) -> Engine:
-    if url in ("sqlite://", "sqlite:///:memory:"):
-        # One shared connection: an in-memory database exists per connection.
-        engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
-    elif url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=8,
-                               max_overflow=16)
-    else:
-        engine = create_engine(url, pool_pre_ping=True)
+    try:
+        if _is_memory(url):
+            # One shared connection: an in-memory database exists per connection.
+            engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+        elif url.startswith("sqlite"):
+            engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, pool_size=8,
+                                   max_overflow=16)
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+    except ImportError as exc:   # the dialect's driver (SQLAlchemy imports it here)
+        module = (exc.name or "").split(".")[0]
+        package = _DRIVER_PACKAGES.get(module, module or "its driver")
+        raise SessionDBError(f"session database {_shown(url)}: its driver (Python module '{module}') is not "
+                             f"installed; pip install {package}") from None
+    _check_database(engine, url)
     if url.startswith("sqlite"):
         @event.listens_for(engine, "connect")
         def _pragmas(conn: Any, _record: Any) -> None:
@@ -108,6 +141,55 @@ def _engine(url: str) -> Engine:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
     return engine
+
+
+def _check_database(engine: Engine, url: str) -> None:
+    """Refuse a database the store cannot use, before anything writes to it: a damaged
+    SQLite file (``PRAGMA quick_check``), a SQLite file holding other tables (not a
+    session database: another program's file given by mistake), or a ``simweb_sessions``
+    table whose columns are not this store's. A server database may hold other tables."""
+    from sqlalchemy import inspect
+    from sqlalchemy.exc import DBAPIError
+
+    where = _shown(url)
+    sqlite = url.startswith("sqlite")
+    try:
+        with engine.connect() as conn:
+            if sqlite and not _is_memory(url):
+                problems = [" ".join(str(r[0]).split()) for r in conn.exec_driver_sql("PRAGMA quick_check(5)")]
+                if problems != ["ok"]:
+                    found = "; ".join(problems).replace("*** in database main *** ", "")
+                    raise SessionDBError(f"session database {where} is damaged (PRAGMA quick_check: "
+                                         f"{found[:100]}); move it away or pass another --session-db")
+            tables = inspect(conn).get_table_names()
+            others = sorted(t for t in tables if t != SESSIONS.name)
+            if sqlite and others:
+                raise SessionDBError(f"session database {where} holds other tables ({', '.join(others[:5])}"
+                                     f"{', ...' if len(others) > 5 else ''}): not a simweb session database; "
+                                     f"pass a file of its own")
+            if SESSIONS.name in tables:
+                have = [c["name"] for c in inspect(conn).get_columns(SESSIONS.name)]
+                want = list(SESSIONS.columns.keys())
+                if sorted(have) != sorted(want):
+                    missing = [c for c in want if c not in have]
+                    extra = [c for c in have if c not in want]
+                    detail = "; ".join(part for part in (
+                        f"missing {', '.join(missing)}" if missing else "",
+                        f"unknown {', '.join(extra)}" if extra else "") if part)
+                    raise SessionDBError(f"session database {where} has a {SESSIONS.name} table of another layout "
+                                         f"({detail}): not one this simweb made; pass another --session-db")
+    except DBAPIError as exc:
+        if not sqlite:
+            raise
+        import sqlite3
+
+        reason = " ".join(str(exc.orig).split())
+        if isinstance(exc.orig, sqlite3.DatabaseError) and not isinstance(exc.orig, sqlite3.OperationalError):
+            raise SessionDBError(f"session database {where} is damaged or not a SQLite database ({reason}); "
+                                 f"move it away or pass another --session-db") from None
+        raise SessionDBError(f"session database {where} cannot be used ({reason})") from None
+    finally:
+        engine.dispose()   # the connections the pragmas of a SQLite file are set on come after
 
 
 @dataclass
@@ -131,16 +213,19 @@ class SessionStore:
 
     One server process owns a database: live sessions are cached in memory (at most
     ``cache_size`` states), the database is the copy that survives the process.
-    ``clock`` (seconds, default ``time.time``) only drives idle expiry.
+    ``clock`` (seconds, default ``time.time``) only drives idle expiry. ``check`` validates
+    a state read back from the database (raising if it cannot be used): a row that is not
+    a JSON object, or fails it, is 'incompatible'.
     """
 
     def __init__(self, url: str, *, app: str, spec_hash: str, world_hash: str, max_sessions: int = MAX_SESSIONS,
                  max_new: int = MAX_NEW_SESSIONS, idle_lifetime: float = IDLE_LIFETIME,
-                 cache_size: int = CACHE_SIZE, clock: Callable[[], float] = time.time):
+                 cache_size: int = CACHE_SIZE, clock: Callable[[], float] = time.time,
+                 check: Callable[[Any], None] | None = None):
         if max_sessions < 1 or max_new < 1:
             raise ValueError("session caps must be at least 1")
-        if idle_lifetime <= 0:
-            raise ValueError("the idle lifetime must be positive")
+        if not 0 < idle_lifetime < float("inf"):   # NaN too: it would never expire anything
+            raise ValueError(f"the idle lifetime must be a positive finite number of seconds, not {idle_lifetime}")
         self.url = url
         self.app = app
         self.spec_hash = spec_hash
@@ -149,6 +234,7 @@ class SessionStore:
         self.max_new = max_new
         self.idle_lifetime = float(idle_lifetime)
         self.clock = clock
+        self.check = check
         self.engine = _engine(url)
         _metadata.create_all(self.engine)
         self._stripes = [threading.Lock() for _ in range(_STRIPES)]
@@ -279,7 +365,7 @@ class SessionStore:
     def load(self, sid: str | None) -> Lookup:
         """The state of session ``sid`` (hold :meth:`lock` while using it), or why there is
         none: 'unknown' (never existed here), 'expired', 'evicted', 'closed', 'incompatible'
-        (made by another spec or world)."""
+        (made by another spec or world, or a row that cannot be read back as a state)."""
         if not sid or len(sid) > 64:
             return Lookup(None, "unknown")
         now = self.clock()
@@ -305,7 +391,14 @@ class SessionStore:
         if now - row.seen > self.idle_lifetime:
             self._expire(sid)
             return Lookup(None, "expired")
-        state = orjson.loads(row.state)
+        try:
+            state = orjson.loads(row.state)
+            if not isinstance(state, dict):
+                raise ValueError("not an object")
+            if self.check is not None:
+                self.check(state)
+        except Exception:   # a row damaged or edited by hand: unusable here, as another spec's is
+            return Lookup(None, "incompatible")
         self._cache_put(sid, _Entry(state, row.seen, bool(row.established)))
         return Lookup(state, "live", bool(row.established))
 

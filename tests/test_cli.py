@@ -133,6 +133,39 @@ def test_bad_arguments(args, needle):
     assert_user_error(simweb(*args), needle)
 
 
+@pytest.mark.parametrize("args,needle", [
+    (["--seed", "99999999999999999999999"], "--seed must be a 64-bit integer"),
+    (["--seed", "-99999999999999999999999"], "--seed must be a 64-bit integer"),
+    (["--seed", str(2**63)], "--seed must be a 64-bit integer"),
+    (["--idle-lifetime", "nan"], "--idle-lifetime must be a finite number, not 'nan'"),
+    (["--idle-lifetime", "inf"], "--idle-lifetime must be a finite number, not 'inf'"),
+    (["--task", "shopping/buy_prodcut"], "did you mean 'shopping/buy_product'?"),
+    (["--task", "forum/new_thread"], "belongs to app 'forum'"),
+], ids=["seed-huge", "seed-huge-negative", "seed-2**63", "idle-nan", "idle-inf", "task-typo", "task-other-app"])
+def test_serve_refuses_bad_values_in_one_line(tmp_path, args, needle):
+    """Refused before the server starts (a timeout here means it started and served)."""
+    assert_user_error(simweb("serve", "shopping", "--port", "0", "--session-db", f"sqlite:///{tmp_path / 's.db'}",
+                             *args, timeout=30), needle)
+    assert not (tmp_path / "s.db").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_omnibox_refuses_a_status_interval_that_is_not_finite(value):
+    assert_user_error(simweb("omnibox", "--apps", "nope", "--status-interval", value, timeout=30),
+                      f"--status-interval must be a finite number, not '{value}'")
+
+
+def test_the_64_bit_seed_type_accepts_its_whole_range():
+    import click
+
+    from simweb.cli import INT64
+
+    assert INT64.convert(str(2**63 - 1), None, None) == 2**63 - 1
+    assert INT64.convert(str(-2**63), None, None) == -2**63
+    with pytest.raises(click.ClickException, match="64-bit"):
+        INT64.convert(str(-2**63 - 1), None, None)
+
+
 def test_bad_files(tmp_path, run_dir):
     garbage = tmp_path / "garbage.json"
     garbage.write_text("{not json")

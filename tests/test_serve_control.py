@@ -8,6 +8,7 @@ import orjson
 import pytest
 
 import simweb
+from simweb.omnibox.start import start_url
 from simweb.server import REDACTED_HEADER, SESSION_HEADER, create_app
 from simweb.urls import local_path, safe_href, safe_next
 
@@ -103,6 +104,18 @@ def test_a_wrong_token_cannot_read_either(server):
     assert r.status_code == 401
 
 
+@pytest.mark.parametrize("token", ["\xe9", f"{TOKEN}\xe9", "\u00ff" * len(TOKEN)], ids=["e-acute", "suffix", "same-length"])
+@pytest.mark.parametrize("method,path", [("GET", "/_simweb/state"), ("POST", "/_simweb/reset")])
+def test_a_non_ascii_token_is_a_wrong_token_not_a_500(server, token, method, path):
+    c = server.test_client()
+    c.get("/")
+    before = state_of(c)
+    r = c.open(path, method=method, headers={"Authorization": f"Bearer {token}"}, json={"seed": 1})
+    assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith("Bearer")
+    assert "control token is required" in r.get_json()["error"]
+    assert state_of(c) == before
+
+
 def test_control_can_be_switched_off():
     off = create_app("shopping", control=False)
     assert off.extensions["simweb"].control_token is None
@@ -111,11 +124,42 @@ def test_control_can_be_switched_off():
     for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/state"), ("POST", "/_simweb/reset")):
         r = c.open(path, method=method, json={})
         assert r.status_code == 404 and "switched off" in r.get_json()["error"]
+    # The start URL resets a session and signs its visitor in: off as well, and no session made.
+    store = off.extensions["simweb"].sessions
+    n = store.count()
+    for method in ("GET", "HEAD"):
+        r = off.test_client().open(start_url("shopping/buy_product", 3), method=method)
+        assert r.status_code == 404 and "Set-Cookie" not in r.headers
+    r = c.get(start_url("shopping/buy_product", 3))
+    assert r.status_code == 404 and "switched off" in r.text and "Set-Cookie" not in r.headers
+    assert store.count() == n
+
+
+def test_head_on_the_start_url_changes_no_state_and_makes_no_session(server):
+    store = server.extensions["simweb"].sessions
+    c = server.test_client()
+    c.get("/search?q=merino+sweater")
+    before = state_of(c)
+    r = c.head(start_url("shopping/buy_product", 7))
+    assert r.status_code == 200 and r.data == b"" and r.mimetype == "text/html"
+    assert "Set-Cookie" not in r.headers and r.headers[SESSION_HEADER] == "live"
+    assert state_of(c) == before
+    n = store.count()
+    r = server.test_client().head(start_url("shopping/buy_product", 7))
+    assert r.status_code == 200 and "Set-Cookie" not in r.headers and r.headers[SESSION_HEADER] == "none"
+    assert server.test_client().head("/_simweb/start?task=nope").status_code == 400
+    assert store.count() == n
 
 
 def test_a_short_control_token_is_refused():
     with pytest.raises(ValueError, match="at least 16"):
         create_app("shopping", control_token="short")
+
+
+@pytest.mark.parametrize("seed", [2**63, -2**63 - 1, 10**30])
+def test_a_seed_outside_64_bits_is_refused_when_the_app_is_made(seed):
+    with pytest.raises(ValueError, match="64-bit"):
+        create_app("shopping", seed=seed)
 
 
 def test_no_page_carries_the_token(server):

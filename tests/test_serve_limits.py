@@ -264,6 +264,123 @@ def test_unsupported_methods_are_one_line_4xx(client):
     one_line(r, 405)
 
 
+def test_every_response_says_nosniff_and_its_session_status(server, client):
+    """A text/plain 400 echoes what it refuses (a task id with a script in it): no browser
+    may sniff it into HTML. Every response the app makes says so."""
+    other = server.test_client()
+    other.set_cookie("simweb_session", "a-cookie-this-server-never-made")
+    responses = {
+        "page": client.get("/"), "404": client.get("/no/such/page"), "redirect": client.get("/account"),
+        "state": client.get("/_simweb/state"), "401": client.post("/_simweb/reset", json={}),
+        "start 400": client.get("/_simweb/start?task=%3Cscript%3Ealert(1)%3C/script%3E"),
+        "static": client.get("/static/shop.css"), "favicon": client.get("/favicon.ico"),
+        "410": other.get("/"), "405 method": client.put("/cart", data=b"x"), "414": client.get("/?" + "q" * 9000),
+        "head": client.head("/"),
+    }
+    assert responses["start 400"].status_code == 400 and b"<script>" in responses["start 400"].data
+    missing = {name: r.status_code for name, r in responses.items() if r.headers.get("X-Content-Type-Options") != "nosniff"}
+    assert missing == {}
+    # ... and, as documented, its session's status (none: no session was involved).
+    unsaid = {name: r.status_code for name, r in responses.items()
+              if r.headers.get(SESSION_HEADER) not in ("new", "live", "none", "unknown")}
+    assert unsaid == {}
+    assert responses["401"].headers[SESSION_HEADER] == responses["static"].headers[SESSION_HEADER] == "none"
+
+
+def test_the_http_servers_own_error_responses_say_nosniff_too():
+    import socket
+    import threading
+
+    from simweb.server import make_server, stop_server
+
+    server = make_server(create_app("shopping", control_token=TOKEN), threads=1)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.effective_port), timeout=10) as s:
+            s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: <script>\r\n\r\n")   # waitress's 400
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+    finally:
+        stop_server(server, thread)
+    head = reply.split(b"\r\n\r\n", 1)[0].lower()
+    assert head.startswith(b"http/1.1 400") and b"\r\nx-content-type-options: nosniff" in head
+
+
+@pytest.mark.parametrize("start", [b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+                                   b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nq="],
+                         ids=["headers", "body"])
+def test_a_request_trickled_in_is_cut_off_at_the_timeout(start):
+    """One byte now and then kept a half-sent request open forever (waitress's idle timeout
+    counts from the last byte); a request must now arrive whole within the timeout of its
+    first byte. A request sent at once on the same server is answered."""
+    import socket
+    import threading
+    import time
+
+    from flask import Flask
+
+    from simweb.server import make_server, stop_server
+
+    tiny = Flask("tiny")
+    tiny.get("/")(lambda: "ok")
+    server = make_server(tiny, threads=1, channel_timeout=1)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    port = server.effective_port
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        s.sendall(start)
+        t0 = time.monotonic()
+        closed = None
+        while time.monotonic() - t0 < 4.5:
+            time.sleep(0.2)
+            try:
+                s.sendall(b"a")
+                s.setblocking(False)
+                try:
+                    if s.recv(4096) == b"":
+                        closed = time.monotonic() - t0
+                        break
+                except BlockingIOError:
+                    pass
+                finally:
+                    s.setblocking(True)
+            except OSError:   # reset by the server
+                closed = time.monotonic() - t0
+                break
+        s.close()
+        assert closed is not None and closed < 4.5
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as ok:
+            ok.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            assert ok.recv(4096).startswith(b"HTTP/1.1 200")
+    finally:
+        stop_server(server, thread)
+
+
+def test_a_cookie_less_post_to_a_page_without_a_form_is_a_short_405_and_makes_no_session(server):
+    store = server.extensions["simweb"].sessions
+    n = store.count()
+    for path in ("/", "/search?q=x", "/no/such/page"):
+        r = server.test_client().post(path, data={"a": "b"})
+        assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD"
+        assert "Set-Cookie" not in r.headers and r.headers[SESSION_HEADER] == "none"
+        assert "405 Method Not Allowed" in one_line(r, 405) and b"<html" not in r.data.lower()
+    assert store.count() == n
+
+
+def test_a_post_to_a_page_without_a_form_in_a_session_still_shows_its_page(client):
+    """As the in-process browser does (it re-renders the tab): the served and in-process
+    runs stay equal."""
+    r = client.post("/", data={"a": "b"})
+    assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD" and b"<html" in r.data.lower()
+    assert r.headers[SESSION_HEADER] == "live"
+
+
 def test_a_chunked_body_over_the_cap_reaching_the_app_is_a_413():
     # Servers that pass a chunked body on as a stream (no Content-Length) meet the same cap.
     small = create_app("shopping", control_token=TOKEN, limits=Limits(max_body=10_000))

@@ -3,8 +3,12 @@ ended sessions, two budgets (cookie-less traffic never pushes anyone out), idle 
 and no resurrection of a session evicted while a request on it was running."""
 from __future__ import annotations
 
+import hashlib
 import http.client
+import importlib.util
 import os
+import re
+import sqlite3
 import signal
 import socket
 import subprocess
@@ -16,8 +20,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from simweb.omnibox.start import start_url
 from simweb.server import COOKIE, SESSION_HEADER, create_app
-from simweb.sessions import SessionStore
+from simweb.sessions import SessionDBError, SessionStore
 
 from test_server import AUTH, TOKEN, state_of
 
@@ -83,6 +88,43 @@ def test_a_new_session_is_established_when_its_cookie_comes_back():
     assert store.count(established=True) == 2
 
 
+def test_cookie_less_start_urls_never_evict_a_signed_in_session(shop_user):
+    """A crawler following task start links gets new sessions, in their own budget."""
+    server = create_app("shopping", control_token=TOKEN, max_sessions=2, max_new_sessions=5)
+    store = server.extensions["simweb"].sessions
+    shopper = server.test_client()
+    sign_in(shopper, shop_user)
+    before = state_of(shopper)
+    for i in range(12):
+        r = server.test_client().get(start_url("shopping/buy_product", i))
+        assert r.status_code == 200 and r.headers[SESSION_HEADER] == "new"
+        assert r.headers["Set-Cookie"].startswith(f"{COOKIE}=")
+    assert (store.count(established=False), store.count(established=True)) == (5, 1)
+    r = shopper.get("/")
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "live"
+    assert state_of(shopper)["runtime"] == before["runtime"]
+
+
+def test_a_start_url_session_is_established_when_its_cookie_comes_back():
+    server = create_app("shopping", control_token=TOKEN, max_sessions=10, max_new_sessions=10)
+    store = server.extensions["simweb"].sessions
+    c = server.test_client()
+    r = c.get(start_url("shopping/buy_product", 3))
+    assert r.headers[SESSION_HEADER] == "new" and (store.count(established=False), store.count(established=True)) == (1, 0)
+    sid = c.get_cookie(COOKIE).value
+    r = c.get(start_url("shopping/product_price", 4))     # the same browser starts another task
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "live" and "Set-Cookie" not in r.headers
+    assert (store.count(established=False), store.count(established=True)) == (0, 1)
+    assert c.get_cookie(COOKIE).value == sid
+    assert state_of(c)["meta"]["task"]["id"] == "shopping/product_price"
+    # A cookie naming no live session: the start URL starts a new session (it is what was asked).
+    c.set_cookie(COOKIE, "a-cookie-this-server-never-made")
+    r = c.get(start_url("shopping/buy_product", 3))
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "new"
+    assert c.get_cookie(COOKIE).value not in (sid, "a-cookie-this-server-never-made")
+    assert (store.count(established=False), store.count(established=True)) == (1, 1)
+
+
 def test_over_the_cap_the_least_recently_seen_session_is_evicted_and_told():
     server = create_app("shopping", control_token=TOKEN, max_sessions=2, max_new_sessions=10)
     clients = []
@@ -129,6 +171,31 @@ def test_control_endpoints_on_an_ended_session_answer_410_json():
         r = c.open(path, method=method, headers=AUTH, json={} if method == "POST" else None)
         assert r.status_code == 410 and r.headers[SESSION_HEADER] == "expired"
         assert r.mimetype == "application/json" and "session expired" in r.get_json()["error"]
+
+
+@pytest.mark.parametrize("blob", [b"{{{", b"{}", b"[]", b'"x"', b'{"meta": {}}', b"\xff"],
+                         ids=["not-json", "empty-object", "list", "string", "no-state", "not-utf8"])
+def test_a_session_row_that_cannot_be_read_back_is_incompatible_not_a_500(blob):
+    server = create_app("shopping", control_token=TOKEN)
+    store = server.extensions["simweb"].sessions
+    c = server.test_client()
+    c.get("/")
+    c.get("/search?q=a")
+    sid = c.get_cookie(COOKIE).value
+    with store._writing() as conn:   # the row as a damaged or hand-edited database holds it
+        conn.exec_driver_sql("UPDATE simweb_sessions SET state = ? WHERE id = ?", (blob, sid))
+    store.forget(sid)
+    for method, path, kw in (("GET", "/", {}), ("GET", "/_simweb/state", {"headers": AUTH}),
+                             ("POST", "/search", {"data": {"q": "x"}}), ("HEAD", "/", {}),
+                             ("POST", "/_simweb/reset", {"headers": AUTH, "json": {}})):
+        c.set_cookie(COOKIE, sid)
+        r = c.open(path, method=method, **kw)
+        assert r.status_code == 410 and r.headers[SESSION_HEADER] == "incompatible", (method, path, r.status_code)
+        assert c.get_cookie(COOKIE) is None          # cleared: the next request starts afresh
+    # The harness's reset, its cookie now cleared, starts a working session.
+    r = c.post("/_simweb/reset", headers=AUTH, json={"task": "shopping/buy_product", "seed": 1})
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "new"
+    assert c.get("/").status_code == 200 and state_of(c)["meta"]["task"]["id"] == "shopping/buy_product"
 
 
 # ============================================================================= the put race
@@ -305,9 +372,10 @@ def test_serve_with_no_control_answers_404_on_every_control_endpoint(tmp_path: P
     proc = _start(f"sqlite:///{tmp_path / 's.sqlite'}", port, "--no-control")
     try:
         assert _request(port, "GET", "/")[0] == 200
-        for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/reset"), ("POST", "/_simweb/state")):
-            status, _, body = _request(port, method, path, body=b"{}", headers={"Content-Type": "application/json"})
-            assert status == 404 and b"switched off" in body
+        for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/reset"), ("POST", "/_simweb/state"),
+                             ("GET", start_url("shopping/buy_product", 1))):
+            status, headers, body = _request(port, method, path, body=b"{}", headers={"Content-Type": "application/json"})
+            assert status == 404 and b"switched off" in body and "set-cookie" not in headers
     finally:
         proc.terminate()
         proc.wait(10)
@@ -350,6 +418,12 @@ def test_a_session_of_another_spec_or_world_is_incompatible(tmp_path: Path):
     assert new.load("never-made").status == "unknown"
 
 
+@pytest.mark.parametrize("lifetime", [0, -1, float("nan"), float("inf")])
+def test_an_idle_lifetime_that_is_not_a_positive_finite_number_is_refused(lifetime):
+    with pytest.raises(ValueError, match="positive finite number"):
+        SessionStore("sqlite://", app="a", spec_hash="s", world_hash="w", idle_lifetime=lifetime)
+
+
 def test_evicted_new_sessions_leave_no_rows():
     store = SessionStore("sqlite://", app="a", spec_hash="s", world_hash="w", max_new=3)
     first = store.create({"n": 0})
@@ -359,6 +433,98 @@ def test_evicted_new_sessions_leave_no_rows():
         rows = conn.exec_driver_sql("SELECT count(*) FROM simweb_sessions").scalar_one()
     assert rows == 3
     assert store.load(first).status == "unknown"
+
+
+# ============================================================================= unusable session databases
+
+def _damaged(db: Path) -> Path:
+    """A session database with a valid header whose table's root page is damaged."""
+    store = SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w")
+    for i in range(40):
+        store.create({"n": i, "pad": "x" * 2000}, established=True)
+    store.dispose()
+    data = bytearray(db.read_bytes())
+    assert len(data) > 8 * 4096 and not Path(f"{db}-wal").exists()
+    data[4096] ^= 0xFF    # page 2's b-tree page type (page 1, the header and schema, stays valid)
+    db.write_bytes(data)
+    return db
+
+
+def _other_layout(db: Path) -> Path:
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE simweb_sessions(id text primary key, foo text)")
+        conn.execute("INSERT INTO simweb_sessions VALUES ('abc', 'x')")
+    return db
+
+
+def _other_tables(db: Path) -> Path:
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE users(id int, name text)")
+        conn.execute("INSERT INTO users VALUES (1, 'x')")
+    return db
+
+
+UNUSABLE = [(_damaged, "is damaged"), (_other_layout, "simweb_sessions table of another layout"),
+            (_other_tables, "holds other tables (users)")]
+
+
+def _md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("make,needle", UNUSABLE, ids=["damaged", "other-layout", "other-tables"])
+def test_an_unusable_session_database_is_refused_and_left_as_it_was(tmp_path: Path, make, needle):
+    db = make(tmp_path / "s.sqlite")
+    before = _md5(db)
+    with pytest.raises(SessionDBError, match=re.escape(needle)) as exc:
+        SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w")
+    assert "\n" not in str(exc.value)
+    assert _md5(db) == before
+
+
+def test_a_session_database_of_this_layout_is_accepted(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    store = SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    sid = store.create({"n": 1})
+    store.dispose()
+    again = SessionStore(url, app="forum", spec_hash="s", world_hash="w")   # apps may share a file
+    again.dispose()
+    again = SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    assert again.load(sid).state == {"n": 1}
+    again.dispose()
+
+
+@pytest.mark.parametrize("url,module,package", [("postgresql://u@db/simweb", "psycopg", "psycopg"),
+                                                ("postgresql+psycopg2://u@db/simweb", "psycopg2", "psycopg2-binary"),
+                                                ("mysql://u@db/simweb", "MySQLdb", "mysqlclient")])
+def test_a_session_database_whose_driver_is_missing_names_the_package(monkeypatch, url, module, package):
+    monkeypatch.setitem(sys.modules, module, None)   # importing it fails, installed or not
+    with pytest.raises(SessionDBError, match=re.escape(f"pip install {package}")) as exc:
+        SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    assert "\n" not in str(exc.value)
+
+
+def _serve_fails(*args: str) -> str:
+    res = subprocess.run([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", "0",
+                          "--control-token", TOKEN, *args], capture_output=True, text=True, timeout=60)
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, (res.returncode, res.stderr)
+    assert lines[0].startswith("simweb: error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize("make,needle", UNUSABLE, ids=["damaged", "other-layout", "other-tables"])
+def test_serve_refuses_an_unusable_session_database_in_one_line(tmp_path: Path, make, needle):
+    db = make(tmp_path / "s.sqlite")
+    assert needle in _serve_fails("--session-db", f"sqlite:///{db}")
+
+
+@pytest.mark.parametrize("url,module", [("postgresql://u@db/simweb", "psycopg"), ("mysql://u@db/simweb", "MySQLdb")])
+def test_serve_names_a_missing_database_driver_in_one_line(url, module):
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here")
+    line = _serve_fails("--session-db", url)
+    assert "pip install" in line and module in line
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

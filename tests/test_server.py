@@ -361,6 +361,10 @@ def test_reset_replaces_the_sessions_state(browser, world, product):
     ({"task": "shopping/no_such_task", "seed": 0}, "unknown task 'shopping/no_such_task'"),
     ({"task": "forum/new_thread", "seed": 0}, "unknown task"),
     ({"task": "shopping/add_to_cart", "seed": "3"}, "seed must be an integer"),
+    ({"task": [], "seed": 0}, "task must be a task id (a string)"),
+    ({"task": {}, "seed": 0}, "task must be a task id (a string)"),
+    ({"task": 5, "seed": 0}, "task must be a task id (a string)"),
+    ({"task": ["shopping/add_to_cart"]}, "task must be a task id (a string)"),
 ])
 def test_reset_refuses_bad_requests(browser, world, body, expect):
     sign_in(browser, world.user(1))
@@ -487,6 +491,22 @@ def test_form_from_another_browser_tab_is_accepted(browser, world, product):
                      headers={"Referer": f"http://localhost/p/{product['id']}"})
     assert r.headers["Location"] == "/cart"
     assert state_of(browser)["runtime"]["carts"]["1"]["items"]
+
+
+@pytest.mark.parametrize("referer", ["http://[::1", "http://[::1]:x/", "http://[vv]/p/1"])
+def test_an_unparseable_referer_counts_as_a_foreign_one_not_a_500(server, world, product, referer):
+    """The form's page is looked up from a same-site Referer; one urlsplit cannot parse is
+    treated like a foreign Referer: the session's active tab is the form's page."""
+    outcomes = []
+    for ref in (referer, "http://evil.example/p/1"):
+        c = server.test_client()
+        sign_in(c, world.user(1))
+        c.get(f"/p/{product['id']}")
+        r = c.post("/cart/add", data={"product_id": str(product["id"])}, headers={"Referer": ref})
+        assert r.status_code == 303, (r.status_code, r.data[:200])
+        state = state_of(c)
+        outcomes.append((r.headers["Location"], state["runtime"], state["browser"]["tabs"]))
+    assert outcomes[0] == outcomes[1]
 
 
 def test_bid_attribute_can_be_renamed_for_browsergym_agents():

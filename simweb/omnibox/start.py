@@ -9,6 +9,13 @@ went through the start page's GET, and a small inline script replaces the addres
 the start page's URL (``history.replaceState``, no request), so the browser shows the
 same URL and history as the in-process env. Without ``task`` the session restarts on
 the app's home page. A bad task or seed is a 400 with one line of text.
+
+Sessions follow the server's rules: a live session of the request's cookie is restarted
+(``X-Simweb-Session: live``; it is established, as its cookie came back); without one
+(no cookie, or one naming no live session) a *new* session starts (``new``, with its
+cookie), in the budget of sessions whose cookie has not come back, so a crawler
+following start links never pushes out a signed-in session. A HEAD changes nothing and
+makes no session. The route is a control endpoint: off (404) with ``control=False``.
 """
 from __future__ import annotations
 
@@ -44,51 +51,55 @@ def _with_script(html: str, script: str) -> str:
     return script + html
 
 
-def _restart(sessions: Any, sid: str | None, task: str | None, seed: int) -> tuple[str, dict]:
-    """Put session ``sid`` (a new one if it has none) at the start of (task, seed)."""
-    state = sessions.fresh_state(task, seed)
-    if hasattr(sessions, "set_state"):   # a store with set_state / new_session
-        if sid is None or not sessions.set_state(sid, state):
-            sid = sessions.new_session(state)
-        return sid, state
-    sid, _, lock = sessions.get(sid)     # a store with get / put
-    with lock:
-        sessions.put(sid, state)
-    return sid, state
-
-
-def install_start_route(flask_app: Flask, sessions: Any, cookie: str, bid_attribute: str = "bid") -> None:
+def install_start_route(flask_app: Flask, served: Any, cookie: str, bid_attribute: str = "bid") -> None:
     """Add ``GET /_simweb/start`` to a served app built by ``simweb.server.create_app``.
 
-    ``sessions`` is the app's session store (``flask_app.extensions["simweb"]``: its
-    ``app``, ``fresh_state(task, seed)``, and either ``set_state`` / ``new_session`` or
-    ``get`` / ``put``), ``cookie`` the name of its session cookie."""
-    sim = sessions.app
+    ``served`` is the app's :class:`simweb.server.Served` (``flask_app.extensions["simweb"]``:
+    its ``app``, ``control``, ``sessions``, ``fresh_state`` and ``start_session``), ``cookie``
+    the name of its session cookie."""
+    from ..server import SESSION_HEADER  # imported here: simweb.server imports this module
+
+    sim = served.app
 
     def plain(message: str, status: int) -> Response:
-        return Response(message + "\n", status=status, mimetype="text/plain")
+        resp = Response(message + "\n", status=status, mimetype="text/plain")
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers[SESSION_HEADER] = "none"
+        return resp
 
     def start() -> Response:
+        if not served.control:   # it resets sessions and signs visitors in: a control endpoint
+            return plain("control endpoints are switched off on this server", 404)
         task = request.args.get("task") or None
         seed_text = request.args.get("seed", "0").strip()
         if task is not None and task not in sim.tasks:
             return plain(f"unknown task '{task}' (see `simweb tasks {sim.name}`)", 400)
         if not _INT.fullmatch(seed_text):
             return plain(f"seed must be an integer, not {seed_text!r}", 400)
-        seed = int(seed_text)
-        sid, state = _restart(sessions, request.cookies.get(cookie), task, seed)
+        state = served.fresh_state(task, int(seed_text))
         tab = state["browser"]["tabs"][state["browser"]["active"]]
         resp: Any
         if tab["url"] == "about:blank":
             resp = redirect("/", code=303)
         else:
-            html = sim.render(state, tab)
+            html = sim.render(state, tab)   # a pure function of the state
             if bid_attribute != "bid":
                 html = html.replace(' bid="', f' {bid_attribute}="')
             resp = Response(_with_script(html, _address_script(tab["url"])), status=int(tab["status"] or 200),
                             mimetype="text/html")
-        resp.set_cookie(cookie, sid, httponly=True, samesite="Lax")
+        sid = request.cookies.get(cookie)
+        if request.method == "HEAD":   # HEAD never changes a state, nor makes a session
+            live = False
+            if sid is not None:
+                with served.sessions.lock(sid):
+                    live = served.sessions.load(sid).state is not None
+            status = "live" if live else "none"
+        else:
+            new_sid, status = served.start_session(sid, state)
+            if new_sid is not None:
+                resp.set_cookie(cookie, new_sid, httponly=True, samesite="Lax")
         resp.headers["Cache-Control"] = "no-store"
+        resp.headers[SESSION_HEADER] = status
         return resp
 
     flask_app.add_url_rule(START_PATH, "simweb_start", start, methods=["GET"])
