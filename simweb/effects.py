@@ -261,15 +261,20 @@ def shows(url: str, *, free: Sequence[str] = (), name: str = "") -> Check:
 
 # ----------------------------------------------------------------------------- bookkeeping
 
+_ANY_END = object()   # Involved.names: no constraint on the field's final value
+
+
 @dataclass(frozen=True)
 class RowRule:
     """A side-effect row the site writes: its fields must have the ``where`` values and, with
     ``echo_of`` (field -> table, or table.field), each such field must name a row of that
     table the task's effect judges (a claimed row, or one a claimed new row names, see
-    ``Bookkeeping.references``), and with ``table.field`` a row whose that field the effect
-    claims: the notifications of a close are tolerated on the judged issue, not on another,
-    and only when the task judges its state (a comment task that closes and reopens its
-    issue on the way leaves them as damage)."""
+    ``Bookkeeping.references``), with ``table.field`` a row whose that field the effect
+    claims, and with ``table.field=value`` one whose that field also ends with ``value``:
+    the notifications of a close are tolerated on the judged issue, not on another, only
+    when the task judges its state (a comment task that closes and reopens its issue on the
+    way leaves them as damage), and only when the issue ends closed (a reopen task that
+    closes and reopens again leaves the close's)."""
 
     where: Mapping[str, Any] = field(default_factory=dict)
     echo_of: Mapping[str, str] = field(default_factory=dict)
@@ -283,8 +288,9 @@ class RowRule:
         if not self.echo_of or involved is None:
             return True
         for key, target in self.echo_of.items():
-            table, _, column = target.partition(".")
-            if not involved.names(table, row.get(key), column or None):
+            table, _, rest = target.partition(".")
+            column, eq_sign, ends = rest.partition("=")
+            if not involved.names(table, row.get(key), column or None, ends if eq_sign else _ANY_END):
                 return False
         return True
 
@@ -301,10 +307,12 @@ class Involved:
     rows: frozenset[tuple[str, int]]
     #: the claimed paths (``entities.<table>.<id>[.<field>]``), for ``table.field`` echoes
     claimed: frozenset[str] = frozenset()
+    #: (table, id) -> the row in the final state, for ``table.field=value`` echoes
+    final_row: Callable[[str, int], dict | None] | None = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, claimed: set[str], changes: Sequence[Change],
-           references: Mapping[str, Mapping[str, str]]) -> Involved:
+    def of(cls, claimed: set[str], changes: Sequence[Change], references: Mapping[str, Mapping[str, str]],
+           final_row: Callable[[str, int], dict | None] | None = None) -> Involved:
         rows: set[tuple[str, Any]] = set()
         for path in claimed:
             parts = path.split(".")
@@ -316,15 +324,23 @@ class Involved:
                 for key, table in references.get(c.table, {}).items():
                     if c.after.get(key) is not None:
                         rows.add((table, c.after[key]))
-        return cls(frozenset(rows), frozenset(claimed))
+        return cls(frozenset(rows), frozenset(claimed), final_row)
 
-    def names(self, table: str, value: Any, column: str | None = None) -> bool:
+    def names(self, table: str, value: Any, column: str | None = None, ends: Any = _ANY_END) -> bool:
         """Whether ``value`` is the id of a judged row of ``table`` (with ``column``: a row
-        whose that field, or the whole row, the effect claims)."""
+        whose that field, or the whole row, the effect claims; with ``ends``: and whose that
+        field ends with this value, so a close note echoes a judged close, not a close
+        undone again)."""
         if value is None or (table, value) not in self.rows:
             return False
-        return (column is None or f"entities.{table}.{value}.{column}" in self.claimed
-                or f"entities.{table}.{value}" in self.claimed)
+        if column is None:
+            return True
+        if f"entities.{table}.{value}.{column}" not in self.claimed and f"entities.{table}.{value}" not in self.claimed:
+            return False
+        if ends is _ANY_END:
+            return True
+        row = self.final_row(table, value) if self.final_row is not None else None
+        return row is not None and row.get(column) == ends
 
 
 @dataclass(frozen=True)
@@ -332,8 +348,9 @@ class Bookkeeping:
     """What the site itself maintains as a consequence of other changes, tolerated in every
     task: runtime keys (``paths``, patterns with ``*``), derived entity fields (``fields``:
     on any row; ``judged_row_fields``: only on a row the effect judges, see
-    :class:`Involved`, as a post's publication day, which a publish and an unpublish of
-    another post would move while its status ends where it was), and rows the site writes
+    :class:`Involved`, or only where it claims a given field of that row, as a post's
+    publication day where its status is judged: a publish and an unpublish would move it
+    while the status ends where it was), and rows the site writes
     as a side effect (``new_rows``: table -> the field values they must have, or a list of
     :class:`RowRule` ``{where, echo_of}``: the first rule whose ``where`` the row has
     decides).
@@ -346,8 +363,9 @@ class Bookkeeping:
     new_rows: Mapping[str, tuple[RowRule, ...]] = field(default_factory=dict)
     #: table -> {field: the table it names}: which rows a new row is about (for ``echo_of``)
     references: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    #: table -> fields tolerated only on the rows the effect judges
-    judged_row_fields: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: table -> {field: "" (tolerated on any row the effect judges) or the field of that
+    #: row the effect must claim (a publication day only where the status is judged)}
+    judged_row_fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_spec(cls, doc: Mapping[str, Any] | None) -> Bookkeeping:
@@ -360,8 +378,9 @@ class Bookkeeping:
             else:
                 rules[table] = (RowRule(dict(v or {})),)
         refs = {t: dict(v or {}) for t, v in (doc.get("references") or {}).items()}
-        return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()}, rules, refs,
-                   {t: tuple(f) for t, f in (doc.get("judged_row_fields") or {}).items()})
+        judged = {t: dict(f) if isinstance(f, Mapping) else dict.fromkeys(f, "")
+                  for t, f in (doc.get("judged_row_fields") or {}).items()}
+        return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()}, rules, refs, judged)
 
     _heads: frozenset[str] = field(init=False, repr=False, compare=False)
     _patterns: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -390,8 +409,11 @@ class Bookkeeping:
         if change.kind == "field":
             if change.field in self.fields.get(change.table, ()):
                 return True
-            return change.field in self.judged_row_fields.get(change.table, ()) and (
-                involved is None or involved.names(change.table, change.id))
+            judged = self.judged_row_fields.get(change.table, {})
+            column = judged.get(change.field or "")
+            if column is None:
+                return False
+            return involved is None or involved.names(change.table, change.id, column or None)
         if change.kind == "new" and change.table in self.new_rows:
             rule = next((r for r in self.new_rows[change.table] if r.applies(change.after)), None)
             return rule is not None and rule.echoes(change.after, involved)
@@ -543,7 +565,8 @@ def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | N
         elif not passed:
             overdone.append({"name": f"collateral: {c.name}", "passed": False, "weight": 0.0, "detail": detail})
     bookkeeping: Bookkeeping = getattr(app.spec, "bookkeeping", None) or Bookkeeping()
-    involved = Involved.of(claimed, changes, bookkeeping.references) if bookkeeping.echoes else None
+    involved = (Involved.of(claimed, changes, bookkeeping.references, lambda t, i: entity(app, final, t, i))
+                if bookkeeping.echoes else None)
     damage = [c for c in changes if c.path not in claimed and not _claimed_row(c, claimed)
               and not bookkeeping.tolerates(c, involved)]
     return _verdict(checks, damage, overdone)

@@ -215,7 +215,9 @@ def _row_mutations(env: Any, task_id: str, seed: int, t: Row, start: dict, final
     keep = env.app.spec.bookkeeping
     # another field of the changed row
     for f in sorted(row):
-        if f in t.fields or f == "id" or f in keep.fields.get(t.table, ()) or f in keep.judged_row_fields.get(t.table, ()):
+        judged = keep.judged_row_fields.get(t.table, {})
+        if f in t.fields or f == "id" or f in keep.fields.get(t.table, ()) or (
+                f in judged and (not judged[f] or judged[f] in t.fields)):
             continue   # bookkeeping of this row: the site's own echo of its judged change
         junk = _junk_like(row[f])
         if junk is None:
@@ -279,6 +281,7 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                               if u.startswith("/")))
     urls += _linked(env, final, urls)
     tried = 0
+    pairs = [max_forms // 5]   # the "and back" submissions left for this instance (shared)
     for url in urls:
         base = deep_copy(final)
         b = SimBrowser(env.app, base)
@@ -313,6 +316,40 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                     name = f"{event} ({form.action}) from {url}" + (" with junk" if junk else "")
                     yield Attack(task_id, seed, "event", name, v["success"] and v["clean"],
                                  f"changed {changed[:3]}; {_why(v)}")
+                    if not junk and pairs[0] > 0:
+                        yield from _and_back(env, task_id, seed, final, s, name, pairs)
+
+
+def _and_back(env: Any, task_id: str, seed: int, final: dict, after: dict, first: str,
+              budget: list[int]) -> Iterator[Attack]:
+    """After a form that changed something, each POST form of the page it led to, as it
+    stands: an inverse there (publish after unpublish, restore after remove, reopen after
+    close) puts the judged fields back, and whatever else stays (a publication day, a log
+    row, a notification) is bookkeeping left without the change it echoes. Paid when
+    anything beyond the always-tolerated counters and timers stays changed and the verdict
+    is still a clean success. ``budget`` ([n]) is shared by every call for one instance."""
+    b = SimBrowser(env.app, after)
+    heads = {"counters", "timers"}
+    for form in b.page().forms:
+        if form.method.lower() != "post":
+            continue
+        sub = next((c for c in form.controls if c.bid and SimBrowser._is_submitter(c)), None)
+        if sub is None:
+            continue
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        s = deep_copy(after)
+        sb = SimBrowser(env.app, s)
+        sb._html, sb._page = b._html, b._page
+        if sb.execute(f"click({sub.bid!r})"):
+            continue
+        left = [c.path for c in runtime_changes(env.app, final, s) if c.path.partition(".")[0] not in heads]
+        if not left or _judged_changes(env, final, s):
+            continue   # nothing stays, or a judged change stays (the single-form attack covers it)
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "event", f"{first}, then {form.action} and back", v["success"] and v["clean"],
+                     f"left {left[:3]}; {_why(v)}")
 
 
 def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages: int = 12) -> Iterator[Attack]:
@@ -464,12 +501,17 @@ def guess_rates(env: Any, task_id: str, seeds: Iterable[int]) -> dict[str, float
     seeds = list(seeds)
     answers: list[str] = []
     constant_wins: Counter = Counter()
+    offset_wins: Counter = Counter()
     from_goal = 0
     for seed in seeds:
         env.reset(seed=seed, options={"task": task_id})
         effect = env.app.tasks[task_id].effect_for(env.app, env.task.params, env.start_state())
         if effect.answer is not None:
             answers.append(repr(effect.answer.expected))
+            if effect.answer.kind == "date":
+                # a date the goal names, moved by a fixed number of days ("a week before arrival")
+                shifts = {(effect.answer.expected - d).days for d in goal_dates(env.task.goal)}
+                offset_wins.update(k for k in shifts if abs(k) <= DATE_GUESS_DAYS)
         for guess in CONSTANT_ANSWERS:
             constant_wins[guess] += _verdict(env, _run(env, [f"send_msg_to_user({guess!r})"]))["success"]
         for guess in goal_guesses(env.task.goal):
@@ -479,7 +521,23 @@ def guess_rates(env: Any, task_id: str, seeds: Iterable[int]) -> dict[str, float
     n = len(seeds)
     mode = Counter(answers).most_common(1)[0][1] / n if answers else 0.0
     best_constant = max(constant_wins.values(), default=0) / n
-    return {"most_common_answer": mode, "constant_answer": best_constant, "answer_from_goal": from_goal / n}
+    out = {"most_common_answer": mode, "constant_answer": best_constant, "answer_from_goal": from_goal / n}
+    if offset_wins:
+        out["goal_date_moved_by_a_fixed_offset"] = max(offset_wins.values()) / n
+    return out
+
+
+#: How far (days) the fixed-offset guess moves a date from the goal.
+DATE_GUESS_DAYS = 60
+_GOAL_DATE = re.compile(r"\b(?:\d{4}-\d{2}-\d{2}|(?:January|February|March|April|May|June|July|August|September|"
+                        r"October|November|December) \d{1,2}, \d{4})\b")
+
+
+def goal_dates(goal: str) -> list[date]:
+    """The calendar dates a goal names (ISO or "January 4, 2026")."""
+    from .verify import parse_date
+
+    return [d for d in (parse_date(m) for m in _GOAL_DATE.findall(goal)) if d is not None]
 
 
 # ----------------------------------------------------------------------------- whole apps

@@ -6,7 +6,7 @@ from typing import Any
 _EXPR = {"type": "string", "minLength": 1}
 _IDENT = "^[a-z_][a-z0-9_]*$"
 #: what a side-effect row echoes: a table, or a table's field (``issues.state``)
-_ECHO = "^[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*)?$"
+_ECHO = "^[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*(=[a-z0-9_]+)?)?$"
 
 _PARAM = {
     "type": "object",
@@ -146,7 +146,10 @@ _BOOKKEEPING = {
         "fields": {"type": "object", "propertyNames": {"pattern": _IDENT},
                    "additionalProperties": {"type": "array", "items": {"type": "string", "pattern": _IDENT}}},
         "judged_row_fields": {"type": "object", "propertyNames": {"pattern": _IDENT},
-                              "additionalProperties": {"type": "array", "items": {"type": "string", "pattern": _IDENT}}},
+                              "additionalProperties": {"oneOf": [
+                                  {"type": "array", "items": {"type": "string", "pattern": _IDENT}},
+                                  {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                   "additionalProperties": {"type": "string", "pattern": "^([a-z_][a-z0-9_]*)?$"}}]}},
         "new_rows": {"type": "object", "propertyNames": {"pattern": _IDENT},
                      "additionalProperties": {"oneOf": [
                          {"type": ["object", "null"]},

@@ -321,3 +321,15 @@ def test_re_dating_another_published_post_is_collateral(env, world):
     for a in plan:
         obs, reward, terminated, truncated, info = env.step(a)
     assert info["verdict"]["success"] and info["verdict"]["clean"] and reward == 1.0   # the judged post's own days
+
+
+def test_re_dating_the_renamed_post_is_collateral(env):
+    """A rename judges the post's title, not its status: an unpublish and a publish of the
+    renamed post itself move its publication day, and that is damage too."""
+    env.reset(seed=0, options={"task": "cms/rename_post"})
+    plan, pid = env.oracle_plan(), env.task.params["post_id"]
+    for a in [f"goto('/admin/posts/{pid}')", "click('unpublish')", "click('publish')", *plan]:
+        obs, reward, terminated, truncated, info = env.step(a)
+    v = info["verdict"]
+    assert v["success"] and not v["clean"] and reward == 0
+    assert [c["name"] for c in v["checks"] if not c["passed"]] == [f"collateral: runtime.entities.posts.{pid}.published_day"]

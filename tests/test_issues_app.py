@@ -971,3 +971,22 @@ def test_closing_and_reopening_the_commented_issue_is_collateral_damage(env):
     assert _run(env, "issues/comment", seed, plan)["clean"]
     env.reset(seed=0, options={"task": "issues/close_issue"})
     assert _run(env, "issues/close_issue", 0, env.oracle_plan())["clean"]   # its close notes echo its state
+
+
+def test_closing_again_the_reopened_issue_leaves_damage(env):
+    """A reopen task judges the state: closing the reopened issue and reopening it again
+    ends where the task asks, but the extra close's note and notifications echo no close
+    that stands."""
+    env.reset(seed=0, options={"task": "issues/reopen_issue"})
+    plan = env.oracle_plan()
+    v = _run(env, "issues/reopen_issue", 0, plan)
+    assert v["success"] and v["clean"]
+    env.reset(seed=0, options={"task": "issues/reopen_issue"})
+    env.episode.end_on_success = False
+    for a in [*plan, "click('close-issue')", "click('reopen-issue')"]:
+        _, reward, _, _, info = env.step(a)
+    env.episode.end_on_success = True
+    v = info["verdict"]
+    assert v["success"] and not v["clean"]
+    damage = [c["detail"] for c in v["checks"] if c["name"].startswith("collateral:")]
+    assert any("'body': 'closed'" in d for d in damage) and not any("'body': 'reopened'" in d for d in damage)

@@ -39,6 +39,27 @@ def test_red_team_pays_nothing(app):
     assert not unpaid, f"{len(unpaid)} correct solutions unpaid, e.g.\n" + "\n".join(unpaid[:15])
 
 
+def test_red_team_finds_bookkeeping_left_by_a_change_and_its_undo():
+    """The red team's "and back" pairs: with cms's publication day tolerated on any judged
+    post (the rule before it was tied to a judged status), an unpublish and a publish of the
+    renamed post re-date it; the pair finds that, the single forms do not."""
+    if "cms" not in APPS:
+        pytest.skip("cms is not among SIMWEB_TEST_APPS")
+    import dataclasses
+
+    spec = simweb.make("cms").app.spec   # the process-wide app the red team's env shares
+    strict = spec.bookkeeping
+    loose = dataclasses.replace(strict, judged_row_fields={"posts": {"updated_day": "", "published_day": ""}})
+    object.__setattr__(spec, "bookkeeping", loose)
+    try:
+        attacks = redteam("cms", seeds=(0,), tasks=["cms/rename_post"])
+    finally:
+        object.__setattr__(spec, "bookkeeping", strict)
+    paid = [a for a in attacks if a.paid]
+    assert paid and all(a.family == "event" and "and back" in a.name for a in paid), [a.name for a in paid]
+    assert not any(a.paid for a in redteam("cms", seeds=(0,), tasks=["cms/rename_post"]))
+
+
 @pytest.mark.parametrize("app", APPS)
 def test_red_team_fires_the_apps_events(app):
     """The form attacks reach a good part of the spec's state-changing events."""

@@ -314,12 +314,14 @@ class FreeCancellationUntil(TaskTemplate):
 
     def sample(self, app, rng):
         b, p = pick_booking(app, rng, lambda b, p: free_until(b, p) >= 0, lo=5)
-        return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "checkin": b["checkin_day"],
+        return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "code": b["code"],
                 "until": free_until(b, p)}
 
     def goal(self, app, p):
-        return (f"Until which date can I cancel {'my booking at ' + p['hotel']} (arriving on "
-                f"{label(p['checkin'])}) free of charge? Answer with the date.")
+        # The booking goes by its confirmation code: a goal naming the arrival date would let
+        # "that date minus a week" be right whenever the hotel's window is a week (1 in 6).
+        return (f"Until which date can I cancel my booking {p['code']} at {p['hotel']} free of charge? Answer "
+                f"with the date.")
 
     def facts(self, app, p):
         return [fg("until", "The policy's last free day is read", f"free until {iso(p['until'])}")]

@@ -40,7 +40,7 @@ from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, sch
 
 APP = "cms"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 5
+GENERATOR_VERSION = 6
 
 ROLES = ("author", "editor", "admin")
 STATUSES = ("draft", "review", "published", "archived")
@@ -217,7 +217,12 @@ _TITLE_FORMS = ("A beginner's guide to {t}", "What we learned about {t}", "{T}: 
                 "Notes on {t}", "Getting started with {t}", "{T} in five minutes", "A field guide to {t}",
                 "Rethinking {t}", "Our {t} checklist", "Mistakes we made with {t}", "{T}, explained",
                 "The quiet power of {t}", "Lessons from a year of {t}")
-_DRAFT_FORMS = ("Draft: {t}", "Working title on {t}", "Untitled post about {t}", "Thoughts on {t} (draft)")
+# Working titles of first drafts: many, so the first revision's title cannot be guessed from
+# the post's topic (four forms let one guess be right a quarter of the time).
+_DRAFT_FORMS = ("Draft: {t}", "Working title on {t}", "Untitled post about {t}", "Thoughts on {t} (draft)",
+                "Notes on {t}", "WIP: {t}", "{T}, first pass", "Rough draft: {t}", "Some thoughts about {t}",
+                "{T} (to be renamed)", "Ideas for a post on {t}", "{T}: an outline", "New post: {t}",
+                "{T} notes, v1", "Scratch: {t}", "Post idea: {t}")
 _PAGE_FORMS = ("About {t}", "{T} help", "{T} policy", "{T} overview", "Contact: {t}", "{T} FAQ")
 _SENTENCES = (
     "This post walks through the choices we made and the trade-offs behind them.",

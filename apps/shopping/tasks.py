@@ -579,7 +579,7 @@ class ReturnOrder(ShopTask):
 
     def effect(self, app, p, start):
         return Effect((V.order_status(p["order_id"], "return_requested", f"order #{p['order_id']}",
-                                      return_reason=p["reason"]),))
+                                      return_reason=p["reason"]),), checks=(V.no_return_comment(p["order_id"]),))
 
 
 STREETS = ["12 Harbor Lane", "480 Maple Avenue", "77 Quarry Road", "5 Juniper Court", "301 Bayview Drive"]
