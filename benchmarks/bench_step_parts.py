@@ -8,6 +8,7 @@ thread-CPU time per step (the wrappers cost about 1 us a call, included in the t
   * render: ``App._render_resolved`` (Jinja, app functions called by the template);
   * parse: ``parse_page`` (lexbor and the walk that builds the AX lines), fresh pages only;
   * action: parsing the action string; verdict: the episode's verdict of the new state;
+  * urls: resolving a link or typed URL to the app's path (``SimBrowser._absolute_path``);
   * rest: everything else (the browser's dispatch, form entries, POST handling outside
     resolve/render, observation and info assembly).
 
@@ -24,7 +25,7 @@ from typing import Any
 
 from common import parser, print_table, try_reset, write_json
 
-PARTS = ("resolve", "render", "parse", "action", "verdict")
+PARTS = ("resolve", "render", "parse", "action", "verdict", "urls")
 
 
 def _timed(fn: Callable[..., Any], key: str, into: dict[str, int]) -> Callable[..., Any]:
@@ -48,9 +49,9 @@ def bench_app(name: str, seeds: int) -> dict[str, Any]:
     cur: dict[str, int] = {}
     app_cls = type(env.app)
     saved = [(browsing, "parse_page"), (browsing, "_parse_action"), (app_cls, "_resolve"),
-             (app_cls, "_render_resolved"), (episode.Episode, "verdict")]
+             (app_cls, "_render_resolved"), (episode.Episode, "verdict"), (browsing.SimBrowser, "_absolute_path")]
     originals = [getattr(obj, attr) for obj, attr in saved]
-    keys = ["parse", "action", "resolve", "render", "verdict"]
+    keys = ["parse", "action", "resolve", "render", "verdict", "urls"]
     for (obj, attr), fn, key in zip(saved, originals, keys):
         setattr(obj, attr, _timed(fn, key, cur))
     cpu = time.thread_time_ns
