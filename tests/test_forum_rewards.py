@@ -53,17 +53,27 @@ def test_pinning_when_asked_to_lock_is_neither_success_nor_clean(env):
     tid = "forum/mod_lock_post"
     plan, p = plan_of(env, tid, 3)
     assert plan[-1] == "click('mod-lock')"
+    # The pin, and its log row: a pin_post row echoes only a judged pin.
+    def pin_damage(v: dict) -> list[str]:
+        log = env.state["runtime"]["entities"]["mod_log"]
+        pins = [k for k, r in log.items() if r["action"] == "pin_post" and r["post_id"] == p["post_id"]]
+        assert len(pins) == 1
+        return [f"collateral: runtime.entities.mod_log.{pins[0]}", f"collateral: runtime.entities.posts.{p['post_id']}.pinned"]
+
     v = run(env, tid, 3, plan[:-1] + ["click('mod-pin')"])
     assert not v["success"] and v["progress"] == 0.0 and not v["clean"]
-    assert collateral(v) == [f"collateral: runtime.entities.posts.{p['post_id']}.pinned"]
+    assert collateral(v) == pin_damage(v)
     # Locking and pinning too: the lock is done, the pin is damage (the old verifier allowed the whole row).
     v = run(env, tid, 3, plan[:-1] + ["click('mod-pin')", "click('mod-lock')"])
     assert v["success"] and not v["clean"]
-    assert collateral(v) == [f"collateral: runtime.entities.posts.{p['post_id']}.pinned"]
+    assert collateral(v) == pin_damage(v)
     # Locking, then removing the post: its status is damage.
     v = run(env, tid, 3, plan + ["click('mod-remove')"])
     assert v["success"] and not v["clean"]
-    assert collateral(v) == [f"collateral: runtime.entities.posts.{p['post_id']}.status"]
+    log = env.state["runtime"]["entities"]["mod_log"]
+    (removal,) = [k for k, r in log.items() if r["action"] == "remove_post"]
+    assert collateral(v) == [f"collateral: runtime.entities.mod_log.{removal}",
+                             f"collateral: runtime.entities.posts.{p['post_id']}.status"]
 
 
 def test_the_mod_log_is_bookkeeping_but_the_action_it_logs_is_judged(env):
