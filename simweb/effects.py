@@ -175,11 +175,13 @@ def _not_refused(app: Any, start: dict, final: dict, answer: str | None) -> tupl
     return not (said and said[-1]["role"] == "infeasible"), f"last message: {said[-1] if said else None!r}"
 
 
-#: The feasible twin of a refusal template: doing it and then calling it impossible is no
-#: success (weight 0: it takes success away, never adds progress). The engine adds it to
-#: every feasible instance of a template that may refuse (``TaskTemplate.effect_for``), so
-#: a policy cannot act and refuse on every instance without telling the twins apart.
-NOT_REFUSED = Check("not reported as infeasible", _not_refused, weight=0.0)
+#: The feasible twin of a refusal template: doing it and then calling it impossible is a
+#: limit, not a goal: a collateral check, so the verdict is not clean, the sparse reward is
+#: 0 and the progress potential is 0 too (a weight-0 fact took success away but left
+#: progress, and a progress-mode policy that always acts and always refuses was paid in
+#: full on both twins). The engine adds it to every feasible instance of a template that
+#: may refuse (``TaskTemplate.effect_for``), so a policy must tell the twins apart.
+NOT_REFUSED = Check("not reported as infeasible", _not_refused, weight=0.0, collateral=True)
 
 
 @dataclass(frozen=True)

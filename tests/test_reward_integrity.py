@@ -160,7 +160,7 @@ def test_doing_a_feasible_twin_and_then_refusing_is_not_paid(app):
     """A policy that always acts and then always refuses would not need to tell a refusal
     template's twins apart: on a feasible instance, the task done and then reported
     infeasible is no success (the episode kept running after success to let it refuse)."""
-    env = simweb.make(app, end_on_success=False)
+    env = simweb.make(app, end_on_success=False, reward="progress")
     tried = 0
     for tid, t in sorted(env.app.tasks.items()):
         if not t.may_refuse:
@@ -169,12 +169,13 @@ def test_doing_a_feasible_twin_and_then_refusing_is_not_paid(app):
             env.reset(seed=seed, options={"task": tid})
             if _effect(env).refusal is not None:
                 continue
-            for a in env.oracle_plan():
-                env.step(a)
-            assert env.verdict()["success"], (tid, seed)
+            total = sum(env.step(a)[1] for a in env.oracle_plan())
+            assert env.verdict()["success"] and total == pytest.approx(1.0), (tid, seed)
             _, reward, _, _, info = env.step("report_infeasible('I am not allowed to do this.')")
-            assert not info["verdict"]["success"] and reward == 0, (tid, seed)
-            assert [c["name"] for c in info["verdict"]["checks"] if not c["passed"]] == ["not reported as infeasible"]
+            total += reward
+            v = info["verdict"]
+            assert not v["clean"] and total == pytest.approx(0.0), (tid, seed, total)   # progress mode pays nothing
+            assert [c["name"] for c in v["checks"] if not c["passed"]] == ["collateral: not reported as infeasible"]
             tried += 1
             break
     assert tried == sum(1 for t in env.app.tasks.values() if t.may_refuse) >= 1

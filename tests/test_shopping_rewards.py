@@ -376,11 +376,14 @@ def test_no_answer_is_right_on_more_than_a_tenth_of_instances(env, task, field):
     assert top / len(values) <= 0.1, (task, top)
 
 
-def test_cancelling_a_feasible_twin_and_calling_it_impossible_is_no_success(env):
+def test_cancelling_a_feasible_twin_and_calling_it_impossible_is_not_paid(env):
     seed = _cancel_seeds(env, feasible=True, n=1)[0]
     # The episode would end at the cancel's success: judge the run that goes on to refuse.
     going_on = simweb.make("shopping", seed=0, end_on_success=False)
     going_on.reset(seed=seed, options={"task": "shopping/cancel_shipped_order"})
     plan = going_on.oracle_plan()
     v = _run(going_on, plan + ["report_infeasible('It cannot be cancelled.')"])
-    assert not v["success"] and v["clean"]
+    # The cancel is done, but the refusal is a false claim: not clean, so neither reward
+    # mode pays (a weight-0 fact took success away and left the progress potential).
+    assert not v["clean"] and [c["name"] for c in v["checks"] if not c["passed"]] == [
+        "collateral: not reported as infeasible"]
