@@ -172,6 +172,30 @@ def test_webgym_style_episode_and_verdict(server, master):
     assert master.reset_instance(inst).json() == {"status": "success"}
 
 
+def test_a_start_url_the_agent_opens_itself_earns_nothing(server, master):
+    """The episode is the one the harness started: an agent that opens another task's start
+    URL (an easy one whose answer it knows) restarts its session on it, and the verdict of
+    the lease is a failure, not that task's success. The next lease starts afresh."""
+    inst = master.get_instance(45)
+    base = server.apps()["shopping"]
+    assert master.execute(inst, {"visit_page": {"url": base + start_url(TASK, 3)}}).json() == {"status": "success"}
+    easy = simweb.make("shopping", seed=0)
+    easy.reset(seed=0, options={"task": TASK})
+    answer = easy.oracle_plan()[-1].split("'")[1]
+    # the agent's own visit to the start URL of the same template at the seed it knows
+    assert master.execute(inst, {"visit_page": {"url": base + start_url(TASK, 0)}}).json() == {"status": "success"}
+    got = master.ext("POST", "verdict", inst, body={"answer": answer}).json()
+    assert got["task"] == {"id": TASK, "seed": 3}
+    assert got["verdict"]["success"] is False and got["verdict"]["clean"] is False
+    assert [c["name"] for c in got["verdict"]["checks"]] == ["collateral: the session was restarted on another task"]
+    assert master.reset_instance(inst).json() == {"status": "success"}
+    inst = master.get_instance(45)   # a new lease binds its own first start URL
+    assert master.execute(inst, {"visit_page": {"url": base + start_url(TASK, 0)}}).json() == {"status": "success"}
+    got = master.ext("POST", "verdict", inst, body={"answer": answer}).json()
+    assert got["task"]["seed"] == 0 and got["verdict"]["success"] is True
+    assert master.reset_instance(inst).json() == {"status": "success"}
+
+
 def test_id_mapping_is_used_and_survives_a_release(server, master):
     inst = master.get_instance()
     master.execute(inst, {"visit_page": {"url": server.apps()["shopping"] + "/"}})

@@ -476,6 +476,10 @@ class BrowserInstance:
         self.headless = headless
         self.uuid = str(uuid.uuid4())
         self.screenshot_info: dict[str, Any] | None = None
+        #: the (task, seed) this lease's episode was started with: the first start URL the
+        #: instance visits, /simweb/start or a restored state; the verdict holds the session
+        #: to it (an agent's own visit to another start URL must not change what is judged)
+        self.episode: tuple[str | None, int] | None = None
         self.driver = PageDriver(self)
         self.page: Any = None
         self.context: Any = None
@@ -574,6 +578,7 @@ class BrowserInstance:
         relaunched only if it died. The last set-of-marks info survives, as on the real
         server (a client that asks for it before its first screenshot gets the old one)."""
         self.uuid = str(uuid.uuid4())
+        self.episode = None
         if self.browser is None or not self.browser.is_connected():
             self._relaunch()
             return

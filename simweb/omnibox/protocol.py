@@ -68,6 +68,10 @@ def _xy(args: Any) -> tuple[float, float]:
 
 
 def _visit_page(i: BrowserInstance, d: PageDriver, args: Any) -> None:
+    if i.episode is None:   # WebGym's client opens the task's website first: that binds the episode
+        from .start import episode_of
+
+        i.episode = episode_of(str(args["url"]))
     d.visit_page(args["url"])
 
 

@@ -403,6 +403,7 @@ class OmniboxServer:
             url = served.base_url + start_url(task, int(seed_text))
 
             def go() -> dict:
+                inst.episode = (task, int(seed_text))
                 inst.driver.visit_page(url)
                 return {"status": "success", "url": inst.page.url, "task": task, "seed": int(seed_text)}
 
@@ -450,7 +451,7 @@ class OmniboxServer:
 
             def judge() -> dict:
                 served = self._current_app(inst)
-                return verdict_of(served, read_state(inst.context, served), given)
+                return verdict_of(served, read_state(inst.context, served), given, episode=inst.episode)
 
             return self._on(inst, judge)
 
@@ -535,6 +536,8 @@ class OmniboxServer:
         except StateError as exc:
             raise _Reply(_error(str(exc), 400)) from None
         write_state(inst.context, served, state)
+        task = state["meta"].get("task")
+        inst.episode = (task["id"] if task else None, int(state["meta"]["rng"]["seed"]))
         tab = state["browser"]["tabs"][state["browser"]["active"]]
         if tab["url"] == "about:blank":
             inst.page.goto("about:blank")

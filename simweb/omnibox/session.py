@@ -48,17 +48,28 @@ def write_state(context: Any, served: ServedApp, state: dict) -> None:
     _call(context, served, "POST", served.base_url + "/_simweb/state", state)
 
 
-def verdict_of(served: ServedApp, state: dict, answer: str | None = None) -> dict[str, Any]:
+def verdict_of(served: ServedApp, state: dict, answer: str | None = None,
+               episode: tuple[str | None, int] | None = None) -> dict[str, Any]:
     """``{"task", "answer", "verdict"}`` of a session state: the task's verifier run on
     (the task instance's start state, ``state``, the answer). ``answer`` overrides the
-    answer found in the state's chat (WebGym agents answer to the harness, not the page)."""
+    answer found in the state's chat (WebGym agents answer to the harness, not the page).
+
+    ``episode`` is the (task, seed) the harness started: a session that now holds another
+    one was restarted from the page (a start URL the agent opened itself) and earns
+    nothing: its verdict is a failure naming both."""
     from ..env import episode_start
     from ..verify import answer_of
 
     task = state["meta"].get("task")
+    seed = int(state["meta"]["rng"]["seed"])
+    if episode is not None and episode != (task["id"] if task else None, seed):
+        now = f"{task['id'] if task else 'no task'} seed {seed}"
+        check = {"name": "collateral: the session was restarted on another task", "passed": False, "weight": 0.0,
+                 "detail": f"started as {episode[0] or 'no task'} seed {episode[1]}, now {now}"}
+        return {"task": {"id": episode[0], "seed": episode[1]}, "answer": answer,
+                "verdict": {"success": False, "progress": 0.0, "clean": False, "checks": [check]}}
     if task is None:
         return {"task": None, "answer": answer, "verdict": None}
-    seed = int(state["meta"]["rng"]["seed"])
     app = served.app
     start = episode_start(app, task["id"], seed, task["params"])
     final = state

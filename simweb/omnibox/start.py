@@ -38,6 +38,24 @@ def start_url(task: str | None, seed: int) -> str:
     return f"{START_PATH}?{urlencode(query, safe='/')}"
 
 
+def episode_of(url: str) -> tuple[str | None, int] | None:
+    """The (task, seed) a start URL starts (None for any other URL, or a malformed one)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.path != START_PATH:
+        return None
+    q = parse_qs(parts.query)
+    seed = (q.get("seed") or ["0"])[0]
+    if not _INT.fullmatch(seed):
+        return None
+    tasks = q.get("task")
+    return (tasks[0] if tasks else None, int(seed))
+
+
 def _address_script(url: str) -> str:
     target = orjson.dumps(url).decode("utf-8").replace("</", "<\\/")
     return f"<script>history.replaceState(null, '', {target});document.currentScript.remove();</script>"
