@@ -228,31 +228,29 @@ def _row_mutations(env: Any, task_id: str, seed: int, t: Row, start: dict, final
         yield Attack(task_id, seed, "over-doing", f"{t.table} {t.id}: {f} changed too", v["success"] and v["clean"],
                      _why(v))
     # the same change on another row of the table
-    changed = {f: row.get(f) for f in t.fields}
-    for other_id in _neighbours(env, t.table, t.id):
-        other = entity(env.app, final, t.table, other_id)
-        if other is None or all(other.get(f) == val for f, val in changed.items()):
-            continue
-        s = deep_copy(final)
-        s["runtime"].setdefault("entities", {}).setdefault(t.table, {})[str(other_id)] = {**deep_copy(other),
-                                                                                          **deep_copy(changed)}
-        v = _verdict(env, s)
-        yield Attack(task_id, seed, "over-doing", f"the change also made to {t.table} {other_id}",
-                     v["success"] and v["clean"], _why(v))
-        break
+    yield from _on_a_neighbour(env, task_id, seed, t, final, {f: row.get(f) for f in t.fields},
+                               lambda other_id: f"the change also made to {t.table} {other_id}")
     # the judged row's own bookkeeping (a publication day) written on another row
     echo = {f: row.get(f) for f in keep.judged_row_fields.get(t.table, ()) if f in row}
+    yield from _on_a_neighbour(env, task_id, seed, t, final, echo, lambda other_id: (
+        f"{', '.join(sorted(echo))} of the judged row also set on {t.table} {other_id}"))
+
+
+def _on_a_neighbour(env: Any, task_id: str, seed: int, t: Row, final: dict, values: dict[str, Any],
+                    name: Callable[[int], str]) -> Iterator[Attack]:
+    """``values`` written on the first neighbouring row of ``t`` they would change."""
+    from .effects import entity
+
     for other_id in _neighbours(env, t.table, t.id):
         other = entity(env.app, final, t.table, other_id)
-        if other is None or all(other.get(f) == val for f, val in echo.items()):
+        if other is None or all(other.get(f) == val for f, val in values.items()):
             continue
         s = deep_copy(final)
         s["runtime"].setdefault("entities", {}).setdefault(t.table, {})[str(other_id)] = {**deep_copy(other),
-                                                                                          **deep_copy(echo)}
+                                                                                          **deep_copy(values)}
         v = _verdict(env, s)
-        yield Attack(task_id, seed, "over-doing", f"{', '.join(sorted(echo))} of the judged row also set on "
-                     f"{t.table} {other_id}", v["success"] and v["clean"], _why(v))
-        break
+        yield Attack(task_id, seed, "over-doing", name(other_id), v["success"] and v["clean"], _why(v))
+        return
 
 
 def _neighbours(env: Any, table: str, eid: int) -> list[int]:
