@@ -102,14 +102,12 @@ class SimBrowser:
         """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
         if href == "about:blank":
             return href
-        if href.startswith(self.origin):
-            rest = href[len(self.origin):]
-            if _PLAIN_PATH.match(rest) and "/." not in rest.partition("?")[0]:
-                return rest[:-1] if rest.endswith("?") and rest.count("?") == 1 else rest
-        elif _PLAIN_PATH.match(href) and "/." not in href.partition("?")[0]:
-            # An absolute path of plain URL characters without dot segments or fragment:
-            # what urljoin and urlsplit below would make of it, without them (most links).
-            return href[:-1] if href.endswith("?") and href.count("?") == 1 else href
+        # An absolute path (or this origin's URL of one) of plain URL characters without dot
+        # segments or fragment: what urljoin and urlsplit below would make of it, without
+        # them (most links).
+        rest = href[len(self.origin):] if href.startswith(self.origin) else href
+        if _PLAIN_PATH.match(rest) and "/." not in rest.partition("?")[0]:
+            return rest[:-1] if rest.endswith("?") and rest.count("?") == 1 else rest
         base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
         try:
             full = urljoin(base, href)

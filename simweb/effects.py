@@ -170,9 +170,16 @@ class Check:
 Target = Row | NewRow | Gone | Value
 
 
-def _not_refused(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
+def _last_message(final: dict) -> tuple[bool, str]:
+    """Whether the agent's last message reports the request infeasible, and that message
+    as a check's detail."""
     said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
-    return not (said and said[-1]["role"] == "infeasible"), f"last message: {said[-1] if said else None!r}"
+    return bool(said) and said[-1]["role"] == "infeasible", f"last message: {said[-1] if said else None!r}"
+
+
+def _not_refused(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
+    refused, detail = _last_message(final)
+    return not refused, detail
 
 
 #: The feasible twin of a refusal template: doing it and then calling it impossible is a
@@ -263,9 +270,6 @@ def shows(url: str, *, free: Sequence[str] = (), name: str = "") -> Check:
 
 # ----------------------------------------------------------------------------- bookkeeping
 
-_ANY_END = object()   # Involved.names: no constraint on the field's final value
-
-
 @dataclass(frozen=True)
 class RowRule:
     """A side-effect row the site writes: its fields must have the ``where`` values and, with
@@ -292,12 +296,9 @@ class RowRule:
         for key, target in self.echo_of.items():
             table, _, rest = target.partition(".")
             column, eq_sign, ends = rest.partition("=")
-            if not involved.names(table, row.get(key), column or None, ends if eq_sign else _ANY_END):
+            if not involved.names(table, row.get(key), column or None, ends if eq_sign else None):
                 return False
         return True
-
-    def matches(self, row: Mapping[str, Any], involved: Involved | None) -> bool:
-        return self.applies(row) and self.echoes(row, involved)
 
 
 @dataclass(frozen=True)
@@ -328,7 +329,7 @@ class Involved:
                         rows.add((table, c.after[key]))
         return cls(frozenset(rows), frozenset(claimed), final_row)
 
-    def names(self, table: str, value: Any, column: str | None = None, ends: Any = _ANY_END) -> bool:
+    def names(self, table: str, value: Any, column: str | None = None, ends: str | None = None) -> bool:
         """Whether ``value`` is the id of a judged row of ``table`` (with ``column``: a row
         whose that field, or the whole row, the effect claims; with ``ends``: and whose that
         field ends with this value, so a close note echoes a judged close, not a close
@@ -339,7 +340,7 @@ class Involved:
             return True
         if f"entities.{table}.{value}.{column}" not in self.claimed and f"entities.{table}.{value}" not in self.claimed:
             return False
-        if ends is _ANY_END:
+        if ends is None:
             return True
         row = self.final_row(table, value) if self.final_row is not None else None
         return row is not None and row.get(column) == ends
@@ -625,13 +626,11 @@ def _closest_miss(t: NewRow, made: Sequence[Change]) -> str:
 
 
 def _refusal_checks(r: Refusal, final: dict) -> list[dict]:
-    said = [m for m in final["browser"]["chat"] if m["role"] in ("assistant", "infeasible")]
-    refused = bool(said) and said[-1]["role"] == "infeasible"
+    refused, said = _last_message(final)
     seen = [u for tab in final["browser"]["tabs"] for u in tab["history"]]
     looked = any(_shows(e, u) for u in seen for e in r.evidence)
     # One fact, not two: a refusal without looking earns nothing, not half.
-    detail = f"last message: {said[-1] if said else None!r}; " + (
-        "viewed the evidence" if looked else f"never viewed {list(r.evidence)!r}")
+    detail = f"{said}; " + ("viewed the evidence" if looked else f"never viewed {list(r.evidence)!r}")
     return [check(f"reported as infeasible after viewing {r.label}", refused and looked, 1.0, detail)]
 
 

@@ -213,9 +213,9 @@ def _row_mutations(env: Any, task_id: str, seed: int, t: Row, start: dict, final
     if row is None:
         return
     keep = env.app.spec.bookkeeping
+    judged = keep.judged_row_fields.get(t.table, {})
     # another field of the changed row
     for f in sorted(row):
-        judged = keep.judged_row_fields.get(t.table, {})
         if f in t.fields or f == "id" or f in keep.fields.get(t.table, ()) or (
                 f in judged and (not judged[f] or judged[f] in t.fields)):
             continue   # bookkeeping of this row: the site's own echo of its judged change
@@ -231,7 +231,7 @@ def _row_mutations(env: Any, task_id: str, seed: int, t: Row, start: dict, final
     yield from _on_a_neighbour(env, task_id, seed, t, final, {f: row.get(f) for f in t.fields},
                                lambda other_id: f"the change also made to {t.table} {other_id}")
     # the judged row's own bookkeeping (a publication day) written on another row
-    echo = {f: row.get(f) for f in keep.judged_row_fields.get(t.table, ()) if f in row}
+    echo = {f: row.get(f) for f in judged if f in row}
     yield from _on_a_neighbour(env, task_id, seed, t, final, echo, lambda other_id: (
         f"{', '.join(sorted(echo))} of the judged row also set on {t.table} {other_id}"))
 

@@ -49,7 +49,7 @@ def episode_of(url: str) -> tuple[str | None, int] | None:
     if parts.path != START_PATH:
         return None
     q = parse_qs(parts.query)
-    seed = (q.get("seed") or ["0"])[0]
+    seed = (q.get("seed") or ["0"])[0].strip()   # read as the route reads it
     if not _INT.fullmatch(seed):
         return None
     tasks = q.get("task")
