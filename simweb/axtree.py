@@ -616,14 +616,24 @@ class Page:
         lines = self._lines.copy()
         if focused is not None:
             lines[0] = lines[0][: -len(", focused")]
+        chosen: dict[str, set[int] | None] = {}   # a select's chosen options, once per select
         for i, drec in dirty.items():
-            lines[i] = self._format(drec, values, checked, focused)
+            lines[i] = self._format(drec, values, checked, focused, chosen)
         return "\n".join(lines)
 
     # -- line formatting ---------------------------------------------------
 
-    def _selection(self, bid: str, values: Mapping[str, Any], multiple: bool) -> set[int] | None:
-        """Positions of the options chosen by the overlay of select `bid` (None: no overlay)."""
+    def _selection(self, bid: str, values: Mapping[str, Any], multiple: bool,
+                   chosen: dict[str, set[int] | None]) -> set[int] | None:
+        """Positions of the options chosen by the overlay of select `bid` (None: no overlay),
+        remembered in `chosen`: each option line of a select asks again, and a select of
+        hundreds of options would otherwise be scanned once per option."""
+        if bid in chosen:
+            return chosen[bid]
+        sel = chosen[bid] = self._chosen_positions(bid, values, multiple)
+        return sel
+
+    def _chosen_positions(self, bid: str, values: Mapping[str, Any], multiple: bool) -> set[int] | None:
         if bid not in values:
             return None
         want = values[bid]
@@ -642,7 +652,7 @@ class Page:
         return {pos for pos, (_, v, _) in enumerate(opts) if v in wanted}
 
     def _format(self, rec: Sequence[Any], values: Mapping[str, Any], checked: Mapping[str, bool],
-                focused: str | None) -> str:
+                focused: str | None, chosen: dict[str, set[int] | None]) -> str:
         kind = rec[_R_KIND]
         bid = rec[_R_BID]
         value = rec[_R_VALUE]
@@ -661,13 +671,13 @@ class Page:
                 dyn = ", checked='false'"
         elif kind == _K_SELECT:
             multiple, listbox = rec[_R_EXTRA]
-            sel = self._selection(bid, values, multiple)
+            sel = self._selection(bid, values, multiple, chosen)
             if sel is not None and not listbox:
                 value = self._selects[bid][min(sel)][2] if sel else None
         elif kind == _K_OPTION:
             select_bid, pos, multiple = rec[_R_EXTRA]
             if select_bid is not None:
-                sel = self._selection(select_bid, values, multiple)
+                sel = self._selection(select_bid, values, multiple, chosen)
                 if sel is not None:
                     dyn = ", selected=True" if pos in sel else ", selected=False"
         vs = f" value={value!r}" if value else ""
