@@ -420,3 +420,20 @@ def test_search_without_words_lists_the_filtered_posts(world: ForumWorld, small_
 
 
 DAY_S = 86400
+
+
+def test_posts_by_comment_count_match_the_per_count_query(world: ForumWorld) -> None:
+    """forum/comment_count draws its post from this map: for each count, the same ids in the
+    same order as asking the posts table for that count."""
+    from types import SimpleNamespace
+
+    from simweb.apps.forum.tasks import live_posts_by_comment_count
+
+    by_count = live_posts_by_comment_count(SimpleNamespace(world=world))
+    counts = [r[0] for r in world.query("SELECT DISTINCT comment_count FROM posts WHERE status = 'live'"
+                                        " AND comment_count > 3")]
+    assert counts and sorted(by_count) == sorted(counts)
+    for n in counts:
+        ids = [r[0] for r in world.query("SELECT id FROM posts WHERE status = 'live' AND comment_count = ?"
+                                         " ORDER BY id", (n,))]
+        assert by_count[n] == ids

@@ -776,6 +776,20 @@ class IssuesWorld(WorldFile):
             params = params + [int(i) for i in exclude]
         return self._conn().execute(f"SELECT count(*) FROM issues WHERE {where}", params).fetchone()[0]
 
+    def issue_counts_by_milestone(self, project_id: int, by_label: bool = False) -> list[tuple]:
+        """A project's world issue counts by milestone and state, as (milestone_id, state,
+        count) rows; with ``by_label``, by milestone, label and state, as (milestone_id,
+        label_id, state, count). Each count is what :meth:`issue_count` gives for those
+        filters. Combinations without issues are left out."""
+        if by_label:
+            sql = ("SELECT i.milestone_id, l.label_id, i.state, count(DISTINCT i.id) FROM issues i"
+                   " JOIN issue_labels l ON l.issue_id = i.id WHERE i.project_id = ? AND i.milestone_id IS NOT NULL"
+                   " GROUP BY i.milestone_id, l.label_id, i.state ORDER BY 1, 2, 3")
+        else:
+            sql = ("SELECT milestone_id, state, count(*) FROM issues WHERE project_id = ?"
+                   " AND milestone_id IS NOT NULL GROUP BY milestone_id, state ORDER BY 1, 2")
+        return [tuple(r) for r in self._conn().execute(sql, (int(project_id),))]
+
     def issue_ids(self, *, sort: str = "created", limit: int = 20, exclude: Sequence[int] = (),
                   **filters: Any) -> list[int]:
         """The first ``limit`` world issue ids matching the filters in ``sort`` order."""
