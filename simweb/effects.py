@@ -312,7 +312,8 @@ class RowRule:
                 return False
             fields = self.same_as.get(key)
             if fields:
-                other = involved.final_row(table, row.get(key)) if involved.final_row is not None else None
+                value = row.get(key)
+                other = involved.final_row(table, value) if involved.final_row is not None and value is not None else None
                 if other is None or any(row.get(f) != other.get(f) for f in fields):
                     return False
         if self.echo_value:

@@ -60,6 +60,41 @@ def test_red_team_finds_bookkeeping_left_by_a_change_and_its_undo():
     assert not any(a.paid for a in redteam("cms", seeds=(0,), tasks=["cms/rename_post"]))
 
 
+@pytest.mark.parametrize("app, tid, table, old", [
+    ("cms", "cms/archive_post", "revisions", ({"echo_of": {"post_id": "posts"}},)),
+    ("cms", "cms/rename_post", "revisions", ({"echo_of": {"post_id": "posts"}},)),
+    ("issues", "issues/close_issue", "comments", (
+        {"where": {"system": True, "body": "closed"}, "echo_of": {"issue_id": "issues.state=closed"}},
+        {"where": {"system": True, "body": "reopened"}, "echo_of": {"issue_id": "issues.state=opened"}},
+        {"where": {"system": True}, "echo_of": {"issue_id": "issues"}})),
+])
+def test_red_team_finds_history_left_by_a_junk_edit_or_a_choice_undone(app, tid, table, old):
+    """The red team's "undone" attacks: a form sent with junk text and then with the text it
+    showed (a post saved as "lol" and saved back), and a form whose select was left on its
+    placeholder sent with a choice, then the inverse form of the page it led to (a label
+    added and removed). With the rules before this round planted back (any revision, any
+    system note of a judged row tolerated), they are paid; with the spec's, nothing is."""
+    if app not in APPS:
+        pytest.skip(f"{app} is not among SIMWEB_TEST_APPS")
+    import dataclasses
+
+    from simweb.effects import RowRule
+
+    spec = simweb.make(app).app.spec
+    strict = spec.bookkeeping
+    rules = tuple(RowRule(dict(r.get("where", {})), dict(r["echo_of"])) for r in old)
+    loose = dataclasses.replace(strict, new_rows={**strict.new_rows, table: rules})
+    object.__setattr__(spec, "bookkeeping", loose)
+    try:
+        attacks = redteam(app, seeds=(0,), tasks=[tid])
+    finally:
+        object.__setattr__(spec, "bookkeeping", strict)
+    paid = [a for a in attacks if a.paid]
+    assert paid and all(a.family == "event" and ("undone" in a.name or "and back" in a.name) for a in paid), [
+        a.name for a in paid]
+    assert not any(a.paid for a in redteam(app, seeds=(0,), tasks=[tid]))
+
+
 @pytest.mark.parametrize("app", APPS)
 def test_red_team_fires_the_apps_events(app):
     """The form attacks reach a good part of the spec's state-changing events."""
