@@ -276,29 +276,70 @@ class RowRule:
     ``echo_of`` (field -> table, or table.field), each such field must name a row of that
     table the task's effect judges (a claimed row, or one a claimed new row names, see
     ``Bookkeeping.references``), with ``table.field`` a row whose that field the effect
-    claims, and with ``table.field=value`` one whose that field also ends with ``value``:
-    the notifications of a close are tolerated on the judged issue, not on another, only
-    when the task judges its state (a comment task that closes and reopens its issue on the
-    way leaves them as damage), and only when the issue ends closed (a reopen task that
-    closes and reopens again leaves the close's)."""
+    claims (``table.a|b``: one of these fields), and with ``table.field=value`` one whose
+    that field also ends with ``value``: the notifications of a close are tolerated on the
+    judged issue, not on another, only when the task judges its state (a comment task that
+    closes and reopens its issue on the way leaves them as damage), and only when the issue
+    ends closed (a reopen task that closes and reopens again leaves the close's).
+
+    A ``where`` value is the value the field must have, or ``{startswith: prefix}`` (or a
+    list of prefixes) for a text the site composes ("added ~bug label"). ``same_as``
+    (field -> fields) asks that the row records what the row named by that ``echo_of``
+    field ends with: a revision of a post is its text's echo only with the title and text
+    the post has at the end (a junk title saved and undone leaves a revision that does not).
+    ``echo_value`` is a runtime path with ``{field}`` holes filled from the row
+    (``bans.{community_id}.{user_id}``): the row echoes a change only when the effect judges
+    that value (a :class:`Value` target at, above or below the path): a ban's log row."""
 
     where: Mapping[str, Any] = field(default_factory=dict)
     echo_of: Mapping[str, str] = field(default_factory=dict)
+    same_as: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    echo_value: str = ""
 
     def applies(self, row: Mapping[str, Any]) -> bool:
         """Whether the row has the ``where`` values (the first rule that applies decides)."""
-        return all(row.get(k) == v for k, v in self.where.items())
+        return all(_has(row.get(k), v) for k, v in self.where.items())
 
     def echoes(self, row: Mapping[str, Any], involved: Involved | None) -> bool:
         """Whether the row is about what the effect judges (always, without ``involved``)."""
-        if not self.echo_of or involved is None:
+        if involved is None:
             return True
         for key, target in self.echo_of.items():
             table, _, rest = target.partition(".")
-            column, eq_sign, ends = rest.partition("=")
-            if not involved.names(table, row.get(key), column or None, ends if eq_sign else None):
+            columns, eq_sign, ends = rest.partition("=")
+            names = columns.split("|") if columns else [None]
+            if not any(involved.names(table, row.get(key), c, ends if eq_sign else None) for c in names):
+                return False
+            fields = self.same_as.get(key)
+            if fields:
+                value = row.get(key)
+                other = involved.final_row(table, value) if involved.final_row is not None and value is not None else None
+                if other is None or any(row.get(f) != other.get(f) for f in fields):
+                    return False
+        if self.echo_value:
+            try:
+                path = self.echo_value.format_map({k: row.get(k) for k in _holes(self.echo_value)})
+            except (KeyError, ValueError):
+                return False
+            if not any(v == path or v.startswith(path + ".") or path.startswith(v + ".") for v in involved.values):
                 return False
         return True
+
+
+def _has(value: Any, want: Any) -> bool:
+    """Whether a field has the ``where`` value: equal, or ``{startswith: prefix(es)}``."""
+    if isinstance(want, Mapping) and set(want) == {"startswith"}:
+        prefixes = want["startswith"]
+        prefixes = (prefixes,) if isinstance(prefixes, str) else tuple(prefixes)
+        return isinstance(value, str) and value.startswith(prefixes)
+    return bool(value == want)
+
+
+_HOLE = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+
+
+def _holes(template: str) -> list[str]:
+    return _HOLE.findall(template)
 
 
 @dataclass(frozen=True)
@@ -310,12 +351,14 @@ class Involved:
     rows: frozenset[tuple[str, int]]
     #: the claimed paths (``entities.<table>.<id>[.<field>]``), for ``table.field`` echoes
     claimed: frozenset[str] = frozenset()
-    #: (table, id) -> the row in the final state, for ``table.field=value`` echoes
+    #: (table, id) -> the row in the final state, for ``table.field=value`` and ``same_as`` echoes
     final_row: Callable[[str, int], dict | None] | None = field(default=None, compare=False)
+    #: the paths of the effect's :class:`Value` targets, for ``echo_value`` rules
+    values: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, claimed: set[str], changes: Sequence[Change], references: Mapping[str, Mapping[str, str]],
-           final_row: Callable[[str, int], dict | None] | None = None) -> Involved:
+           final_row: Callable[[str, int], dict | None] | None = None, values: Iterable[str] = ()) -> Involved:
         rows: set[tuple[str, Any]] = set()
         for path in claimed:
             parts = path.split(".")
@@ -327,7 +370,7 @@ class Involved:
                 for key, table in references.get(c.table, {}).items():
                     if c.after.get(key) is not None:
                         rows.add((table, c.after[key]))
-        return cls(frozenset(rows), frozenset(claimed), final_row)
+        return cls(frozenset(rows), frozenset(claimed), final_row, frozenset(values))
 
     def names(self, table: str, value: Any, column: str | None = None, ends: str | None = None) -> bool:
         """Whether ``value`` is the id of a judged row of ``table`` (with ``column``: a row
@@ -377,9 +420,16 @@ class Bookkeeping:
         rules: dict[str, tuple[RowRule, ...]] = {}
         for table, v in (doc.get("new_rows") or {}).items():
             if isinstance(v, list):
-                rules[table] = tuple(RowRule(dict(r.get("where") or {}), dict(r.get("echo_of") or {})) for r in v)
+                rules[table] = tuple(RowRule(dict(r.get("where") or {}), dict(r.get("echo_of") or {}),
+                                             {k: tuple(f) for k, f in (r.get("same_as") or {}).items()},
+                                             str(r.get("echo_value") or "")) for r in v)
             else:
                 rules[table] = (RowRule(dict(v or {})),)
+        for table, rs in rules.items():
+            for r in rs:
+                if not set(r.same_as) <= set(r.echo_of):
+                    raise ValueError(f"bookkeeping.new_rows.{table}: same_as names {sorted(set(r.same_as) - set(r.echo_of))}"
+                                     f", which echo_of does not")
         refs = {t: dict(v or {}) for t, v in (doc.get("references") or {}).items()}
         judged = {t: dict(f) if isinstance(f, Mapping) else dict.fromkeys(f, "")
                   for t, f in (doc.get("judged_row_fields") or {}).items()}
@@ -394,7 +444,8 @@ class Bookkeeping:
         # Most tolerated paths are whole top-level keys (counters, timers): one set lookup.
         object.__setattr__(self, "_heads", frozenset(p for p in self.paths if "." not in p and "*" not in p))
         object.__setattr__(self, "_patterns", tuple(p for p in self.paths if p not in self._heads))
-        object.__setattr__(self, "echoes", bool(any(r.echo_of for rules in self.new_rows.values() for r in rules)
+        object.__setattr__(self, "echoes", bool(any(r.echo_of or r.echo_value for rules in self.new_rows.values()
+                                                    for r in rules)
                                                 or any(self.judged_row_fields.values())))
 
     def tolerates(self, change: Change, involved: Involved | None = None) -> bool:
@@ -568,7 +619,8 @@ def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | N
         elif not passed:
             overdone.append({"name": f"collateral: {c.name}", "passed": False, "weight": 0.0, "detail": detail})
     bookkeeping: Bookkeeping = getattr(app.spec, "bookkeeping", None) or Bookkeeping()
-    involved = (Involved.of(claimed, changes, bookkeeping.references, lambda t, i: entity(app, final, t, i))
+    involved = (Involved.of(claimed, changes, bookkeeping.references, lambda t, i: entity(app, final, t, i),
+                            [t.path for t in effect.targets if isinstance(t, Value)])
                 if bookkeeping.echoes else None)
     damage = [c for c in changes if c.path not in claimed and not _claimed_row(c, claimed)
               and not bookkeeping.tolerates(c, involved)]

@@ -293,17 +293,24 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
             texts = [c for c in form.controls if c.bid and c.tag in ("input", "textarea")
                      and (c.input_type or "text") in ("text", "search", "email", "url", "textarea", "number", "date")
                      and not c.hidden]
+            # selects left on their placeholder ("Choose a label"): the form does nothing as it stands
+            choices = [(c.bid, opt) for c in form.controls if c.bid and c.tag == "select" and not c.value
+                       and (opt := next((v for v, _, _ in c.options if v), None)) is not None]
+            variants = ["as it stands"] + (["with junk"] if texts else []) + (["with a choice"] if choices else [])
             for sub in submitters[:3]:
-                for junk in (False, True) if texts else (False,):
+                for variant in variants:
                     if tried >= max_forms:
                         return
                     tried += 1
                     s = deep_copy(base)
                     sb = SimBrowser(env.app, s)
                     sb._html, sb._page = b._html, page
-                    if junk:
+                    if variant == "with junk":
                         for c in texts:
                             sb.execute(f"fill({c.bid!r}, {_junk_for(c)!r})")
+                    elif variant == "with a choice":
+                        for bid, opt in choices:
+                            sb.execute(f"select_option({bid!r}, {opt!r})")
                     err = sb.execute(f"click({sub.bid!r})")
                     changed = _judged_changes(env, final, s)
                     if err or not changed:
@@ -311,10 +318,17 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                     v = _verdict(env, s)
                     hit = env.app.spec.match_event(form.action.partition("?")[0])
                     event = hit[0].name if hit else form.action
-                    name = f"{event} ({form.action}) from {url}" + (" with junk" if junk else "")
+                    name = f"{event} ({form.action}) from {url}" + ("" if variant == "as it stands" else f" {variant}")
                     yield Attack(task_id, seed, "event", name, v["success"] and v["clean"],
                                  f"changed {changed[:3]}; {_why(v)}")
-                    if not junk and pairs[0] > 0:
+                    if pairs[0] <= 0:
+                        continue
+                    if variant == "with junk":
+                        yield from _junk_undone(env, task_id, seed, final, s, url, form, texts, sub, name, pairs)
+                    elif variant == "as it stands" or not _on_judged_fields(env, final, s):
+                        # (a choice undone on a field the task itself judges, a second assignee
+                        # added and removed on the issue an assign task assigns, leaves notes that
+                        # echo that field: a documented limit, see specs/issues.yaml)
                         yield from _and_back(env, task_id, seed, final, s, name, pairs)
 
 
@@ -348,6 +362,54 @@ def _and_back(env: Any, task_id: str, seed: int, final: dict, after: dict, first
         v = _verdict(env, s)
         yield Attack(task_id, seed, "event", f"{first}, then {form.action} and back", v["success"] and v["clean"],
                      f"left {left[:3]}; {_why(v)}")
+
+
+def _on_judged_fields(env: Any, final: dict, after: dict) -> bool:
+    """Whether every judged change from ``final`` to ``after`` is on a field the task's
+    effect names (a :class:`Row` target's field) or on a row the run created."""
+    t = env.task
+    start = env.start_state()
+    effect = env.app.tasks[t.id].effect_for(env.app, t.params, start)
+    fields = {f"entities.{x.table}.{x.id}.{f}" for x in effect.targets if isinstance(x, Row) for f in x.fields}
+    made = {c.path for c in runtime_changes(env.app, start, final) if c.kind == "new"}
+    keep = env.app.spec.bookkeeping
+    return all(c.path in fields or f"entities.{c.table}.{c.id}" in made
+               for c in runtime_changes(env.app, final, after) if not keep.tolerates(c))
+
+
+def _junk_undone(env: Any, task_id: str, seed: int, final: dict, after: dict, url: str, form: Any, texts: list,
+                 sub: Any, first: str, budget: list[int]) -> Iterator[Attack]:
+    """After a form sent with junk text, the same page opened again and the form sent with
+    the text it first showed (an edit undone: the title saved as "lol", then saved back).
+    The judged fields end as they were; whatever else stays (a revision recording "lol", an
+    "edited" mark, a system note "changed title from ...") is bookkeeping left without the
+    change it echoes. Paid as an "and back" pair is. ``budget`` ([n]) is shared."""
+    budget[0] -= 1
+    s = deep_copy(after)
+    sb = SimBrowser(env.app, s)
+    if sb.execute(f"goto({url!r})"):
+        return
+    again = next((f for f in sb.page().forms if f.action == form.action and f.method == form.method), None)
+    if again is None or sub.bid not in sb.page().elements:
+        return
+    for c in texts:
+        if c.bid in sb.page().elements:
+            sb.execute(f"fill({c.bid!r}, {c.value or ''!r})")
+    if sb.execute(f"click({sub.bid!r})"):
+        return
+    # What stays beyond the rows and values the task judges (their own echoes, a new edit
+    # time on the judged comment, are the task's), the counters and the timers.
+    t = env.task
+    effect = env.app.tasks[t.id].effect_for(env.app, t.params, env.start_state())
+    rows = {(x.table, x.id) for x in effect.targets if isinstance(x, Row)}
+    values = [x.path for x in effect.targets if isinstance(x, Value)]
+    left = [c.path for c in runtime_changes(env.app, final, s) if c.path.partition(".")[0] not in {"counters", "timers"}
+            and (c.table, c.id) not in rows and not any(c.path == p or c.path.startswith(p + ".") for p in values)]
+    if not left or _judged_changes(env, final, s):
+        return
+    v = _verdict(env, s)
+    yield Attack(task_id, seed, "event", f"{first}, then undone from {url}", v["success"] and v["clean"],
+                 f"left {left[:3]}; {_why(v)}")
 
 
 def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages: int = 12) -> Iterator[Attack]:

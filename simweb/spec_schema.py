@@ -6,7 +6,7 @@ from typing import Any
 _EXPR = {"type": "string", "minLength": 1}
 _IDENT = "^[a-z_][a-z0-9_]*$"
 #: what a side-effect row echoes: a table, or a table's field (``issues.state``)
-_ECHO = "^[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*(=[a-z0-9_]+)?)?$"
+_ECHO = "^[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*(\\|[a-z_][a-z0-9_]*)*(=[a-z0-9_]+)?)?$"
 
 _PARAM = {
     "type": "object",
@@ -158,7 +158,12 @@ _BOOKKEEPING = {
                              "properties": {
                                  "where": {"type": "object"},
                                  "echo_of": {"type": "object", "propertyNames": {"pattern": _IDENT},
-                                             "additionalProperties": {"type": "string", "pattern": _ECHO}}}}}]}},
+                                             "additionalProperties": {"type": "string", "pattern": _ECHO}},
+                                 "same_as": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                             "additionalProperties": {"type": "array", "minItems": 1,
+                                                                      "items": {"type": "string", "pattern": _IDENT}}},
+                                 "echo_value": {"type": "string",
+                                                "pattern": r"^[a-z_{][a-z0-9_{}]*(\.[a-z0-9_{}]+)*$"}}}}]}},
         "references": {"type": "object", "propertyNames": {"pattern": _IDENT},
                        "additionalProperties": {"type": "object", "propertyNames": {"pattern": _IDENT},
                                                 "additionalProperties": {"type": "string", "pattern": _IDENT}}},
