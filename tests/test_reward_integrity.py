@@ -427,6 +427,48 @@ def test_a_ban_placed_and_lifted_on_a_user_no_task_names_leaves_its_log_rows_as_
     assert v["success"] and v["clean"]
 
 
+@pytest.mark.parametrize("tid, undo", [
+    ("forum/mod_lock_post", lambda p: ["click('mod-unlock')", "click('mod-lock')"]),
+    ("forum/mod_pin_post", lambda p: ["click('mod-unpin')", "click('mod-pin')"]),
+    ("forum/mod_remove_comment", lambda p: [f"click('comment-{p['comment_id']}-restore')",
+                                            f"click('comment-{p['comment_id']}-remove')"]),
+])
+def test_a_moderation_undone_and_redone_on_the_judged_post_leaves_its_log_row_as_damage(tid, undo):
+    """forum: the post locked (pinned, the comment removed) as asked, then unlocked and
+    locked again. The post ends as asked, but the public moderation log keeps an
+    "unlock_post" row: a log row is about the value it sets (``about``), and echoes the
+    judged field only when that value is part of its net change (``net``), so the unlock
+    is damage. Before, any lock or unlock row of the judged post was tolerated: a clean
+    success."""
+    if "forum" not in APPS:
+        pytest.skip("forum is not among SIMWEB_TEST_APPS")
+    v = _play("forum", tid, 0, lambda plan, p: plan + undo(p))
+    assert v["success"] and not v["clean"], v
+    assert len([n for n in _collateral(v) if n.startswith("collateral: runtime.entities.mod_log.")]) == 1, v
+    assert _play("forum", tid, 0, lambda plan, p: plan)["clean"]
+
+
+@pytest.mark.parametrize("tid", ["forum/mod_ban_user", "forum/mod_unban_user"])
+def test_a_ban_undone_and_redone_on_the_judged_user_leaves_its_log_row_as_damage(tid):
+    """forum: the asked user banned, then unbanned and banned again the same way (or the
+    asked user unbanned, then banned "for x" and unbanned again). The ban record ends as
+    asked, but the log keeps an "unban" (a "ban: x (for 1 days)") row that records no
+    part of the record's net change (``value_net``): damage. Before, every ban and unban
+    row of the judged record was tolerated."""
+    if "forum" not in APPS:
+        pytest.skip("forum is not among SIMWEB_TEST_APPS")
+
+    def attack(plan, p):
+        ban = [f"fill('ban-username', {p['target']!r})", f"fill('ban-days', {str(p.get('days', 1))!r})",
+               f"fill('ban-reason', {p.get('reason', 'x')!r})", "click('ban-submit')"]
+        unban = [f"click('unban-{p['target_id']}')"]
+        return plan + (unban + ban if tid == "forum/mod_ban_user" else ban + unban)
+    v = _play("forum", tid, 0, attack)
+    assert v["success"] and not v["clean"], v
+    assert len([n for n in _collateral(v) if n.startswith("collateral: runtime.entities.mod_log.")]) == 1, v
+    assert _play("forum", tid, 0, lambda plan, p: plan)["clean"]
+
+
 @pytest.mark.parametrize("tid", ["cms/archive_post", "cms/publish_in_review"])
 def test_a_junk_edit_undone_on_the_judged_post_leaves_its_revisions_as_damage(tid):
     """cms: on the very post a status task judges, save a junk title and text, then save the
