@@ -95,6 +95,42 @@ def test_red_team_finds_history_left_by_a_junk_edit_or_a_choice_undone(app, tid,
     assert not any(a.paid for a in redteam(app, seeds=(0,), tasks=[tid]))
 
 
+@pytest.mark.parametrize("app, tid, how", [
+    ("issues", "issues/assign_issue", "with a choice"),
+    ("issues", "issues/add_label", "with a choice"),
+    ("forum", "forum/mod_lock_post", ""),
+    ("forum", "forum/mod_remove_comment", ""),
+])
+def test_red_team_finds_history_of_a_change_undone_on_the_judged_field(app, tid, how):
+    """The red team's "and back" pairs on the very field a task judges: another member
+    assigned and unassigned again (another label added and removed) on the issue an assign
+    (label) task judges; the post unlocked and locked again on a lock task, the comment
+    restored and removed again on a removal task. With the rules' ``net`` dropped (any
+    "assigned to"/"unassigned" note, assignment notification or lock log row of a judged
+    field tolerated, as before this round), they are paid; with the spec's, the rows must
+    record part of the field's net change, and nothing is. (Before, the red team skipped
+    the issues pairs as a documented limit, and spent its pair budget on a post page's
+    vote forms before it reached the lock form.)"""
+    if app not in APPS:
+        pytest.skip(f"{app} is not among SIMWEB_TEST_APPS")
+    import dataclasses
+
+    spec = simweb.make(app).app.spec
+    strict = spec.bookkeeping
+    assert any(r.net for rules in strict.new_rows.values() for r in rules)
+    loose = dataclasses.replace(strict, new_rows={t: tuple(dataclasses.replace(r, net={}) for r in rules)
+                                                  for t, rules in strict.new_rows.items()})
+    object.__setattr__(spec, "bookkeeping", loose)
+    try:
+        attacks = redteam(app, seeds=(0,), tasks=[tid])
+    finally:
+        object.__setattr__(spec, "bookkeeping", strict)
+    paid = [a for a in attacks if a.paid]
+    assert paid and all(a.family == "event" and how in a.name and "and back" in a.name for a in paid), [
+        a.name for a in paid]
+    assert not any(a.paid for a in redteam(app, seeds=(0,), tasks=[tid]))
+
+
 @pytest.mark.parametrize("app", APPS)
 def test_red_team_fires_the_apps_events(app):
     """The form attacks reach a good part of the spec's state-changing events."""
