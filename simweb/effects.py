@@ -349,8 +349,8 @@ class RowRule:
                     return False
                 was, now = _items(involved.start_value(path)), _items(involved.final_value(path))
                 # added: an item of the final value the start lacked; removed: the reverse
-                ends, than = (now, was) if self.value_net == "added" else (was, now)
-                if not any(not _among(x, than) for x in ends):
+                side, against = (now, was) if self.value_net == "added" else (was, now)
+                if not any(not _among(x, against) for x in side):
                     return False
         return True
 
