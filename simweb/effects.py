@@ -289,12 +289,30 @@ class RowRule:
     the post has at the end (a junk title saved and undone leaves a revision that does not).
     ``echo_value`` is a runtime path with ``{field}`` holes filled from the row
     (``bans.{community_id}.{user_id}``): the row echoes a change only when the effect judges
-    that value (a :class:`Value` target at, above or below the path): a ban's log row."""
+    that value (a :class:`Value` target at, above or below the path): a ban's log row.
+
+    ``net`` (``echo_of`` field -> {row field: ``added`` or ``removed``}) asks that the row
+    records part of the *net* change of the judged field that ``echo_of`` names for it
+    (``issues.labels``), from the start of the episode to its end: the row's field must be
+    an item that field gained (``added``: in its final value, not in its start value) or
+    lost (``removed``). A list is its items, a null no item, any other value one item (so a
+    scalar gains its final value when it changed, and loses its start value), and a row
+    created during the run starts with none. A note "added ~wontfix label" whose ``about``
+    is the label's id then echoes the label only if the issue ends with it and did not
+    start with it: a label added and removed again, a second assignee assigned and
+    unassigned again, or a milestone set on the way to the asked one, on the very issue a
+    task judges, leaves its notes as damage."""
 
     where: Mapping[str, Any] = field(default_factory=dict)
     echo_of: Mapping[str, str] = field(default_factory=dict)
     same_as: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     echo_value: str = ""
+    net: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: with ``echo_value``: ``added`` or ``removed``, the part of that value's net change the
+    #: row records (as for ``net``, a null is nothing and any other value one item: a ban's
+    #: log row echoes the ban only if the user ends banned so and did not start so, an
+    #: unban's only if a ban the user started with is gone at the end)
+    value_net: str = ""
 
     def applies(self, row: Mapping[str, Any]) -> bool:
         """Whether the row has the ``where`` values (the first rule that applies decides)."""
@@ -316,6 +334,9 @@ class RowRule:
                 other = involved.final_row(table, value) if involved.final_row is not None and value is not None else None
                 if other is None or any(row.get(f) != other.get(f) for f in fields):
                     return False
+            kinds = self.net.get(key)
+            if kinds and not _in_net_change(row, kinds, table, columns, row.get(key), involved):
+                return False
         if self.echo_value:
             try:
                 path = self.echo_value.format_map({k: row.get(k) for k in _holes(self.echo_value)})
@@ -323,7 +344,45 @@ class RowRule:
                 return False
             if not any(v == path or v.startswith(path + ".") or path.startswith(v + ".") for v in involved.values):
                 return False
+            if self.value_net:
+                if involved.start_value is None or involved.final_value is None:
+                    return False
+                was, now = _items(involved.start_value(path)), _items(involved.final_value(path))
+                # added: an item of the final value the start lacked; removed: the reverse
+                side, against = (now, was) if self.value_net == "added" else (was, now)
+                if not any(not _among(x, against) for x in side):
+                    return False
         return True
+
+
+#: the kinds of a ``net`` rule: the items a judged field gained, or lost, over the episode
+NET_KINDS = ("added", "removed")
+
+
+def _in_net_change(row: Mapping[str, Any], kinds: Mapping[str, str], table: str, column: str, value: Any,
+                   involved: Involved) -> bool:
+    """Whether each field of ``row`` named in ``kinds`` is an item that ``column`` of the
+    row ``value`` names gained (``added``) or lost (``removed``) from start to final."""
+    if involved.start_row is None or involved.final_row is None or value is None:
+        return False
+    before, after = involved.start_row(table, value), involved.final_row(table, value)
+    was = _items(before.get(column) if before is not None else None)
+    now = _items(after.get(column) if after is not None else None)
+    change = {"added": [x for x in now if not _among(x, was)], "removed": [x for x in was if not _among(x, now)]}
+    return all(row.get(f) is not None and _among(row.get(f), change[kind]) for f, kind in kinds.items())
+
+
+def _items(v: Any) -> list[Any]:
+    """A field's value as the items a ``net`` rule compares: a list's items, none for a
+    null, else the value itself."""
+    if v is None:
+        return []
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _among(value: Any, items: Sequence[Any]) -> bool:
+    """Whether ``value`` is one of ``items``, of the same type (``True`` is not ``1``)."""
+    return any(type(x) is type(value) and x == value for x in items)
 
 
 def _has(value: Any, want: Any) -> bool:
@@ -351,14 +410,23 @@ class Involved:
     rows: frozenset[tuple[str, int]]
     #: the claimed paths (``entities.<table>.<id>[.<field>]``), for ``table.field`` echoes
     claimed: frozenset[str] = frozenset()
-    #: (table, id) -> the row in the final state, for ``table.field=value`` and ``same_as`` echoes
+    #: (table, id) -> the row in the final state, for ``table.field=value``, ``same_as`` and ``net`` echoes
     final_row: Callable[[str, int], dict | None] | None = field(default=None, compare=False)
     #: the paths of the effect's :class:`Value` targets, for ``echo_value`` rules
     values: frozenset[str] = frozenset()
+    #: (table, id) -> the row in the start state (None: created during the run), for ``net`` echoes
+    start_row: Callable[[str, int], dict | None] | None = field(default=None, compare=False)
+    #: a runtime path -> its value in the start (final) state, a world overlay's baseline
+    #: where the runtime has none, for ``value_net`` echoes
+    start_value: Callable[[str], Any] | None = field(default=None, compare=False)
+    final_value: Callable[[str], Any] | None = field(default=None, compare=False)
 
     @classmethod
     def of(cls, claimed: set[str], changes: Sequence[Change], references: Mapping[str, Mapping[str, str]],
-           final_row: Callable[[str, int], dict | None] | None = None, values: Iterable[str] = ()) -> Involved:
+           final_row: Callable[[str, int], dict | None] | None = None, values: Iterable[str] = (),
+           start_row: Callable[[str, int], dict | None] | None = None,
+           start_value: Callable[[str], Any] | None = None, final_value: Callable[[str], Any] | None = None
+           ) -> Involved:
         rows: set[tuple[str, Any]] = set()
         for path in claimed:
             parts = path.split(".")
@@ -370,7 +438,8 @@ class Involved:
                 for key, table in references.get(c.table, {}).items():
                     if c.after.get(key) is not None:
                         rows.add((table, c.after[key]))
-        return cls(frozenset(rows), frozenset(claimed), final_row, frozenset(values))
+        return cls(frozenset(rows), frozenset(claimed), final_row, frozenset(values), start_row, start_value,
+                   final_value)
 
     def names(self, table: str, value: Any, column: str | None = None, ends: str | None = None) -> bool:
         """Whether ``value`` is the id of a judged row of ``table`` (with ``column``: a row
@@ -422,14 +491,29 @@ class Bookkeeping:
             if isinstance(v, list):
                 rules[table] = tuple(RowRule(dict(r.get("where") or {}), dict(r.get("echo_of") or {}),
                                              {k: tuple(f) for k, f in (r.get("same_as") or {}).items()},
-                                             str(r.get("echo_value") or "")) for r in v)
+                                             str(r.get("echo_value") or ""),
+                                             {k: dict(f or {}) for k, f in (r.get("net") or {}).items()},
+                                             str(r.get("value_net") or "")) for r in v)
             else:
                 rules[table] = (RowRule(dict(v or {})),)
         for table, rs in rules.items():
             for r in rs:
-                if not set(r.same_as) <= set(r.echo_of):
-                    raise ValueError(f"bookkeeping.new_rows.{table}: same_as names {sorted(set(r.same_as) - set(r.echo_of))}"
-                                     f", which echo_of does not")
+                for option in ("same_as", "net"):
+                    extra = sorted(set(getattr(r, option)) - set(r.echo_of))
+                    if extra:
+                        raise ValueError(f"bookkeeping.new_rows.{table}: {option} names {extra}, which echo_of does not")
+                if r.value_net and (not r.echo_value or r.value_net not in NET_KINDS):
+                    raise ValueError(f"bookkeeping.new_rows.{table}: value_net needs an echo_value and one of "
+                                     f"{list(NET_KINDS)}, got {r.value_net!r}")
+                for key, kinds in r.net.items():
+                    column = r.echo_of[key].partition(".")[2].partition("=")[0]
+                    if not column or "|" in column:
+                        raise ValueError(f"bookkeeping.new_rows.{table}: net {key}: echo_of {r.echo_of[key]!r} must "
+                                         f"name one field (table.field) whose net change the row records")
+                    bad = sorted(k for k in kinds.values() if k not in NET_KINDS)
+                    if not kinds or bad:
+                        raise ValueError(f"bookkeeping.new_rows.{table}: net {key}: each field needs one of "
+                                         f"{list(NET_KINDS)}, got {dict(kinds)!r}")
         refs = {t: dict(v or {}) for t, v in (doc.get("references") or {}).items()}
         judged = {t: dict(f) if isinstance(f, Mapping) else dict.fromkeys(f, "")
                   for t, f in (doc.get("judged_row_fields") or {}).items()}
@@ -588,6 +672,19 @@ def value_at(runtime: dict, path: str) -> Any:
     return cur
 
 
+def runtime_value(app: Any, state: dict, path: str) -> Any:
+    """The runtime value at a dotted path as the site reads it: where the runtime has none
+    below a world overlay (forum's ``bans``), the world's value (:func:`value_at` else)."""
+    cur: Any = state["runtime"]
+    segs = path.split(".")
+    for seg in segs:
+        if not isinstance(cur, dict) or seg not in cur:
+            base = app.function_table.overlays.get(segs[0])
+            return base(app.world, *segs[1:]) if base is not None and len(segs) > 1 else None
+        cur = cur[seg]
+    return cur
+
+
 # ----------------------------------------------------------------------------- judging
 
 def entity(app: Any, state: dict, table: str, eid: int) -> dict | None:
@@ -620,7 +717,9 @@ def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | N
             overdone.append({"name": f"collateral: {c.name}", "passed": False, "weight": 0.0, "detail": detail})
     bookkeeping: Bookkeeping = getattr(app.spec, "bookkeeping", None) or Bookkeeping()
     involved = (Involved.of(claimed, changes, bookkeeping.references, lambda t, i: entity(app, final, t, i),
-                            [t.path for t in effect.targets if isinstance(t, Value)])
+                            [t.path for t in effect.targets if isinstance(t, Value)],
+                            lambda t, i: entity(app, start, t, i), lambda p: runtime_value(app, start, p),
+                            lambda p: runtime_value(app, final, p))
                 if bookkeeping.echoes else None)
     damage = [c for c in changes if c.path not in claimed and not _claimed_row(c, claimed)
               and not bookkeeping.tolerates(c, involved)]

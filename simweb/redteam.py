@@ -279,7 +279,10 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                               if u.startswith("/")))
     urls += _linked(env, final, urls)
     tried = 0
-    pairs = [max_forms // 5]   # the "and back" submissions left for this instance (shared)
+    pairs = [max_forms // 2]   # the "and back" submissions left for this instance (shared)
+    # pair rounds per event: the vote forms of every comment on a page must not use up the
+    # budget before the page's one lock, pin or label form is paired
+    rounds: Counter[str] = Counter()
     for url in urls:
         base = deep_copy(final)
         b = SimBrowser(env.app, base)
@@ -321,30 +324,51 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                     name = f"{event} ({form.action}) from {url}" + ("" if variant == "as it stands" else f" {variant}")
                     yield Attack(task_id, seed, "event", name, v["success"] and v["clean"],
                                  f"changed {changed[:3]}; {_why(v)}")
-                    if pairs[0] <= 0:
+                    if pairs[0] <= 0 or rounds[f"{event} {variant}"] >= PAIR_ROUNDS_PER_EVENT:
                         continue
+                    rounds[f"{event} {variant}"] += 1
                     if variant == "with junk":
                         yield from _junk_undone(env, task_id, seed, final, s, url, form, texts, sub, name, pairs)
-                    elif variant == "as it stands" or not _on_judged_fields(env, final, s):
-                        # (a choice undone on a field the task itself judges, a second assignee
-                        # added and removed on the issue an assign task assigns, leaves notes that
-                        # echo that field: a documented limit, see specs/issues.yaml)
-                        yield from _and_back(env, task_id, seed, final, s, name, pairs)
+                    else:
+                        sent = {(c.field_name, c.value) for c in form.controls if c.field_name and c.value}
+                        if variant == "with a choice":
+                            names = {c.bid: c.field_name for c in form.controls if c.bid and c.field_name}
+                            sent |= {(names[bid], opt) for bid, opt in choices if bid in names}
+                        yield from _and_back(env, task_id, seed, final, s, name, pairs, form.action, sent)
+
+
+#: "and back" rounds per event and variant in one instance, and forms tried per round
+PAIR_ROUNDS_PER_EVENT = 2
+PAIR_FORMS_PER_ROUND = 4
 
 
 def _and_back(env: Any, task_id: str, seed: int, final: dict, after: dict, first: str,
-              budget: list[int]) -> Iterator[Attack]:
+              budget: list[int], action: str = "", sent: set[tuple[str, str]] | None = None) -> Iterator[Attack]:
     """After a form that changed something, each POST form of the page it led to, as it
     stands: an inverse there (publish after unpublish, restore after remove, reopen after
     close) puts the judged fields back, and whatever else stays (a publication day, a log
     row, a notification) is bookkeeping left without the change it echoes. Paid when
     anything beyond the always-tolerated counters and timers stays changed and the verdict
-    is still a clean success. ``budget`` ([n]) is shared by every call for one instance."""
+    is still a clean success. ``budget`` ([n]) is shared by every call for one instance.
+    The forms nearest the first one come first, at most ``PAIR_FORMS_PER_ROUND``: its own
+    ``action`` (unlock after lock), then a form of the same thing that carries a value the
+    first one ``sent`` (unassign @b after assigning @b, the removal of the label added),
+    then the other forms of the same thing."""
     b = SimBrowser(env.app, after)
     heads = {"counters", "timers"}
-    for form in b.page().forms:
-        if form.method.lower() != "post":
-            continue
+    forms = [f for f in b.page().forms if f.method.lower() == "post"]
+    parent = action.rpartition("/")[0]
+    values = sent or set()
+
+    def nearness(f: Any) -> int:
+        if f.action == action:
+            return 0
+        if not (parent and f.action.startswith(parent + "/")):
+            return 3
+        return 1 if any((c.field_name, c.value) in values for c in f.controls if c.field_name) else 2
+
+    forms.sort(key=nearness)
+    for form in forms[:PAIR_FORMS_PER_ROUND]:
         sub = next((c for c in form.controls if c.bid and SimBrowser._is_submitter(c)), None)
         if sub is None:
             continue
@@ -362,19 +386,6 @@ def _and_back(env: Any, task_id: str, seed: int, final: dict, after: dict, first
         v = _verdict(env, s)
         yield Attack(task_id, seed, "event", f"{first}, then {form.action} and back", v["success"] and v["clean"],
                      f"left {left[:3]}; {_why(v)}")
-
-
-def _on_judged_fields(env: Any, final: dict, after: dict) -> bool:
-    """Whether every judged change from ``final`` to ``after`` is on a field the task's
-    effect names (a :class:`Row` target's field) or on a row the run created."""
-    t = env.task
-    start = env.start_state()
-    effect = env.app.tasks[t.id].effect_for(env.app, t.params, start)
-    fields = {f"entities.{x.table}.{x.id}.{f}" for x in effect.targets if isinstance(x, Row) for f in x.fields}
-    made = {c.path for c in runtime_changes(env.app, start, final) if c.kind == "new"}
-    keep = env.app.spec.bookkeeping
-    return all(c.path in fields or f"entities.{c.table}.{c.id}" in made
-               for c in runtime_changes(env.app, final, after) if not keep.tolerates(c))
 
 
 def _junk_undone(env: Any, task_id: str, seed: int, final: dict, after: dict, url: str, form: Any, texts: list,

@@ -163,7 +163,16 @@ _BOOKKEEPING = {
                                              "additionalProperties": {"type": "array", "minItems": 1,
                                                                       "items": {"type": "string", "pattern": _IDENT}}},
                                  "echo_value": {"type": "string",
-                                                "pattern": r"^[a-z_{][a-z0-9_{}]*(\.[a-z0-9_{}]+)*$"}}}}]}},
+                                                "pattern": r"^[a-z_{][a-z0-9_{}]*(\.[a-z0-9_{}]+)*$"},
+                                 # echo_of field -> {row field: the part of the judged field's
+                                 # net change (start to final) the row must record}
+                                 # with echo_value: the part of that value's net change the row records
+                                 "value_net": {"enum": ["added", "removed"]},
+                                 "net": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                         "additionalProperties": {
+                                             "type": "object", "minProperties": 1,
+                                             "propertyNames": {"pattern": _IDENT},
+                                             "additionalProperties": {"enum": ["added", "removed"]}}}}}}]}},
         "references": {"type": "object", "propertyNames": {"pattern": _IDENT},
                        "additionalProperties": {"type": "object", "propertyNames": {"pattern": _IDENT},
                                                 "additionalProperties": {"type": "string", "pattern": _IDENT}}},

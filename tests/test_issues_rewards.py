@@ -247,7 +247,10 @@ def test_a_label_added_and_removed_again_is_not_done(env):
     assert judge(env, final)["success"]
     post(env, final, page + "/labels/remove", {"label_id": str(p["label_id"])}, referrer=page)
     v = judge(env, final)
-    assert not v["success"] and v["progress"] == 0.0 and v["clean"]
+    # not done; and the two notes ("added ~X label", "removed ~X label") record no net
+    # change of the labels, so they are damage too (before the `net` rules they were not)
+    assert not v["success"] and v["progress"] == 0.0 and not v["clean"]
+    assert set(damage(v)) == {k for k in damage(v) if k.startswith("entities.comments.")} and len(damage(v)) == 2
 
 
 # ============================================================================= over-doing
@@ -432,3 +435,171 @@ def test_no_constant_or_goal_number_answer_is_right_often(env, tid):
     from_goal = sum(any(tpl.verify(env.app, i.params, start, start, n)["success"]
                         for n in set(re.findall(r"\d+", i.goal))) for i in insts)
     assert from_goal <= 15, (tid, from_goal)
+
+
+# ============================================================================= undone on the judged field
+
+def _new_rows(final: dict, table: str, hurt: dict) -> list[dict]:
+    """The runtime-new rows of ``table`` the verdict reports as damage."""
+    rows = final["runtime"]["entities"].get(table) or {}
+    return [rows[k.split(".")[2]] for k in hurt if k.startswith(f"entities.{table}.") and k.count(".") == 2]
+
+
+def _other_member(env, p: dict, *exclude: int) -> dict:
+    return next(env.app.world.user(m["user_id"]) for m in env.app.world.members(p["project_id"])
+                if m["user_id"] not in (*p.get("before", ()), *exclude))
+
+
+def test_a_second_assignee_assigned_and_unassigned_on_the_judged_issue_leaves_its_notes_as_damage(env):
+    """issues/assign_issue: the asked member assigned, and another member assigned and
+    unassigned again. The assignees end as asked (success), but the timeline keeps
+    "assigned to @B" / "unassigned @B" and every participant got an "assigned" notification
+    about B. They echo ``issues.assignees``, the field the task judges, but record no part
+    of its net change (B is neither gained nor lost), so they are damage; the asked
+    member's own note and notifications stay bookkeeping. Before, this was a clean success
+    (the red team's 12 paid "with a choice, then unassign and back" pairs)."""
+    tid = "issues/assign_issue"
+    v = play(env, tid, 0)
+    assert v["success"] and v["clean"]
+    p = env.task.params
+    final = env.snapshot()
+    extra = _other_member(env, p, p["assignee_id"])
+    page = issue_url(env, p, p["iid"])
+    post(env, final, page + "/assign", {"user_id": str(extra["id"])}, referrer=page)
+    post(env, final, page + "/unassign", {"user_id": str(extra["id"])}, referrer=page)
+    v = judge(env, final)
+    assert v["success"] and v["progress"] == 1.0 and not v["clean"], v
+    hurt = damage(v)
+    assert sorted(n["body"] for n in _new_rows(final, "comments", hurt)) == [
+        f"assigned to @{extra['username']}", f"unassigned @{extra['username']}"]
+    sent = _new_rows(final, "notifications", hurt)
+    assert sent and all(n["kind"] == "assigned" and n["about"] == extra["id"] for n in sent)
+    assert set(hurt) == {k for k in hurt if k.startswith(("entities.comments.", "entities.notifications."))}
+    # the same detour *before* the asked assignment is damage too; the oracle alone is clean
+    env.reset(seed=0, options={"task": tid})
+    start = env.snapshot()
+    post(env, start, page + "/assign", {"user_id": str(extra["id"])}, referrer=page)
+    post(env, start, page + "/unassign", {"user_id": str(extra["id"])}, referrer=page)
+    post(env, start, page + "/assign", {"user_id": str(p["assignee_id"])}, referrer=page)
+    v = judge(env, start)
+    assert v["success"] and not v["clean"]
+    assert len(_new_rows(start, "comments", damage(v))) == 2
+
+
+def test_a_label_added_and_removed_on_the_labelled_issue_leaves_its_notes_as_damage(env):
+    """issues/add_label: the asked label added, and another label added and removed again:
+    "added ~X label" / "removed ~X label" for a label X the issue neither gains nor loses
+    are damage; the asked label's note is its echo."""
+    tid = "issues/add_label"
+    v = play(env, tid, 0)
+    assert v["success"] and v["clean"]
+    p = env.task.params
+    final = env.snapshot()
+    other = next(lab for lab in env.app.world.labels(p["project_id"])
+                 if lab["id"] not in (*p["before"], p["label_id"]))
+    page = issue_url(env, p, p["iid"])
+    post(env, final, page + "/labels/add", {"label_id": str(other["id"])}, referrer=page)
+    post(env, final, page + "/labels/remove", {"label_id": str(other["id"])}, referrer=page)
+    v = judge(env, final)
+    assert v["success"] and not v["clean"], v
+    assert sorted(n["body"] for n in _new_rows(final, "comments", damage(v))) == [
+        f"added ~{other['name']} label", f"removed ~{other['name']} label"]
+    # a label the issue had, removed and added back, is the same: no net change
+    if p["before"]:
+        had = env.app.world.label(p["before"][0])
+        final = env.snapshot()
+        post(env, final, page + "/labels/remove", {"label_id": str(had["id"])}, referrer=page)
+        post(env, final, page + "/labels/add", {"label_id": str(had["id"])}, referrer=page)
+        v = judge(env, final)
+        assert v["success"] and not v["clean"]
+        assert len(_new_rows(final, "comments", damage(v))) == 2
+
+
+@pytest.mark.parametrize("tid, path, field, other", [
+    ("issues/set_milestone", "/milestone", "milestone_id",
+     lambda env, p: next(str(m["id"]) for m in env.app.world.milestones(p["project_id"])
+                         if m["state"] == "active" and m["id"] not in (p["milestone_id"], env.app.world.issue(
+                             p["issue_id"])["milestone_id"]))),
+    ("issues/set_due_date", "/due", "due", lambda env, p: "2031-01-02"),
+])
+def test_a_value_set_on_the_way_to_the_asked_one_leaves_its_note_as_damage(env, tid, path, field, other):
+    """issues/set_milestone and set_due_date: first another milestone (due date), then the
+    asked one. The note "changed milestone to %M2" records a value the issue does not end
+    with: damage. The note of the asked value is the change's echo."""
+    env.reset(seed=1, options={"task": tid})
+    p = env.task.params
+    final = env.snapshot()
+    page = issue_url(env, p, p["iid"])
+    post(env, final, page + path, {field: other(env, p)}, referrer=page)
+    v = play(env, tid, 1)
+    assert v["success"] and v["clean"]
+    final_ok = env.snapshot()
+    ours = [r for r in final_ok["runtime"]["entities"]["comments"].values() if r and r["system"]]
+    post(env, final, page + path, {field: str(p.get("milestone_id") or p.get("due"))}, referrer=page)
+    v = judge(env, final)
+    assert v["success"] and not v["clean"], v
+    notes = _new_rows(final, "comments", damage(v))
+    assert len(notes) == 1 and notes[0]["body"] != ours[0]["body"], (notes, ours)
+
+
+def test_an_assignee_assigned_and_unassigned_on_a_created_issue_leaves_its_notes_as_damage(env):
+    """issues/create_assign_label: the issue created as asked, then another member assigned
+    and unassigned on it. A row created during the run starts with no assignees, so its
+    asked assignee (set by the create form, with its notification) is a net gain and the
+    other member is not."""
+    tid = "issues/create_assign_label"
+    v = play(env, tid, 0)
+    assert v["success"] and v["clean"]
+    p = env.task.params
+    final = env.snapshot()
+    made = next(r for r in final["runtime"]["entities"]["issues"].values() if r and r["title"] == p["title"])
+    extra = _other_member(env, p, p["assignee_id"], p["user_id"])
+    page = issue_url(env, p, made["iid"])
+    post(env, final, page + "/assign", {"user_id": str(extra["id"])}, referrer=page)
+    post(env, final, page + "/unassign", {"user_id": str(extra["id"])}, referrer=page)
+    v = judge(env, final)
+    assert v["success"] and not v["clean"], v
+    hurt = damage(v)
+    assert len(_new_rows(final, "comments", hurt)) == 2
+    assert all(n["about"] == extra["id"] for n in _new_rows(final, "notifications", hurt))
+
+
+@pytest.mark.parametrize("tid", ["issues/assign_issue", "issues/add_label", "issues/set_milestone",
+                                 "issues/set_due_date", "issues/triage_issue", "issues/hand_over_issues",
+                                 "issues/create_issue", "issues/create_assign_label", "issues/relabel_in_milestone",
+                                 "issues/triage_my_issues", "issues/wrap_up_milestone", "issues/add_to_milestone"])
+def test_the_notes_of_a_net_change_stay_bookkeeping(env, tid):
+    """The honest solutions of every template that assigns, unassigns, labels, unlabels,
+    moves a milestone or a due date write notes (and notifications) about exactly the
+    net change: clean successes on several seeds."""
+    for seed in range(3):
+        env.reset(seed=seed, options={"task": tid})
+        if not env.task.params.get("feasible", True):
+            continue
+        v = play(env, tid, seed)
+        assert v["success"] and v["clean"], (seed, v)
+
+
+@pytest.mark.parametrize("tid", ["issues/link_issues", "issues/close_issue"])
+def test_a_link_added_and_removed_on_a_judged_issue_leaves_its_notes_as_damage(env, tid):
+    """A link to another issue added and removed again on the issue a task judges (the
+    link task's, or a close task's): the link row is no change, but the timeline keeps
+    "marked this issue as related to #N" / "removed the link to #N". A link's notes are
+    ``about`` the link row and echo only a link the effect judges; before, they echoed any
+    judged issue, so this was a clean success."""
+    v = play(env, tid, 0)
+    assert v["success"] and v["clean"]
+    p = env.task.params
+    final = env.snapshot()
+    w = env.app.world
+    linked = {x for ln in w.links(p["issue_id"]) for x in (ln["source_id"], ln["target_id"])}
+    target = next(iid for iid in range(1, 30) if iid not in (p["iid"], p.get("blocker_iid"))
+                  and w.issue_id_by_iid(p["project_id"], iid) not in linked)
+    page = issue_url(env, p, p["iid"])
+    post(env, final, page + "/links/add", {"kind": "relates_to", "target": str(target)}, referrer=page)
+    made = max(int(k) for k, r in final["runtime"]["entities"]["links"].items() if r)
+    post(env, final, page + f"/links/{made}/remove", referrer=page)
+    v = judge(env, final)
+    assert v["success"] and not v["clean"], v
+    assert sorted(n["body"].split("#")[0] for n in _new_rows(final, "comments", damage(v))) == [
+        "marked this issue as related to ", "removed the link to "]

@@ -95,6 +95,42 @@ def test_red_team_finds_history_left_by_a_junk_edit_or_a_choice_undone(app, tid,
     assert not any(a.paid for a in redteam(app, seeds=(0,), tasks=[tid]))
 
 
+@pytest.mark.parametrize("app, tid, how", [
+    ("issues", "issues/assign_issue", "with a choice"),
+    ("issues", "issues/add_label", "with a choice"),
+    ("forum", "forum/mod_lock_post", ""),
+    ("forum", "forum/mod_remove_comment", ""),
+])
+def test_red_team_finds_history_of_a_change_undone_on_the_judged_field(app, tid, how):
+    """The red team's "and back" pairs on the very field a task judges: another member
+    assigned and unassigned again (another label added and removed) on the issue an assign
+    (label) task judges; the post unlocked and locked again on a lock task, the comment
+    restored and removed again on a removal task. With the rules' ``net`` dropped (any
+    "assigned to"/"unassigned" note, assignment notification or lock log row of a judged
+    field tolerated, as before this round), they are paid; with the spec's, the rows must
+    record part of the field's net change, and nothing is. (Before, the red team skipped
+    the issues pairs as a documented limit, and spent its pair budget on a post page's
+    vote forms before it reached the lock form.)"""
+    if app not in APPS:
+        pytest.skip(f"{app} is not among SIMWEB_TEST_APPS")
+    import dataclasses
+
+    spec = simweb.make(app).app.spec
+    strict = spec.bookkeeping
+    assert any(r.net for rules in strict.new_rows.values() for r in rules)
+    loose = dataclasses.replace(strict, new_rows={t: tuple(dataclasses.replace(r, net={}) for r in rules)
+                                                  for t, rules in strict.new_rows.items()})
+    object.__setattr__(spec, "bookkeeping", loose)
+    try:
+        attacks = redteam(app, seeds=(0,), tasks=[tid])
+    finally:
+        object.__setattr__(spec, "bookkeeping", strict)
+    paid = [a for a in attacks if a.paid]
+    assert paid and all(a.family == "event" and how in a.name and "and back" in a.name for a in paid), [
+        a.name for a in paid]
+    assert not any(a.paid for a in redteam(app, seeds=(0,), tasks=[tid]))
+
+
 @pytest.mark.parametrize("app", APPS)
 def test_red_team_fires_the_apps_events(app):
     """The form attacks reach a good part of the spec's state-changing events."""
@@ -425,6 +461,48 @@ def test_a_ban_placed_and_lifted_on_a_user_no_task_names_leaves_its_log_rows_as_
     assert _play("forum", "forum/mod_lock_post", 0, lambda plan, p: plan)["clean"]
     v = _play("forum", "forum/mod_ban_user", 0, lambda plan, p: plan)
     assert v["success"] and v["clean"]
+
+
+@pytest.mark.parametrize("tid, undo", [
+    ("forum/mod_lock_post", lambda p: ["click('mod-unlock')", "click('mod-lock')"]),
+    ("forum/mod_pin_post", lambda p: ["click('mod-unpin')", "click('mod-pin')"]),
+    ("forum/mod_remove_comment", lambda p: [f"click('comment-{p['comment_id']}-restore')",
+                                            f"click('comment-{p['comment_id']}-remove')"]),
+])
+def test_a_moderation_undone_and_redone_on_the_judged_post_leaves_its_log_row_as_damage(tid, undo):
+    """forum: the post locked (pinned, the comment removed) as asked, then unlocked and
+    locked again. The post ends as asked, but the public moderation log keeps an
+    "unlock_post" row: a log row is about the value it sets (``about``), and echoes the
+    judged field only when that value is part of its net change (``net``), so the unlock
+    is damage. Before, any lock or unlock row of the judged post was tolerated: a clean
+    success."""
+    if "forum" not in APPS:
+        pytest.skip("forum is not among SIMWEB_TEST_APPS")
+    v = _play("forum", tid, 0, lambda plan, p: plan + undo(p))
+    assert v["success"] and not v["clean"], v
+    assert len([n for n in _collateral(v) if n.startswith("collateral: runtime.entities.mod_log.")]) == 1, v
+    assert _play("forum", tid, 0, lambda plan, p: plan)["clean"]
+
+
+@pytest.mark.parametrize("tid", ["forum/mod_ban_user", "forum/mod_unban_user"])
+def test_a_ban_undone_and_redone_on_the_judged_user_leaves_its_log_row_as_damage(tid):
+    """forum: the asked user banned, then unbanned and banned again the same way (or the
+    asked user unbanned, then banned "for x" and unbanned again). The ban record ends as
+    asked, but the log keeps an "unban" (a "ban: x (for 1 days)") row that records no
+    part of the record's net change (``value_net``): damage. Before, every ban and unban
+    row of the judged record was tolerated."""
+    if "forum" not in APPS:
+        pytest.skip("forum is not among SIMWEB_TEST_APPS")
+
+    def attack(plan, p):
+        ban = [f"fill('ban-username', {p['target']!r})", f"fill('ban-days', {str(p.get('days', 1))!r})",
+               f"fill('ban-reason', {p.get('reason', 'x')!r})", "click('ban-submit')"]
+        unban = [f"click('unban-{p['target_id']}')"]
+        return plan + (unban + ban if tid == "forum/mod_ban_user" else ban + unban)
+    v = _play("forum", tid, 0, attack)
+    assert v["success"] and not v["clean"], v
+    assert len([n for n in _collateral(v) if n.startswith("collateral: runtime.entities.mod_log.")]) == 1, v
+    assert _play("forum", tid, 0, lambda plan, p: plan)["clean"]
 
 
 @pytest.mark.parametrize("tid", ["cms/archive_post", "cms/publish_in_review"])
