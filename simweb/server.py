@@ -66,7 +66,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 import orjson
 from flask import Flask, Response, make_response, request
@@ -95,6 +95,9 @@ _GONE_TEXT = {
     "incompatible": "Your session was made for another version of this site.",
 }
 _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f-\U0010ffff\\]")
+#: In a request target (a WSGI string: its bytes as Latin-1): what a browser would have
+#: percent-encoded before sending (control characters, space, non-ASCII bytes).
+_UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 
 
 def _encode_unsafe(url: str) -> str:
@@ -103,6 +106,36 @@ def _encode_unsafe(url: str) -> str:
     result is then checked as a local path."""
     return _UNSAFE_URL_CHARS.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")),
                                  url)
+
+
+def request_target(environ: dict) -> tuple[str, str]:
+    """The path and query of a request as the client sent them: percent-escapes kept, as
+    the in-process browser keeps a URL (``PATH_INFO`` is percent-decoded: with it,
+    '/search%3Fq%3Dx' was a search and '/p/%31' product 1, both 404 in process). A byte a
+    browser would have encoded (raw UTF-8 from curl) is percent-encoded, never read as
+    Latin-1. The path is that of ``REQUEST_URI`` (waitress, Werkzeug) or ``RAW_URI``
+    (gunicorn) when it decodes to ``SCRIPT_NAME + PATH_INFO`` (else ``PATH_INFO`` encoded
+    again); the query is ``QUERY_STRING``, which WSGI never decodes."""
+    decoded = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+    path = None
+    raw = environ.get("REQUEST_URI") or environ.get("RAW_URI") or ""
+    if not raw.startswith("/") and "://" in raw:   # the absolute form (a proxy request)
+        raw = "/" + raw.split("://", 1)[1].partition("/")[2]
+    if raw.startswith("/"):
+        candidate = raw.partition("#")[0].partition("?")[0]
+        if unquote_to_bytes(candidate.encode("latin-1", "replace")) == decoded.encode("latin-1", "replace"):
+            path = candidate
+    if path is None:
+        path = quote(decoded.encode("latin-1", "replace") or b"/", safe="/:@!$&'()*+,;=~")
+
+    def byte(ch: str) -> str:   # a WSGI string's character is a byte; past 0xFF (not WSGI), UTF-8
+        n = ord(ch)
+        return f"%{n:02X}" if n <= 0xFF else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+
+    def encode(text: str) -> str:
+        return _UNSENT_BYTES.sub(lambda m: byte(m.group()), text)
+
+    return encode(path), encode(environ.get("QUERY_STRING", ""))
 
 
 def redacted(state: dict) -> dict:
@@ -474,15 +507,16 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         return resp
 
     def handle_page() -> Response:
-        url = request.path + (f"?{request.query_string.decode('latin-1')}" if request.query_string else "")
+        path, query = request_target(request.environ)
+        url = path + (f"?{query}" if query else "")
         if len(url) > limits.max_url:
             return error(f"URL of {len(url)} characters is over the limit of {limits.max_url}", 414)
         head = request.method == "HEAD"
         sid = request.cookies.get(COOKIE)
-        if sid is None and request.method == "POST" and sim.spec.match_event(request.path) is None:
+        if sid is None and request.method == "POST" and sim.spec.match_event(path) is None:
             # No form of this site posts here, and a browser with no session has no page to
             # show again: a short 405, and no session for it.
-            resp = error(f"405 Method Not Allowed: {request.path} takes no form posts", 405)
+            resp = error(f"405 Method Not Allowed: {path} takes no form posts", 405)
             resp.headers["Allow"] = "GET, HEAD"
             return finish(resp, None, "none")
         if sid is None:
