@@ -70,6 +70,7 @@ from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 import orjson
 from flask import Flask, Response, make_response, request
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
 from .app import App, load_app
@@ -315,6 +316,18 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         # A bug, not bad input: logged in full, answered with one line (never a traceback).
         flask_app.logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
         return error(f"internal error: {type(exc).__name__}", 500)
+
+    @flask_app.errorhandler(SQLAlchemyError)
+    def database_error(exc: SQLAlchemyError) -> Response:
+        # The session database refused a read or write (disk full, a locked or read-only
+        # file, a server gone): nothing was committed, and the store dropped any cached
+        # copy the request had changed. Not the client's fault, and worth a retry.
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
+        flask_app.logger.error("session database error on %s %s: %s", request.method, request.path, reason)
+        resp = error(f"the session database cannot be used right now ({reason}); nothing was changed, "
+                     f"try again", 503)
+        resp.headers["Retry-After"] = "5"
+        return resp
 
     @flask_app.errorhandler(LimitError)
     def limit_error(exc: LimitError) -> Response:

@@ -5,10 +5,18 @@ database does not hold, a database the server could never write to is refused at
 and two servers never share one database's sessions."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
 import pytest
-from test_server import TOKEN, state_of
+from sqlalchemy.exc import OperationalError
+from test_server import AUTH, TOKEN, state_of
 
 from simweb.server import SESSION_HEADER, create_app
+from simweb.sessions import SessionDBError, SessionStore
 from simweb.state import deep_copy
 
 
@@ -66,3 +74,135 @@ def test_the_target_of_a_proxy_request_or_a_rewritten_path_is_read_safely():
     # No REQUEST_URI at all (another WSGI server).
     assert request_target({"PATH_INFO": "/caf\u00c3\u00a9", "QUERY_STRING": "q=\u00c3\u00a9"}) == \
         ("/caf%C3%A9", "q=%C3%A9")
+
+
+# ============================================================================= a database that fails
+
+def _disk_full(*_args, **_kwargs):
+    raise OperationalError("UPDATE simweb_sessions", {}, Exception("database or disk is full"))
+
+
+@contextmanager
+def _full_disk_writes():
+    """SessionStore._writing on a full disk: every write fails (reads still work)."""
+    _disk_full()
+    yield
+
+
+@pytest.mark.parametrize("method,url,data", [("GET", "/search?q=shoes", None),
+                                             ("POST", "/cart/add", {"product_id": "1", "quantity": "1"})])
+def test_a_write_the_database_refuses_leaves_the_session_at_its_last_committed_state(method, url, data):
+    """The request changed the cached state in place, then the write failed (disk full, a
+    locked or read-only file): the client got a 500 yet the next request saw the state it
+    was told had failed, and a restart lost it again. Now: a 503 with one line, and the
+    session is where the database has it."""
+    flask_app = create_app("shopping", control_token=TOKEN)
+    store = flask_app.extensions["simweb"].sessions
+    browser = flask_app.test_client()
+    browser.get("/")
+    browser.get("/search?q=jacket")
+    before = state_of(browser)
+    store._writing = _full_disk_writes
+    try:
+        r = browser.open(url, method=method, data=data)
+    finally:
+        del store._writing
+    assert r.status_code == 503
+    assert r.mimetype == "text/plain" and r.text.count("\n") == 1 and "session database" in r.text
+    assert state_of(browser) == before
+
+
+def test_a_control_write_the_database_refuses_is_a_503_in_json():
+    flask_app = create_app("shopping", control_token=TOKEN)
+    store = flask_app.extensions["simweb"].sessions
+    browser = flask_app.test_client()
+    browser.get("/")
+    before = state_of(browser)
+    store._writing = _full_disk_writes
+    r = browser.post("/_simweb/reset", json={"task": None, "seed": 3}, headers=AUTH)
+    assert r.status_code == 503 and "session database" in r.get_json()["error"]
+    del store._writing
+    assert state_of(browser) == before
+
+
+def test_a_new_session_the_database_cannot_store_is_a_503_and_no_cookie():
+    flask_app = create_app("shopping", control_token=TOKEN)
+    store = flask_app.extensions["simweb"].sessions
+    store._writing = _full_disk_writes
+    r = flask_app.test_client().get("/")
+    assert r.status_code == 503 and "set-cookie" not in r.headers
+
+
+def test_a_read_only_session_database_is_refused_at_start_and_left_as_it_was(tmp_path: Path):
+    """A database the server can read but never write (a read-only file or mount) was
+    accepted, and every request then failed with 'internal error: OperationalError'."""
+    db = tmp_path / "s.sqlite"
+    store = SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w")
+    store.create({"n": 1}, established=True)
+    store.dispose()
+    before = db.read_bytes()
+    with pytest.raises(SessionDBError, match="cannot be written") as exc:
+        SessionStore(f"sqlite:///file:{db}?mode=ro&uri=true", app="shopping", spec_hash="s", world_hash="w")
+    assert "\n" not in str(exc.value)
+    assert db.read_bytes() == before
+
+
+def test_serve_refuses_a_read_only_session_database_in_one_line(tmp_path: Path):
+    from test_serve_sessions import _serve_fails
+
+    db = tmp_path / "s.sqlite"
+    SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w").dispose()
+    assert "cannot be written" in _serve_fails("--session-db", f"sqlite:///file:{db}?mode=ro&uri=true")
+
+
+# ============================================================================= one server per database
+
+def test_a_second_store_of_the_same_app_on_one_database_is_refused(tmp_path: Path):
+    """Two servers on one database each cache sessions in memory: a request on one was
+    never seen by the other, which then served (and wrote back) its stale copy. The second
+    is refused; another app may share the file; once the first is gone, a new one starts."""
+    url = f"sqlite:///{tmp_path / 's.sqlite'}"
+    first = SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    with pytest.raises(SessionDBError, match="in use by another simweb server") as exc:
+        SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    assert "\n" not in str(exc.value) and str(os.getpid()) in str(exc.value)
+    SessionStore(url, app="forum", spec_hash="s", world_hash="w").dispose()   # apps may share a file
+    first.dispose()
+    SessionStore(url, app="shopping", spec_hash="s", world_hash="w").dispose()
+
+
+def test_the_same_database_named_two_ways_is_one_database(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = SessionStore(f"sqlite:///{tmp_path / 's.sqlite'}", app="shopping", spec_hash="s", world_hash="w")
+    try:
+        with pytest.raises(SessionDBError, match="in use"):
+            SessionStore("sqlite:///s.sqlite", app="shopping", spec_hash="s", world_hash="w")
+        with pytest.raises(SessionDBError, match="in use"):
+            SessionStore(f"sqlite:///file:{tmp_path / 's.sqlite'}?uri=true", app="shopping", spec_hash="s",
+                         world_hash="w")
+    finally:
+        first.dispose()
+
+
+def test_serve_refuses_a_session_database_another_server_holds(tmp_path: Path):
+    from test_serve_sessions import _free_port, _serve_fails, _start
+
+    db = f"sqlite:///{tmp_path / 's.sqlite'}"
+    proc = _start(db, _free_port())
+    try:
+        line = _serve_fails("--session-db", db)
+        assert "in use by another simweb server" in line and str(proc.pid) in line
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_server_killed_with_kill_9_does_not_hold_its_database(tmp_path: Path):
+    """The hold is an OS lock: it ends with the process, however it ends."""
+    db = tmp_path / "s.sqlite"
+    code = (f"from simweb.sessions import SessionStore; import os; "
+            f"SessionStore('sqlite:///{db}', app='shopping', spec_hash='s', world_hash='w'); "
+            f"print('held', flush=True); os.kill(os.getpid(), 9)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "held" in res.stdout and res.returncode == -9
+    SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w").dispose()
