@@ -113,7 +113,18 @@ def _shown(url: str) -> str:
 
 
 def _is_memory(url: str) -> bool:
-    return url in ("sqlite://", "sqlite:///:memory:")
+    """A SQLite URL of an in-memory database: no file (``sqlite://``, ``sqlite:///``),
+    ``:memory:``, or a ``mode=memory`` URI."""
+    from sqlalchemy.engine import make_url
+
+    if not url.startswith("sqlite"):
+        return False
+    try:
+        parsed = make_url(url)
+    except Exception:
+        return False
+    name = parsed.database or ""
+    return name in ("", ":memory:") or name.startswith("file::memory:") or parsed.query.get("mode") == "memory"
 
 
 def _engine(url: str) -> Engine:
@@ -231,8 +242,6 @@ def _sqlite_file(url: str) -> str | None:
         return None
     name = parsed.database or ""
     if str(parsed.query.get("uri", "")).lower() in ("true", "1") or name.startswith("file:"):
-        if parsed.query.get("mode") == "memory":
-            return None
         from urllib.parse import unquote, urlsplit
 
         if name.startswith("file:"):

@@ -206,3 +206,18 @@ def test_a_server_killed_with_kill_9_does_not_hold_its_database(tmp_path: Path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert "held" in res.stdout and res.returncode == -9
     SessionStore(f"sqlite:///{db}", app="shopping", spec_hash="s", world_hash="w").dispose()
+
+
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///", "sqlite:///:memory:",
+                                 "sqlite:///file:mem1?mode=memory&uri=true"])
+def test_every_spelling_of_an_in_memory_session_database_works(url):
+    """`sqlite:///` (no file: SQLAlchemy's in-memory database) was a TypeError traceback from
+    `simweb serve --session-db sqlite:///` (a file's pool options on a memory database)."""
+    store = SessionStore(url, app="shopping", spec_hash="s", world_hash="w")
+    try:
+        sid = store.create({"n": 1}, established=True)
+        store.forget(sid)
+        assert store.load(sid).state == {"n": 1}
+        assert store._hold is None   # no file, so no lock file beside one
+    finally:
+        store.dispose()
