@@ -23,8 +23,8 @@ Every request needs the header ``x-api-key`` (401 ``{"detail"}`` without it or w
 wrong one); a missing or malformed query parameter is a 422 in FastAPI's format; an
 unknown ``node`` is 400 ``{"detail": "Node ... is not found"}``. Two deliberate
 differences: element commands wait for navigations rather than sleeping ten seconds, and
-``/execute`` refuses an ``instance_id`` whose lease has ended (400 ``Invalid instance
-UUID``; the real node runs it on whoever holds the instance now).
+``/execute`` and ``/screenshot`` refuse an ``instance_id`` whose lease has ended (400
+``Invalid instance UUID``; the real node runs it on whoever holds the instance now).
 
 simweb's extensions live under ``/simweb/`` (same key; errors are 4xx
 ``{"status": "error", "message"}``):
@@ -318,6 +318,12 @@ class OmniboxServer:
                 return _error("Failed to get screenshot: Internal Server Error", 500)
             if inst is None:
                 return _error('Failed to get screenshot: {"detail":"Error getting screenshot from instance"}', 500)
+            uuid = instance_id.split(":")[0]
+            if uuid != inst.uuid or not self.pool.leased(instance_id):
+                # As /execute: the real node shows (and, in set-of-marks mode, re-marks) the
+                # page of whoever holds the browser now, changing that client's id mapping.
+                inner = _dumps({"detail": f"Invalid instance UUID: {uuid}"}).decode("utf-8")
+                return _error(f"Failed to get screenshot: {inner}", 400)
             try:
                 png = inst.call(lambda: inst.driver.screenshot(mode))
             except Exception:
