@@ -221,3 +221,54 @@ def test_every_spelling_of_an_in_memory_session_database_works(url):
         assert store._hold is None   # no file, so no lock file beside one
     finally:
         store.dispose()
+
+
+# ============================================================================= 64-bit seeds on the start URL
+
+@pytest.mark.parametrize("seed", [2**63 - 1, -2**63, 4611686018427387904, 1234567890123456789])
+def test_the_start_url_takes_every_64_bit_seed_as_reset_does(server, seed):
+    """The start route read at most 18 digits, so a 19-digit seed (any seed of
+    random.getrandbits(63) from 10**18 up: most of them) was a 400 'seed must be an
+    integer', though /_simweb/reset, `simweb serve --seed` and env.reset take it."""
+    from simweb.omnibox.start import episode_of, start_url
+
+    url = start_url(None, seed)
+    browser = server.test_client()
+    r = browser.get(url)
+    assert r.status_code in (200, 303), r.text
+    by_url = state_of(browser)
+    control = server.test_client()
+    assert control.post("/_simweb/reset", json={"seed": seed}, headers=AUTH).status_code == 200
+    assert by_url["meta"]["rng"] == state_of(control)["meta"]["rng"]
+    assert episode_of(url) == (None, seed)
+
+
+@pytest.mark.parametrize("text", [str(2**63), str(-2**63 - 1), "9" * 25, "9" * 5000])
+def test_a_start_url_seed_past_64_bits_is_a_400_in_one_line(server, text):
+    from simweb.omnibox.start import episode_of
+
+    r = server.test_client().get(f"/_simweb/start?seed={text}")
+    assert r.status_code == 400 and r.text.count("\n") == 1 and "64-bit" in r.text
+    assert len(r.text) < 200
+    assert episode_of(f"/_simweb/start?seed={text}") is None
+
+
+@pytest.mark.parametrize("text", [str(2**63), "9" * 5000])
+def test_omnibox_start_refuses_a_seed_past_64_bits_with_its_4xx(text):
+    """`POST /simweb/start?seed=` took any number of digits: past 4,300 `int` raised (a bare
+    500), and a seed past 64 bits bound the lease to an episode the app's start URL refuses."""
+    import time as _time
+
+    from simweb.omnibox.pool import Lease
+    from simweb.omnibox.server import OmniboxServer
+
+    server = OmniboxServer(["shopping"], port=0, browsers=1)   # not started: no browser needed
+    inst = server.pool.instances[0]
+    server.pool._leases[inst.port] = Lease(inst, inst.instance_id, _time.monotonic() + 60)
+    r = server.flask_app.test_client().post(
+        "/simweb/start", query_string={"instance_id": inst.instance_id, "node": server.node,
+                                       "task": "shopping/buy_product", "seed": text},
+        headers={"x-api-key": server.api_key})
+    assert r.status_code == 422 and r.get_json()["status"] == "error"
+    assert "64-bit" in r.get_json()["message"] and len(r.get_json()["message"]) < 200
+    assert inst.episode is None
