@@ -509,6 +509,18 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         return error(f"this request would grow the session's state to {n} bytes, over the limit of "
                      f"{limits.max_state} bytes", 413)
 
+    def over_limits(state: dict, blob: bytes) -> Response | None:
+        """The refusal of a request whose transitions made a state the server would itself
+        refuse (too large, a list or object with too many entries, too deep), so every
+        session's state can be posted back and read back after a restart; None if fine."""
+        if len(blob) > limits.max_state:
+            return size_refusal(len(blob))
+        try:
+            check_shape(state, limits)   # one linear pass, as the size above
+        except LimitError as exc:
+            return error(f"this request would grow the session's state past a limit: {exc}", 413)
+        return None
+
     @flask_app.route("/", defaults={"path": ""}, methods=["GET", "POST"])
     @flask_app.route("/<path:path>", methods=["GET", "POST"])
     def page(path: str) -> Response:
@@ -538,8 +550,9 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             if head:   # HEAD never changes a state, nor makes a session
                 return finish(resp, None, "none")
             blob = orjson.dumps(state)
-            if len(blob) > limits.max_state:
-                return size_refusal(len(blob))
+            refusal = over_limits(state, blob)
+            if refusal is not None:
+                return refusal
             return finish(resp, store.create(state, established=False), "new")
         with store.lock(sid):
             found = store.load(sid)
@@ -553,9 +566,10 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             except BaseException:
                 store.forget(sid)   # the next request starts from the last committed state
                 raise
-            if len(blob) > limits.max_state:
-                store.forget(sid)
-                return size_refusal(len(blob))
+            refusal = over_limits(found.state, blob)
+            if refusal is not None:
+                store.forget(sid)   # the state stays as it was
+                return refusal
             if not store.save(sid, found.state, blob=blob, establish=not found.established):
                 return gone(Lookup(None, "evicted"))
         return finish(resp, None, "live")

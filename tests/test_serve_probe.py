@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy.exc import OperationalError
 from test_server import AUTH, TOKEN, state_of
 
-from simweb.server import SESSION_HEADER, create_app
+from simweb.server import COOKIE, SESSION_HEADER, create_app
 from simweb.sessions import SessionDBError, SessionStore
 from simweb.state import deep_copy
 
@@ -272,3 +272,38 @@ def test_omnibox_start_refuses_a_seed_past_64_bits_with_its_4xx(text):
     assert r.status_code == 422 and r.get_json()["status"] == "error"
     assert "64-bit" in r.get_json()["message"] and len(r.get_json()["message"]) < 200
     assert inst.episode is None
+
+
+# ============================================================================= a state the server itself would refuse
+
+def test_a_request_that_would_grow_a_list_past_the_item_limit_is_refused_and_changes_nothing():
+    """Only the state's size was checked after a request: votes on more posts than
+    `max_items` made a state the server itself refuses. Its export could not be posted
+    back (400), and once the session left the memory cache (a restart) it was unreadable,
+    answered 410 `incompatible` for good."""
+    import simweb
+    from simweb.limits import Limits
+
+    env = simweb.make("forum", seed=0).unwrapped
+    start = next(s for t in sorted(env.app.tasks)
+                 if (env.reset(seed=0, options={"task": t}) and (s := env.snapshot())["browser"].get("user")))
+    flask_app = create_app("forum", control_token=TOKEN, limits=Limits(max_items=60))
+    browser = flask_app.test_client()
+    assert browser.post("/_simweb/state", json=start, headers=AUTH).status_code == 200
+    refused = []
+    for pid in range(1, 80):
+        browser.get(f"/p/{pid}")
+        before = state_of(browser)
+        r = browser.post(f"/p/{pid}/vote", data={"dir": "up"})
+        if r.status_code == 413:
+            assert r.text.count("\n") == 1 and "limit of 60" in r.text
+            assert state_of(browser) == before          # nothing of the request was kept
+            refused.append(pid)
+        else:
+            assert r.status_code == 303
+    assert refused and refused == list(range(refused[0], 80))
+    state = state_of(browser)
+    assert browser.post("/_simweb/state", json=state, headers=AUTH).status_code == 200   # it posts back
+    flask_app.extensions["simweb"].sessions.forget(browser.get_cookie(COOKIE).value)     # as after a restart
+    r = browser.get("/")
+    assert r.status_code == 200 and r.headers[SESSION_HEADER] == "live"
