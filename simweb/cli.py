@@ -67,12 +67,13 @@ def _guard(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from .env import TaskError
         from .registry import RegistryError
+        from .rollout import OutputError
         from .spec import SpecError
         from .state import StateError
 
         try:
             return fn(*args, **kwargs)
-        except (RegistryError, TaskError, StateError, SpecError) as exc:
+        except (RegistryError, TaskError, StateError, SpecError, OutputError) as exc:
             raise UserError(str(exc)) from None
         except (BrokenPipeError, KeyboardInterrupt):
             sys.exit(130)
@@ -500,6 +501,8 @@ def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps
     from .omnibox.server import OmniboxServer
 
     names = [a.strip() for a in app_names.split(",") if a.strip()] if app_names else registry.names()
+    if not names:
+        raise UserError(f"--apps {app_names!r} names no app (known: {', '.join(registry.names())})")
     for name in names:
         registry.resolve(name)   # an unknown app is a one-line error
 
@@ -625,7 +628,7 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
                decomposed: bool) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
-    from .live.tasks import LiveTask, dump_tasks, export_task
+    from .live.tasks import LiveTask, export_task
 
     env = _make_env(app, world_seed, size)
     tasks: list[LiveTask] = []
@@ -633,15 +636,15 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
         for tid in [t.id, *(sub.id for sub in subs)]:
             for seed in range(per_template):
                 tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
-    path = out
-    tmp = path + ".tmp"
-    try:
-        n = dump_tasks(tasks, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    click.echo(f"wrote {n} tasks -> {out}")
+    from .rollout import write_atomic
+
+    try:   # the folder is made, as dump_tasks makes it
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    # dump_tasks's lines, written whole or not at all (and never renamed over a device)
+    write_atomic(out, [json.dumps(t.to_dict(), ensure_ascii=False).encode("utf-8") for t in tasks])
+    click.echo(f"wrote {len(tasks)} tasks -> {out}")
 
 
 @main.command("compare")

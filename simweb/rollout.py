@@ -6,8 +6,10 @@ observation, the state hash after the step, the reward and the verdict.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -76,21 +78,47 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
     return traj
 
 
+class OutputError(ValueError):
+    """An output file that cannot be written (a missing folder, no permission, a full
+    disk): one line naming the file and why."""
+
+
 def write_atomic(path: str, chunks: Iterable[bytes]) -> None:
-    """Write a file so that it either appears whole or not at all."""
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".simweb-", suffix=".tmp")
+    """Write a file so that it either appears whole or not at all: into a temporary file
+    beside it, renamed over it at the end. Through a symlink, the file it points to is
+    written (the link stays). A path that exists and is not a regular file (a device such
+    as /dev/stdout or /dev/null, a FIFO) is written to directly: renaming over it would
+    replace the device node with a regular file. Raises :class:`OutputError`."""
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    try:
+        if mode is not None and not stat.S_ISREG(mode):
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+            with open(target, "wb") as f:
+                for c in chunks:
+                    f.write(c)
+                    f.write(b"\n")
+            return
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".", prefix=".simweb-", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             for c in chunks:
                 f.write(c)
                 f.write(b"\n")
-        os.replace(tmp, path)
-    except BaseException:
+        os.replace(tmp, target)
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 
 

@@ -66,10 +66,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 import orjson
 from flask import Flask, Response, make_response, request
+from sqlalchemy.exc import SQLAlchemyError
 from werkzeug.exceptions import HTTPException
 
 from .app import App, load_app
@@ -95,6 +96,9 @@ _GONE_TEXT = {
     "incompatible": "Your session was made for another version of this site.",
 }
 _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f-\U0010ffff\\]")
+#: In a request target (a WSGI string: its bytes as Latin-1): what a browser would have
+#: percent-encoded before sending (control characters, space, non-ASCII bytes).
+_UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 
 
 def _encode_unsafe(url: str) -> str:
@@ -103,6 +107,36 @@ def _encode_unsafe(url: str) -> str:
     result is then checked as a local path."""
     return _UNSAFE_URL_CHARS.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode("utf-8", "surrogatepass")),
                                  url)
+
+
+def request_target(environ: dict) -> tuple[str, str]:
+    """The path and query of a request as the client sent them: percent-escapes kept, as
+    the in-process browser keeps a URL (``PATH_INFO`` is percent-decoded: with it,
+    '/search%3Fq%3Dx' was a search and '/p/%31' product 1, both 404 in process). A byte a
+    browser would have encoded (raw UTF-8 from curl) is percent-encoded, never read as
+    Latin-1. The path is that of ``REQUEST_URI`` (waitress, Werkzeug) or ``RAW_URI``
+    (gunicorn) when it decodes to ``SCRIPT_NAME + PATH_INFO`` (else ``PATH_INFO`` encoded
+    again); the query is ``QUERY_STRING``, which WSGI never decodes."""
+    decoded = environ.get("SCRIPT_NAME", "") + environ.get("PATH_INFO", "")
+    path = None
+    raw = environ.get("REQUEST_URI") or environ.get("RAW_URI") or ""
+    if not raw.startswith("/") and "://" in raw:   # the absolute form (a proxy request)
+        raw = "/" + raw.split("://", 1)[1].partition("/")[2]
+    if raw.startswith("/"):
+        candidate = raw.partition("#")[0].partition("?")[0]
+        if unquote_to_bytes(candidate.encode("latin-1", "replace")) == decoded.encode("latin-1", "replace"):
+            path = candidate
+    if path is None:
+        path = quote(decoded.encode("latin-1", "replace") or b"/", safe="/:@!$&'()*+,;=~")
+
+    def byte(ch: str) -> str:   # a WSGI string's character is a byte; past 0xFF (not WSGI), UTF-8
+        n = ord(ch)
+        return f"%{n:02X}" if n <= 0xFF else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+
+    def encode(text: str) -> str:
+        return _UNSENT_BYTES.sub(lambda m: byte(m.group()), text)
+
+    return encode(path), encode(environ.get("QUERY_STRING", ""))
 
 
 def redacted(state: dict) -> dict:
@@ -282,6 +316,18 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         # A bug, not bad input: logged in full, answered with one line (never a traceback).
         flask_app.logger.error("internal error on %s %s", request.method, request.path, exc_info=exc)
         return error(f"internal error: {type(exc).__name__}", 500)
+
+    @flask_app.errorhandler(SQLAlchemyError)
+    def database_error(exc: SQLAlchemyError) -> Response:
+        # The session database refused a read or write (disk full, a locked or read-only
+        # file, a server gone): nothing was committed, and the store dropped any cached
+        # copy the request had changed. Not the client's fault, and worth a retry.
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())[:200]
+        flask_app.logger.error("session database error on %s %s: %s", request.method, request.path, reason)
+        resp = error(f"the session database cannot be used right now ({reason}); nothing was changed, "
+                     f"try again", 503)
+        resp.headers["Retry-After"] = "5"
+        return resp
 
     @flask_app.errorhandler(LimitError)
     def limit_error(exc: LimitError) -> Response:
@@ -463,6 +509,18 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         return error(f"this request would grow the session's state to {n} bytes, over the limit of "
                      f"{limits.max_state} bytes", 413)
 
+    def over_limits(state: dict, blob: bytes) -> Response | None:
+        """The refusal of a request whose transitions made a state the server would itself
+        refuse (too large, a list or object with too many entries, too deep), so every
+        session's state can be posted back and read back after a restart; None if fine."""
+        if len(blob) > limits.max_state:
+            return size_refusal(len(blob))
+        try:
+            check_shape(state, limits)   # one linear pass, as the size above
+        except LimitError as exc:
+            return error(f"this request would grow the session's state past a limit: {exc}", 413)
+        return None
+
     @flask_app.route("/", defaults={"path": ""}, methods=["GET", "POST"])
     @flask_app.route("/<path:path>", methods=["GET", "POST"])
     def page(path: str) -> Response:
@@ -474,15 +532,16 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         return resp
 
     def handle_page() -> Response:
-        url = request.path + (f"?{request.query_string.decode('latin-1')}" if request.query_string else "")
+        path, query = request_target(request.environ)
+        url = path + (f"?{query}" if query else "")
         if len(url) > limits.max_url:
             return error(f"URL of {len(url)} characters is over the limit of {limits.max_url}", 414)
         head = request.method == "HEAD"
         sid = request.cookies.get(COOKIE)
-        if sid is None and request.method == "POST" and sim.spec.match_event(request.path) is None:
+        if sid is None and request.method == "POST" and sim.spec.match_event(path) is None:
             # No form of this site posts here, and a browser with no session has no page to
             # show again: a short 405, and no session for it.
-            resp = error(f"405 Method Not Allowed: {request.path} takes no form posts", 405)
+            resp = error(f"405 Method Not Allowed: {path} takes no form posts", 405)
             resp.headers["Allow"] = "GET, HEAD"
             return finish(resp, None, "none")
         if sid is None:
@@ -491,8 +550,9 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             if head:   # HEAD never changes a state, nor makes a session
                 return finish(resp, None, "none")
             blob = orjson.dumps(state)
-            if len(blob) > limits.max_state:
-                return size_refusal(len(blob))
+            refusal = over_limits(state, blob)
+            if refusal is not None:
+                return refusal
             return finish(resp, store.create(state, established=False), "new")
         with store.lock(sid):
             found = store.load(sid)
@@ -506,9 +566,10 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             except BaseException:
                 store.forget(sid)   # the next request starts from the last committed state
                 raise
-            if len(blob) > limits.max_state:
-                store.forget(sid)
-                return size_refusal(len(blob))
+            refusal = over_limits(found.state, blob)
+            if refusal is not None:
+                store.forget(sid)   # the state stays as it was
+                return refusal
             if not store.save(sid, found.state, blob=blob, establish=not found.established):
                 return gone(Lookup(None, "evicted"))
         return finish(resp, None, "live")

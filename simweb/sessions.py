@@ -26,6 +26,7 @@ back by that request's write (:meth:`SessionStore.save` returns False).
 """
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 import time
@@ -112,7 +113,18 @@ def _shown(url: str) -> str:
 
 
 def _is_memory(url: str) -> bool:
-    return url in ("sqlite://", "sqlite:///:memory:")
+    """A SQLite URL of an in-memory database: no file (``sqlite://``, ``sqlite:///``),
+    ``:memory:``, or a ``mode=memory`` URI."""
+    from sqlalchemy.engine import make_url
+
+    if not url.startswith("sqlite"):
+        return False
+    try:
+        parsed = make_url(url)
+    except Exception:
+        return False
+    name = parsed.database or ""
+    return name in ("", ":memory:") or name.startswith("file::memory:") or parsed.query.get("mode") == "memory"
 
 
 def _engine(url: str) -> Engine:
@@ -178,6 +190,8 @@ def _check_database(engine: Engine, url: str) -> None:
                         f"unknown {', '.join(extra)}" if extra else "") if part)
                     raise SessionDBError(f"session database {where} has a {SESSIONS.name} table of another layout "
                                          f"({detail}): not one this simweb made; pass another --session-db")
+            if sqlite and not _is_memory(url):
+                _check_writable(conn, where)
     except DBAPIError as exc:
         if not sqlite:
             raise
@@ -190,6 +204,85 @@ def _check_database(engine: Engine, url: str) -> None:
         raise SessionDBError(f"session database {where} cannot be used ({reason})") from None
     finally:
         engine.dispose()   # the connections the pragmas of a SQLite file are set on come after
+
+
+def _check_writable(conn: Any, where: str) -> None:
+    """Refuse a SQLite file the server can read but not write (a read-only file, mount or
+    ``mode=ro`` URL): every request would fail on its write. The probe is a write in a
+    transaction rolled back, so the file is left as it was."""
+    import sqlite3
+
+    raw = conn.connection.dbapi_connection
+    cur = raw.cursor()
+    try:
+        if not raw.in_transaction:
+            cur.execute("BEGIN")
+        version = cur.execute("PRAGMA user_version").fetchone()[0]
+        cur.execute(f"PRAGMA user_version = {int(version)}")
+    except sqlite3.Error as exc:
+        reason = " ".join(str(exc).split())
+        raise SessionDBError(f"session database {where} cannot be written ({reason}): make it writable or pass "
+                             f"another --session-db") from None
+    finally:
+        if raw.in_transaction:
+            raw.rollback()
+        cur.close()
+
+
+def _sqlite_file(url: str) -> str | None:
+    """The file a SQLite URL names (resolved: one file named two ways is one file), None
+    for an in-memory database or a URL of another database."""
+    from sqlalchemy.engine import make_url
+
+    if not url.startswith("sqlite") or _is_memory(url):
+        return None
+    try:
+        parsed = make_url(url)
+    except Exception:
+        return None
+    name = parsed.database or ""
+    if str(parsed.query.get("uri", "")).lower() in ("true", "1") or name.startswith("file:"):
+        from urllib.parse import unquote, urlsplit
+
+        if name.startswith("file:"):
+            name = unquote(urlsplit(name).path) if name.startswith("file://") else unquote(name[5:].split("?")[0])
+    if not name or name == ":memory:":
+        return None
+    return os.path.realpath(name)
+
+
+class _Hold:
+    """This process's claim on one app's sessions in a SQLite file: an exclusive ``flock``
+    on a lock file beside it (``<file>-simweb-<app>.lock``, holding the owner's pid). The
+    OS drops it when the process ends, ``kill -9`` included, so a restart is never refused
+    by a dead server; a second live server of the same app is (its cache would go stale)."""
+
+    def __init__(self, path: str, app: str, where: str):
+        import fcntl
+
+        self.path = f"{path}-simweb-{app}.lock"
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise SessionDBError(f"session database {where}: cannot create its lock file {self.path} "
+                                 f"({exc.strerror})") from None
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                owner = os.pread(self.fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            finally:
+                os.close(self.fd)
+            raise SessionDBError(f"session database {where} is in use by another simweb server of {app} (pid "
+                                 f"{owner}): one server owns a database's sessions; stop it or pass another "
+                                 f"--session-db") from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)   # closing it drops the flock
+            self.fd = -1
 
 
 @dataclass
@@ -236,7 +329,14 @@ class SessionStore:
         self.clock = clock
         self.check = check
         self.engine = _engine(url)
-        _metadata.create_all(self.engine)
+        path = _sqlite_file(url)
+        self._hold = _Hold(path, app, _shown(url)) if path is not None else None
+        try:
+            _metadata.create_all(self.engine)
+        except BaseException:
+            if self._hold is not None:
+                self._hold.release()
+            raise
         self._stripes = [threading.Lock() for _ in range(_STRIPES)]
         self._guard = threading.Lock()            # the memory cache
         self._write = threading.Lock()            # one writer at a time (SQLite has one anyway)
@@ -408,11 +508,17 @@ class SessionStore:
         brought back. ``establish`` moves a new session into the established budget."""
         now = self.clock()
         data = blob if blob is not None else orjson.dumps(state)
-        with self._writing() as conn:
-            if establish:
-                self._make_room(conn, True)
-                conn.execute(update(SESSIONS).where(self._live(sid)).values(established=True))
-            done = conn.execute(self._save, {"sid": sid, "blob": data, "now": now}).rowcount == 1
+        try:
+            with self._writing() as conn:
+                if establish:
+                    self._make_room(conn, True)
+                    conn.execute(update(SESSIONS).where(self._live(sid)).values(established=True))
+                done = conn.execute(self._save, {"sid": sid, "blob": data, "now": now}).rowcount == 1
+        except BaseException:
+            # Not written (disk full, a locked file): the cached copy, which the request may
+            # have changed in place, goes too; the next load reads the last committed state.
+            self.forget(sid)
+            raise
         if done:
             with self._guard:
                 old = self._cache.get(sid)
@@ -457,3 +563,5 @@ class SessionStore:
         with self._write:
             self._wconn.close()
         self.engine.dispose()
+        if self._hold is not None:
+            self._hold.release()

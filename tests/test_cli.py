@@ -155,6 +155,12 @@ def test_omnibox_refuses_a_status_interval_that_is_not_finite(value):
                       f"--status-interval must be a finite number, not '{value}'")
 
 
+@pytest.mark.parametrize("apps", [",", " , ,"])
+def test_omnibox_with_no_app_in_apps_is_one_line(apps):
+    """`--apps ,` names no app: it was a ValueError traceback."""
+    assert_user_error(simweb("omnibox", "--apps", apps, timeout=30), "--apps")
+
+
 def test_the_64_bit_seed_type_accepts_its_whole_range():
     import click
 
@@ -221,3 +227,59 @@ def test_compare_live_needs_a_server(tmp_path):
     res = simweb("compare", "shopping", "--task", TASK, "--against", "live", "--out", str(tmp_path / "x.jsonl"))
     assert_user_error(res, "--against live needs --server")
     assert not (tmp_path / "x.jsonl").exists()
+
+
+# ----------------------------------------------------------------------------- outputs that cannot be files
+
+@pytest.mark.parametrize("args", [
+    ["run", "shopping", "--task", TASK, "--out", "{missing}/t.jsonl"],
+    ["run", "shopping", "--task", TASK, "--save-state", "{missing}/s.json"],
+    ["spec", "shopping", "--diagram", "{missing}/d.mmd"],
+    ["export-webgym", "shopping", "--per-template", "1", "--out", "{file}/t.jsonl"],
+], ids=["run-out", "run-save-state", "spec-diagram", "export"])
+def test_an_output_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path, args):
+    """A folder that does not exist (or is a file) was a FileNotFoundError traceback."""
+    (tmp_path / "file").write_text("x")
+    args = [a.format(missing=tmp_path / "missing", file=tmp_path / "file") for a in args]
+    assert_user_error(simweb(*args), "cannot write")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.parametrize("args", [
+    ["spec", "shopping", "--diagram", "{out}"],
+    ["run", "shopping", "--task", TASK, "--out", "{out}"],
+    ["export-webgym", "shopping", "--per-template", "1", "--out", "{out}"],
+], ids=["spec-diagram", "run-out", "export"])
+def test_an_output_that_is_not_a_regular_file_is_written_to_not_replaced(tmp_path, args):
+    """A write went to a temporary file beside the output, renamed over it: given a device or
+    a pipe (`--out /dev/stdout`, `/dev/null`, a FIFO), that replaced the device node with a
+    regular file (run as root, `--out /dev/null` broke /dev/null for the whole machine)."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    res = simweb(*[a.format(out=fifo) for a in args])
+    if reader.is_alive():   # the command never opened the pipe: unblock the reader
+        with open(fifo, "wb"):
+            pass
+    reader.join(10)
+    assert res.returncode == 0, res.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert got and got[0].strip()
+    # Nothing else but the workflow diagrams `spec --diagram` writes beside the machine's.
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("fifo.")] == ["fifo"]
+
+
+def test_an_output_through_a_symlink_keeps_the_symlink(tmp_path):
+    target = tmp_path / "real.mmd"
+    target.write_text("old")
+    link = tmp_path / "link.mmd"
+    link.symlink_to(target)
+    res = simweb("spec", "shopping", "--diagram", str(link))
+    assert res.returncode == 0, res.stderr
+    assert link.is_symlink() and target.read_text() != "old"

@@ -218,6 +218,39 @@ def test_id_mapping_is_used_and_survives_a_release(server, master):
     master.reset_instance(again)
 
 
+def test_a_screenshot_with_an_ended_lease_neither_shows_nor_changes_the_next_lease(server, master):
+    """`/screenshot` went by the id's port alone: a client whose lease had ended (released,
+    or expired under it) still got the screen of whoever held the browser now, and its
+    set-of-marks screenshot replaced that client's id mapping, so their next `click_id`
+    clicked another element. It is refused as `/execute` refuses an ended lease."""
+    shop = server.apps()["shopping"]
+    old = master.get_instance()
+    port = old["instance_id"].split(":")[1]
+    master.execute(old, {"visit_page": {"url": shop + "/"}})
+    master.reset_instance(old)
+    server.pool.refresh()
+    new = master.get_instance()
+    while new["instance_id"].split(":")[1] != port:     # the same browser slot
+        other = new
+        new = master.get_instance()
+        master.reset_instance(other)
+    try:
+        master.execute(new, {"visit_page": {"url": shop + "/login"}})
+        master.screenshot(new)
+        mine = master.execute(new, {"get_screenshot_info": {}}).json()
+        master.execute(new, {"visit_page": {"url": shop + "/"}})
+        reply = call(server.base_url, "GET", "/screenshot", dict(old, interaction_mode="set_of_marks"))
+        assert reply.status_code == 400 and "Invalid instance UUID" in reply.json()["message"]
+        assert master.execute(new, {"get_screenshot_info": {}}).json() == mine
+        forged = dict(new, instance_id="0" * 32 + ":" + port)
+        assert call(server.base_url, "GET", "/screenshot", forged).status_code == 400
+        shot = call(server.base_url, "GET", "/screenshot", new)
+        assert shot.status_code == 200 and shot.content_type == "image/png" and shot.content[:4] == b"\x89PNG"
+    finally:
+        master.reset_instance(new)
+        server.pool.refresh()
+
+
 def test_regions_as_the_real_page_script_reports_them(server, master, leased):
     """An input comes as tag ``input, type=<type>`` with an empty role unless the type has
     an implicit one; options are listed only while their select is focused."""

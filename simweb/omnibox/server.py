@@ -23,8 +23,8 @@ Every request needs the header ``x-api-key`` (401 ``{"detail"}`` without it or w
 wrong one); a missing or malformed query parameter is a 422 in FastAPI's format; an
 unknown ``node`` is 400 ``{"detail": "Node ... is not found"}``. Two deliberate
 differences: element commands wait for navigations rather than sleeping ten seconds, and
-``/execute`` refuses an ``instance_id`` whose lease has ended (400 ``Invalid instance
-UUID``; the real node runs it on whoever holds the instance now).
+``/execute`` and ``/screenshot`` refuse an ``instance_id`` whose lease has ended (400
+``Invalid instance UUID``; the real node runs it on whoever holds the instance now).
 
 simweb's extensions live under ``/simweb/`` (same key; errors are 4xx
 ``{"status": "error", "message"}``):
@@ -62,7 +62,7 @@ from .instance import VIEWPORT, BrowserInstance
 from .pool import InstancePool, NoCapacity
 from .protocol import CommandError, execute
 from .session import SessionError, read_state, verdict_of, write_state
-from .start import start_url
+from .start import parse_seed, start_url
 
 DEFAULT_API_KEY = "default_key"
 DEFAULT_NODE = "http://localhost:8080"
@@ -318,6 +318,12 @@ class OmniboxServer:
                 return _error("Failed to get screenshot: Internal Server Error", 500)
             if inst is None:
                 return _error('Failed to get screenshot: {"detail":"Error getting screenshot from instance"}', 500)
+            uuid = instance_id.split(":")[0]
+            if uuid != inst.uuid or not self.pool.leased(instance_id):
+                # As /execute: the real node shows (and, in set-of-marks mode, re-marks) the
+                # page of whoever holds the browser now, changing that client's id mapping.
+                inner = _dumps({"detail": f"Invalid instance UUID: {uuid}"}).decode("utf-8")
+                return _error(f"Failed to get screenshot: {inner}", 400)
             try:
                 png = inst.call(lambda: inst.driver.screenshot(mode))
             except Exception:
@@ -384,8 +390,10 @@ class OmniboxServer:
             task = request.args.get("task") or None
             app_name = request.args.get("app") or None
             seed_text = request.args.get("seed", "0")
-            if not _INT.fullmatch(seed_text):
-                return _error(f"seed must be an integer, not {seed_text!r}", 422)
+            seed = parse_seed(seed_text)
+            if seed is None:   # the start URL's own reading: a 64-bit integer
+                shown = seed_text if len(seed_text) <= 40 else f"{seed_text[:40]}... ({len(seed_text)} characters)"
+                return _error(f"seed must be a 64-bit integer, not {shown!r}", 422)
             if task is not None:
                 from ..registry import RegistryError, app_of_task
 
@@ -400,12 +408,12 @@ class OmniboxServer:
                 return _error(f"app {app_name!r} is not served here (serving: {', '.join(self.served)})", 400)
             if task is not None and task not in served.app.tasks:
                 return _error(f"unknown task {task!r} (see `simweb tasks {app_name}`)", 400)
-            url = served.base_url + start_url(task, int(seed_text))
+            url = served.base_url + start_url(task, seed)
 
             def go() -> dict:
-                inst.episode = (task, int(seed_text))
+                inst.episode = (task, seed)
                 inst.driver.visit_page(url)
-                return {"status": "success", "url": inst.page.url, "task": task, "seed": int(seed_text)}
+                return {"status": "success", "url": inst.page.url, "task": task, "seed": seed}
 
             return self._on(inst, go)
 

@@ -26,7 +26,19 @@ import orjson
 from flask import Flask, Response, redirect, request
 
 START_PATH = "/_simweb/start"
-_INT = re.compile(r"[+-]?\d{1,18}")
+#: A seed as the start URL writes it: ASCII digits (``\d`` would take any script's), at
+#: most 19 of them, so a 5,000-digit seed is refused before ``int`` is asked to read it.
+_INT = re.compile(r"[+-]?[0-9]{1,19}")
+
+
+def parse_seed(text: str) -> int | None:
+    """The seed ``text`` names (surrounding blanks ignored), None unless it is a 64-bit
+    integer: every seed ``/_simweb/reset``, ``simweb serve --seed`` and ``env.reset`` take."""
+    text = text.strip()
+    if not _INT.fullmatch(text):
+        return None
+    seed = int(text)
+    return seed if -2**63 <= seed < 2**63 else None
 
 
 def start_url(task: str | None, seed: int) -> str:
@@ -49,11 +61,11 @@ def episode_of(url: str) -> tuple[str | None, int] | None:
     if parts.path != START_PATH:
         return None
     q = parse_qs(parts.query)
-    seed = (q.get("seed") or ["0"])[0].strip()   # read as the route reads it
-    if not _INT.fullmatch(seed):
+    seed = parse_seed((q.get("seed") or ["0"])[0])   # read as the route reads it
+    if seed is None:
         return None
     tasks = q.get("task")
-    return (tasks[0] if tasks else None, int(seed))
+    return (tasks[0] if tasks else None, seed)
 
 
 def _address_script(url: str) -> str:
@@ -89,12 +101,15 @@ def install_start_route(flask_app: Flask, served: Any, cookie: str, bid_attribut
         if not served.control:   # it resets sessions and signs visitors in: a control endpoint
             return plain("control endpoints are switched off on this server", 404)
         task = request.args.get("task") or None
-        seed_text = request.args.get("seed", "0").strip()
+        seed_text = request.args.get("seed", "0")
         if task is not None and task not in sim.tasks:
             return plain(f"unknown task '{task}' (see `simweb tasks {sim.name}`)", 400)
-        if not _INT.fullmatch(seed_text):
-            return plain(f"seed must be an integer, not {seed_text!r}", 400)
-        state = served.fresh_state(task, int(seed_text))
+        seed = parse_seed(seed_text)
+        if seed is None:
+            shown = seed_text.strip()
+            shown = repr(shown) if len(shown) <= 40 else f"{shown[:40]!r}... ({len(shown)} characters)"
+            return plain(f"seed must be a 64-bit integer (from -2**63 to 2**63-1), not {shown}", 400)
+        state = served.fresh_state(task, seed)
         tab = state["browser"]["tabs"][state["browser"]["active"]]
         resp: Any
         if tab["url"] == "about:blank":
