@@ -392,7 +392,6 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 
 # ----------------------------------------------------------------------------- read API
 
-_READ_PRAGMAS = ("PRAGMA query_only=ON", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY")
 BOOKING_ROWS = RowMap(Booking)
 USER_ROWS = RowMap(User)
 ROOM_ROWS = RowMap(RoomType)
@@ -411,7 +410,6 @@ class BookingWorld(WorldFile):
     SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
     DEFAULT_SIZE = 240
     MIN_SIZE = 20
-    READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
     #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
     ROW_MAPS = {m.table: m for m in (BOOKING_ROWS, USER_ROWS, ROOM_ROWS, CODE_ROWS, PROPERTY_ROWS)}

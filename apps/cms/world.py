@@ -479,7 +479,6 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 
 # ----------------------------------------------------------------------------- read API
 
-_READ_PRAGMAS = ("PRAGMA query_only=ON", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY")
 POST_ROWS = RowMap(Post)
 USER_ROWS = RowMap(User)
 COMMENT_ROWS = RowMap(Comment)
@@ -519,7 +518,6 @@ class CmsWorld(WorldFile):
     SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
     DEFAULT_SIZE = 2400
     MIN_SIZE = 200
-    READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
     #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
     ROW_MAPS = {m.table: m for m in (POST_ROWS, USER_ROWS, COMMENT_ROWS, MEDIA_ROWS,

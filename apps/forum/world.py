@@ -771,8 +771,6 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 # ===========================================================================
 
 _STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "has", "have", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "with", "my", "your", "you"])
-_READ_PRAGMAS = ("PRAGMA query_only=1", "PRAGMA mmap_size=8589934592", "PRAGMA cache_size=-32768",
-                 "PRAGMA temp_store=MEMORY")
 
 
 def _unedited(row: dict[str, Any]) -> None:
@@ -817,7 +815,6 @@ class ForumWorld(WorldFile):
     SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
     DEFAULT_SIZE = 20_000
     MIN_SIZE = 1
-    READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
     #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
     ROW_MAPS = {m.table: m for m in (POST_ROWS, COMMENT_ROWS, USER_ROWS, MESSAGE_ROWS, COMMUNITY_ROWS)}

@@ -560,7 +560,6 @@ def _build_world(path: Path, seed: int, size: int, progress: bool) -> str:
 # ----------------------------------------------------------------------------- read API
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
-_READ_PRAGMAS = ("PRAGMA query_only=ON", "PRAGMA cache_size=-65536", "PRAGMA temp_store=MEMORY")
 PROJECT_ROWS = RowMap(Project)
 LABEL_ROWS = RowMap(Label, extra=lambda x: x.__setitem__("fg", _text_color(x["color"])))
 MILESTONE_ROWS = RowMap(Milestone)
@@ -624,7 +623,6 @@ class IssuesWorld(WorldFile):
     SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
     DEFAULT_SIZE = 10_000
     MIN_SIZE = 100
-    READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
     #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
     ROW_MAPS = {m.table: m for m in (PROJECT_ROWS, LABEL_ROWS, MILESTONE_ROWS, USER_ROWS,

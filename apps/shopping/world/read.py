@@ -66,12 +66,6 @@ _STOPWORDS = frozenset(
 
 
 _MAX_TERMS = 10
-_READ_PRAGMAS = (
-    "PRAGMA query_only=1",
-    "PRAGMA mmap_size=8589934592",  # map the whole file: reads become memcpy-free
-    "PRAGMA cache_size=-32768",
-    "PRAGMA temp_store=MEMORY",
-)
 _BROWSE_ORDER = {
     "relevance": "pop_rank",
     "reviews": "pop_rank",
@@ -139,7 +133,6 @@ class ShopWorld(WorldFile):
     SCHEMA_FINGERPRINT = SCHEMA_FINGERPRINT
     DEFAULT_SIZE = 10_000
     MIN_SIZE = 1
-    READ_PRAGMAS = _READ_PRAGMAS
     ID_TABLES = _TABLES
     #: how rows of each table read (the runtime schema's ``required: columns`` lists their keys)
     ROW_MAPS = {m.table: m for m in (PRODUCT_ROWS, USER_ROWS, ADDRESS_ROWS, ORDER_ROWS, COUPON_ROWS)}
