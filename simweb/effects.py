@@ -347,10 +347,7 @@ class RowRule:
             if self.value_net:
                 if involved.start_value is None or involved.final_value is None:
                     return False
-                was, now = _items(involved.start_value(path)), _items(involved.final_value(path))
-                # added: an item of the final value the start lacked; removed: the reverse
-                side, against = (now, was) if self.value_net == "added" else (was, now)
-                if not any(not _among(x, against) for x in side):
+                if not _net_change(involved.start_value(path), involved.final_value(path))[self.value_net]:
                     return False
         return True
 
@@ -366,10 +363,16 @@ def _in_net_change(row: Mapping[str, Any], kinds: Mapping[str, str], table: str,
     if involved.start_row is None or involved.final_row is None or value is None:
         return False
     before, after = involved.start_row(table, value), involved.final_row(table, value)
-    was = _items(before.get(column) if before is not None else None)
-    now = _items(after.get(column) if after is not None else None)
-    change = {"added": [x for x in now if not _among(x, was)], "removed": [x for x in was if not _among(x, now)]}
+    change = _net_change(before.get(column) if before is not None else None,
+                         after.get(column) if after is not None else None)
     return all(row.get(f) is not None and _among(row.get(f), change[kind]) for f, kind in kinds.items())
+
+
+def _net_change(start: Any, final: Any) -> dict[str, list[Any]]:
+    """The items a value gained (``added``: in ``final``, not in ``start``) and lost
+    (``removed``) over the episode, as ``net`` and ``value_net`` rules read them."""
+    was, now = _items(start), _items(final)
+    return {"added": [x for x in now if not _among(x, was)], "removed": [x for x in was if not _among(x, now)]}
 
 
 def _items(v: Any) -> list[Any]:
