@@ -628,7 +628,7 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
                decomposed: bool) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
-    from .live.tasks import LiveTask, export_task
+    from .live.tasks import LiveTask, export_task, task_line
 
     env = _make_env(app, world_seed, size)
     tasks: list[LiveTask] = []
@@ -643,7 +643,7 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
     except OSError as exc:
         raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     # dump_tasks's lines, written whole or not at all (and never renamed over a device)
-    write_atomic(out, [json.dumps(t.to_dict(), ensure_ascii=False).encode("utf-8") for t in tasks])
+    write_atomic(out, [task_line(t).encode("utf-8") for t in tasks])
     click.echo(f"wrote {len(tasks)} tasks -> {out}")
 
 

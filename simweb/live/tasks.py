@@ -291,15 +291,20 @@ def load_tasks(path: str | os.PathLike[str]) -> list[LiveTask]:
     return tasks
 
 
+def task_line(task: LiveTask | Mapping[str, Any]) -> str:
+    """One task as a line of WebGym JSONL (without the newline)."""
+    if not isinstance(task, LiveTask):
+        task = LiveTask.from_dict(task)
+    return json.dumps(task.to_dict(), ensure_ascii=False)
+
+
 def dump_tasks(tasks: Iterable[LiveTask | Mapping[str, Any]], path: str | os.PathLike[str]) -> int:
     """Write tasks as WebGym JSONL (UTF-8, one object a line); returns how many were written."""
     count = 0
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as fh:
         for task in tasks:
-            if not isinstance(task, LiveTask):
-                task = LiveTask.from_dict(task)
-            fh.write(json.dumps(task.to_dict(), ensure_ascii=False) + "\n")
+            fh.write(task_line(task) + "\n")
             count += 1
     return count
 
