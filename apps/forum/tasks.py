@@ -241,10 +241,8 @@ class CommentCount(TaskTemplate):
         # The count is drawn first, evenly over the counts posts have (past the small ones
         # anyone would guess), so that no number is the answer of many instances: most posts
         # have few comments, and "1" would otherwise be right often.
-        counts = [r[0] for r in world_query(app, "SELECT DISTINCT comment_count FROM posts WHERE status = 'live'"
-                                                 " AND comment_count > 3 ORDER BY comment_count")
-                  if r[0] not in GUESSABLE]
         by_count = live_posts_by_comment_count(app)
+        counts = [n for n in sorted(by_count) if n not in GUESSABLE]
         for _ in range(200):
             n = rng.choice(counts)
             ids = by_count[n][:400]

@@ -79,15 +79,15 @@ def blocking_links(app: Any, issue_id: int) -> list[dict]:
 
 
 @world_memo
-def milestone_counts(app: Any, pid: int, by_label: bool) -> dict[str, int]:
+def milestone_counts(app: Any, pid: int, by_label: bool) -> dict[tuple, int]:
     """What :func:`count_issues` answers for a project's (milestone, state) filters, or its
     (milestone, label, state) ones with ``by_label``, from one grouped query instead of one
-    count per combination. Keyed by ``"milestone label state"`` (label ``-`` without
+    count per combination. Keyed by ``(milestone, label, state)`` (label None without
     ``by_label``); a combination without issues is not there."""
     rows = app.world.issue_counts_by_milestone(pid, by_label)
     if by_label:
-        return {f"{m} {lab} {state}": n for m, lab, state, n in rows}
-    return {f"{m} - {state}": n for m, state, n in rows}
+        return {(m, lab, state): n for m, lab, state, n in rows}
+    return {(m, None, state): n for m, state, n in rows}
 
 
 def open_blockers(app: Any, issue_id: int) -> list[dict]:
@@ -375,7 +375,7 @@ class FilteredCount(TaskTemplate):
             counts = milestone_counts(app, p["id"], with_label)
             hits = [(m, lab, state) for m in app.world.milestones(p["id"]) for lab in labs
                     for state in ("opened", "closed")
-                    if counts.get(f"{m['id']} {lab['id'] if lab else '-'} {state}", 0) == want
+                    if counts.get((m["id"], lab["id"] if lab else None, state), 0) == want
                     and not in_text(want, " ".join((p["path"], m["title"], lab["name"] if lab else "")))]
             if hits:
                 m, lab, state = rng.choice(hits)
