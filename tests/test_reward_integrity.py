@@ -25,6 +25,19 @@ def _effect(env):
     return env.app.tasks[t.id].effect_for(env.app, t.params, env.start_state())
 
 
+def _red_team_with(app, tid, bookkeeping):
+    """The red team's attacks on ``tid`` (seed 0) with ``bookkeeping`` planted in the app's
+    spec in place of its own (an older, looser rule), the spec's put back afterwards. The
+    spec is the process-wide app's, which the red team's env shares."""
+    spec = simweb.make(app).app.spec
+    strict = spec.bookkeeping
+    object.__setattr__(spec, "bookkeeping", bookkeeping(strict))
+    try:
+        return redteam(app, seeds=(0,), tasks=[tid])
+    finally:
+        object.__setattr__(spec, "bookkeeping", strict)
+
+
 # ----------------------------------------------------------------------------- red team
 
 @pytest.mark.parametrize("app", APPS)
@@ -47,14 +60,8 @@ def test_red_team_finds_bookkeeping_left_by_a_change_and_its_undo():
         pytest.skip("cms is not among SIMWEB_TEST_APPS")
     import dataclasses
 
-    spec = simweb.make("cms").app.spec   # the process-wide app the red team's env shares
-    strict = spec.bookkeeping
-    loose = dataclasses.replace(strict, judged_row_fields={"posts": {"updated_day": "", "published_day": ""}})
-    object.__setattr__(spec, "bookkeeping", loose)
-    try:
-        attacks = redteam("cms", seeds=(0,), tasks=["cms/rename_post"])
-    finally:
-        object.__setattr__(spec, "bookkeeping", strict)
+    attacks = _red_team_with("cms", "cms/rename_post", lambda strict: dataclasses.replace(
+        strict, judged_row_fields={"posts": {"updated_day": "", "published_day": ""}}))
     paid = [a for a in attacks if a.paid]
     assert paid and all(a.family == "event" and "and back" in a.name for a in paid), [a.name for a in paid]
     assert not any(a.paid for a in redteam("cms", seeds=(0,), tasks=["cms/rename_post"]))
@@ -80,15 +87,9 @@ def test_red_team_finds_history_left_by_a_junk_edit_or_a_choice_undone(app, tid,
 
     from simweb.effects import RowRule
 
-    spec = simweb.make(app).app.spec
-    strict = spec.bookkeeping
     rules = tuple(RowRule(dict(r.get("where", {})), dict(r["echo_of"])) for r in old)
-    loose = dataclasses.replace(strict, new_rows={**strict.new_rows, table: rules})
-    object.__setattr__(spec, "bookkeeping", loose)
-    try:
-        attacks = redteam(app, seeds=(0,), tasks=[tid])
-    finally:
-        object.__setattr__(spec, "bookkeeping", strict)
+    attacks = _red_team_with(app, tid, lambda strict: dataclasses.replace(
+        strict, new_rows={**strict.new_rows, table: rules}))
     paid = [a for a in attacks if a.paid]
     assert paid and all(a.family == "event" and ("undone" in a.name or "and back" in a.name) for a in paid), [
         a.name for a in paid]
@@ -115,16 +116,11 @@ def test_red_team_finds_history_of_a_change_undone_on_the_judged_field(app, tid,
         pytest.skip(f"{app} is not among SIMWEB_TEST_APPS")
     import dataclasses
 
-    spec = simweb.make(app).app.spec
-    strict = spec.bookkeeping
+    strict = simweb.make(app).app.spec.bookkeeping
     assert any(r.net for rules in strict.new_rows.values() for r in rules)
-    loose = dataclasses.replace(strict, new_rows={t: tuple(dataclasses.replace(r, net={}) for r in rules)
-                                                  for t, rules in strict.new_rows.items()})
-    object.__setattr__(spec, "bookkeeping", loose)
-    try:
-        attacks = redteam(app, seeds=(0,), tasks=[tid])
-    finally:
-        object.__setattr__(spec, "bookkeeping", strict)
+    attacks = _red_team_with(app, tid, lambda strict: dataclasses.replace(
+        strict, new_rows={t: tuple(dataclasses.replace(r, net={}) for r in rules)
+                          for t, rules in strict.new_rows.items()}))
     paid = [a for a in attacks if a.paid]
     assert paid and all(a.family == "event" and how in a.name and "and back" in a.name for a in paid), [
         a.name for a in paid]
