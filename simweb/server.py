@@ -101,6 +101,31 @@ _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f-\U0010ffff\\]")
 _UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 
 
+#: Appended to every stylesheet an app serves: the centre of an element that carries a bid
+#: but is not itself a link, control or label (a nav, a list, a form, a row, a heading...)
+#: is covered by a small box of that element's own (its ``::after``), so a click on the
+#: element -- Playwright clicks the centre of its box -- lands on the element itself and
+#: never on whatever child happens to sit at the centre. What such a click does is then
+#: certain for content of any length, and the in-process browser does the same: the click
+#: goes to the element and bubbles up to a link, button or label around it, if any.
+#: ``{bid}`` is the bid attribute of the served pages.
+HIT_CSS = """
+/* simweb: a click at the centre of an element with a bid lands on that element */
+:where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
+  video, audio, canvas, embed, object, area, hr, br, progress, meter) {{ position: relative; }}
+:where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
+  video, audio, canvas, embed, object, area, hr, br, progress, meter)::after {{
+  content: ""; position: absolute; left: calc(50% - 2px); top: calc(50% - 2px); width: 4px; height: 4px;
+  z-index: 2147483647; pointer-events: auto;
+}}
+"""
+
+
+def hit_stylesheet(bid_attribute: str = "bid") -> str:
+    """:data:`HIT_CSS` for pages whose bid attribute is ``bid_attribute``."""
+    return HIT_CSS.format(bid=bid_attribute)
+
+
 def _encode_unsafe(url: str) -> str:
     """Percent-encode what a browser would encode (or strip) in a Location: whitespace,
     control characters, backslashes and non-ASCII (as UTF-8; a header is Latin-1). The
@@ -298,8 +323,15 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         resp.headers[SESSION_HEADER] = found.status
         return resp
 
+    hit_css = hit_stylesheet(bid_attribute).encode("utf-8")
+
     @flask_app.after_request
     def every_response(resp: Response) -> Response:
+        if (resp.status_code == 200 and resp.mimetype == "text/css" and request.method == "GET"
+                and request.path.startswith("/static/")):
+            # Every stylesheet of the app ends with the engine's hit rule (HIT_CSS).
+            resp.direct_passthrough = False
+            resp.set_data(resp.get_data() + hit_css)
         # Errors included: a text/plain 400 that quotes what it refused (a task id holding
         # a script) is never sniffed into HTML; a response that did not involve a session
         # (a refusal before any, a static file) says so.
