@@ -246,7 +246,7 @@ class SimBrowser:
         # and inline content, what it sits in: the click goes to the nearest activatable
         # element among it and its ancestors (a link, a button, a label), as the DOM's
         # click event does when it bubbles.
-        target = el if _activatable(el) else self._activatable_ancestor(el)
+        target = el if _activatable(el) else (self._activatable_ancestor(el) or self._sole_activatable(el))
         focus = el if _focusable(el) else (target if target is not None and _focusable(target) else None)
         self.tab["focus"] = focus.bid if focus is not None else None
         if target is None:
@@ -309,6 +309,20 @@ class SimBrowser:
                     return None   # an activatable element without a bid: nothing this browser can act on
             node = node.parent
         return None
+
+    def _sole_activatable(self, el: Element) -> Element | None:
+        """The link or control that is the whole content of ``el`` (its only one, and all
+        of its text): that element covers ``el``'s centre, where the click lands."""
+        node = self._dom_node(el.bid) if el.bid is not None else None
+        if node is None:
+            return None
+        found = [n for n in node.traverse(include_text=False) if n is not node
+                 and (n.tag in ("button", "input", "select", "textarea", "label") or (n.tag == "a" and "href" in n.attributes))]
+        if len(found) != 1 or " ".join(node.text().split()) != " ".join(found[0].text().split()):
+            return None
+        bid = found[0].attributes.get("bid")
+        hit = self.page().elements.get(bid) if bid else None
+        return hit if hit is not None and _activatable(hit) and not hit.hidden else None
 
     def _label_control(self, label: Element) -> Element | None:
         if label.bid is None:
@@ -540,7 +554,58 @@ class SimBrowser:
             out.append((c.field_name, str(v) if v is not None else (c.value or "")))
         return out
 
+    def _field_value(self, c: Element) -> str:
+        v = self.tab["fields"].get(c.bid) if c.bid else None
+        return str(v) if v is not None else (c.value or "")
+
+    def first_invalid(self, form: Form) -> Element | None:
+        """The first control of ``form`` that fails Chromium's constraint validation (a
+        required field left empty, an email that is not one, a number or date outside its
+        min/max or off its step), or None. A submission with one is not sent."""
+        for c in form.controls:
+            if c.disabled or c.hidden or "readonly" in c.attrs or c.tag in ("button", "output"):
+                continue
+            t = c.input_type or "text"
+            if t in ("submit", "image", "reset", "button", "hidden", "file"):
+                continue
+            required = "required" in c.attrs
+            if t == "checkbox":
+                if required and not self._checked(c):
+                    return c
+                continue
+            if t == "radio":
+                if required and not any(o.input_type == "radio" and o.field_name == c.field_name
+                                        and self._checked(o) for o in form.controls):
+                    return c
+                continue
+            value = self._field_value(c)
+            if value == "":
+                if required:
+                    return c
+                continue
+            if t == "email" and not all(_EMAIL.fullmatch(part) for part in
+                                        (value.split(",") if "multiple" in c.attrs else [value])):
+                return c
+            if t == "url" and not _URL.match(value):
+                return c
+            if t == "number" and _number_invalid(value, c.attrs):
+                return c
+            if t in ("date", "month", "week", "time", "datetime-local"):
+                low, high = c.attrs.get("min"), c.attrs.get("max")
+                if (low and sanitize_value(t, low) and value < low) or (high and sanitize_value(t, high) and value > high):
+                    return c
+        return None
+
     def _submit(self, form: Form, submitter: Element | None) -> str | None:
+        form_el = self.page().elements.get(form.bid) if form.bid else None
+        novalidate = (form_el is not None and "novalidate" in form_el.attrs) or (
+            submitter is not None and "formnovalidate" in submitter.attrs)
+        if not novalidate:
+            invalid = self.first_invalid(form)
+            if invalid is not None:
+                # Chromium shows its validation bubble on the field and sends nothing.
+                self.tab["focus"] = invalid.bid
+                return None
         action = form.action
         method = form.method
         if submitter is not None:
@@ -602,6 +667,36 @@ def _js_number(text: str) -> bool:
     refuses any other text for a number input."""
     t = text.strip(" \t\n\r\f\v\u00a0\ufeff\u2028\u2029")
     return t == "" or _JS_NUMBER.fullmatch(t) is not None
+
+
+#: HTML's valid e-mail address (the spec's own expression) and an absolute URL's scheme.
+_EMAIL = re.compile(r"[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+                    r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S")
+
+
+def _number_invalid(value: str, attrs: dict[str, str]) -> bool:
+    """Range underflow/overflow or step mismatch of a number input's (sanitized) value."""
+    try:
+        v = float(value)
+    except ValueError:
+        return False
+    def num(name: str) -> float | None:
+        try:
+            return float(attrs.get(name) or "")
+        except ValueError:
+            return None
+    low, high = num("min"), num("max")
+    if (low is not None and v < low) or (high is not None and v > high):
+        return True
+    step_attr = (attrs.get("step") or "").strip().lower()
+    if step_attr == "any":
+        return False
+    step = num("step")
+    step = step if step is not None and step > 0 else 1.0
+    base = low if low is not None else 0.0
+    q = (v - base) / step
+    return abs(q - round(q)) > 1e-9 * max(1.0, abs(q))
 
 
 def _valid_date(y: int, m: int, d: int) -> bool:

@@ -104,10 +104,11 @@ _UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 #: Appended to every stylesheet an app serves: the centre of an element that carries a bid
 #: but is not itself a link, control or label (a nav, a list, a form, a row, a heading...)
 #: is covered by a small box of that element's own (its ``::after``), so a click on the
-#: element -- Playwright clicks the centre of its box -- lands on the element itself and
-#: never on whatever child happens to sit at the centre. What such a click does is then
-#: certain for content of any length, and the in-process browser does the same: the click
-#: goes to the element and bubbles up to a link, button or label around it, if any.
+#: element -- Playwright clicks the centre of its box -- lands on the element itself, not on
+#: text or a non-interactive child that happens to sit at the centre; links and controls
+#: stay above that box (a click on one is never intercepted). The in-process browser does
+#: the same: the click goes to the element and bubbles up to a link, button or label around
+#: it, if any, and a container whose whole content is one link or control hits that.
 #: ``{bid}`` is the bid attribute of the served pages.
 HIT_CSS = """
 /* simweb: a click at the centre of an element with a bid lands on that element */
@@ -116,8 +117,9 @@ HIT_CSS = """
 :where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
   video, audio, canvas, embed, object, area, hr, br, progress, meter)::after {{
   content: ""; position: absolute; left: calc(50% - 2px); top: calc(50% - 2px); width: 4px; height: 4px;
-  z-index: 2147483647; pointer-events: auto;
+  z-index: 2147483646; pointer-events: auto;
 }}
+:where([{bid}]) :is(a[href], button, input, select, textarea, label) {{ position: relative; z-index: 2147483647; }}
 """
 
 

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from .actions import ActionError, parse_action
 from .axtree import Page, parse_page
 
-__all__ = ["ERROR_CLASSES", "TEXTS", "KEYS", "error_class", "random_action", "start_state", "run_walk",
+__all__ = ["DECLARED", "declared", "ERROR_CLASSES", "TEXTS", "KEYS", "error_class", "random_action", "start_state", "run_walk",
            "run_walks", "summarize"]
 
 #: Error classes, from the message an action gave (in-process or in Chromium):
@@ -73,6 +73,25 @@ KEYS = ("Enter", "Enter", "Tab", "Space", "ArrowDown", "ArrowUp", "ArrowLeft", "
 _FILL_ROLES = {"textbox", "searchbox", "spinbutton", "combobox"}
 _CHECK_ROLES = {"checkbox", "radio"}
 _ELEMENT_LINE = re.compile(r"^\s*\[([^\]]+)\]\s+([A-Za-z][\w-]*)")
+
+
+#: Divergences that cannot be modelled, by name, with the reason.
+DECLARED = {
+    "external-link": "a link to another host: Chromium leaves for its network-error page without an action "
+                     "error; the in-process browser has only this app and reports net::ERR_NAME_NOT_RESOLVED",
+    "form-restoration": "after go_back/go_forward Chromium restores the values typed into the page's fields "
+                        "(its per-entry form state); the in-process history keeps URLs only",
+}
+
+
+def declared(divergence: dict[str, Any]) -> str | None:
+    """The :data:`DECLARED` class of a walk's divergence record, or None."""
+    if divergence.get("sim", {}).get("error_class") == "navigation" and \
+            divergence.get("chromium", {}).get("error_class") == "none":
+        return "external-link"
+    if divergence.get("after_history_with_fields") and "error" not in divergence.get("differs", ()):
+        return "form-restoration"
+    return None
 
 
 def _bids(axtree: str) -> list[tuple[str, str]]:
@@ -175,6 +194,7 @@ def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) ->
     web.restore(state)
     records: list[dict[str, Any]] = []
     axtree = sim.browser.axtree()
+    typed = restored = False   # fields changed; then a history step that Chromium restores them on
     for i in range(1, steps + 1):
         page = parse_page(sim.browser.html())
         action = random_action(rng, axtree, page)
@@ -197,11 +217,20 @@ def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) ->
         if rec["sim"]["error_class"] != rec["chromium"]["error_class"]:
             differs.append("error")
         rec["differs"] = differs
+        rec["after_history_with_fields"] = restored
+        name = action.split("(", 1)[0]
+        if name in ("fill", "select_option", "check", "uncheck", "press", "click") and not so["last_action_error"]:
+            typed = True
+        if name in ("go_back", "go_forward") and typed:
+            restored = True
         records.append(rec)
         if differs:
             cls = f"{key}: {'+'.join(differs)} differ"
             if "error" in differs:
                 cls += f" ({rec['sim']['error_class']} in-process, {rec['chromium']['error_class']} in Chromium)"
+            why = declared(rec)
+            if why is not None:
+                cls = f"declared {why}: {cls}"
             return {"steps": records, "diverged_at": i, "divergence": {"class": cls, **rec}}
         axtree = so["axtree"]
     return {"steps": records, "diverged_at": None, "divergence": None}
