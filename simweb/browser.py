@@ -467,13 +467,14 @@ def load_rendered(page: Any, target: str, html: str, status: int, timeout_ms: in
     reaching the server (the page of a state whose GET the server already performed)."""
     body = html.encode("utf-8")
     headers = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
+    requested = target.partition("#")[0]   # a fragment never reaches the network
 
     def matches(url: str) -> bool:
-        return url == target
+        return url == requested
 
     def fulfil(route: Any) -> None:
         req = route.request
-        if req.is_navigation_request() and req.method == "GET" and req.url == target:
+        if req.is_navigation_request() and req.method == "GET" and req.url == requested:
             route.fulfill(status=status, body=body, headers=headers)
         else:
             route.fallback()

@@ -103,23 +103,32 @@ _UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 
 #: Appended to every stylesheet an app serves: the centre of an element that carries a bid
 #: but is not itself a link, control or label (a nav, a list, a form, a row, a heading...)
-#: is covered by a small box of that element's own (its ``::after``), so a click on the
+#: is covered by a small box of that element's own (its ``::before``: a nested container's
+#: box comes later in tree order, so it paints above its ancestors'), so a click on the
 #: element -- Playwright clicks the centre of its box -- lands on the element itself, not on
-#: text or a non-interactive child that happens to sit at the centre; links and controls
-#: stay above that box (a click on one is never intercepted). The in-process browser does
-#: the same: the click goes to the element and bubbles up to a link, button or label around
-#: it, if any, and a container whose whole content is one link or control hits that.
+#: whatever child happens to sit at the centre. Links, buttons and labels have such a box
+#: of their own at their centre, one level higher, and form controls sit above both: a
+#: click on one is never intercepted by a container around it, and a container click hits
+#: a child only when the child's centre is the container's (a container whose whole content
+#: is one link or control). The in-process browser does the same: the click goes to the
+#: element and bubbles up to a link, button or label around it, if any, or to the one link
+#: or control that is the container's whole content.
 #: ``{bid}`` is the bid attribute of the served pages.
 HIT_CSS = """
 /* simweb: a click at the centre of an element with a bid lands on that element */
 :where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
   video, audio, canvas, embed, object, area, hr, br, progress, meter) {{ position: relative; }}
 :where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
-  video, audio, canvas, embed, object, area, hr, br, progress, meter)::after {{
+  video, audio, canvas, embed, object, area, hr, br, progress, meter)::before {{
   content: ""; position: absolute; left: calc(50% - 2px); top: calc(50% - 2px); width: 4px; height: 4px;
   z-index: 2147483646; pointer-events: auto;
 }}
-:where([{bid}]) :is(a[href], button, input, select, textarea, label) {{ position: relative; z-index: 2147483647; }}
+:where(a[href], button, label) {{ position: relative; }}
+:where(a[href], button, label)::after {{
+  content: ""; position: absolute; left: calc(50% - 2px); top: calc(50% - 2px); width: 4px; height: 4px;
+  z-index: 2147483647; pointer-events: auto;
+}}
+:where(input, select, textarea) {{ position: relative; z-index: 2147483647; }}
 """
 
 

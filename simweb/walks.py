@@ -42,7 +42,7 @@ ERROR_CLASSES = ("none", "syntax", "not-found", "not-actionable", "wrong-element
 
 _CLASS_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("not-found", re.compile(r"Could not find element|No node found|No tab at index", re.I)),
-    ("not-actionable", re.compile(r"Timeout \d+ms exceeded|is disabled|is not editable|is not visible|"
+    ("not-actionable", re.compile(r"Timeout (?:\d+ms )?exceeded|is disabled|is not editable|is not visible|"
                                   r"not found in select|did not find some options|outside of the viewport|"
                                   r"not stable|intercepts pointer events", re.I)),
     ("wrong-element", re.compile(r"is not an <input|Not a checkbox|is not a checkbox|cannot be filled|"
