@@ -246,7 +246,7 @@ class SimBrowser:
         # and inline content, what it sits in: the click goes to the nearest activatable
         # element among it and its ancestors (a link, a button, a label), as the DOM's
         # click event does when it bubbles.
-        target = el if _activatable(el) else (self._activatable_ancestor(el) or self._sole_activatable(el))
+        target = el if _activatable(el) else self._activatable_ancestor(el)
         focus = el if _focusable(el) else (target if target is not None and _focusable(target) else None)
         self.tab["focus"] = focus.bid if focus is not None else None
         if target is None:
@@ -309,20 +309,6 @@ class SimBrowser:
                     return None   # an activatable element without a bid: nothing this browser can act on
             node = node.parent
         return None
-
-    def _sole_activatable(self, el: Element) -> Element | None:
-        """The link or control that is the whole content of ``el`` (its only one, and all
-        of its text): that element covers ``el``'s centre, where the click lands."""
-        node = self._dom_node(el.bid) if el.bid is not None else None
-        if node is None:
-            return None
-        found = [n for n in node.traverse(include_text=False) if n is not node
-                 and (n.tag in ("button", "input", "select", "textarea", "label") or (n.tag == "a" and "href" in n.attributes))]
-        if len(found) != 1 or " ".join(node.text().split()) != " ".join(found[0].text().split()):
-            return None
-        bid = found[0].attributes.get("bid")
-        hit = self.page().elements.get(bid) if bid else None
-        return hit if hit is not None and _activatable(hit) and not hit.hidden else None
 
     def _label_control(self, label: Element) -> Element | None:
         if label.bid is None:

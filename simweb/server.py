@@ -106,13 +106,13 @@ _UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 #: is covered by a small box of that element's own (its ``::before``: a nested container's
 #: box comes later in tree order, so it paints above its ancestors'), so a click on the
 #: element -- Playwright clicks the centre of its box -- lands on the element itself, not on
-#: whatever child happens to sit at the centre. Links, buttons and labels have such a box
-#: of their own at their centre, one level higher, and form controls sit above both: a
-#: click on one is never intercepted by a container around it, and a container click hits
-#: a child only when the child's centre is the container's (a container whose whole content
-#: is one link or control). The in-process browser does the same: the click goes to the
-#: element and bubbles up to a link, button or label around it, if any, or to the one link
-#: or control that is the container's whole content.
+#: whatever child happens to sit at the centre, and does what the DOM's click does: bubbles
+#: up to a link, button or label around it, if any (the in-process browser does the same).
+#: Links, buttons and labels have such a box at their own centre, one level higher, and form
+#: controls sit above both, so a click on one is never intercepted by a container around
+#: it. A container holding a link or control that is an only child (whose centre would be
+#: the container's when the container shrink-wraps it) gets 12 px of right padding, which
+#: moves its centre 6 px off the child's.
 #: ``{bid}`` is the bid attribute of the served pages.
 HIT_CSS = """
 /* simweb: a click at the centre of an element with a bid lands on that element */
@@ -129,6 +129,9 @@ HIT_CSS = """
   z-index: 2147483647; pointer-events: auto;
 }}
 :where(input, select, textarea) {{ position: relative; z-index: 2147483647; }}
+:where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
+  video, audio, canvas, embed, object, area, hr, br, progress, meter):has(:is(a[href], button, label, input, select,
+  textarea):only-child) {{ padding-right: 12px; }}
 """
 
 

@@ -186,6 +186,11 @@ def _step_key(action: str, axtree: str) -> str:
     return name if role == "-" else f"{name} {role}"
 
 
+def _fields(state: dict) -> dict:
+    b = state["browser"]
+    return {k: v for k, v in b["tabs"][b["active"]]["fields"].items() if v not in ("", False)}
+
+
 def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) -> dict[str, Any]:
     """One walk of ``steps`` random actions from ``state`` in both envs; stops at the first
     step where the URL, the runtime/meta state or the error class differ. Returns
@@ -194,7 +199,7 @@ def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) ->
     web.restore(state)
     records: list[dict[str, Any]] = []
     axtree = sim.browser.axtree()
-    typed = restored = False   # fields changed; then a history step that Chromium restores them on
+    restored = False   # a history step after which Chromium's fields differ (its form restoration)
     for i in range(1, steps + 1):
         page = parse_page(sim.browser.html())
         action = random_action(rng, axtree, page)
@@ -217,12 +222,10 @@ def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) ->
         if rec["sim"]["error_class"] != rec["chromium"]["error_class"]:
             differs.append("error")
         rec["differs"] = differs
+        if action in ("go_back()", "go_forward()"):
+            # Chromium filled the page's fields back in from its history entry.
+            restored = _fields(w_state) != _fields(s_state)
         rec["after_history_with_fields"] = restored
-        name = action.split("(", 1)[0]
-        if name in ("fill", "select_option", "check", "uncheck", "press", "click") and not so["last_action_error"]:
-            typed = True
-        if name in ("go_back", "go_forward") and typed:
-            restored = True
         records.append(rec)
         if differs:
             cls = f"{key}: {'+'.join(differs)} differ"
