@@ -110,14 +110,17 @@ _UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 #: up to a link, button or label around it, if any (the in-process browser does the same).
 #: Links, buttons and labels have such a box at their own centre, one level higher, and form
 #: controls sit above both, so a click on one is never intercepted by a container around
-#: it. A container holding a link or control that is an only child (whose centre would be
-#: the container's when the container shrink-wraps it) gets 12 px of right padding, which
-#: moves its centre 6 px off the child's.
+#: it. A container also gets 12 px of right and bottom padding, which moves its centre 6 px
+#: right of and below the centre of its content: the child at the middle of a symmetric
+#: layout (an only child, the middle one of an odd stack or row, centred content), whose
+#: centre would otherwise be the container's, is then off it.
 #: ``{bid}`` is the bid attribute of the served pages.
 HIT_CSS = """
 /* simweb: a click at the centre of an element with a bid lands on that element */
 :where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
-  video, audio, canvas, embed, object, area, hr, br, progress, meter) {{ position: relative; }}
+  video, audio, canvas, embed, object, area, hr, br, progress, meter) {{
+  position: relative; padding-right: 12px; padding-bottom: 12px;
+}}
 :where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
   video, audio, canvas, embed, object, area, hr, br, progress, meter)::before {{
   content: ""; position: absolute; left: calc(50% - 2px); top: calc(50% - 2px); width: 4px; height: 4px;
@@ -129,9 +132,6 @@ HIT_CSS = """
   z-index: 2147483647; pointer-events: auto;
 }}
 :where(input, select, textarea) {{ position: relative; z-index: 2147483647; }}
-:where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
-  video, audio, canvas, embed, object, area, hr, br, progress, meter):has(:is(a[href], button, label, input, select,
-  textarea):only-child) {{ padding-right: 12px; }}
 """
 
 
