@@ -95,7 +95,8 @@ class SimBrowser:
         """GET ``url`` in the active tab. With ``push``, the tab's history gets an entry as
         Chromium's: a new one, except that a navigation that is not a form submission to
         the URL the tab shows replaces the current entry (a link to the page itself);
-        a form submission, or a redirect that lands on the same URL, adds one."""
+        a form submission, or a redirect that lands on the same URL, adds one. Without
+        ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at."""
         tab = self.tab
         kept = tab["history"][: tab["cursor"] + 1]
         replace = not form and url == tab["url"]
@@ -106,6 +107,10 @@ class SimBrowser:
                 del hist[: len(hist) - MAX_HISTORY]
             tab["history"] = hist
             tab["cursor"] = len(hist) - 1
+        elif tab["history"] and 0 <= tab["cursor"] < len(tab["history"]):
+            # A history entry that redirects (a page that now asks to sign in) takes the URL
+            # it ends at, as Chromium's entry does.
+            tab["history"][tab["cursor"]] = tab["url"]
         self._html = resp.html
         self._page = None
         self.last_response = resp
@@ -451,7 +456,7 @@ class SimBrowser:
             step = 1 if key in ("ArrowDown", "ArrowRight") else -1
             if el.input_type == "radio":
                 self._radio_step(el, step)
-            elif el.tag == "select" and not el.multiple and key in ("ArrowDown", "ArrowUp"):
+            elif el.tag == "select" and not el.multiple:   # a closed select: every arrow steps its choice
                 self._select_step(el, step)
         return None
 

@@ -104,3 +104,26 @@ def test_history_entries_as_chromium_makes_them(shop) -> None:
     shop.step("click('nav-home')")
     obs, *_ = shop.step("go_back()")
     assert obs["url"].endswith("/search?q=lamp")
+
+
+def test_a_history_entry_that_redirects_takes_the_url_it_ends_at(shop) -> None:
+    """Back to a page that now redirects (to sign in): Chromium's entry becomes the sign-in
+    URL, so going back to it later asks for that URL only (one request, not two)."""
+    shop.reset(seed=0)
+    shop.step("goto('/')")
+    state = shop.snapshot()
+    tab = state["browser"]["tabs"][0]
+    tab["history"], tab["cursor"] = ["/cart", "/"], 1   # /cart was seen signed in, say
+    shop.restore(state)
+    obs, *_ = shop.step("go_back()")    # signed out now: /cart sends to /login?next=/cart
+    tab = shop.snapshot()["browser"]["tabs"][0]
+    assert tab["url"] == "/login?next=/cart" and tab["history"] == ["/login?next=/cart", "/"]
+
+
+def test_arrows_step_a_closed_select(shop) -> None:
+    """Any arrow key on a focused, closed select moves its choice (Linux Chromium)."""
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    obs, *_ = shop.step("press('f-sort', 'ArrowRight')")
+    fields = shop.snapshot()["browser"]["tabs"][0]["fields"]
+    assert fields.get("f-sort") not in (None, "relevance")

@@ -69,3 +69,17 @@ def test_random_walks_agree_in_process_and_in_chromium(app: str, envs: Any) -> N
         assert d is None or declared(d) is not None, f"{app} walk seed {seed}: {d}"
 
     walk()
+
+
+@pytest.mark.apps("shopping")
+def test_a_container_click_in_chromium_lands_on_the_container(envs: Any) -> None:
+    """The departments nav and the account menu are rows of links; Playwright clicks their
+    centre, which HIT_CSS makes the container's own: nothing is followed, in Chromium as
+    in-process (before it, Chromium followed whichever link sat at the centre)."""
+    sim, web = envs("shopping")
+    for env in (sim, web):
+        for bid in ("nav-departments", "nav-account-menu"):
+            env.reset(seed=0)
+            env.step("goto('/')")
+            obs, *_ = env.step(f"click({bid!r})")
+            assert obs["last_action_error"] == "" and obs["url"].endswith("/"), (type(env).__name__, bid, obs["url"])
