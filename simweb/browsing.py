@@ -121,6 +121,11 @@ class SimBrowser:
         """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
         if href == "about:blank":
             return href
+        if href.startswith("?"):
+            # A query-only reference keeps the page's path and replaces its query, even with
+            # an empty one ("?" is the page without query); urljoin would keep the old query.
+            tab_url = self.tab["url"]
+            href = (tab_url if tab_url.startswith("/") else "/").partition("?")[0].partition("#")[0] + href
         # An absolute path (or this origin's URL of one) of plain URL characters without dot
         # segments or fragment: what urljoin and urlsplit below would make of it, without
         # them (most links).

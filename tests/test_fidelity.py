@@ -127,3 +127,11 @@ def test_arrows_step_a_closed_select(shop) -> None:
     obs, *_ = shop.step("press('f-sort', 'ArrowRight')")
     fields = shop.snapshot()["browser"]["tabs"][0]["fields"]
     assert fields.get("f-sort") not in (None, "relevance")
+
+
+def test_a_query_only_link_replaces_the_query(shop) -> None:
+    """href="?" on /search?q=lamp is /search (Chromium); urljoin kept ?q=lamp."""
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    assert shop.browser._absolute_path("?") == "/search"
+    assert shop.browser._absolute_path("?page=2") == "/search?page=2"
