@@ -135,3 +135,17 @@ def test_a_query_only_link_replaces_the_query(shop) -> None:
     shop.step("goto('/search?q=lamp')")
     assert shop.browser._absolute_path("?") == "/search"
     assert shop.browser._absolute_path("?page=2") == "/search?page=2"
+
+
+@pytest.mark.parametrize("attribute", ["bid", "data-simweb-bid"])
+def test_every_served_stylesheet_ends_with_the_hit_rule(attribute: str) -> None:
+    """The hit rule (simweb.server.HIT_CSS) rides on each app stylesheet, for the pages' bid
+    attribute: BrowserEnv's ``bid`` and `simweb serve`'s ``data-simweb-bid``."""
+    from simweb.server import create_app, hit_stylesheet
+
+    client = create_app("shopping", bid_attribute=attribute).test_client()
+    resp = client.get("/static/shop.css")
+    assert resp.status_code == 200
+    body = resp.get_data(as_text=True)
+    assert body.endswith(hit_stylesheet(attribute)) and f"[{attribute}]" in hit_stylesheet(attribute)
+    assert body.startswith("body {")   # the app's own rules come first, unchanged
