@@ -399,6 +399,19 @@ def _stop_on_signals() -> None:
     signal.signal(signal.SIGINT, stop)
 
 
+def _serve_until_stopped(run: Callable[[], None]) -> None:
+    """Run a waitress server's loop (``run``: ``simweb serve``'s and ``simweb omnibox``'s)
+    until Ctrl-C, SIGINT or SIGTERM; the caller's ``finally`` does the cleanup."""
+    # Waitress warns at every queued request beyond its threads: under a burst that is
+    # expected (the queue is what keeps the threads bounded), so only errors are shown.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    _stop_on_signals()
+    try:
+        run()
+    except KeyboardInterrupt:
+        pass
+
+
 @main.command("serve")
 @click.argument("app")
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -462,14 +475,8 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
         click.echo(f"simweb: control token {served.control_token} "
                    f"(send 'Authorization: Bearer <token>' to /_simweb/*; task start URLs "
                    f"/_simweb/start?task=<id>&seed=<n> need none)", err=True)
-    # Waitress warns at every queued request beyond its threads: under a burst that is
-    # expected (the queue is what keeps the threads bounded), so only errors are shown.
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    _stop_on_signals()
     try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
+        _serve_until_stopped(server.run)
     finally:
         served.sessions.dispose()
 
@@ -520,8 +527,8 @@ def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps
         click.echo(f"simweb omnibox: {browsers} browser(s) on {server.base_url} (node {server.node})", err=True)
         for name, url in server.apps().items():
             click.echo(f"  {name}: {url}  (task start URLs: {url}/_simweb/start?task=<id>&seed=<n>)", err=True)
-        server.serve_forever()
-    except KeyboardInterrupt:
+        _serve_until_stopped(server.serve_forever)
+    except KeyboardInterrupt:   # while Chromium was launching
         pass
     finally:
         # Ctrl-C in a terminal reaches Playwright's driver processes too; their closed pipes
