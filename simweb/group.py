@@ -49,8 +49,8 @@ from typing import Any
 from .episode import potential
 from .rollout import Trajectory, run_episode
 
-__all__ = ["GroupError", "GroupResult", "NORMALISERS", "REWARDS", "advantages", "child_seed", "rollout_group",
-           "step_weights"]
+__all__ = ["GroupError", "GroupResult", "NORMALISERS", "REWARDS", "advantages", "child_seed", "regroup",
+           "rollout_group", "step_weights"]
 
 REWARDS = ("outcome", "progress")
 NORMALISERS = ("constant", "step", "trajectory")
@@ -152,7 +152,7 @@ def _parent(source: Any, task_seed: int | None, world_seed: int, size: int | Non
 def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed: int | None = None,
                   max_steps: int | None = None, reward: str = "outcome", normaliser: str = "constant",
                   scale: str = "std", world_seed: int = 0, size: int | None = None,
-                  policy_options: dict[str, Any] | None = None) -> GroupResult:
+                  policy_options: dict[str, Any] | None = None, first_child: int = 0) -> GroupResult:
     """Fork ``source`` ``n`` times, run ``policy`` in each child, and return the group.
 
     ``source``: a :class:`simweb.env.SimEnv` (forked at its current state, left untouched),
@@ -162,7 +162,9 @@ def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed:
     built-in agent name or an import path (:func:`simweb.policy.load_policy`). Child ``i``'s
     policy seed is :func:`child_seed` (``seed``, i). ``max_steps`` bounds each child's
     steps (default: the rest of the episode's budget). ``reward``, ``normaliser``,
-    ``scale``: see the module docstring."""
+    ``scale``: see the module docstring. ``first_child``: the index of the first child (a
+    group split over workers: each part rolls out its own children, and
+    :func:`regroup` computes the advantages over the whole group)."""
     from .policy import load_policy
 
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -180,11 +182,11 @@ def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed:
     budget = parent.max_steps - parent.episode.step_count
     limit = max(0, budget) if max_steps is None else int(max_steps)
     trajectories, rewards = [], []
-    for i in range(n):
+    for i in range(first_child, first_child + n):
         child = parent.fork()
         traj = run_episode(child, agent, task=None, seed=instance_seed, max_steps=limit, reset=False,
                            policy_seed=child_seed(seed, i))
-        traj.header.update(group_seed=seed, child=i, parent_hash=parent_hash)
+        traj.header.update(group_seed=seed, child=i, parent_hash=parent_hash, budget=parent.max_steps)
         verdict = child.verdict()
         trajectories.append(traj)
         rewards.append(trajectory_reward(verdict, reward))
@@ -193,3 +195,16 @@ def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed:
                            constant=parent.max_steps if normaliser == "constant" else None)
     return GroupResult(trajectories, rewards, advs, weights, reward, normaliser, parent_hash,
                        {"task": parent.task.id if parent.task else None, "instance_seed": instance_seed, "seed": seed})
+
+
+def regroup(trajectories: list[Trajectory], rewards: list[float], *, normaliser: str = "constant",
+            scale: str = "std", budget: int | None = None) -> GroupResult:
+    """A group's advantages and step weights from its children's trajectories and rewards,
+    however they were rolled out (parts of a group on several workers)."""
+    advs = advantages(rewards, scale)
+    budget = budget or max((int(t.header.get("budget") or 0) for t in trajectories), default=0) or None
+    weights = step_weights(advs, [len(t.steps) for t in trajectories], normaliser,
+                           constant=budget if normaliser == "constant" else None)
+    head = trajectories[0].header if trajectories else {}
+    return GroupResult(trajectories, list(rewards), advs, weights, normaliser=normaliser,
+                       parent_hash=str(head.get("parent_hash", "")), meta={"task": head.get("task")})

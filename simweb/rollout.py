@@ -241,6 +241,10 @@ class WorkItem:
     size: int | None = None
     reward: str = "outcome"
     normaliser: str = "constant"
+    #: a group from a saved state (its JSON bytes) instead of the start of (task, seed)
+    state: bytes | None = None
+    #: the index of this part's first child (a group split over workers)
+    first_child: int = 0
 
 
 def trajectory_bytes(traj: Trajectory) -> bytes:
@@ -293,9 +297,12 @@ class RolloutWorker:
         if item.group:
             from .group import rollout_group
 
-            env.reset(seed=item.seed, options={"task": item.task} if item.task else None)
+            if item.state is not None:
+                env.restore(orjson.loads(item.state))
+            else:
+                env.reset(seed=item.seed, options={"task": item.task} if item.task else None)
             g = rollout_group(env, policy, item.group, seed=item.group_seed, max_steps=item.max_steps,
-                              reward=item.reward, normaliser=item.normaliser)
+                              reward=item.reward, normaliser=item.normaliser, first_child=item.first_child)
             out = []
             for t, r, a in zip(g.trajectories, g.rewards, g.advantages):
                 t.header.update(group_reward=r, advantage=a, policy_version=item.policy_version)
