@@ -294,6 +294,9 @@ class RolloutWorker:
     def run_item(self, item: WorkItem, policy: Any) -> list[bytes]:
         """One work item's trajectories, as bytes."""
         env = self.env(item)
+        # the policy's own version when it has one (it is what acted), else the item's
+        version = getattr(policy, "version", None)
+        version = item.policy_version if version is None else version
         if item.group:
             from .group import rollout_group
 
@@ -305,12 +308,12 @@ class RolloutWorker:
                               reward=item.reward, normaliser=item.normaliser, first_child=item.first_child)
             out = []
             for t, r, a in zip(g.trajectories, g.rewards, g.advantages):
-                t.header.update(group_reward=r, advantage=a, policy_version=item.policy_version)
+                t.header.update(group_reward=r, advantage=a, policy_version=version)
                 out.append(trajectory_bytes(t))
             self.items_done += 1
             return out
         traj = run_episode(env, policy, task=item.task, seed=item.seed, max_steps=item.max_steps)
-        traj.header["policy_version"] = item.policy_version
+        traj.header["policy_version"] = version
         self.items_done += 1
         return [trajectory_bytes(traj)]
 

@@ -1,0 +1,48 @@
+"""`simweb run` / `fork` with groups, workers and any agent; bad input is one line, exit 2."""
+from __future__ import annotations
+
+import time
+
+import orjson
+
+from tests.test_cli import assert_user_error, simweb
+
+TASK = "forum/save_post"
+
+
+def test_group_of_zero_unknown_policy_and_dead_ray_address_are_one_line(tmp_path):
+    assert_user_error(simweb("run", "forum", "--task", TASK, "--group", "0"), "--group must be at least 1")
+    assert_user_error(simweb("run", "forum", "--task", TASK, "--agent", "no_such_pkg.mod:Policy"),
+                      "cannot import policy module")
+    assert_user_error(simweb("eval", "forum", "--agent", "nosuchagent", "--seeds", "0"), "unknown agent")
+    t0 = time.monotonic()
+    assert_user_error(simweb("run", "forum", "--task", TASK, "--backend", "ray", "--address", "127.0.0.1:9"),
+                      "no Ray cluster answers at 127.0.0.1:9")
+    assert time.monotonic() - t0 < 60
+    state = tmp_path / "s.json"
+    assert simweb("run", "forum", "--task", TASK, "--seed", "1", "--save-state", str(state), "--at", "1").returncode == 0
+    assert_user_error(simweb("fork", "--state", str(state), "--group", "0", "--out", str(tmp_path / "b")),
+                      "--group must be at least 1")
+
+
+def test_fork_group_split_over_workers_writes_the_same_trajectories(tmp_path):
+    state = tmp_path / "s.json"
+    assert simweb("run", "forum", "--task", TASK, "--seed", "1", "--save-state", str(state), "--at", "1").returncode == 0
+    one, two = tmp_path / "one", tmp_path / "two"
+    for out, workers in ((one, "1"), (two, "2")):
+        res = simweb("fork", "--state", str(state), "--group", "5", "--steps", "3", "--agent",
+                     "tests.policy_fixture:FirstLink", "--workers", workers, "--out", str(out))
+        assert res.returncode == 0, res.stderr
+        assert "advantage" in res.stdout
+    for b in range(5):
+        a = (one / f"branch-{b:04d}.jsonl").read_bytes()
+        assert a == (two / f"branch-{b:04d}.jsonl").read_bytes()
+        head = orjson.loads(a.split(b"\n")[0])
+        assert head["child"] == b and "advantage" in head and head["agent"] == "first-link"
+
+
+def test_run_group_over_seeds_on_a_pool(tmp_path):
+    res = simweb("run", "forum", "--task", TASK, "--seeds", "0-2", "--group", "3", "--max-steps", "2", "--agent",
+                 "random", "--workers", "2", "--out", str(tmp_path / "g"))
+    assert res.returncode == 0, res.stderr
+    assert len(list((tmp_path / "g").glob("seed-*-child-*.jsonl"))) == 9
