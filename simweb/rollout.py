@@ -373,10 +373,12 @@ class LocalPool:
 
     backend = "local"
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 1, *, processes: bool | None = None):
         if workers < 1:
             raise PoolError(f"workers must be at least 1, not {workers}")
         self.workers = workers
+        #: run in worker processes (default: unless there is one worker)
+        self.processes = workers > 1 if processes is None else processes
         self._pool: Any = None
         self._inline: RolloutWorker | None = None
 
@@ -384,7 +386,7 @@ class LocalPool:
             ) -> list[list[bytes]]:
         blob = _policy_blob(policy)
         results: list[list[bytes] | None] = [None] * len(items)
-        if self.workers == 1:
+        if not self.processes:
             worker = self._inline = self._inline or RolloutWorker()
             for i, item in enumerate(items):
                 results[i] = out = worker.run([(i, item)], [blob])[0][1]

@@ -46,3 +46,20 @@ def test_run_group_over_seeds_on_a_pool(tmp_path):
                  "random", "--workers", "2", "--out", str(tmp_path / "g"))
     assert res.returncode == 0, res.stderr
     assert len(list((tmp_path / "g").glob("seed-*-child-*.jsonl"))) == 9
+
+
+def test_eval_on_worker_processes_matches_the_single_process(tmp_path):
+    args = ["eval", "forum", "--agent", "random", "--tasks", TASK, "--seeds", "0-3", "--max-steps", "3"]
+    one = simweb(*args, "--out", str(tmp_path / "one"))
+    two = simweb(*args, "--workers", "2", "--out", str(tmp_path / "two"))
+    assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
+    assert (tmp_path / "one" / "summary.json").read_bytes() == (tmp_path / "two" / "summary.json").read_bytes()
+    for s in range(4):
+        a = (tmp_path / "one" / "forum__save_post" / f"seed-{s}.jsonl").read_bytes().split(b"\n")
+        b = (tmp_path / "two" / "forum__save_post" / f"seed-{s}.jsonl").read_bytes().split(b"\n")
+        assert a[1:] == b[1:]                      # every step line; the pooled header adds policy_version
+
+
+def test_sim2live_refuses_an_unknown_policy_before_starting_anything(tmp_path):
+    assert_user_error(simweb("sim2live", "--pair", "issues:roundup", "--agent", "no_such_pkg.mod:P", "--out",
+                             str(tmp_path / "s")), "cannot import policy module")
