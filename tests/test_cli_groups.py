@@ -63,3 +63,13 @@ def test_eval_on_worker_processes_matches_the_single_process(tmp_path):
 def test_sim2live_refuses_an_unknown_policy_before_starting_anything(tmp_path):
     assert_user_error(simweb("sim2live", "--pair", "issues:roundup", "--agent", "no_such_pkg.mod:P", "--out",
                              str(tmp_path / "s")), "cannot import policy module")
+
+
+def test_one_group_split_over_workers_is_the_group_of_one_process(tmp_path):
+    args = ["run", "forum", "--task", TASK, "--seed", "2", "--group", "4", "--max-steps", "2", "--agent", "random"]
+    one = simweb(*args, "--out", str(tmp_path / "one"))
+    two = simweb(*args, "--workers", "2", "--out", str(tmp_path / "two"))
+    assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
+    for i in range(4):
+        name = f"seed-2-child-{i:03d}.jsonl"
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
