@@ -171,8 +171,9 @@ def run_job(job: Job) -> dict[str, Any]:
         n_steps = 0
         for b in range(job.fork_branches):
             child = env2.fork()
-            t = run_episode(child, make_agent("random", job.seed * 1000 + b), task=None, seed=job.seed,
-                            max_steps=job.fork_steps, reset=False)
+            branch_seed = job.seed * 1000 + b   # each branch its own choices
+            t = run_episode(child, make_agent("random", branch_seed), task=None, seed=job.seed,
+                            max_steps=job.fork_steps, reset=False, policy_seed=branch_seed)
             n_steps += len(t.steps)
             out["branches"].append(t.final.get("progress", 0.0))
         out["fork_seconds"] = time.perf_counter() - t0

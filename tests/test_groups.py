@@ -81,3 +81,22 @@ def test_the_local_pool_gives_the_bytes_of_one_process():
     heads = [trajectory_from_bytes(x[0]).header for x in one]
     assert heads[3]["task"] and heads[3]["seed"] == 7          # no task: drawn by the env at that seed
     assert "advantage" in trajectory_from_bytes(one[4][0]).header
+
+
+def test_the_demos_fork_branches_keep_their_own_seeds():
+    """run_episode gives a policy the instance seed unless told otherwise: the demo's
+    branches pass their own, so they do not all make the same choices."""
+    from simweb.rollout import Job, run_job
+
+    out = run_job(Job("forum", 0, None, TASK, 1, "oracle", fork_at=1, fork_branches=4, fork_steps=6))
+    assert out["parent_intact"] and len(out["branches"]) == 4
+    env = simweb.make("forum")
+    env.reset(seed=1, options={"task": TASK})
+    env.step(env.oracle_plan()[0])
+    from simweb.agents import make_agent
+    from simweb.rollout import run_episode
+
+    runs = {tuple(s["action"] for s in run_episode(env.fork(), make_agent("random", 1000 + b), task=None, seed=1,
+                                                   max_steps=6, reset=False, policy_seed=1000 + b).steps)
+            for b in range(4)}
+    assert len(runs) > 1
