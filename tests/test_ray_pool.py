@@ -46,3 +46,19 @@ def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(local_ray):
         assert pool.restarts >= 1 and pool.actors[0] is not victim
     assert got == expected
     assert sorted(seen) == list(range(len(expected)))   # every item reported exactly once
+
+
+def test_simweb_eval_on_ray_writes_the_in_process_results(tmp_path):
+    """The command line's --backend ray: a local Ray started for the run (in its own
+    process, beside this module's), the same episodes as in-process."""
+    from tests.test_cli import simweb
+
+    args = ["eval", "forum", "--agent", "random", "--tasks", TASK, "--seeds", "0-2", "--max-steps", "3"]
+    here = simweb(*args, "--out", str(tmp_path / "sim"))
+    on_ray = simweb(*args, "--backend", "ray", "--workers", "2", "--out", str(tmp_path / "ray"))
+    assert here.returncode == 0 and on_ray.returncode == 0, (here.stderr, on_ray.stderr)
+    assert (tmp_path / "sim" / "summary.json").read_bytes() == (tmp_path / "ray" / "summary.json").read_bytes()
+    for s in range(3):
+        a = (tmp_path / "sim" / "forum__save_post" / f"seed-{s}.jsonl").read_bytes().split(b"\n")
+        b = (tmp_path / "ray" / "forum__save_post" / f"seed-{s}.jsonl").read_bytes().split(b"\n")
+        assert a[1:] == b[1:]
