@@ -370,7 +370,11 @@ def _local_chunk(args: tuple[list[tuple[int, WorkItem]], bytes]) -> list[tuple[i
 class LocalPool:
     """Work items on local processes (``workers`` 1: in this process). Results come back
     in item order, whatever order they finish in. Reusable across calls (a learner's
-    iterations): the processes and their open worlds stay until :meth:`close`."""
+    iterations): the processes and their open worlds stay until :meth:`close`.
+
+    A worker process that dies mid-run (killed, out of memory) breaks the process pool:
+    a new one is started and the chunks that did not come back are sent again (results
+    are keyed by item: nothing lost, nothing twice), at most ``4 x workers`` times a run."""
 
     backend = "local"
 
@@ -380,8 +384,18 @@ class LocalPool:
         self.workers = workers
         #: run in worker processes (default: unless there is one worker)
         self.processes = workers > 1 if processes is None else processes
-        self._pool: Any = None
+        self.restarts = 0
+        self._executor: Any = None
         self._inline: RolloutWorker | None = None
+
+    def _pool(self) -> Any:
+        if self._executor is None:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=ctx)
+        return self._executor
 
     def run(self, items: list[WorkItem], policy: Any, on_done: Callable[[int, list[bytes]], None] | None = None
             ) -> list[list[bytes]]:
@@ -394,23 +408,35 @@ class LocalPool:
                 if on_done:
                     on_done(i, out)
             return results  # type: ignore[return-value]
-        if self._pool is None:
-            import multiprocessing as mp
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
 
-            ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-            self._pool = ctx.Pool(self.workers)
-        for done in self._pool.imap_unordered(_local_chunk, [(c, blob) for c in _chunks(items, self.workers)]):
-            for i, out in done:
-                results[i] = out
-                if on_done:
-                    on_done(i, out)
+        todo = _chunks(items, self.workers)
+        while todo:
+            futures = {self._pool().submit(_local_chunk, (chunk, blob)): chunk for chunk in todo}
+            todo = []
+            for fut in as_completed(futures):
+                try:
+                    done = fut.result()
+                except BrokenProcessPool:   # a worker died: this chunk goes again, on a new pool
+                    todo.append(futures[fut])
+                    continue
+                for i, out in done:
+                    if results[i] is None:
+                        results[i] = out
+                        if on_done:
+                            on_done(i, out)
+            if todo:
+                self.close()
+                self.restarts += 1
+                if self.restarts > 4 * self.workers:
+                    raise PoolError(f"local workers died {self.restarts} times in one run: giving up")
         return results  # type: ignore[return-value]
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool.join()
-            self._pool = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
 
     def __enter__(self) -> LocalPool:
         return self

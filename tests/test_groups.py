@@ -100,3 +100,23 @@ def test_the_demos_fork_branches_keep_their_own_seeds():
                                                    max_steps=6, reset=False, policy_seed=1000 + b).steps)
             for b in range(4)}
     assert len(runs) > 1
+
+
+def test_a_local_worker_killed_mid_run_loses_and_duplicates_nothing():
+    import os
+    import signal
+
+    from simweb.rollout import LocalPool
+
+    items = [WorkItem("forum", TASK, s, max_steps=3) for s in range(12)]
+    expected = run_items(items, "random")
+    seen: list[int] = []
+    with LocalPool(2) as pool:
+        def on_done(i: int, out: list[bytes]) -> None:
+            seen.append(i)
+            if len(seen) == 1:
+                os.kill(next(iter(pool._executor._processes)), signal.SIGKILL)
+
+        got = pool.run(items, "random", on_done=on_done)
+        assert pool.restarts >= 1
+    assert got == expected and sorted(seen) == list(range(len(items)))
