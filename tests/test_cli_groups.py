@@ -73,3 +73,22 @@ def test_one_group_split_over_workers_is_the_group_of_one_process(tmp_path):
     for i in range(4):
         name = f"seed-2-child-{i:03d}.jsonl"
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_fork_runs_the_llm_agent_on_worker_processes(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fake_openai import FakeOpenAI
+
+    state = tmp_path / "s.json"
+    assert simweb("run", "forum", "--task", TASK, "--seed", "1", "--save-state", str(state), "--at", "1").returncode == 0
+    with FakeOpenAI(lambda body: "```scroll(0, 200)```") as api:
+        res = simweb("fork", "--state", str(state), "--group", "3", "--steps", "2", "--agent", "llm", "--model", "m",
+                     "--base-url", api.base_url, "--workers", "2", "--out", str(tmp_path / "g"))
+        assert res.returncode == 0, res.stderr
+        assert len(api.requests) == 6 and {r["body"]["model"] for r in api.requests} == {"m"}
+    for b in range(3):
+        steps = (tmp_path / "g" / f"branch-{b:04d}.jsonl").read_bytes().split(b"\n")[1:]
+        assert [orjson.loads(s)["action"] for s in steps if s] == ["scroll(0, 200)"] * 2
