@@ -34,6 +34,8 @@ def test_group_rewards_and_advantages_from_a_task_instance():
     snap_env.reset(seed=4, options={"task": TASK})
     from_snapshot = rollout_group(snap_env.snapshot(), "oracle", 2)
     assert from_snapshot.rewards == [1.0, 1.0]
+    from_instance = rollout_group(snap_env.task, "oracle", 2, task_seed=4)   # a TaskInstance: same start
+    assert from_instance.parent_hash == from_snapshot.parent_hash == snap_env.state_hash()
 
 
 def test_advantages_are_group_normalised():
