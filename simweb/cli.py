@@ -66,14 +66,17 @@ def _guard(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from .env import TaskError
+        from .group import GroupError
+        from .policy import PolicyError
         from .registry import RegistryError
-        from .rollout import OutputError
+        from .rollout import OutputError, PoolError
         from .spec import SpecError
         from .state import StateError
 
         try:
             return fn(*args, **kwargs)
-        except (RegistryError, TaskError, StateError, SpecError, OutputError) as exc:
+        except (RegistryError, TaskError, StateError, SpecError, OutputError, PolicyError, PoolError,
+                GroupError) as exc:
             raise UserError(str(exc)) from None
         except (BrokenPipeError, KeyboardInterrupt):
             sys.exit(130)
@@ -173,29 +176,149 @@ def tasks_cmd(app: str, world_seed: int, size: int | None, seed: int, decomposed
         click.echo(f"{len(env.app.tasks)} templates, {n_subs} sub-tasks")
 
 
+# ----------------------------------------------------------------------------- agents, groups, pools
+
+AGENT_HELP = ("oracle, random, scripted, llm, or a policy by import path package.module:Name "
+              "(a simweb.policy.Policy class or factory).")
+
+llm_options = [
+    click.option("--model", default=None, help="llm: the model name sent to the endpoint."),
+    click.option("--base-url", default=None, help="llm: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1."),
+    click.option("--api-key", default=None, help="llm: the API key [default: $OPENAI_API_KEY]."),
+    click.option("--prompt", type=click.Choice(["browsergym", "webgym"]), default="browsergym", show_default=True,
+                 help="llm: BrowserGym's axtree prompt or WebGym's memory/progress/intention/action prompt."),
+    click.option("--timeout", type=FiniteFloatRange(min=0.1), default=120.0, show_default=True,
+                 help="llm: seconds to wait for one completion."),
+    click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
+                 help="llm: more tries on 429/5xx/timeouts, with exponential backoff."),
+]
+
+pool_options = [
+    click.option("--workers", "-w", type=int, default=1, show_default=True,
+                 help="Worker processes (local) or Ray actors (ray)."),
+    click.option("--backend", "pool_backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 help="local: processes on this machine; ray: Ray actors (a local Ray, or --address)."),
+    click.option("--address", default=None, help="ray: the cluster to join: auto or HOST:PORT (default: a local Ray "
+                                                   "started for this run)."),
+]
+
+group_options = [
+    click.option("--reward", "group_reward", type=click.Choice(["outcome", "progress"]), default="outcome",
+                 show_default=True, help="Group reward: clean success (outcome) or final clean progress."),
+    click.option("--normaliser", type=click.Choice(["constant", "step", "trajectory"]), default="constant",
+                 show_default=True, help="Length normaliser of the step weights (docs/groups.md)."),
+]
+
+
+def with_options(options: list) -> Callable[[Callable], Callable]:
+    def apply(fn: Callable) -> Callable:
+        for opt in reversed(options):
+            fn = opt(fn)
+        return fn
+
+    return apply
+
+
+def _llm_kwargs(model: str | None, base_url: str | None, api_key: str | None, prompt: str, timeout: float,
+                retries: int) -> dict[str, Any]:
+    if not model or not base_url:
+        raise UserError("--agent llm needs --model and --base-url")
+    return {"model": model, "base_url": base_url, "api_key": api_key, "prompt": prompt, "timeout": timeout,
+            "retries": retries}
+
+
+def _load_agent(agent: str, seed: int, llm: dict[str, Any] | None = None) -> Any:
+    """The policy ``--agent`` names (one line and exit 2 if it cannot be had)."""
+    from .policy import load_policy
+
+    if agent == "scripted":
+        raise UserError("the scripted agent runs the portable families' scripts: use `simweb eval --agent scripted`")
+    return load_policy(agent, seed, **(llm or {}) if agent == "llm" else {})
+
+
+def _check_counts(group: int | None, workers: int) -> None:
+    if group is not None and group < 1:
+        raise UserError(f"--group must be at least 1, not {group}")
+    if not 1 <= workers <= 1024:
+        raise UserError(f"--workers must be from 1 to 1024, not {workers}")
+
+
+def _group_table(title: str, trajs: list, rewards: list[float], advs: list[float], paths: list[str]) -> None:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("child", "steps", "success", "progress", "clean", "reward", "advantage", "trajectory"):
+        table.add_column(col)
+    for i, (t, r, a, p) in enumerate(zip(trajs, rewards, advs, paths)):
+        v = t.final
+        table.add_row(str(t.header.get("child", i)), str(len(t.steps)), str(v.get("success")), str(v.get("progress")),
+                      str(v.get("clean")), f"{r:.3f}", f"{a:+.3f}", p)
+    _console().print(table)
+
+
+def _pooled(items: list, policy: Any, workers: int, backend: str, address: str | None) -> list[list[bytes]]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .rollout import make_pool
+
+    with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True, disable=not sys.stderr.isatty()) as bar:
+        job = bar.add_task("", total=len(items))
+        with make_pool(backend, workers, address) as pool:
+            return pool.run(items, policy, on_done=lambda i, out: bar.advance(job))
+
+
 @main.command("run")
 @click.argument("app")
 @click.option("--task", "-t", required=True, help="Task id, e.g. shopping/buy_product.")
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Episode seed (task parameters).")
-@click.option("--agent", type=click.Choice(["oracle", "random"]), default="oracle", show_default=True)
-@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Trajectory JSONL to write.")
+@click.option("--seeds", default=None, help="Several episode seeds (N, N-M or a list): one rollout (or group) each; "
+                                            "--out is then a directory.")
+@click.option("--agent", default="oracle", show_default=True, help=AGENT_HELP)
+@click.option("--group", "-g", type=int, default=None,
+              help="Roll out a group of N forks of the start instead of one episode (--out: a directory).")
+@click.option("--out", "-o", type=click.Path(), default=None, help="Trajectory JSONL to write (a directory for "
+                                                                    "--group or --seeds).")
 @click.option("--save-state", type=click.Path(dir_okay=False), default=None, help="Save the state to this file...")
 @click.option("--at", "at_step", type=click.IntRange(min=0), default=None, help="...after this step (default: the end).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None)
+@with_options(group_options)
+@with_options(pool_options)
+@with_options(llm_options)
 @with_world
 @_guard
-def run_cmd(app: str, task: str, seed: int, agent: str, out: str | None, save_state: str | None,
-            at_step: int | None, max_steps: int | None, world_seed: int, size: int | None) -> None:
-    """Roll out one agent on one task and write its trajectory."""
-    from .agents import make_agent
+def run_cmd(app: str, task: str, seed: int, seeds: str | None, agent: str, group: int | None, out: str | None,
+            save_state: str | None, at_step: int | None, max_steps: int | None, group_reward: str, normaliser: str,
+            workers: int, pool_backend: str, address: str | None, model: str | None, base_url: str | None,
+            api_key: str | None, prompt: str, timeout: float, retries: int, world_seed: int, size: int | None) -> None:
+    """Roll out one agent on one task and write its trajectory; or, with --group, a group of
+    forks of the start with rewards and advantages; --seeds and --workers spread instances
+    over processes or Ray actors."""
     from .registry import app_of_task
     from .rollout import run_episode, write_atomic
 
     if app_of_task(task) != app:
         raise UserError(f"task '{task}' belongs to app '{app_of_task(task)}', not '{app}'")
+    _check_counts(group, workers)
     if at_step is not None and not save_state:
         raise UserError("--at needs --save-state")
     env = _make_env(app, world_seed, size)
+    env.app_task(task)
+    llm = _llm_kwargs(model, base_url, api_key, prompt, timeout, retries) if agent == "llm" else None
+    policy = _load_agent(agent, seed, llm)
+    if group is not None or seeds is not None or workers > 1 or pool_backend != "local":
+        if save_state:
+            raise UserError("--save-state is for a single rollout (no --group, --seeds, --workers or --backend ray)")
+        from .evaluate import EvalError, parse_seeds
+
+        try:
+            seed_list = parse_seeds(seeds) if seeds is not None else [seed]
+        except EvalError as exc:
+            raise UserError(str(exc)) from None
+        # workers build the policy from its name (an LLM agent travels as the object)
+        _run_many(app, task, seed_list, agent if agent != "llm" else policy, group, out, max_steps, group_reward,
+                  normaliser, workers, pool_backend, address, world_seed, size)
+        return
     saved: dict[str, Any] = {}
 
     def on_step(i: int, step: dict) -> None:
@@ -205,7 +328,7 @@ def run_cmd(app: str, task: str, seed: int, agent: str, out: str | None, save_st
     env.reset(seed=seed, options={"task": task})
     if save_state and at_step == 0:
         saved["state"] = env.snapshot()
-    traj = run_episode(env, make_agent(agent, seed), task=task, seed=seed, max_steps=max_steps, on_step=on_step)
+    traj = run_episode(env, policy, task=task, seed=seed, max_steps=max_steps, on_step=on_step)
     if save_state:
         if at_step is not None and at_step > len(traj.steps):
             raise UserError(f"--at {at_step} is past the end of the episode ({len(traj.steps)} steps)")
@@ -219,48 +342,109 @@ def run_cmd(app: str, task: str, seed: int, agent: str, out: str | None, save_st
                + (f" -> {out}" if out else "") + (f", state -> {save_state}" if save_state else ""))
 
 
+def _run_many(app: str, task: str, seeds: list[int], policy: Any, group: int | None, out: str | None,
+              max_steps: int | None, reward: str, normaliser: str, workers: int, backend: str, address: str | None,
+              world_seed: int, size: int | None) -> None:
+    """``simweb run`` over several seeds and/or as groups, on a pool."""
+    from .group import regroup
+    from .rollout import WorkItem, trajectory_from_bytes, write_atomic
+
+    # a group is split over the workers when there are fewer seeds than workers: each part
+    # resets the same start and forks its own children (child seeds by their group index)
+    parts = max(1, min(workers // max(1, len(seeds)), group or 1))
+    per = -(-(group or 1) // parts)
+    items, owner = [], []
+    for s in seeds:
+        for k in range(0, group or 1, per):
+            items.append(WorkItem(app, task, s, group=min(per, group - k) if group else 0, max_steps=max_steps,
+                                  world_seed=world_seed, size=size, reward=reward, normaliser=normaliser,
+                                  first_child=k))
+            owner.append(s)
+    outs = _pooled(items, policy, workers, backend, address)
+    by_seed: dict[int, list[bytes]] = {}
+    for s, blobs in zip(owner, outs):
+        by_seed.setdefault(s, []).extend(blobs)
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    total = 0
+    for s, blobs in by_seed.items():
+        trajs = [trajectory_from_bytes(b) for b in blobs]
+        g = regroup(trajs, [float(t.header["group_reward"]) for t in trajs], normaliser=normaliser) if group else None
+        paths = []
+        for i, t in enumerate(trajs):
+            name = f"seed-{s}-child-{i:03d}.jsonl" if group else f"seed-{s}.jsonl"
+            path = os.path.join(out, name) if out else "-"
+            if g is not None:
+                t.header.update(advantage=g.advantages[i])   # over the whole group, whatever the split
+            if out:
+                write_atomic(path, t.lines())
+            paths.append(path)
+        total += len(trajs)
+        if g is not None:
+            _group_table(f"{task} seed {s}: a group of {group} forks ({reward} reward)", trajs, g.rewards,
+                         g.advantages, paths)
+        else:
+            v = trajs[0].final
+            click.echo(f"{task} seed={s}: {len(trajs[0].steps)} steps, success={v.get('success')} "
+                       f"progress={v.get('progress')} clean={v.get('clean')}" + (f" -> {paths[0]}" if out else ""))
+    click.echo(f"{total} trajectories from {len(items)} work items on {backend} ({workers} worker(s))"
+               + (f" -> {out}/" if out else ""))
+
+
 @main.command("fork")
 @click.option("--state", "state_path", required=True, type=click.Path(dir_okay=False), help="A saved state (JSON).")
-@click.option("--branches", "-n", type=click.IntRange(min=1, max=10_000), default=4, show_default=True)
-@click.option("--agent", type=click.Choice(["random", "oracle"]), default="random", show_default=True)
+@click.option("--branches", "-n", "--group", "-g", "branches", type=int, default=4, show_default=True,
+              help="Children forked from the state (the group size).")
+@click.option("--agent", default="random", show_default=True, help=AGENT_HELP)
 @click.option("--steps", "-k", type=click.IntRange(min=1), default=20, show_default=True)
-@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Seed of the branches' agents.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Seed of the group (its children's policy seeds).")
 @click.option("--out", "-o", type=click.Path(file_okay=False), required=True, help="Directory for branch trajectories.")
+@with_options(group_options)
+@with_options(pool_options)
+@with_options(llm_options)
 @_guard
-def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, out: str) -> None:
-    """Branch N rollouts from one saved state (one trajectory file per branch)."""
-    from rich.progress import Progress
-    from rich.table import Table
+def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, out: str, group_reward: str,
+             normaliser: str, workers: int, pool_backend: str, address: str | None, model: str | None,
+             base_url: str | None, api_key: str | None, prompt: str, timeout: float, retries: int) -> None:
+    """Branch a group of N rollouts from one saved state: a trajectory per branch, and a
+    table of rewards and group-normalised advantages."""
+    from .group import regroup, rollout_group
+    from .rollout import WorkItem, trajectory_from_bytes, write_atomic
 
-    from .agents import make_agent
-    from .rollout import run_episode, write_atomic
-
+    _check_counts(branches, workers)
+    if branches > 10_000:
+        raise UserError(f"--group is at most 10000, not {branches}")
     state = _load_json(state_path, "state")
     env = _env_for_state(state, state_path)
     if agent == "oracle" and env.task is None:
         raise UserError("--agent oracle needs a state with a task")
+    llm = _llm_kwargs(model, base_url, api_key, prompt, timeout, retries) if agent == "llm" else None
+    policy = _load_agent(agent, seed, llm)
     Path(out).mkdir(parents=True, exist_ok=True)
-    rows = []
-    with Progress(transient=True) as bar:
-        job = bar.add_task("branches", total=branches)
-        for b in range(branches):
-            child = env.fork()
-            traj = run_episode(child, make_agent(agent, seed + b), task=None, seed=state["meta"]["rng"]["seed"],
-                               max_steps=steps, reset=False)
-            traj.header["branch"] = b
-            traj.header["parent_hash"] = env.state_hash()
-            path = os.path.join(out, f"branch-{b:04d}.jsonl")
-            write_atomic(path, traj.lines())
-            v = traj.final
-            rows.append((b, len(traj.steps), sum(s["reward"] for s in traj.steps), v.get("success"),
-                         v.get("progress"), v.get("clean"), path))
-            bar.advance(job)
-    table = Table(title=f"{branches} branches from {state_path}")
-    for col in ("branch", "steps", "reward", "success", "progress", "clean", "trajectory"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(*(str(x) for x in r))
-    _console().print(table)
+    if workers == 1 and pool_backend == "local":
+        g = rollout_group(env, policy, branches, seed=seed, max_steps=steps, reward=group_reward, normaliser=normaliser)
+        trajs = g.trajectories
+        for t, r, a in zip(trajs, g.rewards, g.advantages):   # the header a pooled part writes
+            t.header.update(group_reward=r, advantage=a, policy_version=getattr(policy, "version", None) or 0)
+    else:
+        # the group split over the workers: each part forks its own children of the same state
+        blob = orjson.dumps(state)
+        per = -(-branches // workers)
+        items = [WorkItem(env.app.name, None, int(state["meta"]["rng"]["seed"]), group=min(per, branches - k),
+                          group_seed=seed, max_steps=steps, world_seed=env.app.seed, size=env.app.size,
+                          reward=group_reward, normaliser=normaliser, state=blob, first_child=k)
+                 for k in range(0, branches, per)]
+        outs = _pooled(items, agent if agent != "llm" else policy, workers, pool_backend, address)
+        trajs = [trajectory_from_bytes(b) for blobs in outs for b in blobs]
+        g = regroup(trajs, [float(t.header["group_reward"]) for t in trajs], normaliser=normaliser)
+    paths = []
+    for b, (t, r, a) in enumerate(zip(trajs, g.rewards, g.advantages)):
+        t.header.update(branch=b, group_reward=r, advantage=a)
+        path = os.path.join(out, f"branch-{b:04d}.jsonl")
+        write_atomic(path, t.lines())
+        paths.append(path)
+    _group_table(f"{branches} branches from {state_path} ({group_reward} reward, {normaliser} normaliser)",
+                 trajs, g.rewards, g.advantages, paths)
 
 
 @main.command("verify")
@@ -399,6 +583,19 @@ def _stop_on_signals() -> None:
     signal.signal(signal.SIGINT, stop)
 
 
+def _serve_until_stopped(run: Callable[[], None]) -> None:
+    """Run a waitress server's loop (``run``: ``simweb serve``'s and ``simweb omnibox``'s)
+    until Ctrl-C, SIGINT or SIGTERM; the caller's ``finally`` does the cleanup."""
+    # Waitress warns at every queued request beyond its threads: under a burst that is
+    # expected (the queue is what keeps the threads bounded), so only errors are shown.
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    _stop_on_signals()
+    try:
+        run()
+    except KeyboardInterrupt:
+        pass
+
+
 @main.command("serve")
 @click.argument("app")
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -462,14 +659,8 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
         click.echo(f"simweb: control token {served.control_token} "
                    f"(send 'Authorization: Bearer <token>' to /_simweb/*; task start URLs "
                    f"/_simweb/start?task=<id>&seed=<n> need none)", err=True)
-    # Waitress warns at every queued request beyond its threads: under a burst that is
-    # expected (the queue is what keeps the threads bounded), so only errors are shown.
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    _stop_on_signals()
     try:
-        server.run()
-    except KeyboardInterrupt:
-        pass
+        _serve_until_stopped(server.run)
     finally:
         served.sessions.dispose()
 
@@ -520,8 +711,8 @@ def omnibox_cmd(app_names: str | None, host: str, port: int, browsers: int, apps
         click.echo(f"simweb omnibox: {browsers} browser(s) on {server.base_url} (node {server.node})", err=True)
         for name, url in server.apps().items():
             click.echo(f"  {name}: {url}  (task start URLs: {url}/_simweb/start?task=<id>&seed=<n>)", err=True)
-        server.serve_forever()
-    except KeyboardInterrupt:
+        _serve_until_stopped(server.serve_forever)
+    except KeyboardInterrupt:   # while Chromium was launching
         pass
     finally:
         # Ctrl-C in a terminal reaches Playwright's driver processes too; their closed pipes
@@ -833,30 +1024,27 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
 
 @main.command("eval")
 @click.argument("app")
-@click.option("--agent", type=click.Choice(["oracle", "random", "scripted", "llm"]), default="oracle",
-              show_default=True, help="scripted: only templates a portable family has scripts for (see docs/agents.md).")
+@click.option("--agent", default="oracle", show_default=True,
+              help="oracle, random, scripted (only templates a portable family has scripts for, see docs/agents.md), "
+                   "llm, or a policy by import path package.module:Name.")
 @click.option("--tasks", "tasks", default=None, help="Comma-separated template ids (default: every template).")
 @click.option("--seeds", default="0-4", show_default=True,
               help="Task seeds: N, N-M or a list (0-4,9); for scripted, the families' instance indexes.")
-@click.option("--backend", type=click.Choice(["sim", "browser"]), default="sim", show_default=True,
-              help="sim: in-process; browser: the app served to headless Chromium.")
+@click.option("--backend", type=click.Choice(["sim", "browser", "ray"]), default="sim", show_default=True,
+              help="sim: in-process (with --workers: a local process pool); browser: the app served to headless "
+                   "Chromium; ray: in-process envs on Ray actors (--workers of them, --address).")
+@click.option("--workers", "-w", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="Worker processes (sim) or Ray actors (ray).")
+@click.option("--address", default=None, help="ray: auto or HOST:PORT (default: a local Ray started for this run).")
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
               help="Directory for trajectories, episodes.jsonl and summary.json [default: eval-APP-AGENT].")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Step budget (default: the task's).")
-@click.option("--model", default=None, help="llm: the model name sent to the endpoint.")
-@click.option("--base-url", default=None, help="llm: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
-@click.option("--api-key", default=None, help="llm: the API key [default: $OPENAI_API_KEY].")
-@click.option("--prompt", type=click.Choice(["browsergym", "webgym"]), default="browsergym", show_default=True,
-              help="llm: BrowserGym's axtree prompt or WebGym's memory/progress/intention/action prompt.")
-@click.option("--timeout", type=FiniteFloatRange(min=0.1), default=120.0, show_default=True,
-              help="llm: seconds to wait for one completion.")
-@click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
-              help="llm: more tries on 429/5xx/timeouts, with exponential backoff.")
+@with_options(llm_options)
 @with_world
 @_guard
-def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, out: str | None,
-             max_steps: int | None, model: str | None, base_url: str | None, api_key: str | None, prompt: str,
-             timeout: float, retries: int, world_seed: int, size: int | None) -> None:
+def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, workers: int, address: str | None,
+             out: str | None, max_steps: int | None, model: str | None, base_url: str | None, api_key: str | None,
+             prompt: str, timeout: float, retries: int, world_seed: int, size: int | None) -> None:
     """Run an agent on an app's task instances; print success / progress / clean per
     template (and in total) and write the trajectories."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -870,6 +1058,11 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
     for t in ids or []:
         env.app_task(t)   # unknown or other-app templates: one line, with a suggestion
     llm = None
+    policy = None
+    if agent not in ("oracle", "random", "scripted", "llm"):
+        from .policy import load_policy
+
+        policy = load_policy(agent)   # an unknown name or import path: one line, exit 2
     try:
         specs = plan_episodes(env.app, agent, ids, parse_seeds(seeds))
         if agent == "llm":
@@ -879,6 +1072,13 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
                            retries=retries)
     except (EvalError, LLMError) as exc:
         raise UserError(str(exc)) from None
+    pool = None
+    if workers > 1 or backend == "ray":
+        if agent in ("scripted", "llm"):
+            raise UserError(f"--agent {agent} runs in this process: drop --workers / --backend ray")
+        from .rollout import make_pool
+
+        pool = make_pool("ray" if backend == "ray" else "local", workers, address)
     if backend == "browser":
         from .browser import BrowserError, make_browser_env
 
@@ -896,13 +1096,16 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
                       disable=not sys.stderr.isatty() or len(specs) < 2) as bar:
             job = bar.add_task("", total=len(specs))
             episodes = run_eval(env, specs, agent, out=out, llm=llm, max_steps=max_steps, header=header,
-                                on_episode=lambda e: bar.update(job, advance=1, description=f"{e.task} {e.seed}"))
+                                on_episode=lambda e: bar.update(job, advance=1, description=f"{e.task} {e.seed}"),
+                                policy=agent if pool is not None and policy is not None else policy, pool=pool)
     except LLMError as exc:
         click.echo(f"simweb: error: the model endpoint failed: {exc} (finished episodes are in {out})", err=True)
         sys.exit(1)
     finally:
         if backend == "browser":
             env.close()
+        if pool is not None:
+            pool.close()
     rows = summarise(episodes)
     view = Table(title=f"{app}: {agent} on {len(episodes)} episodes ({backend})")
     for col in ("template", "episodes", "success", "progress", "clean", "steps"):
@@ -1027,21 +1230,37 @@ def counterpart_status_cmd(name: str | None, as_json: bool) -> None:
 
 @main.command("sim2live")
 @click.option("--pair", required=True, help="app:counterpart, e.g. issues:roundup.")
-@click.option("--agent", type=click.Choice(["scripted", "llm"]), default="scripted", show_default=True)
+@click.option("--agent", default="scripted", show_default=True,
+              help="scripted, llm, or a policy by import path package.module:Name (simweb.policy.Policy).")
 @click.option("--families", default=None, help="Comma-separated family names (default: all of the pair's).")
 @click.option("--instances", "-n", type=click.IntRange(1, 200), default=3, show_default=True, help="Instances per family.")
 @click.option("--max-steps", type=click.IntRange(1, 500), default=40, show_default=True)
 @click.option("--out", "-o", type=click.Path(file_okay=False), required=True, help="Directory for report and traces.")
-@click.option("--llm-base-url", default=None, help="OpenAI-compatible endpoint (llm agent).")
-@click.option("--llm-model", default=None, help="Model name (llm agent).")
-@click.option("--llm-format", default=None, help="Prompt format of the llm agent (e.g. browsergym, webgym).")
+@click.option("--model", "--llm-model", "llm_model", default=None, help="llm: the model name sent to the endpoint.")
+@click.option("--base-url", "--llm-base-url", "llm_base_url", default=None,
+              help="llm: the OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1.")
+@click.option("--api-key", default=None, help="llm: the API key [default: $OPENAI_API_KEY].")
+@click.option("--prompt", "--llm-format", "llm_format", type=click.Choice(["browsergym", "webgym"]), default=None,
+              help="llm: BrowserGym's axtree prompt or WebGym's memory/progress/intention/action prompt.")
+@click.option("--timeout", type=FiniteFloatRange(min=0.1), default=120.0, show_default=True,
+              help="llm: seconds to wait for one completion.")
+@click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
+              help="llm: more tries on 429/5xx/timeouts, with exponential backoff.")
 @_cp_guard
 def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, max_steps: int, out: str,
-                 llm_base_url: str | None, llm_model: str | None, llm_format: str | None) -> None:
+                 llm_base_url: str | None, llm_model: str | None, api_key: str | None, llm_format: str | None,
+                 timeout: float, retries: int) -> None:
     """Run one agent on the same instances in simweb and on the live counterpart; write a report."""
     from .sim2live import Settings, Sim2LiveError, run
 
-    llm = {k: v for k, v in {"base_url": llm_base_url, "model": llm_model, "prompt_format": llm_format}.items() if v}
+    llm: dict[str, Any] = {k: v for k, v in {"base_url": llm_base_url, "model": llm_model, "prompt_format": llm_format,
+                             "api_key": api_key}.items() if v}
+    if llm:
+        llm.update(timeout=timeout, retries=retries)
+    if agent not in ("scripted", "llm"):
+        from .policy import load_policy
+
+        load_policy(agent)   # an unknown name or import path: one line, exit 2, before any counterpart starts
     fams = [f.strip() for f in families.split(",") if f.strip()] if families else None
 
     def show(ep: dict) -> None:

@@ -106,18 +106,50 @@ def _slug(task: str) -> str:
 
 def run_eval(env: Any, specs: list[EpisodeSpec], agent_name: str, *, out: str | None = None,
              llm: Any = None, max_steps: int | None = None, header: dict[str, Any] | None = None,
-             on_episode: Callable[[Episode], None] | None = None) -> list[Episode]:
+             on_episode: Callable[[Episode], None] | None = None, policy: Any = None,
+             pool: Any = None) -> list[Episode]:
     """Run every episode on ``env`` (trajectories under ``out``). ``llm`` is the
-    :class:`~simweb.agents.llm.LLMAgent` of an ``llm`` run (reused, reset per episode).
+    :class:`~simweb.agents.llm.LLMAgent` of an ``llm`` run (reused, reset per episode);
+    ``policy`` any :class:`simweb.policy.Policy` (reused, ``reset(env, seed)`` per episode).
+    ``pool`` (a :func:`simweb.rollout.make_pool`) runs the episodes on its workers instead
+    of ``env`` (the agent then travels by pickle: built-in agents and import paths).
     An endpoint failure (:class:`~simweb.agents.llm.LLMError`) propagates after the
     episodes done so far are written."""
     episodes: list[Episode] = []
     folder = Path(out) if out else None
     if folder is not None:
         folder.mkdir(parents=True, exist_ok=True)
+
+    def record(traj: Any, spec: EpisodeSpec, agent: Any = None) -> None:
+        traj.header.update(header or {})
+        if spec.family is not None:
+            traj.header.update(family=spec.family, instance=spec.index)
+        v = traj.final
+        path = None
+        if folder is not None:
+            path = str(folder / _slug(spec.task) / f"seed-{spec.seed}.jsonl")
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, traj.lines())
+        ep = Episode(spec.task, spec.seed, bool(v.get("success")), float(v.get("progress", 0.0)),
+                     bool(v.get("clean", True)), len(traj.steps), path, spec.family,
+                     getattr(agent, "stuck", None))
+        episodes.append(ep)
+        if on_episode:
+            on_episode(ep)
+
     try:
+        if pool is not None:
+            from .rollout import WorkItem, trajectory_from_bytes
+
+            app = env.app
+            items = [WorkItem(app.name, s.task, s.seed, max_steps=max_steps, world_seed=app.seed,
+                              size=app.size) for s in specs]
+            outs = pool.run(items, policy if policy is not None else agent_name)
+            for spec, blobs in zip(specs, outs):
+                record(trajectory_from_bytes(blobs[0]), spec)
+            return episodes
         for spec in specs:
-            agent = _agent(agent_name, spec, llm)
+            agent = policy if policy is not None else _agent(agent_name, spec, llm)
 
             seen = [0]
 
@@ -130,21 +162,7 @@ def run_eval(env: Any, specs: list[EpisodeSpec], agent_name: str, *, out: str | 
                     seen[0] = len(log)
 
             traj = run_episode(env, agent, task=spec.task, seed=spec.seed, max_steps=max_steps, on_step=on_step)
-            traj.header.update(header or {})
-            if spec.family is not None:
-                traj.header.update(family=spec.family, instance=spec.index)
-            v = traj.final
-            path = None
-            if folder is not None:
-                path = str(folder / _slug(spec.task) / f"seed-{spec.seed}.jsonl")
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(path, traj.lines())
-            ep = Episode(spec.task, spec.seed, bool(v.get("success")), float(v.get("progress", 0.0)),
-                         bool(v.get("clean", True)), len(traj.steps), path, spec.family,
-                         getattr(agent, "stuck", None))
-            episodes.append(ep)
-            if on_episode:
-                on_episode(ep)
+            record(traj, spec, agent)
     finally:
         if folder is not None:
             write_atomic(str(folder / "episodes.jsonl"), [orjson.dumps(asdict(e)) for e in episodes])

@@ -44,6 +44,7 @@ from .counterparts import families as pair_families
 from .counterparts import pair as parse_pair
 from .counterparts.dbdiff import diff
 from .counterparts.portable import Instance, PortableFamily, passed
+from .policy import begin_rollout
 
 AGENTS = ("scripted", "llm")
 DIVERGENCE_CLASSES = ("page", "control", "validation", "flow", "state")
@@ -69,7 +70,14 @@ def make_agent(kind: str, family: PortableFamily, inst: Instance, llm: dict | No
         except ModuleNotFoundError:
             raise Sim2LiveError("the llm agent (simweb.agents.llm) is not part of this build") from None
         return mod.LLMAgent(**(llm or {}))
-    raise Sim2LiveError(f"unknown agent '{kind}' (choose from {', '.join(AGENTS)})")
+    if ":" in kind:   # a user's policy by import path (simweb.policy.Policy), a fresh one per side
+        from .policy import PolicyError, load_policy
+
+        try:
+            return load_policy(kind)
+        except PolicyError as exc:
+            raise Sim2LiveError(str(exc)) from None
+    raise Sim2LiveError(f"unknown agent '{kind}' (choose from {', '.join(AGENTS)} or package.module:Name)")
 
 
 def _agent_done(agent: Any, action: str) -> bool:
@@ -190,8 +198,10 @@ def _final_message(obs: dict) -> tuple[str | None, bool]:
 
 def _loop(env: Any, agent: Any, obs: dict, side: Side, rules: Sequence, max_steps: int,
           errors: re.Pattern | None = None) -> dict:
+    from .policy import split_action
+
     for i in range(max_steps):
-        action = agent.act(obs)
+        action, _ = split_action(agent.act(obs))
         if _agent_done(agent, action):
             break
         entry = _script_entry(agent)
@@ -239,7 +249,7 @@ def run_sim(inst: Instance, agent: Any, rules: Sequence, max_steps: int, sim_env
     if obs.get("goal") != inst.goal:
         raise Sim2LiveError(f"{inst.id}: simweb's goal differs from the instance's ({obs.get('goal')!r})")
     start = sim_env.snapshot()
-    agent.reset(sim_env)
+    begin_rollout(agent, sim_env, inst.sim_seed)
     _loop(sim_env, agent, obs, side, rules, max_steps, errors)
     final = sim_env.snapshot()
     v = sim_env._verdict() if hasattr(sim_env, "_verdict") else None
@@ -264,7 +274,7 @@ def run_live(inst: Instance, family: PortableFamily, agent: Any, cp: Any, web_en
         if err:
             raise Sim2LiveError(f"{inst.id}: cannot open {start} after signing in: {err}")
         obs, _ = web_env.observe()
-    agent.reset(web_env)
+    begin_rollout(agent, web_env, inst.sim_seed)   # the same rollout seed on both sides
     _loop(web_env, agent, obs, side, rules, max_steps, errors)
     side.verdict = _clean_verdict(family.live_verify(cp, inst, side.answer, side.refused))
     bk_tables = getattr(cp, "bookkeeping_tables", ())

@@ -16,10 +16,11 @@ KEY = "default_key"
 
 
 class Reply:
-    def __init__(self, status: int, body: bytes, content_type: str):
+    def __init__(self, status: int, body: bytes, content_type: str, headers: Any = None):
         self.status_code = status
         self.content = body
         self.content_type = content_type
+        self.headers = headers if headers is not None else {}
 
     @property
     def text(self) -> str:
@@ -40,9 +41,9 @@ def call(base: str, method: str, path: str, params: dict | None = None, body: An
         req.add_header("content-type", "application/json")
     try:
         with urllib.request.urlopen(req, timeout=120) as resp:
-            return Reply(resp.status, resp.read(), resp.headers.get("content-type", ""))
+            return Reply(resp.status, resp.read(), resp.headers.get("content-type", ""), resp.headers)
     except urllib.error.HTTPError as exc:
-        return Reply(exc.code, exc.read(), exc.headers.get("content-type", ""))
+        return Reply(exc.code, exc.read(), exc.headers.get("content-type", ""), exc.headers)
 
 
 class Master:

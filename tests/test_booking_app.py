@@ -43,7 +43,7 @@ def world(env):
 @pytest.fixture
 def s(env):
     site = Site(env)
-    site.obs, site.info = env.reset(seed=0)
+    site.obs, site.info = env.reset(seed=0, options={"task": None})
     assert site.path == "/" and site.state["browser"]["user"] is None
     return site
 

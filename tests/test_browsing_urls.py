@@ -32,7 +32,7 @@ def reference(origin: str, tab_url: str, href: str) -> str | None:
 @pytest.fixture(scope="module")
 def browser():
     env = simweb.make("shopping", seed=0)
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     return env.browser
 
 
@@ -82,7 +82,7 @@ def test_known_hrefs(browser, href, path):
 @pytest.mark.parametrize("url", ["//[", "http://[::1", "http://shopping.localhost]/x", "https://[bad/"])
 def test_an_invalid_url_is_an_action_error_not_an_exception(url):
     env = simweb.make("shopping", seed=0)
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     before = env.snapshot()
     obs, reward, terminated, truncated, info = env.step(f"goto({url!r})")
     assert obs["last_action_error"] == f"net::ERR_INVALID_URL at {url}"

@@ -41,7 +41,7 @@ class Cms(Site):
 @pytest.fixture
 def s(env):
     site = Cms(env)
-    site.obs, site.info = env.reset(seed=0)
+    site.obs, site.info = env.reset(seed=0, options={"task": None})
     assert site.path == "/" and site.state["browser"]["user"] is None
     return site
 

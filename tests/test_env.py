@@ -178,7 +178,7 @@ def test_snapshot_restore_round_trip(env_of, app_name):
 
 def test_foreign_states_are_refused(env_of, app_name):
     env = env_of(app_name)
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     snap = env.snapshot()
     bad_world = json.loads(json.dumps(snap))
     bad_world["world"]["hash"] = bad_world["meta"]["world_hash"] = "0" * 64
@@ -273,7 +273,7 @@ def test_bad_actions_are_observations(env_of, action, needle):
 
 def test_gymnasium_registration(app_name):
     env = gymnasium.make(f"simweb/{app_name}-v0")
-    obs, info = env.reset(seed=0)
+    obs, info = env.reset(seed=0, options={"task": None})
     assert obs["url"].startswith("http://") and obs["axtree"].startswith("RootWebArea")
     with pytest.raises(simweb.RegistryError, match="did you mean"):
         simweb.make(app_name[:-1] + "x")
@@ -289,7 +289,7 @@ def test_gymnasium_env_checker_passes(app_name):
 
     env = simweb.make(app_name, seed=0)
     check_env(env, skip_render_check=True)   # raises on any API violation
-    obs, info = env.reset(seed=1)
+    obs, info = env.reset(seed=1, options={"task": None})
     assert env.observation_space.contains(obs)
 
 

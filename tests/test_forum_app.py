@@ -53,7 +53,7 @@ class Forum(Site):
 
 @pytest.fixture
 def f(env):
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     return Forum(env)
 
 
@@ -241,7 +241,7 @@ def test_votes_need_a_live_target_and_a_user(f, world):
 def test_score_is_world_score_plus_vote_deltas(env, world, seq):
     """After any vote sequence by several users, every score shown = world score + the
     sum over users of (current vote - world vote)."""
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     f = Forum(env)
     users = [1, 11, plain_user(world)["id"]]           # 1 and 11 have world votes
     posts = [world.votes_of(1)[0][1], world.votes_of(11)[0][1], a_post(world)["id"]]
@@ -442,7 +442,7 @@ def test_non_moderators_get_403(f, world):
 @given(ci=st.integers(0, 49), ui=st.integers(2, 2999), action=st.sampled_from(
     ["remove", "restore", "lock", "pin", "ban", "unban", "remove_comment", "restore_comment"]))
 def test_permission_checks_never_let_a_non_moderator_act(env, world, ci, ui, action):
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     c = world.communities()[ci % len(world.communities())]
     if ui in world.moderators(c["id"]):
         ui = not_mod(world, c["id"])["id"]

@@ -48,7 +48,7 @@ class Tracker(Site):
 @pytest.fixture
 def t(env):
     s = Tracker(env)
-    s.obs, s.info = env.reset(seed=0)
+    s.obs, s.info = env.reset(seed=0, options={"task": None})
     assert s.path == "/" and s.state["browser"]["user"] is None
     return s
 
@@ -652,7 +652,7 @@ def test_permissions_never_let_a_lower_role_act(env, role, action, k):
     a refused action changes nothing."""
     world = env.app.world
     t = Tracker(env)
-    t.obs, t.info = env.reset(seed=0)
+    t.obs, t.info = env.reset(seed=0, options={"task": None})
     p = world.projects()[k % len(world.projects())]
     uid = outsider(world, p["id"]) if role is None else (member_of(world, p["id"], role=role) or {}).get("user_id")
     if uid is None:
@@ -694,7 +694,7 @@ def test_permissions_never_let_a_lower_role_act(env, role, action, k):
 def test_label_sequences_match_a_set_model_and_the_filtered_counts(env, ops):
     world = env.app.world
     t = Tracker(env)
-    t.obs, t.info = env.reset(seed=0)
+    t.obs, t.info = env.reset(seed=0, options={"task": None})
     p, i, m = setup(world, "reporter", lambda i: True)
     labs = world.labels(p["id"])
     model = set(i["labels"])
@@ -723,7 +723,7 @@ def test_runtime_changes_merge_into_lists_in_sort_order(env, closes, sort):
     """After closing some issues, the open list equals a model computed over the merged rows."""
     world = env.app.world
     t = Tracker(env)
-    t.obs, t.info = env.reset(seed=0)
+    t.obs, t.info = env.reset(seed=0, options={"task": None})
     p = world.projects()[4]
     dev = member_of(world, p["id"], min_role="developer")
     t.sign_in(dev["user_id"])

@@ -116,6 +116,27 @@ def test_a_visible_element_without_a_reaching_id_is_clicked_at_its_centre():
     assert (b.id, b.send_id, b.visible, b.rect.center()) == ("11", None, True, (50.0, 105.0))
 
 
+def test_a_click_whose_box_centre_misses_goes_inside_a_reported_client_rect(env, server):
+    """A server whose regions list an element's client rects (a link on two lines, the
+    centre of their bounding box on neither): the click goes inside the first one. The
+    fake answers /simweb/ as WebGym's server does (404), asked once per client."""
+    import dataclasses
+
+    from simweb.live.omnibox import Rect
+
+    env.reset(options={"task": 1})
+    link = env.element("4")
+    assert link.send_id == "4"
+    wrapped = (Rect(300, 110, 40, 18), Rect(8, 158, 60, 18))
+    env.elements = [dataclasses.replace(e, rects=wrapped) if e is link else e for e in env.elements]
+    _, _, _, _, info = env.step("click('4')")
+    assert info["commands"] == [{"click_coords": {"x": 320.0, "y": 119.0}}]
+    env.step("go_back()")
+    _, _, _, _, info = env.step("click('4')")             # one box: the server's id command
+    assert info["commands"] == [{"click_id": {"id": "4"}}]
+    assert [r["path"] for r in server.requests].count("/simweb/apps") == 1
+
+
 def test_fill_select_and_submit_a_form(env, server):
     env.reset(options={"task": 2})
     obs, *_ = env.step("fill('2', 'Ada')")

@@ -390,7 +390,11 @@ def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig, gro
         line = proc.stderr.readline()
         assert "simweb omnibox: 1 browser(s) on http://127.0.0.1:" in line, line
         base = line.split(" on ")[1].split()[0]
-        assert call(base, "GET", "/info").json()["nodes"][0]["capacity"] == 1
+        info = call(base, "GET", "/info")
+        assert info.json()["nodes"][0]["capacity"] == 1
+        # make_server's waitress, as `simweb serve` (its ident), not Flask's development
+        # server (whose Server header is "Werkzeug/<version> Python/<version>").
+        assert info.headers["Server"] == "simweb"
         chromium = {p for p in _descendants(proc.pid) if _is_chromium(p)}
         assert chromium, "no Chromium under the server"
         if group:

@@ -80,3 +80,25 @@ def test_omnibox_cli_rejects_an_unknown_app_in_one_line():
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith("simweb: error: unknown app 'nope' (known: ")
+
+
+def test_an_unknown_command_fails_as_the_real_instance_answers_and_the_doc_says_so():
+    """WebGym's instance raises ``Unsupported command: <name>`` for a name it does not know
+    (a 500 through the master), and ``Only one command per request is supported`` for a
+    body with none or two; docs/omnibox.md said an unknown command succeeded."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from simweb.omnibox.protocol import CommandError, execute
+
+    instance = SimpleNamespace(driver=None, screenshot_info=None, episode=None)
+    for body, reason in [({"fly": {}}, "Unsupported command: fly"),
+                         ({}, "Only one command per request is supported"),
+                         ({"back": {}, "sleep": {"duration": 0}}, "Only one command per request is supported")]:
+        with pytest.raises(CommandError) as failed:
+            execute(instance, body)
+        assert str(failed.value) == reason
+    doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "omnibox.md").read_text().split())
+    assert "Anything else succeeds" not in doc
+    assert ('500 `{"status": "error", "message": "Failed to execute command: {\\"detail\\":\\"Error executing '
+            'command: Unsupported command: <name>\\"}"}`') in doc

@@ -36,7 +36,7 @@ def client(server):
 @pytest.fixture(scope="module")
 def snapshot():
     env = simweb.make("shopping", seed=0)
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     env.state["browser"]["user"] = 1
     env.step("goto('/account')")
     return env.snapshot()
@@ -236,7 +236,7 @@ def test_history_is_capped_as_browsers_cap_it(client):
 
 def test_in_process_history_is_capped_too():
     env = simweb.make("shopping", seed=0, max_steps=1000)   # past the 50-step budget of a task-less episode
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     for i in range(60):
         env.step(f"goto('/search?q=a{i}')")
     assert len(env.state["browser"]["tabs"][0]["history"]) == MAX_HISTORY

@@ -83,7 +83,7 @@ class Shop(Site):
 def shop(env):
     """A fresh episode without a task: signed out, on the home page."""
     s = Shop(env)
-    s.obs, s.info = env.reset(seed=0)
+    s.obs, s.info = env.reset(seed=0, options={"task": None})
     assert s.path == "/" and s.state["browser"]["user"] is None
     return s
 
@@ -302,7 +302,7 @@ def test_search_special_characters_are_word_separators(shop):
 @given(q=st.lists(st.sampled_from(list('ab "*()-^:+~.,;\'\\{}[]%_éß') + ["NEAR", "OR", "AND", "NOT", "jacket"]),
                  max_size=12).map("".join))
 def test_search_never_fails_on_arbitrary_text(env, q):
-    env.reset(seed=0)
+    env.reset(seed=0, options={"task": None})
     resp = env.app.navigate(env.state, "/search?" + urlencode({"q": q}))
     assert resp.status == 200 and resp.page == "search", (q, resp.error)
 

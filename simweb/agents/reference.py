@@ -27,7 +27,7 @@ class OracleAgent:
         self.plan: list[str] = []
         self.i = 0
 
-    def reset(self, env: Any) -> None:
+    def reset(self, env: Any, seed: int = 0) -> None:
         self.plan = env.oracle_plan()
         self.i = 0
 
@@ -49,7 +49,11 @@ class RandomAgent:
         self.seed = seed
         self.rng = Rng.derive("random-agent", seed)
 
-    def reset(self, env: Any) -> None:
+    def reset(self, env: Any, seed: int | None = None) -> None:
+        """A new rollout: its choices are drawn from (``seed``, else the agent's seed; the
+        state's instance seed), so a rollout's actions never depend on the ones before."""
+        if seed is not None:
+            self.seed = int(seed)
         state = env.state if hasattr(env, "state") else env.snapshot()   # a browser env: from its server
         self.rng = Rng.derive("random-agent", self.seed, state["meta"]["rng"]["seed"])
 

@@ -12,7 +12,11 @@ server's numbering (``get_screenshot_info``) and the page's regions
 screenshot; an off-screen one's is its page id (``p<id>`` if that number is also drawn).
 An action on a bid is sent with an id the server resolves to that element through its
 ``id_mapping`` (the display id, or the page id when the mapping leaves it alone), and
-otherwise, for a visible element, at the centre of its box.
+otherwise, for a visible element, at the centre of its box. A click or hover whose id
+command would miss the element (the server clicks the centre of its bounding box, which
+is off a link wrapped over two lines) goes to a point inside one of its client rects
+instead, where the server tells them (a `simweb omnibox`, or regions listing several
+rects); WebGym's own server reports the bounding box only.
 """
 
 from __future__ import annotations
@@ -30,7 +34,17 @@ import gymnasium as gym
 from ..episode import Episode, observation_space
 from ..spaces import JsonValue
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
-from .omnibox import Element, Instance, OmniboxClient, OmniboxError, Region, ScreenshotInfo, centre_in_viewport, role_of
+from .omnibox import (
+    Element,
+    Instance,
+    OmniboxClient,
+    OmniboxError,
+    Region,
+    ScreenshotInfo,
+    centre_in_viewport,
+    point_on_rects,
+    role_of,
+)
 from .tasks import LiveTask, load_tasks
 
 __all__ = ["LiveEnv", "OmniboxesBackend", "build_axtree", "label_elements"]
@@ -85,6 +99,7 @@ def label_elements(regions: Mapping[str, Region], info: ScreenshotInfo | None,
             rect=rect, visible=centre_in_viewport(rect, viewport), page_id=pid,
             send_id=info.send_id(pid, viewport),
             raw={"tag_name": region.tag_name, "role": region.role, "aria_name": region.aria_name},
+            rects=region.rects,
         ))
     return out
 
@@ -323,9 +338,14 @@ class LiveEnv(gym.Env):
             raise _StepError(f"Could not find element with bid '{bid}' on the page") from None
 
     def _act(self, verb: str, e: Element, args: Mapping[str, Any] | None = None) -> None:
-        """``verb`` (click, fill, hover) on ``e``: by an id that resolves to it, else at its centre."""
+        """``verb`` (click, fill, hover) on ``e``: a click or hover at a point inside one of
+        its client rects when the centre of its box misses it, else by an id that resolves
+        to it, else at its centre."""
         args = dict(args or {})
-        if e.send_id is not None:
+        point = self._point_on(e) if verb in ("click", "hover") else None
+        if point is not None:
+            self._send(f"{verb}_coords", {"x": round(point[0], 1), "y": round(point[1], 1), **args})
+        elif e.send_id is not None:
             self._send(f"{verb}_id", {"id": e.send_id, **args})
         elif e.visible and e.rect is not None:
             x, y = e.rect.center()
@@ -335,6 +355,25 @@ class LiveEnv(gym.Env):
                              f"to another element; scroll it into view first")
         if verb in ("click", "fill"):
             self._focused = e.page_id
+
+    def _point_on(self, e: Element) -> tuple[float, float] | None:
+        """A point inside one of ``e``'s client rects when a click at the centre of its
+        bounding box (where the server's ``*_id`` commands click) would miss it, as it
+        misses a link wrapped over two lines; None when the centre reaches it or nothing
+        better is known. A `simweb omnibox` server says where (``/simweb/locate`` by page
+        id, scrolling an off-screen element into view first, as ``click_id`` would); other
+        servers only when their regions list the element's client rects (WebGym's page
+        script lists the bounding box alone)."""
+        assert self.instance is not None
+        if self.client.has_simweb_extensions():
+            found = self.client.locate(self.instance, e.page_id, scroll=not e.visible)
+            if not found or not found.get("point"):
+                return None
+            if found.get("on_center", True) and e.send_id is not None:
+                return None   # the id command reaches it
+            x, y = found["point"]
+            return float(x), float(y)
+        return point_on_rects(e.rects, self.viewport)
 
     def _element_command(self, command: Command) -> None:
         e = self._target(str(command.element))

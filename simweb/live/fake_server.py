@@ -430,7 +430,7 @@ class _AppBrowser(_Browser):
 
         self.env = simweb.make(app, seed=world_seed, size=size) if size else simweb.make(app, seed=world_seed)
         self.origin = origin(app)
-        self.env.reset(seed=0)
+        self.env.reset(seed=0, options={"task": None})
         self._cache: tuple[str, _Page, list[Any]] | None = None
 
     def _elements(self) -> tuple[_Page, list[Any]]:
@@ -486,7 +486,7 @@ class _AppBrowser(_Browser):
 
     def relaunch(self, uuid: str) -> None:
         super().relaunch(uuid)
-        self.env.reset(seed=0)
+        self.env.reset(seed=0, options={"task": None})
         self._cache = None
 
     def visit(self, url: str) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "parse_regions",
     "parse_screenshot_info",
     "parse_text",
+    "point_on_rects",
     "role_of",
 ]
 
@@ -139,6 +140,8 @@ class Element:
     page_id: str = ""
     send_id: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    #: every box the server reported for the element (``rect`` is the first with an area)
+    rects: tuple[Rect, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def value(self) -> None:
@@ -419,6 +422,7 @@ class OmniboxClient:
         self.max_backoff = max_backoff
         self.acquire_wait_s = acquire_wait_s
         self._sleep = sleep
+        self._simweb: bool | None = None   # whether the server has simweb's extensions (asked once)
         # A proxy from the environment must not capture a server on this machine.
         handlers = [urllib.request.ProxyHandler({})] if _is_loopback(parsed.hostname or "") else []
         self._opener = urllib.request.build_opener(*handlers)
@@ -582,6 +586,60 @@ class OmniboxClient:
     def webpage_text(self, instance: Instance, n_lines: int = 100) -> str:
         """The first ``n_lines`` lines of the page's text, blank lines dropped."""
         return parse_text(self.execute(instance, "get_webpage_text", {"n_lines": int(n_lines)}))
+
+    # -- simweb's extensions (a `simweb omnibox` server; WebGym's answers them 404)
+
+    def has_simweb_extensions(self) -> bool:
+        """Whether the server answers simweb's ``/simweb/`` extensions (asked once: an
+        HTTP answer is remembered, a transport failure is asked again next time)."""
+        if self._simweb is None:
+            try:
+                self._json("GET", "/simweb/apps", retries=0)
+                self._simweb = True
+            except OmniboxError as exc:
+                if exc.status is None:
+                    return False
+                self._simweb = False
+        return self._simweb
+
+    def locate(self, instance: Instance, page_id: str, scroll: bool = False) -> dict[str, Any] | None:
+        """Where the element with page id ``page_id`` is (``GET /simweb/locate``):
+        ``{"center", "on_center", "point", ...}``, ``point`` inside one of its client rects
+        (None if covered or off-screen); ``scroll`` first brings it to the middle of the
+        viewport. None when the server has no such extension or no such element."""
+        if not self.has_simweb_extensions():
+            return None
+        params = dict(instance.params(), element_id=str(page_id), scroll=int(bool(scroll)))
+        try:
+            found = self._json("GET", "/simweb/locate", params=params, retries=0)
+        except OmniboxError:
+            return None
+        return dict(found) if isinstance(found, Mapping) else None
+
+
+def _contains(rect: Rect, x: float, y: float) -> bool:
+    return rect.x <= x < rect.x + rect.width and rect.y <= y < rect.y + rect.height
+
+
+def point_on_rects(rects: Sequence[Rect], viewport: Sequence[int]) -> tuple[float, float] | None:
+    """A point inside one of an element's client rects, where the centre of their bounding
+    box lies in none of them (a link wrapped over two lines): the centre of the first rect
+    whose centre is in the viewport. None when the bounding box's centre is on a rect (a
+    click there reaches the element), or for a single box: WebGym's page script reports the
+    bounding box alone, and then its centre is all the protocol says."""
+    boxes = [r for r in rects if r.area > 0]
+    if len(boxes) < 2:
+        return None
+    left, top = min(r.x for r in boxes), min(r.y for r in boxes)
+    right, bottom = max(r.x + r.width for r in boxes), max(r.y + r.height for r in boxes)
+    cx, cy = (left + right) / 2, (top + bottom) / 2
+    if any(_contains(r, cx, cy) for r in boxes):
+        return None
+    for r in boxes:
+        x, y = r.center()
+        if 0 <= x < viewport[0] and 0 <= y < viewport[1]:
+            return x, y
+    return None
 
 
 def centre_in_viewport(rect: Rect | None, viewport: Sequence[int]) -> bool:

@@ -131,15 +131,16 @@ _LOCATE_JS = r"""
   if (!el) return null;
   if (scroll) el.scrollIntoView({block: 'center', inline: 'center'});
   const r = el.getBoundingClientRect();
+  const on = (x, y) => { const hit = document.elementFromPoint(x, y); return !!hit && (hit === el || el.contains(hit)); };
   // A point on the element itself: the centre of its first uncovered line box (the centre
   // of the bounding box misses a link that wraps onto two lines).
   let point = null;
   for (const q of el.getClientRects()) {
     const x = q.left + q.width / 2, y = q.top + q.height / 2;
-    const hit = document.elementFromPoint(x, y);
-    if (hit && (hit === el || el.contains(hit))) { point = [x, y]; break; }
+    if (on(x, y)) { point = [x, y]; break; }
   }
-  return {element_id: el.getAttribute('__elementId'), center: [r.left + r.width / 2, r.top + r.height / 2],
+  const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+  return {element_id: el.getAttribute('__elementId'), center: [cx, cy], on_center: on(cx, cy),
           point: point, rect: JSON.parse(JSON.stringify(r))};
 }
 """
@@ -428,11 +429,12 @@ class PageDriver:
 
     # ------------------------------------------------------------------ simweb extensions
     def locate(self, attribute: str, bid: str, scroll: bool = False) -> dict[str, Any] | None:
-        """Where the element with simweb id ``bid`` is: its page id, its display id in the
-        last set-of-marks screenshot (or None), the centre of its bounding box (where
-        ``click_id`` clicks) and ``point``, a point on the element itself (or None when
-        it is covered or outside the viewport). ``scroll`` first scrolls it to the middle
-        of the viewport."""
+        """Where the element whose ``attribute`` is ``bid`` (a simweb id, or a page id with
+        ``__elementId``) is: its page id, its display id in the last set-of-marks screenshot
+        (or None), ``center``, the centre of its bounding box (where ``click_id`` clicks),
+        ``on_center``, whether a click there reaches it, and ``point``, a point on the
+        element itself, inside one of its client rects (None when it is covered or outside
+        the viewport). ``scroll`` first scrolls it to the middle of the viewport."""
         self.interactive_regions()   # numbers the page's elements if nothing did yet
         found = self.page.evaluate(_LOCATE_JS, [attribute, bid, scroll])
         if found is None:

@@ -35,6 +35,10 @@ get_screenshot_info        (none)                                        last se
 screenshot                 interaction_mode="set_of_marks"               {"status":
                                                                          "screenshot_taken"}
 =========================  ============================================  =======================
+
+Any other command name fails as on the real instance (``Unsupported command: <name>``),
+and so does a body with no command or more than one (``Only one command per request is
+supported``).
 """
 from __future__ import annotations
 

@@ -39,8 +39,9 @@ simweb's extensions live under ``/simweb/`` (same key; errors are 4xx
 ``POST /simweb/fork?instance_id&node``         a new lease at the same state
 ``GET|POST /simweb/verdict?instance_id&node``  ``{"task", "answer", "verdict"}``: the task's
 ``[&answer=]``                                 verifier on the session (instead of a judge)
-``GET /simweb/locate?instance_id&node&bid``    page id, display id, centre and a point on the
-``[&scroll=1]``                                element with that simweb bid
+``GET /simweb/locate?instance_id&node&bid``    page id, display id, centre (and whether it is
+``[&scroll=1]``                                on the element) and a point on the element with
+                                               that simweb bid (``element_id=``: page id)
 ``GET /simweb/observe?instance_id&node``       simweb's AX tree of the page (as BrowserEnv)
 =============================================  ==============================================
 """
@@ -466,14 +467,19 @@ class OmniboxServer:
         @route("/simweb/locate", ["GET"])
         def locate() -> Response:
             inst = self._leased()
-            (bid,) = self._query("bid")
+            # By simweb bid (on an app's page), or by page id (on any page: a WebGym
+            # client's element ids, for a point its click can reach).
+            by_page_id = "bid" not in request.args and "element_id" in request.args
+            name = "element_id" if by_page_id else "bid"
+            (key,) = self._query(name)
             scroll = request.args.get("scroll", "0") not in ("0", "", "false")
 
             def find() -> dict:
-                found = inst.driver.locate(self._current_app(inst).bid_attribute, bid, scroll)
+                attribute = "__elementId" if by_page_id else self._current_app(inst).bid_attribute
+                found = inst.driver.locate(attribute, key, scroll)
                 if found is None:
-                    raise _Reply(_error(f"no element with bid {bid!r} on {inst.page.url}", 404))
-                return {"bid": bid, **found}
+                    raise _Reply(_error(f"no element with {name} {key!r} on {inst.page.url}", 404))
+                return found if by_page_id else {"bid": key, **found}
 
             return self._on(inst, find)
 
