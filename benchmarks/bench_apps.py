@@ -22,15 +22,25 @@ from __future__ import annotations
 
 import sys
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
-
-from common import (cpu_ns, now_ns, parser, print_table, reset_failures, settle, summarize, target, time_each,
-                    try_reset, write_json)
+from common import (
+    cpu_ns,
+    now_ns,
+    parser,
+    print_table,
+    reset_failures,
+    settle,
+    summarize,
+    target,
+    time_each,
+    try_reset,
+    write_json,
+)
 
 from simweb.worlddb import Rng
-
 
 # ----------------------------------------------------------------------------- search URLs
 

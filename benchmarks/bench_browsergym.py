@@ -372,8 +372,9 @@ def main(argv: list[str] | None = None) -> dict:
     sides: list[Any] = []
     pw = None
     try:
-        import browsergym.core
         from importlib.metadata import version
+
+        import browsergym.core
 
         res["browsergym_core_version"] = version("browsergym-core")
         patch_playwright_launch()

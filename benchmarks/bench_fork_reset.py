@@ -22,8 +22,19 @@ from __future__ import annotations
 import sys
 
 import orjson
-
-from common import (now_ns, parser, reset_failures, try_reset, print_table, settle, stat_row, summarize, target, time_each, write_json)
+from common import (
+    now_ns,
+    parser,
+    print_table,
+    reset_failures,
+    settle,
+    stat_row,
+    summarize,
+    target,
+    time_each,
+    try_reset,
+    write_json,
+)
 
 FORK_TASK = "shopping/buy_product"
 BIG = 1_000_000

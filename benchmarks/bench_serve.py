@@ -46,7 +46,6 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
-
 from common import cpu_ns, load_now, now_ns, parser, percentile, print_table, settle, summarize, target, write_json
 
 TOKEN = "bench-control-token-0123456789abcdef"

@@ -35,7 +35,7 @@ import sys
 import types
 from collections import OrderedDict
 
-from common import now_ns, parser, try_reset, percentile, print_table, settle, summarize, time_each, write_json
+from common import now_ns, parser, percentile, print_table, settle, summarize, time_each, try_reset, write_json
 
 _DICT_ATTRS = frozenset(dir(dict))
 
@@ -193,9 +193,9 @@ def exp_restore(quick: bool) -> dict:
 
 
 def exp_facets_share(quick: bool, big: bool) -> dict:
-    import simweb
-
     from bench_search import make_queries, search_kwargs, search_url
+
+    import simweb
 
     worlds = {"10K": simweb.make("shopping", seed=0)}
     if big:
@@ -264,10 +264,10 @@ def exp_cold_reset(quick: bool) -> dict:
 
 
 def exp_facets_cap(quick: bool, cap: int = 2000) -> dict:
+    from bench_search import make_queries, search_url
+
     import simweb
     from simweb.apps.shopping import world as W
-
-    from bench_search import make_queries, search_url
 
     env = simweb.make("shopping", seed=0, size=1_000_000, progress=True)
     w = env.app.world

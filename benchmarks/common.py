@@ -24,8 +24,9 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -123,7 +124,7 @@ class Stopwatch:
     def __init__(self) -> None:
         self.samples: list[float] = []
 
-    def __enter__(self) -> "Stopwatch":
+    def __enter__(self) -> Stopwatch:
         self._t0 = now_ns()
         return self
 
@@ -199,7 +200,7 @@ def machine_info() -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         commit, dirty = None, None
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": os.cpu_count(),
         "cpu": cpu,
         "mem_gb": round(mem_kb / 1024 / 1024, 1),

@@ -6,12 +6,11 @@ import html
 import re
 
 import pytest
+from conftest import APPS
 
 import simweb
 from simweb.functions import Ctx, FunctionTable, paged
 from simweb.urls import query_string
-
-from conftest import APPS
 
 
 @pytest.mark.parametrize("base, changes, expected", [

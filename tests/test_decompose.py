@@ -8,6 +8,8 @@ import json
 import orjson
 import pytest
 from click.testing import CliRunner
+from conftest import APPS
+from test_reward_integrity import _visible_problem
 
 import simweb
 from simweb.apps.issues.tasks import TASKS
@@ -20,9 +22,6 @@ from simweb.omnibox.start import start_url
 from simweb.redteam import redteam
 from simweb.server import create_app
 from simweb.tasks import FactGroup, TaskTemplate
-
-from conftest import APPS
-from test_reward_integrity import _visible_problem
 
 SUB_SEEDS = range(3)
 

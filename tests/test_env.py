@@ -10,13 +10,13 @@ import sys
 
 import gymnasium
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import APPS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import simweb
 from simweb import check
 from simweb.state import StateError, state_hash
-
-from conftest import APPS
 
 ORACLE_SEEDS = tuple(range(20))   # every template keeps a clean oracle over 20 instances
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import gymnasium
 import pytest
+from conftest import APPS
 
 import simweb
 import simweb.live.tasks as live_tasks
@@ -13,8 +14,6 @@ import simweb.tasks as sim_tasks
 from simweb.episode import EPISODE_OVER, Episode, TaskError, find_task
 from simweb.registry import step_cap
 from simweb.taskmodel import MAX_EPISODE_STEPS, STEP_BUDGETS, episode_budget
-
-from conftest import APPS
 
 
 class ChatBackend:

@@ -68,7 +68,7 @@ COMP_VARS = ("v", "w", "a")
 int_literals = st.integers(-30, 30).map(str)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ints(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     leaves = st.one_of(int_literals, st.sampled_from(INT_VARS + local))
     if depth <= 0:
@@ -92,7 +92,7 @@ def ints(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bools(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     leaves = st.sampled_from(["True", "False"])
     if depth <= 0:
@@ -113,7 +113,7 @@ def bools(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def lists(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     i0 = ints(0, local)
     leaves = st.one_of(

@@ -13,11 +13,11 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from simweb.apps.forum.functions import PER_PAGE
-from simweb.apps.forum.world import DAY, WINDOWS, hot_score
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
+from simweb.apps.forum.functions import PER_PAGE
+from simweb.apps.forum.world import DAY, WINDOWS, hot_score
 from simweb.verify import changed_paths
 
 ORIGIN = "http://forum.simweb.localhost"

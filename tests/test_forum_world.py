@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from simweb.apps.forum import world as W
 from simweb.apps.forum.world import (
     MAX_DEPTH,

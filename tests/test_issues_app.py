@@ -11,12 +11,12 @@ import copy
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.issues.world import ROLES, sort_key, text_matches
-
 
 ORIGIN = "http://issues.simweb.localhost"
 RANK = {r: i for i, r in enumerate(ROLES)}

@@ -8,10 +8,20 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from simweb.apps.issues.world import (GENERATOR_VERSION, ROLES, SORTS, IssuesWorld, n_projects_for, n_users_for,
-                                      sort_key, text_matches, tokens)
+from simweb.apps.issues.world import (
+    GENERATOR_VERSION,
+    ROLES,
+    SORTS,
+    IssuesWorld,
+    n_projects_for,
+    n_users_for,
+    sort_key,
+    text_matches,
+    tokens,
+)
 from simweb.worlddb import world_file
 
 SMALL = 3000

@@ -8,12 +8,11 @@ from collections import Counter, defaultdict
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from conftest import APPS
 
 import simweb
 from simweb.actions import parse_action
 from simweb.redteam import GUESS_RATE_LIMIT, guess_rates, redteam
-
-from conftest import APPS
 
 RED_TEAM_SEEDS = (0, 1)
 GUESS_SEEDS = range(30)

@@ -9,6 +9,7 @@ import io
 
 import orjson
 import pytest
+from test_server import AUTH, TOKEN, state_of
 from werkzeug.test import EnvironBuilder
 
 import simweb
@@ -17,8 +18,6 @@ from simweb.browser import ServedApp
 from simweb.limits import LimitError, Limits, check_shape, read_body
 from simweb.server import SESSION_HEADER, create_app
 from simweb.state import MAX_STATE_DEPTH, StateError
-
-from test_server import AUTH, TOKEN, state_of
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import http.client
 import importlib.util
 import os
 import re
-import sqlite3
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -19,12 +19,11 @@ from pathlib import Path
 
 import orjson
 import pytest
+from test_server import AUTH, TOKEN, state_of
 
 from simweb.omnibox.start import start_url
 from simweb.server import COOKIE, SESSION_HEADER, create_app
 from simweb.sessions import SessionDBError, SessionStore
-
-from test_server import AUTH, TOKEN, state_of
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import markupsafe
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.shopping.functions import money
 from simweb.apps.shopping.world import category_ancestors
 from simweb.worlddb import day_to_date
