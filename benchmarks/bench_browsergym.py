@@ -53,6 +53,7 @@ import sys
 import threading
 import time
 import traceback
+from functools import partial
 from typing import Any
 
 from common import now_ns, parser, print_table, summarize, target, try_reset, write_json
@@ -125,10 +126,10 @@ class SimwebInProcess:
 
     def round(self, n: int) -> None:
         env = self.env
-        for i in range(n):
+        for _ in range(n):
             self.samples["reset"].append(timed(lambda: env.reset(seed=0, options={"task": SIMWEB_TASK}))[0])
             for kind, action in actions_for(lambda b: b):
-                dt, out = timed(lambda: env.step(action))
+                dt, out = timed(partial(env.step, action))
                 assert not out[0]["last_action_error"], out[0]["last_action_error"]
                 self.samples[kind].append(dt)
         # The click above revisits the same two pages, which the engine's parse cache
@@ -140,7 +141,7 @@ class SimwebInProcess:
                 continue
             for a in env.oracle_plan():
                 r0 = env.state["meta"]["requests"]
-                dt, _ = timed(lambda: env.step(a))
+                dt, _ = timed(partial(env.step, a))
                 if env.state["meta"]["requests"] != r0:
                     self.samples["oracle request step"].append(dt)
 
@@ -275,7 +276,7 @@ class BrowserGymSide:
                 action = f"click('{self._bid(CLICK_TARGETS[0 if i < 2 else 1])}')"
             else:
                 action = kind
-            dt, out = timed(lambda: env.step(action))
+            dt, out = timed(partial(env.step, action))
             self._record(kind, dt, out[0], out[4])
 
     def close(self) -> None:
@@ -326,7 +327,7 @@ class SimwebBrowserSide:
         env = self.env
         self.samples["reset"].append(timed(lambda: env.reset(seed=0, options={"task": SIMWEB_TASK}))[0])
         for kind, action in actions_for(lambda b: b):
-            dt, out = timed(lambda: env.step(action))
+            dt, out = timed(partial(env.step, action))
             if out[0]["last_action_error"]:
                 self.errors.append(out[0]["last_action_error"][:200])
             self.samples[kind].append(dt)

@@ -20,6 +20,7 @@ Reset, with a task, three ways (every task template):
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 import orjson
 from common import (
@@ -74,7 +75,7 @@ def reset_samples(env, tasks, seeds_cold, same_reps, quick) -> dict[str, list[fl
         s = next((seed for t, seed in pairs if t == tid), None)
         if s is None:
             continue
-        same.extend(time_each(lambda: env.reset(seed=s, options=opts), same_reps, warmup=2))
+        same.extend(time_each(partial(env.reset, seed=s, options=opts), same_reps, warmup=2))
     settle()
     for _ in range(2 if quick else 6):           # cycling over cached, different (task, seed)
         for tid, s in pairs:
@@ -115,7 +116,7 @@ def main(argv: list[str] | None = None) -> dict:
         st = env.snapshot()
         settle()
         snap[name] = time_each(env.snapshot, 2000 if not args.quick else 300, warmup=10)
-        restore[name] = time_each(lambda: env.restore(st), 2000 if not args.quick else 300, warmup=10)
+        restore[name] = time_each(partial(env.restore, st), 2000 if not args.quick else 300, warmup=10)
     fork_stats = {k: summarize(v, "us") for k, v in forks.items()}
     res: dict = {
         "fork_state": {"task": FORK_TASK, "steps_taken": len(mid_episode(env10k)[1]),

@@ -164,12 +164,12 @@ def release_vs_relaunch(server: Any, rounds: int) -> dict[str, Any]:
     restore: list[float] = []
     relaunch: list[float] = []
     for _ in range(rounds):
-        for kind, fn, out in (("restore", inst.restore_clean, restore), ("relaunch", inst.relaunch, relaunch)):
+        for _kind, fn, out in (("restore", inst.restore_clean, restore), ("relaunch", inst.relaunch, relaunch)):
             t0 = now_ns()
             inst.call(fn)
             out.append((now_ns() - t0) * 1e-9)
-    r, l = summarize(restore, "ms"), summarize(relaunch, "ms")
-    return {"restore_clean": r, "chromium_relaunch": l, "relaunch_over_restore": round(l["median"] / r["median"], 1)}
+    r, rl = summarize(restore, "ms"), summarize(relaunch, "ms")
+    return {"restore_clean": r, "chromium_relaunch": rl, "relaunch_over_restore": round(rl["median"] / r["median"], 1)}
 
 
 def main() -> None:

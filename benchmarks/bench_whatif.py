@@ -34,6 +34,7 @@ import hashlib
 import sys
 import types
 from collections import OrderedDict
+from functools import partial
 
 from common import now_ns, parser, percentile, print_table, settle, summarize, time_each, try_reset, write_json
 
@@ -111,7 +112,7 @@ def exp_jinja_getattr(quick: bool) -> dict:
     oracle_steps(env, tasks, seeds)      # warm episode starts and caches
     samples: dict[str, dict[str, list[float]]] = {k: {"A": [], "B": []} for k in ("request", "ui", "pages")}
     digests = {"A": set(), "B": set()}
-    for block in range(2 if quick else 4):
+    for _block in range(2 if quick else 4):
         for side in ("A", "B"):
             patch(side == "B")
             clear_engine_caches()
@@ -179,7 +180,7 @@ def exp_restore(quick: bool) -> dict:
 
     n = 300 if quick else 2000
     a, b = [], []
-    for block in range(4):
+    for _block in range(4):
         settle()
         a.extend(time_each(lambda: env.restore(state), n // 4, warmup=3))
         validator.check = cached_check
@@ -210,9 +211,9 @@ def exp_facets_share(quick: bool, big: bool) -> dict:
             kw = search_kwargs(d)
             action = f"goto({search_url(d)!r})"
             env.step(action)   # first visit outside the timing: here we want the split, not cold effects
-            step_t.append(min(time_each(lambda: env.step(action), 3)))
-            search_t.append(min(time_each(lambda: w.search(d["q"], **kw), 3)))
-            facet_t.append(min(time_each(lambda: w.facets(d["q"], category=d["category"]), 3)))
+            step_t.append(min(time_each(partial(env.step, action), 3)))
+            search_t.append(min(time_each(partial(w.search, d["q"], **kw), 3)))
+            facet_t.append(min(time_each(partial(w.facets, d["q"], category=d["category"]), 3)))
         tot = sum(step_t)
         res[name] = {"page_step_p50_ms": round(percentile(step_t, 50) * 1e3, 3),
                      "search_p50_ms": round(percentile(search_t, 50) * 1e3, 3),
@@ -290,12 +291,12 @@ def exp_facets_cap(quick: bool, cap: int = 2000) -> dict:
         action = f"goto({search_url(d)!r})"
         for side in ("A", "B"):
             fn = stock_facets if side == "A" else capped
-            f[side].append(min(time_each(lambda: fn(d["q"], category=d["category"]), 3)))
+            f[side].append(min(time_each(partial(fn, d["q"], category=d["category"]), 3)))
             approx[side] += bool(fn(d["q"], category=d["category"])["approximate"])
             if side == "B":
                 w.facets = capped
             try:
-                page[side].append(min(time_each(lambda: env.step(action), 2)))
+                page[side].append(min(time_each(partial(env.step, action), 2)))
             finally:
                 if "facets" in w.__dict__:
                     del w.facets

@@ -188,8 +188,8 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     try:
-        mem_kb = int(next(l for l in Path("/proc/meminfo").read_text().splitlines()
-                          if l.startswith("MemTotal")).split()[1])
+        mem_kb = int(next(ln for ln in Path("/proc/meminfo").read_text().splitlines()
+                          if ln.startswith("MemTotal")).split()[1])
     except (OSError, StopIteration, ValueError):
         mem_kb = 0
     try:

@@ -364,9 +364,9 @@ def test_reporter_closes_only_own_issues(t, world):
         rep = member_of(world, p["id"], role="reporter")
         if not rep:
             continue
-        theirs = issue_with(world, p["id"], lambda i: i["author_id"] == rep["user_id"] and i["state"] == "opened"
+        theirs = issue_with(world, p["id"], lambda i, uid=rep["user_id"]: i["author_id"] == uid and i["state"] == "opened"
                             and not any(b["state"] == "opened" for b in blockers(world, i["id"])))
-        others = issue_with(world, p["id"], lambda i: i["author_id"] != rep["user_id"] and i["state"] == "opened")
+        others = issue_with(world, p["id"], lambda i, uid=rep["user_id"]: i["author_id"] != uid and i["state"] == "opened")
         if theirs and others:
             break
     else:
@@ -465,7 +465,7 @@ def test_milestone_progress_follows_closing(t, world):
         ms = next((x for x in world.milestones(p["id"]) if x["state"] == "active"
                    and len(issues_of(world, p["id"], milestone=x["id"])) >= 2), None)
         if dev and ms:
-            i = issue_with(world, p["id"], lambda i: i["milestone_id"] == ms["id"] and i["state"] == "opened"
+            i = issue_with(world, p["id"], lambda i, mid=ms["id"]: i["milestone_id"] == mid and i["state"] == "opened"
                            and not any(b["state"] == "opened" for b in blockers(world, i["id"])))
             if i:
                 break
@@ -546,8 +546,8 @@ def test_edit_title_by_author_only(t, world):
         g = member_of(world, p["id"], max_role="reporter")
         if not g:
             continue
-        own = issue_with(world, p["id"], lambda i: i["author_id"] == g["user_id"])
-        other = issue_with(world, p["id"], lambda i: i["author_id"] != g["user_id"])
+        own = issue_with(world, p["id"], lambda i, uid=g["user_id"]: i["author_id"] == uid)
+        other = issue_with(world, p["id"], lambda i, uid=g["user_id"]: i["author_id"] != uid)
         if own and other:
             break
     t.sign_in(g["user_id"], url_of(p, other, "/edit"))

@@ -201,7 +201,7 @@ def test_goal_text_does_not_predict_feasibility():
     for tid, c in per_template.items():
         assert c[True] >= 5 and c[False] >= 5, f"{tid}: refusals {c[True]}, feasible twins {c[False]}"
     train, test = rows[0::2], rows[1::2]
-    majority = max(Counter(l for _, l in test).values()) / len(test)
+    majority = max(Counter(label for _, label in test).values()) / len(test)
     acc = _naive_bayes_accuracy(train, test)
     assert acc <= max(0.65, majority + 0.05), f"goal text predicts feasibility: accuracy {acc:.2f}"
 

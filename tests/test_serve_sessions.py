@@ -304,7 +304,7 @@ def _start(db: str, port: int, *extra: str) -> subprocess.Popen:
                 return proc
         except OSError:
             if proc.poll() is not None:
-                raise AssertionError(f"server exited: {proc.stderr.read().decode()[-300:]}")
+                raise AssertionError(f"server exited: {proc.stderr.read().decode()[-300:]}") from None
             time.sleep(0.1)
     proc.kill()
     raise AssertionError("server did not start")
