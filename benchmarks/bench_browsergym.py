@@ -231,6 +231,7 @@ class BrowserGymSide:
         self.label = f"BrowserGym BrowserEnv ({config})"
         task = make_task_class(base_url)
         kwargs: dict[str, Any] = {"pw_chromium_kwargs": {"executable_path": CHROMIUM}}
+        task_kwargs: dict[str, Any]
         if config == "fast":
             task_kwargs, kwargs["pre_observation_delay"] = {"slow_mo": 0}, 0.0
         elif config == "raw":
@@ -472,7 +473,7 @@ def main(argv: list[str] | None = None) -> dict:
               f"{res['browsergym_observation_parts (median ms, all configs)']}")
     if "browsergym_unshimmed" in res:
         print(f"stock BrowserGym on an unmodified simweb page: {res['browsergym_unshimmed']}")
-    if "headline_step_ratio_click" in res:
+    if ref_key and "headline_step_ratio_click" in res:
         print(f"\nheadline: {ref_key} click-step median / simweb click-step median = "
               f"{res['headline_step_ratio_click']}x (target >= 1000x: "
               f"{'met' if res['target_step_ratio']['met'] else 'NOT met'})")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 from functools import partial
+from typing import Any
 
 import orjson
 from common import (
@@ -49,7 +50,7 @@ def mid_episode(env, seed: int = 7):
     return env, plan[: len(plan) // 2]
 
 
-def fork_samples(envs: dict[str, object], total: int, batch: int) -> dict[str, list[float]]:
+def fork_samples(envs: dict[str, Any], total: int, batch: int) -> dict[str, list[float]]:
     """``total`` individually timed forks per env, in interleaved batches of ``batch``."""
     out: dict[str, list[float]] = {k: [] for k in envs}
     for _ in range(max(1, total // batch)):

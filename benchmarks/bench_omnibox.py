@@ -142,6 +142,7 @@ def call_latency(base_url: str, rounds: int) -> dict[str, Any]:
 
     env = OmniboxSimEnv(base_url)
     env.reset(seed=1, options={"task": "shopping/order_total"})
+    assert env.instance is not None
     samples: dict[str, list[float]] = {k: [] for k in ("screenshot set_of_marks", "screenshot coordinates",
                                                        "get_screenshot_info", "get_page_metadata",
                                                        "click_coords (no navigation)")}

@@ -22,7 +22,9 @@ import random
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 from urllib.parse import urlencode
 
 from common import now_ns, parser, percentile, print_table, settle, target, write_json
@@ -136,7 +138,7 @@ def search_url(d: dict) -> str:
     return "/search" + ("?" + urlencode(params) if params else "")
 
 
-def timed(fn) -> tuple[float, object]:
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t0 = now_ns()
     r = fn()
     return (now_ns() - t0) * 1e-9, r
@@ -164,12 +166,12 @@ def main(argv: list[str] | None = None) -> dict:
         worlds["1M"] = simweb.make("shopping", seed=0, size=1_000_000, progress=True)
     queries = make_queries(worlds["10K"].app.world, n_q)
 
-    first = {k: [] for k in worlds}
-    warm = {k: [] for k in worlds}
-    facets = {k: [] for k in worlds}
-    page_first = {k: [] for k in worlds}
-    page_warm = {k: [] for k in worlds}
-    totals = {k: [] for k in worlds}
+    first: dict[str, list[float]] = {k: [] for k in worlds}
+    warm: dict[str, list[float]] = {k: [] for k in worlds}
+    facets: dict[str, list[float]] = {k: [] for k in worlds}
+    page_first: dict[str, list[float]] = {k: [] for k in worlds}
+    page_warm: dict[str, list[float]] = {k: [] for k in worlds}
+    totals: dict[str, list[int]] = {k: [] for k in worlds}
     by_kind: dict[str, dict[str, list[float]]] = {}
     step_errors = {k: 0 for k in worlds}
     for env in worlds.values():

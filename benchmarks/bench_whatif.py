@@ -65,7 +65,9 @@ def clear_engine_caches() -> None:
 def oracle_steps(env, tasks, seeds):
     """Time every oracle step; return (durations of request steps, of UI-only steps,
     digest of all observations)."""
-    req, ui, h = [], [], hashlib.sha256()
+    req: list[float] = []
+    ui: list[float] = []
+    h = hashlib.sha256()
     for seed in seeds:
         for tid in tasks:
             if not try_reset(env, seed, tid):
@@ -111,7 +113,7 @@ def exp_jinja_getattr(quick: bool) -> dict:
 
     oracle_steps(env, tasks, seeds)      # warm episode starts and caches
     samples: dict[str, dict[str, list[float]]] = {k: {"A": [], "B": []} for k in ("request", "ui", "pages")}
-    digests = {"A": set(), "B": set()}
+    digests: dict[str, set[tuple[str, str]]] = {"A": set(), "B": set()}
     for _block in range(2 if quick else 4):
         for side in ("A", "B"):
             patch(side == "B")
@@ -132,7 +134,8 @@ def exp_jinja_getattr(quick: bool) -> dict:
         env.reset(seed=0)
         env.step(f"goto({u!r})")
         states.append(env.snapshot())
-    ra, rb = [], []
+    ra: list[float] = []
+    rb: list[float] = []
     for _ in range(10 if quick else 60):
         for st in states:
             for side, acc in (("A", ra), ("B", rb)):
@@ -284,8 +287,8 @@ def exp_facets_cap(quick: bool, cap: int = 2000) -> dict:
 
     queries = make_queries(simweb.make("shopping", seed=0).app.world, 60 if quick else 200)
     env.reset(seed=0)
-    f = {"A": [], "B": []}
-    page = {"A": [], "B": []}
+    f: dict[str, list[float]] = {"A": [], "B": []}
+    page: dict[str, list[float]] = {"A": [], "B": []}
     approx = {"A": 0, "B": 0}
     for d in queries:
         action = f"goto({search_url(d)!r})"

@@ -157,6 +157,7 @@ def test_a_sold_out_room_shows_sold_out_and_cannot_be_held(s, world):
         d = next((d for d in range(5, 300) if rt["avail"][d] == "0" and rt["min_nights"] == 1), None)
         if d is not None:
             break
+    assert d is not None
     p = world.property(rt["property_id"])
     s.sign_in(1, hotel_url(p, d, 1))
     assert "Sold out" in s.text_of(f"unavailable-{rt['id']}")

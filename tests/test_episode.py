@@ -135,7 +135,7 @@ def test_the_env_and_timelimit_end_an_episode_at_the_same_step(env_of, app_name)
     wrapped = gymnasium.make(f"simweb/{app_name}-v0")
     task = sorted(env.app.tasks)[0]
     wrapped.reset(seed=0, options={"task": task})
-    inner = wrapped.unwrapped
+    inner: Any = wrapped.unwrapped   # the SimEnv under gymnasium's wrappers
     steps = 0
     while True:
         steps += 1

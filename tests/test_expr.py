@@ -6,7 +6,7 @@ import ast
 import builtins
 import functools
 import inspect
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -480,7 +480,7 @@ def test_registered_functions_and_kwargs() -> None:
     def price(sku: str, qty: int = 1, *, discount: float = 0.0) -> float:
         return {"a": 10.0, "b": 4.0}[sku] * qty * (1 - discount)
 
-    functions = {"price": price, "now": lambda: 1234}
+    functions: dict[str, Callable[..., Any]] = {"price": price, "now": lambda: 1234}
     compiled = compile_expr("price(params.sku, qty=params.qty, discount=0.5) + now()", functions=functions)
     assert compiled(SHOP_ENV) == 15.0 + 1234
     assert compiled.calls == frozenset({"price", "now"})

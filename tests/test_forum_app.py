@@ -58,7 +58,9 @@ def f(env):
 
 
 def points(text: str) -> int:
-    return int(re.search(r"-?\d+", text.replace(",", "")).group(0))
+    m = re.search(r"-?\d+", text.replace(",", ""))
+    assert m is not None, text
+    return int(m.group(0))
 
 
 def a_post(world, need=lambda p: True, start: int = 1) -> dict:

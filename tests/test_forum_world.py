@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -297,7 +298,7 @@ _QUERIES = ("camera", "weeks", "budget lens", "finally finished", "question abou
 @pytest.mark.parametrize("sort", ["relevance", "new", "top", "comments"])
 def test_search_matches_brute_force(world: ForumWorld, small_bounds: None, sort: str) -> None:
     p = world.post(17)
-    filters = ({}, {"community": p["community_id"]}, {"author": 1}, {"kind": "link"},
+    filters: tuple[dict[str, Any], ...] = ({}, {"community": p["community_id"]}, {"author": 1}, {"kind": "link"},
                {"since": 32400 - 30 * DAY_S}, {"since": 32400 - 365 * DAY_S, "kind": "text"},
                {"community": p["community_id"], "since": 32400 - 365 * DAY_S})
     checked = 0

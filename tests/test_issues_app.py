@@ -469,6 +469,7 @@ def test_milestone_progress_follows_closing(t, world):
                            and not any(b["state"] == "opened" for b in blockers(world, i["id"])))
             if i:
                 break
+    assert dev and ms and i
     total = len(issues_of(world, p["id"], milestone=ms["id"]))
     closed = len(issues_of(world, p["id"], milestone=ms["id"], state="closed"))
     t.sign_in(dev["user_id"], url_of(p, suffix=f"/milestones/{ms['id']}"))
@@ -756,7 +757,7 @@ def test_every_template_samples_on_seeds_0_to_50(env):
 def test_oracles_succeed_on_more_seeds(env, seed):
     for tid in env.app.tasks:
         env.reset(seed=seed, options={"task": tid})
-        info = None
+        info: dict = {}
         for a in env.oracle_plan():
             obs, _, term, trunc, info = env.step(a)
             assert obs["last_action_error"] == "", (tid, a, obs["last_action_error"])
@@ -767,7 +768,7 @@ def test_oracles_succeed_on_more_seeds(env, seed):
 
 def _run(env, tid, seed, actions):
     env.reset(seed=seed, options={"task": tid})
-    info = None
+    info: dict = {}
     for a in actions:
         _, _, _, _, info = env.step(a)
     return info["verdict"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -38,7 +39,7 @@ def all_issues(world):
 
 
 def _f(**kw):
-    f = {"project_id": None, "state": None, "labels": [], "assignee": None, "author": None, "milestone": None,
+    f: dict[str, Any] = {"project_id": None, "state": None, "labels": [], "assignee": None, "author": None, "milestone": None,
          "terms": []}
     f.update(kw)
     return f
@@ -65,7 +66,7 @@ def test_same_seed_same_hash_other_seed_other_hash(world, tmp_path):
 
 
 def test_iids_are_dense_per_project(world, all_issues):
-    by_project = {}
+    by_project: dict[int, list[int]] = {}
     for i in all_issues:
         by_project.setdefault(i["project_id"], []).append(i["iid"])
     for p in world.projects():

@@ -168,7 +168,7 @@ def test_tasks_are_hashable():
     assert len({LiveTask.from_dict(task()), LiveTask.from_dict(task())}) == 1
 
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20).filter(str.strip)
+_text = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=20).filter(str.strip)
 
 
 @settings(max_examples=40, deadline=None)

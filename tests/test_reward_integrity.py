@@ -155,7 +155,8 @@ def test_answers_must_be_found(app):
 # ----------------------------------------------------------------------------- refusals
 
 def _goals_by_feasibility(seeds=range(40)):
-    rows, per_template = [], defaultdict(Counter)
+    rows: list[tuple[str, bool]] = []
+    per_template: defaultdict[str, Counter[bool]] = defaultdict(Counter)
     for app in APPS:
         env = simweb.make(app)
         for tid, t in env.app.tasks.items():
@@ -175,8 +176,8 @@ def _words(text: str) -> list[str]:
 
 
 def _naive_bayes_accuracy(train, test) -> float:
-    counts = {True: Counter(), False: Counter()}
-    docs = Counter()
+    counts: dict[bool, Counter[str]] = {True: Counter(), False: Counter()}
+    docs: Counter[bool] = Counter()
     for goal, label in train:
         counts[label].update(_words(goal))
         docs[label] += 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import http.client
 import io
+from typing import Any
 
 import orjson
 import pytest
@@ -48,7 +49,7 @@ def one_line(resp, status: int) -> str:
     return text
 
 
-def restore(client, state) -> object:
+def restore(client, state) -> Any:   # the test client's response
     body = state if isinstance(state, bytes) else orjson.dumps(state)
     return client.post("/_simweb/state", headers=AUTH, data=body, content_type="application/json")
 
@@ -388,7 +389,7 @@ def test_a_chunked_body_over_the_cap_reaching_the_app_is_a_413():
     before = state_of(c)
     environ = EnvironBuilder(path="/search", method="POST", input_stream=io.BytesIO(b"q=" + b"x" * 20_000),
                              content_type="application/x-www-form-urlencoded",
-                             headers={"Transfer-Encoding": "chunked"},
+                             headers=[("Transfer-Encoding", "chunked")],
                              environ_overrides={"wsgi.input_terminated": True}).get_environ()
     del environ["CONTENT_LENGTH"]
     r = c.open(environ)
