@@ -88,36 +88,6 @@ def time_each(fn: Callable[[], Any], n: int, warmup: int = 0) -> list[float]:
     return out
 
 
-def time_each_cpu(fn: Callable[[], Any], n: int, warmup: int = 0) -> tuple[list[float], list[float]]:
-    """Like :func:`time_each`, also returning each call's CPU time of this thread (s).
-
-    On a shared machine wall-clock samples include time spent descheduled; the CPU-time
-    samples do not (they exclude time spent waiting on I/O as well)."""
-    for _ in range(warmup):
-        fn()
-    wall, cpu = [], []
-    for _ in range(n):
-        c0 = cpu_ns()
-        t0 = now_ns()
-        fn()
-        t1 = now_ns()
-        cpu.append((cpu_ns() - c0) * 1e-9)
-        wall.append((t1 - t0) * 1e-9)
-    return wall, cpu
-
-
-def time_batches(fn: Callable[[], Any], batches: int, per_batch: int) -> list[float]:
-    """Per-call duration (s), averaged within each of ``batches`` batches of ``per_batch``
-    calls: for operations so short that one timer read would distort them."""
-    out = []
-    for _ in range(batches):
-        t0 = now_ns()
-        for _ in range(per_batch):
-            fn()
-        out.append((now_ns() - t0) * 1e-9 / per_batch)
-    return out
-
-
 class Stopwatch:
     """``with sw: ...`` appends the block's duration (s) to ``sw.samples``."""
 
