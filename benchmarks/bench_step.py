@@ -23,8 +23,21 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-from common import (Stopwatch, cpu_ns, load_now, now_ns, parser, reset_failures, try_reset, print_table, settle, stat_row, summarize, target,
-                    write_json)
+from common import (
+    Stopwatch,
+    cpu_ns,
+    load_now,
+    now_ns,
+    parser,
+    print_table,
+    reset_failures,
+    settle,
+    stat_row,
+    summarize,
+    target,
+    try_reset,
+    write_json,
+)
 
 
 def classify(action: str) -> str:

@@ -30,7 +30,7 @@ _PARAM = {
 
 _COMMON_OP = {"for": {"type": "string", "pattern": r"^\s*[a-z_][a-z0-9_]*\s+in\s+.+$"}, "when": _EXPR}
 
-_OPS = [
+_OPS: list[dict[str, Any]] = [
     {"properties": {"op": {"const": "set"}, "path": _EXPR, "value": {}}, "required": ["path", "value"]},
     {"properties": {"op": {"const": "inc"}, "path": _EXPR, "by": {}}, "required": ["path"]},
     {"properties": {"op": {"const": "append"}, "path": _EXPR, "value": {}}, "required": ["path", "value"]},
@@ -61,8 +61,8 @@ _UPDATE = {
     "properties": {"op": {"enum": ["set", "inc", "append", "remove", "merge", "delete", "insert", "update",
                                    "tombstone", "token", "schedule", "cancel"]}},
     "allOf": [
-        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},  # type: ignore[index]
-         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],  # type: ignore[dict-item]
+        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},
+         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],
                   "additionalProperties": False}}
         for o in _OPS
     ],

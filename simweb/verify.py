@@ -65,10 +65,6 @@ def match_exact(answer: str | None, expected: str) -> bool:
     return normalise_text(answer) == normalise_text(expected)
 
 
-def match_contains(answer: str | None, expected: str) -> bool:
-    return normalise_text(expected) in normalise_text(answer)
-
-
 _NUM = re.compile(r"[-+]?\$?\s*\d[\d,]*(?:\.\d+)?")
 
 

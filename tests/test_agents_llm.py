@@ -136,7 +136,7 @@ def test_an_unreadable_reply_never_runs():
 
 def test_client_retries_429_and_5xx_with_backoff_then_succeeds(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    waits = []
+    waits: list[float] = []
     replies = [{"status": 429, "headers": {"Retry-After": "3"}}, {"status": 503}, "ok"]
     with FakeOpenAI(replies) as api:
         client = ChatClient(api.base_url, "m", retries=3, backoff=0.5, sleep=waits.append)

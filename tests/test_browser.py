@@ -7,12 +7,15 @@ env through ``POST /_simweb/reset``, which is all the isolation an episode needs
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 pytest.importorskip("playwright.sync_api")
+
+from conftest import APPS
 
 from simweb import check
 from simweb.app import _import
@@ -20,8 +23,6 @@ from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_ch
 from simweb.env import SimEnv
 from simweb.episode import TaskError
 from simweb.registry import app_of_task, definition
-
-from conftest import APPS
 
 pytestmark = pytest.mark.browser
 

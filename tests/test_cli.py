@@ -19,7 +19,7 @@ def simweb(*args: str, cwd: Path | None = None, timeout: int = 300) -> subproces
 
 def assert_user_error(res: subprocess.CompletedProcess, needle: str) -> None:
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
-    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, res.stderr
     assert lines[0].startswith("simweb: error:") and needle in lines[0], lines[0]
     assert "Traceback" not in res.stderr
@@ -46,7 +46,7 @@ def test_apps_and_tasks_list():
 
 
 def test_trajectory_format_and_replay(run_dir):
-    lines = [json.loads(l) for l in (run_dir / "traj.jsonl").read_text().splitlines()]
+    lines = [json.loads(ln) for ln in (run_dir / "traj.jsonl").read_text().splitlines()]
     head, steps = lines[0], lines[1:]
     assert head["type"] == "header" and head["task"] == TASK and head["seed"] == 3
     assert all({"action", "obs", "state_hash", "verdict", "reward"} <= set(s) for s in steps)
@@ -118,7 +118,7 @@ def test_export_webgym(tmp_path):
     out = tmp_path / "tasks.jsonl"
     res = simweb("export-webgym", "shopping", "--out", str(out), "--per-template", "2")
     assert res.returncode == 0, res.stderr
-    rows = [json.loads(l) for l in out.read_text().splitlines()]
+    rows = [json.loads(ln) for ln in out.read_text().splitlines()]
     assert len(rows) >= 30
     assert all(r["evaluator_reference"] and r["difficulty"] >= 1 for r in rows)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -172,7 +173,7 @@ def test_families_are_found_through_the_counterparts_registry(monkeypatch):
     import sys
     import types
 
-    fake = types.ModuleType("simweb.counterparts")
+    fake: Any = types.ModuleType("simweb.counterparts")   # given attributes below
     fake.PAIRS = frozenset({"shopping:fake", "shopping:absent", "forum:other"})
 
     def families(name):

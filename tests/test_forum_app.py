@@ -13,11 +13,11 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from simweb.apps.forum.functions import PER_PAGE
-from simweb.apps.forum.world import DAY, WINDOWS, hot_score
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
+from simweb.apps.forum.functions import PER_PAGE
+from simweb.apps.forum.world import DAY, WINDOWS, hot_score
 from simweb.verify import changed_paths
 
 ORIGIN = "http://forum.simweb.localhost"
@@ -58,7 +58,9 @@ def f(env):
 
 
 def points(text: str) -> int:
-    return int(re.search(r"-?\d+", text.replace(",", "")).group(0))
+    m = re.search(r"-?\d+", text.replace(",", ""))
+    assert m is not None, text
+    return int(m.group(0))
 
 
 def a_post(world, need=lambda p: True, start: int = 1) -> dict:

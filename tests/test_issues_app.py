@@ -11,12 +11,12 @@ import copy
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.issues.world import ROLES, sort_key, text_matches
-
 
 ORIGIN = "http://issues.simweb.localhost"
 RANK = {r: i for i, r in enumerate(ROLES)}
@@ -364,9 +364,9 @@ def test_reporter_closes_only_own_issues(t, world):
         rep = member_of(world, p["id"], role="reporter")
         if not rep:
             continue
-        theirs = issue_with(world, p["id"], lambda i: i["author_id"] == rep["user_id"] and i["state"] == "opened"
+        theirs = issue_with(world, p["id"], lambda i, uid=rep["user_id"]: i["author_id"] == uid and i["state"] == "opened"
                             and not any(b["state"] == "opened" for b in blockers(world, i["id"])))
-        others = issue_with(world, p["id"], lambda i: i["author_id"] != rep["user_id"] and i["state"] == "opened")
+        others = issue_with(world, p["id"], lambda i, uid=rep["user_id"]: i["author_id"] != uid and i["state"] == "opened")
         if theirs and others:
             break
     else:
@@ -465,10 +465,11 @@ def test_milestone_progress_follows_closing(t, world):
         ms = next((x for x in world.milestones(p["id"]) if x["state"] == "active"
                    and len(issues_of(world, p["id"], milestone=x["id"])) >= 2), None)
         if dev and ms:
-            i = issue_with(world, p["id"], lambda i: i["milestone_id"] == ms["id"] and i["state"] == "opened"
+            i = issue_with(world, p["id"], lambda i, mid=ms["id"]: i["milestone_id"] == mid and i["state"] == "opened"
                            and not any(b["state"] == "opened" for b in blockers(world, i["id"])))
             if i:
                 break
+    assert dev and ms and i
     total = len(issues_of(world, p["id"], milestone=ms["id"]))
     closed = len(issues_of(world, p["id"], milestone=ms["id"], state="closed"))
     t.sign_in(dev["user_id"], url_of(p, suffix=f"/milestones/{ms['id']}"))
@@ -546,8 +547,8 @@ def test_edit_title_by_author_only(t, world):
         g = member_of(world, p["id"], max_role="reporter")
         if not g:
             continue
-        own = issue_with(world, p["id"], lambda i: i["author_id"] == g["user_id"])
-        other = issue_with(world, p["id"], lambda i: i["author_id"] != g["user_id"])
+        own = issue_with(world, p["id"], lambda i, uid=g["user_id"]: i["author_id"] == uid)
+        other = issue_with(world, p["id"], lambda i, uid=g["user_id"]: i["author_id"] != uid)
         if own and other:
             break
     t.sign_in(g["user_id"], url_of(p, other, "/edit"))
@@ -756,7 +757,7 @@ def test_every_template_samples_on_seeds_0_to_50(env):
 def test_oracles_succeed_on_more_seeds(env, seed):
     for tid in env.app.tasks:
         env.reset(seed=seed, options={"task": tid})
-        info = None
+        info: dict = {}
         for a in env.oracle_plan():
             obs, _, term, trunc, info = env.step(a)
             assert obs["last_action_error"] == "", (tid, a, obs["last_action_error"])
@@ -767,7 +768,7 @@ def test_oracles_succeed_on_more_seeds(env, seed):
 
 def _run(env, tid, seed, actions):
     env.reset(seed=seed, options={"task": tid})
-    info = None
+    info: dict = {}
     for a in actions:
         _, _, _, _, info = env.step(a)
     return info["verdict"]

@@ -10,6 +10,7 @@ import ast
 import collections
 import copy
 import re
+from typing import Any
 
 import pytest
 
@@ -28,12 +29,19 @@ def play(env, tid: str, seed: int, actions=None) -> dict:
     """Reset to the instance and run ``actions`` (default: the oracle plan) until the episode
     ends; the verdict of the last step."""
     env.reset(seed=seed, options={"task": tid})
-    info = {"verdict": None}
+    info: dict = {"verdict": None}
     for a in env.oracle_plan() if actions is None else actions:
         _, _, term, trunc, info = env.step(a)
         if term or trunc:
             break
     return info["verdict"]
+
+
+def _answer_of(action: str) -> str:
+    """The message of a plan's final send_msg_to_user action."""
+    m = re.match(r"send_msg_to_user\((.*)\)$", action)
+    assert m is not None, action
+    return m.group(1)
 
 
 def judge(env, final: dict, answer: str | None = None) -> dict:
@@ -109,7 +117,7 @@ def test_rewriting_the_target_issue_beyond_its_fields_is_damage(env, tid):
     final = env.snapshot()
     issues = final["runtime"]["entities"].setdefault("issues", {})
     now = copy.deepcopy(issues.get(str(row.id)) or env.app.world.issue(row.id))
-    attack = {"title": "x", "description": "", "assignees": [], "milestone_id": None, "state": "closed",
+    attack: dict[str, Any] = {"title": "x", "description": "", "assignees": [], "milestone_id": None, "state": "closed",
               "weight": 9 if now["weight"] != 9 else 8}
     issues[str(row.id)] = dict(now, **attack)
     v = judge(env, final)
@@ -425,8 +433,7 @@ def test_no_constant_or_goal_number_answer_is_right_often(env, tid):
     and every number written in the goal, are each right on at most 10% of them."""
     tpl = env.app.tasks[tid]
     insts = [tpl.instantiate(env.app, s) for s in range(150)]
-    answers = collections.Counter(re.match(r"send_msg_to_user\((.*)\)$", tpl.oracle(env.app, i.params)[-1]).group(1)
-                                  for i in insts)
+    answers = collections.Counter(_answer_of(tpl.oracle(env.app, i.params)[-1]) for i in insts)
     start = env.app.initial_state(0)
     for said, _ in answers.most_common(3):
         text = ast.literal_eval(said)

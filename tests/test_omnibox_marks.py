@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import orjson
-import pytest
 
 import simweb
 from simweb.omnibox.marks import classify, overlay

@@ -8,12 +8,11 @@ from collections import Counter, defaultdict
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from conftest import APPS
 
 import simweb
 from simweb.actions import parse_action
 from simweb.redteam import GUESS_RATE_LIMIT, guess_rates, redteam
-
-from conftest import APPS
 
 RED_TEAM_SEEDS = (0, 1)
 GUESS_SEEDS = range(30)
@@ -156,7 +155,8 @@ def test_answers_must_be_found(app):
 # ----------------------------------------------------------------------------- refusals
 
 def _goals_by_feasibility(seeds=range(40)):
-    rows, per_template = [], defaultdict(Counter)
+    rows: list[tuple[str, bool]] = []
+    per_template: defaultdict[str, Counter[bool]] = defaultdict(Counter)
     for app in APPS:
         env = simweb.make(app)
         for tid, t in env.app.tasks.items():
@@ -176,8 +176,8 @@ def _words(text: str) -> list[str]:
 
 
 def _naive_bayes_accuracy(train, test) -> float:
-    counts = {True: Counter(), False: Counter()}
-    docs = Counter()
+    counts: dict[bool, Counter[str]] = {True: Counter(), False: Counter()}
+    docs: Counter[bool] = Counter()
     for goal, label in train:
         counts[label].update(_words(goal))
         docs[label] += 1
@@ -202,7 +202,7 @@ def test_goal_text_does_not_predict_feasibility():
     for tid, c in per_template.items():
         assert c[True] >= 5 and c[False] >= 5, f"{tid}: refusals {c[True]}, feasible twins {c[False]}"
     train, test = rows[0::2], rows[1::2]
-    majority = max(Counter(l for _, l in test).values()) / len(test)
+    majority = max(Counter(label for _, label in test).values()) / len(test)
     acc = _naive_bayes_accuracy(train, test)
     assert acc <= max(0.65, majority + 0.05), f"goal text predicts feasibility: accuracy {acc:.2f}"
 

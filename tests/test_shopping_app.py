@@ -16,10 +16,11 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import markupsafe
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.shopping.functions import money
 from simweb.apps.shopping.world import category_ancestors
 from simweb.worlddb import day_to_date
@@ -1313,7 +1314,9 @@ def test_unknown_product_and_category_are_404_with_a_message(shop):
 
 def test_category_page_pager_links_are_clean(shop):
     shop.goto("/c/outerwear")
-    href = re.search(r'bid="page-next" href="([^"]*)"', shop.html).group(1)
+    m = re.search(r'bid="page-next" href="([^"]*)"', shop.html)
+    assert m is not None
+    href = m.group(1)
     assert "category=" not in html_lib.unescape(href)
 
 

@@ -19,7 +19,7 @@ def env():
 
 
 def _run(env, actions: list[str]) -> dict:
-    info = {"verdict": None}
+    info: dict = {"verdict": None}
     for a in actions:
         obs, _, terminated, truncated, info = env.step(a)
         assert obs["last_action_error"] == "", f"{a}: {obs['last_action_error']}"

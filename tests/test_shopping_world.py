@@ -148,6 +148,7 @@ def test_concurrent_processes_build_once(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for _ in range(2)]
     for p in procs:
+        assert p.stdin is not None
         p.stdin.write("go\n")
         p.stdin.flush()
     outs = [p.communicate(timeout=180)[0].split() for p in procs]

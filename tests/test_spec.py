@@ -6,10 +6,9 @@ import copy
 from pathlib import Path
 
 import pytest
-
-import simweb
 import yaml
 
+import simweb
 from simweb.apps.shopping.functions import FUNCTIONS
 from simweb.spec import SpecError, compile_spec, load_spec, split_message
 

@@ -213,10 +213,6 @@ def fee_now(b: dict, p: dict, today: int = 0) -> int:
     return 0 if today <= free_until(b, p) else b["total_cents"] * p["cancel_fee_pct"] // 100
 
 
-def booking_ref(b: dict, p: dict) -> str:
-    return f"my booking at {p['name']} arriving on {label(b['checkin_day'])}"
-
-
 def cheapest_in_city(app: Any, city: str, checkin: int, nights: int, guests: int, stars: int = 0
                      ) -> list[tuple[int, int, str]]:
     """(price, property id, name) of every property of ``city`` bookable for the stay, cheapest first."""

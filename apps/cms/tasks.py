@@ -344,22 +344,28 @@ class NewestTagged(TaskTemplate):
 
 # ============================================================================= single changes
 
+def sample_pending_comment(app: Any, rng: Rng) -> dict:
+    """An editor or admin and a pending comment by a unique commenter on a published post
+    (the parameters ApproveComment and SpamComment share)."""
+    u = pick_user(app, rng, "editor", "admin")
+    for _ in range(2000):
+        p = pick_post(app, rng, lambda p: p["kind"] == "post" and p["status"] == "published"
+                      and found_by_admin_search(app, p))
+        cands = unique_commenters(app, p["id"], "pending")
+        if cands:
+            c = rng.choice(cands)
+            return {"user_id": u["id"], "post_id": p["id"], "post": p["title"], "comment_id": c["id"],
+                    "name": c["author_name"]}
+    raise RuntimeError("no pending comment")
+
+
 class ApproveComment(TaskTemplate):
     id = "cms/approve_comment"
     title = "Approve a pending comment"
     start_url = "/admin"
 
     def sample(self, app, rng):
-        u = pick_user(app, rng, "editor", "admin")
-        for _ in range(2000):
-            p = pick_post(app, rng, lambda p: p["kind"] == "post" and p["status"] == "published"
-                          and found_by_admin_search(app, p))
-            cands = unique_commenters(app, p["id"], "pending")
-            if cands:
-                c = rng.choice(cands)
-                return {"user_id": u["id"], "post_id": p["id"], "post": p["title"], "comment_id": c["id"],
-                        "name": c["author_name"]}
-        raise RuntimeError("no pending comment")
+        return sample_pending_comment(app, rng)
 
     def goal(self, app, p):
         return f"Approve the comment that {p['name']} left on the post “{p['post']}”."
@@ -380,7 +386,7 @@ class SpamComment(TaskTemplate):
     start_url = "/admin"
 
     def sample(self, app, rng):
-        return ApproveComment.sample(self, app, rng)
+        return sample_pending_comment(app, rng)
 
     def goal(self, app, p):
         return f"The comment by {p['name']} on “{p['post']}” is spam. Mark it as spam."

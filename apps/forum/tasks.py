@@ -82,12 +82,6 @@ def _title_count(app: Any, community_id: int, title: str) -> int:
                                (community_id, title))[0][0])
 
 
-@world_memo
-def world_query(app: Any, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple]:
-    """``app.world.query``, memoised per world (the world is read-only)."""
-    return app.world.query(sql, params)
-
-
 def cname(app: Any, cid: int) -> str:
     return app.world.community(cid)["name"]
 

@@ -960,9 +960,6 @@ class ForumWorld(WorldFile):
         return POST_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="created DESC, id DESC", limit=limit,
                               offset=offset)
 
-    def user_post_count(self, uid: int) -> int:
-        return self._conn().execute("SELECT count(*) FROM posts WHERE user_id = ?", (int(uid),)).fetchone()[0]
-
     def search(self, q: str, *, community: int | None = None, author: int | None = None, kind: str | None = None,
                since: int | None = None, sort: str = "relevance", limit: int = 25,
                offset: int = 0) -> dict[str, Any]:
@@ -1115,9 +1112,6 @@ class ForumWorld(WorldFile):
     def user_comments(self, uid: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
         return COMMENT_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="created DESC, id DESC",
                                  limit=limit, offset=offset)
-
-    def user_comment_count(self, uid: int) -> int:
-        return self._conn().execute("SELECT count(*) FROM comments WHERE user_id = ?", (int(uid),)).fetchone()[0]
 
     # -- votes, subscriptions, saved ------------------------------------------------------
 

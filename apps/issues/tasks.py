@@ -57,6 +57,12 @@ def pick_issue(app: Any, rng: Rng, p: dict, need: Callable[[dict], bool] | None 
     return None
 
 
+def other_than(issue: dict) -> Callable[[dict], bool]:
+    """A ``need`` for pick_issue that takes any issue but ``issue``."""
+    iid = issue["id"]
+    return lambda o: o["id"] != iid
+
+
 def pick(app: Any, rng: Rng, need_issue: Callable[[dict], bool] | None = None, role: str = "developer",
          max_role: str = "maintainer", tries: int = 200) -> tuple[dict, dict, dict]:
     """(project, issue, member with a role in [role, max_role]) that satisfy the needs."""
@@ -625,8 +631,8 @@ class LinkIssues(TaskTemplate):
 
     def sample(self, app, rng):
         for _ in range(300):
-            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
-            other = pick_issue(app, rng, p, lambda o, i=i: o["id"] != i["id"], tries=20)
+            p, i, m = pick(app, rng, lambda x: x["state"] == "opened", role="reporter")
+            other = pick_issue(app, rng, p, other_than(i), tries=20)
             if other is None:
                 continue
             linked = {ln["source_id"] for ln in app.world.links(i["id"])} | \

@@ -48,7 +48,6 @@ APP = "issues"
 GENERATOR_VERSION = 3
 
 ROLES = ("guest", "reporter", "developer", "maintainer")
-LINK_KINDS = ("blocks", "relates_to")
 SORTS = ("created", "oldest", "updated", "due", "weight", "comments")
 MAX_PER_PAGE = 100
 
@@ -661,12 +660,6 @@ class IssuesWorld(WorldFile):
             f"{USER_ROWS.select('username = ?')} UNION ALL {USER_ROWS.select('email = ?')} LIMIT 1",
             (key, key)).fetchone()
         return None if row is None else USER_ROWS(row)
-
-    def users_by_prefix(self, prefix: str, limit: int = 20) -> list[dict]:
-        """Users whose username starts with ``prefix`` (for the add-member form), by username."""
-        p = (prefix or "").strip().lower()
-        return USER_ROWS.rows(self._conn(), "username >= ? AND username < ?", (p, p + "\uffff"), order="username",
-                          limit=limit)
 
     # -- projects, labels, milestones, members -------------------------------------------
 

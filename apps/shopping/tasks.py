@@ -408,7 +408,7 @@ class RemoveFromCart(ShopTask):
     title = "Remove one item from a cart, keeping the others"
 
     def sample(self, app, rng):
-        ps = []
+        ps: list[dict] = []
         while len(ps) < 3:
             p = pick_product(app, rng, lambda x: plain(x) and in_stock(x) and x["id"] not in [q["id"] for q in ps],
                              searchable=False)
@@ -768,7 +768,7 @@ class FilteredPurchase(ShopTask):
                                    per_page=2)
             items = res["items"]
             top = items[0] if items else None
-            if (len(items) == 2 and plain(top) and in_stock(top)
+            if (top is not None and len(items) == 2 and plain(top) and in_stock(top)
                     and (top["rating"], top["review_count"]) > (items[1]["rating"], items[1]["review_count"])):
                 return {"user_id": pick_user(app, rng)["id"], "category_id": cat["id"], "category": cat["name"],
                         "category_slug": cat["slug"], "max_cents": cap, "product_id": items[0]["id"],
@@ -808,7 +808,7 @@ class CartCleanup(ShopTask):
     title = "Several goals: change a quantity, remove an item, save another to the wishlist"
 
     def sample(self, app, rng):
-        ps = []
+        ps: list[dict] = []
         while len(ps) < 3:
             ps.append(pick_product(app, rng, lambda x: plain(x) and in_stock(x, 5) and x["id"] not in [q["id"] for q in ps],
                                    searchable=False))
