@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, Row, eq, text
+from simweb.effects import Answer, Effect, Reason, Row, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import forum as V
 from simweb.verify import numbers_in
@@ -960,6 +960,12 @@ class ModCleanup(TaskTemplate):
 
 # ============================================================================= refusals
 
+#: Reasons a post or comment could not be acted on that the refusal templates never sample.
+_GONE = ("already deleted", "already been deleted", "already removed", "already been removed", "locked", "banned",
+         "archived", "~not found", "~doesn't exist", "~does not exist", "~can't find", "~cannot find",
+         "~couldn't find", "~no longer exists")
+
+
 class RefuseDeleteOthersComment(TaskTemplate):
     """Delete a comment: about half the instances name one of my own comments (done by
     deleting it), the rest someone else's (refused, after opening the post, where the
@@ -1009,7 +1015,13 @@ class RefuseDeleteOthersComment(TaskTemplate):
         if p["feasible"]:
             return Effect((Row("comments", p["comment_id"], {"status": eq("deleted")},
                                label=f"comment {p['comment_id']}"),))
-        return Effect(refusal=V.refusal(f"/p/{p['post_id']}", label="the post, where the comment shows its author"))
+        why = Reason(f"the comment is u/{p['author']}'s, not mine",
+                     ("~not mine", "~not my", "~isn't mine", "~someone else", "~another user", "~belongs to",
+                      "~written by", "~posted by", "~only the author", "~own comment*", "~my own", "~their own",
+                      "~permission", "~not allowed", "~allowed to", "moderator*", "author", f"~{p['author']}"),
+                     _GONE)
+        return Effect(refusal=V.refusal(f"/p/{p['post_id']}", label="the post, where the comment shows its author",
+                                        reason=why))
 
 
 class RefuseModerate(TaskTemplate):
@@ -1048,8 +1060,13 @@ class RefuseModerate(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return Effect((Row("posts", p["post_id"], {"locked": eq(True)}, label=f"post {p['post_id']}"),))
+        why = Reason(f"I do not moderate c/{p['community']}",
+                     ("~moderator*", "~moderate*", "~mod", "~mods", "~permission", "~not allowed", "~allowed to",
+                      "~rights", "~privilege*"),
+                     _GONE + ("already locked", "~not your post", "someone else's post"))
         return Effect(refusal=V.refusal(f"/p/{p['post_id']}", f"/c/{p['community']}",
-                                        label="the post or the community, which show I am no moderator there"))
+                                        label="the post or the community, which show I am no moderator there",
+                                        reason=why))
 
 
 # ============================================================================= multi-goal
