@@ -596,23 +596,32 @@ def goal_guesses(goal: str) -> list[str]:
 
 
 def answer_forms(kind: str, expected: Any) -> list[str]:
-    """The right answer written as sites and people write it."""
+    """The right answer written as sites and people write it: alone, in the formats the
+    apps display, and inside a sentence ("Total - 382", "Joined Mar 5, 2026", a name in
+    the goal's quotes)."""
     if kind == "money":
         v = expected / 100
-        return [f"${v:,.2f}", f"{v:.2f}", f"{v:,.2f} USD", f"The total is ${v:,.2f}."]
+        return [f"${v:,.2f}", f"{v:.2f}", f"{v:,.2f} USD", f"The total is ${v:,.2f}.", f"Total - ${v:,.2f}",
+                f"It comes to ${v:,.2f} in all (as of Mar 5, 2026)."]
     if kind == "number":
         n = int(expected) if float(expected).is_integer() else expected
-        return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}."]
+        return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}.", f"Total - {n}",
+                f"I count {n} of them."]
     if kind == "date":
         d: date = expected
-        return [d.isoformat(), d.strftime("%B %d, %Y").replace(" 0", " "), d.strftime("%b %d, %Y"),
-                d.strftime("%d %B %Y")]
+        site = f"{d:%b} {d.day}, {d.year}"
+        return [d.isoformat(), f"{d:%B} {d.day}, {d.year}", site, d.strftime("%d %B %Y"), f"Joined {site}",
+                f"It is {d:%A}, {d:%B} {d.day}, {d.year}.", f"{d.month}/{d.day}/{d.year}"]
     if kind == "set":
         items = sorted(expected)
         return [", ".join(items), ", ".join(reversed(items)), " and ".join(items) if len(items) <= 2
-                else ", ".join(items[:-1]) + " and " + items[-1], "\n".join(items)]
+                else ", ".join(items[:-1]) + " and " + items[-1], "\n".join(items),
+                ",".join(items), "\n".join(f"- {i}" for i in items), "They are: " + "; ".join(f"“{i}”" for i in items)]
+    if kind == "numbers":
+        return [", ".join(map(str, expected)), ",".join(map(str, expected)), " - ".join(map(str, expected))]
     if kind == "text":
-        return [str(expected), str(expected).upper(), f"{expected}."]
+        return [str(expected), str(expected).upper(), f"{expected}.", f"“{expected}”", f"The answer is “{expected}”.",
+                f'It is "{expected}".']
     return []
 
 

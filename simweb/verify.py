@@ -101,6 +101,8 @@ _NUM_RUN = re.compile(r"(?:(?<![^\s(\[:=])(?P<sign>[-+−]))?(?P<cur>\$)?(?<![\w
                       r"(?![\w]|\.\d)")
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
 _CURRENCY_AFTER = re.compile(r"\s*(?:usd|dollars?|bucks)\b", re.I)
+_SCALE_AFTER = re.compile(r"\s*(thousand|million|billion)\b", re.I)
+_SCALES = {"thousand": Decimal(1000), "million": Decimal(10**6), "billion": Decimal(10**9)}
 _CURRENCY_BEFORE = re.compile(r"(?:usd|us\$)\s*$", re.I)
 _NUMBER_WORDS = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -125,6 +127,7 @@ def _numbers(text: str | None, split_groups: bool = False) -> list[_Num]:
         money = bool(m.group("cur")) or bool(_CURRENCY_AFTER.match(t, m.end())) or bool(
             _CURRENCY_BEFORE.search(t, 0, m.start()))
         negative = m.group("sign") in ("-", "−")
+        scale = _SCALE_AFTER.match(t, m.end())
         if split_groups or not _GROUPED.fullmatch(digits):
             parts = [d for d in digits.split(",") if d]
         else:
@@ -132,6 +135,8 @@ def _numbers(text: str | None, split_groups: bool = False) -> list[_Num]:
         for i, part in enumerate(parts):
             frac = m.group("frac") or "" if i == len(parts) - 1 else ""
             value = Decimal(part + frac)
+            if scale and i == len(parts) - 1:
+                value *= _SCALES[scale.group(1).casefold()]
             out.append(_Num(-value if negative and i == 0 else value, money))
     if not out:
         for w in re.findall(r"[a-z]+", t.casefold()):
@@ -256,7 +261,7 @@ your they their answer answers final think believe guess found find see says say
 one ones item items of on in at for to from with as so here there which who whose what called named titled
 name names title titles by wrote written posted author post posts product products hotel hotels issue issues user
 users result results list listed following all both only just exactly simply according current currently
-tag tags label labels color colors colour colours community communities category categories available
+tag tags label labels color colors colour colours community communities category categories available comes come
 """.split())
 #: What a lead-in ends with, before the value: "... is X", "...: X", "... called X".
 _LEAD_ENDS = frozenset("is are was were called named titled by : - – —".split())
@@ -293,9 +298,11 @@ def match_text(answer: str | None, expected: str, label: str = "") -> bool:
         return False
     if _bare(answer) == want:
         return True
-    quoted = {_bare(next(g for g in m.groups() if g is not None)) for m in _QUOTED.finditer(str(answer or ""))}
+    raw = normalise_text(answer)
+    quoted = {_bare(next(g for g in m.groups() if g is not None)) for m in _QUOTED.finditer(raw)}
     if quoted:
-        return quoted == {want}
+        # one value quoted, and nothing but filler around it ("not “X”" names no answer)
+        return quoted == {want} and _filler(_tokens(_QUOTED.sub(" ", raw)), label)
     a = _bare(answer)
     for m in re.finditer(rf"(?<![\w]){re.escape(want)}(?![\w])", a):
         head, tail = _tokens(a[:m.start()]), _tokens(a[m.end():])
@@ -314,7 +321,8 @@ def split_items(answer: str | None) -> list[str]:
 
 
 #: What may stand between the items of a list: separators, bullets, numbering, quotes.
-_LIST_GLUE = re.compile(r"(?:[\s,;/&+|•·*\-–—.:()\[\]\"'“”‘’«»`]|\band\b|\bor\b|\d+[.)])+", re.I)
+_LIST_GLUE = re.compile(r"(?:[\s,;/&+|•·*\-–—.:()\[\]\"“”‘«»`]|(?<!\w)['’]|['’](?!\w)|\band\b|\bor\b|\d+[.)])+",
+                        re.I)
 
 
 def _list_rest(answer: str | None, items: Iterable[str]) -> tuple[list[int], str] | None:

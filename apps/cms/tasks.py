@@ -15,7 +15,7 @@ from simweb.decompose import Part, view_part
 from simweb.effects import Answer, Check, Effect, NewRow, Reason, Refusal, Row, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import cms as V
-from simweb.verify import numbers_in
+from simweb.verify import match_numbers
 from simweb.worlddb import day_to_date
 
 from .world import CATEGORIES, TAGS, search_terms
@@ -206,11 +206,9 @@ class CategoryTrioCount(TaskTemplate):
     def parts(self, app, p):
         # The smaller question: each category's count, before adding them up.
         a, b, c = p["names"]
-        counts = [float(n) for n in p["counts"]]
-
         def each(app, start, final, answer):
-            got = numbers_in(answer)
-            return got == counts, f"expected {p['counts']} in that order, got {answer!r}"
+            # read as a list of three ("3,4,5" is three numbers here, not 345)
+            return match_numbers(answer, p["counts"]), f"expected {p['counts']} in that order, got {answer!r}"
 
         plan = [f"click('cat-{V.slug_of(name)}')" for name in p["names"]]
         return [Part(("counts",), (), tuple(plan + [f"send_msg_to_user({', '.join(map(str, p['counts']))!r})"]),
