@@ -230,3 +230,101 @@ def test_a_refusal_template_that_judges_no_reason_is_a_hole(envs, monkeypatch):
     monkeypatch.setitem(template.__dict__, "_effects", {})
     attacks = attack_instance(env, task, _infeasible_seed(env, task), events=False)
     assert [a.name for a in attacks if a.family == "false-reason" and a.paid] == ["the refusal judges its reason"]
+
+
+#: Refusals as agents write them, per template: (right, wrong), with {params} filled in.
+NATURAL = {
+    "booking/cancel_if_free": (
+        ["Cancelling now would incur a {fee_text} cancellation fee, so I left the booking as it is.",
+         "It is no longer free to cancel: there is a fee of {fee_text}.",
+         "The free cancellation period has ended, so cancelling would cost money. I did not cancel.",
+         "I didn't cancel it because you'd be charged a penalty."],
+        ["The booking was already cancelled.", "Cancelling would cost $1.00.", "I could not find the booking.",
+         "I didn't cancel it."]),
+    "booking/reserve_if_available": (
+        ["The {room} is sold out for those dates, so I booked nothing.",
+         "That room is not available for those dates.", "There are no rooms of that type left for those dates.",
+         "The room shows 0 left for your dates."],
+        ["The room cannot take that many guests (too many guests).", "The stay is shorter than the minimum stay.",
+         "Your card was declined.", "I booked nothing."]),
+    "booking/gold_code": (
+        ["The code {code} is for Gold members only, and your tier is {tier}.",
+         "Your account is {tier}, but that discount code needs Gold status."],
+        ["The code {code} has expired.", "The code is for another hotel.", "That code does not exist.",
+         "I cannot use the code."]),
+    "issues/close_with_role": (
+        ["You are a Reporter in {project} and did not open #{iid}, so you are not allowed to close it.",
+         "I don't have permission to close this issue.", "There is no Close button for my account on #{iid}."],
+        ["#{iid} is blocked by another issue.", "The issue is already closed.", "I am not a member of the project.",
+         "I could not close it."]),
+    "issues/close_if_unblocked": (
+        ["#{iid} is blocked by {blockers_text}, which is still open.", "It depends on {blockers_text}, still open.",
+         "Issue #{iid} cannot be closed: it has open blockers."],
+        ["I am not allowed to close #{iid}.", "#{iid} is already closed.", "It is blocked by #99999.",
+         "It cannot be closed."]),
+    "issues/add_to_milestone": (
+        ["The milestone “{milestone}” is closed, so no issues can be added to it.",
+         "{milestone} is no longer active (closed).", "That milestone has been closed."],
+        ["I don't have permission to change the milestone.", "The issue is closed.", "The milestone does not exist.",
+         "It is not possible."]),
+    "cms/publish_or_refuse": (
+        ["My account has the Author role, which cannot publish; only editors and administrators can.",
+         "I don't have permission to publish posts.", "Authors are not allowed to publish."],
+        ["The post is still a draft.", "The post is already published.", "I could not find the post.",
+         "I did not publish it."]),
+    "cms/retitle_own_or_refuse": (
+        ["Authors can only edit their own drafts, and this post is no longer a draft.",
+         "The post is {status_text}, so it is locked for authors."],
+        ["The post belongs to another author.", "The post was written by someone else.", "The new title is too long.",
+         "The site did not let me."]),
+    "cms/promote_or_refuse": (
+        ["Only administrators can manage users; I am an editor.", "I don't have the rights to change user roles.",
+         "My account is not allowed to manage users."],
+        ["{username} is already an editor.", "The user {username} is deactivated.", "I could not find that user.",
+         "I did not change the role."]),
+    "forum/refuse_delete_comment": (
+        ["That comment was written by u/{author}, not me, so I cannot delete it.",
+         "The comment is not mine; only its author or a moderator can delete it."],
+        ["The comment was already deleted.", "The post is locked.", "I could not find the comment.",
+         "I cannot delete it."]),
+    "forum/refuse_moderate": (
+        ["You are not a moderator of c/{community}, so you cannot lock its posts.",
+         "I don't have moderator rights in c/{community}.", "Only moderators can lock posts, and I am not one."],
+        ["The post is already locked.", "The post was deleted.", "I am banned from c/{community}.",
+         "I cannot lock it."]),
+    "shopping/cancel_shipped_order": (
+        ["Order #{order_id} has already been {status}; it can no longer be cancelled.",
+         "The order status is {status_cap}, so cancelling is no longer possible."],
+        ["Order #{order_id} is already cancelled.", "The order is out of stock.", "I could not find that order.",
+         "It cannot be cancelled."]),
+}
+
+
+@pytest.mark.parametrize("task", sorted(NATURAL))
+def test_refusal_reasons_as_agents_write_them(envs, task):
+    app = task.partition("/")[0]
+    env = _env(envs, app)
+    for seed in range(40):
+        env.reset(seed=seed, options={"task": task})
+        if env.task.params.get("feasible") is not False:
+            continue
+        p = dict(env.task.params)
+        reason = env.app.tasks[task].effect_for(env.app, p, env.start_state()).refusal.reason
+        if "fee" in p:
+            p["fee_text"] = f"${p['fee'] / 100:,.2f}"
+        if "blockers" in p:
+            p["blockers_text"] = " and ".join(f"#{b}" for b in p["blockers"])
+        if app == "cms" and "post_id" in p:
+            p["status_text"] = {"review": "in review", "published": "published"}.get(
+                env.app.world.post(p["post_id"])["status"], "")
+        if "status" in p:
+            p["status_cap"] = p["status"].capitalize()
+        right, wrong = NATURAL[task]
+        for text in right:
+            ok, why = reason.judge(text.format(**p))
+            assert ok, (text.format(**p), why)
+        for text in wrong:
+            ok, why = reason.judge(text.format(**p))
+            assert not ok, (text.format(**p), why)
+        return
+    raise AssertionError(f"no infeasible instance of {task}")

@@ -833,7 +833,9 @@ class CancelIfFree(TaskTemplate):
             return Effect((V.cancelled(p["booking_id"], "the booking", 0),))
         why = Reason(f"cancelling costs a fee of ${p['fee'] / 100:,.2f}",
                      ("fee*", "cost*", "charge*", "penalty", "~non-refundable", "~not free", "~no longer free",
-                      "~not be free", "~isn't free", "pay*"),
+                      "~not be free", "~isn't free", "pay*", "free cancellation period ended",
+                      "free cancellation period has ended", "free cancellation ended", "free cancellation has ended",
+                      "~past the free", "~after the free", "~outside the free", "~free cancellation is over"),
                      ("already cancelled", "already been cancelled", "~not found", "~no such booking", "~permission",
                       "sold out", "checked in", "already started", "tier"),
                      amounts=(p["fee"], app.world.booking(p["booking_id"])["total_cents"]))

@@ -754,7 +754,8 @@ class WritePost(TaskTemplate):
 # ============================================================================= refusals with feasible twins
 
 #: A refusal that blames the account's rights ("I am not allowed", "my role cannot").
-_LACKS_ROLE = ("~permission", "~not allowed", "~allowed to", "~rights", "~privilege*", "~role", "~access")
+_LACKS_ROLE = ("~permission", "~not allowed", "~allowed to", "~rights", "~privilege*", "~access", "~my role",
+               "~your role", "~role does not", "~role doesn't", "~role cannot", "~role can't", "~role only")
 
 
 class PublishOrRefuse(TaskTemplate):

@@ -755,7 +755,8 @@ class MarkAllRead(TaskTemplate):
 # refused after viewing the page that shows why (the start page never does).
 
 #: A refusal that blames the account's rights ("I am not allowed", "my role cannot").
-_LACKS_ROLE = ("~permission", "~not allowed", "~allowed to", "~rights", "~privilege*", "~role", "~access")
+_LACKS_ROLE = ("~permission", "~not allowed", "~allowed to", "~rights", "~privilege*", "~access", "~my role",
+               "~your role", "~role does not", "~role doesn't", "~role cannot", "~role can't", "~role only")
 
 
 class CloseWithRole(TaskTemplate):
@@ -809,7 +810,8 @@ class CloseWithRole(TaskTemplate):
             return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),))
         why = Reason(f"the {p['role']} role may close only issues it opened",
                      _LACKS_ROLE + ("reporter", "developer*", "maintainer*", "~only the author", "~not the author",
-                                    "~didn't open", "~did not open", "~not opened by", "~opened by"),
+                                    "~didn't open", "~did not open", "~not opened by", "~opened by",
+                                    "~close button", "~option to close"),
                      ("block*", "already closed", "locked", "milestone*", "guest", "~not a member", "~not found",
                       "~doesn't exist", "~does not exist", "archived"), refs=(p["iid"],))
         return Effect(refusal=Refusal((issue_path(app, p["project_id"], p["iid"]),),
@@ -862,7 +864,7 @@ class CloseIfUnblocked(TaskTemplate):
                                                "~not been closed", "~unresolved"),
                      _LACKS_ROLE + ("already closed", "locked", "milestone*", "reporter", "guest", "~not found",
                                     "~doesn't exist", "~does not exist", "archived"),
-                     refs=(p["iid"], *p["blockers"]))
+                     refs=(p["iid"], *p["blocker_iids"]))
         return Effect(refusal=Refusal(tuple(pages), label=f"issue #{p['iid']} or an open blocker of it", reason=why))
 
 
