@@ -1,8 +1,11 @@
 """Building blocks of verdicts: named checks, a plain runtime diff, and typed answers.
 
 A verdict is ``{success, progress, clean, checks: [{name, passed, weight, detail}]}``; the
-engine derives it from a task's intended effect (simweb.effects). Answers are matched by
-type (number, money, text, date, set), never by an LLM.
+engine derives it from a task's intended effect (simweb.effects). Answers are read by type
+(number, money, text, date, set, sequence, numbers), never by an LLM: the value the question
+asks for, inside ordinary prose and in every format the apps display, and never more than
+one candidate (see the section "answers" below and docs/effects.md#answers). An answer is
+the agent's final ``send_msg_to_user``; a final ``report_infeasible`` is none.
 """
 from __future__ import annotations
 
