@@ -131,7 +131,8 @@ class Value:
 
 @dataclass(frozen=True)
 class Answer:
-    """A typed answer (kind: number, money, text, date, set; see verify.answer_check)."""
+    """A typed answer (kind: number, percent, money, text, date, set, sequence, numbers; see
+    verify.answer_check)."""
 
     kind: str
     expected: Any

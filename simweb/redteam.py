@@ -607,6 +607,10 @@ def answer_forms(kind: str, expected: Any) -> list[str]:
         n = int(expected) if float(expected).is_integer() else expected
         return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}.", f"Total - {n}",
                 f"I count {n} of them."]
+    if kind == "percent":
+        n = int(expected) if float(expected).is_integer() else expected
+        return [f"{n}", f"{n}%", f"{n} percent", f"{n}% complete · 3 of 7 issues closed · 4 open",
+                f"It is {n}% done."]
     if kind == "date":
         d: date = expected
         site = f"{d:%b} {d.day}, {d.year}"

@@ -104,6 +104,7 @@ _NUM_RUN = re.compile(r"(?:(?<![^\s(\[:=])(?P<sign>[-+−]))?(?P<cur>\$)?(?<![\w
                       r"(?![\w]|\.\d)")
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
 _CURRENCY_AFTER = re.compile(r"\s*(?:usd|dollars?|bucks)\b", re.I)
+_PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent\b|pct\b)", re.I)
 _SCALE_AFTER = re.compile(r"\s*(thousand|million|billion)\b", re.I)
 _SCALES = {"thousand": Decimal(1000), "million": Decimal(10**6), "billion": Decimal(10**9)}
 _CURRENCY_BEFORE = re.compile(r"(?:usd|us\$)\s*$", re.I)
@@ -116,6 +117,7 @@ _NUMBER_WORDS = {w: i for i, w in enumerate(
 class _Num:
     value: Decimal
     money: bool      # written with a currency sign or word ("$12", "12 USD", "12 dollars")
+    percent: bool = False   # written as a percentage ("45%", "45 percent")
 
 
 def _numbers(text: str | None, split_groups: bool = False) -> list[_Num]:
@@ -131,6 +133,7 @@ def _numbers(text: str | None, split_groups: bool = False) -> list[_Num]:
             _CURRENCY_BEFORE.search(t, 0, m.start()))
         negative = m.group("sign") in ("-", "−")
         scale = _SCALE_AFTER.match(t, m.end())
+        percent = bool(_PERCENT_AFTER.match(t, m.end()))
         if split_groups or not _GROUPED.fullmatch(digits):
             parts = [d for d in digits.split(",") if d]
         else:
@@ -140,7 +143,7 @@ def _numbers(text: str | None, split_groups: bool = False) -> list[_Num]:
             value = Decimal(part + frac)
             if scale and i == len(parts) - 1:
                 value *= _SCALES[scale.group(1).casefold()]
-            out.append(_Num(-value if negative and i == 0 else value, money))
+            out.append(_Num(-value if negative and i == 0 else value, money, percent and i == len(parts) - 1))
     if not out:
         for w in re.findall(r"[a-z]+", t.casefold()):
             if w in _NUMBER_WORDS:
@@ -181,6 +184,16 @@ def match_money(answer: str | None, expected_cents: int) -> bool:
     marked = {n.value for n in nums if n.money}
     values = marked or {n.value for n in nums}
     return len(values) == 1 and next(iter(values)) * 100 == expected_cents
+
+
+def match_percent(answer: str | None, expected: float, tolerance: float = 1e-6) -> bool:
+    """The answer names one percentage and it is this one: "45", "45%", "45 percent", and
+    the tracker's own line "45% complete · 9 of 20 issues closed · 11 open" (a number
+    written as a percentage wins over the bare numbers around it, as money does)."""
+    nums = _numbers(_without_dates(answer))
+    marked = {n.value for n in nums if n.percent}
+    values = marked or {n.value for n in nums}
+    return len(values) == 1 and abs(float(next(iter(values))) - float(expected)) <= tolerance
 
 
 def match_numbers(answer: str | None, expected: Sequence[float], ordered: bool = True) -> bool:
@@ -391,6 +404,7 @@ def answer_of(state: dict) -> str | None:
 
 _ANSWER_KINDS: dict[str, tuple[str, Callable[[Any, Any, str], bool], Callable[[Any], str]]] = {
     "number": ("is", lambda a, e, _: match_number(a, e), lambda e: f"{e}"),
+    "percent": ("is", lambda a, e, _: match_percent(a, e), lambda e: f"{e}%"),
     "money": ("is", lambda a, e, _: match_money(a, e), lambda e: f"${e / 100:,.2f}"),
     "text": ("is", lambda a, e, label: match_text(a, e, label), lambda e: f"{e!r}"),
     "date": ("is", lambda a, e, _: match_date(a, e), lambda e: e.isoformat()),
@@ -402,8 +416,8 @@ _ANSWER_KINDS: dict[str, tuple[str, Callable[[Any, Any, str], bool], Callable[[A
 
 def answer_check(kind: str, answer: str | None, expected: Any, label: str) -> dict[str, Any]:
     """The check of an information task's typed answer: ``kind`` is number, money (cents),
-    text, date, set, sequence or numbers (a list of numbers in order); the detail says what
-    was expected and what came."""
+    percent, text, date, set, sequence or numbers (a list of numbers in order); the detail
+    says what was expected and what came."""
     verb, matches, show = _ANSWER_KINDS[kind]
     return check(f"answer {verb} the {label}", matches(answer, expected, label), 1.0,
                  f"expected {show(expected)}, got {answer!r}")

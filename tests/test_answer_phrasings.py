@@ -46,6 +46,20 @@ MONEY = (123450, "total price of the stay", [
     "$2,234.50", "It costs 1,234.50 or 1,234.60",
 ])
 
+PERCENT = (45, "percentage complete", [
+    "45", "45%", "45 %", "45 percent", "45 per cent", "45% complete", "45% complete · 9 of 20 issues closed · 11 open",
+    "It is 45% complete.", "The milestone is 45% done (9 of 20 issues closed).", "Progress: 45%", "45.0%",
+    "Progress - 45%", "**45%**", "about 45% (9/20)", "45 pct", "Complete: 45 percent", "45%.", "(45%)",
+    "It shows 45% complete", "45% of the issues are closed", "The tracker says 45% complete.", "45.00",
+    "45% complete as of Mar 5, 2026", "Answer: 45", "45 it is", "It's 45 percent", "I read 45%.",
+    "45% — 9 closed, 11 open", "Closed share: 45%", "That milestone is at 45%",
+], [
+    "46", "44%", "45.5%", "-45%", "Progress: -45%", "45% or 50%", "9 of 20", "9/20", "0.45", "55% open",
+    "45% complete, 55% remaining", "", "n/a", "none", "all", "4.5%", "450%", "45%, 46%, 47%",
+    " ".join(f"{i}%" for i in range(101)), "between 40% and 50%", "four", "45k%", "v45", "9 closed, 11 open", "4 5%", "54%",
+    "45%? maybe 46%", "100%", "0%", "45% or so, 46% tops",
+])
+
 DATE = (date(2026, 3, 5), "due date", [
     "2026-03-05", "Mar 5, 2026", "March 5, 2026", "Joined March 5, 2026", "Joined Mar 5, 2026",
     "It is due on Mar 5, 2026.", "Due: Mar 5, 2026", "5 March 2026", "5th March 2026", "the 5th of March, 2026",
@@ -123,7 +137,7 @@ NUMBERS = ([3, 4, 5], "posts per category", [
     "3k, 4, 5", ALL_UP_TO_400, "3, 4, 5 thousand", "4, 3, 5",
 ])
 
-CASES = {"number": NUMBER, "money": MONEY, "date": DATE, "text": TEXT, "set": SET, "numbers": NUMBERS}
+CASES = {"number": NUMBER, "percent": PERCENT, "money": MONEY, "date": DATE, "text": TEXT, "set": SET, "numbers": NUMBERS}
 
 
 def _paid(kind: str, answer: str) -> bool:

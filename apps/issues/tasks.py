@@ -295,7 +295,7 @@ class MilestoneProgress(TaskTemplate):
                                    f"click('milestone-{p['milestone_id']}')", f"send_msg_to_user('{p['percent']}%')"]
 
     def effect(self, app, p, start):
-        return Effect(answer=Answer("number", p["percent"], "percentage complete"))
+        return Effect(answer=Answer("percent", p["percent"], "percentage complete"))
 
 
 class IssueLabels(TaskTemplate):
