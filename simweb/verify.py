@@ -105,6 +105,7 @@ _NUM_RUN = re.compile(r"(?:(?<![^\s(\[:=])(?P<sign>[-+−]))?(?P<cur>\$)?(?<![\w
 _GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
 _CURRENCY_AFTER = re.compile(r"\s*(?:usd|dollars?|bucks)\b", re.I)
 _PERCENT_AFTER = re.compile(r"\s*(?:%|per\s?cent\b|pct\b)", re.I)
+_AFTER_WORDS = re.compile(r"[a-z]+|\d+|[^\sa-z\d]")
 _SCALE_AFTER = re.compile(r"\s*(thousand|million|billion)\b", re.I)
 _SCALES = {"thousand": Decimal(1000), "million": Decimal(10**6), "billion": Decimal(10**9)}
 _CURRENCY_BEFORE = re.compile(r"(?:usd|us\$)\s*$", re.I)
@@ -118,6 +119,7 @@ class _Num:
     value: Decimal
     money: bool      # written with a currency sign or word ("$12", "12 USD", "12 dollars")
     percent: bool = False   # written as a percentage ("45%", "45 percent")
+    words: tuple[str, ...] = ()   # the two words after it ("382 open issues": open, issues)
 
 
 def _numbers(text: str | None, split_groups: bool = False) -> list[_Num]:
@@ -143,12 +145,24 @@ def _numbers(text: str | None, split_groups: bool = False) -> list[_Num]:
             value = Decimal(part + frac)
             if scale and i == len(parts) - 1:
                 value *= _SCALES[scale.group(1).casefold()]
-            out.append(_Num(-value if negative and i == 0 else value, money, percent and i == len(parts) - 1))
+            last = i == len(parts) - 1
+            out.append(_Num(-value if negative and i == 0 else value, money, percent and last,
+                            _words_after(t, m.end()) if last else ()))
     if not out:
         for w in re.findall(r"[a-z]+", t.casefold()):
             if w in _NUMBER_WORDS:
                 out.append(_Num(Decimal(_NUMBER_WORDS[w]), False))
     return out
+
+
+def _words_after(text: str, end: int) -> tuple[str, ...]:
+    """Up to two words right after a number, stopping at a number or a sign ("12 reviews")."""
+    out: list[str] = []
+    for tok in _AFTER_WORDS.findall(text[end:end + 40].casefold())[:2]:
+        if not tok.isalpha():
+            break
+        out.append(tok)
+    return tuple(out)
 
 
 def _number_texts(text: str | None) -> list[str]:
@@ -166,12 +180,33 @@ def _without_dates(text: str | None) -> str:
     return _DATE.sub(" ", str(text or ""))
 
 
-def match_number(answer: str | None, expected: float, tolerance: float = 1e-6) -> bool:
+#: Words of an answer's label that name no unit ("number of open issues": issues, open).
+_NOT_UNITS = frozenset("number of the a an count total most between two best gap in on for with".split())
+#: What a page writes after a number of this label word ("382 points" is a score).
+_UNIT_SYNONYMS = {"score": ("points", "point"), "balance": ("points", "point")}
+
+
+def _units(label: str) -> frozenset[str]:
+    words = [w for w in re.findall(r"[a-z]+", label.casefold()) if w not in _NOT_UNITS]
+    out = set(words) | {w + "s" for w in words} | {w[:-1] for w in words if w.endswith("s")}
+    for w in words:
+        out.update(_UNIT_SYNONYMS.get(w, ()))
+    return frozenset(out)
+
+
+def match_number(answer: str | None, expected: float, tolerance: float = 1e-6, label: str = "") -> bool:
     """The answer names one number (written once or more) and it is within ``tolerance``.
 
     "$0.00" and "0" both match 0; "Total - 382" is 382; an answer listing several numbers
-    ("12 or 13", "1 2 3 ... 100") does not match."""
-    values = {n.value for n in _numbers(_without_dates(answer))}
+    ("12 or 13", "1 2 3 ... 100") does not match. Where several are written, a number the
+    label's own word follows wins, as the page writes it ("12 reviews · 4.5 out of 5" is
+    12 for a review count; "12 reviews, 13 reviews" is still two)."""
+    nums = _numbers(_without_dates(answer))
+    values = {n.value for n in nums}
+    if len(values) > 1 and label:
+        units = _units(label)
+        named = {n.value for n in nums if units & set(n.words)}
+        values = named or values
     return len(values) == 1 and abs(float(next(iter(values))) - float(expected)) <= tolerance
 
 
@@ -403,7 +438,7 @@ def answer_of(state: dict) -> str | None:
 # ----------------------------------------------------------------------------- answer checks
 
 _ANSWER_KINDS: dict[str, tuple[str, Callable[[Any, Any, str], bool], Callable[[Any], str]]] = {
-    "number": ("is", lambda a, e, _: match_number(a, e), lambda e: f"{e}"),
+    "number": ("is", lambda a, e, label: match_number(a, e, label=label), lambda e: f"{e}"),
     "percent": ("is", lambda a, e, _: match_percent(a, e), lambda e: f"{e}%"),
     "money": ("is", lambda a, e, _: match_money(a, e), lambda e: f"${e / 100:,.2f}"),
     "text": ("is", lambda a, e, label: match_text(a, e, label), lambda e: f"{e!r}"),

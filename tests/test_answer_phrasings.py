@@ -22,12 +22,14 @@ NUMBER = (382, "number of open issues", [
     "There are 382 open issues as of 2026-03-05", "382 in all", "382.0", "382.00", "The number is 382!",
     "382 results", "Result count - 382", "(382)", "[382]", "It shows “382 issues”.", "  382  \n", "Total = 382",
     "382 total", "I see 382 issues on the page", "There are 382 open issues in aperture/website2",
-    "Open issues: 382 (I checked twice: 382)", "just 382 open issues",
+    "Open issues: 382 (I checked twice: 382)", "just 382 open issues", "382 open issues (page 1 of 4)",
+    "Showing 1-25 of 382 open issues", "382 open issues · 41 closed",
 ], [
     "381", "383", "-382", "Total: -382", "382 or 383", "between 380 and 390", ALL_UP_TO_400,
     "380, 381, 382, 383", "3,8,2", "38,2", "3820", "38.2", "382.5", "0", "", "none", "n/a", "I don't know",
     "about 380", "382 or so, maybe 383", "It is either 382 or 400", "382-383", "382/400", "Page 1 of 382",
-    "There are 200 open and 182 closed", "382 thousand", "382k", "1,382", "382,000", "v382", "three hundred",
+    "There are 200 open and 182 closed", "382 thousand", "382 open issues, 383 open issues", "1 open 2 open 382 open",
+    "383 open issues (382 on page 1)", "382k", "1,382", "382,000", "v382", "three hundred",
 ])
 
 MONEY = (123450, "total price of the stay", [
