@@ -366,9 +366,10 @@ def match_text(answer: str | None, expected: str, label: str = "") -> bool:
 
 
 def split_items(answer: str | None) -> list[str]:
-    """Items of a list answer separated by commas, semicolons, newlines or ' and '."""
+    """Items of a list answer separated by commas, semicolons, newlines or ' and ', each
+    without the quotes or markup around it ("“bug”, `ui`" is bug and ui)."""
     parts = re.split(r"[;,\n]|\band\b", str(answer or ""))
-    return [normalise_text(p) for p in parts if normalise_text(p)]
+    return [b for b in (_bare(p) for p in parts) if b]
 
 
 #: What may stand between the items of a list: separators, bullets, numbering, quotes.
