@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .verify import answer_check, answer_of, check, normalise_text
+from .verify import answer_check, answer_of, check, final_message, normalise_text
 
 #: Collateral checks listed one by one; past this many, one summary check stands for the rest.
 MAX_COLLATERAL_CHECKS = 40
@@ -131,21 +131,97 @@ class Value:
 
 @dataclass(frozen=True)
 class Answer:
-    """A typed answer (kind: number, money, text, date, set; see verify.answer_check)."""
+    """A typed answer (kind: number, percent, money, text, date, set, sequence, numbers; see
+    verify.answer_check)."""
 
     kind: str
     expected: Any
     label: str
 
 
+#: Words that deny what follows them ("it has not shipped", "never delivered").
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "cannot", "hardly"})
+_REASON_WORD = re.compile(r"[\w'’]+")
+_REASON_QUOTED = re.compile(r"“[^“”]*”|‘[^‘’]*’|«[^«»]*»|\"[^\"]*\"|`[^`]*`|(?<!\w)'[^']*'(?!\w)")
+_REF = re.compile(r"#(\d+)\b")
+_CLAUSE = re.compile(r"[.,;:!?()—–]|\s-\s|\b(?:and|but|so|because)\b")
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why an infeasible request cannot be done, as the refusal must say it: the reason is
+    part of the answer, so a refusal that names a false reason, or none, is not paid.
+
+    ``says``: phrases naming the true reason; at least one must be in the refusal.
+    ``wrong``: phrases naming the other candidate reasons, false for this instance; none
+    may be in it (so a refusal listing every reason fails). A phrase matches whole words,
+    case aside; a trailing ``*`` matches any ending (``block*``: blocked, blockers). A
+    plain phrase is a claim that a negation just before it cancels ("it has *not* been
+    delivered" does not claim a delivery); a phrase with a leading ``~`` names a lack and
+    counts however it is put ("~permission": "I have no permission"). Quoted text (a title,
+    a name) is no claim and is not read. ``amounts`` (cents): every amount written as
+    money must be one of these (a wrong fee is a false reason); ``refs``: every ``#n``
+    named must be one of these (an issue that is no blocker)."""
+
+    label: str
+    says: tuple[str, ...]
+    wrong: tuple[str, ...] = ()
+    amounts: tuple[int, ...] | None = None
+    refs: tuple[int, ...] | None = None
+
+    def judge(self, message: str) -> tuple[bool, str]:
+        """Whether a refusal's message gives this reason, and what it got wrong."""
+        from .verify import _numbers
+
+        text = _REASON_QUOTED.sub(" ", str(message or "")).casefold().replace("’", "'")
+        lies = [w.lstrip("~") for w in self.wrong if _claims(text, w)]
+        if lies:
+            return False, f"names a false reason: {', '.join(lies)}"
+        if self.amounts is not None:
+            bad = sorted({n.value for n in _numbers(text) if n.money and n.value * 100 not in self.amounts})
+            if bad:
+                return False, f"names a wrong amount: {', '.join(f'${v}' for v in bad)}"
+        if self.refs is not None:
+            bad_refs = sorted({int(r) for r in _REF.findall(text) if int(r) not in self.refs})
+            if bad_refs:
+                return False, f"names {', '.join(f'#{r}' for r in bad_refs)}, which is not why"
+        if not any(_claims(text, w) for w in self.says):
+            return False, f"does not say why ({self.label})"
+        return True, f"says why ({self.label})"
+
+
+def _claims(text: str, phrase: str) -> bool:
+    """Whether ``text`` (lower case) makes the claim ``phrase`` (see :class:`Reason`)."""
+    lack = phrase.startswith("~")
+    body = phrase.lstrip("~").casefold()
+    stem = body.endswith("*")
+    pattern = r"(?<!\w)" + re.escape(body.rstrip("*")).replace(r"\ ", r"\s+") + (r"" if stem else r"(?!\w)")
+    for m in re.finditer(pattern, text):
+        if lack:
+            return True
+        # the three words before it, in its own clause ("I cannot do this: it shipped" claims it)
+        clause = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
+        before = _REASON_WORD.findall(clause)[-3:]
+        if not any(w in _NEGATIONS or w.endswith("n't") for w in before):
+            return True
+    return False
+
+
+def reason_phrase(phrase: str) -> str:
+    """A phrase of a :class:`Reason` as plain words (what the red team writes)."""
+    return phrase.lstrip("~").rstrip("*")
+
+
 @dataclass(frozen=True)
 class Refusal:
     """The request must be refused (report_infeasible) after viewing a page that shows why:
     some URL in the browser history is one of ``evidence`` (the same path, any query
-    string; an item ending in ``*`` is a prefix: ``/account/orders*``)."""
+    string; an item ending in ``*`` is a prefix: ``/account/orders*``), with the true
+    ``reason`` in the refusal's message (see :class:`Reason`)."""
 
     evidence: tuple[str, ...]
     label: str = "the page that shows why it cannot be done"
+    reason: Reason | None = None
 
 
 @dataclass(frozen=True)
@@ -783,9 +859,16 @@ def _refusal_checks(r: Refusal, final: dict) -> list[dict]:
     refused, said = _last_message(final)
     seen = [u for tab in final["browser"]["tabs"] for u in tab["history"]]
     looked = any(_shows(e, u) for u in seen for e in r.evidence)
-    # One fact, not two: a refusal without looking earns nothing, not half.
+    # One fact, not two or three: a refusal without looking, or for a false reason, earns
+    # nothing, not a share.
     detail = f"{said}; " + ("viewed the evidence" if looked else f"never viewed {list(r.evidence)!r}")
-    return [check(f"reported as infeasible after viewing {r.label}", refused and looked, 1.0, detail)]
+    right = True
+    if r.reason is not None:
+        last = final_message(final)
+        right, why = r.reason.judge(last["message"]) if refused and last is not None else (False, "")
+        detail += f"; {why}" if why else ""
+    name = f"reported as infeasible after viewing {r.label}" + (f", saying why: {r.reason.label}" if r.reason else "")
+    return [check(name, refused and looked and right, 1.0, detail)]
 
 
 def _shows(evidence: str, url: str) -> bool:
@@ -822,6 +905,6 @@ def _show(v: Any, limit: int = 120) -> str:
     return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
-__all__ = ["ANY", "Answer", "Bookkeeping", "Change", "Check", "Effect", "Expect", "Gone", "NewRow", "Refusal",
-           "Row", "Value", "entity", "eq", "evaluate", "one_of", "page_view", "runtime_changes", "same_set", "shows",
-           "text", "value_at", "where"]
+__all__ = ["ANY", "Answer", "Bookkeeping", "Change", "Check", "Effect", "Expect", "Gone", "NewRow", "Reason",
+           "Refusal", "Row", "Value", "entity", "eq", "evaluate", "one_of", "page_view", "runtime_changes", "same_set", "shows",
+           "reason_phrase", "text", "value_at", "where"]

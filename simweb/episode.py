@@ -32,7 +32,7 @@ from .registry import app_of_task
 from .spaces import JsonValue, Unicode
 from .state import deep_copy
 from .taskmodel import MAX_EPISODE_STEPS, episode_budget
-from .verify import answer_of
+from .verify import answer_of, final_message
 from .webgym_actions import is_webgym_action, to_browsergym
 
 if TYPE_CHECKING:
@@ -239,13 +239,15 @@ class Episode:
         if self.task is None or self.start is None or self.app is None:
             return None
         answer = answer_of(state)
+        said = final_message(state)
         template = self.app.tasks[self.task.id]
         views = self._views
         if views is None or views[0] is not self.start:
             views = self._views = (self.start, _reads_view(template, self.app, self.task.params, self.start))
         browser = state["browser"]
-        key = (orjson.dumps(state["runtime"]), answer,
-               orjson.dumps([t["history"] for t in browser["tabs"]]) if answer is not None else b"",
+        # the final message, answer or refusal (its role and text), and with one the history
+        key = (orjson.dumps(state["runtime"]), orjson.dumps(said),
+               orjson.dumps([t["history"] for t in browser["tabs"]]) if said is not None else b"",
                # a task that asks for a page shown (effects.shows) is judged on the active tab too
                orjson.dumps([browser["active"], {k: browser["tabs"][browser["active"]][k] for k in ("url", "status", "page")}])
                if views[1] else b"")
@@ -314,7 +316,7 @@ class Episode:
         self.step_count += 1
         state = backend.state()
         verdict = self.judge(backend, state)
-        reward, terminated, truncated = self.score(verdict, answer_of(state) is not None)
+        reward, terminated, truncated = self.score(verdict, final_message(state) is not None)
         return self.observation(backend, state), reward, terminated, truncated, self.info(backend, state, verdict)
 
     def judge(self, backend: Backend, state: dict) -> dict | None:

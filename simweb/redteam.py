@@ -15,6 +15,12 @@ task, and records each attempt that the verifier still pays for:
   and with junk in its text fields (the spec's events, with parameters drawn from the page):
   whenever the runtime changes beyond the app's bookkeeping, the verdict must no longer be
   a clean success.
+* ``refusal-channel``: the oracle's answer sent with ``report_infeasible`` instead of
+  ``send_msg_to_user`` (BrowserGym and WebArena read a refusal as "N/A: cannot be done").
+* ``false-reason``: on an infeasible instance, the oracle's run refused with a false reason
+  (each other candidate reason the task's :class:`~simweb.effects.Reason` names, alone and
+  beside the true one), with no reason, with every reason at once, with a wrong amount or
+  issue number; a refusal template whose refusal judges no reason is itself a hole.
 * ``answer-form`` and ``route`` (false negatives): the right answer written the ways a
   site displays it, and the oracle's last form sent from another page that offers it,
   must still be paid.
@@ -33,7 +39,7 @@ from datetime import date
 from typing import Any
 
 from .browsing import SimBrowser
-from .effects import Effect, NewRow, Row, Value, runtime_changes
+from .effects import Effect, NewRow, Reason, Row, Value, reason_phrase, runtime_changes
 from .state import deep_copy
 from .verify import answer_of
 
@@ -110,6 +116,25 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         add("oracle", "the oracle solves the task", False, f"oracle verdict: {_why(fv)}", fn=True)
         return out
 
+    # the right answer sent through the refusal channel
+    said = answer_of(final)
+    if said is not None:
+        s = deep_copy(final)
+        s["browser"]["chat"].append({"role": "infeasible", "message": said})
+        v = _verdict(env, s)
+        add("refusal-channel", f"report_infeasible({said!r}) with the oracle's answer", v["success"], _why(v))
+    # a refusal for a false reason, for none, for every reason
+    if effect.refusal is not None:
+        reason = effect.refusal.reason
+        if reason is None:
+            add("false-reason", "the refusal judges its reason", True, "Refusal(reason=None): any reason is paid")
+        else:
+            for name, text in false_reasons(reason):
+                s = deep_copy(final)
+                _replace_refusal(s, text)
+                v = _verdict(env, s)
+                add("false-reason", f"{name}: {text!r}", v["success"], _why(v))
+
     # false negatives: the right answer in the forms a site displays
     if effect.answer is not None:
         for form in answer_forms(effect.answer.kind, effect.answer.expected):
@@ -135,6 +160,32 @@ def _why(v: dict) -> str:
     failed = [c["name"] for c in v["checks"] if not c["passed"]][:3]
     return f"success={v['success']} clean={v['clean']} progress={v['progress']}" + (
         f"; failed: {', '.join(failed)}" if failed else "")
+
+
+def false_reasons(reason: Reason) -> list[tuple[str, str]]:
+    """Refusals that give a false reason, or none, or every reason (name, message)."""
+    true = reason_phrase(reason.says[0])
+    out = [("no reason", "I cannot do this."),
+           ("every reason", "I cannot do this: " + "; ".join(reason_phrase(w) for w in reason.says + reason.wrong) + ".")]
+    for w in reason.wrong:
+        out.append(("a false reason", f"I cannot do this: {reason_phrase(w)}."))
+    if reason.wrong:
+        out.append(("the true reason and a false one", f"I cannot do this: {true}, and {reason_phrase(reason.wrong[0])}."))
+    if reason.amounts:
+        wrong = max(reason.amounts) + 100
+        out.append(("a wrong amount", f"I cannot do this: {true} ${wrong // 100:,}.{wrong % 100:02d}."))
+    if reason.refs is not None:
+        out.append(("a wrong issue", f"I cannot do this: {true} #{max(reason.refs, default=0) + 1}."))
+    return out
+
+
+def _replace_refusal(state: dict, text: str) -> None:
+    chat = state["browser"]["chat"]
+    for m in reversed(chat):
+        if m["role"] in ("assistant", "infeasible"):
+            m["role"], m["message"] = "infeasible", text
+            return
+    chat.append({"role": "infeasible", "message": text})
 
 
 def _replace_answer(state: dict, text: str) -> None:
@@ -545,23 +596,36 @@ def goal_guesses(goal: str) -> list[str]:
 
 
 def answer_forms(kind: str, expected: Any) -> list[str]:
-    """The right answer written as sites and people write it."""
+    """The right answer written as sites and people write it: alone, in the formats the
+    apps display, and inside a sentence ("Total - 382", "Joined Mar 5, 2026", a name in
+    the goal's quotes)."""
     if kind == "money":
         v = expected / 100
-        return [f"${v:,.2f}", f"{v:.2f}", f"{v:,.2f} USD", f"The total is ${v:,.2f}."]
+        return [f"${v:,.2f}", f"{v:.2f}", f"{v:,.2f} USD", f"The total is ${v:,.2f}.", f"Total - ${v:,.2f}",
+                f"It comes to ${v:,.2f} in all (as of Mar 5, 2026)."]
     if kind == "number":
         n = int(expected) if float(expected).is_integer() else expected
-        return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}."]
+        return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}.", f"Total - {n}",
+                f"I count {n} of them."]
+    if kind == "percent":
+        n = int(expected) if float(expected).is_integer() else expected
+        return [f"{n}", f"{n}%", f"{n} percent", f"{n}% complete · 3 of 7 issues closed · 4 open",
+                f"It is {n}% done."]
     if kind == "date":
         d: date = expected
-        return [d.isoformat(), d.strftime("%B %d, %Y").replace(" 0", " "), d.strftime("%b %d, %Y"),
-                d.strftime("%d %B %Y")]
+        site = f"{d:%b} {d.day}, {d.year}"
+        return [d.isoformat(), f"{d:%B} {d.day}, {d.year}", site, d.strftime("%d %B %Y"), f"Joined {site}",
+                f"It is {d:%A}, {d:%B} {d.day}, {d.year}.", f"{d.month}/{d.day}/{d.year}"]
     if kind == "set":
         items = sorted(expected)
         return [", ".join(items), ", ".join(reversed(items)), " and ".join(items) if len(items) <= 2
-                else ", ".join(items[:-1]) + " and " + items[-1], "\n".join(items)]
+                else ", ".join(items[:-1]) + " and " + items[-1], "\n".join(items),
+                ",".join(items), "\n".join(f"- {i}" for i in items), "They are: " + "; ".join(f"“{i}”" for i in items)]
+    if kind == "numbers":
+        return [", ".join(map(str, expected)), ",".join(map(str, expected)), " - ".join(map(str, expected))]
     if kind == "text":
-        return [str(expected), str(expected).upper(), f"{expected}."]
+        return [str(expected), str(expected).upper(), f"{expected}.", f"“{expected}”", f"The answer is “{expected}”.",
+                f'It is "{expected}".']
     return []
 
 
@@ -651,4 +715,4 @@ def table(attacks: list[Attack]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-__all__ = ["Attack", "answer_forms", "attack_instance", "goal_guesses", "guess_rates", "redteam", "table"]
+__all__ = ["Attack", "answer_forms", "attack_instance", "false_reasons", "goal_guesses", "guess_rates", "redteam", "table"]

@@ -15,7 +15,7 @@ from datetime import date
 from typing import Any
 
 from simweb.effects import ANY, Check, NewRow, Row, Value, eq, text, where
-from simweb.verify import normalise_text, numbers_in, parse_date
+from simweb.verify import dates_in, normalise_text, numbers_in
 
 Item = tuple[int, int, "str | None", "str | None"]   # product_id, qty, size, color
 
@@ -152,20 +152,19 @@ def _without(answer: str, phrase: str) -> str | None:
 
 
 _STATUSES = ("processing", "shipped", "delivered", "cancelled", "return requested")
-_DATES = re.compile(r"[a-z]+\.? \d{1,2},? \d{4}|\d{1,2} [a-z]+ \d{4}|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}")
 
 
 def status_and_date(status: str, day: date) -> Check:
     """The answer names the status (as the orders page prints it, 'return requested'
-    or 'return_requested') and no other, and exactly one date (in a form
-    simweb.verify.parse_date reads, e.g. the page's 'Mar 5, 2026'), in any order and
+    or 'return_requested') and no other, and exactly one date (in any form
+    simweb.verify.dates_in reads, e.g. the page's 'Mar 5, 2026'), in any order and
     wording ('Delivered, placed on Mar 5, 2026')."""
     want = status.replace("_", " ")
 
     def test(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
         a = normalise_text(answer).replace("_", " ")
         said = [s for s in _STATUSES if re.search(rf"\b{s}\b", a)]
-        dates = {parse_date(m.replace(".", "")) for m in _DATES.findall(a)} - {None}
+        dates = set(dates_in(answer))
         return said == [want] and dates == {day}, f"expected {want} and {day.isoformat()}, got {answer!r}"
     return Check(f"answer gives the status ({want}) and the date", test)
 

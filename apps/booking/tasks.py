@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text, where
+from simweb.effects import ANY, Answer, Effect, Reason, Refusal, Value, eq, same_set, text, where
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import booking as V
 from simweb.worlddb import day_to_date
@@ -810,7 +810,7 @@ class CancelIfFree(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Cancel {'my booking at ' + p['hotel']} arriving on {label(p['checkin'])}, but only if it is still "
-                f"free of charge. If cancelling would cost a fee, leave it as it is and tell me.")
+                f"free of charge. If cancelling would cost a fee, leave it as it is and tell me why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -827,7 +827,16 @@ class CancelIfFree(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return Effect((V.cancelled(p["booking_id"], "the booking", 0),))
-        return Effect(refusal=Refusal((f"/account/bookings/{p['booking_id']}",), label="the booking's policy"))
+        why = Reason(f"cancelling costs a fee of ${p['fee'] / 100:,.2f}",
+                     ("fee*", "cost*", "charge*", "penalty", "~non-refundable", "~not free", "~no longer free",
+                      "~not be free", "~isn't free", "pay*", "free cancellation period ended",
+                      "free cancellation period has ended", "free cancellation ended", "free cancellation has ended",
+                      "~past the free", "~after the free", "~outside the free", "~free cancellation is over"),
+                     ("already cancelled", "already been cancelled", "~not found", "~no such booking", "~permission",
+                      "sold out", "checked in", "already started", "tier"),
+                     amounts=(p["fee"], app.world.booking(p["booking_id"])["total_cents"]))
+        return Effect(refusal=Refusal((f"/account/bookings/{p['booking_id']}",), label="the booking's policy",
+                                      reason=why))
 
 
 class ReserveIfAvailable(TaskTemplate):
@@ -849,7 +858,7 @@ class ReserveIfAvailable(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Book {stay_text(p)} for me. {payment_text()}. If that room is not available for those dates, "
-                f"book nothing and tell me.")
+                f"book nothing and tell me why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -872,8 +881,15 @@ class ReserveIfAvailable(TaskTemplate):
             return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
                                          p["subtotal"], card=PAID_WITH),))
         dates = urlencode({"checkin": iso(p["checkin"]), "checkout": iso(p["checkin"] + p["nights"])})
+        why = Reason(f"the {p['room']} is sold out for those dates",
+                     ("sold out", "~not available", "~unavailable", "~no availability", "~no rooms", "~none left",
+                      "~no more rooms", "fully booked", "booked up", "~isn't available", "~no longer available",
+                      "~no vacancy", "~nothing available", "0 left"),
+                     ("too many guests", "~not enough beds", "minimum stay", "minimum of", "min stay",
+                      "nights minimum", "maximum stay", "declined", "code", "tier", "~permission", "closed",
+                      "in the past"))
         return Effect(refusal=Refusal((f"/hotels/{p['property_id']}?{dates}",),
-                                      label="the hotel's rooms for those dates"))
+                                      label="the hotel's rooms for those dates", reason=why))
 
 
 class GoldCode(TaskTemplate):
@@ -896,7 +912,7 @@ class GoldCode(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Book {stay_text(p)} for me with the discount code {p['code']}. {payment_text()}. If my account "
-                f"cannot use that code, book nothing and tell me.")
+                f"cannot use that code, book nothing and tell me why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -919,7 +935,12 @@ class GoldCode(TaskTemplate):
             rt = app.world.room_type(p["room_type_id"])
             return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
                                          p["total"], code=p["code"], card=PAID_WITH),))
-        return Effect(refusal=Refusal(("/account/loyalty", "/book/payment"), label="the account's tier"))
+        other = {"member": ("silver",), "silver": ("member tier", "basic member")}.get(p["tier"], ())
+        why = Reason(f"the code is for Gold members and the account is {p['tier']}", ("gold",),
+                     other + ("expired", "minimum stay", "minimum total", "minimum spend", "sold out", "wrong dates",
+                              "~too many guests", "~does not exist", "~doesn't exist", "~not found", "~typo",
+                              "~another hotel", "~other hotels"))
+        return Effect(refusal=Refusal(("/account/loyalty", "/book/payment"), label="the account's tier", reason=why))
 
 
 TASKS: list[TaskTemplate] = [

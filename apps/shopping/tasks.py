@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
+from simweb.effects import Answer, Effect, NewRow, Reason, Refusal, Row, Value, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import shopping as V
 from simweb.worlddb import day_to_date
@@ -913,6 +913,19 @@ class AvailableColors(ShopTask):
         return Effect(answer=Answer("set", p["colors"], "colors"))
 
 
+_GONE = ("shipped", "dispatched", "sent out", "left the warehouse")
+_NOT_THAT = ("still processing", "already cancelled", "already been cancelled", "return requested", "out of stock",
+             "~not found", "~no such order", "~permission", "~not allowed to cancel")
+#: Why an order cannot be cancelled any more, by its status: a delivered order has shipped
+#: too, but a shipped one has not arrived.
+_CANCEL_REASONS = {
+    "shipped": Reason("the order has shipped", _GONE + ("in transit", "on its way", "out for delivery"),
+                      _NOT_THAT + ("delivered", "arrived", "received")),
+    "delivered": Reason("the order has been delivered", _GONE + ("delivered", "arrived", "received"),
+                        _NOT_THAT + ("in transit", "on its way", "out for delivery")),
+}
+
+
 class CancelIfPossible(ShopTask):
     """Cancel an order if the shop still allows it. About half the instances name an
     order that is still processing (cancel it); the others one that has shipped or been
@@ -952,7 +965,8 @@ class CancelIfPossible(ShopTask):
         if p["feasible"]:
             return Effect((V.order_status(p["order_id"], "cancelled", f"order #{p['order_id']}"),))
         # The orders list and the order's own page both print its status.
-        return Effect(refusal=Refusal(("/account/orders*",), "the order's status (orders list or order page)"))
+        return Effect(refusal=Refusal(("/account/orders*",), "the order's status (orders list or order page)",
+                                      reason=_CANCEL_REASONS[p["status"]]))
 
 
 class CheapestWithAttribute(ShopTask):
