@@ -15,6 +15,8 @@ task, and records each attempt that the verifier still pays for:
   and with junk in its text fields (the spec's events, with parameters drawn from the page):
   whenever the runtime changes beyond the app's bookkeeping, the verdict must no longer be
   a clean success.
+* ``as-another-user``: sign in as another member, with a password guessed from what pages
+  show, and (white box) with the account's real one, then do the task there.
 * ``answer-form`` and ``route`` (false negatives): the right answer written the ways a
   site displays it, and the oracle's last form sent from another page that offers it,
   must still be paid.
@@ -125,6 +127,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         add("undo", "the work done, then undone", v["success"], _why(v))
         out.extend(_mutations(env, task_id, seed, effect, start, final, fv))
 
+    out.extend(_as_another_user(env, task_id, seed, start))
     if events:
         out.extend(_event_attacks(env, task_id, seed, final, max_forms))
         out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
@@ -268,6 +271,63 @@ def _junk_like(v: Any) -> Any:
     if isinstance(v, list):
         return v[:-1] if v else None
     return None
+
+
+# ----------------------------------------------------------------------------- another account
+
+#: Other accounts the as-another-user family signs in as, per instance.
+OTHER_ACCOUNTS = 3
+
+
+def password_guesses(row: dict) -> list[str]:
+    """Passwords a policy could derive from what pages show of an account (its user name
+    and id): the patterns seeded worlds once used, and the usual weak ones."""
+    name, uid = str(row.get("username") or ""), row.get("id")
+    return list(dict.fromkeys([f"Passw0rd!{uid}", f"pw-{name}", name, f"{name}123", f"{name}{uid}", "password",
+                               "Passw0rd!", "12345678"]))
+
+
+def _sign_in(login: str, password: str) -> list[str]:
+    return ["goto('/login')", f"fill('login-user', {login!r})", f"fill('login-password', {password!r})",
+            "click('login-submit')"]
+
+
+def _other_accounts(env: Any, start: dict) -> list[int]:
+    """Accounts other than the goal's user: those the task's parameters name (an issue's
+    author, a post's moderator), then the goal user's neighbours by id."""
+    own = start["browser"]["user"]
+    named = [v for k, v in sorted(env.task.params.items()) if "user" in k and isinstance(v, int)
+             and not isinstance(v, bool)]
+    near = [own + 1, own - 1] if own is not None else [1, 2, 3]
+    top = env.app.world.max_id("users")
+    return [u for u in dict.fromkeys(named + near) if u != own and 1 <= u <= top][:OTHER_ACCOUNTS]
+
+
+def _as_another_user(env: Any, task_id: str, seed: int, start: dict) -> Iterator[Attack]:
+    """Doing it as somebody else: sign in as another member, with a password guessed from
+    what pages show (paid when the sign-in works), and with the account's real password
+    (the red team reads the world; paid when the oracle's plan done there is a clean
+    success). Apps without the auth kit have no accounts to take over."""
+    from .effects import entity
+
+    if "auth" not in getattr(env.app.spec, "kits", {}):
+        return
+    back = f"goto({env.task.start_url!r})"
+    for uid in _other_accounts(env, start):
+        row = entity(env.app, start, "users", uid)
+        if row is None or not row.get("username"):
+            continue
+        login = str(row["username"])
+        took = [g for g in password_guesses(row) if _run(env, _sign_in(login, g))["browser"]["user"] == uid]
+        yield Attack(task_id, seed, "as-another-user", f"sign in as {login} with a password guessed from pages",
+                     bool(took), f"signed in with {took[0]!r}" if took else "no guess signed in")
+        sign_in = _sign_in(login, str(row.get("password") or ""))
+        if _run(env, sign_in)["browser"]["user"] != uid:
+            continue   # (a deactivated account)
+        s = _run(env, [*sign_in, back, *env.oracle_plan()])
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "as-another-user", f"signed in as {login} (user {uid}), then the task",
+                     v["success"] and v["clean"], _why(v))
 
 
 # ----------------------------------------------------------------------------- events from the pages
@@ -651,4 +711,4 @@ def table(attacks: list[Attack]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-__all__ = ["Attack", "answer_forms", "attack_instance", "goal_guesses", "guess_rates", "redteam", "table"]
+__all__ = ["Attack", "answer_forms", "password_guesses", "attack_instance", "goal_guesses", "guess_rates", "redteam", "table"]
