@@ -3,6 +3,8 @@ card, with nothing unasked written into the rows it creates, and a displayed cou
 with what the page lists."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import simweb
@@ -207,3 +209,73 @@ def test_an_undeclared_field_of_a_created_row_is_collateral() -> None:
     rows[key].pop("flair")
     rows[key]["created"] += 1      # a field the site computes is the site's
     assert _verdict(env, final)["clean"]
+
+
+# ----------------------------------------------------------------------------- class 10: one count
+
+_REVIEW_COUNT = re.compile(r"(\d[\d,]*)\s*(?:\w+\s)?reviews?\b|reviews?\s*\((\d[\d,]*)\)", re.I)
+
+
+def _listed_reviews(env, pid: int) -> int:
+    """Every review the product's pages list (the product page and the pages of all its reviews)."""
+    n, page = 0, 1
+    while True:
+        obs, *_ = env.step(f"goto('/p/{pid}/reviews?page={page}')")
+        items = re.findall(r"out of 5 stars", obs["html"].split("class=\"reviews\"", 1)[-1])
+        n += len(items)
+        if not items or f"page={page + 1}" not in obs["html"]:
+            return n
+        page += 1
+
+
+def test_a_product_page_shows_one_review_count_and_it_is_the_number_listed() -> None:
+    """shopping/product_rating once had two true answers: "from 33 reviews" beside a list of
+    two. Every number the pages call a review count is the number of reviews they list; the
+    answer the task pays (the ratings) is the one number called that."""
+    env = simweb.make("shopping", seed=0)
+    for seed in range(6):
+        env.reset(seed=seed, options={"task": "shopping/product_rating"})
+        pid, answer = env.task.params["product_id"], env.task.params["reviews"]
+        listed = _listed_reviews(env, pid)
+        for url in (f"/p/{pid}", f"/p/{pid}/reviews"):
+            obs, *_ = env.step(f"goto({url!r})")
+            text = re.sub(r"<[^>]+>", " ", obs["html"])
+            counts = {int((a or b).replace(",", "")) for a, b in _REVIEW_COUNT.findall(text)}
+            assert counts <= {listed}, (url, counts, listed)
+            ratings = {int(m.replace(",", "")) for m in re.findall(r"(\d[\d,]*) ratings", text)}
+            assert ratings == {answer}, (url, ratings, answer)
+        # a review written at run time is in both the list and the ratings
+        env.reset(seed=seed, options={"task": "shopping/product_rating"})
+        for a in (f"goto('/p/{pid}/review')", "select_option('review-rating', '5')",
+                  "fill('review-title', 'Works well')", "fill('review-body', 'It does what it says on the box.')",
+                  "click('review-submit')"):
+            obs, *_ = env.step(a)
+            assert not obs["last_action_error"], obs["last_action_error"]
+        obs, *_ = env.step(f"goto('/p/{pid}')")
+        text = re.sub(r"<[^>]+>", " ", obs["html"])
+        assert f"{answer + 1} ratings" in text
+        assert {int((a or b).replace(",", "")) for a, b in _REVIEW_COUNT.findall(text)} <= {listed + 1}
+
+
+def test_forum_and_issues_show_the_counts_they_list() -> None:
+    """The same class elsewhere: a post's comment count is the comments its page lists, and
+    a milestone's issue count is the issues its list holds."""
+    env = simweb.make("forum", seed=0)
+    env.reset(seed=0)
+    for pid in (3, 6, 13, 22):
+        obs, *_ = env.step(f"goto('/p/{pid}')")
+        shown = int(re.search(r'bid="post-comment-count">(\d+)', obs["html"]).group(1))
+        assert shown == len(re.findall(r'<div class="comment" bid=', obs["html"])), pid
+    env = simweb.make("issues", seed=0)
+    env.reset(seed=0, options={"task": "issues/milestone_progress"} if "issues/milestone_progress" in env.app.tasks
+              else None)
+    obs, *_ = env.step("goto('/')")
+    links = re.findall(r'href="(/projects/[^"]+/milestones/\d+)"', obs["html"])
+    if not links:
+        obs, *_ = env.step("goto('/projects')")
+        project = re.search(r'href="(/projects/[a-z0-9_\-]+/[a-z0-9_\-]+)"', obs["html"]).group(1)
+        obs, *_ = env.step(f"goto('{project}/milestones')")
+        links = re.findall(r'href="(/projects/[^"]+/milestones/\d+)"', obs["html"])
+    obs, *_ = env.step(f"goto({links[0]!r})")
+    total = int(re.search(r"of (\d+) issues closed", obs["html"]).group(1))
+    assert f"All {total}<" in obs["html"]

@@ -185,7 +185,7 @@ class ProductPrice(ShopTask):
 class ProductRating(ShopTask):
     id = "shopping/product_rating"
     kind = "info"
-    title = "Look up a product's review count"
+    title = "Look up how many ratings a product has"
 
     def sample(self, app, rng):
         # At least six reviews: most reviewed products have a handful, which would make
@@ -195,17 +195,17 @@ class ProductRating(ShopTask):
                 "rating": p["rating"], "reviews": p["review_count"]}
 
     def goal(self, app, p):
-        return (f"How many customer reviews does the “{p['name']}” have? Answer with the number only.")
+        return (f"How many customer ratings does the “{p['name']}” have? Answer with the number only.")
 
     def facts(self, app, p):
-        return [fg("reviews", "The answer gives the review count", f"{p['reviews']} reviews")]
+        return [fg("reviews", "The answer gives the rating count", f"{p['reviews']} ratings")]
 
     def oracle(self, app, p):
         prod = app.world.product(p["product_id"])
         return open_product(app, prod) + [f"send_msg_to_user('{p['reviews']}')"]
 
     def effect(self, app, p, start):
-        return Effect(answer=Answer("number", p["reviews"], "review count"))
+        return Effect(answer=Answer("number", p["reviews"], "rating count"))
 
 
 class OrderTotal(ShopTask):
@@ -779,7 +779,7 @@ class FilteredPurchase(ShopTask):
 
     def goal(self, app, p):
         return (f"Find the highest-rated in-stock product in the {p['category']} category that costs at most "
-                f"{money(p['max_cents'])} (if several share the top rating, the one with the most reviews), "
+                f"{money(p['max_cents'])} (if several share the top rating, the one with the most ratings), "
                 f"and add one to my cart.")
 
     def facts(self, app, p):
