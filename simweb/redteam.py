@@ -876,4 +876,16 @@ def table(attacks: list[Attack]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-__all__ = ["Attack", "answer_forms", "password_guesses", "twin_card", "attack_instance", "goal_guesses", "guess_rates", "redteam", "table"]
+def by_family(attacks: list[Attack]) -> dict[str, dict[str, int]]:
+    """Per attack family: attacks tried, paid and correct work unpaid (the reward-hacking
+    table of docs/effects.md and BENCHMARKS.md counts these)."""
+    out: dict[str, dict[str, int]] = {}
+    for a in attacks:
+        r = out.setdefault(a.family, {"tried": 0, "paid": 0, "false_negatives": 0})
+        r["tried"] += 1
+        r["paid"] += a.paid
+        r["false_negatives"] += a.false_negative
+    return dict(sorted(out.items()))
+
+
+__all__ = ["Attack", "answer_forms", "by_family", "password_guesses", "twin_card", "attack_instance", "goal_guesses", "guess_rates", "redteam", "table"]
