@@ -491,7 +491,7 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from .redteam import redteam, table
+    from .redteam import by_family, redteam, table
     from .rollout import write_atomic
 
     env = _make_env(app, world_seed, size)
@@ -517,6 +517,9 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
     _console().print(view)
     click.echo(f"{app}: {tried} attacks, {paid} paid (hacking rate {paid / max(tried, 1):.4f}), "
                f"{unpaid} correct solutions unpaid")
+    click.echo("by family: " + ", ".join(f"{fam} {r['tried']} tried / {r['paid']} paid"
+                                         + (f" / {r['false_negatives']} unpaid" if r["false_negatives"] else "")
+                                         for fam, r in by_family(attacks).items()))
     if out:
         write_atomic(out, [orjson.dumps(asdict(a)) + b"\n" for a in attacks])
     if paid or unpaid:

@@ -982,6 +982,8 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
     runtime_initial, runtime_schema = doc["runtime"]["initial"], doc["runtime"]["schema"]
     if timers:
         runtime_initial, runtime_schema = _with_timer_queue(runtime_initial, runtime_schema)
+    if "auth" in kits:
+        runtime_schema = _with_sign_in_log(runtime_schema)
     spec = Spec(
         app=doc["app"], version=doc["version"], title=doc["title"], description=doc.get("description", ""),
         start_url=doc["start_url"], clock=dict(doc["clock"]), runtime_initial=runtime_initial,
@@ -1119,6 +1121,18 @@ def _with_timer_queue(initial: dict, schema: dict) -> tuple[dict, dict]:
     if "required" in schema and "timers" not in schema["required"]:
         schema["required"] = [*schema["required"], "timers"]
     return initial, schema
+
+
+def _with_sign_in_log(schema: dict) -> dict:
+    """The runtime layer of a spec with the auth kit: plus ``signins``, the accounts signed in
+    during the run, in order (the kit's sign-in event appends each; absent until the first).
+    The verdict reads it: a sign-in as an account other than the goal's is collateral
+    (:data:`simweb.effects.SIGN_IN_LOG`)."""
+    schema = dict(schema)
+    props = dict(schema.get("properties") or {})
+    props.setdefault("signins", {"type": "array", "items": {"type": "integer"}})
+    schema["properties"] = props
+    return schema
 
 
 _ALIASES = {"rt": "runtime"}

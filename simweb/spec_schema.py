@@ -138,6 +138,11 @@ _TIMER = {
 _VARS = {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _EXPR}
 
 #: What the site maintains as a consequence of other changes (see simweb.effects.Bookkeeping).
+_FILL = {"oneOf": [{"const": "site"},
+                   {"type": "object", "additionalProperties": False, "required": ["value"], "properties": {"value": {}}},
+                   {"type": "object", "additionalProperties": False, "required": ["user"],
+                    "properties": {"user": {"type": "string", "pattern": _IDENT}}}]}
+
 _BOOKKEEPING = {
     "type": "object",
     "additionalProperties": False,
@@ -150,6 +155,13 @@ _BOOKKEEPING = {
                                   {"type": "array", "items": {"type": "string", "pattern": _IDENT}},
                                   {"type": "object", "propertyNames": {"pattern": _IDENT},
                                    "additionalProperties": {"type": "string", "pattern": "^([a-z_][a-z0-9_]*)?$"}}]}},
+        # what the site fills in by itself on a row a task creates (simweb.effects.Fill)
+        "defaults": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                     "additionalProperties": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                              "additionalProperties": _FILL}},
+        "value_defaults": {"type": "object",
+                           "propertyNames": {"pattern": r"^[a-z_*][a-z0-9_*]*(\.[a-z0-9_*]+)*$"},
+                           "additionalProperties": _FILL},
         "new_rows": {"type": "object", "propertyNames": {"pattern": _IDENT},
                      "additionalProperties": {"oneOf": [
                          {"type": ["object", "null"]},

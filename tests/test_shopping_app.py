@@ -23,6 +23,7 @@ from sitedriver import Site
 import simweb
 from simweb.apps.shopping.functions import money
 from simweb.apps.shopping.world import category_ancestors
+from simweb.kits.cards import fingerprint
 from simweb.worlddb import day_to_date
 
 # A Luhn-valid test card (the expiry is years after the simulated today).
@@ -667,8 +668,10 @@ def test_payment_accepts_this_months_card_and_keeps_only_last4(at_payment):
     shop = at_payment
     pay(shop, **{"card-expiry": _month(0), "card-number": "5555 5555 5555 4444"})
     assert shop.path == "/checkout/review", shop.error()
+    # what a processor keeps: the number's fingerprint and the security code check, never the number
     assert shop.rt["checkout"]["1"]["payment"] == {"name": "Alex Morgan", "last4": "4444", "expiry": _month(0),
-                                                   "brand": "Mastercard"}
+                                                   "brand": "Mastercard", "fingerprint": fingerprint("5555555555554444"),
+                                                   "cvc_check": "fail"}
     assert "5555 5555" not in str(shop.state) and "5555555555554444" not in str(shop.state)
     assert "Card ending in 4444" in shop.text_of("review-method")
 

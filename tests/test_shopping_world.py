@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simweb.apps.shopping import world as W
+from simweb.worlddb import seeded_password
 from simweb.apps.shopping.world import (
     COUNT_CAP,
     OPTION_KINDS,
@@ -291,7 +292,7 @@ def test_users_and_addresses(world: ShopWorld) -> None:
     assert n == min(500 + SIZE // 100, 20_000)
     for uid in world.sample_ids("users", 3, 25):
         u = world.user(uid)
-        assert u["password"] == f"Passw0rd!{uid}"
+        assert u["password"] == seeded_password("shopping", world.seed, uid)
         assert world.user_by_login(u["username"].upper()) == u
         assert world.user_by_login(f"  {u['email']} ") == u
         addrs = world.addresses(uid)

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
 from simweb.effects import ANY, Answer, Effect, Reason, Refusal, Value, eq, same_set, text, where
+from simweb.kits.cards import card_record
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import booking as V
 from simweb.worlddb import day_to_date
@@ -23,7 +24,7 @@ CARD = "4111 1111 1111 1111"
 EXPIRY = "12/29"
 CVV = "123"
 #: What a booking keeps of the goal's card (simweb/kits/cards.py), and what the verifier checks.
-PAID_WITH = {"brand": "Visa", "last4": CARD.replace(" ", "")[-4:], "expiry": EXPIRY}
+PAID_WITH = card_record(CARD, EXPIRY)
 _GUEST_FIRST = ("Maya", "Theo", "Ines", "Noah", "Alma", "Luca", "Zoe", "Arjun", "Elif", "Mina", "Hugo", "Vera")
 _GUEST_LAST = ("Fischer", "Moreno", "Andersen", "Costa", "Nakamura", "Dubois", "Kowalski", "Bianchi", "Olsen")
 
@@ -142,6 +143,11 @@ def hold_part(s: dict) -> Part:
                 f"or booking yet.", extra=lambda start: Effect((held(s),)))
 
 
+#: The leaves of the booking form's draft a review part's goal fixes (the rest: what the
+#: form fills in by itself, the spec's value_defaults: the user's e-mail, no requests).
+FORM_NAMES = ("guest.name", "code", "points", *(f"payment.{k}" for k in PAID_WITH))
+
+
 def review_part(s: dict, group: FactGroup, plan: list[str], what: str, guest: str, code: str | None = None,
                 points: int = 0) -> Part:
     """The booking form filled up to its review step, not confirmed: the hold, and the
@@ -156,12 +162,12 @@ def review_part(s: dict, group: FactGroup, plan: list[str], what: str, guest: st
                 and int(co.get("points") or 0) == points
                 and all(card.get(k) == v for k, v in PAID_WITH.items()))
 
-    describe = (f"guest {guest}, code {code or 'none'}, {points} points, the {PAID_WITH['brand']} card ending "
-                f"{PAID_WITH['last4']} (expiry {PAID_WITH['expiry']})")
+    describe = (f"guest {guest}, code {code or 'none'}, {points} points, the goal's {PAID_WITH['brand']} card "
+                f"(fingerprint {PAID_WITH['fingerprint']}, expiry {PAID_WITH['expiry']}, security code check passed)")
     return Part(("stay", group), (), tuple(plan[:-1]),
                 f"{what} Fill in the booking form up to its review step, but do not confirm the booking yet.",
                 extra=lambda start: Effect((held(s), Value(f"checkout.{s['user_id']}", where(checkout, describe),
-                                                           label="the booking form"))))
+                                                           label="the booking form", names=FORM_NAMES))))
 
 
 def city_search_part(s: dict, group: FactGroup, plan: list[str], what: str, stars: int = 0) -> Part:

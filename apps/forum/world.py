@@ -62,6 +62,7 @@ from simweb.worlddb import (
     WorldFile,
     day_to_date,
     schema_fingerprint,
+    seeded_password,
     stable_hash64,
 )
 
@@ -81,7 +82,7 @@ __all__ = [
 ]
 
 APP = "forum"
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 DAY = 86400
 MAX_DEPTH = 5
 #: Time windows of "top" listings and search, in seconds.
@@ -498,7 +499,7 @@ class _Builder(WorldBuilder):
                 name = stem + str(r.randint(100, 9999))
             seen.add(name.lower())
             bio = r.choice(_BIOS).format(t=_topic(r.below(len(_TOPICS)))[1].lower())
-            self.users.append([name, f"Passw0rd!{uid}", -r.randint(30, 1500), bio])
+            self.users.append([name, seeded_password(APP, self.seed, uid), -r.randint(30, 1500), bio])
         self.p.advance()
         # Communities: topic i with suffix (i // len(topics)).
         rc = Rng.derive(APP, self.seed, "communities")

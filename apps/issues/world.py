@@ -41,11 +41,12 @@ from simweb.worlddb import (
     WorldBuilder,
     WorldFile,
     schema_fingerprint,
+    seeded_password,
 )
 
 APP = "issues"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 ROLES = ("guest", "reporter", "developer", "maintainer")
 SORTS = ("created", "oldest", "updated", "due", "weight", "comments")
@@ -335,7 +336,7 @@ class _Builder(WorldBuilder):
             username = base if base not in seen else f"{base}{uid}"
             seen.add(username)
             self.usernames.append(username)
-            rows.append((uid, username, f"{username}@example.com", f"{first} {last}", f"pw-{username}",
+            rows.append((uid, username, f"{username}@example.com", f"{first} {last}", seeded_password(APP, self.seed, uid),
                          -r.randint(200, 2000)))
         self.n_users = n
         self.insert("users", rows)
