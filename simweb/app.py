@@ -31,6 +31,8 @@ import markupsafe
 from .decompose import TaskTable
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
+from .history import ORIGINS, record
+from .history import begin as begin_history
 from .kits import TEMPLATES as KIT_TEMPLATES
 from .machine import ControlMachine
 from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
@@ -313,9 +315,10 @@ class App:
 
     # ------------------------------------------------------------------ state
     def initial_state(self, seed: int = 0) -> dict:
-        """A fresh state: empty runtime overlay, one blank tab, the clock at its start."""
+        """A fresh state: empty runtime overlay, one blank tab, the clock at its start, an
+        empty history (:mod:`simweb.history`)."""
         spec = self.spec
-        return {
+        state = {
             "world": {"app": self.name, "seed": self.seed, "size": self.size, "hash": self.world.hash},
             "runtime": deep_copy(spec.runtime_initial),
             "browser": new_browser(),
@@ -326,6 +329,8 @@ class App:
                 "step": 0, "requests": 0, "rng": {"seed": int(seed), "counter": 0}, "task": None,
             },
         }
+        begin_history(state, ORIGINS[1])
+        return state
 
     def check_state(self, state: Any) -> None:
         """Refuse a state of another app, world or spec version, or one off the schema."""
@@ -398,6 +403,7 @@ class App:
         followed, one request each, unless ``follow`` is false: then the redirect is
         returned for an HTTP client to follow."""
         tab = tab if tab is not None else state["browser"]["tabs"][state["browser"]["active"]]
+        record(state, ["get", url, follow])   # what a replay needs (simweb.history)
         page: PageSpec | None
         env: dict[str, Any]
         with using(self._ctx(state, url)):
@@ -504,6 +510,7 @@ class App:
             page_hit = self.spec.match_page(urlsplit(referrer).path)
             if page_hit is not None:
                 back, source = referrer, page_hit[0].name
+        record(state, ["post", url, form, back, source])   # what a replay needs (simweb.history)
         self._tick(state)
         path = urlsplit(url).path
         hit = self.spec.match_event(path)

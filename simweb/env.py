@@ -20,6 +20,7 @@ from .app import App, load_app
 from .axtree import Page
 from .browsing import SimBrowser, parse_cached
 from .episode import EPISODE_OVER, Episode, EpisodeEnv, TaskError, find_task, observation_space, plan_budget, potential
+from .history import begin as begin_history
 from .registry import RegistryError, definition, step_cap
 from .spaces import Unicode
 from .state import StateError, canonical, deep_copy, state_hash
@@ -216,6 +217,7 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     else:
         start_url = app.spec.start_url
     html = app.navigate(state, start_url).html or ""
+    begin_history(state)   # the set-up and the start page are rebuilt from (task, seed), not replayed
     verdict = None
     if task is not None and task_id:
         verdict = app.tasks[task_id].verify(app, task.params, state, state, None)

@@ -20,11 +20,25 @@ import orjson
 
 from .limits import LimitError, Limits, check_shape
 
-STATE_FORMAT = 1
+#: 2: ``meta.history`` (simweb.history), the requests a state's runtime is replayed from.
+STATE_FORMAT = 2
 
 #: The deepest nesting any state may have (real ones are about 8 levels deep).
 MAX_STATE_DEPTH = 64
 _ENGINE_LIMITS = Limits(max_items=2**62, max_depth=MAX_STATE_DEPTH)
+
+#: The JSON Schema of ``meta.history`` (simweb.history records it).
+HISTORY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["origin", "log", "digest"],
+    "additionalProperties": False,
+    "properties": {
+        "origin": {"enum": ["start", "blank"]},
+        "log": {"type": "array", "items": {"type": "string"}},
+        "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+}
+
 
 #: The JSON Schema of the core layers. The runtime layer's schema comes from the app's spec.
 CORE_SCHEMA: dict[str, Any] = {
@@ -71,7 +85,7 @@ CORE_SCHEMA: dict[str, Any] = {
         "meta": {
             "type": "object",
             "required": ["format", "app", "spec_version", "spec_hash", "world_hash", "clock", "step",
-                         "requests", "rng", "task"],
+                         "requests", "rng", "task", "history"],
             "additionalProperties": False,
             "properties": {
                 "format": {"const": STATE_FORMAT},
@@ -93,6 +107,7 @@ CORE_SCHEMA: dict[str, Any] = {
                     "required": ["id", "params"],
                     "properties": {"id": {"type": "string"}, "params": {"type": "object"}},
                 },
+                "history": HISTORY_SCHEMA,
             },
         },
     },
