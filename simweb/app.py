@@ -31,7 +31,7 @@ import markupsafe
 from .decompose import TaskTable
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
-from .history import ORIGINS, record
+from .history import ORIGINS, record, stand_in
 from .history import begin as begin_history
 from .kits import TEMPLATES as KIT_TEMPLATES
 from .machine import ControlMachine
@@ -403,11 +403,13 @@ class App:
         followed, one request each, unless ``follow`` is false: then the redirect is
         returned for an HTTP client to follow."""
         tab = tab if tab is not None else state["browser"]["tabs"][state["browser"]["active"]]
-        record(state, ["get", url, follow])   # what a replay needs (simweb.history)
         page: PageSpec | None
         env: dict[str, Any]
         with using(self._ctx(state, url)):
             for _ in range(MAX_REDIRECTS + 1):
+                # One entry a request: a redirect followed here is the next GET, as a served
+                # client's is, so both runs record the same history (simweb.history).
+                record(state, ["get", url])
                 self._tick(state)
                 if url == "about:blank":
                     page, env, status, error, location = None, {}, 200, None, None
@@ -510,10 +512,13 @@ class App:
             page_hit = self.spec.match_page(urlsplit(referrer).path)
             if page_hit is not None:
                 back, source = referrer, page_hit[0].name
-        record(state, ["post", url, form, back, source])   # what a replay needs (simweb.history)
-        self._tick(state)
         path = urlsplit(url).path
         hit = self.spec.match_event(path)
+        # what a replay needs (simweb.history); a secret value goes in as a stand-in
+        secret = [n for n, p in hit[0].params.items() if p.secret and n in form] if hit else []
+        record(state, ["post", url, {k: (stand_in(v) if k in secret else v) for k, v in form.items()} if secret else form,
+                       back, source])
+        self._tick(state)
         if hit is None:
             return Response(405, url, "error", location=None, error="Method not allowed")
         event, args = hit

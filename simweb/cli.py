@@ -274,24 +274,11 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
 
     The state must be one a run produced: its runtime is replayed from its recorded
     history (simweb.history), and it must have been made for this task at this seed."""
-    from .history import check_history
-    from .verify import answer_of
+    from .history import verify_state
 
     state = _load_json(state_path, "state")
-    env = _env_for_state(state, state_path)
-    env.reset(seed=seed, options={"task": task})
-    made_for = state["meta"]["task"]
-    if made_for is None:
-        raise UserError(f"the state records no task: it was not made for {task} (a run on a task records it)")
-    if made_for["id"] != task or made_for["params"] != env.task.params:
-        raise UserError(f"the state was made for {made_for['id']} with other parameters than {task} "
-                        f"at seed {seed}: check --task and --seed")
-    if state["meta"]["rng"]["seed"] != seed:
-        raise UserError(f"the state was made at seed {state['meta']['rng']['seed']}, not {seed}: check --seed")
-    start = check_history(env.app, state)   # StateError (exit 2) unless its history produces it
-    template = env.app.tasks[task]
-    verdict = template.verify(env.app, env.task.params, start, state,
-                              answer if answer is not None else answer_of(state))
+    env = _env_for_state(state, state_path)   # the world of the state (one line if it has none here)
+    verdict = verify_state(env.app, task, seed, state, answer)
     click.echo(json.dumps(verdict, indent=2, sort_keys=True))
 
 

@@ -87,7 +87,7 @@ class SimEnv(EpisodeEnv):
 
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, task: str | None = None,
                  max_steps: int | None = None, reward: str = "sparse", progress: bool = False,
-                 end_on_success: bool = True, _app: App | None = None):
+                 end_on_success: bool = False, _app: App | None = None):
         if reward not in ("sparse", "progress"):
             raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
         self.app: App = _app or load_app(definition(app), seed, size, progress=progress)

@@ -1,9 +1,12 @@
 """A state's recorded history, and the check that its runtime is what that history produces.
 
-Every request the site handles (:meth:`simweb.app.App.navigate`, a GET; :meth:`App.submit`,
-a form POST) is written to ``meta.history`` as it comes in, with what the request cycle
-reads from outside the runtime (the URL; for a POST its form, the page it was posted from
-and that page's address). The log starts empty at the episode's start
+Every request the site handles (a GET in :meth:`simweb.app.App.navigate`, one for each
+redirect it follows; a form POST in :meth:`App.submit`) is written to ``meta.history`` as
+it comes in, with what the request cycle reads from outside the runtime (the URL; for a
+POST its form, the page it was posted from and that page's address). In-process and
+served runs of the same actions record the same history. A value the site must not keep
+(a parameter declared ``secret``: a card number, a security code) is recorded as a
+stand-in of the same shape (:func:`stand_in`), so a state holds no card number. The log starts empty at the episode's start
 (:func:`simweb.env.episode_start`: the task's set-up and start page are rebuilt from
 ``meta.task`` and ``meta.rng.seed``, so they need no record), and a digest chain over it
 (``digest``: sha256 of the previous digest and the entry) is a short fingerprint of the
@@ -62,6 +65,44 @@ def record(state: dict, entry: list) -> None:
     history["digest"] = hashlib.sha256((history["digest"] + text).encode()).hexdigest()
 
 
+def _luhn_ok(digits: list[int]) -> bool:
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        total += (d * 2 - 9 if d > 4 else d * 2) if i % 2 else d
+    return total % 10 == 0
+
+
+def stand_in(value: Any) -> Any:
+    """What the history records for a secret form value (a parameter declared ``secret``: a
+    card number, a security code), so that a state holds no card number: the same text
+    with its digits replaced, keeping what the site's checks read of it. A run of 13 or
+    more digits (a card number) keeps its first six and last four digits (what PCI DSS
+    lets a merchant keep: the brand and the "ending in"), its length and whether it passes
+    the Luhn check; shorter runs become zeros; other characters stay. A site's handling
+    of a secret parameter must depend on these features only, or its states do not
+    replay."""
+    if isinstance(value, list):
+        return [stand_in(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    positions = [i for i, ch in enumerate(value) if ch.isdigit()]
+    digits = [int(value[i]) for i in positions]
+    n = len(digits)
+    if n >= 13:
+        new = digits[:6] + [0] * (n - 10) + digits[-4:]
+        want = _luhn_ok(digits)
+        for d in range(10):   # one middle digit sets the check (each value gives another sum)
+            new[6] = d
+            if _luhn_ok(new) == want:
+                break
+    else:
+        new = [0] * n
+    out = list(value)
+    for i, d in zip(positions, new):
+        out[i] = str(d)
+    return "".join(out)
+
+
 def _entry(text: str, n: int) -> list:
     """A log entry parsed and shape-checked (StateError naming entry ``n`` otherwise)."""
     try:
@@ -69,7 +110,7 @@ def _entry(text: str, n: int) -> list:
     except orjson.JSONDecodeError:
         raise StateError(f"state history entry {n} is not JSON") from None
     ok = isinstance(entry, list) and entry and (
-        (entry[0] == "get" and len(entry) == 3 and isinstance(entry[1], str) and isinstance(entry[2], bool))
+        (entry[0] == "get" and len(entry) == 2 and isinstance(entry[1], str))
         or (entry[0] == "post" and len(entry) == 5 and isinstance(entry[1], str) and isinstance(entry[2], dict)
             and isinstance(entry[3], str) and isinstance(entry[4], str)))
     if not ok:
@@ -130,7 +171,7 @@ def check_history(app: App, state: dict) -> dict:
     for n, text in enumerate(state["meta"]["history"]["log"]):
         entry = _entry(text, n)
         if entry[0] == "get":
-            resp = app.navigate(replayed, entry[1], follow=entry[2], tab=scratch)
+            resp = app.navigate(replayed, entry[1], follow=False, tab=scratch)   # a redirect is the next entry
             if resp.location is None:
                 loaded.add(resp.url)
         else:
@@ -158,4 +199,28 @@ def check_history(app: App, state: dict) -> dict:
     return replay_start(app, state)
 
 
-__all__ = ["HISTORY_SCHEMA", "ORIGINS", "begin", "check_history", "record", "replay_start"]
+def verify_state(app: App, task_id: str, seed: int, state: Any, answer: str | None = None) -> dict:
+    """The verdict of a final ``state`` handed in for task ``task_id`` at ``seed`` (what
+    ``simweb verify`` prints), judged only if a run could have made it: a valid state of
+    ``app``, made for that task instance (``meta.task`` and ``meta.rng.seed``), whose
+    recorded history produces it (:func:`check_history`). StateError (TaskError for an
+    unknown task) otherwise, one line. ``answer`` None: the state's own last message."""
+    from .episode import find_task
+    from .verify import answer_of
+
+    app.check_state(state)
+    template = find_task(app, task_id)
+    params = template.instantiate(app, seed).params
+    made_for = state["meta"]["task"]
+    if made_for is None:
+        raise StateError(f"the state records no task: it was not made for {task_id} (a run on a task records it)")
+    if made_for["id"] != task_id or made_for["params"] != params:
+        raise StateError(f"the state was made for {made_for['id']} with other parameters than {task_id} "
+                         f"at seed {seed}: check --task and --seed")
+    if state["meta"]["rng"]["seed"] != seed:
+        raise StateError(f"the state was made at seed {state['meta']['rng']['seed']}, not {seed}: check --seed")
+    start = check_history(app, state)
+    return template.verify(app, params, start, state, answer if answer is not None else answer_of(state))
+
+
+__all__ = ["HISTORY_SCHEMA", "ORIGINS", "begin", "check_history", "record", "replay_start", "stand_in", "verify_state"]

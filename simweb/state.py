@@ -4,7 +4,8 @@
              the data itself lives in SQLite and is never copied into a state
     runtime  the backend state as an overlay on the world (app-declared schema)
     browser  tabs (URL, history, page UI state), cookies, signed-in user, chat
-    meta     app, spec version/hash, world hash, simulated clock, step, RNG
+    meta     app, spec version/hash, world hash, simulated clock, step, RNG, task, and the
+             history of requests since the start (simweb.history)
 
 A state's identity is the sha256 of its canonical JSON (sorted keys, compact).
 """
