@@ -248,6 +248,15 @@ class _TemplateEnvironment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+def _lf(value: Any) -> Any:
+    """A form value with CRLF line breaks as LF (a list item by item)."""
+    if type(value) is str:
+        return value.replace("\r\n", "\n") if "\r" in value else value
+    if isinstance(value, list):
+        return [_lf(v) for v in value]
+    return value
+
+
 @dataclass
 class Response:
     """The outcome of one request."""
@@ -408,8 +417,9 @@ class App:
         with using(self._ctx(state, url)):
             for _ in range(MAX_REDIRECTS + 1):
                 # One entry a request: a redirect followed here is the next GET, as a served
-                # client's is, so both runs record the same history (simweb.history).
-                record(state, ["get", url])
+                # client's is, and a fragment stays in the browser, as it does on the wire,
+                # so both runs record the same history (simweb.history).
+                record(state, ["get", url.partition("#")[0]])
                 self._tick(state)
                 if url == "about:blank":
                     page, env, status, error, location = None, {}, 200, None, None
@@ -512,6 +522,9 @@ class App:
             page_hit = self.spec.match_page(urlsplit(referrer).path)
             if page_hit is not None:
                 back, source = referrer, page_hit[0].name
+        # A browser sends a textarea's line breaks as CRLF (the form data set's rule), the
+        # in-process browser as LF: the site reads both as LF, and records what it read.
+        form = {k: _lf(v) for k, v in form.items()}
         path = urlsplit(url).path
         hit = self.spec.match_event(path)
         # what a replay needs (simweb.history); a secret value goes in as a stand-in
