@@ -4,7 +4,8 @@ Every request appends one entry to ``meta.history`` (a small JSON encoding and a
 and the log makes states longer, so forks copy and hash more. This script runs the oracle
 plans of every template of an app over many seeds twice, interleaved episode by episode:
 with recording (as shipped) and with ``simweb.app.record`` replaced by a no-op (the log
-stays empty), and reports per side the step latency, and at each episode's end the cost of
+stays empty), after one untimed warm-up pass and with the side that goes first
+alternating, and reports per side the step latency, and at each episode's end the cost of
 ``fork()`` and ``state_hash()``. It then times ``check_history`` (the replay offline
 verification runs) on every final state.
 
@@ -41,10 +42,17 @@ def main(argv: list[str] | None = None) -> None:
     hashes: dict[str, list[float]] = {k: [] for k in sides}
     replays: list[float] = []
     log_lengths: list[int] = []
+    for seed in seeds:   # warm-up, untimed: every page parsed and rendered once, so neither side pays first visits
+        for tid in tasks:
+            env.reset(seed=seed, options={"task": tid})
+            for action in env.oracle_plan():
+                env.step(action)
     settle()
+    order = list(sides.items())
     for seed in seeds:
         for tid in tasks:
-            for side, fn in sides.items():
+            order.reverse()   # alternate which side goes first
+            for side, fn in order:
                 app_module.record = fn
                 try:
                     env.reset(seed=seed, options={"task": tid})
