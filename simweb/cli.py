@@ -454,20 +454,15 @@ def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, 
 @click.option("--answer", default=None, help="The agent's answer (for information tasks).")
 @_guard
 def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> None:
-    """Verify a final state (and answer) against a task instance; prints the verdict JSON."""
-    from .verify import answer_of
+    """Verify a final state (and answer) against a task instance; prints the verdict JSON.
+
+    The state must be one a run produced: its runtime is replayed from its recorded
+    history (simweb.history), and it must have been made for this task at this seed."""
+    from .history import verify_state
 
     state = _load_json(state_path, "state")
-    env = _env_for_state(state, state_path)
-    env.reset(seed=seed, options={"task": task})
-    made_for = state["meta"].get("task")
-    if made_for is not None and (made_for["id"] != task or made_for["params"] != env.task.params):
-        raise UserError(f"the state was made for {made_for['id']} with other parameters than {task} "
-                        f"at seed {seed}: check --task and --seed")
-    start = env.start_state()   # _env_for_state has already checked the saved state
-    template = env.app.tasks[task]
-    verdict = template.verify(env.app, env.task.params, start, state,
-                              answer if answer is not None else answer_of(state))
+    env = _env_for_state(state, state_path)   # the world of the state (one line if it has none here)
+    verdict = verify_state(env.app, task, seed, state, answer)
     click.echo(json.dumps(verdict, indent=2, sort_keys=True))
 
 

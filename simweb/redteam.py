@@ -28,6 +28,15 @@ task, and records each attempt that the verifier still pays for:
 * ``unasked``: a field of a created row that the goal does not name, written with junk (a
   stranger's e-mail on the user's booking, "lol" in a notes field), in the state and
   through the forms of the oracle's plan.
+* ``forged-state``: final states handed to offline verification (``simweb verify
+  --state``, how served, browser and external runs are judged) that no run made: the
+  start state with the oracle's final runtime edited in, the final state with its task
+  removed or its history cut or shortened. Verification must refuse them
+  (:func:`simweb.history.verify_state`); the oracle's own final state must verify.
+* ``termination``: the oracle's work without its final action (the answer, "done"),
+  stepped in an env with the red team's env's settings: the episode must go on and pay
+  nothing, or a policy could try each candidate, undo it while the episode goes on, and be
+  stopped and paid at the right one without ever finding it.
 * ``answer-form`` and ``route`` (false negatives): the right answer written the ways a
   site displays it, and the oracle's last form sent from another page that offers it,
   must still be paid.
@@ -150,6 +159,9 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
             v = _verdict(env, s)
             add("answer-form", f"answer written {form!r}", False, _why(v), fn=not v["success"])
 
+    out.extend(_forged_states(env, task_id, seed, effect, start, final))
+    out.extend(_termination(env, task_id, seed))
+
     if effect.targets:
         s = deep_copy(final)
         s["runtime"] = deep_copy(start["runtime"])
@@ -206,6 +218,69 @@ def _replace_answer(state: dict, text: str) -> None:
             m["message"] = text
             return
     chat.append({"role": "assistant", "message": text})
+
+
+# ----------------------------------------------------------------------------- forged states, termination
+
+def _offline(env: Any, task_id: str, seed: int, state: dict) -> tuple[dict | None, str]:
+    """(verdict, why) of ``state`` handed to offline verification; verdict None if refused."""
+    from .history import verify_state
+    from .state import StateError
+
+    try:
+        v = verify_state(env.app, task_id, seed, state)
+    except StateError as exc:
+        return None, f"refused: {exc}"
+    return v, _why(v)
+
+
+def _forged_states(env: Any, task_id: str, seed: int, effect: Effect, start: dict, final: dict) -> Iterator[Attack]:
+    """Final states no run made, handed to offline verification: each must be refused
+    (paid when one is accepted as a success); the oracle's own final state must verify."""
+    v, why = _offline(env, task_id, seed, final)
+    yield Attack(task_id, seed, "forged-state", "the oracle's final state, verified offline", False, why,
+                 v is None or not (v["success"] and v["clean"]))
+    forgeries: list[tuple[str, dict]] = []
+    if effect.targets:
+        s = deep_copy(start)
+        s["runtime"] = deep_copy(final["runtime"])
+        s["browser"]["chat"] = deep_copy(final["browser"]["chat"])
+        forgeries.append(("the start state with the final runtime edited in", s))
+        s = deep_copy(final)
+        s["meta"]["history"] = deep_copy(start["meta"]["history"])
+        forgeries.append(("the final state with its history cut to the start", s))
+    s = deep_copy(final)
+    s["meta"]["task"] = None
+    forgeries.append(("the final state with its task removed", s))
+    log = final["meta"]["history"]["log"]
+    posts = [i for i, text in enumerate(log) if text.startswith('["post"')]
+    if posts:
+        s = deep_copy(final)
+        del s["meta"]["history"]["log"][posts[-1]]
+        forgeries.append(("the final state with its last form post left out of the history", s))
+    for name, forged in forgeries:
+        v, why = _offline(env, task_id, seed, forged)
+        yield Attack(task_id, seed, "forged-state", name, v is not None and v["success"], why)
+
+
+def _termination(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
+    """The oracle's plan without its final action, stepped in a fork of the freshly reset
+    env (its settings): paid if the episode ends (or sparse reward is paid) before the
+    agent says it is done. The stop would be an oracle: try a candidate, undo it while the
+    episode goes on, and be stopped and paid at the right one."""
+    plan = env.oracle_plan()
+    child = env.fork()
+    for i, action in enumerate(plan[:-1]):
+        _, reward, terminated, truncated, _ = child.step(action)
+        if terminated or (child.reward_mode == "sparse" and reward):
+            yield Attack(task_id, seed, "termination", "the work without the final action", True,
+                         f"the episode ended at step {i + 1} of {len(plan) - 1} (reward {reward}) before the "
+                         f"agent said it was done")
+            return
+        if truncated:
+            break
+    yield Attack(task_id, seed, "termination", "the work without the final action", False,
+                 "the episode went on until the agent's final action")
 
 
 # ----------------------------------------------------------------------------- mutations

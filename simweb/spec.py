@@ -67,6 +67,9 @@ class ParamSpec:
     pattern_error: str | None = None
     values: tuple[str, ...] = ()
     strip: bool = True
+    #: a value the site must not keep (a card number, a security code): the request
+    #: history records a stand-in of the same shape (simweb.history.stand_in)
+    secret: bool = False
 
     def parse(self, raw: Any) -> Any:
         """Convert a submitted value (str, list of str, or None) to the declared type."""
@@ -720,7 +723,7 @@ class _Compiler:
                 default=p.get("default", [] if p["type"] == "list" else (False if p["type"] == "bool" else None)),
                 min=p.get("min"), max=p.get("max"), min_length=p.get("min_length"), max_length=p.get("max_length"),
                 pattern=pattern, pattern_error=p.get("pattern_error"), values=tuple(p.get("values", ())),
-                strip=bool(p.get("strip", True)),
+                strip=bool(p.get("strip", True)), secret=bool(p.get("secret", False)),
             )
         return out
 

@@ -25,6 +25,7 @@ _PARAM = {
         "pattern_error": {"type": "string"},
         "values": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "strip": {"type": "boolean"},
+        "secret": {"type": "boolean"},
     },
 }
 

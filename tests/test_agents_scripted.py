@@ -158,7 +158,7 @@ def test_script_adds_a_product_to_the_cart(seed: int) -> None:
     v = _run(env, agent)
     assert agent.done and not agent.stuck
     assert v["success"] and v["clean"] and v["progress"] == 1.0
-    assert all(not e["bid"].startswith("product-") or e["what"].startswith("click link") for e in agent.log)
+    assert all(not (e["bid"] or "").startswith("product-") or e["what"].startswith("click link") for e in agent.log)
 
 
 def test_script_buys_a_product_through_checkout() -> None:

@@ -92,6 +92,30 @@ def test_verify_a_final_state(run_dir):
                       "other parameters")
 
 
+def test_verify_refuses_states_no_run_produced(run_dir, tmp_path):
+    """A forged final state (the start with the target edited in, the task removed, a
+    request dropped from its history) is refused with one line and exit 2, not scored."""
+    from simweb import make
+
+    final = json.loads((run_dir / "final.json").read_text())
+    env = make("shopping", seed=0)
+    env.reset(seed=3, options={"task": TASK})
+    forged = env.snapshot()
+    forged["runtime"] = final["runtime"]          # the start state with the target edited in
+    forgeries = {"edited": (forged, "not what its recorded history produces")}
+    untasked = json.loads(json.dumps(final))
+    untasked["meta"]["task"] = None               # which also skipped the "made for" check
+    forgeries["untasked"] = (untasked, "records no task")
+    if "history" in final["meta"]:
+        dropped = json.loads(json.dumps(final))
+        del dropped["meta"]["history"]["log"][-3]
+        forgeries["dropped"] = (dropped, "not what its recorded history produces")
+    for name, (state, needle) in forgeries.items():
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(state))
+        assert_user_error(simweb("verify", "--task", TASK, "--seed", "3", "--state", str(p)), needle)
+
+
 def test_spec_table_and_diagram(tmp_path):
     res = simweb("spec", "shopping", "--diagram", str(tmp_path / "m.mmd"))
     assert res.returncode == 0, res.stderr
