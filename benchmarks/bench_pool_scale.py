@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-from common import median, parser, print_table, rss_bytes, target, write_json
+from common import median, parser, print_table, target, write_json
 
 import simweb
 from simweb.rollout import LocalPool, RayPool, RolloutWorker, WorkItem
@@ -70,7 +70,7 @@ def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, Ra
                 got = pool.run(items, "oracle")
                 times[name].append(time.perf_counter() - t0)
                 same[name] &= got == reference
-        for name, pool in pools.items():
+        for pool in pools.values():
             if isinstance(pool, LocalPool):
                 pool.close()
         tph = {k: n / median(v) * 3600 for k, v in times.items() if v}

@@ -120,7 +120,7 @@ def test_a_card_is_judged_whole_not_by_its_summary(app: str, task: str) -> None:
     for seed in (0, 1, 2):
         env.reset(seed=seed, options={"task": task})
         plan = env.oracle_plan()
-        number = next(a for a in plan if a.startswith("fill('card-number'"))
+        assert any(a.startswith("fill('card-number'") for a in plan)
         cvv = next(i for i, a in enumerate(plan) if a.startswith("fill('card-cvv'"))
         good = _verdict(env, _run(env, plan))
         assert good["success"] and good["clean"], good

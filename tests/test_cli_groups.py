@@ -5,7 +5,7 @@ import time
 
 import orjson
 
-from tests.test_cli import assert_user_error, simweb
+from test_cli import assert_user_error, simweb
 
 TASK = "forum/save_post"
 

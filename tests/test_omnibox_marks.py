@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import orjson
+import pytest
 
 import simweb
 from simweb.omnibox.marks import classify, overlay

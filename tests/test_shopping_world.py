@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simweb.apps.shopping import world as W
-from simweb.worlddb import seeded_password
 from simweb.apps.shopping.world import (
     COUNT_CAP,
     OPTION_KINDS,
@@ -33,7 +32,7 @@ from simweb.apps.shopping.world import (
     match_expression,
     shipping_cents,
 )
-from simweb.worlddb import Rng, forget_open_worlds
+from simweb.worlddb import Rng, forget_open_worlds, seeded_password
 
 SIZE = 2000
 TABLES = ("categories", "brands", "brand_departments", "products", "reviews", "users",

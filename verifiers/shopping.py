@@ -15,7 +15,7 @@ from datetime import date
 from typing import Any
 
 from simweb.effects import ANY, Check, Expect, NewRow, Row, Value, eq, text, where
-from simweb.verify import dates_in, normalise_text, numbers_in, parse_date
+from simweb.verify import dates_in, normalise_text, numbers_in
 
 Item = tuple[int, int, "str | None", "str | None"]   # product_id, qty, size, color
 
