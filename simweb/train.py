@@ -53,11 +53,11 @@ METRICS = "metrics.jsonl"
 DEFAULT_TASKS: dict[str, list[str]] = {
     "forum": ["forum/upvote_post", "forum/save_post", "forum/mod_lock_post", "forum/mod_pin_post",
               "forum/unsubscribe", "forum/delete_own_post"],
-    "cms": ["cms/approve_comment", "cms/spam_comment", "cms/publish_in_review", "cms/submit_for_review",
-            "cms/archive_post"],
-    "issues": [],
+    "cms": ["cms/publish_in_review", "cms/submit_for_review", "cms/archive_post", "cms/approve_comment",
+            "cms/spam_comment"],
+    "issues": ["issues/mark_all_read"],
     "shopping": ["shopping/add_to_cart", "shopping/remove_from_cart"],
-    "booking": ["booking/cancel_free", "booking/save_top_rated"],
+    "booking": ["booking/cancel_free", "booking/cancel_with_fee"],
 }
 
 
@@ -101,7 +101,7 @@ def default_tasks(app: str) -> list[str]:
 
 def _starts(env: Any, cfg: TrainConfig, rng: np.random.Generator) -> list[tuple[str, int, int, bytes | None]]:
     """This iteration's (task, seed, prefix length, start state bytes) per instance."""
-    out = []
+    out: list[tuple[str, int, int, bytes | None]] = []
     for _ in range(cfg.instances):
         task = cfg.tasks[int(rng.integers(len(cfg.tasks)))]
         seed = int(rng.integers(TRAIN_SEEDS))
@@ -173,12 +173,12 @@ class Adam:
 # ----------------------------------------------------------------------------- the run
 
 def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
-    return rng.bit_generator.state
+    return dict(rng.bit_generator.state)
 
 
 def _load_rng(state: dict[str, Any]) -> np.random.Generator:
     bg = np.random.PCG64()
-    bg.state = state
+    bg.state = state  # type: ignore[assignment]
     return np.random.Generator(bg)
 
 
@@ -284,19 +284,19 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
                 trajs = [trajectory_from_bytes(b) for b in blobs]
                 rewards = [float(t.header["group_reward"]) for t in trajs]
                 g = regroup(trajs, rewards, normaliser=cfg.normaliser)
-                for t, r, w in zip(trajs, rewards, g.step_weights):
-                    v = t.final
+                for traj, r, w in zip(trajs, rewards, g.step_weights):
+                    v = traj.final
                     succ += float(bool(v.get("success")) and bool(v.get("clean")))
                     clean += float(bool(v.get("clean", True)))
                     prog += float(v.get("progress", 0.0))
                     rew += r
-                    steps += len(t.steps)
+                    steps += len(traj.steps)
                     n += 1
                     if k == 0:
                         from_start[0] += float(bool(v.get("success")) and bool(v.get("clean")))
                         from_start[1] += 1
                     if any(w):
-                        gi, li = _replay(env, policy, t, state_bytes, task, seed, w)
+                        gi, li = _replay(env, policy, traj, state_bytes, task, seed, w)
                         grad += gi
                         loss += li
             grad /= len(starts)
