@@ -1265,10 +1265,13 @@ def counterpart_status_cmd(name: str | None, as_json: bool) -> None:
               help="llm: seconds to wait for one completion.")
 @click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
               help="llm: more tries on 429/5xx/timeouts, with exponential backoff.")
+@click.option("--checkpoint", default=None, type=click.Path(),
+              help="learned: a `simweb train` folder; its init/ and trained policies both run, and "
+                   "retained.json gives sim gain, live gain and their ratio.")
 @_cp_guard
 def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, max_steps: int, out: str,
                  llm_base_url: str | None, llm_model: str | None, api_key: str | None, llm_format: str | None,
-                 timeout: float, retries: int) -> None:
+                 timeout: float, retries: int, checkpoint: str | None) -> None:
     """Run one agent on the same instances in simweb and on the live counterpart; write a report."""
     from .sim2live import Settings, Sim2LiveError, run
 
@@ -1276,7 +1279,16 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
                              "api_key": api_key}.items() if v}
     if llm:
         llm.update(timeout=timeout, retries=retries)
-    if agent not in ("scripted", "llm"):
+    if (agent == "learned") != (checkpoint is not None):
+        raise UserError("--checkpoint goes with --agent learned (and --agent learned needs --checkpoint DIR)")
+    if agent == "learned" and checkpoint is not None:
+        from .learner import load_checkpoint
+        from .sim2live import parse_pair
+
+        app = parse_pair(pair)[0]
+        for c in (checkpoint, str(Path(checkpoint) / "init")):
+            load_checkpoint(c, app)   # missing, corrupt, another app's: one line, before any counterpart starts
+    elif agent not in ("scripted", "llm"):
         from .policy import load_policy
 
         load_policy(agent)   # an unknown name or import path: one line, exit 2, before any counterpart starts
@@ -1289,6 +1301,22 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
                    f"({lv['steps']} steps) | {len(ep['divergences'])} divergences", err=True)
 
     try:
+        if agent == "learned" and checkpoint is not None:
+            from .sim2live import retained_gain
+
+            reports = {}
+            for which, ckpt in (("init", Path(checkpoint) / "init"), ("trained", Path(checkpoint))):
+                reports[which] = run(Settings(pair=pair, agent=agent, families=fams, instances=instances,
+                                              out=Path(out) / which, max_steps=max_steps, checkpoint=ckpt),
+                                     on_episode=show, progress=True)
+            gain = retained_gain(reports["init"], reports["trained"])
+            from .rollout import write_atomic
+
+            write_atomic(str(Path(out) / "retained.json"), [json.dumps(gain, indent=1, sort_keys=True).encode()])
+            t = gain["total"]
+            click.echo(f"{pair} learned: {t['n']} paired instances, sim gain {t['sim_gain']}, live gain "
+                       f"{t['live_gain']}, retained {t['retained_gain']} -> {Path(out) / 'retained.json'}")
+            return
         report = run(Settings(pair=pair, agent=agent, families=fams, instances=instances, out=Path(out),
                               max_steps=max_steps, llm=llm or None), on_episode=show, progress=True)
     except Sim2LiveError as exc:

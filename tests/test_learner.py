@@ -214,3 +214,35 @@ def test_train_cli_bad_input_is_one_line(tmp_path):
     one_line_error(cli("train", "--app", "issues", "--tasks", "forum/upvote_post", "--out", str(tmp_path / "b")),
                    "forum/upvote_post")
     one_line_error(cli("train", "--app", "issues", "--group", "1", "--out", str(tmp_path / "c")), "--group")
+
+
+# ----------------------------------------------------------------------------- sim2live (offline parts)
+
+def _ep(family: str, index: int, sim: bool, live: bool) -> dict:
+    return {"family": family, "index": index, "parting": None, "divergences": [],
+            "sim": {"success": sim, "clean": True}, "live": {"success": live, "clean": True}}
+
+
+def test_retained_gain_pairs_instances():
+    from simweb.sim2live import retained_gain
+
+    init = {"pair": "forum:spirit", "families": [{"family": "f"}],
+            "episodes": [_ep("f", i, False, False) for i in range(4)]}
+    trained = {"pair": "forum:spirit", "families": [{"family": "f"}],
+               "episodes": [_ep("f", 0, True, True), _ep("f", 1, True, False), _ep("f", 2, True, True),
+                            _ep("f", 3, False, False)]}
+    g = retained_gain(init, trained)
+    assert g["total"]["n"] == 4
+    assert g["total"]["sim_gain"] == 0.75 and g["total"]["live_gain"] == 0.5
+    assert abs(g["total"]["retained_gain"] - 2 / 3) < 1e-12
+    lo, hi = g["total"]["retained_gain_ci"]
+    assert 0 <= lo <= 2 / 3 <= hi <= 1
+    assert g["families"]["f"]["sim_gain"] == 0.75
+
+
+def test_sim2live_learned_bad_checkpoint_is_one_line_before_any_counterpart(reference, tmp_path):
+    one_line_error(cli("sim2live", "--pair", "forum:spirit", "--agent", "learned", "--checkpoint",
+                       str(tmp_path / "nowhere"), "--out", str(tmp_path / "s")), "no checkpoint at")
+    one_line_error(cli("sim2live", "--pair", "forum:spirit", "--agent", "learned", "--checkpoint",
+                       str(reference), "--out", str(tmp_path / "s")), "trained for app 'issues', not 'forum'")
+    assert not (tmp_path / "s").exists()
