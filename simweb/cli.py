@@ -1088,7 +1088,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Seed of the run (instances, actions).")
 @click.option("--lr", type=FiniteFloatRange(min=0, min_open=True), default=0.1, show_default=True,
               help="Adam's step size.")
-@click.option("--max-steps", type=click.IntRange(1, 500), default=6, show_default=True,
+@click.option("--max-steps", type=click.IntRange(1, 500), default=8, show_default=True,
               help="Steps per training rollout (evaluation uses the task's budget).")
 @click.option("--reward", "group_reward", type=click.Choice(["outcome", "progress"]), default="progress",
               show_default=True, help="Group reward: clean success (outcome) or final clean progress.")

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import numpy as np
 
@@ -44,7 +45,7 @@ from .policy import Action
 __all__ = ["FEATURES", "FORMAT", "CheckpointError", "LearnedPolicy", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = "simweb-learned-policy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CHECKPOINT_FILE = "policy.json"
 
 KINDS = ("click", "fill", "select", "done", "answer", "back")
@@ -69,6 +70,10 @@ FEATURES: tuple[str, ...] = (
     "click:link:span_in_name", "click:button:span_in_name", "click:link:name_is_span",
     # name tokens found in the goal outside its quoted spans (the instruction's words)
     "click:link:name_in_instruction", "click:button:name_in_instruction",
+    # the element's neighbourhood (the row or card it sits in) names what the goal quotes:
+    # the Upvote button of the post the goal names, not of any post
+    "click:button:context_span", "click:button:instruction_x_context", "click:button:instruction_no_context",
+    "click:link:to_current_page",
     "click:empty_name", "click:acted", "click:pressed", "click:after_fill", "click:button:after_fill",
     "click:last_error_same",
     "fill:quoted", "fill:colon_tail", "fill:field_in_context", "fill:searchbox", "fill:has_value",
@@ -91,11 +96,14 @@ class CheckpointError(ValueError):
 _TOKEN = re.compile(r"[a-z0-9]+")
 _QUOTED = re.compile(r"“([^”]+)”|\"([^\"]+)\"")
 _DIGIT = re.compile(r"\d")
+#: words a goal names things by besides its quotes: c/python, u/name, owner/repo, #123
+_REF = re.compile(r"(?<![\w/])(?:[A-Za-z][\w.-]*/[\w.-]*\w|#\d+)")
+CONTEXT = 24   # an element's context: its largest ancestor (up to 3 levels) of at most this many nodes
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens of ``text`` without stop words."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP]
+    """Lower-case word tokens of ``text`` without stop words and single letters (the c of c/x)."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP and (len(t) > 1 or t.isdigit())]
 
 
 @dataclass(frozen=True)
@@ -105,7 +113,7 @@ class Goal:
     text: str
     words: frozenset[str]
     instruction: frozenset[str]          # words outside the quoted spans
-    spans: tuple[str, ...]               # quoted spans, in order
+    spans: tuple[str, ...]               # quoted spans and named references (c/x, u/y, #12), in order
     span_words: tuple[frozenset[str], ...]
     fills: tuple[tuple[str, str, frozenset[str]], ...]   # (text, source, context words before it)
     question: bool
@@ -123,6 +131,9 @@ def read_goal(text: str) -> Goal:
         before = tokens(text[max(0, m.start() - 40):m.start()])[-3:]
         fills.append((span, "quoted", frozenset(before)))
         outside = outside.replace(m.group(0), " ")
+    for m in _REF.finditer(outside):
+        if m.group(0) not in spans:
+            spans.append(m.group(0))
     colon = text.rfind(": ")
     if colon >= 0:
         tail = text[colon + 2:].strip().rstrip(".").strip()
@@ -188,6 +199,31 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
         effects.append(effect)
 
     span_match_at: list[int] = []
+    node_words = [frozenset(tokens(n.name)) for n in nodes]
+
+    def size(i: int) -> int:
+        end = i + 1
+        while end < len(nodes) and nodes[end].depth > nodes[i].depth:
+            end += 1
+        return end - i
+
+    def context_span(i: int) -> float:
+        """The best share of a quoted span's words found in the names of the element's row
+        or card (its largest ancestor, up to 3 levels up, of at most CONTEXT nodes)."""
+        if not goal.span_words:
+            return 0.0
+        top, p, levels = i, nodes[i].parent, 0
+        while p is not None and levels < 3:
+            if size(p) > CONTEXT:
+                break
+            top, p, levels = p, nodes[p].parent, levels + 1
+        around: set[str] = set()
+        for j in range(top, top + size(top)):
+            if j != i:
+                around |= node_words[j]
+        return max(_share(set(sw), frozenset(around)) for sw in goal.span_words)
+
+    here = urlsplit(obs.get("url") or "")
     options: dict[int, list[AXNode]] = {}
     for n in nodes:
         if n.role == "option" and n.parent is not None:
@@ -208,10 +244,17 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
                 f.update({"click:link:name_in_goal": in_goal, "click:link:span_in_name": span_in,
                           "click:link:name_is_span": float(_norm(n.name) in {_norm(s) for s in goal.spans}),
                           "click:link:name_in_instruction": in_instr})
+                url = str(n.props.get("url", ""))
+                f["click:link:to_current_page"] = float(bool(url) and urlsplit(urljoin(obs.get("url") or "", url))[2:4]
+                                                        == here[2:4])
             elif group == "button":
+                ctx = context_span(n.index)
                 f.update({"click:button:name_in_goal": in_goal, "click:button:span_in_name": span_in,
                           "click:button:name_in_instruction": in_instr,
-                          "click:button:after_fill": float(memory.last_kind == "fill")})
+                          "click:button:after_fill": float(memory.last_kind == "fill"),
+                          "click:button:context_span": ctx,
+                          "click:button:instruction_x_context": in_instr * ctx,
+                          "click:button:instruction_no_context": in_instr * float(bool(goal.span_words) and ctx < 0.5)})
             else:
                 f["click:other:name_in_goal"] = in_goal
             f["click:empty_name"] = float(not name_words)

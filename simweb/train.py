@@ -7,7 +7,7 @@ One iteration:
    :data:`TRAIN_SEEDS`; ``simweb eval``'s held-out seeds start at 1000 and are never
    drawn) from the run's generator;
 2. pick each instance's start state: with the ``plan`` curriculum, a point of the task's
-   oracle plan, ``j`` actions before its end with ``P(j)`` proportional to ``1/j``
+   oracle plan, ``j`` actions before its end with ``P(j)`` proportional to ``1/sqrt(j)``
    (``j`` = the plan's length: the task's start).
    The oracle only chooses where a group starts (a reverse curriculum: a policy that
    starts from nothing finds no reward to learn from); the policy still acts from its
@@ -78,7 +78,10 @@ class TrainConfig:
     lr: float = 0.1
     reward: str = "progress"
     normaliser: str = "constant"
-    max_steps: int = 6
+    max_steps: int = 8
+    #: added to the clean progress of a trajectory that stayed clean: without it, damage and
+    #: doing nothing both pay 0 and a group cannot tell them apart (both are verdict fields)
+    clean_bonus: float = 0.1
     curriculum: str = "plan"
     world_seed: int = 0
     size: int | None = None
@@ -110,10 +113,11 @@ def _starts(env: Any, cfg: TrainConfig, rng: np.random.Generator) -> list[tuple[
             continue
         env.reset(seed=seed, options={"task": task})
         plan = env.oracle_plan()
-        # j actions before the end, P(j) proportional to 1/j: most groups start near the
-        # reward, some from the task's start (j = len(plan), k = 0)
+        # j actions before the end, P(j) proportional to 1/sqrt(j): more groups start near
+        # the reward, where an untrained policy finds some, and every point is drawn,
+        # the task's start (j = len(plan), k = 0) included
         n = max(1, len(plan))
-        p = 1.0 / np.arange(1, n + 1)
+        p = 1.0 / np.sqrt(np.arange(1, n + 1))
         j = 1 + int(np.searchsorted(np.cumsum(p / p.sum()), rng.random(), side="right"))
         k = max(0, n - min(j, n))
         for a in plan[:k]:
@@ -282,7 +286,8 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             from_start = [0.0, 0]
             for (task, seed, k, state_bytes), blobs in zip(starts, results):
                 trajs = [trajectory_from_bytes(b) for b in blobs]
-                rewards = [float(t.header["group_reward"]) for t in trajs]
+                rewards = [float(t.header["group_reward"]) + cfg.clean_bonus * float(bool(t.final.get("clean", True)))
+                           for t in trajs]
                 g = regroup(trajs, rewards, normaliser=cfg.normaliser)
                 for traj, r, w in zip(trajs, rewards, g.step_weights):
                     v = traj.final
@@ -346,12 +351,14 @@ def plot_curve(out: str | Path, dest: str | Path | None = None, title: str | Non
     ax[0].set_xlabel("iteration")
     ax[0].set_ylim(-0.02, 1.02)
     ax[0].legend(fontsize=7)
-    ax[0].set_title(title or "training rollouts", fontsize=9)
+    import textwrap
+
+    fig.suptitle("\n".join(textwrap.wrap(title or "training rollouts", 110)), fontsize=7)
     ax[1].plot(its, [r["steps"] for r in rows], label="steps per trajectory")
     ax[1].plot(its, [r["clean"] for r in rows], label="clean")
     ax[1].set_xlabel("iteration")
     ax[1].legend(fontsize=7)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
     dest.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(dest, dpi=110)
     plt.close(fig)

@@ -105,7 +105,7 @@ def test_training_moves_the_weights_and_writes_its_files(reference):
     for key in ("success", "clean", "progress", "reward", "loss", "steps", "wall"):
         assert all(isinstance(r[key], (int, float)) for r in rows), key
     doc = json.loads((reference / "policy.json").read_text())
-    assert doc["format_version"] == 1 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
+    assert doc["format_version"] == 2 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
     assert doc["train"]["iteration"] == 3 and "rng" in doc["train"]
 
 
