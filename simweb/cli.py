@@ -1092,6 +1092,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
               help="Steps per training rollout (evaluation uses the task's budget).")
 @click.option("--reward", "group_reward", type=click.Choice(["outcome", "progress"]), default="progress",
               show_default=True, help="Group reward: clean success (outcome) or final clean progress.")
+@click.option("--clean-bonus", type=FiniteFloatRange(min=0), default=0.1, show_default=True,
+              help="Added to a clean trajectory's reward (0: the clean progress alone).")
 @click.option("--curriculum", type=click.Choice(["plan", "none"]), default="plan", show_default=True,
               help="plan: groups start at points of the oracle plan (most near its end); none: at the task start.")
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
@@ -1100,7 +1102,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @with_world
 @_guard
 def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instances: int, seed: int, lr: float,
-              max_steps: int, group_reward: str, curriculum: str, out: str, workers: int, pool_backend: str,
+              max_steps: int, group_reward: str, clean_bonus: float, curriculum: str, out: str, workers: int,
+              pool_backend: str,
               address: str | None, world_seed: int, size: int | None) -> None:
     """Train the bundled learned policy with group rollouts from forks and a policy gradient
     on group-normalised advantages; write checkpoints, metrics.jsonl and curve.png. Run it
@@ -1114,7 +1117,8 @@ def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instance
     _check_counts(None, workers)
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
     cfg = TrainConfig(app=app, tasks=ids, iterations=iterations, group=group, instances=instances, seed=seed, lr=lr,
-                      reward=group_reward, max_steps=max_steps, curriculum=curriculum, world_seed=world_seed,
+                      reward=group_reward, max_steps=max_steps, clean_bonus=clean_bonus, curriculum=curriculum,
+                      world_seed=world_seed,
                       size=size)
     env = _make_env(app, world_seed, size)
     done_before = len(read_metrics(out))
