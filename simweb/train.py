@@ -261,7 +261,7 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
     else:
         policy, adam, rng, start_it = state
     lines = _metric_lines(out, start_it)
-    write_atomic(str(out / METRICS), [b"\n".join(lines) + b"\n" if lines else b""])
+    write_atomic(str(out / METRICS), lines)   # write_atomic ends each chunk with a newline
     elapsed = 0.0
     for line in lines:
         elapsed = max(elapsed, float(orjson.loads(line).get("elapsed", 0.0)))
@@ -315,7 +315,7 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
                    "success_from_start": from_start[0] / from_start[1] if from_start[1] else None,
                    "grad_norm": float(np.linalg.norm(grad)), "wall": wall, "elapsed": elapsed}
             lines.append(orjson.dumps(row))
-            write_atomic(str(out / METRICS), [b"\n".join(lines) + b"\n"])
+            write_atomic(str(out / METRICS), lines)
             _checkpoint(out, policy, adam, rng, cfg, it + 1)
             done_now += 1
             if on_iteration:

@@ -246,3 +246,8 @@ def test_sim2live_learned_bad_checkpoint_is_one_line_before_any_counterpart(refe
     one_line_error(cli("sim2live", "--pair", "forum:spirit", "--agent", "learned", "--checkpoint",
                        str(reference), "--out", str(tmp_path / "s")), "trained for app 'issues', not 'forum'")
     assert not (tmp_path / "s").exists()
+
+
+def test_metrics_file_is_one_json_object_a_line(reference):
+    lines = (reference / "metrics.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(line.strip() for line in lines[:-1])
