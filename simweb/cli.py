@@ -1081,7 +1081,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @click.option("--app", required=True, help="The app to train on (forum, shopping, issues, cms, booking).")
 @click.option("--tasks", default=None, help="Comma-separated template ids (default: the app's easy state templates "
                                             "in simweb.train.DEFAULT_TASKS).")
-@click.option("--iterations", "-n", type=click.IntRange(0, 100_000), default=30, show_default=True)
+@click.option("--iterations", "-n", type=click.IntRange(0, 100_000), default=20, show_default=True)
 @click.option("--group", "-g", type=int, default=16, show_default=True, help="Forks per start state (GRPO group).")
 @click.option("--instances", type=click.IntRange(1, 10_000), default=6, show_default=True,
               help="Task instances (groups) per iteration.")
@@ -1092,7 +1092,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
               help="Steps per training rollout (evaluation uses the task's budget).")
 @click.option("--reward", "group_reward", type=click.Choice(["outcome", "progress"]), default="progress",
               show_default=True, help="Group reward: clean success (outcome) or final clean progress.")
-@click.option("--clean-bonus", type=FiniteFloatRange(min=0), default=0.1, show_default=True,
+@click.option("--clean-bonus", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
               help="Added to a clean trajectory's reward (0: the clean progress alone).")
 @click.option("--curriculum", type=click.Choice(["plan", "none"]), default="plan", show_default=True,
               help="plan: groups start at points of the oracle plan (most near its end); none: at the task start.")

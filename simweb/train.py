@@ -51,8 +51,7 @@ METRICS = "metrics.jsonl"
 
 #: templates a small policy can learn on, per app (easy and medium state tasks)
 DEFAULT_TASKS: dict[str, list[str]] = {
-    "forum": ["forum/upvote_post", "forum/save_post", "forum/mod_lock_post", "forum/mod_pin_post",
-              "forum/unsubscribe", "forum/delete_own_post"],
+    "forum": ["forum/upvote_post", "forum/save_post", "forum/mod_lock_post", "forum/mod_pin_post"],
     "cms": ["cms/publish_in_review", "cms/submit_for_review", "cms/archive_post", "cms/approve_comment",
             "cms/spam_comment"],
     "issues": ["issues/mark_all_read"],
@@ -81,7 +80,7 @@ class TrainConfig:
     max_steps: int = 8
     #: added to the clean progress of a trajectory that stayed clean: without it, damage and
     #: doing nothing both pay 0 and a group cannot tell them apart (both are verdict fields)
-    clean_bonus: float = 0.1
+    clean_bonus: float = 0.0
     curriculum: str = "plan"
     world_seed: int = 0
     size: int | None = None

@@ -25,7 +25,8 @@ from simweb.train import TRAIN_SEEDS, TrainConfig, TrainError, read_metrics, tra
 pytestmark = pytest.mark.apps("issues")
 
 #: a run short enough for CI whose groups do get different rewards (so the weights move)
-TINY = dict(app="issues", tasks=["issues/mark_all_read"], iterations=3, group=6, instances=2, max_steps=3, seed=1)
+TINY = dict(app="issues", tasks=["issues/mark_all_read"], iterations=3, group=6, instances=2, max_steps=3, seed=1,
+            clean_bonus=0.1)
 
 
 def tiny(**kw) -> TrainConfig:
@@ -134,6 +135,7 @@ def test_killed_run_resumes_to_the_same_weights(reference, tmp_path):
     out = tmp_path / "killed"
     args = [sys.executable, "-m", "simweb.cli", "train", "--app", "issues", "--tasks", "issues/mark_all_read",
             "--iterations", "3", "--group", "6", "--instances", "2", "--max-steps", "3", "--seed", "1",
+            "--clean-bonus", "0.1",
             "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
