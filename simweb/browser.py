@@ -719,11 +719,16 @@ class BrowserEnv(EpisodeEnv):
 
     # ------------------------------------------------------------------ episode
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict, dict]:
-        """Start an episode (``POST /_simweb/reset``). ``options``: task (id), params."""
+        """Start an episode (``POST /_simweb/reset``). ``options``: task (id; ``None``: free
+        browsing), params. Which instance and task: as :meth:`simweb.env.SimEnv.reset`."""
         super().reset(seed=seed)
         options = options or {}
-        task_id = options.get("task", self.default_task)
-        episode_seed = 0 if seed is None else int(seed)
+        # the in-process env's rule: a seed drawn from np_random when none is given, a task
+        # drawn from every template when none is given ({"task": None}: free browsing)
+        from .env import TaskPool
+
+        pool = self.__dict__.get("_task_pool") or self.__dict__.setdefault("_task_pool", TaskPool(self.app, None))
+        task_id, episode_seed = pool.choose(self.np_random, seed, options, self.default_task)
         if task_id is not None:
             self.episode.lookup(task_id)   # an unknown task is a TaskError, as in SimEnv
         if options.get("params") is not None:

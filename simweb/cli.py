@@ -351,24 +351,38 @@ def _run_many(app: str, task: str, seeds: list[int], policy: Any, group: int | N
     from .group import regroup
     from .rollout import WorkItem, trajectory_from_bytes, write_atomic
 
-    items = [WorkItem(app, task, s, group=group or 0, max_steps=max_steps, world_seed=world_seed, size=size,
-                      reward=reward, normaliser=normaliser) for s in seeds]
+    # a group is split over the workers when there are fewer seeds than workers: each part
+    # resets the same start and forks its own children (child seeds by their group index)
+    parts = max(1, min(workers // max(1, len(seeds)), group or 1))
+    per = -(-(group or 1) // parts)
+    items, owner = [], []
+    for s in seeds:
+        for k in range(0, group or 1, per):
+            items.append(WorkItem(app, task, s, group=min(per, group - k) if group else 0, max_steps=max_steps,
+                                  world_seed=world_seed, size=size, reward=reward, normaliser=normaliser,
+                                  first_child=k))
+            owner.append(s)
     outs = _pooled(items, policy, workers, backend, address)
+    by_seed: dict[int, list[bytes]] = {}
+    for s, blobs in zip(owner, outs):
+        by_seed.setdefault(s, []).extend(blobs)
     if out:
         Path(out).mkdir(parents=True, exist_ok=True)
     total = 0
-    for s, blobs in zip(seeds, outs):
+    for s, blobs in by_seed.items():
         trajs = [trajectory_from_bytes(b) for b in blobs]
+        g = regroup(trajs, [float(t.header["group_reward"]) for t in trajs], normaliser=normaliser) if group else None
         paths = []
-        for i, b in enumerate(blobs):
+        for i, t in enumerate(trajs):
             name = f"seed-{s}-child-{i:03d}.jsonl" if group else f"seed-{s}.jsonl"
             path = os.path.join(out, name) if out else "-"
+            if g is not None:
+                t.header.update(advantage=g.advantages[i])   # over the whole group, whatever the split
             if out:
-                write_atomic(path, [b])
+                write_atomic(path, t.lines())
             paths.append(path)
         total += len(trajs)
-        if group:
-            g = regroup(trajs, [float(t.header["group_reward"]) for t in trajs], normaliser=normaliser)
+        if g is not None:
             _group_table(f"{task} seed {s}: a group of {group} forks ({reward} reward)", trajs, g.rewards,
                          g.advantages, paths)
         else:

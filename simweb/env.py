@@ -127,14 +127,7 @@ class SimEnv(EpisodeEnv):
         per process and copied afterwards, so a reset costs about as much as a fork."""
         super().reset(seed=seed)
         options = options or {}
-        rng = self.np_random
-        instance_seed = int(seed) if seed is not None else int(rng.integers(0, 2**31 - 1))
-        if "task" in options:
-            task_id = options["task"]
-        elif self.default_task is not None:
-            task_id = self.default_task
-        else:
-            task_id, instance_seed = self.task_pool.draw(rng, instance_seed, fixed=seed is not None)
+        task_id, instance_seed = self.task_pool.choose(self.np_random, seed, options, self.default_task)
         if task_id is not None:
             self.app_task(task_id)   # a clear error for an unknown id
         start = episode_start(self.app, task_id, instance_seed, options.get("params"))
@@ -287,6 +280,17 @@ class TaskPool:
         self.ids: list[str] = chosen or ids
         if not self.ids:
             raise TaskError(f"{app.name} has no task templates")
+
+    def choose(self, rng: Any, seed: int | None, options: dict[str, Any], default_task: str | None
+               ) -> tuple[str | None, int]:
+        """The (task id, instance seed) a ``reset(seed=seed, options=options)`` starts: the
+        rule of every simweb env with an app (see :meth:`SimEnv.reset`)."""
+        instance_seed = int(seed) if seed is not None else int(rng.integers(0, 2**31 - 1))
+        if "task" in options:
+            return options["task"], instance_seed
+        if default_task is not None:
+            return default_task, instance_seed
+        return self.draw(rng, instance_seed, fixed=seed is not None)
 
     def draw(self, rng: Any, seed: int, *, fixed: bool = True) -> tuple[str, int]:
         """(template id, instance seed) drawn from ``rng``; the seed stays ``seed`` if

@@ -137,15 +137,20 @@ def _parent(source: Any, task_seed: int | None, world_seed: int, size: int | Non
         env = SimEnv(w["app"], int(w.get("seed", 0)), size=w.get("size"))
         env.restore(source)
         return env
+    from .tasks import TaskInstance
+
+    params = None
+    if isinstance(source, TaskInstance):   # an instance: its template at its parameters
+        source, params = source.id, source.params
     if isinstance(source, tuple) and len(source) == 2:
         source, task_seed = source
     if isinstance(source, str) and "/" in source:
         from .registry import app_of_task
 
         env = SimEnv(app_of_task(source), world_seed, size=size)
-        env.reset(seed=0 if task_seed is None else int(task_seed), options={"task": source})
+        env.reset(seed=0 if task_seed is None else int(task_seed), options={"task": source, "params": params})
         return env
-    raise GroupError(f"a group starts from an env, a snapshot dict or a task id ('app/template'), not "
+    raise GroupError(f"a group starts from an env, a snapshot dict, a task instance or a task id ('app/template'), not "
                      f"{type(source).__name__}")
 
 
@@ -156,8 +161,10 @@ def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed:
     """Fork ``source`` ``n`` times, run ``policy`` in each child, and return the group.
 
     ``source``: a :class:`simweb.env.SimEnv` (forked at its current state, left untouched),
-    a snapshot dict (``env.snapshot()``, a saved state file's content), or a task id
-    (``"forum/create_post"``, with ``task_seed``; or a ``(task_id, task_seed)`` pair),
+    a snapshot dict (``env.snapshot()``, a saved state file's content), a task id
+    (``"forum/create_post"``, with ``task_seed``; or a ``(task_id, task_seed)`` pair), or a
+    :class:`simweb.tasks.TaskInstance` (``env.task``: its template at its parameters, with
+    ``task_seed``),
     reset once on world ``world_seed``. ``policy``: a :class:`simweb.policy.Policy`, a
     built-in agent name or an import path (:func:`simweb.policy.load_policy`). Child ``i``'s
     policy seed is :func:`child_seed` (``seed``, i). ``max_steps`` bounds each child's

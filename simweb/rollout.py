@@ -171,8 +171,9 @@ def run_job(job: Job) -> dict[str, Any]:
         n_steps = 0
         for b in range(job.fork_branches):
             child = env2.fork()
-            t = run_episode(child, make_agent("random", job.seed * 1000 + b), task=None, seed=job.seed,
-                            max_steps=job.fork_steps, reset=False)
+            branch_seed = job.seed * 1000 + b   # each branch its own choices
+            t = run_episode(child, make_agent("random", branch_seed), task=None, seed=job.seed,
+                            max_steps=job.fork_steps, reset=False, policy_seed=branch_seed)
             n_steps += len(t.steps)
             out["branches"].append(t.final.get("progress", 0.0))
         out["fork_seconds"] = time.perf_counter() - t0
@@ -294,6 +295,9 @@ class RolloutWorker:
     def run_item(self, item: WorkItem, policy: Any) -> list[bytes]:
         """One work item's trajectories, as bytes."""
         env = self.env(item)
+        # the policy's own version when it has one (it is what acted), else the item's
+        version = getattr(policy, "version", None)
+        version = item.policy_version if version is None else version
         if item.group:
             from .group import rollout_group
 
@@ -305,12 +309,12 @@ class RolloutWorker:
                               reward=item.reward, normaliser=item.normaliser, first_child=item.first_child)
             out = []
             for t, r, a in zip(g.trajectories, g.rewards, g.advantages):
-                t.header.update(group_reward=r, advantage=a, policy_version=item.policy_version)
+                t.header.update(group_reward=r, advantage=a, policy_version=version)
                 out.append(trajectory_bytes(t))
             self.items_done += 1
             return out
         traj = run_episode(env, policy, task=item.task, seed=item.seed, max_steps=item.max_steps)
-        traj.header["policy_version"] = item.policy_version
+        traj.header["policy_version"] = version
         self.items_done += 1
         return [trajectory_bytes(traj)]
 
@@ -366,45 +370,73 @@ def _local_chunk(args: tuple[list[tuple[int, WorkItem]], bytes]) -> list[tuple[i
 class LocalPool:
     """Work items on local processes (``workers`` 1: in this process). Results come back
     in item order, whatever order they finish in. Reusable across calls (a learner's
-    iterations): the processes and their open worlds stay until :meth:`close`."""
+    iterations): the processes and their open worlds stay until :meth:`close`.
+
+    A worker process that dies mid-run (killed, out of memory) breaks the process pool:
+    a new one is started and the chunks that did not come back are sent again (results
+    are keyed by item: nothing lost, nothing twice), at most ``4 x workers`` times a run."""
 
     backend = "local"
 
-    def __init__(self, workers: int = 1):
+    def __init__(self, workers: int = 1, *, processes: bool | None = None):
         if workers < 1:
             raise PoolError(f"workers must be at least 1, not {workers}")
         self.workers = workers
-        self._pool: Any = None
+        #: run in worker processes (default: unless there is one worker)
+        self.processes = workers > 1 if processes is None else processes
+        self.restarts = 0
+        self._executor: Any = None
         self._inline: RolloutWorker | None = None
+
+    def _pool(self) -> Any:
+        if self._executor is None:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=ctx)
+        return self._executor
 
     def run(self, items: list[WorkItem], policy: Any, on_done: Callable[[int, list[bytes]], None] | None = None
             ) -> list[list[bytes]]:
         blob = _policy_blob(policy)
         results: list[list[bytes] | None] = [None] * len(items)
-        if self.workers == 1:
+        if not self.processes:
             worker = self._inline = self._inline or RolloutWorker()
             for i, item in enumerate(items):
                 results[i] = out = worker.run([(i, item)], [blob])[0][1]
                 if on_done:
                     on_done(i, out)
             return results  # type: ignore[return-value]
-        if self._pool is None:
-            import multiprocessing as mp
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
 
-            ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-            self._pool = ctx.Pool(self.workers)
-        for done in self._pool.imap_unordered(_local_chunk, [(c, blob) for c in _chunks(items, self.workers)]):
-            for i, out in done:
-                results[i] = out
-                if on_done:
-                    on_done(i, out)
+        todo = _chunks(items, self.workers)
+        while todo:
+            futures = {self._pool().submit(_local_chunk, (chunk, blob)): chunk for chunk in todo}
+            todo = []
+            for fut in as_completed(futures):
+                try:
+                    done = fut.result()
+                except BrokenProcessPool:   # a worker died: this chunk goes again, on a new pool
+                    todo.append(futures[fut])
+                    continue
+                for i, out in done:
+                    if results[i] is None:
+                        results[i] = out
+                        if on_done:
+                            on_done(i, out)
+            if todo:
+                self.close()
+                self.restarts += 1
+                if self.restarts > 4 * self.workers:
+                    raise PoolError(f"local workers died {self.restarts} times in one run: giving up")
         return results  # type: ignore[return-value]
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool.join()
-            self._pool = None
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
 
     def __enter__(self) -> LocalPool:
         return self

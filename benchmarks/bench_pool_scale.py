@@ -1,0 +1,197 @@
+"""Rollouts at scale: trajectories per hour through the pools, memory per live env, and
+the group call's cost per child against a cold reset.
+
+1. Throughput, per app: the same oracle work items (every template x seeds) through
+   * the in-process single loop (the reference, one RolloutWorker in this process),
+   * the local pool at 1 and 2 worker processes,
+   * Ray at 1 and 2 actors (a local Ray started for each, its start not timed),
+   each after a warm-up pass (worlds opened in every worker), the timed passes of the
+   backends interleaved round by round. Reported: trajectories/hour (median of rounds),
+   scaling efficiency at 2 workers (tph(2) / (2 tph(1))), Ray's per-episode overhead
+   against the single loop, and whether every backend returned the reference's bytes.
+2. Memory: N envs of one app made and reset in one fresh process (the world shared):
+   RSS growth per env; and the RSS of one Ray actor process holding an env.
+3. The group call: a group of 16 from forks (fork + observe per child) against 16 cold
+   resets of new instances, interleaved in the same process.
+
+    python benchmarks/bench_pool_scale.py [--quick] [--apps forum,issues] [--seeds 10]
+        [--rounds 3] [--mem-envs 10000] [--no-ray] [--out FILE]
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+
+from common import median, parser, print_table, rss_bytes, target, write_json
+
+import simweb
+from simweb.rollout import LocalPool, RayPool, RolloutWorker, WorkItem
+
+
+def items_for(app: str, seeds: range) -> list[WorkItem]:
+    env = simweb.make(app)
+    return [WorkItem(app, t, s) for t in sorted(env.app.tasks) for s in seeds]
+
+
+def reference_loop(items: list[WorkItem], worker: RolloutWorker) -> list[list[bytes]]:
+    from simweb.policy import load_policy
+
+    policy = load_policy("oracle")
+    return [worker.run_item(it, policy) for it in items]
+
+
+def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, RayPool]) -> dict:
+    """Every round runs new instances (fresh seeds) on every backend, the single loop first
+    (its bytes are the reference): no backend finds starts another one cached."""
+    out: dict = {}
+    for app in apps:
+        warm = items_for(app, range(100_000, 100_000 + 2))
+        ref_worker = RolloutWorker()
+        reference_loop(warm, ref_worker)                        # worlds and page caches opened
+        pools: dict[str, LocalPool | RayPool] = {f"local x{w}": LocalPool(w, processes=True) for w in (1, 2)}
+        pools.update({f"ray x{w}": pool for w, pool in ray_pools.items()})
+        for pool in pools.values():
+            pool.run(warm, "oracle")
+        times: dict[str, list[float]] = {k: [] for k in ["single loop", *pools]}
+        same = {k: True for k in pools}
+        n = 0
+        for r in range(rounds):
+            items = items_for(app, range(r * seeds, (r + 1) * seeds))
+            n = len(items)
+            t0 = time.perf_counter()
+            reference = reference_loop(items, ref_worker)
+            times["single loop"].append(time.perf_counter() - t0)
+            for name, pool in pools.items():
+                t0 = time.perf_counter()
+                got = pool.run(items, "oracle")
+                times[name].append(time.perf_counter() - t0)
+                same[name] &= got == reference
+        for name, pool in pools.items():
+            if isinstance(pool, LocalPool):
+                pool.close()
+        tph = {k: n / median(v) * 3600 for k, v in times.items() if v}
+        res = {"items_per_round": n, "rounds": rounds, "seconds": times, "trajectories_per_hour": tph,
+               "byte_identical": same, "efficiency_local_2": tph["local x2"] / (2 * tph["local x1"])}
+        if "ray x1" in tph and "ray x2" in tph:
+            res["efficiency_ray_2"] = tph["ray x2"] / (2 * tph["ray x1"])
+            res["ray_overhead_us_per_episode"] = (median(times["ray x1"]) - median(times["single loop"])) / n * 1e6
+            res["ray_vs_local_x1_us_per_episode"] = (median(times["ray x1"]) - median(times["local x1"])) / n * 1e6
+        out[app] = res
+    return out
+
+
+def start_ray_pools(workers: list[int]) -> dict[int, RayPool]:
+    import ray
+
+    # logical CPUs for both pools' actors at once (3 on this 2-core machine): the pools
+    # never run at the same time, and an idle actor uses no core
+    ray.init(num_cpus=sum(workers), include_dashboard=False, log_to_driver=False, configure_logging=False)
+    return {w: RayPool(w) for w in workers}
+
+
+MEM_CHILD = r"""
+import gc, json, sys
+sys.path.insert(0, "benchmarks")
+from common import rss_bytes
+import simweb
+app, n = sys.argv[1], int(sys.argv[2])
+base_env = simweb.make(app); base_env.reset(seed=0)
+tids = sorted(base_env.app.tasks)
+for s in range(len(tids)):                           # warm the start cache of the instances used
+    base_env.reset(seed=s % 50, options={"task": tids[s % len(tids)]})
+gc.collect(); before = rss_bytes()
+envs = []
+for i in range(n):
+    e = simweb.make(app); e.reset(seed=i % 50, options={"task": tids[i % len(tids)]}); envs.append(e)
+gc.collect(); after = rss_bytes()
+print(json.dumps({"n": n, "rss_before": before, "rss_after": after, "per_env_bytes": (after - before) / n}))
+"""
+
+
+def memory(app: str, n: int, ray_pool: RayPool | None) -> dict:
+    res = subprocess.run([sys.executable, "-c", MEM_CHILD, app, str(n)], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))), timeout=3600)
+    if res.returncode:
+        return {"error": res.stderr.strip().splitlines()[-1:]}
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    if ray_pool is not None:
+        import ray
+
+        pid = ray.get(ray_pool.actors[0].ping.remote())
+        with open(f"/proc/{pid}/statm") as f:
+            out["ray_actor_rss_bytes"] = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    return out
+
+
+def group_cost(app: str, rounds: int) -> dict:
+    env = simweb.make(app)
+    tid = sorted(env.app.tasks)[0]
+    env.reset(seed=0, options={"task": tid})
+    fork_us, reset_us = [], []
+    fresh = iter(range(10_000, 10_000_000))
+    for _ in range(rounds):
+        gc.collect()
+        t0 = time.perf_counter_ns()
+        for _ in range(16):
+            child = env.fork()
+            child.observe()
+        fork_us.append((time.perf_counter_ns() - t0) / 16 / 1000)
+        other = simweb.make(app)
+        t0 = time.perf_counter_ns()
+        for _ in range(16):
+            other.reset(seed=next(fresh), options={"task": tid})       # a new instance: nothing cached
+        reset_us.append((time.perf_counter_ns() - t0) / 16 / 1000)
+    f, r = median(fork_us), median(reset_us)
+    return {"task": tid, "fork_and_observe_us_per_child": f, "cold_reset_us_per_instance": r, "ratio": r / f,
+            **target(r / f, 10, ">=")}
+
+
+def main(argv: list[str]) -> None:
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--apps", default=None)
+    p.add_argument("--seeds", type=int, default=10, help="seeds per template")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--mem-envs", type=int, default=10_000)
+    p.add_argument("--mem-app", default="forum")
+    p.add_argument("--no-ray", action="store_true")
+    a = p.parse_args(argv)
+    apps = a.apps.split(",") if a.apps else simweb.app_names()
+    if a.quick:
+        a.seeds, a.rounds, a.mem_envs = 2, 2, 500
+    pools: dict[int, RayPool] = {}
+    if not a.no_ray:
+        try:
+            pools = start_ray_pools([1, 2])
+        except Exception as exc:   # no Ray here: the local figures still stand
+            print(f"Ray not measured: {exc}")
+    results = {"throughput": throughput(apps, a.seeds, a.rounds, pools),
+               "memory": memory(a.mem_app, a.mem_envs, pools.get(1)),
+               "group": {app: group_cost(app, max(5, a.rounds * 5)) for app in apps},
+               "load_note": "2 cores shared with other engineers' work during the run: preliminary figures"}
+    for pool in pools.values():
+        pool.close()
+    rows = []
+    for app, r in results["throughput"].items():
+        t = r["trajectories_per_hour"]
+        rows.append([app, r["items_per_round"], *(f"{t.get(k, float('nan')):,.0f}" for k in
+                     ("single loop", "local x1", "local x2", "ray x1", "ray x2")),
+                     f"{r['efficiency_local_2']:.2f}", f"{r.get('efficiency_ray_2', float('nan')):.2f}",
+                     f"{r.get('ray_overhead_us_per_episode', float('nan')):.0f}",
+                     all(r["byte_identical"].values())])
+    print_table("oracle trajectories per hour", ["app", "items", "single loop", "local x1", "local x2", "ray x1",
+                                                 "ray x2", "eff local", "eff ray", "ray us/ep", "same bytes"], rows)
+    m = results["memory"]
+    print(f"\nmemory: {m}")
+    print_table("group of 16: fork+observe per child vs cold reset per instance (us)",
+                ["app", "fork", "cold reset", "ratio"],
+                [[app, f"{g['fork_and_observe_us_per_child']:.1f}", f"{g['cold_reset_us_per_instance']:.1f}",
+                  f"{g['ratio']:.1f}"] for app, g in results["group"].items()])
+    write_json(a.out, "pool_scale", results, argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

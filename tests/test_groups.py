@@ -1,0 +1,124 @@
+"""The group call (forks, rewards, advantages, length normalisers), the Policy protocol
+and the local pool: the same items give the same bytes on one core and on two."""
+from __future__ import annotations
+
+import pytest
+
+import simweb
+from simweb.group import GroupError, advantages, rollout_group, step_weights
+from simweb.policy import PolicyError, load_policy
+from simweb.rollout import WorkItem, run_items, trajectory_from_bytes
+
+TASK = "forum/save_post"
+
+
+def test_a_group_forks_one_state_and_leaves_it_untouched():
+    env = simweb.make("forum")
+    env.reset(seed=4, options={"task": TASK})
+    env.step("noop()")
+    before = env.state_hash()
+    g = rollout_group(env, "random", 6, seed=1, max_steps=5)
+    assert env.state_hash() == before and len(g) == 6
+    assert {t.header["start_hash"] for t in g.trajectories} == {before} == {g.parent_hash}
+    assert len({tuple(s["action"] for s in t.steps) for t in g.trajectories}) > 1   # children differ
+    again = rollout_group(env, "random", 6, seed=1, max_steps=5)
+    assert [list(t.lines()) for t in again.trajectories] == [list(t.lines()) for t in g.trajectories]
+
+
+def test_group_rewards_and_advantages_from_a_task_instance():
+    g = rollout_group((TASK, 4), "oracle", 3, reward="outcome")
+    assert g.rewards == [1.0, 1.0, 1.0] and g.advantages == [0.0, 0.0, 0.0]   # no signal in a uniform group
+    p = rollout_group((TASK, 4), "random", 4, max_steps=3, reward="progress")
+    assert all(0.0 <= r <= 1.0 for r in p.rewards)
+    snap_env = simweb.make("forum")
+    snap_env.reset(seed=4, options={"task": TASK})
+    from_snapshot = rollout_group(snap_env.snapshot(), "oracle", 2)
+    assert from_snapshot.rewards == [1.0, 1.0]
+    from_instance = rollout_group(snap_env.task, "oracle", 2, task_seed=4)   # a TaskInstance: same start
+    assert from_instance.parent_hash == from_snapshot.parent_hash == snap_env.state_hash()
+
+
+def test_advantages_are_group_normalised():
+    a = advantages([1.0, 0.0, 0.0, 1.0])
+    assert a == pytest.approx([1.0, -1.0, -1.0, 1.0], abs=1e-5)
+    assert advantages([1.0, 0.0], scale="none") == [0.5, -0.5]
+
+
+def test_the_default_normaliser_does_not_underweight_long_failures():
+    advs, lengths = [1.0, -1.0], [2, 20]   # a short success, a long failure
+    per_traj = step_weights(advs, lengths, "trajectory")
+    assert abs(sum(per_traj[1])) == pytest.approx(abs(sum(per_traj[0])))   # the long failure's steps are diluted
+    for mode in ("constant", "step"):
+        w = step_weights(advs, lengths, mode, constant=30)
+        assert abs(w[1][0]) == pytest.approx(abs(w[0][0]))                     # every step weighs the same
+        assert abs(sum(w[1])) == pytest.approx(10 * abs(sum(w[0])))           # in proportion to its length
+
+
+def test_bad_groups_and_policies_are_one_line_errors():
+    with pytest.raises(GroupError, match="at least 1"):
+        rollout_group((TASK, 0), "random", 0)
+    with pytest.raises(GroupError, match="normaliser"):
+        rollout_group((TASK, 0), "random", 2, normaliser="per-token")
+    with pytest.raises(PolicyError, match="cannot import"):
+        load_policy("no_such_pkg.mod:Policy")
+    with pytest.raises(PolicyError, match="has no"):
+        load_policy("tests.policy_fixture:Missing")
+    with pytest.raises(PolicyError, match="unknown agent"):
+        load_policy("orcale")
+
+
+def test_a_users_policy_by_import_path_records_its_logprobs():
+    g = rollout_group((TASK, 2), "tests.policy_fixture:FirstLink", 3, max_steps=2)
+    steps = [s for t in g.trajectories for s in t.steps]
+    assert steps and all(s["logprob"] in (0.0, -1.0986) for s in steps)
+    assert {t.header["policy_version"] for t in g.trajectories} == {3}
+
+
+def test_the_local_pool_gives_the_bytes_of_one_process():
+    items = [WorkItem("forum", TASK, s) for s in range(3)] + [WorkItem("forum", None, 7)] + \
+            [WorkItem("forum", TASK, 5, group=3, max_steps=3)]
+    one = run_items(items, "random", workers=1)
+    two = run_items(items, "random", workers=2)
+    assert one == two and [len(x) for x in one] == [1, 1, 1, 1, 3]
+    heads = [trajectory_from_bytes(x[0]).header for x in one]
+    assert heads[3]["task"] and heads[3]["seed"] == 7          # no task: drawn by the env at that seed
+    assert "advantage" in trajectory_from_bytes(one[4][0]).header
+
+
+def test_the_demos_fork_branches_keep_their_own_seeds():
+    """run_episode gives a policy the instance seed unless told otherwise: the demo's
+    branches pass their own, so they do not all make the same choices."""
+    from simweb.rollout import Job, run_job
+
+    out = run_job(Job("forum", 0, None, TASK, 1, "oracle", fork_at=1, fork_branches=4, fork_steps=6))
+    assert out["parent_intact"] and len(out["branches"]) == 4
+    env = simweb.make("forum")
+    env.reset(seed=1, options={"task": TASK})
+    env.step(env.oracle_plan()[0])
+    from simweb.agents import make_agent
+    from simweb.rollout import run_episode
+
+    runs = {tuple(s["action"] for s in run_episode(env.fork(), make_agent("random", 1000 + b), task=None, seed=1,
+                                                   max_steps=6, reset=False, policy_seed=1000 + b).steps)
+            for b in range(4)}
+    assert len(runs) > 1
+
+
+def test_a_local_worker_killed_mid_run_loses_and_duplicates_nothing():
+    import os
+    import signal
+
+    from simweb.rollout import LocalPool
+
+    items = [WorkItem("forum", TASK, s, max_steps=3) for s in range(12)]
+    expected = run_items(items, "random")
+    seen: list[int] = []
+    with LocalPool(2) as pool:
+        def on_done(i: int, out: list[bytes]) -> None:
+            seen.append(i)
+            if len(seen) == 1:
+                os.kill(next(iter(pool._executor._processes)), signal.SIGKILL)
+
+        got = pool.run(items, "random", on_done=on_done)
+        assert pool.restarts >= 1
+    assert got == expected and sorted(seen) == list(range(len(items)))
