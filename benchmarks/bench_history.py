@@ -14,6 +14,7 @@ verification runs) on every final state.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from common import now_ns, parser, print_table, settle, stat_row, summarize, write_json
 
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
                     check_history(env.app, final)
                     replays.append((now_ns() - t0) / 1e9)
 
-    results = {side: {"step": summarize(steps[side]), "fork": summarize(forks[side]),
+    results: dict[str, Any] = {side: {"step": summarize(steps[side]), "fork": summarize(forks[side]),
                       "state_hash": summarize(hashes[side])} for side in sides}
     results["replay"] = summarize(replays, unit="ms")
     results["log_entries_median"] = sorted(log_lengths)[len(log_lengths) // 2]

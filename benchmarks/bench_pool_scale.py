@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
 from common import median, parser, print_table, target, write_json
 
@@ -168,7 +169,7 @@ def main(argv: list[str]) -> None:
             pools = start_ray_pools([1, 2])
         except Exception as exc:   # no Ray here: the local figures still stand
             print(f"Ray not measured: {exc}")
-    results = {"throughput": throughput(apps, a.seeds, a.rounds, pools),
+    results: dict[str, Any] = {"throughput": throughput(apps, a.seeds, a.rounds, pools),
                "memory": memory(a.mem_app, a.mem_envs, pools.get(1)),
                "group": {app: group_cost(app, max(5, a.rounds * 5)) for app in apps},
                "load_note": "2 cores shared with other engineers' work during the run: preliminary figures"}

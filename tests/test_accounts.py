@@ -9,12 +9,26 @@ import pytest
 
 import simweb
 from simweb.browsing import SimBrowser
-from simweb.effects import entity
+from simweb.effects import entity as _entity_or_none
 from simweb.kits.cards import card_record, fingerprint, issuer_code, security_code_check
 from simweb.redteam import _sign_in, attack_instance, password_guesses, twin_card
 from simweb.worlddb import seeded_password
 
 APPS = ("shopping", "forum", "issues", "cms", "booking")
+
+
+def entity(app, state: dict, table: str, key: int) -> dict:
+    """The row, which the test expects to exist."""
+    row = _entity_or_none(app, state, table, key)
+    assert row is not None, (table, key)
+    return row
+
+
+def _found(pattern: str, text: str) -> str:
+    """The first group of ``pattern`` in ``text``, which the test expects to be there."""
+    m = re.search(pattern, text)
+    assert m is not None, pattern
+    return m.group(1)
 
 
 def _run(env, actions: list[str]) -> dict:
@@ -139,7 +153,9 @@ def test_a_card_is_judged_whole_not_by_its_summary(app: str, task: str) -> None:
 
 def test_what_a_payment_keeps_of_a_card() -> None:
     rec = card_record("4111 1111 1111 1111", "12/29")
-    assert rec["fingerprint"] == fingerprint("4111111111111111") != fingerprint(twin_card("4111 1111 1111 1111"))
+    twin = twin_card("4111 1111 1111 1111")
+    assert twin is not None
+    assert rec["fingerprint"] == fingerprint("4111111111111111") != fingerprint(twin)
     assert "4111" not in rec["fingerprint"] and len(rec["fingerprint"]) == 24
     assert security_code_check("4111111111111111", "12/29", "123") == "pass"
     assert security_code_check("4111111111111111", "12/29", "124") == "fail"
@@ -264,7 +280,7 @@ def test_forum_and_issues_show_the_counts_they_list() -> None:
     env.reset(seed=0)
     for pid in (3, 6, 13, 22):
         obs, *_ = env.step(f"goto('/p/{pid}')")
-        shown = int(re.search(r'bid="post-comment-count">(\d+)', obs["html"]).group(1))
+        shown = int(_found(r'bid="post-comment-count">(\d+)', obs["html"]))
         assert shown == len(re.findall(r'<div class="comment" bid=', obs["html"])), pid
     env = simweb.make("issues", seed=0)
     env.reset(seed=0, options={"task": "issues/milestone_progress"} if "issues/milestone_progress" in env.app.tasks
@@ -273,9 +289,9 @@ def test_forum_and_issues_show_the_counts_they_list() -> None:
     links = re.findall(r'href="(/projects/[^"]+/milestones/\d+)"', obs["html"])
     if not links:
         obs, *_ = env.step("goto('/projects')")
-        project = re.search(r'href="(/projects/[a-z0-9_\-]+/[a-z0-9_\-]+)"', obs["html"]).group(1)
+        project = _found(r'href="(/projects/[a-z0-9_\-]+/[a-z0-9_\-]+)"', obs["html"])
         obs, *_ = env.step(f"goto('{project}/milestones')")
         links = re.findall(r'href="(/projects/[^"]+/milestones/\d+)"', obs["html"])
     obs, *_ = env.step(f"goto({links[0]!r})")
-    total = int(re.search(r"of (\d+) issues closed", obs["html"]).group(1))
+    total = int(_found(r"of (\d+) issues closed", obs["html"]))
     assert f"All {total}<" in obs["html"]

@@ -58,7 +58,9 @@ def test_report_infeasible_with_the_answer_ends_the_episode_unpaid(envs):
     env = _env(envs, "booking")
     env.reset(seed=0, options={"task": INFO["booking"]})
     plan = env.oracle_plan()
-    answer = re.fullmatch(r"send_msg_to_user\((.*)\)", plan[-1]).group(1)
+    said = re.fullmatch(r"send_msg_to_user\((.*)\)", plan[-1])
+    assert said is not None, plan[-1]
+    answer = said.group(1)
     for a in plan[:-1]:
         env.step(a)
     _, reward, terminated, _, info = env.step(f"report_infeasible({answer})")
@@ -118,6 +120,7 @@ def _answer_page_text(env, final: dict, selector: str) -> str:
 
     b = SimBrowser(env.app, deep_copy(final))
     b.page()
+    assert b._html is not None
     m = re.search(rf'bid="{selector}"[^>]*>([^<]*)<', b._html)
     assert m is not None, selector
     return m.group(1).strip()

@@ -410,6 +410,7 @@ def test_a_browser_run_state_verifies_offline(shop: BrowserEnv) -> None:
     verdict = verify_state(shop.app, tid, 2, final)
     assert verdict["success"] and verdict["clean"]
     forged = shop.start_state()
+    assert forged is not None
     forged["runtime"] = final["runtime"]
     with pytest.raises(StateError, match="recorded history"):
         verify_state(shop.app, tid, 2, forged)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import time
 
 import orjson
-
 from test_cli import assert_user_error, simweb
 
 TASK = "forum/save_post"

@@ -616,7 +616,7 @@ def test_red_team_tries_forged_states_and_termination(app):
     from simweb.redteam import attack_instance
 
     env = simweb.make(app)
-    families = Counter()
+    families: Counter[str] = Counter()
     for tid in env.app.tasks:
         for a in attack_instance(env, tid, 0, events=False):
             if a.family in ("forged-state", "termination"):
