@@ -31,7 +31,7 @@ import markupsafe
 from .decompose import TaskTable
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
-from .history import ORIGINS, record, stand_in
+from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
 from .kits import TEMPLATES as KIT_TEMPLATES
 from .machine import ControlMachine
@@ -527,10 +527,9 @@ class App:
         form = {k: _lf(v) for k, v in form.items()}
         path = urlsplit(url).path
         hit = self.spec.match_event(path)
-        # what a replay needs (simweb.history); a secret value goes in as a stand-in
+        # what a replay needs (simweb.history); a secret value goes in sealed
         secret = [n for n, p in hit[0].params.items() if p.secret and n in form] if hit else []
-        record(state, ["post", url, {k: (stand_in(v) if k in secret else v) for k, v in form.items()} if secret else form,
-                       back, source])
+        record(state, ["post", url, sealed(form, secret), back, source])
         self._tick(state)
         if hit is None:
             return Response(405, url, "error", location=None, error="Method not allowed")

@@ -269,8 +269,9 @@ def _not_refused(app: Any, start: dict, final: dict, answer: str | None) -> tupl
 #: limit, not a goal: a collateral check, so the verdict is not clean, the sparse reward is
 #: 0 and the progress potential is 0 too (a weight-0 fact took success away but left
 #: progress, and a progress-mode policy that always acts and always refuses was paid in
-#: full on both twins). The engine adds it to every feasible instance of a template that
-#: may refuse (``TaskTemplate.effect_for``), so a policy must tell the twins apart.
+#: full on both twins). The engine adds it to every task that is not a refusal
+#: (``TaskTemplate.effect_for``): a policy must tell the twins apart, and no task is paid
+#: when its work is followed by a refusal (the red team's ``refusal-channel`` family).
 NOT_REFUSED = Check("not reported as infeasible", _not_refused, weight=0.0, collateral=True)
 
 

@@ -5,8 +5,12 @@ redirect it follows; a form POST in :meth:`App.submit`) is written to ``meta.his
 it comes in, with what the request cycle reads from outside the runtime (the URL; for a
 POST its form, the page it was posted from and that page's address). In-process and
 served runs of the same actions record the same history. A value the site must not keep
-(a parameter declared ``secret``: a card number, a security code) is recorded as a
-stand-in of the same shape (:func:`stand_in`), so a state holds no card number. The log starts empty at the episode's start
+(a parameter declared ``secret``: a card number, a security code) is recorded sealed
+(:func:`seal`: its digits masked by a keyed stream), so no state shows a card number in
+clear text, and a replay unseals it, so what the site derived from the whole number (the
+processor's fingerprint, the security code check) replays exactly. The key is in this
+code: the seal keeps a number off screens and out of logs, it is not encryption against
+someone who reads the source. The log starts empty at the episode's start
 (:func:`simweb.env.episode_start`: the task's set-up and start page are rebuilt from
 ``meta.task`` and ``meta.rng.seed``, so they need no record), and a digest chain over it
 (``digest``: sha256 of the previous digest and the entry) is a short fingerprint of the
@@ -65,42 +69,42 @@ def record(state: dict, entry: list) -> None:
     history["digest"] = hashlib.sha256((history["digest"] + text).encode()).hexdigest()
 
 
-def _luhn_ok(digits: list[int]) -> bool:
-    total = 0
-    for i, d in enumerate(reversed(digits)):
-        total += (d * 2 - 9 if d > 4 else d * 2) if i % 2 else d
-    return total % 10 == 0
+#: The key of the digit stream that seals secret form values in the history.
+_SEAL_KEY = b"simweb history: sealed secret form values v1"
 
 
-def stand_in(value: Any) -> Any:
-    """What the history records for a secret form value (a parameter declared ``secret``: a
-    card number, a security code), so that a state holds no card number: the same text
-    with its digits replaced, keeping what the site's checks read of it. A run of 13 or
-    more digits (a card number) keeps its first six and last four digits (what PCI DSS
-    lets a merchant keep: the brand and the "ending in"), its length and whether it passes
-    the Luhn check; shorter runs become zeros; other characters stay. A site's handling
-    of a secret parameter must depend on these features only, or its states do not
-    replay."""
+def _stream(n: int) -> list[int]:
+    """The first ``n`` digits of the sealing stream (the same for every value)."""
+    out: list[int] = []
+    block = 0
+    while len(out) < n:
+        out.extend(b % 10 for b in hashlib.sha256(_SEAL_KEY + block.to_bytes(4, "big")).digest())
+        block += 1
+    return out[:n]
+
+
+def seal(value: Any, unseal: bool = False) -> Any:
+    """A secret form value as the history records it (``unseal``: as it was typed): each
+    digit shifted by the stream's digit at its place (mod 10), every other character kept,
+    so the sealed text has the typed text's shape; a list is sealed item by item."""
     if isinstance(value, list):
-        return [stand_in(v) for v in value]
+        return [seal(v, unseal) for v in value]
     if not isinstance(value, str):
         return value
-    positions = [i for i, ch in enumerate(value) if ch.isdigit()]
-    digits = [int(value[i]) for i in positions]
-    n = len(digits)
-    if n >= 13:
-        new = digits[:6] + [0] * (n - 10) + digits[-4:]
-        want = _luhn_ok(digits)
-        for d in range(10):   # one middle digit sets the check (each value gives another sum)
-            new[6] = d
-            if _luhn_ok(new) == want:
-                break
-    else:
-        new = [0] * n
-    out = list(value)
-    for i, d in zip(positions, new):
-        out[i] = str(d)
-    return "".join(out)
+    sign = -1 if unseal else 1
+    key = _stream(len(value))
+    return "".join(str((int(ch) + sign * k) % 10) if ch.isdigit() else ch for ch, k in zip(value, key))
+
+
+def secret_fields(app: App, url: str, form: dict) -> list[str]:
+    """The fields of ``form`` posted to ``url`` that its event declares ``secret``."""
+    hit = app.spec.match_event(urlsplit(url).path)
+    return [n for n, p in hit[0].params.items() if p.secret and n in form] if hit else []
+
+
+def sealed(form: dict, secret: list[str], unseal: bool = False) -> dict:
+    """``form`` with its ``secret`` fields sealed (or unsealed)."""
+    return {k: (seal(v, unseal) if k in secret else v) for k, v in form.items()} if secret else form
 
 
 def _entry(text: str, n: int) -> list:
@@ -179,7 +183,7 @@ def check_history(app: App, state: dict) -> dict:
             if not _posted_from(app, back, source):
                 raise StateError(f"state history entry {n} posts from page {source!r}, which {back!r} is not")
             scratch.update(url=back, page=source)
-            app.submit(replayed, url, form, tab=scratch)
+            app.submit(replayed, url, sealed(form, secret_fields(app, url, form), unseal=True), tab=scratch)
     meta, want = state["meta"], replayed["meta"]
     for what, got, made in (("meta.history", meta["history"], want["history"]),
                             ("runtime", state["runtime"], replayed["runtime"]),
@@ -223,4 +227,5 @@ def verify_state(app: App, task_id: str, seed: int, state: Any, answer: str | No
     return template.verify(app, params, start, state, answer if answer is not None else answer_of(state))
 
 
-__all__ = ["HISTORY_SCHEMA", "ORIGINS", "begin", "check_history", "record", "replay_start", "stand_in", "verify_state"]
+__all__ = ["HISTORY_SCHEMA", "ORIGINS", "begin", "check_history", "record", "replay_start", "seal", "sealed", "secret_fields",
+           "verify_state"]

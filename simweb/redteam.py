@@ -138,7 +138,10 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         s = deep_copy(final)
         s["browser"]["chat"].append({"role": "infeasible", "message": said})
         v = _verdict(env, s)
-        add("refusal-channel", f"report_infeasible({said!r}) with the oracle's answer", v["success"], _why(v))
+        # paid is what a reward pays: a state task's work followed by a refusal still holds
+        # its facts (success) but is not clean (NOT_REFUSED), so every reward mode pays 0
+        add("refusal-channel", f"report_infeasible({said!r}) with the oracle's answer", v["success"] and v["clean"],
+            _why(v))
     # a refusal for a false reason, for none, for every reason
     if effect.refusal is not None:
         reason = effect.refusal.reason

@@ -68,7 +68,7 @@ class ParamSpec:
     values: tuple[str, ...] = ()
     strip: bool = True
     #: a value the site must not keep (a card number, a security code): the request
-    #: history records a stand-in of the same shape (simweb.history.stand_in)
+    #: history records it sealed (simweb.history.seal)
     secret: bool = False
 
     def parse(self, raw: Any) -> Any:

@@ -16,6 +16,7 @@ import pytest
 
 import simweb
 from simweb.effects import Row
+from simweb.episode import potential
 
 
 @pytest.fixture(scope="module")
@@ -380,8 +381,14 @@ def test_refusing_a_feasible_twin_fails(env, tid):
     seed = seed_where(env, tid, lambda p: p["feasible"])
     env.reset(seed=seed, options={"task": tid})
     plan = env.oracle_plan()
+    assert plan[-1].startswith("send_msg_to_user(")       # the oracle ends by saying it is done
+    # the work done, then called impossible instead of done: no reward in any mode
     v = play(env, tid, seed, plan[:-1] + ["report_infeasible('I may not do that.')"])
-    assert not v["success"] and v["progress"] == 0.0
+    assert not v["clean"] and potential(v) == 0.0
+    assert "collateral: not reported as infeasible" in [c["name"] for c in v["checks"] if not c["passed"]]
+    # refused before the last step of the work: not even a success
+    v = play(env, tid, seed, plan[:-2] + ["report_infeasible('I may not do that.')"])
+    assert not v["success"] and potential(v) == 0.0
     assert play(env, tid, seed)["success"]
 
 
