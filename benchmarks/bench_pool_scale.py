@@ -172,7 +172,7 @@ def main(argv: list[str]) -> None:
     results: dict[str, Any] = {"throughput": throughput(apps, a.seeds, a.rounds, pools),
                "memory": memory(a.mem_app, a.mem_envs, pools.get(1)),
                "group": {app: group_cost(app, max(5, a.rounds * 5)) for app in apps},
-               "load_note": "2 cores shared with other engineers' work during the run: preliminary figures"}
+               "load_note": "2 cores shared with other jobs during the run: preliminary figures"}
     for pool in pools.values():
         pool.close()
     rows = []
