@@ -592,9 +592,23 @@ class SimBrowser:
                     return c
         return None
 
-    def _submit(self, form: Form, submitter: Element | None) -> str | None:
+    def submit_unvalidated(self, bid: str) -> str | None:
+        """Send the form of the control ``bid`` (its submitter when it is a submit button)
+        with the values its controls hold, without constraint validation: the request a
+        client that does not validate (a script, curl, a form marked novalidate) sends.
+        Not a BrowserGym action: tests of a server's own validation use it, since a click
+        would not send an invalid form. Returns the error message, or None."""
+        try:
+            el = self._element(bid)
+        except _Fail as exc:
+            return str(exc)
+        if el.form is None:
+            return f"Element with bid '{bid}' is not in a form"
+        return self._submit(self.page().form(el.form), el if self._is_submitter(el) else None, validate=False)
+
+    def _submit(self, form: Form, submitter: Element | None, *, validate: bool = True) -> str | None:
         form_el = self.page().elements.get(form.bid) if form.bid else None
-        novalidate = (form_el is not None and "novalidate" in form_el.attrs) or (
+        novalidate = not validate or (form_el is not None and "novalidate" in form_el.attrs) or (
             submitter is not None and "formnovalidate" in submitter.attrs)
         if not novalidate:
             invalid = self.first_invalid(form)

@@ -16,12 +16,14 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import markupsafe
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.shopping.functions import money
 from simweb.apps.shopping.world import category_ancestors
+from simweb.kits.cards import fingerprint
 from simweb.worlddb import day_to_date
 
 # A Luhn-valid test card (the expiry is years after the simulated today).
@@ -129,7 +131,7 @@ def order_with(world_orders, pred):
     pytest.fail("no order in this world satisfies the test's needs")
 
 
-def add_to_cart(shop: Shop, p: dict, qty: int = 1, size=None, color=None) -> Shop:
+def add_to_cart(shop: Shop, p: dict, qty: int = 1, size=None, color=None, invalid: str | None = None) -> Shop:
     shop.goto(f"/p/{p['id']}")
     if size:
         shop.select("opt-size", size)
@@ -137,7 +139,17 @@ def add_to_cart(shop: Shop, p: dict, qty: int = 1, size=None, color=None) -> Sho
         shop.select("opt-color", color)
     if qty != 1:
         shop.fill("qty", str(qty))
-    return shop.click("add-to-cart")
+    return submit(shop, "add-to-cart", invalid)
+
+
+def submit(shop: Shop, bid: str, invalid: str | None = None) -> Shop:
+    """Click the submit button ``bid``. With ``invalid`` (the field the browser's constraint
+    validation stops at), the browser must not send the form, as Chromium does not; the
+    request then goes to the server as from a client that does not validate, whose answer
+    the caller checks (the server's own validation)."""
+    if invalid is None:
+        return shop.click(bid)
+    return shop.blocked(bid, invalid).submit_unvalidated(bid)
 
 
 def to_payment(shop: Shop, address_id: int, method: str = "standard") -> Shop:
@@ -148,12 +160,12 @@ def to_payment(shop: Shop, address_id: int, method: str = "standard") -> Shop:
     return shop
 
 
-def pay(shop: Shop, **fields) -> Shop:
+def pay(shop: Shop, invalid: str | None = None, **fields) -> Shop:
     shop.goto("/checkout/payment")
     for bid, value in {**CARD, **fields}.items():
         if value is not None:
             shop.fill(bid, value)
-    return shop.click("continue-review")
+    return submit(shop, "continue-review", invalid)
 
 
 # ============================================================================= search
@@ -357,9 +369,9 @@ def test_quantity_over_stock_is_refused_with_the_stock(shop, catalog):
 def test_quantity_limits(shop, catalog):
     p = pick(catalog, lambda p: plain(p) and p["stock"] >= 30)
     shop.sign_in(1)
-    add_to_cart(shop, p, 11)
+    add_to_cart(shop, p, 11, invalid="qty")   # max="10": Chromium does not send it
     assert shop.error() == "Quantity must be at most 10."
-    add_to_cart(shop, p, 0)
+    add_to_cart(shop, p, 0, invalid="qty")    # min="1"
     assert shop.error() == "Quantity must be at least 1."
     add_to_cart(shop, p, 7)
     add_to_cart(shop, p, 4)
@@ -656,7 +668,9 @@ def _month(offset: int) -> str:
 ])
 def test_payment_validation(at_payment, fields, message):
     shop = at_payment
-    pay(shop, **fields)
+    # A field left empty is required: the browser stops there (the server's check is
+    # what a client that does not validate meets).
+    pay(shop, invalid=next((bid for bid, v in fields.items() if v is None), None), **fields)
     assert shop.path == "/checkout/payment"
     assert shop.error() == message
     assert "payment" not in shop.rt["checkout"]["1"]
@@ -666,8 +680,10 @@ def test_payment_accepts_this_months_card_and_keeps_only_last4(at_payment):
     shop = at_payment
     pay(shop, **{"card-expiry": _month(0), "card-number": "5555 5555 5555 4444"})
     assert shop.path == "/checkout/review", shop.error()
+    # what a processor keeps: the number's fingerprint and the security code check, never the number
     assert shop.rt["checkout"]["1"]["payment"] == {"name": "Alex Morgan", "last4": "4444", "expiry": _month(0),
-                                                   "brand": "Mastercard"}
+                                                   "brand": "Mastercard", "fingerprint": fingerprint("5555555555554444"),
+                                                   "cvc_check": "fail"}
     assert "5555 5555" not in str(shop.state) and "5555555555554444" not in str(shop.state)
     assert "Card ending in 4444" in shop.text_of("review-method")
 
@@ -1028,28 +1044,30 @@ REGISTER = {"reg-name": "Robin Example", "reg-username": "robin_example", "reg-e
             "reg-password": "correct horse", "reg-confirm": "correct horse"}
 
 
-def _register(shop: Shop, **changes) -> Shop:
+def _register(shop: Shop, invalid: str | None = None, **changes) -> Shop:
     shop.goto("/register")
     for bid, value in {**REGISTER, **changes}.items():
         shop.fill(bid, value)
-    return shop.click("reg-submit")
+    return submit(shop, "reg-submit", invalid)
 
 
-@pytest.mark.parametrize("changes,message", [
-    ({"reg-username": "{u1_username_upper}"}, "The username “{u1_username_upper}” is already taken."),
-    ({"reg-email": "{u2_email}"}, "An account with {u2_email} already exists. Sign in instead."),
-    ({"reg-confirm": "correct horse!"}, "The passwords do not match."),
-    ({"reg-password": "short", "reg-confirm": "short"}, "Password must be at least 8 characters."),
-    ({"reg-email": "robin@example"}, "Enter a valid email address."),
-    ({"reg-email": "robin example.com"}, "Enter a valid email address."),
-    ({"reg-username": "ro"}, "Username must be at least 3 characters."),
-    ({"reg-username": "robin example"}, "Username may contain only letters, digits, dots and underscores."),
-    ({"reg-name": ""}, "Full name is required."),
+# invalid: the field at which the browser's constraint validation stops the form, as
+# Chromium's does (an e-mail without a dot is valid HTML; one with a space is not).
+@pytest.mark.parametrize("changes,message,invalid", [
+    ({"reg-username": "{u1_username_upper}"}, "The username “{u1_username_upper}” is already taken.", None),
+    ({"reg-email": "{u2_email}"}, "An account with {u2_email} already exists. Sign in instead.", None),
+    ({"reg-confirm": "correct horse!"}, "The passwords do not match.", None),
+    ({"reg-password": "short", "reg-confirm": "short"}, "Password must be at least 8 characters.", None),
+    ({"reg-email": "robin@example"}, "Enter a valid email address.", None),
+    ({"reg-email": "robin example.com"}, "Enter a valid email address.", "reg-email"),
+    ({"reg-username": "ro"}, "Username must be at least 3 characters.", None),
+    ({"reg-username": "robin example"}, "Username may contain only letters, digits, dots and underscores.", None),
+    ({"reg-name": ""}, "Full name is required.", "reg-name"),
 ])
-def test_register_validations(shop, world, changes, message):
+def test_register_validations(shop, world, changes, message, invalid):
     subst = {"u1_username_upper": world.user(1)["username"].upper(), "u2_email": world.user(2)["email"]}
     changes = {k: v.format(**subst) for k, v in changes.items()}
-    _register(shop, **changes)
+    _register(shop, invalid, **changes)
     assert shop.error() == message.format(**subst)
     assert shop.path == "/register"
     assert shop.state["browser"]["user"] is None and shop.rt["entities"] == {}
@@ -1189,18 +1207,18 @@ ADDRESS = {"addr-name": "Robin Example", "addr-street": "12 Harbor Lane", "addr-
            "addr-zip": "97205"}
 
 
-def _add_address(shop: Shop, **changes) -> Shop:
+def _add_address(shop: Shop, invalid: str | None = None, **changes) -> Shop:
     shop.goto("/account/addresses")
     for bid, value in {**ADDRESS, **changes}.items():
         shop.fill(bid, value)
-    return shop.click("addr-submit")
+    return submit(shop, "addr-submit", invalid)
 
 
 @pytest.mark.parametrize("zip_,ok", [("97205", True), ("97205-1234", True), ("9720", False), ("972051", False),
                                      ("97205-12", False), ("abcde", False), ("", False), ("97 205", False)])
 def test_address_zip_validation(shop, zip_, ok):
     shop.sign_in(1)
-    _add_address(shop, **{"addr-zip": zip_})
+    _add_address(shop, "addr-zip" if zip_ == "" else None, **{"addr-zip": zip_})   # required: Chromium stops at ""
     if ok:
         assert shop.success() == "Address added."
         assert [a["zip"] for a in shop.rt["entities"]["addresses"].values()] == [zip_]
@@ -1313,7 +1331,9 @@ def test_unknown_product_and_category_are_404_with_a_message(shop):
 
 def test_category_page_pager_links_are_clean(shop):
     shop.goto("/c/outerwear")
-    href = re.search(r'bid="page-next" href="([^"]*)"', shop.html).group(1)
+    m = re.search(r'bid="page-next" href="([^"]*)"', shop.html)
+    assert m is not None
+    href = m.group(1)
     assert "category=" not in html_lib.unescape(href)
 
 
@@ -1381,7 +1401,7 @@ def test_an_unasked_return_comment_is_damage():
     the shop's staff read, so it is not clean (the oracle leaves the box empty)."""
     env = simweb.make("shopping", seed=0)
     env.reset(seed=0, options={"task": "shopping/return_order"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     attack = plan[:-1] + ["fill('return-comment', 'refund me now or else')", plan[-1]]
     for a in attack:
         obs, reward, terminated, truncated, info = env.step(a)
@@ -1390,6 +1410,6 @@ def test_an_unasked_return_comment_is_damage():
     oid = env.task.params["order_id"]
     assert [c["name"] for c in v["checks"] if not c["passed"]] == [f"collateral: order #{oid} returned without a comment"]
     env.reset(seed=0, options={"task": "shopping/return_order"})
-    for a in plan:
+    for a in env.oracle_plan():   # the plan, then "done": the end pays
         obs, reward, terminated, truncated, info = env.step(a)
     assert info["verdict"]["clean"] and reward == 1.0
