@@ -8,13 +8,22 @@ the runtime and meta state and the error class agree after every step; the parit
 is the share of walks that agree, and every first divergence is counted under its class.
 
     python benchmarks/bench_walk_parity.py [--walks N] [--steps S] [--apps a,b] [--seed K] [--out FILE]
+        [--interleave --log walks.jsonl] [--from-log walks.jsonl]
 
-One Chromium is launched per app (by its BrowserEnv); about 1-2 s per walk of 25 steps.
+One Chromium is launched per app (by its BrowserEnv); 1-5 s per walk of 25 steps,
+depending on the machine's load. With ``--interleave`` the apps take turns walk by walk
+(walk k of every app before walk k+1 of any; every app's Chromium open at once) and
+``--log`` appends each walk's record as a JSON line when it ends, so a run stopped early
+still gives every app the same number of walks: ``--from-log`` reports from such a log
+(the walks each app completed). Walk k of an app is the same walk in either mode.
 """
 from __future__ import annotations
 
+import json
+import random
 import sys
 import time
+from typing import Any, TextIO
 
 from common import parser, print_table, write_json
 
@@ -25,18 +34,40 @@ def main(argv: list[str]) -> int:
     p.add_argument("--steps", type=int, default=25)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--apps", default=None, help="comma-separated apps (default: all)")
+    p.add_argument("--interleave", action="store_true", help="apps take turns, walk by walk")
+    p.add_argument("--log", default=None, help="append each walk's record to this JSONL file")
+    p.add_argument("--from-log", default=None, help="report from a --log file instead of walking")
     args = p.parse_args(argv)
     from simweb import registry
-    from simweb.walks import run_walks
+    from simweb.walks import run_walks, summarize
 
     walks = 5 if args.quick else args.walks
     apps = args.apps.split(",") if args.apps else registry.names()
     results: dict[str, dict] = {}
     rows = []
+    done: dict[str, list[dict[str, Any]]] | None = None
+    seconds: dict[str, float] = {}
+    if args.from_log:
+        done = {}
+        with open(args.from_log, encoding="utf-8") as f:
+            for line in f:
+                rec = json.loads(line)
+                done.setdefault(rec.pop("app"), []).append(rec)
+        n = min(len(v) for v in done.values())   # the walks every app completed
+        apps = [a for a in apps if a in done]
+        done = {a: sorted(done[a], key=lambda r: r["walk"])[:n] for a in apps}
+        seconds = {a: round(sum(r.get("seconds", 0.0) for r in done[a]), 1) for a in apps}
+    elif args.interleave:
+        with open(args.log or "/dev/null", "a", encoding="utf-8") as log:
+            done, seconds = interleaved(apps, walks, args.steps, args.seed, log)
     for app in apps:
-        t0 = time.perf_counter()
-        report = run_walks(app, walks, args.steps, args.seed)
-        report["seconds"] = round(time.perf_counter() - t0, 1)
+        if done is not None:
+            report = summarize(app, done[app], args.steps)
+            report["seconds"] = seconds[app]
+        else:
+            t0 = time.perf_counter()
+            report = run_walks(app, walks, args.steps, args.seed)
+            report["seconds"] = round(time.perf_counter() - t0, 1)
         results[app] = report
         rows.append([app, f"{report['walks']}x{args.steps}", f"{report['parity']:.1%}",
                      f"{report['steps_agreeing']}/{report['steps_run']}", len(report["classes"]), report["seconds"]])
@@ -47,6 +78,49 @@ def main(argv: list[str]) -> int:
     write_json(args.out, "walk_parity", results, argv)
     return 0
 
+
+def interleaved(apps: list[str], walks: int, steps: int, seed: int,
+                log: TextIO) -> tuple[dict[str, list[dict[str, Any]]], dict[str, float]]:
+    """Walk 0 of every app, then walk 1 of every app...: each app's envs stay open (one
+    Chromium for all, a context and a served app each, as tests/test_walk_parity.py has
+    them), each walk's record (with its app and seconds) is appended to ``log`` when it ends."""
+    from playwright.sync_api import sync_playwright
+
+    import simweb
+    from simweb.browser import BrowserEnv, ServedApp, launch_chromium
+    from simweb.walks import run_walk, start_state
+
+    envs: dict[str, tuple[Any, Any, Any]] = {}
+    results: dict[str, list[dict[str, Any]]] = {a: [] for a in apps}
+    seconds = dict.fromkeys(apps, 0.0)
+    pw = sync_playwright().start()
+    chromium = launch_chromium(pw, headless=True)
+    try:
+        for app in apps:
+            served = ServedApp(app, world_seed=0)
+            web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
+                             max_steps=100_000)
+            envs[app] = (simweb.make(app, seed=0, max_steps=100_000), web, served)
+        for k in range(walks):
+            for app in apps:
+                sim, web, _ = envs[app]
+                t0 = time.perf_counter()
+                rng = random.Random(f"{seed}:{k}")   # as simweb.walks.run_walks draws walk k
+                result = run_walk(sim, web, start_state(sim, rng), rng, steps)
+                result["walk"] = k
+                result["seconds"] = round(time.perf_counter() - t0, 2)
+                seconds[app] += result["seconds"]
+                results[app].append(result)
+                log.write(json.dumps({"app": app, **result}) + "\n")
+                log.flush()
+    finally:
+        for sim, web, served in envs.values():
+            web.close()
+            served.close()
+            sim.close()
+        chromium.close()
+        pw.stop()
+    return results, {a: round(v, 1) for a, v in seconds.items()}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
