@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     p.add_argument("--from-log", default=None, help="report from a --log file instead of walking")
     args = p.parse_args(argv)
     from simweb import registry
-    from simweb.walks import run_walks, summarize
+    from simweb.walks import redeclare, run_walks, summarize
 
     walks = 5 if args.quick else args.walks
     apps = args.apps.split(",") if args.apps else registry.names()
@@ -52,7 +52,7 @@ def main(argv: list[str]) -> int:
         with open(args.from_log, encoding="utf-8") as f:
             for line in f:
                 rec = json.loads(line)
-                done.setdefault(rec.pop("app"), []).append(rec)
+                done.setdefault(rec.pop("app"), []).append(redeclare(rec))
         n = min(len(v) for v in done.values())   # the walks every app completed
         apps = [a for a in apps if a in done]
         done = {a: sorted(done[a], key=lambda r: r["walk"])[:n] for a in apps}
@@ -70,10 +70,11 @@ def main(argv: list[str]) -> int:
             report["seconds"] = round(time.perf_counter() - t0, 1)
         results[app] = report
         rows.append([app, f"{report['walks']}x{args.steps}", f"{report['parity']:.1%}",
+                     f"{report['parity_but_declared']:.1%}",
                      f"{report['steps_agreeing']}/{report['steps_run']}", len(report["classes"]), report["seconds"]])
         for name, entry in report["classes"].items():
             print(f"  {app}: {entry['count']:4d}  {name}  e.g. {entry['example']['action']}", flush=True)
-    print_table("walk parity, in-process vs Chromium", ["app", "walks x steps", "parity", "steps agreeing",
+    print_table("walk parity, in-process vs Chromium", ["app", "walks x steps", "parity", "but declared", "steps agreeing",
                                                          "classes", "seconds"], rows)
     write_json(args.out, "walk_parity", results, argv)
     return 0

@@ -941,8 +941,8 @@ def _compare_walks(app: str, walks: int, steps: int, seed: int, out: str, world_
         raise UserError(str(exc)) from None
     Path(out).write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
     click.echo(f"{app}: {report['walks_agreeing']}/{report['walks']} walks of {steps} steps agree in-process and "
-               f"in Chromium (parity {report['parity']:.2%}); {report['steps_agreeing']}/{report['steps_run']} "
-               f"steps -> {out}")
+               f"in Chromium (parity {report['parity']:.2%}; {report['parity_but_declared']:.2%} counting "
+               f"declared classes as agreeing); {report['steps_agreeing']}/{report['steps_run']} steps -> {out}")
     for name, entry in report["classes"].items():
         click.echo(f"  {entry['count']:4d}  {name}  e.g. {entry['example']['action']}")
 

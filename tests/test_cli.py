@@ -263,7 +263,10 @@ def test_compare_walks_writes_a_parity_report(tmp_path):
     report = json.loads(out.read_text())
     assert report["walks"] == 2 and report["steps_per_walk"] == 4 and len(report["runs"]) == 2
     assert report["walks_agreeing"] + sum(c["count"] for c in report["classes"].values()) == 2
-    assert "walks of 4 steps agree" in res.stdout
+    declared = sum(c["count"] for k, c in report["classes"].items() if k.startswith("declared "))
+    assert report["walks_declared"] == declared
+    assert report["parity_but_declared"] == (report["walks_agreeing"] + declared) / 2
+    assert "walks of 4 steps agree" in res.stdout and "counting declared classes as agreeing" in res.stdout
 
 
 def test_compare_live_needs_a_server(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 
 import simweb
 from simweb.browsing import _js_number, sanitize_value
-from simweb.walks import error_class
+from simweb.walks import declared, error_class, redeclare
 
 pytestmark = pytest.mark.apps("shopping")
 
@@ -147,3 +147,37 @@ def test_every_served_stylesheet_ends_with_the_hit_rule(attribute: str) -> None:
     body = resp.get_data(as_text=True)
     assert body.endswith(hit_stylesheet(attribute)) and f"[{attribute}]" in hit_stylesheet(attribute)
     assert body.startswith("body {")   # the app's own rules come first, unchanged
+
+
+def _divergence(chromium_error: str, moved: bool, differs: list[str] | None = None) -> dict:
+    url = "/projects/p/issues?label=feature"
+    return {"differs": differs or ["error"], "chromium_moved": moved,
+            "sim": {"url": url, "error": "", "error_class": "none"},
+            "chromium": {"url": url, "error": chromium_error, "error_class": error_class(chromium_error)}}
+
+
+def test_a_timeout_after_chromium_acted_is_the_declared_late_timeout_class() -> None:
+    """Chromium's tab moved to the same URL with the same state, and Playwright's wait after
+    the click outlasted the timeout: a timing artifact (late-timeout), allowed by name. The
+    same timeout where Chromium did not move, or with the state differing, stays a failure."""
+    late = "Locator.click: Timeout 1000ms exceeded."
+    assert declared(_divergence(late, moved=True)) == "late-timeout"
+    assert declared(_divergence(late, moved=False)) is None
+    assert declared(_divergence(late, moved=True, differs=["error", "state"])) is None
+    assert declared(_divergence("Element with bid 'x' is disabled", moved=True)) is None
+
+
+def test_redeclare_classifies_a_walk_recorded_before_the_class() -> None:
+    """A walk logged without ``chromium_moved``: it is derived from the steps (the tab's URL
+    before the step), so an older run's log reports with today's declared classes."""
+    d = _divergence("Locator.click: Timeout 1000ms exceeded.", moved=True)
+    del d["chromium_moved"]
+    d["class"] = "click link: error differ (none in-process, not-actionable in Chromium)"
+    before = {"chromium": {"url": "/projects/p/labels"}}
+    result = redeclare({"steps": [before, d], "divergence": d})
+    assert result["divergence"]["class"].startswith("declared late-timeout: ")
+    stayed = _divergence("Locator.click: Timeout 1000ms exceeded.", moved=True)
+    del stayed["chromium_moved"]
+    stayed["class"] = "click link: error differ"
+    result = redeclare({"steps": [{"chromium": {"url": stayed["chromium"]["url"]}}, stayed], "divergence": stayed})
+    assert result["divergence"]["class"] == "click link: error differ"
