@@ -18,6 +18,13 @@ from bench_step import run_plans
 from common import parser
 
 
+def collect(env: object, tasks: list[str], seeds: int) -> list[float]:
+    """The CPU time of every step of the plans of ``tasks`` for ``seeds`` seeds."""
+    samples: list[float] = []
+    run_plans(env, tasks, range(seeds), lambda tid, a, dt, r, cpu: samples.append(cpu))
+    return samples
+
+
 def main(argv: list[str]) -> int:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--apps", default="shopping,forum,issues,cms,booking")
@@ -30,8 +37,7 @@ def main(argv: list[str]) -> int:
         env = simweb.make(app, seed=0)
         tasks = sorted(env.app.tasks)
         run_plans(env, tasks, range(1), lambda *a: None)   # warm caches
-        samples: list[float] = []
-        run_plans(env, tasks, range(args.seeds), lambda tid, a, dt, r, cpu: samples.append(cpu))
+        samples = collect(env, tasks, args.seeds)
         out[app] = round(statistics.median(samples) * 1e6, 1)
     print(json.dumps({"simweb": simweb.__file__, "median_step_cpu_us": out}))
     return 0
