@@ -516,7 +516,7 @@ class App:
         message instead."""
         browser = state["browser"]
         tab = tab if tab is not None else browser["tabs"][browser["active"]]
-        back = tab["url"]
+        back = tab["url"].partition("#")[0]   # the page as a server sees it: a Referer has no fragment
         source = tab["page"]
         if referrer is not None and referrer != back:
             page_hit = self.spec.match_page(urlsplit(referrer).path)

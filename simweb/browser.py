@@ -529,6 +529,12 @@ class ChromiumBackend:
         return info
 
 
+def _request_url(url: str) -> str:
+    """``url`` as the server saw its request: without the fragment, and without an empty
+    query (Chromium shows a link to ``?`` as ``page?``; the server's tab has ``page``)."""
+    return url.partition("#")[0].removesuffix("?")
+
+
 class BrowserEnv(EpisodeEnv):
     """A simweb app as a gymnasium env whose actions run in a real Chromium.
 
@@ -1190,7 +1196,7 @@ class BrowserEnv(EpisodeEnv):
         fields: dict[str, Any] = dict(live["values"])
         fields.update({k: "\x1f".join(v) for k, v in live["multi"].items()})
         fields.update(live["checked"])
-        if tab["url"] != "about:blank" and self.page.url == self._url(tab["url"]):
+        if tab["url"] != "about:blank" and _request_url(self.page.url) == _request_url(self._url(tab["url"])):
             tab["fields"] = fields
             tab["focus"] = live["focused"]
             tab["scroll"] = [max(0, int(v)) for v in live["scroll"]]

@@ -339,6 +339,10 @@ class SimBrowser:
         el = self._element(bid)
         if el.input_type == "hidden" or el.hidden:
             self._actionable(el, "fill")
+        if el.tag == "input":
+            # Playwright waits for an input to be enabled and editable before it looks at
+            # its type: a disabled checkbox times out rather than "cannot be filled".
+            self._actionable(el, "fill", editable=True)
         if el.input_type not in TEXT_INPUTS:
             if el.tag == "input":
                 return f"Input of type \"{el.input_type}\" cannot be filled (bid '{bid}')"

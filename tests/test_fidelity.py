@@ -5,6 +5,8 @@ actions Chromium cannot perform. Each rule here was measured in Chromium
 (tests/test_walk_parity.py checks them there on random walks)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import simweb
@@ -181,3 +183,33 @@ def test_redeclare_classifies_a_walk_recorded_before_the_class() -> None:
     stayed["class"] = "click link: error differ"
     result = redeclare({"steps": [{"chromium": {"url": stayed["chromium"]["url"]}}, stayed], "divergence": stayed})
     assert result["divergence"]["class"] == "click link: error differ"
+
+
+def test_a_form_sent_from_a_url_with_a_fragment_comes_from_the_page_without_it(shop) -> None:
+    """Chromium's Referer never carries the fragment, so the server (and the state's
+    recorded history) sees the page a form came from without it; the in-process tab keeps
+    its URL's fragment, and used to pass it on (found by the walks: a go_back to an entry
+    that a redirect had given a fragment, then a form posted from it)."""
+    shop.reset(seed=0)
+    pid = next(i for i in range(1, 500) if (p := shop.app.world.product(i)) is not None and p["stock"] > 5
+               and not p["options"].get("size") and not p["options"].get("color"))
+    shop.step(f"goto('/p/{pid}')")
+    shop.browser.tab["url"] += "#reviews"   # as a redirect to a Location with a fragment leaves it
+    shop.step("click('add-to-cart')")
+    post = next(e for e in reversed(shop.snapshot()["meta"]["history"]["log"]) if e.startswith('["post"'))
+    assert json.loads(post)[3] == f"/p/{pid}"
+
+
+def test_fill_on_a_disabled_checkbox_waits_as_playwright_does(shop) -> None:
+    """Playwright's fill waits for an input to be enabled and editable before it checks the
+    input's type: on a disabled checkbox it times out (not-actionable), on an enabled one it
+    says the type cannot be filled (wrong-element). Found by the walks on cms (a post's tag
+    boxes, disabled for a user who cannot edit it)."""
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    obs, *_ = shop.step("fill('f-stock', 'x')")
+    assert error_class(obs["last_action_error"]) == "wrong-element"
+    html = shop.browser.html().replace('bid="f-stock"', 'bid="f-stock" disabled', 1)
+    shop.browser._html, shop.browser._page = html, None   # the same page with the box disabled
+    obs, *_ = shop.step("fill('f-stock', 'x')")
+    assert error_class(obs["last_action_error"]) == "not-actionable"
