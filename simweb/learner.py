@@ -108,9 +108,16 @@ _REF = re.compile(r"(?<![\w/])(?:[A-Za-z][\w.-]*/[\w.-]*\w|#\d+)")
 CONTEXT = 24   # an element's context: its largest ancestor (up to 3 levels) of at most this many nodes
 
 
+def _stem(t: str) -> str:
+    """A plural's singular, crudely ("bookings" -> "booking", "issues" -> "issue"), so that
+    a goal's "my booking" meets a link's "My bookings"."""
+    return t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
+
+
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens of ``text`` without stop words and single letters (the c of c/x)."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP and (len(t) > 1 or t.isdigit())]
+    """Lower-case word tokens of ``text``, plurals stemmed, without stop words and single
+    letters (the c of c/x)."""
+    return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOP and (len(t) > 1 or t.isdigit())]
 
 
 @dataclass(frozen=True)
@@ -215,8 +222,10 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
         return end - i
 
     def context_span(i: int) -> float:
-        """The best share of a quoted span's words found in the names of the element's row
-        or card (its largest ancestor, up to 3 levels up, of at most CONTEXT nodes)."""
+        """The mean share of the goal's quoted spans' (and references') words found in the
+        names of the element's row or card (its largest ancestor, up to 3 levels up, of at
+        most CONTEXT nodes): the mean, not the best, so that the row of a post with the
+        goal's title in another community than the goal's is not the goal's row."""
         if not goal.span_words:
             return 0.0
         top, p, levels = i, nodes[i].parent, 0
@@ -228,7 +237,7 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
         for j in range(top, top + size(top)):
             if j != i:
                 around |= node_words[j]
-        return max(_share(set(sw), frozenset(around)) for sw in goal.span_words)
+        return sum(_share(set(sw), frozenset(around)) for sw in goal.span_words) / len(goal.span_words)
 
     here = urlsplit(obs.get("url") or "")
     title = page_title_span(nodes, goal)

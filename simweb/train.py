@@ -30,6 +30,7 @@ process, in a fixed order).
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -50,6 +51,8 @@ __all__ = ["TRAIN_SEEDS", "TrainConfig", "TrainError", "default_tasks", "plot_cu
 FRONTIER_SHARE = 0.6
 MAX_REACH = 30
 CURRICULA = ("adaptive", "plan", "none")
+#: instances per portable family that training leaves to ``simweb sim2live`` (its --instances up to this)
+SIM2LIVE_HELD_OUT = 20
 #: task seeds training draws from: [0, TRAIN_SEEDS); evaluation's held-out seeds are 1000 and up
 TRAIN_SEEDS = 1000
 METRICS = "metrics.jsonl"
@@ -113,6 +116,24 @@ def default_tasks(app: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- one iteration
 
+@functools.cache
+def sim2live_instances(app: str) -> frozenset[tuple[str, int]]:
+    """The (template, seed) instances ``simweb sim2live`` runs for ``app``'s pairs (the
+    first :data:`SIM2LIVE_HELD_OUT` of each portable family; they are drawn from seed 0
+    up, inside the training range): training never draws them, so the retained gain is
+    measured on instances the policy never trained on."""
+    from .counterparts import PAIRS, families
+
+    out: set[tuple[str, int]] = set()
+    for pair in sorted(PAIRS):
+        papp, counterpart = pair.split(":", 1)
+        if papp != app:
+            continue
+        for fam in families(counterpart):
+            out |= {(i.sim_task, int(i.sim_seed)) for i in fam.instances(SIM2LIVE_HELD_OUT)}
+    return frozenset(out)
+
+
 def is_final_action(action: str) -> bool:
     """Whether ``action`` is one that ends an episode (the final message, a refusal)."""
     return action.split("(", 1)[0].strip() in FINAL_ACTIONS
@@ -123,9 +144,12 @@ def _starts(env: Any, cfg: TrainConfig, rng: np.random.Generator, reach: dict[st
     """This iteration's (task, seed, prefix length, start state bytes, j) per instance: the
     group starts ``j`` actions before the end of the oracle plan, after its first ``k``."""
     out: list[tuple[str, int, int, bytes | None, int]] = []
+    reserved = sim2live_instances(cfg.app)
     for _ in range(cfg.instances):
         task = cfg.tasks[int(rng.integers(len(cfg.tasks)))]
         seed = int(rng.integers(TRAIN_SEEDS))
+        while (task, seed) in reserved:   # a sim2live instance: drawn again (held out for the retained gain)
+            seed = int(rng.integers(TRAIN_SEEDS))
         if cfg.curriculum == "none":
             out.append((task, seed, 0, None, 0))
             continue

@@ -183,6 +183,17 @@ def test_training_seeds_never_reach_the_held_out_ones():
         assert all(0 <= seed < TRAIN_SEEDS for _t, seed, _k, _s, _j in starts)
 
 
+def test_training_never_draws_a_sim2live_instance():
+    """The pairs' portable instances (seeds from 0, inside the training range) are held out."""
+    from simweb.train import _starts, sim2live_instances
+
+    held = sim2live_instances("issues")
+    assert ("issues/close_issue", min(s for t, s in held if t == "issues/close_issue")) in held
+    cfg = tiny(tasks=["issues/close_issue"], instances=300, curriculum="none")
+    drawn = {(t, s) for t, s, _k, _b, _j in _starts(simweb.make("issues"), cfg, np.random.default_rng(0), {})}
+    assert len(drawn) > 100 and not drawn & held
+
+
 def test_curriculum_starts_before_a_site_action_and_moves_earlier_on_success():
     """A group never starts after the plan's last change (its final message is not a start
     point: a start there teaches "done" on a page the policy never changed); the frontier
