@@ -266,14 +266,19 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
                                                         == here[2:4])
             elif group == "button":
                 ctx = context_span(n.index)
-                f.update({"click:button:name_in_goal": in_goal, "click:button:span_in_name": span_in,
-                          "click:button:name_in_instruction": in_instr,
-                          "click:button:after_fill": float(memory.last_kind == "fill"),
-                          "click:button:context_span": ctx,
-                          "click:button:instruction_x_context": in_instr * ctx,
-                          "click:button:instruction_x_title": in_instr * title,
-                          "click:button:instruction_no_context": in_instr * float(bool(goal.span_words) and ctx < 0.5)
-                          * (1.0 - title)})
+                f.update({"click:button:span_in_name": span_in, "click:button:context_span": ctx,
+                          "click:button:after_fill": float(memory.last_kind == "fill")})
+                if goal.span_words:
+                    # a goal that names its object: the instruction's button counts in one of
+                    # three exclusive places, so no weight is shared between the right button
+                    # and the same button elsewhere (spam): in the object's row or card (all
+                    # the goal's spans around it), on the object's own page, or elsewhere
+                    full = float(ctx >= 0.99)
+                    f.update({"click:button:instruction_x_context": in_instr * full,
+                              "click:button:instruction_x_title": in_instr * (1.0 - full) * title,
+                              "click:button:instruction_no_context": in_instr * (1.0 - full) * (1.0 - title)})
+                else:
+                    f.update({"click:button:name_in_goal": in_goal, "click:button:name_in_instruction": in_instr})
             else:
                 f["click:other:name_in_goal"] = in_goal
             f["click:empty_name"] = float(not name_words)
