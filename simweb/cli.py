@@ -1145,21 +1145,28 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @click.option("--seed", "-s", type=int, default=0, show_default=True, help="Seed of the run (instances, actions).")
 @click.option("--lr", type=FiniteFloatRange(min=0, min_open=True), default=0.1, show_default=True,
               help="Adam's step size.")
-@click.option("--max-steps", type=click.IntRange(1, 500), default=8, show_default=True,
+@click.option("--max-steps", type=click.IntRange(1, 500), default=10, show_default=True,
               help="Steps per training rollout (evaluation uses the task's budget).")
 @click.option("--reward", "group_reward", type=click.Choice(["outcome", "progress"]), default="progress",
               show_default=True, help="Group reward: clean success (outcome) or final clean progress.")
-@click.option("--clean-bonus", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
-              help="Added to a clean trajectory's reward (0: the clean progress alone).")
-@click.option("--curriculum", type=click.Choice(["plan", "none"]), default="plan", show_default=True,
-              help="plan: groups start at points of the oracle plan (most near its end); none: at the task start.")
+@click.option("--clean-bonus", type=FiniteFloatRange(min=0), default=0.2, show_default=True,
+              help="Weight of staying clean, added to the advantage after the group normalisation.")
+@click.option("--end-bonus", type=FiniteFloatRange(min=0), default=0.5, show_default=True,
+              help="Added to the reward of a clean success the agent ended with its final message.")
+@click.option("--curriculum", type=click.Choice(["adaptive", "plan", "none"]), default="adaptive",
+              show_default=True,
+              help="adaptive: groups start near the oracle plan's end and earlier as they succeed; plan: at "
+                   "points of the plan, most near its end; none: at the task start.")
+@click.option("--advance-at", type=FiniteFloatRange(min=0, max=1), default=0.5, show_default=True,
+              help="adaptive: the success rate at a template's frontier that moves its start one action earlier.")
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
               help="Run folder: policy.json, init/, metrics.jsonl, curve.png. An existing run there is resumed.")
 @with_options(pool_options)
 @with_world
 @_guard
 def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instances: int, seed: int, lr: float,
-              max_steps: int, group_reward: str, clean_bonus: float, curriculum: str, out: str, workers: int,
+              max_steps: int, group_reward: str, clean_bonus: float, end_bonus: float, curriculum: str,
+              advance_at: float, out: str, workers: int,
               pool_backend: str,
               address: str | None, world_seed: int, size: int | None) -> None:
     """Train the bundled learned policy with group rollouts from forks and a policy gradient
@@ -1174,7 +1181,8 @@ def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instance
     _check_counts(None, workers)
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
     cfg = TrainConfig(app=app, tasks=ids, iterations=iterations, group=group, instances=instances, seed=seed, lr=lr,
-                      reward=group_reward, max_steps=max_steps, clean_bonus=clean_bonus, curriculum=curriculum,
+                      reward=group_reward, max_steps=max_steps, clean_bonus=clean_bonus, end_bonus=end_bonus,
+                      curriculum=curriculum, advance_at=advance_at,
                       world_seed=world_seed,
                       size=size)
     env = _make_env(app, world_seed, size)

@@ -19,9 +19,14 @@ Every candidate gets a feature vector (:data:`FEATURES`, all names stored in the
 checkpoint) that transfers across sites: the action kind, the element's role, the token
 overlap of its name with the goal and with the goal's quoted spans, whether the element
 was acted on already in this episode, whether it is pressed or checked, whether the last
-action failed. The policy is ``p(a | obs) = softmax(X @ w)``; it samples from a
-generator seeded by the rollout's seed (:meth:`LearnedPolicy.reset`), so the same seed
-gives the same actions in any process.
+action failed. The policy is ``p(a | obs) = softmax(X @ w - log n_kind(a))``: the fixed offset
+``-log n_kind(a)`` (the number of candidates of ``a``'s kind on this page) balances the
+kinds, so a page with 150 links and one final-message candidate does not give the
+message 1/150 of the mass: with all weights 0 the policy picks a kind uniformly, then an
+element of that kind uniformly (kind then argument). The offset does not depend on the
+weights, so ``grad log p(a) = x_a - E_p[x]`` is unchanged. It samples from a generator
+seeded by the rollout's seed (:meth:`LearnedPolicy.reset`), so the same seed gives the
+same actions in any process.
 
 Training (:mod:`simweb.train`) is a policy gradient with group-normalised advantages:
 ``grad log p(a) = x_a - E_p[x]``, computed by replaying each trajectory's observations.
@@ -45,7 +50,7 @@ from .policy import Action
 __all__ = ["FEATURES", "FORMAT", "CheckpointError", "LearnedPolicy", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = "simweb-learned-policy"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 CHECKPOINT_FILE = "policy.json"
 
 KINDS = ("click", "fill", "select", "done", "answer", "back")
@@ -73,6 +78,8 @@ FEATURES: tuple[str, ...] = (
     # the element's neighbourhood (the row or card it sits in) names what the goal quotes:
     # the Upvote button of the post the goal names, not of any post
     "click:button:context_span", "click:button:instruction_x_context", "click:button:instruction_no_context",
+    # the page is the quoted thing's own page (its title, before " — Site", is the span)
+    "click:button:instruction_x_title",
     "click:link:to_current_page",
     "click:empty_name", "click:acted", "click:pressed", "click:after_fill", "click:button:after_fill",
     "click:last_error_same",
@@ -101,9 +108,16 @@ _REF = re.compile(r"(?<![\w/])(?:[A-Za-z][\w.-]*/[\w.-]*\w|#\d+)")
 CONTEXT = 24   # an element's context: its largest ancestor (up to 3 levels) of at most this many nodes
 
 
+def _stem(t: str) -> str:
+    """A plural's singular, crudely ("bookings" -> "booking", "issues" -> "issue"), so that
+    a goal's "my booking" meets a link's "My bookings"."""
+    return t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
+
+
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens of ``text`` without stop words and single letters (the c of c/x)."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP and (len(t) > 1 or t.isdigit())]
+    """Lower-case word tokens of ``text``, plurals stemmed, without stop words and single
+    letters (the c of c/x)."""
+    return [_stem(t) for t in _TOKEN.findall(text.lower()) if t not in STOP and (len(t) > 1 or t.isdigit())]
 
 
 @dataclass(frozen=True)
@@ -208,8 +222,10 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
         return end - i
 
     def context_span(i: int) -> float:
-        """The best share of a quoted span's words found in the names of the element's row
-        or card (its largest ancestor, up to 3 levels up, of at most CONTEXT nodes)."""
+        """The mean share of the goal's quoted spans' (and references') words found in the
+        names of the element's row or card (its largest ancestor, up to 3 levels up, of at
+        most CONTEXT nodes): the mean, not the best, so that the row of a post with the
+        goal's title in another community than the goal's is not the goal's row."""
         if not goal.span_words:
             return 0.0
         top, p, levels = i, nodes[i].parent, 0
@@ -221,9 +237,10 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
         for j in range(top, top + size(top)):
             if j != i:
                 around |= node_words[j]
-        return max(_share(set(sw), frozenset(around)) for sw in goal.span_words)
+        return sum(_share(set(sw), frozenset(around)) for sw in goal.span_words) / len(goal.span_words)
 
     here = urlsplit(obs.get("url") or "")
+    title = page_title_span(nodes, goal)
     options: dict[int, list[AXNode]] = {}
     for n in nodes:
         if n.role == "option" and n.parent is not None:
@@ -249,12 +266,19 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
                                                         == here[2:4])
             elif group == "button":
                 ctx = context_span(n.index)
-                f.update({"click:button:name_in_goal": in_goal, "click:button:span_in_name": span_in,
-                          "click:button:name_in_instruction": in_instr,
-                          "click:button:after_fill": float(memory.last_kind == "fill"),
-                          "click:button:context_span": ctx,
-                          "click:button:instruction_x_context": in_instr * ctx,
-                          "click:button:instruction_no_context": in_instr * float(bool(goal.span_words) and ctx < 0.5)})
+                f.update({"click:button:span_in_name": span_in, "click:button:context_span": ctx,
+                          "click:button:after_fill": float(memory.last_kind == "fill")})
+                if goal.span_words:
+                    # a goal that names its object: the instruction's button counts in one of
+                    # three exclusive places, so no weight is shared between the right button
+                    # and the same button elsewhere (spam): in the object's row or card (all
+                    # the goal's spans around it), on the object's own page, or elsewhere
+                    full = float(ctx >= 0.99)
+                    f.update({"click:button:instruction_x_context": in_instr * full,
+                              "click:button:instruction_x_title": in_instr * (1.0 - full) * title,
+                              "click:button:instruction_no_context": in_instr * (1.0 - full) * (1.0 - title)})
+                else:
+                    f.update({"click:button:name_in_goal": in_goal, "click:button:name_in_instruction": in_instr})
             else:
                 f["click:other:name_in_goal"] = in_goal
             f["click:empty_name"] = float(not name_words)
@@ -316,6 +340,33 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
     return acts, effects, x
 
 
+def kind_offsets(effects: Sequence[Effect]) -> np.ndarray:
+    """``-log n`` for each candidate, ``n`` the number of candidates of its kind: the
+    offset that makes the untrained policy choose a kind first, uniformly, then one of its
+    candidates (the final message is one kind among five, not one action among 150)."""
+    counts: dict[str, int] = {}
+    for e in effects:
+        counts[e[0]] = counts.get(e[0], 0) + 1
+    return -np.log(np.array([counts[e[0]] for e in effects], dtype=np.float64))
+
+
+_TITLE_SEP = re.compile(r"\s+[—–|·-]\s+")
+
+
+def page_title_span(nodes: Sequence[AXNode], goal: Goal) -> float:
+    """How much the page is the page of a thing the goal quotes: the best Jaccard overlap
+    of a quoted span's words with the words of the page's title (the root's name, up to
+    its first " — Site" separator). A listing or a search page for the span scores
+    below its own page."""
+    if not nodes or not goal.span_words:
+        return 0.0
+    head = _TITLE_SEP.split(nodes[0].name.strip(), maxsplit=1)[0] if nodes[0].role == "RootWebArea" else ""
+    words = frozenset(tokens(head))
+    if not words:
+        return 0.0
+    return max((len(sw & words) / len(sw | words) for sw in goal.span_words if sw), default=0.0)
+
+
 def softmax(logits: np.ndarray) -> np.ndarray:
     z = logits - logits.max()
     e = np.exp(z)
@@ -360,7 +411,7 @@ class LearnedPolicy:
     def scores(self, obs: dict[str, Any]) -> tuple[list[str], list[Effect], np.ndarray, np.ndarray]:
         """(actions, their effects on memory, features, probabilities) for ``obs``."""
         acts, effects, x = candidates(obs, self.goal(obs), self.memory, self.budget)
-        return acts, effects, x, softmax(x @ self.weights)
+        return acts, effects, x, softmax(x @ self.weights + kind_offsets(effects))
 
     def remember(self, effect: Effect) -> None:
         """Update the episode memory with the action taken (its kind, element)."""

@@ -30,6 +30,7 @@ process, in a fixed order).
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -41,10 +42,17 @@ from typing import Any
 import numpy as np
 import orjson
 
+from .episode import FINAL_ACTIONS
 from .learner import FEATURES, CheckpointError, LearnedPolicy, read_checkpoint, save_checkpoint
 
 __all__ = ["TRAIN_SEEDS", "TrainConfig", "TrainError", "default_tasks", "plot_curve", "train"]
 
+#: adaptive curriculum: the share of groups at a template's frontier, and the frontier's cap
+FRONTIER_SHARE = 0.6
+MAX_REACH = 30
+CURRICULA = ("adaptive", "plan", "none")
+#: instances per portable family that training leaves to ``simweb sim2live`` (its --instances up to this)
+SIM2LIVE_HELD_OUT = 20
 #: task seeds training draws from: [0, TRAIN_SEEDS); evaluation's held-out seeds are 1000 and up
 TRAIN_SEEDS = 1000
 METRICS = "metrics.jsonl"
@@ -77,11 +85,18 @@ class TrainConfig:
     lr: float = 0.1
     reward: str = "progress"
     normaliser: str = "constant"
-    max_steps: int = 8
-    #: added to the clean progress of a trajectory that stayed clean: without it, damage and
-    #: doing nothing both pay 0 and a group cannot tell them apart (both are verdict fields)
-    clean_bonus: float = 0.0
-    curriculum: str = "plan"
+    max_steps: int = 10
+    #: the weight of staying clean, added to the advantage *after* the group normalisation
+    #: (``clean_bonus * (clean_i - mean clean)``): a group can tell damage from doing nothing,
+    #: and the term stays small next to the normalised task reward, so success ranks above
+    #: clean (inside the normalisation a small bonus is scaled up to a full-size advantage)
+    clean_bonus: float = 0.2
+    #: paid on top of the clean progress for a clean success the agent ended with its final
+    #: message (the sparse reward's condition): the policy learns to say it is done
+    end_bonus: float = 0.5
+    curriculum: str = "adaptive"
+    #: adaptive curriculum: success rate at a template's frontier that moves it one action earlier
+    advance_at: float = 0.5
     world_seed: int = 0
     size: int | None = None
 
@@ -101,28 +116,87 @@ def default_tasks(app: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- one iteration
 
-def _starts(env: Any, cfg: TrainConfig, rng: np.random.Generator) -> list[tuple[str, int, int, bytes | None]]:
-    """This iteration's (task, seed, prefix length, start state bytes) per instance."""
-    out: list[tuple[str, int, int, bytes | None]] = []
+@functools.cache
+def sim2live_instances(app: str) -> frozenset[tuple[str, int]]:
+    """The (template, seed) instances ``simweb sim2live`` runs for ``app``'s pairs (the
+    first :data:`SIM2LIVE_HELD_OUT` of each portable family; they are drawn from seed 0
+    up, inside the training range): training never draws them, so the retained gain is
+    measured on instances the policy never trained on."""
+    from .counterparts import PAIRS, families
+
+    out: set[tuple[str, int]] = set()
+    for pair in sorted(PAIRS):
+        papp, counterpart = pair.split(":", 1)
+        if papp != app:
+            continue
+        for fam in families(counterpart):
+            for n in (SIM2LIVE_HELD_OUT, SIM2LIVE_HELD_OUT // 2, 1):
+                try:   # a family with fewer instances in its seed range: as many as it has
+                    out |= {(i.sim_task, int(i.sim_seed)) for i in fam.instances(n)}
+                    break
+                except RuntimeError:
+                    continue
+    return frozenset(out)
+
+
+def is_final_action(action: str) -> bool:
+    """Whether ``action`` is one that ends an episode (the final message, a refusal)."""
+    return action.split("(", 1)[0].strip() in FINAL_ACTIONS
+
+
+def _starts(env: Any, cfg: TrainConfig, rng: np.random.Generator, reach: dict[str, int]
+            ) -> list[tuple[str, int, int, bytes | None, int]]:
+    """This iteration's (task, seed, prefix length, start state bytes, j) per instance: the
+    group starts ``j`` actions before the end of the oracle plan, after its first ``k``."""
+    out: list[tuple[str, int, int, bytes | None, int]] = []
+    reserved = sim2live_instances(cfg.app)
     for _ in range(cfg.instances):
         task = cfg.tasks[int(rng.integers(len(cfg.tasks)))]
         seed = int(rng.integers(TRAIN_SEEDS))
+        while (task, seed) in reserved:   # a sim2live instance: drawn again (held out for the retained gain)
+            seed = int(rng.integers(TRAIN_SEEDS))
         if cfg.curriculum == "none":
-            out.append((task, seed, 0, None))
+            out.append((task, seed, 0, None, 0))
             continue
         env.reset(seed=seed, options={"task": task})
         plan = env.oracle_plan()
-        # j actions before the end, P(j) proportional to 1/sqrt(j): more groups start near
-        # the reward, where an untrained policy finds some, and every point is drawn,
-        # the task's start (j = len(plan), k = 0) included
+        # the plan's site actions: its final message is not a start point (a group started
+        # after the last change would learn to say "done" on a page it never changed)
+        if plan and is_final_action(plan[-1]):
+            plan = plan[:-1]
         n = max(1, len(plan))
-        p = 1.0 / np.sqrt(np.arange(1, n + 1))
-        j = 1 + int(np.searchsorted(np.cumsum(p / p.sum()), rng.random(), side="right"))
+        if cfg.curriculum == "plan":
+            # j actions before the end, P(j) proportional to 1/sqrt(j): more groups start near
+            # the reward, where an untrained policy finds some, and every point is drawn,
+            # the task's start (j = len(plan), k = 0) included
+            p = 1.0 / np.sqrt(np.arange(1, n + 1))
+            j = 1 + int(np.searchsorted(np.cumsum(p / p.sum()), rng.random(), side="right"))
+        else:
+            # adaptive: most groups at the template's frontier (``reach``), the rest
+            # uniformly nearer the end (so what was learned there is not forgotten)
+            r = reach.get(task, 1)
+            u = rng.random()
+            j = r if u < FRONTIER_SHARE or r <= 1 else 1 + int(rng.integers(r - 1))
         k = max(0, n - min(j, n))
         for a in plan[:k]:
             env.step(a)
-        out.append((task, seed, k, orjson.dumps(env.snapshot()) if k else None))
+        out.append((task, seed, k, orjson.dumps(env.snapshot()) if k else None, j))
     return out
+
+
+def advance_reach(reach: dict[str, int], outcomes: list[tuple[str, int, float]], threshold: float,
+                  limit: int = MAX_REACH) -> dict[str, int]:
+    """The curriculum's frontiers after an iteration: a template whose groups at its
+    frontier succeeded at least ``threshold`` of the time (clean success, ended by the
+    agent's message) moves its start one action earlier. ``outcomes``: (task, j, success
+    rate of the group) for every group."""
+    new = dict(reach)
+    for task in sorted({t for t, _j, _s in outcomes}):
+        r = reach.get(task, 1)
+        at = [s for t, j, s in outcomes if t == task and j >= r]
+        if at and sum(at) / len(at) >= threshold:
+            new[task] = min(limit, r + 1)
+    return new
 
 
 def _replay(env: Any, policy: LearnedPolicy, traj: Any, start: bytes | None, task: str, seed: int,
@@ -173,6 +247,38 @@ class Adam:
         return w + lr * mhat / (np.sqrt(vhat) + eps)
 
 
+# ----------------------------------------------------------------------------- rewards
+
+def ended_by_message(traj: Any) -> bool:
+    """Whether the trajectory's last action is the agent's final message (not a refusal)."""
+    return bool(traj.steps) and str(traj.steps[-1].get("action", "")).startswith("send_msg_to_user(")
+
+
+def group_weights(trajs: list[Any], cfg: TrainConfig) -> tuple[list[float], list[list[float]], list[float]]:
+    """A group's task rewards, per-step weights and wins (clean success ended by the
+    agent's message). The task reward is the group reward (clean progress, or clean
+    success) plus ``end_bonus`` for a win; it is group-normalised; the clean term is added
+    after the normalisation (see :class:`TrainConfig`), so it never outweighs a success,
+    and only in a group whose task rewards differ."""
+    from .group import advantages, step_weights
+
+    wins = [float(bool(t.final.get("success")) and bool(t.final.get("clean")) and ended_by_message(t))
+            for t in trajs]
+    rewards = [float(t.header["group_reward"]) + cfg.end_bonus * w for t, w in zip(trajs, wins)]
+    advs = advantages(rewards)
+    if max(rewards) > min(rewards):
+        # the clean term only where the task reward tells the children apart: in a group
+        # where nothing succeeded it alone would teach "do nothing, say done" before any
+        # success is found (measured: forum collapsed to the final message in 20 iterations)
+        cleans = [float(bool(t.final.get("clean", True))) for t in trajs]
+        mean_clean = sum(cleans) / len(cleans)
+        advs = [a + cfg.clean_bonus * (c - mean_clean) for a, c in zip(advs, cleans)]
+    budget = max((int(t.header.get("budget") or 0) for t in trajs), default=0) or None
+    weights = step_weights(advs, [len(t.steps) for t in trajs], cfg.normaliser,
+                           constant=budget if cfg.normaliser == "constant" else None)
+    return rewards, weights, wins
+
+
 # ----------------------------------------------------------------------------- the run
 
 def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
@@ -185,7 +291,8 @@ def _load_rng(state: dict[str, Any]) -> np.random.Generator:
     return np.random.Generator(bg)
 
 
-def _resume(out: Path, cfg: TrainConfig) -> tuple[LearnedPolicy, Adam, np.random.Generator, int] | None:
+def _resume(out: Path, cfg: TrainConfig
+            ) -> tuple[LearnedPolicy, Adam, np.random.Generator, int, dict[str, int]] | None:
     """The state of a run in ``out`` to continue (None: a new run)."""
     if not (out / "policy.json").exists():
         return None
@@ -201,13 +308,14 @@ def _resume(out: Path, cfg: TrainConfig) -> tuple[LearnedPolicy, Adam, np.random
     policy = LearnedPolicy(doc["weights"], app=cfg.app, version=int(doc.get("version") or 0))
     adam = Adam(np.asarray(stored["adam_m"], dtype=np.float64), np.asarray(stored["adam_v"], dtype=np.float64),
                 int(stored["adam_t"]))
-    return policy, adam, _load_rng(stored["rng"]), int(stored["iteration"])
+    reach = {str(k): int(v) for k, v in (stored.get("reach") or {}).items()}
+    return policy, adam, _load_rng(stored["rng"]), int(stored["iteration"]), reach
 
 
 def _checkpoint(out: Path, policy: LearnedPolicy, adam: Adam, rng: np.random.Generator, cfg: TrainConfig,
-                iteration: int) -> None:
+                iteration: int, reach: dict[str, int]) -> None:
     save_checkpoint(out, policy, {"train": {
-        "config": asdict(cfg), "iteration": iteration, "rng": _rng_state(rng),
+        "config": asdict(cfg), "iteration": iteration, "rng": _rng_state(rng), "reach": dict(sorted(reach.items())),
         "adam_m": [float(v) for v in adam.m], "adam_v": [float(v) for v in adam.v], "adam_t": adam.t}})
 
 
@@ -234,7 +342,6 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
     """Train (or resume) the run in ``out``; returns the policy at the end. ``stop_after``:
     stop after that many iterations of this call (a test's interruption)."""
     from .env import SimEnv
-    from .group import regroup
     from .rollout import WorkItem, make_pool, trajectory_from_bytes, write_atomic
 
     if not cfg.tasks:
@@ -243,8 +350,8 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
         raise TrainError(f"--group must be at least 2 (advantages compare the children), not {cfg.group}")
     if cfg.iterations < 0 or cfg.instances < 1:
         raise TrainError("--iterations must be >= 0 and --instances >= 1")
-    if cfg.curriculum not in ("plan", "none"):
-        raise TrainError(f"curriculum must be plan or none, not {cfg.curriculum!r}")
+    if cfg.curriculum not in CURRICULA:
+        raise TrainError(f"curriculum must be one of {', '.join(CURRICULA)}, not {cfg.curriculum!r}")
     out = Path(out)
     env = env or SimEnv(cfg.app, cfg.world_seed, size=cfg.size)
     for t in cfg.tasks:
@@ -255,10 +362,11 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
         adam = Adam(np.zeros(len(FEATURES)), np.zeros(len(FEATURES)))
         rng = np.random.Generator(np.random.PCG64(cfg.seed))
         start_it = 0
-        _checkpoint(out / "init", policy, adam, rng, cfg, 0)
-        _checkpoint(out, policy, adam, rng, cfg, 0)
+        reach: dict[str, int] = {}
+        _checkpoint(out / "init", policy, adam, rng, cfg, 0, reach)
+        _checkpoint(out, policy, adam, rng, cfg, 0, reach)
     else:
-        policy, adam, rng, start_it = state
+        policy, adam, rng, start_it, reach = state
     lines = _metric_lines(out, start_it)
     write_atomic(str(out / METRICS), lines)   # write_atomic ends each chunk with a newline
     elapsed = 0.0
@@ -270,12 +378,12 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             if stop_after is not None and done_now >= stop_after:
                 break
             t0 = time.perf_counter()
-            starts = _starts(env, cfg, rng)
+            starts = _starts(env, cfg, rng, reach)
             items = [WorkItem(cfg.app, task, seed, policy_version=it, group=cfg.group,
                               group_seed=cfg.seed * 1_000_003 + it * 1009 + j, max_steps=cfg.max_steps,
                               world_seed=cfg.world_seed, size=cfg.size, reward=cfg.reward,
                               normaliser=cfg.normaliser, state=state_bytes)
-                     for j, (task, seed, _k, state_bytes) in enumerate(starts)]
+                     for j, (task, seed, _k, state_bytes, _j) in enumerate(starts)]
             policy.version = it
             results = pool.run(items, policy, on_done=(lambda i, o: on_rollout()) if on_rollout else None)
             grad = np.zeros(len(FEATURES), dtype=np.float64)
@@ -283,13 +391,15 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             succ = clean = prog = rew = steps = 0.0
             n = 0
             from_start = [0.0, 0]
-            for (task, seed, k, state_bytes), blobs in zip(starts, results):
+            ended = 0.0
+            outcomes: list[tuple[str, int, float]] = []
+            for (task, seed, k, state_bytes, j), blobs in zip(starts, results):
                 trajs = [trajectory_from_bytes(b) for b in blobs]
-                rewards = [float(t.header["group_reward"]) + cfg.clean_bonus * float(bool(t.final.get("clean", True)))
-                           for t in trajs]
-                g = regroup(trajs, rewards, normaliser=cfg.normaliser)
-                for traj, r, w in zip(trajs, rewards, g.step_weights):
+                rewards, weights, wins = group_weights(trajs, cfg)
+                outcomes.append((task, j, sum(wins) / len(wins)))
+                for traj, r, w in zip(trajs, rewards, weights):
                     v = traj.final
+                    ended += float(ended_by_message(traj))
                     succ += float(bool(v.get("success")) and bool(v.get("clean")))
                     clean += float(bool(v.get("clean", True)))
                     prog += float(v.get("progress", 0.0))
@@ -303,6 +413,8 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
                         gi, li = _replay(env, policy, traj, state_bytes, task, seed, w)
                         grad += gi
                         loss += li
+            if cfg.curriculum == "adaptive":
+                reach = advance_reach(reach, outcomes, cfg.advance_at)
             grad /= len(starts)
             loss /= len(starts)
             policy.weights = adam.step(policy.weights, grad, cfg.lr)
@@ -312,10 +424,11 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             row = {"iteration": it, "success": succ / n, "clean": clean / n, "progress": prog / n,
                    "reward": rew / n, "loss": loss, "steps": steps / n, "trajectories": n,
                    "success_from_start": from_start[0] / from_start[1] if from_start[1] else None,
+                   "ended_by_message": ended / n, "reach": dict(sorted(reach.items())),
                    "grad_norm": float(np.linalg.norm(grad)), "wall": wall, "elapsed": elapsed}
             lines.append(orjson.dumps(row))
             write_atomic(str(out / METRICS), lines)
-            _checkpoint(out, policy, adam, rng, cfg, it + 1)
+            _checkpoint(out, policy, adam, rng, cfg, it + 1, reach)
             done_now += 1
             if on_iteration:
                 on_iteration(row)

@@ -25,8 +25,10 @@ from simweb.train import TRAIN_SEEDS, TrainConfig, TrainError, read_metrics, tra
 pytestmark = pytest.mark.apps("issues")
 
 #: a run short enough for CI whose groups do get different rewards (so the weights move)
+#: (advance_at=0: the adaptive curriculum moves every template's start each iteration, so a
+#: resume must restore the frontiers too)
 TINY = dict(app="issues", tasks=["issues/mark_all_read"], iterations=3, group=6, instances=2, max_steps=3, seed=1,
-            clean_bonus=0.1)
+            clean_bonus=0.1, advance_at=0.0)
 
 
 def tiny(**kw) -> TrainConfig:
@@ -53,9 +55,15 @@ def test_candidates_come_from_the_observation_alone():
     pol.reset(object(), seed=3)
     obs = {"goal": "Post in c/chess with the title “Hello there” and upvote it.", "axtree": AXTREE,
            "last_action_error": "", "url": "http://example.test/submit"}
-    acts, _effects, x, probs = pol.scores(obs)
+    acts, effects, x, probs = pol.scores(obs)
     assert x.shape == (len(acts), len(FEATURES))
-    assert abs(probs.sum() - 1) < 1e-12 and np.allclose(probs, 1 / len(acts))   # untrained: uniform
+    # untrained: a kind uniformly (click, fill, select, the final message, back), then one of its candidates
+    kinds = sorted({e[0] for e in effects})
+    assert kinds == ["back", "click", "done", "fill", "select"]
+    assert abs(probs.sum() - 1) < 1e-12
+    for k in kinds:
+        mine = probs[[i for i, e in enumerate(effects) if e[0] == k]]
+        assert abs(mine.sum() - 1 / len(kinds)) < 1e-12 and np.allclose(mine, mine[0])
     for a in ("click('up')", "fill('title', 'Hello there')", "fill('q', 'Hello there')",
               "select_option('community', 'c/chess')", "send_msg_to_user('done')", "go_back()"):
         assert a in acts, a
@@ -106,8 +114,11 @@ def test_training_moves_the_weights_and_writes_its_files(reference):
     for key in ("success", "clean", "progress", "reward", "loss", "steps", "wall"):
         assert all(isinstance(r[key], (int, float)) for r in rows), key
     doc = json.loads((reference / "policy.json").read_text())
-    assert doc["format_version"] == 2 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
+    assert doc["format_version"] == 3 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
     assert doc["train"]["iteration"] == 3 and "rng" in doc["train"]
+    # the curriculum's frontier moved (advance_at=0) and is part of the state a resume restores
+    assert doc["train"]["reach"] == {"issues/mark_all_read": 4}
+    assert [r["reach"] for r in rows] == [{"issues/mark_all_read": i} for i in (2, 3, 4)]
 
 
 def test_same_seed_same_weights_again_and_on_two_workers(reference, tmp_path):
@@ -135,7 +146,7 @@ def test_killed_run_resumes_to_the_same_weights(reference, tmp_path):
     out = tmp_path / "killed"
     args = [sys.executable, "-m", "simweb.cli", "train", "--app", "issues", "--tasks", "issues/mark_all_read",
             "--iterations", "3", "--group", "6", "--instances", "2", "--max-steps", "3", "--seed", "1",
-            "--clean-bonus", "0.1",
+            "--clean-bonus", "0.1", "--advance-at", "0",
             "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
@@ -165,7 +176,71 @@ def test_training_seeds_never_reach_the_held_out_ones():
     env = simweb.make("issues")
     rng = np.random.default_rng(0)
     cfg = tiny(instances=200, curriculum="none")
-    assert all(0 <= seed < TRAIN_SEEDS for _t, seed, _k, _s in _starts(env, cfg, rng))
+    assert all(0 <= seed < TRAIN_SEEDS for _t, seed, _k, _s, _j in _starts(env, cfg, rng, {}))
+    for curriculum in ("adaptive", "plan"):
+        starts = _starts(env, tiny(instances=50, curriculum=curriculum), np.random.default_rng(0),
+                         {"issues/mark_all_read": 9})
+        assert all(0 <= seed < TRAIN_SEEDS for _t, seed, _k, _s, _j in starts)
+
+
+def test_training_never_draws_a_sim2live_instance():
+    """The pairs' portable instances (seeds from 0, inside the training range) are held out."""
+    from simweb.train import _starts, sim2live_instances
+
+    held = sim2live_instances("issues")
+    assert ("issues/close_issue", min(s for t, s in held if t == "issues/close_issue")) in held
+    cfg = tiny(tasks=["issues/close_issue"], instances=300, curriculum="none")
+    drawn = {(t, s) for t, s, _k, _b, _j in _starts(simweb.make("issues"), cfg, np.random.default_rng(0), {})}
+    assert len(drawn) > 100 and not drawn & held
+
+
+def test_curriculum_starts_before_a_site_action_and_moves_earlier_on_success():
+    """A group never starts after the plan's last change (its final message is not a start
+    point: a start there teaches "done" on a page the policy never changed); the frontier
+    moves one action earlier only where its groups succeeded often enough."""
+    from simweb.train import _starts, advance_reach
+
+    env = simweb.make("issues")
+    env.reset(seed=5, options={"task": "issues/mark_all_read"})
+    plan = env.oracle_plan()
+    assert plan[-1].startswith("send_msg_to_user(") and len(plan) == 3
+    starts = _starts(env, tiny(instances=40), np.random.default_rng(0), {})
+    assert {k for _t, _s, k, _b, _j in starts} == {1}          # frontier 1: before the last site action
+    starts = _starts(env, tiny(instances=40), np.random.default_rng(0), {"issues/mark_all_read": 5})
+    assert {k for _t, _s, k, _b, _j in starts} == {0, 1}       # beyond the plan: the task's start
+    r = advance_reach({}, [("a/x", 1, 0.75), ("a/x", 1, 0.25), ("a/y", 1, 0.25)], 0.5)
+    assert r == {"a/x": 2}
+    assert advance_reach(r, [("a/x", 1, 1.0), ("a/x", 2, 0.0)], 0.5) == r    # nearer the end does not count
+
+
+def _traj(final: dict, last: str, steps: int = 2, reward: float = 0.0):
+    from simweb.rollout import Trajectory
+
+    return Trajectory({"group_reward": reward, "budget": 10},
+                      [{"action": "click('x')", "verdict": None}] * (steps - 1) + [{"action": last, "verdict": final}])
+
+
+def test_advantages_rank_success_above_clean_and_clean_above_damage():
+    """A clean success ended with the final message gets the largest advantage; doing
+    nothing beats doing damage, by the small clean term only; a success the agent never
+    reported gets less than one it did."""
+    from simweb.train import group_weights
+
+    done = "send_msg_to_user('done')"
+    ok = {"success": True, "clean": True, "progress": 1.0}
+    nothing = {"success": False, "clean": True, "progress": 0.0}
+    damage = {"success": False, "clean": False, "progress": 0.0}
+    trajs = [_traj(ok, done, reward=1.0), _traj(ok, "click('y')", reward=1.0), _traj(nothing, done),
+             _traj(damage, done), _traj(nothing, done)]
+    rewards, weights, wins = group_weights(trajs, tiny(clean_bonus=0.2))
+    assert wins == [1.0, 0.0, 0.0, 0.0, 0.0]
+    adv = [w[0] * 10 for w in weights]           # constant normaliser: A / budget
+    assert adv[0] > adv[1] > adv[2] == adv[4] > adv[3]
+    assert adv[2] - adv[3] < 0.25 < adv[1] - adv[2]
+    # a group with no task reward: no signal at all (the clean term alone would teach "say
+    # done at once" before any success is found)
+    _r, w2, _w = group_weights([_traj(nothing, done), _traj(damage, done)], tiny(clean_bonus=0.2))
+    assert w2 == [[0.0, 0.0], [0.0, 0.0]]
 
 
 # ----------------------------------------------------------------------------- the CLI
@@ -216,6 +291,10 @@ def test_train_cli_bad_input_is_one_line(tmp_path):
     one_line_error(cli("train", "--app", "issues", "--tasks", "forum/upvote_post", "--out", str(tmp_path / "b")),
                    "forum/upvote_post")
     one_line_error(cli("train", "--app", "issues", "--group", "1", "--out", str(tmp_path / "c")), "--group")
+    corrupt = tmp_path / "d"
+    corrupt.mkdir()
+    (corrupt / "policy.json").write_text("{half a checkpoint")
+    one_line_error(cli("train", "--app", "issues", "--out", str(corrupt)), "cannot resume")
 
 
 # ----------------------------------------------------------------------------- sim2live (offline parts)

@@ -135,7 +135,8 @@ def verdict(cp: Roundup, family: str, answer: str | None = None, refused: bool =
 def test_close_issue_pays_only_for_the_right_change(cp):
     inst = FAMILY["close_issue"].instances(1)[0]
     n = inst.params["iid"]
-    assert verdict(cp, "close_issue")["success"] is False                     # zero work
+    zero = verdict(cp, "close_issue")                                         # zero work
+    assert zero["success"] is False and zero["progress"] == 0.0              # not refusing is no progress
     other = cp.connect().execute("SELECT id FROM _issue WHERE id != ? AND _status = ? ORDER BY id",
                                  (n, status_id(cp, "chatting"))).fetchone()[0]
     write(cp, "UPDATE _issue SET _status = ? WHERE id = ?", (status_id(cp, "resolved"), other))
@@ -155,7 +156,8 @@ def test_assign_issue_wrong_user_and_collateral(cp):
     inst = FAMILY["assign_issue"].instances(1)[0]
     n, who = inst.params["iid"], inst.params["assignee"]
     other = next(u for u in ("edsger.wei", "hana.haddad") if u != who)
-    assert verdict(cp, "assign_issue")["success"] is False
+    zero = verdict(cp, "assign_issue")
+    assert zero["success"] is False and zero["progress"] == 0.0
     write(cp, "UPDATE _issue SET _assignedto = ? WHERE id = ?", (user_id(cp, other), n))
     assert verdict(cp, "assign_issue")["success"] is False
     write(cp, "UPDATE _issue SET _assignedto = ?, _title = 'renamed' WHERE id = ?", (user_id(cp, who), n))

@@ -182,7 +182,10 @@ class RoundupFamily(PortableFamily):
 
 
 def _not_refused(refused: bool) -> list[dict]:
-    return [check("did not refuse", not refused, "reported infeasible" if refused else "")]
+    """A failing "did not refuse" fact after a refusal, none otherwise: not refusing is no
+    progress (as in simweb, where zero work has progress 0), only a refusal after the work
+    takes the success away."""
+    return [check("did not refuse", False, "reported infeasible")] if refused else []
 
 
 def _new_messages(cp: Roundup, conn: Any, issue: dict, pristine: dict) -> list[int]:
