@@ -80,17 +80,20 @@ class SimwebBenchmark(Benchmark):
 
     def get_version(self) -> str:
         """``simweb <version>`` with each app's spec and world hash (12 hex digits)."""
-        apps = sorted(set(self.task_metadata["app"])) if "app" in self.task_metadata.columns else []
         parts = []
-        for name in apps:
+        for name in self.apps():
             app = load_app(definition(name))
             parts.append(f"{name}:spec={app.spec.hash[:12]},world={app.world.hash[:12]}")
         return f"simweb {__version__} (" + "; ".join(parts) + ")"
 
     def prepare_backends(self) -> None:
         """Start (or check) the server of every app in the benchmark, in this process."""
-        for name in sorted(set(self.task_metadata["app"])):
+        for name in self.apps():
             server_for(name)
+
+    def apps(self) -> list[str]:
+        """The apps of the benchmark's episodes (a subset keeps every task's metadata row)."""
+        return sorted({simweb_id(e.task_name).split("/", 1)[0] for e in self.env_args_list})
 
     def subset_from_split(self, split: str) -> SimwebBenchmark:
         """The env args whose seed is in ``split``'s range (:data:`SPLITS`)."""

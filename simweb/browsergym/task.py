@@ -134,6 +134,21 @@ class _Served:
             self._state = state
         return self._state
 
+    def verdict(self, state: dict) -> dict | None:
+        """The episode's verdict on ``state``, unless the page's session no longer holds
+        the task it started: a start URL (``/_simweb/start``, which needs no token) can put
+        it at another task's start, which no step of this task can make, so nothing is
+        paid until the agent is back on its own task."""
+        episode = self.task.episode
+        assert episode is not None and episode.start is not None
+        held, started = state["meta"].get("task"), episode.start["meta"].get("task")
+        if held != started:
+            shown = held.get("id") if isinstance(held, dict) else held
+            return {"success": False, "progress": 0.0, "clean": False,
+                    "checks": [{"name": "the session holds the task it started", "passed": False, "weight": 0.0,
+                                "detail": f"the session was restarted on {shown!r}"}]}
+        return episode.verdict(state)
+
     def observe(self, state: dict) -> dict[str, Any]:
         return {}   # BrowserGym makes its own observation
 
