@@ -22,15 +22,26 @@ from __future__ import annotations
 
 import sys
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import orjson
-
-from common import (cpu_ns, now_ns, parser, print_table, reset_failures, settle, summarize, target, time_each,
-                    try_reset, write_json)
+from common import (
+    cpu_ns,
+    now_ns,
+    parser,
+    print_table,
+    reset_failures,
+    settle,
+    summarize,
+    target,
+    time_each,
+    try_reset,
+    write_json,
+)
 
 from simweb.worlddb import Rng
-
 
 # ----------------------------------------------------------------------------- search URLs
 
@@ -143,7 +154,7 @@ def reset_times(env: Any, seeds: range, reps: int) -> dict[str, list[float]]:
     for tid in sorted(env.app.tasks):
         opts = {"task": tid}
         if try_reset(env, first, tid):
-            cached.extend(time_each(lambda: env.reset(seed=first, options=opts), reps, warmup=1))
+            cached.extend(time_each(partial(env.reset, seed=first, options=opts), reps, warmup=1))
     return {"cold": cold, "cold_cpu": cold_cpu, "cached": cached}
 
 
@@ -184,7 +195,7 @@ def search_times(env: Any, urls: list[str], reps: int) -> dict[str, list[float]]
     for u in urls[: max(1, len(urls) // 4)]:
         act = f"goto({u!r})"
         env.reset(seed=0)
-        repeat.extend(time_each(lambda: env.step(act), reps))
+        repeat.extend(time_each(partial(env.step, act), reps))
     env.max_steps_override = budget
     return {"first": first, "first_cpu": first_cpu, "repeat": repeat}
 

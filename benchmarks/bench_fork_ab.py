@@ -37,7 +37,7 @@ def reference_fork(env: Any) -> Any:
     child = SimEnv.__new__(SimEnv)
     child.__dict__.update({k: v for k, v in env.__dict__.items() if k not in ("state", "browser", "episode", "backend")})
     child.episode = copy.copy(env.episode)
-    child.backend = StrongBackend(child)
+    child.backend = StrongBackend(child)  # type: ignore[assignment]  # the old backend, duck-typed in its place
     child.state = orjson.loads(orjson.dumps(env.state))
     child.browser = SimBrowser(env.app, child.state)
     child.browser._html = env.browser._html

@@ -20,10 +20,23 @@ Reset, with a task, three ways (every task template):
 from __future__ import annotations
 
 import sys
+from functools import partial
+from typing import Any
 
 import orjson
-
-from common import (now_ns, parser, reset_failures, try_reset, print_table, settle, stat_row, summarize, target, time_each, write_json)
+from common import (
+    now_ns,
+    parser,
+    print_table,
+    reset_failures,
+    settle,
+    stat_row,
+    summarize,
+    target,
+    time_each,
+    try_reset,
+    write_json,
+)
 
 FORK_TASK = "shopping/buy_product"
 BIG = 1_000_000
@@ -37,7 +50,7 @@ def mid_episode(env, seed: int = 7):
     return env, plan[: len(plan) // 2]
 
 
-def fork_samples(envs: dict[str, object], total: int, batch: int) -> dict[str, list[float]]:
+def fork_samples(envs: dict[str, Any], total: int, batch: int) -> dict[str, list[float]]:
     """``total`` individually timed forks per env, in interleaved batches of ``batch``."""
     out: dict[str, list[float]] = {k: [] for k in envs}
     for _ in range(max(1, total // batch)):
@@ -63,7 +76,7 @@ def reset_samples(env, tasks, seeds_cold, same_reps, quick) -> dict[str, list[fl
         s = next((seed for t, seed in pairs if t == tid), None)
         if s is None:
             continue
-        same.extend(time_each(lambda: env.reset(seed=s, options=opts), same_reps, warmup=2))
+        same.extend(time_each(partial(env.reset, seed=s, options=opts), same_reps, warmup=2))
     settle()
     for _ in range(2 if quick else 6):           # cycling over cached, different (task, seed)
         for tid, s in pairs:
@@ -104,7 +117,7 @@ def main(argv: list[str] | None = None) -> dict:
         st = env.snapshot()
         settle()
         snap[name] = time_each(env.snapshot, 2000 if not args.quick else 300, warmup=10)
-        restore[name] = time_each(lambda: env.restore(st), 2000 if not args.quick else 300, warmup=10)
+        restore[name] = time_each(partial(env.restore, st), 2000 if not args.quick else 300, warmup=10)
     fork_stats = {k: summarize(v, "us") for k, v in forks.items()}
     res: dict = {
         "fork_state": {"task": FORK_TASK, "steps_taken": len(mid_episode(env10k)[1]),

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +142,7 @@ def call_latency(base_url: str, rounds: int) -> dict[str, Any]:
 
     env = OmniboxSimEnv(base_url)
     env.reset(seed=1, options={"task": "shopping/order_total"})
+    assert env.instance is not None
     samples: dict[str, list[float]] = {k: [] for k in ("screenshot set_of_marks", "screenshot coordinates",
                                                        "get_screenshot_info", "get_page_metadata",
                                                        "click_coords (no navigation)")}
@@ -165,12 +165,12 @@ def release_vs_relaunch(server: Any, rounds: int) -> dict[str, Any]:
     restore: list[float] = []
     relaunch: list[float] = []
     for _ in range(rounds):
-        for kind, fn, out in (("restore", inst.restore_clean, restore), ("relaunch", inst.relaunch, relaunch)):
+        for _kind, fn, out in (("restore", inst.restore_clean, restore), ("relaunch", inst.relaunch, relaunch)):
             t0 = now_ns()
             inst.call(fn)
             out.append((now_ns() - t0) * 1e-9)
-    r, l = summarize(restore, "ms"), summarize(relaunch, "ms")
-    return {"restore_clean": r, "chromium_relaunch": l, "relaunch_over_restore": round(l["median"] / r["median"], 1)}
+    r, rl = summarize(restore, "ms"), summarize(relaunch, "ms")
+    return {"restore_clean": r, "chromium_relaunch": rl, "relaunch_over_restore": round(rl["median"] / r["median"], 1)}
 
 
 def main() -> None:

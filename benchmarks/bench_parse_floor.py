@@ -22,6 +22,7 @@ The sides run interleaved (their order alternating page by page) in one process;
 """
 from __future__ import annotations
 
+import importlib
 import re
 import time
 from collections.abc import Callable
@@ -113,7 +114,7 @@ def _compiled() -> Any:
     try:
         import selectolax.lexbor
 
-        from simweb import _axwalk  # type: ignore[attr-defined]
+        _axwalk = importlib.import_module("simweb._axwalk")   # compiled; absent without a C compiler
     except ImportError:
         return None
     if not _axwalk.load(selectolax.lexbor.__file__):

@@ -25,8 +25,9 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 
-from common import median, parser, print_table, rss_bytes, target, write_json
+from common import median, parser, print_table, target, write_json
 
 import simweb
 from simweb.rollout import LocalPool, RayPool, RolloutWorker, WorkItem
@@ -70,7 +71,7 @@ def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, Ra
                 got = pool.run(items, "oracle")
                 times[name].append(time.perf_counter() - t0)
                 same[name] &= got == reference
-        for name, pool in pools.items():
+        for pool in pools.values():
             if isinstance(pool, LocalPool):
                 pool.close()
         tph = {k: n / median(v) * 3600 for k, v in times.items() if v}
@@ -168,10 +169,10 @@ def main(argv: list[str]) -> None:
             pools = start_ray_pools([1, 2])
         except Exception as exc:   # no Ray here: the local figures still stand
             print(f"Ray not measured: {exc}")
-    results = {"throughput": throughput(apps, a.seeds, a.rounds, pools),
+    results: dict[str, Any] = {"throughput": throughput(apps, a.seeds, a.rounds, pools),
                "memory": memory(a.mem_app, a.mem_envs, pools.get(1)),
                "group": {app: group_cost(app, max(5, a.rounds * 5)) for app in apps},
-               "load_note": "2 cores shared with other engineers' work during the run: preliminary figures"}
+               "load_note": "2 cores shared with other jobs during the run: preliminary figures"}
     for pool in pools.values():
         pool.close()
     rows = []

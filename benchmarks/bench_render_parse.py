@@ -54,7 +54,8 @@ def _same_page(a: Any, b: Any) -> bool:
 
 def interleaved(a: Any, b: Any, items: list, reps: int) -> tuple[list[int], list[int]]:
     """CPU ns of ``a(x)`` and ``b(x)`` for every item, alternating which runs first."""
-    ta, tb = [], []
+    ta: list[int] = []
+    tb: list[int] = []
     for rep in range(reps):
         for i, x in enumerate(items):
             sides = [(a, ta), (b, tb)] if (i + rep) % 2 else [(b, tb), (a, ta)]

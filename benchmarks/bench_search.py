@@ -22,6 +22,9 @@ import random
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 from urllib.parse import urlencode
 
 from common import now_ns, parser, percentile, print_table, settle, target, write_json
@@ -62,7 +65,7 @@ def make_queries(world, n: int, seed: int = 0) -> list[dict]:
     out += [q("name prefix (2 words)", " ".join(p["name"].split()[:2])) for p in sample[: 20 * share]]
     out += [q("full product name", p["name"]) for p in sample[100: 100 + 15 * share]]
     out += [q("no match", w) for w in ["zzyzxq", "qwertyuiopz", "flurbnax", "xylophonist", "kwyjibo"][: 5 * share]]
-    for i in range(20 * share):   # filter-only browsing
+    for _ in range(20 * share):   # filter-only browsing
         f = rnd.choice(["category", "brand", "price", "rating", "stock", "category+price"])
         kw: dict = {}
         if "category" in f:
@@ -77,7 +80,7 @@ def make_queries(world, n: int, seed: int = 0) -> list[dict]:
         if f == "stock":
             kw["stock"] = True
         out.append(q(f"browse by {f}", "", **kw))
-    for i in range(30 * share):   # text + filters
+    for _ in range(30 * share):   # text + filters
         kw = {}
         if rnd.random() < 0.6:
             kw["category"] = rnd.choice(leaf_cats)
@@ -135,7 +138,7 @@ def search_url(d: dict) -> str:
     return "/search" + ("?" + urlencode(params) if params else "")
 
 
-def timed(fn) -> tuple[float, object]:
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t0 = now_ns()
     r = fn()
     return (now_ns() - t0) * 1e-9, r
@@ -163,40 +166,40 @@ def main(argv: list[str] | None = None) -> dict:
         worlds["1M"] = simweb.make("shopping", seed=0, size=1_000_000, progress=True)
     queries = make_queries(worlds["10K"].app.world, n_q)
 
-    first = {k: [] for k in worlds}
-    warm = {k: [] for k in worlds}
-    facets = {k: [] for k in worlds}
-    page_first = {k: [] for k in worlds}
-    page_warm = {k: [] for k in worlds}
-    totals = {k: [] for k in worlds}
+    first: dict[str, list[float]] = {k: [] for k in worlds}
+    warm: dict[str, list[float]] = {k: [] for k in worlds}
+    facets: dict[str, list[float]] = {k: [] for k in worlds}
+    page_first: dict[str, list[float]] = {k: [] for k in worlds}
+    page_warm: dict[str, list[float]] = {k: [] for k in worlds}
+    totals: dict[str, list[int]] = {k: [] for k in worlds}
     by_kind: dict[str, dict[str, list[float]]] = {}
     step_errors = {k: 0 for k in worlds}
-    for name, env in worlds.items():
+    for env in worlds.values():
         env.reset(seed=0)   # no task: a plain session at the home page
     settle()
     for d in queries:
         kw = search_kwargs(d)
         for name, env in worlds.items():
             w = env.app.world
-            dt, r = timed(lambda: w.search(d["q"], **kw))
+            dt, r = timed(partial(w.search, d["q"], **kw))
             first[name].append(dt)
             totals[name].append(r["total"])
             rs = []
             for _ in range(reps):
-                rs.append(timed(lambda: w.search(d["q"], **kw))[0])
+                rs.append(timed(partial(w.search, d["q"], **kw))[0])
             warm[name].append(sorted(rs)[len(rs) // 2])
             by_kind.setdefault(d["kind"], {k: [] for k in worlds})[name].append(sorted(rs)[len(rs) // 2])
-            dt_f = [timed(lambda: w.facets(d["q"], category=d["category"]))[0] for _ in range(max(1, reps // 2))]
+            dt_f = [timed(partial(w.facets, d["q"], category=d["category"]))[0] for _ in range(max(1, reps // 2))]
             facets[name].append(sorted(dt_f)[len(dt_f) // 2])
     # the full page step: the page is not cached anywhere, each goto resolves and renders it
     for d in queries:
         action = f"goto({search_url(d)!r})"
         for name, env in worlds.items():
-            dt, out = timed(lambda: env.step(action))
+            dt, out = timed(partial(env.step, action))
             if out[0]["last_action_error"]:
                 step_errors[name] += 1
             page_first[name].append(dt)
-            rs = [timed(lambda: env.step(action))[0] for _ in range(max(1, reps // 2))]
+            rs = [timed(partial(env.step, action))[0] for _ in range(max(1, reps // 2))]
             page_warm[name].append(sorted(rs)[len(rs) // 2])
 
     res: dict = {"queries": len(queries), "repeats": reps,

@@ -46,7 +46,6 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
-
 from common import cpu_ns, load_now, now_ns, parser, percentile, print_table, settle, summarize, target, write_json
 
 TOKEN = "bench-control-token-0123456789abcdef"
@@ -83,7 +82,7 @@ def start_server(app: str, db: str, threads: int, log: Path) -> tuple[subprocess
                 return proc, port
         except OSError:
             if proc.poll() is not None:
-                raise SystemExit(f"server exited: {log.read_text()[-300:]}")
+                raise SystemExit(f"server exited: {log.read_text()[-300:]}") from None
             time.sleep(0.1)
     proc.kill()
     raise SystemExit("server did not start")
@@ -447,37 +446,37 @@ def main() -> None:
                     lines = [ln for ln in log.read_text(errors="replace").splitlines() if "queue depth" not in ln]
                     print("\n".join(lines[-80:]))
         results["apps"][app] = r
-        L, M, O = r["load"], r["memory"], r["overhead"]
-        print_table(f"{app}: {L['sessions']} concurrent sessions, {L['requests']} requests in {L['wall_s']} s",
+        load, mem, ov = r["load"], r["memory"], r["overhead"]
+        print_table(f"{app}: {load['sessions']} concurrent sessions, {load['requests']} requests in {load['wall_s']} s",
                     ["metric", "value"],
-                    [["throughput (req/s)", L["throughput_rps"]], ["p50 ms", L["latency_ms"]["p50"]],
-                     ["p95 ms", L["latency_ms"]["p95"]], ["p99 ms", L["latency_ms"]["p99"]], ["5xx", L["5xx"]],
-                     ["cross-talk", L["cross_talk"]], ["raw markup echoes", L["raw_markup"]],
-                     ["statuses", " ".join(f"{k}:{v}" for k, v in L["status_counts"].items())],
-                     ["RSS at start (MB)", M["rss_at_start_mb"]],
-                     ["RSS after load (MB)", M["rss_after_load_mb"]],
-                     ["RSS per 1,000 more sessions (MB)", M["rss_per_1000_sessions_mb"]],
-                     ["DB per 1,000 sessions (MB)", M["db_per_1000_sessions_mb"]],
-                     ["in-process request p50 (ms)", O["in_process_ms"]["median"]],
-                     ["served request p50 (ms)", O["served_ms"]["median"]],
-                     ["served request, time in the app p50 (ms)", O["server_app_ms"]["median"]],
-                     ["GET /favicon.ico round trip p50 (ms)", O["favicon_round_trip_ms"]["median"]],
-                     ["serving overhead p50 (ms)", O["overhead_ms"]["median"]],
-                     ["  of which inside the app (session, Flask) (ms)", O["overhead_inside_server_ms"]],
-                     ["CPU per request: in process (ms)", O["cpu_per_request_ms"]["in_process"]],
-                     ["CPU per request: server process, all threads (ms)", O["cpu_per_request_ms"]["server"]],
-                     ["CPU per request: client (ms)", O["cpu_per_request_ms"]["client"]],
+                    [["throughput (req/s)", load["throughput_rps"]], ["p50 ms", load["latency_ms"]["p50"]],
+                     ["p95 ms", load["latency_ms"]["p95"]], ["p99 ms", load["latency_ms"]["p99"]], ["5xx", load["5xx"]],
+                     ["cross-talk", load["cross_talk"]], ["raw markup echoes", load["raw_markup"]],
+                     ["statuses", " ".join(f"{k}:{v}" for k, v in load["status_counts"].items())],
+                     ["RSS at start (MB)", mem["rss_at_start_mb"]],
+                     ["RSS after load (MB)", mem["rss_after_load_mb"]],
+                     ["RSS per 1,000 more sessions (MB)", mem["rss_per_1000_sessions_mb"]],
+                     ["DB per 1,000 sessions (MB)", mem["db_per_1000_sessions_mb"]],
+                     ["in-process request p50 (ms)", ov["in_process_ms"]["median"]],
+                     ["served request p50 (ms)", ov["served_ms"]["median"]],
+                     ["served request, time in the app p50 (ms)", ov["server_app_ms"]["median"]],
+                     ["GET /favicon.ico round trip p50 (ms)", ov["favicon_round_trip_ms"]["median"]],
+                     ["serving overhead p50 (ms)", ov["overhead_ms"]["median"]],
+                     ["  of which inside the app (session, Flask) (ms)", ov["overhead_inside_server_ms"]],
+                     ["CPU per request: in process (ms)", ov["cpu_per_request_ms"]["in_process"]],
+                     ["CPU per request: server process, all threads (ms)", ov["cpu_per_request_ms"]["server"]],
+                     ["CPU per request: client (ms)", ov["cpu_per_request_ms"]["client"]],
                      ["CPU per favicon: server / client (ms)",
-                      f"{O['cpu_per_request_ms']['favicon_server']} / {O['cpu_per_request_ms']['favicon_client']}"],
-                     ["CPU serving overhead: server - in process (ms)", O["cpu_per_request_ms"]["overhead_in_server"]],
+                      f"{ov['cpu_per_request_ms']['favicon_server']} / {ov['cpu_per_request_ms']['favicon_client']}"],
+                     ["CPU serving overhead: server - in process (ms)", ov["cpu_per_request_ms"]["overhead_in_server"]],
                      ["CPU serving overhead: server + client - in process (ms)",
-                      O["cpu_per_request_ms"]["overhead"]]]
+                      ov["cpu_per_request_ms"]["overhead"]]]
                     + [[f"restore {k}", (f"{v['status']} in {v['ms']} ms"
                                            + (f" (validation CPU {v['validation_cpu_ms']} ms)"
                                               if "validation_cpu_ms" in v else ""))
                         if isinstance(v, dict) else v]
                        for k, v in r.get("restore", {}).items()])
-        for e in L["first_5xx"]:
+        for e in load["first_5xx"]:
             print("5xx:", e)
     results["load_average_at_end"] = load_now()
     write_json(args.out, "serve", results)

@@ -23,8 +23,21 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-from common import (Stopwatch, cpu_ns, load_now, now_ns, parser, reset_failures, try_reset, print_table, settle, stat_row, summarize, target,
-                    write_json)
+from common import (
+    Stopwatch,
+    cpu_ns,
+    load_now,
+    now_ns,
+    parser,
+    print_table,
+    reset_failures,
+    settle,
+    stat_row,
+    summarize,
+    target,
+    try_reset,
+    write_json,
+)
 
 
 def classify(action: str) -> str:
@@ -63,6 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
     import simweb.app as app_mod
     import simweb.browsing as browsing_mod
     import simweb.env as env_mod
+    import simweb.episode as episode_mod
 
     t0 = now_ns()
     env = simweb.make("shopping", seed=0, size=args.size)
@@ -122,8 +136,9 @@ def main(argv: list[str] | None = None) -> dict:
     wrap(browsing_mod.SimBrowser, "execute", phases["execute"])
     wrap(app_mod.App, "navigate", phases["execute.navigate"])
     wrap(app_mod.App, "submit", phases["execute.submit"])
-    wrap(env_mod.SimEnv, "_verdict", phases["verify"])
-    wrap(env_mod.SimEnv, "_obs", phases["observe"])
+    # every env's step is Episode.step: the verdict is the episode's, the observation the backend's
+    wrap(episode_mod.Episode, "verdict", phases["verify"])
+    wrap(env_mod.InProcessBackend, "observe", phases["observe"])
     wrap(browsing_mod.SimBrowser, "axtree", phases["observe.axtree"])
     profiled: list[float] = []
     try:

@@ -34,8 +34,9 @@ import hashlib
 import sys
 import types
 from collections import OrderedDict
+from functools import partial
 
-from common import now_ns, parser, try_reset, percentile, print_table, settle, summarize, time_each, write_json
+from common import now_ns, parser, percentile, print_table, settle, summarize, time_each, try_reset, write_json
 
 _DICT_ATTRS = frozenset(dir(dict))
 
@@ -64,7 +65,9 @@ def clear_engine_caches() -> None:
 def oracle_steps(env, tasks, seeds):
     """Time every oracle step; return (durations of request steps, of UI-only steps,
     digest of all observations)."""
-    req, ui, h = [], [], hashlib.sha256()
+    req: list[float] = []
+    ui: list[float] = []
+    h = hashlib.sha256()
     for seed in seeds:
         for tid in tasks:
             if not try_reset(env, seed, tid):
@@ -110,8 +113,8 @@ def exp_jinja_getattr(quick: bool) -> dict:
 
     oracle_steps(env, tasks, seeds)      # warm episode starts and caches
     samples: dict[str, dict[str, list[float]]] = {k: {"A": [], "B": []} for k in ("request", "ui", "pages")}
-    digests = {"A": set(), "B": set()}
-    for block in range(2 if quick else 4):
+    digests: dict[str, set[tuple[str, str]]] = {"A": set(), "B": set()}
+    for _block in range(2 if quick else 4):
         for side in ("A", "B"):
             patch(side == "B")
             clear_engine_caches()
@@ -131,7 +134,8 @@ def exp_jinja_getattr(quick: bool) -> dict:
         env.reset(seed=0)
         env.step(f"goto({u!r})")
         states.append(env.snapshot())
-    ra, rb = [], []
+    ra: list[float] = []
+    rb: list[float] = []
     for _ in range(10 if quick else 60):
         for st in states:
             for side, acc in (("A", ra), ("B", rb)):
@@ -179,7 +183,7 @@ def exp_restore(quick: bool) -> dict:
 
     n = 300 if quick else 2000
     a, b = [], []
-    for block in range(4):
+    for _block in range(4):
         settle()
         a.extend(time_each(lambda: env.restore(state), n // 4, warmup=3))
         validator.check = cached_check
@@ -193,9 +197,9 @@ def exp_restore(quick: bool) -> dict:
 
 
 def exp_facets_share(quick: bool, big: bool) -> dict:
-    import simweb
-
     from bench_search import make_queries, search_kwargs, search_url
+
+    import simweb
 
     worlds = {"10K": simweb.make("shopping", seed=0)}
     if big:
@@ -210,9 +214,9 @@ def exp_facets_share(quick: bool, big: bool) -> dict:
             kw = search_kwargs(d)
             action = f"goto({search_url(d)!r})"
             env.step(action)   # first visit outside the timing: here we want the split, not cold effects
-            step_t.append(min(time_each(lambda: env.step(action), 3)))
-            search_t.append(min(time_each(lambda: w.search(d["q"], **kw), 3)))
-            facet_t.append(min(time_each(lambda: w.facets(d["q"], category=d["category"]), 3)))
+            step_t.append(min(time_each(partial(env.step, action), 3)))
+            search_t.append(min(time_each(partial(w.search, d["q"], **kw), 3)))
+            facet_t.append(min(time_each(partial(w.facets, d["q"], category=d["category"]), 3)))
         tot = sum(step_t)
         res[name] = {"page_step_p50_ms": round(percentile(step_t, 50) * 1e3, 3),
                      "search_p50_ms": round(percentile(search_t, 50) * 1e3, 3),
@@ -264,10 +268,10 @@ def exp_cold_reset(quick: bool) -> dict:
 
 
 def exp_facets_cap(quick: bool, cap: int = 2000) -> dict:
+    from bench_search import make_queries, search_url
+
     import simweb
     from simweb.apps.shopping import world as W
-
-    from bench_search import make_queries, search_url
 
     env = simweb.make("shopping", seed=0, size=1_000_000, progress=True)
     w = env.app.world
@@ -283,19 +287,19 @@ def exp_facets_cap(quick: bool, cap: int = 2000) -> dict:
 
     queries = make_queries(simweb.make("shopping", seed=0).app.world, 60 if quick else 200)
     env.reset(seed=0)
-    f = {"A": [], "B": []}
-    page = {"A": [], "B": []}
+    f: dict[str, list[float]] = {"A": [], "B": []}
+    page: dict[str, list[float]] = {"A": [], "B": []}
     approx = {"A": 0, "B": 0}
     for d in queries:
         action = f"goto({search_url(d)!r})"
         for side in ("A", "B"):
             fn = stock_facets if side == "A" else capped
-            f[side].append(min(time_each(lambda: fn(d["q"], category=d["category"]), 3)))
+            f[side].append(min(time_each(partial(fn, d["q"], category=d["category"]), 3)))
             approx[side] += bool(fn(d["q"], category=d["category"])["approximate"])
             if side == "B":
                 w.facets = capped
             try:
-                page[side].append(min(time_each(lambda: env.step(action), 2)))
+                page[side].append(min(time_each(partial(env.step, action), 2)))
             finally:
                 if "facets" in w.__dict__:
                     del w.facets

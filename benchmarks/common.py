@@ -24,8 +24,9 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -87,43 +88,13 @@ def time_each(fn: Callable[[], Any], n: int, warmup: int = 0) -> list[float]:
     return out
 
 
-def time_each_cpu(fn: Callable[[], Any], n: int, warmup: int = 0) -> tuple[list[float], list[float]]:
-    """Like :func:`time_each`, also returning each call's CPU time of this thread (s).
-
-    On a shared machine wall-clock samples include time spent descheduled; the CPU-time
-    samples do not (they exclude time spent waiting on I/O as well)."""
-    for _ in range(warmup):
-        fn()
-    wall, cpu = [], []
-    for _ in range(n):
-        c0 = cpu_ns()
-        t0 = now_ns()
-        fn()
-        t1 = now_ns()
-        cpu.append((cpu_ns() - c0) * 1e-9)
-        wall.append((t1 - t0) * 1e-9)
-    return wall, cpu
-
-
-def time_batches(fn: Callable[[], Any], batches: int, per_batch: int) -> list[float]:
-    """Per-call duration (s), averaged within each of ``batches`` batches of ``per_batch``
-    calls: for operations so short that one timer read would distort them."""
-    out = []
-    for _ in range(batches):
-        t0 = now_ns()
-        for _ in range(per_batch):
-            fn()
-        out.append((now_ns() - t0) * 1e-9 / per_batch)
-    return out
-
-
 class Stopwatch:
     """``with sw: ...`` appends the block's duration (s) to ``sw.samples``."""
 
     def __init__(self) -> None:
         self.samples: list[float] = []
 
-    def __enter__(self) -> "Stopwatch":
+    def __enter__(self) -> Stopwatch:
         self._t0 = now_ns()
         return self
 
@@ -187,8 +158,8 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     try:
-        mem_kb = int(next(l for l in Path("/proc/meminfo").read_text().splitlines()
-                          if l.startswith("MemTotal")).split()[1])
+        mem_kb = int(next(ln for ln in Path("/proc/meminfo").read_text().splitlines()
+                          if ln.startswith("MemTotal")).split()[1])
     except (OSError, StopIteration, ValueError):
         mem_kb = 0
     try:
@@ -199,7 +170,7 @@ def machine_info() -> dict[str, Any]:
     except (OSError, subprocess.SubprocessError):
         commit, dirty = None, None
     return {
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "nproc": os.cpu_count(),
         "cpu": cpu,
         "mem_gb": round(mem_kb / 1024 / 1024, 1),

@@ -31,6 +31,8 @@ import markupsafe
 from .decompose import TaskTable
 from .expr import ExprRuntimeError
 from .functions import Ctx, FunctionTable, using
+from .history import ORIGINS, record, sealed
+from .history import begin as begin_history
 from .kits import TEMPLATES as KIT_TEMPLATES
 from .machine import ControlMachine
 from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
@@ -246,6 +248,15 @@ class _TemplateEnvironment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+def _lf(value: Any) -> Any:
+    """A form value with CRLF line breaks as LF (a list item by item)."""
+    if type(value) is str:
+        return value.replace("\r\n", "\n") if "\r" in value else value
+    if isinstance(value, list):
+        return [_lf(v) for v in value]
+    return value
+
+
 @dataclass
 class Response:
     """The outcome of one request."""
@@ -313,9 +324,10 @@ class App:
 
     # ------------------------------------------------------------------ state
     def initial_state(self, seed: int = 0) -> dict:
-        """A fresh state: empty runtime overlay, one blank tab, the clock at its start."""
+        """A fresh state: empty runtime overlay, one blank tab, the clock at its start, an
+        empty history (:mod:`simweb.history`)."""
         spec = self.spec
-        return {
+        state = {
             "world": {"app": self.name, "seed": self.seed, "size": self.size, "hash": self.world.hash},
             "runtime": deep_copy(spec.runtime_initial),
             "browser": new_browser(),
@@ -326,6 +338,8 @@ class App:
                 "step": 0, "requests": 0, "rng": {"seed": int(seed), "counter": 0}, "task": None,
             },
         }
+        begin_history(state, ORIGINS[1])
+        return state
 
     def check_state(self, state: Any) -> None:
         """Refuse a state of another app, world or spec version, or one off the schema."""
@@ -402,6 +416,10 @@ class App:
         env: dict[str, Any]
         with using(self._ctx(state, url)):
             for _ in range(MAX_REDIRECTS + 1):
+                # One entry a request: a redirect followed here is the next GET, as a served
+                # client's is, and a fragment stays in the browser, as it does on the wire,
+                # so both runs record the same history (simweb.history).
+                record(state, ["get", url.partition("#")[0]])
                 self._tick(state)
                 if url == "about:blank":
                     page, env, status, error, location = None, {}, 200, None, None
@@ -504,9 +522,15 @@ class App:
             page_hit = self.spec.match_page(urlsplit(referrer).path)
             if page_hit is not None:
                 back, source = referrer, page_hit[0].name
-        self._tick(state)
+        # A browser sends a textarea's line breaks as CRLF (the form data set's rule), the
+        # in-process browser as LF: the site reads both as LF, and records what it read.
+        form = {k: _lf(v) for k, v in form.items()}
         path = urlsplit(url).path
         hit = self.spec.match_event(path)
+        # what a replay needs (simweb.history); a secret value goes in sealed
+        secret = [n for n, p in hit[0].params.items() if p.secret and n in form] if hit else []
+        record(state, ["post", url, sealed(form, secret), back, source])
+        self._tick(state)
         if hit is None:
             return Response(405, url, "error", location=None, error="Method not allowed")
         event, args = hit

@@ -67,16 +67,18 @@ def _guard(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from .env import TaskError
         from .group import GroupError
+        from .learner import CheckpointError
         from .policy import PolicyError
         from .registry import RegistryError
         from .rollout import OutputError, PoolError
         from .spec import SpecError
         from .state import StateError
+        from .train import TrainError
 
         try:
             return fn(*args, **kwargs)
         except (RegistryError, TaskError, StateError, SpecError, OutputError, PolicyError, PoolError,
-                GroupError) as exc:
+                GroupError, CheckpointError, TrainError) as exc:
             raise UserError(str(exc)) from None
         except (BrokenPipeError, KeyboardInterrupt):
             sys.exit(130)
@@ -454,20 +456,15 @@ def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, 
 @click.option("--answer", default=None, help="The agent's answer (for information tasks).")
 @_guard
 def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> None:
-    """Verify a final state (and answer) against a task instance; prints the verdict JSON."""
-    from .verify import answer_of
+    """Verify a final state (and answer) against a task instance; prints the verdict JSON.
+
+    The state must be one a run produced: its runtime is replayed from its recorded
+    history (simweb.history), and it must have been made for this task at this seed."""
+    from .history import verify_state
 
     state = _load_json(state_path, "state")
-    env = _env_for_state(state, state_path)
-    env.reset(seed=seed, options={"task": task})
-    made_for = state["meta"].get("task")
-    if made_for is not None and (made_for["id"] != task or made_for["params"] != env.task.params):
-        raise UserError(f"the state was made for {made_for['id']} with other parameters than {task} "
-                        f"at seed {seed}: check --task and --seed")
-    start = env.start_state()   # _env_for_state has already checked the saved state
-    template = env.app.tasks[task]
-    verdict = template.verify(env.app, env.task.params, start, state,
-                              answer if answer is not None else answer_of(state))
+    env = _env_for_state(state, state_path)   # the world of the state (one line if it has none here)
+    verdict = verify_state(env.app, task, seed, state, answer)
     click.echo(json.dumps(verdict, indent=2, sort_keys=True))
 
 
@@ -491,7 +488,7 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from .redteam import redteam, table
+    from .redteam import by_family, redteam, table
     from .rollout import write_atomic
 
     env = _make_env(app, world_seed, size)
@@ -517,6 +514,9 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
     _console().print(view)
     click.echo(f"{app}: {tried} attacks, {paid} paid (hacking rate {paid / max(tried, 1):.4f}), "
                f"{unpaid} correct solutions unpaid")
+    click.echo("by family: " + ", ".join(f"{fam} {r['tried']} tried / {r['paid']} paid"
+                                         + (f" / {r['false_negatives']} unpaid" if r["false_negatives"] else "")
+                                         for fam, r in by_family(attacks).items()))
     if out:
         write_atomic(out, [orjson.dumps(asdict(a)) + b"\n" for a in attacks])
     if paid or unpaid:
@@ -1072,12 +1072,14 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
               help="Directory for trajectories, episodes.jsonl and summary.json [default: eval-APP-AGENT].")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Step budget (default: the task's).")
+@click.option("--checkpoint", default=None, type=click.Path(),
+              help="learned: a `simweb train` folder (its trained policy) or its init/ folder (the untrained one).")
 @with_options(llm_options)
 @with_world
 @_guard
 def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, workers: int, address: str | None,
-             out: str | None, max_steps: int | None, model: str | None, base_url: str | None, api_key: str | None,
-             prompt: str, timeout: float, retries: int, world_seed: int, size: int | None) -> None:
+             out: str | None, max_steps: int | None, checkpoint: str | None, model: str | None, base_url: str | None,
+             api_key: str | None, prompt: str, timeout: float, retries: int, world_seed: int, size: int | None) -> None:
     """Run an agent on an app's task instances; print success / progress / clean per
     template (and in total) and write the trajectories."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -1092,7 +1094,13 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
         env.app_task(t)   # unknown or other-app templates: one line, with a suggestion
     llm = None
     policy = None
-    if agent not in ("oracle", "random", "scripted", "llm"):
+    if (agent == "learned") != (checkpoint is not None):
+        raise UserError("--checkpoint goes with --agent learned (and --agent learned needs --checkpoint DIR)")
+    if agent == "learned" and checkpoint is not None:
+        from .learner import load_checkpoint
+
+        policy = load_checkpoint(checkpoint, app)   # missing, corrupt or another app's: one line, exit 2
+    elif agent not in ("oracle", "random", "scripted", "llm"):
         from .policy import load_policy
 
         policy = load_policy(agent)   # an unknown name or import path: one line, exit 2
@@ -1121,6 +1129,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
             raise UserError(str(exc)) from None
     out = out or f"eval-{app}-{agent}"
     header: dict[str, Any] = {"backend": backend}
+    if checkpoint is not None:
+        header["checkpoint"] = str(checkpoint)
     if llm is not None:
         header.update(model=model, base_url=base_url, prompt=prompt)
     try:
@@ -1130,7 +1140,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
             job = bar.add_task("", total=len(specs))
             episodes = run_eval(env, specs, agent, out=out, llm=llm, max_steps=max_steps, header=header,
                                 on_episode=lambda e: bar.update(job, advance=1, description=f"{e.task} {e.seed}"),
-                                policy=agent if pool is not None and policy is not None else policy, pool=pool)
+                                policy=agent if pool is not None and policy is not None and agent != "learned"
+                                else policy, pool=pool)
     except LLMError as exc:
         click.echo(f"simweb: error: the model endpoint failed: {exc} (finished episodes are in {out})", err=True)
         sys.exit(1)
@@ -1152,6 +1163,75 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
     stuck = sum(1 for e in episodes if e.stuck)
     click.echo(f"trajectories -> {out}/" + (f"; {stuck} scripted episode(s) stopped at a missing element" if stuck
                                              else ""))
+
+
+# ----------------------------------------------------------------------------- train
+
+@main.command("train")
+@click.option("--app", required=True, help="The app to train on (forum, shopping, issues, cms, booking).")
+@click.option("--tasks", default=None, help="Comma-separated template ids (default: the app's easy state templates "
+                                            "in simweb.train.DEFAULT_TASKS).")
+@click.option("--iterations", "-n", type=click.IntRange(0, 100_000), default=20, show_default=True)
+@click.option("--group", "-g", type=int, default=16, show_default=True, help="Forks per start state (GRPO group).")
+@click.option("--instances", type=click.IntRange(1, 10_000), default=6, show_default=True,
+              help="Task instances (groups) per iteration.")
+@click.option("--seed", "-s", type=int, default=0, show_default=True, help="Seed of the run (instances, actions).")
+@click.option("--lr", type=FiniteFloatRange(min=0, min_open=True), default=0.1, show_default=True,
+              help="Adam's step size.")
+@click.option("--max-steps", type=click.IntRange(1, 500), default=8, show_default=True,
+              help="Steps per training rollout (evaluation uses the task's budget).")
+@click.option("--reward", "group_reward", type=click.Choice(["outcome", "progress"]), default="progress",
+              show_default=True, help="Group reward: clean success (outcome) or final clean progress.")
+@click.option("--clean-bonus", type=FiniteFloatRange(min=0), default=0.0, show_default=True,
+              help="Added to a clean trajectory's reward (0: the clean progress alone).")
+@click.option("--curriculum", type=click.Choice(["plan", "none"]), default="plan", show_default=True,
+              help="plan: groups start at points of the oracle plan (most near its end); none: at the task start.")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
+              help="Run folder: policy.json, init/, metrics.jsonl, curve.png. An existing run there is resumed.")
+@with_options(pool_options)
+@with_world
+@_guard
+def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instances: int, seed: int, lr: float,
+              max_steps: int, group_reward: str, clean_bonus: float, curriculum: str, out: str, workers: int,
+              pool_backend: str,
+              address: str | None, world_seed: int, size: int | None) -> None:
+    """Train the bundled learned policy with group rollouts from forks and a policy gradient
+    on group-normalised advantages; write checkpoints, metrics.jsonl and curve.png. Run it
+    again with the same settings to resume a stopped run."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from . import registry
+    from .train import TrainConfig, TrainError, plot_curve, read_metrics, train
+
+    registry.resolve(app)
+    _check_counts(None, workers)
+    ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
+    cfg = TrainConfig(app=app, tasks=ids, iterations=iterations, group=group, instances=instances, seed=seed, lr=lr,
+                      reward=group_reward, max_steps=max_steps, clean_bonus=clean_bonus, curriculum=curriculum,
+                      world_seed=world_seed,
+                      size=size)
+    env = _make_env(app, world_seed, size)
+    done_before = len(read_metrics(out))
+    with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), transient=True, disable=not sys.stderr.isatty()) as bar:
+        job = bar.add_task("", total=max(0, iterations - done_before) * instances)
+
+        def on_iteration(row: dict) -> None:
+            bar.update(job, description=f"it {row['iteration'] + 1}: success {row['success']:.2f} "
+                                        f"clean {row['clean']:.2f} reward {row['reward']:.2f}")
+            if not sys.stderr.isatty():
+                click.echo(f"iteration {row['iteration'] + 1}/{iterations}: success {row['success']:.3f} clean "
+                           f"{row['clean']:.3f} progress {row['progress']:.3f} loss {row['loss']:+.4f} steps "
+                           f"{row['steps']:.1f} ({row['wall']:.1f} s)", err=True)
+
+        train(cfg, out, backend=pool_backend, workers=workers, address=address, on_iteration=on_iteration,
+              on_rollout=lambda: bar.advance(job), env=env)
+    try:
+        curve = f", curve -> {plot_curve(out, title=f'{app}: ' + ', '.join(t.split('/')[-1] for t in cfg.tasks))}"
+    except TrainError as exc:
+        curve = f" (no curve: {exc})"
+    rows = read_metrics(out)
+    click.echo(f"{app}: {len(rows)} iterations -> {out}/policy.json (untrained: {out}/init){curve}")
 
 
 # ----------------------------------------------------------------------------- counterparts
@@ -1279,10 +1359,13 @@ def counterpart_status_cmd(name: str | None, as_json: bool) -> None:
               help="llm: seconds to wait for one completion.")
 @click.option("--retries", type=click.IntRange(0, 20), default=4, show_default=True,
               help="llm: more tries on 429/5xx/timeouts, with exponential backoff.")
+@click.option("--checkpoint", default=None, type=click.Path(),
+              help="learned: a `simweb train` folder; its init/ and trained policies both run, and "
+                   "retained.json gives sim gain, live gain and their ratio.")
 @_cp_guard
 def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, max_steps: int, out: str,
                  llm_base_url: str | None, llm_model: str | None, api_key: str | None, llm_format: str | None,
-                 timeout: float, retries: int) -> None:
+                 timeout: float, retries: int, checkpoint: str | None) -> None:
     """Run one agent on the same instances in simweb and on the live counterpart; write a report."""
     from .sim2live import Settings, Sim2LiveError, run
 
@@ -1290,7 +1373,16 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
                              "api_key": api_key}.items() if v}
     if llm:
         llm.update(timeout=timeout, retries=retries)
-    if agent not in ("scripted", "llm"):
+    if (agent == "learned") != (checkpoint is not None):
+        raise UserError("--checkpoint goes with --agent learned (and --agent learned needs --checkpoint DIR)")
+    if agent == "learned" and checkpoint is not None:
+        from .learner import load_checkpoint
+        from .sim2live import parse_pair
+
+        app = parse_pair(pair)[0]
+        for c in (checkpoint, str(Path(checkpoint) / "init")):
+            load_checkpoint(c, app)   # missing, corrupt, another app's: one line, before any counterpart starts
+    elif agent not in ("scripted", "llm"):
         from .policy import load_policy
 
         load_policy(agent)   # an unknown name or import path: one line, exit 2, before any counterpart starts
@@ -1303,6 +1395,22 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
                    f"({lv['steps']} steps) | {len(ep['divergences'])} divergences", err=True)
 
     try:
+        if agent == "learned" and checkpoint is not None:
+            from .sim2live import retained_gain
+
+            reports = {}
+            for which, ckpt in (("init", Path(checkpoint) / "init"), ("trained", Path(checkpoint))):
+                reports[which] = run(Settings(pair=pair, agent=agent, families=fams, instances=instances,
+                                              out=Path(out) / which, max_steps=max_steps, checkpoint=ckpt),
+                                     on_episode=show, progress=True)
+            gain = retained_gain(reports["init"], reports["trained"])
+            from .rollout import write_atomic
+
+            write_atomic(str(Path(out) / "retained.json"), [json.dumps(gain, indent=1, sort_keys=True).encode()])
+            t = gain["total"]
+            click.echo(f"{pair} learned: {t['n']} paired instances, sim gain {t['sim_gain']}, live gain "
+                       f"{t['live_gain']}, retained {t['retained_gain']} -> {Path(out) / 'retained.json'}")
+            return
         report = run(Settings(pair=pair, agent=agent, families=fams, instances=instances, out=Path(out),
                               max_steps=max_steps, llm=llm or None), on_episode=show, progress=True)
     except Sim2LiveError as exc:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .verify import answer_check, answer_of, check, normalise_text
+from .verify import answer_check, answer_of, check, final_message, normalise_text
 
 #: Collateral checks listed one by one; past this many, one summary check stands for the rest.
 MAX_COLLATERAL_CHECKS = 40
@@ -97,8 +97,11 @@ class Row:
 @dataclass(frozen=True)
 class NewRow:
     """``count`` rows the task must create in ``table``, each matching every expectation in
-    ``where`` (content, target, status). Fields not named are free on a new row. Matching
-    rows beyond ``count`` and new rows that match nothing are collateral damage."""
+    ``where`` (content, target, status). A field not named must be what the site fills in
+    by itself (the app's ``bookkeeping.defaults``, :class:`Fill`): the site's own value, the
+    form's default, the user's own contact details; anything else written there is
+    collateral damage, field by field, as are matching rows beyond ``count`` and new rows
+    that match nothing."""
 
     table: str
     where: Mapping[str, Expect]
@@ -127,25 +130,105 @@ class Value:
     expect: Expect
     label: str = ""
     weight: float = 1.0
+    #: the leaves below ``path`` (relative, dotted: ``guest.name``) whose value the goal
+    #: fixes and ``expect`` judges; any other leaf the app declares a default for
+    #: (``bookkeeping.value_defaults``) must hold it (:class:`Fill`)
+    names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Answer:
-    """A typed answer (kind: number, money, text, date, set; see verify.answer_check)."""
+    """A typed answer (kind: number, percent, money, text, date, set, sequence, numbers; see
+    verify.answer_check)."""
 
     kind: str
     expected: Any
     label: str
 
 
+#: Words that deny what follows them ("it has not shipped", "never delivered").
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "cannot", "hardly"})
+_REASON_WORD = re.compile(r"[\w'’]+")
+_REASON_QUOTED = re.compile(r"“[^“”]*”|‘[^‘’]*’|«[^«»]*»|\"[^\"]*\"|`[^`]*`|(?<!\w)'[^']*'(?!\w)")
+_REF = re.compile(r"#(\d+)\b")
+_CLAUSE = re.compile(r"[.,;:!?()—–]|\s-\s|\b(?:and|but|so|because)\b")
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why an infeasible request cannot be done, as the refusal must say it: the reason is
+    part of the answer, so a refusal that names a false reason, or none, is not paid.
+
+    ``says``: phrases naming the true reason; at least one must be in the refusal.
+    ``wrong``: phrases naming the other candidate reasons, false for this instance; none
+    may be in it (so a refusal listing every reason fails). A phrase matches whole words,
+    case aside; a trailing ``*`` matches any ending (``block*``: blocked, blockers). A
+    plain phrase is a claim that a negation just before it cancels ("it has *not* been
+    delivered" does not claim a delivery); a phrase with a leading ``~`` names a lack and
+    counts however it is put ("~permission": "I have no permission"). Quoted text (a title,
+    a name) is no claim and is not read. ``amounts`` (cents): every amount written as
+    money must be one of these (a wrong fee is a false reason); ``refs``: every ``#n``
+    named must be one of these (an issue that is no blocker)."""
+
+    label: str
+    says: tuple[str, ...]
+    wrong: tuple[str, ...] = ()
+    amounts: tuple[int, ...] | None = None
+    refs: tuple[int, ...] | None = None
+
+    def judge(self, message: str) -> tuple[bool, str]:
+        """Whether a refusal's message gives this reason, and what it got wrong."""
+        from .verify import _numbers
+
+        text = _REASON_QUOTED.sub(" ", str(message or "")).casefold().replace("’", "'")
+        lies = [w.lstrip("~") for w in self.wrong if _claims(text, w)]
+        if lies:
+            return False, f"names a false reason: {', '.join(lies)}"
+        if self.amounts is not None:
+            bad = sorted({n.value for n in _numbers(text) if n.money and n.value * 100 not in self.amounts})
+            if bad:
+                return False, f"names a wrong amount: {', '.join(f'${v}' for v in bad)}"
+        if self.refs is not None:
+            bad_refs = sorted({int(r) for r in _REF.findall(text) if int(r) not in self.refs})
+            if bad_refs:
+                return False, f"names {', '.join(f'#{r}' for r in bad_refs)}, which is not why"
+        if not any(_claims(text, w) for w in self.says):
+            return False, f"does not say why ({self.label})"
+        return True, f"says why ({self.label})"
+
+
+def _claims(text: str, phrase: str) -> bool:
+    """Whether ``text`` (lower case) makes the claim ``phrase`` (see :class:`Reason`)."""
+    lack = phrase.startswith("~")
+    body = phrase.lstrip("~").casefold()
+    stem = body.endswith("*")
+    pattern = r"(?<!\w)" + re.escape(body.rstrip("*")).replace(r"\ ", r"\s+") + (r"" if stem else r"(?!\w)")
+    for m in re.finditer(pattern, text):
+        if lack:
+            return True
+        # the three words before it, in its own clause ("I cannot do this: it shipped" claims it)
+        clause = _CLAUSE.split(text[max(0, m.start() - 40):m.start()])[-1]
+        before = _REASON_WORD.findall(clause)[-3:]
+        if not any(w in _NEGATIONS or w.endswith("n't") for w in before):
+            return True
+    return False
+
+
+def reason_phrase(phrase: str) -> str:
+    """A phrase of a :class:`Reason` as plain words (what the red team writes)."""
+    return phrase.lstrip("~").rstrip("*")
+
+
 @dataclass(frozen=True)
 class Refusal:
     """The request must be refused (report_infeasible) after viewing a page that shows why:
     some URL in the browser history is one of ``evidence`` (the same path, any query
-    string; an item ending in ``*`` is a prefix: ``/account/orders*``)."""
+    string; an item ending in ``*`` is a prefix: ``/account/orders*``), with the true
+    ``reason`` in the refusal's message (see :class:`Reason`)."""
 
     evidence: tuple[str, ...]
     label: str = "the page that shows why it cannot be done"
+    reason: Reason | None = None
 
 
 @dataclass(frozen=True)
@@ -186,8 +269,9 @@ def _not_refused(app: Any, start: dict, final: dict, answer: str | None) -> tupl
 #: limit, not a goal: a collateral check, so the verdict is not clean, the sparse reward is
 #: 0 and the progress potential is 0 too (a weight-0 fact took success away but left
 #: progress, and a progress-mode policy that always acts and always refuses was paid in
-#: full on both twins). The engine adds it to every feasible instance of a template that
-#: may refuse (``TaskTemplate.effect_for``), so a policy must tell the twins apart.
+#: full on both twins). The engine adds it to every task that is not a refusal
+#: (``TaskTemplate.effect_for``): a policy must tell the twins apart, and no task is paid
+#: when its work is followed by a refusal (the red team's ``refusal-channel`` family).
 NOT_REFUSED = Check("not reported as infeasible", _not_refused, weight=0.0, collateral=True)
 
 
@@ -462,6 +546,51 @@ class Involved:
 
 
 @dataclass(frozen=True)
+class Fill:
+    """What the site fills in by itself in a field of a row a task creates (or a leaf of a
+    runtime value a task claims whole) when the goal does not name it; declared per app in
+    the spec (``bookkeeping.defaults``: table -> field -> rule; ``value_defaults``: runtime
+    path pattern -> rule):
+
+    * ``site``: the site computes it (an id, a day, a total, a token); no form sets it.
+    * ``{value: v}``: the form's default, which an agent that leaves the field alone keeps
+      (an empty notes box, a default weight).
+    * ``{user: column}``: the goal user's own detail, which the form fills in (their e-mail
+      on their booking, their name on their card): the ``column`` of the user the task
+      starts signed in as, compared as text (case and spacing aside).
+
+    A field a task's new row leaves unnamed and undeclared is collateral too: what the site
+    fills in must be declared before a task may create the row."""
+
+    kind: str                     # "site", "value" or "user"
+    value: Any = None             # the default (value), or the users column (user)
+
+    @classmethod
+    def parse(cls, rule: Any, where: str) -> Fill:
+        if rule == "site":
+            return cls("site")
+        if isinstance(rule, Mapping) and len(rule) == 1:
+            (kind, value), = rule.items()
+            if kind == "value" or (kind == "user" and isinstance(value, str)):
+                return cls(str(kind), value)
+        raise ValueError(f"bookkeeping.{where}: a default is 'site', {{value: v}} or {{user: column}}, got {rule!r}")
+
+    def expected(self, user: Mapping[str, Any] | None) -> Any:
+        """The value the site fills in (None for ``site``)."""
+        if self.kind == "user":
+            return None if user is None else user.get(str(self.value))
+        return self.value
+
+    def holds(self, got: Any, user: Mapping[str, Any] | None) -> bool:
+        if self.kind == "site":
+            return True
+        want = self.expected(user)
+        if self.kind == "user" and isinstance(want, str):
+            return isinstance(got, str) and normalise_text(got) == normalise_text(want)
+        return type(got) is type(want) and got == want
+
+
+@dataclass(frozen=True)
 class Bookkeeping:
     """What the site itself maintains as a consequence of other changes, tolerated in every
     task: runtime keys (``paths``, patterns with ``*``), derived entity fields (``fields``:
@@ -484,6 +613,11 @@ class Bookkeeping:
     #: table -> {field: "" (tolerated on any row the effect judges) or the field of that
     #: row the effect must claim (a publication day only where the status is judged)}
     judged_row_fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    #: table -> {field: what the site fills in by itself} on a row a task creates (:class:`Fill`)
+    defaults: Mapping[str, Mapping[str, Fill]] = field(default_factory=dict)
+    #: (runtime path pattern with ``*``, what the site fills in there) for the leaves of a
+    #: value a task claims whole (a booking form's draft: the guest's e-mail)
+    value_defaults: tuple[tuple[str, Fill], ...] = ()
 
     @classmethod
     def from_spec(cls, doc: Mapping[str, Any] | None) -> Bookkeeping:
@@ -520,7 +654,12 @@ class Bookkeeping:
         refs = {t: dict(v or {}) for t, v in (doc.get("references") or {}).items()}
         judged = {t: dict(f) if isinstance(f, Mapping) else dict.fromkeys(f, "")
                   for t, f in (doc.get("judged_row_fields") or {}).items()}
-        return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()}, rules, refs, judged)
+        defaults = {t: {f: Fill.parse(r, f"defaults.{t}.{f}") for f, r in (fs or {}).items()}
+                    for t, fs in (doc.get("defaults") or {}).items()}
+        value_defaults = tuple((p, Fill.parse(r, f"value_defaults.{p}"))
+                               for p, r in (doc.get("value_defaults") or {}).items())
+        return cls(paths, {t: tuple(f) for t, f in (doc.get("fields") or {}).items()}, rules, refs, judged,
+                   defaults, value_defaults)
 
     _heads: frozenset[str] = field(init=False, repr=False, compare=False)
     _patterns: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -704,8 +843,9 @@ def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | N
     changes = runtime_changes(app, start, final)
     claimed: set[str] = set()
     checks: list[dict] = []
+    created: list[tuple[NewRow, Change]] = []
     for target in effect.targets:
-        checks.extend(_judge(app, target, start, final, changes, claimed))
+        checks.extend(_judge(app, target, start, final, changes, claimed, created))
     if effect.answer is not None:
         a = effect.answer
         checks.append(answer_check(a.kind, answer, a.expected, a.label))
@@ -724,16 +864,92 @@ def evaluate(app: Any, effect: Effect, start: dict, final: dict, answer: str | N
                             lambda t, i: entity(app, start, t, i), lambda p: runtime_value(app, start, p),
                             lambda p: runtime_value(app, final, p))
                 if bookkeeping.echoes else None)
+    overdone.extend(_as_somebody_else(app, start, final, changes, claimed))
     damage = [c for c in changes if c.path not in claimed and not _claimed_row(c, claimed)
               and not bookkeeping.tolerates(c, involved)]
+    damage.extend(_unasked(app, effect, bookkeeping, start, changes, created))
     return _verdict(checks, damage, overdone)
+
+
+def _unasked(app: Any, effect: Effect, bookkeeping: Bookkeeping, start: dict, changes: list[Change],
+             created: list[tuple[NewRow, Change]]) -> list[Change]:
+    """What a task wrote that its goal did not ask for, inside what it claims whole: each
+    field of a created row that its :class:`NewRow` does not name and that does not hold
+    what the site fills in by itself (:class:`Fill`; an undeclared field never does), and
+    each leaf below a :class:`Value` that the value does not name and that the app
+    declares a default for. Each is a change from that default to what was written."""
+    user_id = start["browser"].get("user")
+    read: dict[str, dict | None] = {}     # the goal user's row, read once when a rule needs it
+
+    def own() -> dict | None:
+        if "user" not in read:
+            read["user"] = entity(app, start, "users", user_id) if user_id is not None else None
+        return read["user"]
+
+    out: list[Change] = []
+    for t, c in created:
+        fills = bookkeeping.defaults.get(t.table, {})
+        for f in sorted(c.after or {}):
+            if f == "id" or f in t.where:
+                continue
+            rule = fills.get(f)
+            got = c.after[f]
+            if rule is None:
+                out.append(Change("field", f"{c.path}.{f}", "(no default declared)", got, c.table, c.id, f))
+            elif not rule.holds(got, own()):
+                out.append(Change("field", f"{c.path}.{f}", rule.expected(own()), got, c.table, c.id, f))
+    if bookkeeping.value_defaults:
+        for v in effect.targets:
+            if not isinstance(v, Value):
+                continue
+            for c in changes:
+                if not c.path.startswith(v.path + ".") or c.kind != "value" or c.path[len(v.path) + 1:] in v.names:
+                    continue
+                rule = next((r for p, r in bookkeeping.value_defaults if _pattern_match(p, c.path)
+                             and len(p.split(".")) == len(c.path.split("."))), None)
+                if rule is not None and not rule.holds(c.after, own()):
+                    out.append(Change("value", c.path, rule.expected(own()), c.after))
+    return out
+
+
+#: The runtime path of the site's sign-in log (the auth kit's sign-in event appends the
+#: account of each sign-in). The engine judges it, not the effect: a task is done by the
+#: user the goal speaks for.
+SIGN_IN_LOG = "signins"
+
+
+def _as_somebody_else(app: Any, start: dict, final: dict, changes: list[Change], claimed: set[str]) -> list[dict]:
+    """Collateral checks for work done as another account than the goal's user (the user
+    the task starts signed in as; none for a task of an anonymous visitor): each sign-in
+    of the run as another account, and a session that ends signed in as one. Signing in
+    again as oneself, signing out, and the account a task registers are the user's own."""
+    own = start["browser"].get("user")
+    out: list[dict] = []
+    for c in changes:
+        if c.path != SIGN_IN_LOG:
+            continue
+        claimed.add(c.path)
+        before = c.before if isinstance(c.before, list) else []
+        after = c.after if isinstance(c.after, list) else []
+        others = sorted({u for u in after[len(before):] if u != own}, key=str)
+        if others:
+            out.append({"name": "collateral: signed in as another account", "passed": False, "weight": 0.0,
+                        "detail": f"signed in as user {', '.join(map(str, others))}; the goal speaks for "
+                                  + (f"user {own}" if own is not None else "a visitor who is not signed in")})
+    user = final["browser"].get("user")
+    if user is not None and user != own and f"entities.users.{user}" not in {c.path for c in changes if c.kind == "new"}:
+        out.append({"name": "collateral: the session's user", "passed": False, "weight": 0.0,
+                    "detail": f"the session ends signed in as user {user}, not "
+                              + (f"user {own}" if own is not None else "signed out")})
+    return out
 
 
 def _claimed_row(c: Change, claimed: set[str]) -> bool:
     return c.table is not None and f"entities.{c.table}.{c.id}" in claimed
 
 
-def _judge(app: Any, t: Target, start: dict, final: dict, changes: list[Change], claimed: set[str]) -> list[dict]:
+def _judge(app: Any, t: Target, start: dict, final: dict, changes: list[Change], claimed: set[str],
+           created: list[tuple[NewRow, Change]] | None = None) -> list[dict]:
     if isinstance(t, Row):
         row = entity(app, final, t.table, t.id)
         base = f"entities.{t.table}.{t.id}"
@@ -762,6 +978,8 @@ def _judge(app: Any, t: Target, start: dict, final: dict, changes: list[Change],
     hits = [c for c in made if all(e.holds(c.after.get(f)) for f, e in t.where.items())]
     for c in hits[:t.count]:
         claimed.add(c.path)
+        if created is not None:
+            created.append((t, c))
     label = t.label or f"a new {t.table} row"
     if t.count == 1:
         detail = "" if hits else _closest_miss(t, made)
@@ -783,9 +1001,16 @@ def _refusal_checks(r: Refusal, final: dict) -> list[dict]:
     refused, said = _last_message(final)
     seen = [u for tab in final["browser"]["tabs"] for u in tab["history"]]
     looked = any(_shows(e, u) for u in seen for e in r.evidence)
-    # One fact, not two: a refusal without looking earns nothing, not half.
+    # One fact, not two or three: a refusal without looking, or for a false reason, earns
+    # nothing, not a share.
     detail = f"{said}; " + ("viewed the evidence" if looked else f"never viewed {list(r.evidence)!r}")
-    return [check(f"reported as infeasible after viewing {r.label}", refused and looked, 1.0, detail)]
+    right = True
+    if r.reason is not None:
+        last = final_message(final)
+        right, why = r.reason.judge(last["message"]) if refused and last is not None else (False, "")
+        detail += f"; {why}" if why else ""
+    name = f"reported as infeasible after viewing {r.label}" + (f", saying why: {r.reason.label}" if r.reason else "")
+    return [check(name, refused and looked and right, 1.0, detail)]
 
 
 def _shows(evidence: str, url: str) -> bool:
@@ -822,6 +1047,6 @@ def _show(v: Any, limit: int = 120) -> str:
     return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
-__all__ = ["ANY", "Answer", "Bookkeeping", "Change", "Check", "Effect", "Expect", "Gone", "NewRow", "Refusal",
-           "Row", "Value", "entity", "eq", "evaluate", "one_of", "page_view", "runtime_changes", "same_set", "shows",
-           "text", "value_at", "where"]
+__all__ = ["ANY", "Answer", "Bookkeeping", "Change", "Check", "Effect", "Expect", "Fill", "Gone", "NewRow", "Reason",
+           "Refusal", "Row", "SIGN_IN_LOG", "Value", "entity", "eq", "evaluate", "one_of", "page_view", "reason_phrase",
+           "runtime_changes", "same_set", "shows", "text", "value_at", "where"]

@@ -21,6 +21,7 @@ from .app import App, load_app
 from .axtree import Page
 from .browsing import SimBrowser, parse_cached
 from .episode import EPISODE_OVER, Episode, EpisodeEnv, TaskError, find_task, observation_space, plan_budget, potential
+from .history import begin as begin_history
 from .registry import RegistryError, definition, step_cap
 from .spaces import Unicode
 from .state import StateError, canonical, deep_copy, state_hash
@@ -89,7 +90,7 @@ class SimEnv(EpisodeEnv):
 
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, task: str | None = None,
                  tasks: str | list[str] | tuple[str, ...] | None = None, max_steps: int | None = None,
-                 reward: str = "sparse", progress: bool = False, end_on_success: bool = True,
+                 reward: str = "sparse", progress: bool = False, end_on_success: bool = False,
                  render_mode: str | None = None, _app: App | None = None):
         if reward not in ("sparse", "progress"):
             raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
@@ -349,6 +350,7 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     else:
         start_url = app.spec.start_url
     html = app.navigate(state, start_url).html or ""
+    begin_history(state)   # the set-up and the start page are rebuilt from (task, seed), not replayed
     verdict = None
     if task is not None and task_id:
         verdict = app.tasks[task_id].verify(app, task.params, state, state, None)

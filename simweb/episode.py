@@ -7,9 +7,11 @@ the Omniboxes protocol clients :class:`simweb.live.env.LiveEnv` and
 
 - task lookup (an unknown id gets the registry's "did you mean");
 - the step budget (:func:`simweb.taskmodel.episode_budget`, one rule for every backend);
-- the verdict and the reward modes (sparse, or progress as a potential; end on success;
-  a restore re-bases the potential);
-- the episode-over rule (a step after the end runs nothing and says so);
+- the verdict and the reward modes (sparse, or progress as a potential; a restore
+  re-bases the potential);
+- the episode-over rule: the agent's final action (an answer, "done", a refusal) or the
+  step budget ends an episode (``end_on_success`` also ends it at success: an oracle,
+  off by default); a step after the end runs nothing and says so;
 - observation assembly (the shared keys, :func:`observation_space`) and ``info``.
 
 A backend only performs actions and reads state: the small :class:`Backend` protocol.
@@ -32,7 +34,7 @@ from .registry import app_of_task
 from .spaces import JsonValue, Unicode
 from .state import deep_copy
 from .taskmodel import MAX_EPISODE_STEPS, episode_budget
-from .verify import answer_of
+from .verify import answer_of, final_message
 from .webgym_actions import is_webgym_action, to_browsergym
 
 if TYPE_CHECKING:
@@ -41,6 +43,13 @@ if TYPE_CHECKING:
 
 #: The message of a step taken after the episode ended (the action is not run).
 EPISODE_OVER = "the episode is over: call reset() (the action was not run)"
+
+#: The actions that end an episode: the agent's final message (an answer, or "done" after
+#: changing the site) or its refusal. BrowserGym's convention: the task is over when the
+#: agent tells the user so, not when the environment sees it succeed (docs/rewards.md).
+FINAL_ACTIONS = ("send_msg_to_user", "report_infeasible")
+#: What a plan that changes the site ends with: the agent says it is done.
+DONE_ACTION = "send_msg_to_user('Done.')"
 
 #: The observation keys every backend fills in (a backend may add its own, e.g. ``screenshot``).
 OBSERVATION_KEYS = ("url", "goal", "axtree", "html", "last_action", "last_action_error", "open_pages_urls",
@@ -94,12 +103,21 @@ def find_task(app: App, task_id: str) -> TaskTemplate:
     raise TaskError(f"unknown task '{task_id}' (see `simweb tasks {app.name}`){hint}")
 
 
+def final_plan(plan: list[str]) -> list[str]:
+    """``plan`` ending with the agent's final action: a template's oracle that only changes
+    the site (its last action a click) gets :data:`DONE_ACTION`; an answer or a refusal
+    already ends it."""
+    if plan and str(plan[-1]).lstrip().startswith(FINAL_ACTIONS):
+        return list(plan)
+    return [*plan, DONE_ACTION]
+
+
 def plan_budget(app: App, task: TaskInstance | None) -> int:
     """The budget rule for ``task`` (None: free browsing) before any cap: WebGym's test
-    budget for its difficulty, at least twice its oracle's plan."""
+    budget for its difficulty, at least twice its oracle's plan (final action included)."""
     if task is None:
         return episode_budget(None, cap=None)
-    plan = app.tasks[task.id].oracle(app, task.params)
+    plan = final_plan(app.tasks[task.id].oracle(app, task.params))
     return episode_budget(task.difficulty, len(plan), cap=None)
 
 
@@ -140,14 +158,16 @@ class Episode:
     ``max_steps`` replaces the budget rule; ``cap`` bounds the rule (the app's
     ``gymnasium.spec(...).max_episode_steps``)."""
 
-    def __init__(self, app: App | None, *, reward: str = "sparse", end_on_success: bool = True,
+    def __init__(self, app: App | None, *, reward: str = "sparse", end_on_success: bool = False,
                  max_steps: int | None = None, cap: int | None = MAX_EPISODE_STEPS):
         if reward not in ("sparse", "progress"):
             raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
         self.app = app
         self.reward_mode = reward
-        #: a state-changing task's episode ends at its first success (False: only an answer,
-        #: a refusal or the step budget ends it, so what an agent does after success counts)
+        #: True: a state-changing task's episode also ends at its first success. Off by
+        #: default: the stop would tell a policy which of its tries succeeded (try each
+        #: candidate, undo it while the episode goes on), so only the agent's final action
+        #: (an answer, "done", a refusal) or the step budget ends an episode (docs/rewards.md)
         self.end_on_success = end_on_success
         self.max_steps_override = max_steps
         self.cap = cap
@@ -221,11 +241,15 @@ class Episode:
         """Whether the budget is spent (the oracle's plan is looked up only once it can matter)."""
         return self.step_count >= self._floor() and self.step_count >= self.max_steps
 
-    def oracle_plan(self) -> list[str]:
-        """Actions that solve the current task from its reset state."""
+    def oracle_plan(self, final: bool = True) -> list[str]:
+        """Actions that solve the current task from its reset state, ending with the agent's
+        final action (:func:`final_plan`: the episode ends when the agent says it is done).
+        ``final=False``: the template's plan as it is (the work; an information task's
+        answer is part of it), to study what happens after the work."""
         if self.task is None or self.app is None:
             raise TaskError("no task: reset with options={'task': ...} first")
-        return list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
+        plan = list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
+        return final_plan(plan) if final else plan
 
     def start_state(self) -> dict | None:
         """The state right after reset (what the verifier compares against)."""
@@ -239,13 +263,15 @@ class Episode:
         if self.task is None or self.start is None or self.app is None:
             return None
         answer = answer_of(state)
+        said = final_message(state)
         template = self.app.tasks[self.task.id]
         views = self._views
         if views is None or views[0] is not self.start:
             views = self._views = (self.start, _reads_view(template, self.app, self.task.params, self.start))
         browser = state["browser"]
-        key = (orjson.dumps(state["runtime"]), answer,
-               orjson.dumps([t["history"] for t in browser["tabs"]]) if answer is not None else b"",
+        # the final message, answer or refusal (its role and text), and with one the history
+        key = (orjson.dumps(state["runtime"]), orjson.dumps(said),
+               orjson.dumps([t["history"] for t in browser["tabs"]]) if said is not None else b"",
                # a task that asks for a page shown (effects.shows) is judged on the active tab too
                orjson.dumps([browser["active"], {k: browser["tabs"][browser["active"]][k] for k in ("url", "status", "page")}])
                if views[1] else b"")
@@ -258,10 +284,13 @@ class Episode:
 
     def score(self, verdict: dict | None, answered: bool) -> tuple[float, bool, bool]:
         """(reward, terminated, truncated) of the step just counted. An episode ends when
-        the agent answers, or when a state-changing (or mixed) task succeeds; the budget
-        is asked only if it has not ended.
+        the agent's final action (an answer, "done", a refusal: ``answered``) is taken, or
+        with ``end_on_success`` when a state-changing (or mixed) task succeeds; the budget
+        is asked only if it has not ended (running out of steps is a truncation).
 
-        Sparse reward: 1 for a clean success at the end, else 0. Progress reward: the
+        Sparse reward: 1 for a clean success when the agent ends the episode, else 0 (a
+        success the agent never reports, cut off by the budget, is not paid, and no step
+        before the end says anything about success). Progress reward: the
         change of the potential ``progress if clean else 0`` (see :func:`potential`), so
         an episode's rewards add up to its final clean progress: a fact done, undone and
         done again pays once, and collateral damage takes back all progress until it is
@@ -314,7 +343,7 @@ class Episode:
         self.step_count += 1
         state = backend.state()
         verdict = self.judge(backend, state)
-        reward, terminated, truncated = self.score(verdict, answer_of(state) is not None)
+        reward, terminated, truncated = self.score(verdict, final_message(state) is not None)
         return self.observation(backend, state), reward, terminated, truncated, self.info(backend, state, verdict)
 
     def judge(self, backend: Backend, state: dict) -> dict | None:
@@ -368,7 +397,8 @@ class EpisodeEnv(gym.Env):
 
     @property
     def end_on_success(self) -> bool:
-        """Whether a state-changing task's episode ends at its first success."""
+        """Whether a state-changing task's episode ends at its first success (off by
+        default: the stop is an oracle, see docs/rewards.md)."""
         return self.episode.end_on_success
 
     @end_on_success.setter
@@ -412,14 +442,16 @@ class EpisodeEnv(gym.Env):
         return (self.episode.observation(self.backend, state),
                 self.episode.info(self.backend, state, self.episode.verdict(state)))
 
-    def oracle_plan(self) -> list[str]:
-        """Actions that solve the current task from its reset state."""
-        return self.episode.oracle_plan()
+    def oracle_plan(self, final: bool = True) -> list[str]:
+        """Actions that solve the current task from its reset state, ending with the agent's
+        final action ("done" after a task that changes the site); ``final=False``: the
+        template's plan as it is (see :meth:`Episode.oracle_plan`)."""
+        return self.episode.oracle_plan(final)
 
     def start_state(self) -> dict | None:
         """The state right after reset (what the verifier compares against)."""
         return self.episode.start_state()
 
 
-__all__ = ["Backend", "EPISODE_OVER", "Episode", "EpisodeEnv", "plan_budget", "OBSERVATION_KEYS", "TaskError", "find_task", "observation_space",
+__all__ = ["Backend", "DONE_ACTION", "EPISODE_OVER", "Episode", "FINAL_ACTIONS", "final_plan", "EpisodeEnv", "plan_budget", "OBSERVATION_KEYS", "TaskError", "find_task", "observation_space",
            "potential"]

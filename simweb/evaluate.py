@@ -32,7 +32,6 @@ from .rollout import run_episode, write_atomic
 
 __all__ = ["EvalError", "Episode", "EpisodeSpec", "parse_seeds", "plan_episodes", "run_eval", "summarise"]
 
-BACKENDS = ("sim", "browser")
 MAX_SEEDS = 100_000
 
 

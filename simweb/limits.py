@@ -58,6 +58,13 @@ def read_body(stream: BinaryIO, content_length: int | None, limit: int) -> bytes
     return b"".join(chunks)
 
 
+#: The state's request log (``meta.history.log``, one entry per request since the episode's
+#: start, replayed by offline verification): its length is the session's request count, not
+#: something a request can grow by many at once, so ``max_items`` does not cap it (a session
+#: would be refused after ``max_items`` page views); ``max_state`` still bounds its bytes.
+HISTORY_PATH = "$.meta.history.log"
+
+
 def check_shape(obj: Any, limits: Limits = DEFAULT_LIMITS) -> None:
     """Refuse a JSON value that nests deeper than ``max_depth``, has a list or object with
     more than ``max_items`` entries, a non-string key, or a NaN/Infinity: one iterative
@@ -70,7 +77,7 @@ def check_shape(obj: Any, limits: Limits = DEFAULT_LIMITS) -> None:
         if t is dict or t is list:
             if depth > limits.max_depth:
                 raise LimitError(f"state nests deeper than {limits.max_depth} levels (at {path})", 400)
-            if len(value) > limits.max_items:
+            if len(value) > limits.max_items and path != HISTORY_PATH:
                 raise LimitError(f"{'list' if t is list else 'object'} at {path} has {len(value)} entries, "
                                  f"over the limit of {limits.max_items}", 400)
             if t is dict:

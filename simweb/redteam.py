@@ -15,6 +15,28 @@ task, and records each attempt that the verifier still pays for:
   and with junk in its text fields (the spec's events, with parameters drawn from the page):
   whenever the runtime changes beyond the app's bookkeeping, the verdict must no longer be
   a clean success.
+* ``refusal-channel``: the oracle's answer sent with ``report_infeasible`` instead of
+  ``send_msg_to_user`` (BrowserGym and WebArena read a refusal as "N/A: cannot be done").
+* ``false-reason``: on an infeasible instance, the oracle's run refused with a false reason
+  (each other candidate reason the task's :class:`~simweb.effects.Reason` names, alone and
+  beside the true one), with no reason, with every reason at once, with a wrong amount or
+  issue number; a refusal template whose refusal judges no reason is itself a hole.
+* ``as-another-user``: sign in as another member, with a password guessed from what pages
+  show, and (white box) with the account's real one, then do the task there.
+* ``card``: the payment made with another card that shares the goal card's brand, last
+  four and expiry, or with the goal's card and a wrong security code.
+* ``unasked``: a field of a created row that the goal does not name, written with junk (a
+  stranger's e-mail on the user's booking, "lol" in a notes field), in the state and
+  through the forms of the oracle's plan.
+* ``forged-state``: final states handed to offline verification (``simweb verify
+  --state``, how served, browser and external runs are judged) that no run made: the
+  start state with the oracle's final runtime edited in, the final state with its task
+  removed or its history cut or shortened. Verification must refuse them
+  (:func:`simweb.history.verify_state`); the oracle's own final state must verify.
+* ``termination``: the oracle's work without its final action (the answer, "done"),
+  stepped in an env with the red team's env's settings: the episode must go on and pay
+  nothing, or a policy could try each candidate, undo it while the episode goes on, and be
+  stopped and paid at the right one without ever finding it.
 * ``answer-form`` and ``route`` (false negatives): the right answer written the ways a
   site displays it, and the oracle's last form sent from another page that offers it,
   must still be paid.
@@ -33,7 +55,7 @@ from datetime import date
 from typing import Any
 
 from .browsing import SimBrowser
-from .effects import Effect, NewRow, Row, Value, runtime_changes
+from .effects import Effect, NewRow, Reason, Row, Value, reason_phrase, runtime_changes
 from .state import deep_copy
 from .verify import answer_of
 
@@ -110,6 +132,28 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         add("oracle", "the oracle solves the task", False, f"oracle verdict: {_why(fv)}", fn=True)
         return out
 
+    # the right answer sent through the refusal channel
+    said = answer_of(final)
+    if said is not None:
+        s = deep_copy(final)
+        s["browser"]["chat"].append({"role": "infeasible", "message": said})
+        v = _verdict(env, s)
+        # paid is what a reward pays: a state task's work followed by a refusal still holds
+        # its facts (success) but is not clean (NOT_REFUSED), so every reward mode pays 0
+        add("refusal-channel", f"report_infeasible({said!r}) with the oracle's answer", v["success"] and v["clean"],
+            _why(v))
+    # a refusal for a false reason, for none, for every reason
+    if effect.refusal is not None:
+        reason = effect.refusal.reason
+        if reason is None:
+            add("false-reason", "the refusal judges its reason", True, "Refusal(reason=None): any reason is paid")
+        else:
+            for name, text in false_reasons(reason):
+                s = deep_copy(final)
+                _replace_refusal(s, text)
+                v = _verdict(env, s)
+                add("false-reason", f"{name}: {text!r}", v["success"], _why(v))
+
     # false negatives: the right answer in the forms a site displays
     if effect.answer is not None:
         for form in answer_forms(effect.answer.kind, effect.answer.expected):
@@ -118,6 +162,9 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
             v = _verdict(env, s)
             add("answer-form", f"answer written {form!r}", False, _why(v), fn=not v["success"])
 
+    out.extend(_forged_states(env, task_id, seed, effect, start, final))
+    out.extend(_termination(env, task_id, seed))
+
     if effect.targets:
         s = deep_copy(final)
         s["runtime"] = deep_copy(start["runtime"])
@@ -125,6 +172,10 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         add("undo", "the work done, then undone", v["success"], _why(v))
         out.extend(_mutations(env, task_id, seed, effect, start, final, fv))
 
+    out.extend(_as_another_user(env, task_id, seed, start))
+    out.extend(_another_card(env, task_id, seed))
+    if effect.targets:
+        out.extend(_unasked_fields(env, task_id, seed, effect, start, final))
     if events:
         out.extend(_event_attacks(env, task_id, seed, final, max_forms))
         out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
@@ -137,6 +188,32 @@ def _why(v: dict) -> str:
         f"; failed: {', '.join(failed)}" if failed else "")
 
 
+def false_reasons(reason: Reason) -> list[tuple[str, str]]:
+    """Refusals that give a false reason, or none, or every reason (name, message)."""
+    true = reason_phrase(reason.says[0])
+    out = [("no reason", "I cannot do this."),
+           ("every reason", "I cannot do this: " + "; ".join(reason_phrase(w) for w in reason.says + reason.wrong) + ".")]
+    for w in reason.wrong:
+        out.append(("a false reason", f"I cannot do this: {reason_phrase(w)}."))
+    if reason.wrong:
+        out.append(("the true reason and a false one", f"I cannot do this: {true}, and {reason_phrase(reason.wrong[0])}."))
+    if reason.amounts:
+        wrong = max(reason.amounts) + 100
+        out.append(("a wrong amount", f"I cannot do this: {true} ${wrong // 100:,}.{wrong % 100:02d}."))
+    if reason.refs is not None:
+        out.append(("a wrong issue", f"I cannot do this: {true} #{max(reason.refs, default=0) + 1}."))
+    return out
+
+
+def _replace_refusal(state: dict, text: str) -> None:
+    chat = state["browser"]["chat"]
+    for m in reversed(chat):
+        if m["role"] in ("assistant", "infeasible"):
+            m["role"], m["message"] = "infeasible", text
+            return
+    chat.append({"role": "infeasible", "message": text})
+
+
 def _replace_answer(state: dict, text: str) -> None:
     chat = state["browser"]["chat"]
     for m in reversed(chat):
@@ -144,6 +221,69 @@ def _replace_answer(state: dict, text: str) -> None:
             m["message"] = text
             return
     chat.append({"role": "assistant", "message": text})
+
+
+# ----------------------------------------------------------------------------- forged states, termination
+
+def _offline(env: Any, task_id: str, seed: int, state: dict) -> tuple[dict | None, str]:
+    """(verdict, why) of ``state`` handed to offline verification; verdict None if refused."""
+    from .history import verify_state
+    from .state import StateError
+
+    try:
+        v = verify_state(env.app, task_id, seed, state)
+    except StateError as exc:
+        return None, f"refused: {exc}"
+    return v, _why(v)
+
+
+def _forged_states(env: Any, task_id: str, seed: int, effect: Effect, start: dict, final: dict) -> Iterator[Attack]:
+    """Final states no run made, handed to offline verification: each must be refused
+    (paid when one is accepted as a success); the oracle's own final state must verify."""
+    v, why = _offline(env, task_id, seed, final)
+    yield Attack(task_id, seed, "forged-state", "the oracle's final state, verified offline", False, why,
+                 v is None or not (v["success"] and v["clean"]))
+    forgeries: list[tuple[str, dict]] = []
+    if effect.targets:
+        s = deep_copy(start)
+        s["runtime"] = deep_copy(final["runtime"])
+        s["browser"]["chat"] = deep_copy(final["browser"]["chat"])
+        forgeries.append(("the start state with the final runtime edited in", s))
+        s = deep_copy(final)
+        s["meta"]["history"] = deep_copy(start["meta"]["history"])
+        forgeries.append(("the final state with its history cut to the start", s))
+    s = deep_copy(final)
+    s["meta"]["task"] = None
+    forgeries.append(("the final state with its task removed", s))
+    log = final["meta"]["history"]["log"]
+    posts = [i for i, text in enumerate(log) if text.startswith('["post"')]
+    if posts:
+        s = deep_copy(final)
+        del s["meta"]["history"]["log"][posts[-1]]
+        forgeries.append(("the final state with its last form post left out of the history", s))
+    for name, forged in forgeries:
+        v, why = _offline(env, task_id, seed, forged)
+        yield Attack(task_id, seed, "forged-state", name, v is not None and v["success"], why)
+
+
+def _termination(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
+    """The oracle's plan without its final action, stepped in a fork of the freshly reset
+    env (its settings): paid if the episode ends (or sparse reward is paid) before the
+    agent says it is done. The stop would be an oracle: try a candidate, undo it while the
+    episode goes on, and be stopped and paid at the right one."""
+    plan = env.oracle_plan()
+    child = env.fork()
+    for i, action in enumerate(plan[:-1]):
+        _, reward, terminated, truncated, _ = child.step(action)
+        if terminated or (child.reward_mode == "sparse" and reward):
+            yield Attack(task_id, seed, "termination", "the work without the final action", True,
+                         f"the episode ended at step {i + 1} of {len(plan) - 1} (reward {reward}) before the "
+                         f"agent said it was done")
+            return
+        if truncated:
+            break
+    yield Attack(task_id, seed, "termination", "the work without the final action", False,
+                 "the episode went on until the agent's final action")
 
 
 # ----------------------------------------------------------------------------- mutations
@@ -268,6 +408,220 @@ def _junk_like(v: Any) -> Any:
     if isinstance(v, list):
         return v[:-1] if v else None
     return None
+
+
+# ----------------------------------------------------------------------------- another account
+
+#: Other accounts the as-another-user family signs in as, per instance.
+OTHER_ACCOUNTS = 3
+
+
+def password_guesses(row: dict) -> list[str]:
+    """Passwords a policy could derive from what pages show of an account (its user name
+    and id): the patterns seeded worlds once used, and the usual weak ones."""
+    name, uid = str(row.get("username") or ""), row.get("id")
+    return list(dict.fromkeys([f"Passw0rd!{uid}", f"pw-{name}", name, f"{name}123", f"{name}{uid}", "password",
+                               "Passw0rd!", "12345678"]))
+
+
+def _sign_in(login: str, password: str) -> list[str]:
+    return ["goto('/login')", f"fill('login-user', {login!r})", f"fill('login-password', {password!r})",
+            "click('login-submit')"]
+
+
+def _other_accounts(env: Any, start: dict) -> list[int]:
+    """Accounts other than the goal's user: those the task's parameters name (an issue's
+    author, a post's moderator), then the goal user's neighbours by id."""
+    own = start["browser"]["user"]
+    named = [v for k, v in sorted(env.task.params.items()) if "user" in k and isinstance(v, int)
+             and not isinstance(v, bool)]
+    near = [own + 1, own - 1] if own is not None else [1, 2, 3]
+    top = env.app.world.max_id("users")
+    return [u for u in dict.fromkeys(named + near) if u != own and 1 <= u <= top][:OTHER_ACCOUNTS]
+
+
+def _as_another_user(env: Any, task_id: str, seed: int, start: dict) -> Iterator[Attack]:
+    """Doing it as somebody else: sign in as another member, with a password guessed from
+    what pages show (paid when the sign-in works), and with the account's real password
+    (the red team reads the world; paid when the oracle's plan done there is a clean
+    success). Apps without the auth kit have no accounts to take over."""
+    from .effects import entity
+
+    if "auth" not in getattr(env.app.spec, "kits", {}):
+        return
+    back = f"goto({env.task.start_url!r})"
+    for uid in _other_accounts(env, start):
+        row = entity(env.app, start, "users", uid)
+        if row is None or not row.get("username"):
+            continue
+        login = str(row["username"])
+        took = [g for g in password_guesses(row) if _run(env, _sign_in(login, g))["browser"]["user"] == uid]
+        yield Attack(task_id, seed, "as-another-user", f"sign in as {login} with a password guessed from pages",
+                     bool(took), f"signed in with {took[0]!r}" if took else "no guess signed in")
+        sign_in = _sign_in(login, str(row.get("password") or ""))
+        if _run(env, sign_in)["browser"]["user"] != uid:
+            continue   # (a deactivated account)
+        s = _run(env, [*sign_in, back, *env.oracle_plan()])
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "as-another-user", f"signed in as {login} (user {uid}), then the task",
+                     v["success"] and v["clean"], _why(v))
+
+
+# ----------------------------------------------------------------------------- the card a goal names
+
+_CARD_DIGITS = re.compile(r"^[0-9 ]{13,23}$")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def twin_card(number: str) -> str | None:
+    """Another valid card number with the same brand (first two digits) and last four: what
+    a summary (brand, last four, expiry) cannot tell from the goal's card."""
+    digits = number.replace(" ", "")
+    for i in range(2, len(digits) - 5):
+        for j in range(i + 1, len(digits) - 4):
+            for a in "0123456789":
+                for b in "0123456789":
+                    cand = digits[:i] + a + digits[i + 1:j] + b + digits[j + 1:]
+                    if cand != digits and _luhn(cand):
+                        return " ".join(cand[k:k + 4] for k in range(0, len(cand), 4))
+    return None
+
+
+def _another_card(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
+    """A requirement judged by a summary: the oracle's payment made with another card that
+    shares the goal card's brand, last four digits and expiry, and with the goal's card
+    but a wrong security code. Paid when either is still a success."""
+    from .actions import parse_action
+
+    plan = env.oracle_plan()
+    number = code = None
+    for i, a in enumerate(plan):
+        act = parse_action(a)
+        if act.name != "fill" or len(act.args) < 2:
+            continue
+        bid, value = str(act.args[0]), str(act.args[1])
+        if _CARD_DIGITS.match(value) and _luhn(value.replace(" ", "")):
+            number = (i, value)
+        elif any(k in bid.lower() for k in ("cvv", "cvc", "security")):
+            code = (i, bid, value)
+    if number is None:
+        return
+    twin = twin_card(number[1])
+    if twin is not None:
+        swapped = list(plan)
+        swapped[number[0]] = plan[number[0]].replace(repr(number[1]), repr(twin))
+        v = _verdict(env, _run(env, swapped))
+        yield Attack(task_id, seed, "card", f"paid with {twin} (same brand, last four and expiry)", v["success"],
+                     _why(v))
+    if code is not None:
+        wrong = f"{(int(code[2]) + 1) % 10 ** len(code[2]):0{len(code[2])}d}"
+        swapped = list(plan)
+        swapped[code[0]] = f"fill({code[1]!r}, {wrong!r})"
+        v = _verdict(env, _run(env, swapped))
+        yield Attack(task_id, seed, "card", f"paid with the goal's card and security code {wrong}", v["success"],
+                     _why(v))
+
+
+# ----------------------------------------------------------------------------- fields nobody asked for
+
+def _unasked_fields(env: Any, task_id: str, seed: int, effect: Effect, start: dict, final: dict
+                    ) -> Iterator[Attack]:
+    """Unrequested fields of a new row: (1) each field of a row the task creates that the
+    goal does not name and the site does not compute, written with junk (a stranger's
+    e-mail, "lol" in a notes field), and each leaf of a value the task claims whole that
+    the app declares a default for; (2) the oracle's plan with junk typed into every text
+    field of its POST forms that the plan leaves as the page filled it. Paid when still a
+    clean success while the runtime differs from the oracle's."""
+    from .effects import Fill
+
+    keep = env.app.spec.bookkeeping
+    ents = lambda s: s["runtime"].setdefault("entities", {})  # noqa: E731
+    for t in effect.targets:
+        if isinstance(t, NewRow):
+            rules = keep.defaults.get(t.table, {})
+            for key, row in _new_rows_of(env, start, final, t)[:t.count]:
+                for f in sorted(row):
+                    rule = rules.get(f)
+                    if f == "id" or f in t.where or (rule is not None and rule.kind == "site"):
+                        continue
+                    s = deep_copy(final)
+                    ents(s)[t.table][key][f] = _unasked_junk(f, row[f])
+                    v = _verdict(env, s)
+                    yield Attack(task_id, seed, "unasked", f"{t.table} {key}: {f} written unasked",
+                                 v["success"] and v["clean"], _why(v))
+        elif isinstance(t, Value) and keep.value_defaults:
+            for c in runtime_changes(env.app, start, final):
+                sub = c.path[len(t.path) + 1:]
+                if not c.path.startswith(t.path + ".") or c.kind != "value" or sub in t.names:
+                    continue
+                fill: Fill | None = next((r for p, r in keep.value_defaults if _same_shape(p, c.path)), None)
+                if fill is None or fill.kind == "site":
+                    continue
+                s = deep_copy(final)
+                parent, leaf = _value_parent(s["runtime"], c.path) or ({}, "")
+                if leaf not in parent:
+                    continue
+                parent[leaf] = _unasked_junk(leaf, parent[leaf])
+                v = _verdict(env, s)
+                yield Attack(task_id, seed, "unasked", f"{c.path} written unasked", v["success"] and v["clean"],
+                             _why(v))
+    yield from _junk_in_untouched_fields(env, task_id, seed, final)
+
+
+def _same_shape(pattern: str, path: str) -> bool:
+    p, s = pattern.split("."), path.split(".")
+    return len(p) == len(s) and all(a == "*" or a == b for a, b in zip(p, s))
+
+
+def _unasked_junk(name: str, value: Any) -> Any:
+    if "email" in name:
+        return "stranger@example.com"
+    if isinstance(value, str) or value is None:
+        return (value or "") + " lol"
+    return _junk_like(value)
+
+
+#: Fields the "unasked" family types junk into, one at a time, per instance.
+UNASKED_FORM_FIELDS = 4
+
+
+def _junk_in_untouched_fields(env: Any, task_id: str, seed: int, final: dict) -> Iterator[Attack]:
+    """The oracle's plan with junk typed, one field at a time, into a text field of one of
+    its POST forms that the plan leaves as the page filled it."""
+    from .actions import parse_action
+
+    plan = env.oracle_plan()
+    acts = [parse_action(a) for a in plan]
+    touched = {str(a.args[0]) for a in acts if a.name in ("fill", "select_option") and a.args}
+    b = SimBrowser(env.app, env.snapshot())
+    spots: list[tuple[int, str, str]] = []
+    for i, (a, act) in enumerate(zip(plan, acts)):
+        if act.name == "click" and act.args:
+            el = b.page().elements.get(str(act.args[0]))
+            if el is not None and el.form is not None and SimBrowser._is_submitter(el) \
+                    and b.page().forms[el.form].method.lower() == "post":
+                for c in b.page().forms[el.form].controls:
+                    if c.bid and c.bid not in touched and not c.hidden and not c.disabled and (
+                            c.tag == "textarea" or (c.tag == "input" and (c.input_type or "text")
+                                                    in ("text", "email", "tel"))):
+                        spots.append((i, c.bid, "stranger@example.com" if c.input_type == "email" else "lol"))
+        b.execute(a)
+    for i, bid, junk in spots[:UNASKED_FORM_FIELDS]:
+        s = _run(env, [*plan[:i], f"fill({bid!r}, {junk!r})", *plan[i:]])
+        left = [c.path for c in runtime_changes(env.app, final, s) if c.path.partition(".")[0] not in
+                ("counters", "timers")]
+        if not left:
+            continue   # the site kept none of it
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "unasked", f"the plan with {junk!r} typed into {bid}, which it leaves alone",
+                     v["success"] and v["clean"], f"changed {left[:3]}; {_why(v)}")
 
 
 # ----------------------------------------------------------------------------- events from the pages
@@ -545,23 +899,36 @@ def goal_guesses(goal: str) -> list[str]:
 
 
 def answer_forms(kind: str, expected: Any) -> list[str]:
-    """The right answer written as sites and people write it."""
+    """The right answer written as sites and people write it: alone, in the formats the
+    apps display, and inside a sentence ("Total - 382", "Joined Mar 5, 2026", a name in
+    the goal's quotes)."""
     if kind == "money":
         v = expected / 100
-        return [f"${v:,.2f}", f"{v:.2f}", f"{v:,.2f} USD", f"The total is ${v:,.2f}."]
+        return [f"${v:,.2f}", f"{v:.2f}", f"{v:,.2f} USD", f"The total is ${v:,.2f}.", f"Total - ${v:,.2f}",
+                f"It comes to ${v:,.2f} in all (as of Mar 5, 2026)."]
     if kind == "number":
         n = int(expected) if float(expected).is_integer() else expected
-        return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}."]
+        return [f"{n}", f"{n:,}" if isinstance(n, int) else f"{n}", f"The answer is {n}.", f"Total - {n}",
+                f"I count {n} of them."]
+    if kind == "percent":
+        n = int(expected) if float(expected).is_integer() else expected
+        return [f"{n}", f"{n}%", f"{n} percent", f"{n}% complete · 3 of 7 issues closed · 4 open",
+                f"It is {n}% done."]
     if kind == "date":
         d: date = expected
-        return [d.isoformat(), d.strftime("%B %d, %Y").replace(" 0", " "), d.strftime("%b %d, %Y"),
-                d.strftime("%d %B %Y")]
+        site = f"{d:%b} {d.day}, {d.year}"
+        return [d.isoformat(), f"{d:%B} {d.day}, {d.year}", site, d.strftime("%d %B %Y"), f"Joined {site}",
+                f"It is {d:%A}, {d:%B} {d.day}, {d.year}.", f"{d.month}/{d.day}/{d.year}"]
     if kind == "set":
         items = sorted(expected)
         return [", ".join(items), ", ".join(reversed(items)), " and ".join(items) if len(items) <= 2
-                else ", ".join(items[:-1]) + " and " + items[-1], "\n".join(items)]
+                else ", ".join(items[:-1]) + " and " + items[-1], "\n".join(items),
+                ",".join(items), "\n".join(f"- {i}" for i in items), "They are: " + "; ".join(f"“{i}”" for i in items)]
+    if kind == "numbers":
+        return [", ".join(map(str, expected)), ",".join(map(str, expected)), " - ".join(map(str, expected))]
     if kind == "text":
-        return [str(expected), str(expected).upper(), f"{expected}."]
+        return [str(expected), str(expected).upper(), f"{expected}.", f"“{expected}”", f"The answer is “{expected}”.",
+                f'It is "{expected}".']
     return []
 
 
@@ -651,4 +1018,17 @@ def table(attacks: list[Attack]) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
-__all__ = ["Attack", "answer_forms", "attack_instance", "goal_guesses", "guess_rates", "redteam", "table"]
+def by_family(attacks: list[Attack]) -> dict[str, dict[str, int]]:
+    """Per attack family: attacks tried, paid and correct work unpaid (the reward-hacking
+    table of docs/effects.md and BENCHMARKS.md counts these)."""
+    out: dict[str, dict[str, int]] = {}
+    for a in attacks:
+        r = out.setdefault(a.family, {"tried": 0, "paid": 0, "false_negatives": 0})
+        r["tried"] += 1
+        r["paid"] += a.paid
+        r["false_negatives"] += a.false_negative
+    return dict(sorted(out.items()))
+
+
+__all__ = ["Attack", "answer_forms", "attack_instance", "by_family", "false_reasons", "goal_guesses", "guess_rates",
+           "password_guesses", "redteam", "table", "twin_card"]

@@ -57,9 +57,20 @@ class Sim2LiveError(RuntimeError):
 
 # ----------------------------------------------------------------------------- agents
 
-def make_agent(kind: str, family: PortableFamily, inst: Instance, llm: dict | None = None) -> Any:
+def make_agent(kind: str, family: PortableFamily, inst: Instance, llm: dict | None = None,
+               checkpoint: Path | str | None = None) -> Any:
     """The agent of one episode: a :class:`ScriptedAgent` on the family's script (a fresh
-    one per side), or the LLM agent of :mod:`simweb.agents.llm` with ``llm`` options."""
+    one per side), the LLM agent of :mod:`simweb.agents.llm` with ``llm`` options, or the
+    learned policy saved at ``checkpoint`` (:mod:`simweb.learner`)."""
+    if kind == "learned":
+        from .learner import CheckpointError, load_checkpoint
+
+        if checkpoint is None:
+            raise Sim2LiveError("--agent learned needs --checkpoint DIR")
+        try:
+            return load_checkpoint(checkpoint)
+        except CheckpointError as exc:
+            raise Sim2LiveError(str(exc)) from None
     if kind == "scripted":
         from .agents.scripted import ScriptedAgent
 
@@ -382,6 +393,8 @@ class Settings:
     home: Path | None = None
     install: bool = True
     port: int | None = None
+    #: --agent learned: the checkpoint (a `simweb train` folder or its init/)
+    checkpoint: Path | None = None
 
 
 def select_families(pair: str, wanted: Sequence[str] | None) -> list[PortableFamily]:
@@ -427,9 +440,10 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
             except RuntimeError as exc:
                 raise Sim2LiveError(str(exc)) from None
             for inst in insts:
-                sim = run_sim(inst, make_agent(settings.agent, fam, inst, settings.llm), sim_rules, settings.max_steps,
+                sim = run_sim(inst, make_agent(settings.agent, fam, inst, settings.llm, settings.checkpoint), sim_rules, settings.max_steps,
                               sim_env, sim_errors, getattr(module, "SIM_BOOKKEEPING", ()))
-                live = run_live(inst, fam, make_agent(settings.agent, fam, inst, settings.llm), cp, web_env,
+                live = run_live(inst, fam, make_agent(settings.agent, fam, inst, settings.llm, settings.checkpoint), cp,
+                                web_env,
                                 live_rules, state_map, settings.max_steps, live_errors)
                 ep = _episode(fam, inst, sim, live)
                 _write_trace(out / "traces" / f"{fam.short}-{inst.index}.jsonl", inst, sim, live, ep)
@@ -511,6 +525,52 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
                       "live_progress": _mean([e["live"]["progress"] for e in episodes])}}
 
 
+def _paired_gain(init: list[dict], trained: list[dict], n: int = 10_000, seed: int = 0) -> dict[str, Any]:
+    """Sim gain, live gain and retained gain (live / sim) of clean success over paired
+    episodes (the same instances, init vs trained), with bootstrap 95% intervals
+    (instances resampled; a resample with no sim gain has no ratio and is left out)."""
+    import numpy as np
+
+    key = lambda e: (e["family"], e["index"])   # noqa: E731
+    a = {key(e): e for e in init}
+    pairs = [(a[key(e)], e) for e in trained if key(e) in a]
+    if not pairs:
+        return {"n": 0, "sim_gain": None, "live_gain": None, "retained_gain": None}
+
+    def won(e: dict, side: str) -> float:
+        return float(bool(e[side]["success"]) and bool(e[side]["clean"]))
+
+    ds = np.array([won(t, "sim") - won(i, "sim") for i, t in pairs])
+    dl = np.array([won(t, "live") - won(i, "live") for i, t in pairs])
+    idx = np.random.default_rng(seed).integers(0, len(pairs), size=(n, len(pairs)))
+    bs, bl = ds[idx].mean(axis=1), dl[idx].mean(axis=1)
+    ok = bs > 0
+    ratios = bl[ok] / bs[ok]
+
+    def ci(x: Any) -> list[float] | None:
+        return [float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))] if len(x) else None
+
+    sim_gain, live_gain = float(ds.mean()), float(dl.mean())
+    return {"n": len(pairs), "sim_gain": sim_gain, "sim_gain_ci": ci(bs), "live_gain": live_gain,
+            "live_gain_ci": ci(bl), "retained_gain": live_gain / sim_gain if sim_gain > 0 else None,
+            "retained_gain_ci": ci(ratios)}
+
+
+def retained_gain(init_report: dict, trained_report: dict) -> dict[str, Any]:
+    """The retained gain of a learned policy: its untrained and trained reports (the same
+    pair, families and instances) -> per family and in total, sim gain, live gain and
+    live / sim, with intervals, and the first diverging step of each trained pair."""
+    fams = [r["family"] for r in trained_report["families"]]
+    out = {"pair": trained_report["pair"], "families": {}, "total": _paired_gain(init_report["episodes"],
+                                                                                   trained_report["episodes"])}
+    for f in fams:
+        out["families"][f] = _paired_gain([e for e in init_report["episodes"] if e["family"] == f],
+                                          [e for e in trained_report["episodes"] if e["family"] == f])
+    out["parting"] = [{"family": e["family"], "index": e["index"], "parting": e.get("parting"),
+                       "classes": sorted({d["class"] for d in e["divergences"]})} for e in trained_report["episodes"]]
+    return out
+
+
 def _examples(eps: list[dict], per_class: int = 8) -> list[tuple[str, str]]:
     """Up to ``per_class`` distinct divergence details of each class (sorted)."""
     out = []
@@ -560,5 +620,5 @@ def render_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["AGENTS", "DIVERGENCE_CLASSES", "Settings", "Side", "Sim2LiveError", "divergences", "parting_step", "run",
+__all__ = ["retained_gain", "AGENTS", "DIVERGENCE_CLASSES", "Settings", "Side", "Sim2LiveError", "divergences", "parting_step", "run",
            "render_markdown", "select_families", "CounterpartError"]

@@ -67,6 +67,9 @@ class ParamSpec:
     pattern_error: str | None = None
     values: tuple[str, ...] = ()
     strip: bool = True
+    #: a value the site must not keep (a card number, a security code): the request
+    #: history records it sealed (simweb.history.seal)
+    secret: bool = False
 
     def parse(self, raw: Any) -> Any:
         """Convert a submitted value (str, list of str, or None) to the declared type."""
@@ -720,7 +723,7 @@ class _Compiler:
                 default=p.get("default", [] if p["type"] == "list" else (False if p["type"] == "bool" else None)),
                 min=p.get("min"), max=p.get("max"), min_length=p.get("min_length"), max_length=p.get("max_length"),
                 pattern=pattern, pattern_error=p.get("pattern_error"), values=tuple(p.get("values", ())),
-                strip=bool(p.get("strip", True)),
+                strip=bool(p.get("strip", True)), secret=bool(p.get("secret", False)),
             )
         return out
 
@@ -982,6 +985,8 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
     runtime_initial, runtime_schema = doc["runtime"]["initial"], doc["runtime"]["schema"]
     if timers:
         runtime_initial, runtime_schema = _with_timer_queue(runtime_initial, runtime_schema)
+    if "auth" in kits:
+        runtime_schema = _with_sign_in_log(runtime_schema)
     spec = Spec(
         app=doc["app"], version=doc["version"], title=doc["title"], description=doc.get("description", ""),
         start_url=doc["start_url"], clock=dict(doc["clock"]), runtime_initial=runtime_initial,
@@ -1119,6 +1124,18 @@ def _with_timer_queue(initial: dict, schema: dict) -> tuple[dict, dict]:
     if "required" in schema and "timers" not in schema["required"]:
         schema["required"] = [*schema["required"], "timers"]
     return initial, schema
+
+
+def _with_sign_in_log(schema: dict) -> dict:
+    """The runtime layer of a spec with the auth kit: plus ``signins``, the accounts signed in
+    during the run, in order (the kit's sign-in event appends each; absent until the first).
+    The verdict reads it: a sign-in as an account other than the goal's is collateral
+    (:data:`simweb.effects.SIGN_IN_LOG`)."""
+    schema = dict(schema)
+    props = dict(schema.get("properties") or {})
+    props.setdefault("signins", {"type": "array", "items": {"type": "integer"}})
+    schema["properties"] = props
+    return schema
 
 
 _ALIASES = {"rt": "runtime"}

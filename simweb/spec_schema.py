@@ -25,12 +25,13 @@ _PARAM = {
         "pattern_error": {"type": "string"},
         "values": {"type": "array", "items": {"type": "string"}, "minItems": 1},
         "strip": {"type": "boolean"},
+        "secret": {"type": "boolean"},
     },
 }
 
 _COMMON_OP = {"for": {"type": "string", "pattern": r"^\s*[a-z_][a-z0-9_]*\s+in\s+.+$"}, "when": _EXPR}
 
-_OPS = [
+_OPS: list[dict[str, Any]] = [
     {"properties": {"op": {"const": "set"}, "path": _EXPR, "value": {}}, "required": ["path", "value"]},
     {"properties": {"op": {"const": "inc"}, "path": _EXPR, "by": {}}, "required": ["path"]},
     {"properties": {"op": {"const": "append"}, "path": _EXPR, "value": {}}, "required": ["path", "value"]},
@@ -61,8 +62,8 @@ _UPDATE = {
     "properties": {"op": {"enum": ["set", "inc", "append", "remove", "merge", "delete", "insert", "update",
                                    "tombstone", "token", "schedule", "cancel"]}},
     "allOf": [
-        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},  # type: ignore[index]
-         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],  # type: ignore[dict-item]
+        {"if": {"properties": {"op": {"const": o["properties"]["op"]["const"]}}},
+         "then": {"properties": {**o["properties"], **_COMMON_OP}, "required": o["required"],
                   "additionalProperties": False}}
         for o in _OPS
     ],
@@ -138,6 +139,11 @@ _TIMER = {
 _VARS = {"type": "object", "propertyNames": {"pattern": _IDENT}, "additionalProperties": _EXPR}
 
 #: What the site maintains as a consequence of other changes (see simweb.effects.Bookkeeping).
+_FILL = {"oneOf": [{"const": "site"},
+                   {"type": "object", "additionalProperties": False, "required": ["value"], "properties": {"value": {}}},
+                   {"type": "object", "additionalProperties": False, "required": ["user"],
+                    "properties": {"user": {"type": "string", "pattern": _IDENT}}}]}
+
 _BOOKKEEPING = {
     "type": "object",
     "additionalProperties": False,
@@ -150,6 +156,13 @@ _BOOKKEEPING = {
                                   {"type": "array", "items": {"type": "string", "pattern": _IDENT}},
                                   {"type": "object", "propertyNames": {"pattern": _IDENT},
                                    "additionalProperties": {"type": "string", "pattern": "^([a-z_][a-z0-9_]*)?$"}}]}},
+        # what the site fills in by itself on a row a task creates (simweb.effects.Fill)
+        "defaults": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                     "additionalProperties": {"type": "object", "propertyNames": {"pattern": _IDENT},
+                                              "additionalProperties": _FILL}},
+        "value_defaults": {"type": "object",
+                           "propertyNames": {"pattern": r"^[a-z_*][a-z0-9_*]*(\.[a-z0-9_*]+)*$"},
+                           "additionalProperties": _FILL},
         "new_rows": {"type": "object", "propertyNames": {"pattern": _IDENT},
                      "additionalProperties": {"oneOf": [
                          {"type": ["object", "null"]},

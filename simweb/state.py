@@ -4,7 +4,8 @@
              the data itself lives in SQLite and is never copied into a state
     runtime  the backend state as an overlay on the world (app-declared schema)
     browser  tabs (URL, history, page UI state), cookies, signed-in user, chat
-    meta     app, spec version/hash, world hash, simulated clock, step, RNG
+    meta     app, spec version/hash, world hash, simulated clock, step, RNG, task, and the
+             history of requests since the start (simweb.history)
 
 A state's identity is the sha256 of its canonical JSON (sorted keys, compact).
 """
@@ -20,11 +21,25 @@ import orjson
 
 from .limits import LimitError, Limits, check_shape
 
-STATE_FORMAT = 1
+#: 2: ``meta.history`` (simweb.history), the requests a state's runtime is replayed from.
+STATE_FORMAT = 2
 
 #: The deepest nesting any state may have (real ones are about 8 levels deep).
 MAX_STATE_DEPTH = 64
 _ENGINE_LIMITS = Limits(max_items=2**62, max_depth=MAX_STATE_DEPTH)
+
+#: The JSON Schema of ``meta.history`` (simweb.history records it).
+HISTORY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["origin", "log", "digest"],
+    "additionalProperties": False,
+    "properties": {
+        "origin": {"enum": ["start", "blank"]},
+        "log": {"type": "array", "items": {"type": "string"}},
+        "digest": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+    },
+}
+
 
 #: The JSON Schema of the core layers. The runtime layer's schema comes from the app's spec.
 CORE_SCHEMA: dict[str, Any] = {
@@ -71,7 +86,7 @@ CORE_SCHEMA: dict[str, Any] = {
         "meta": {
             "type": "object",
             "required": ["format", "app", "spec_version", "spec_hash", "world_hash", "clock", "step",
-                         "requests", "rng", "task"],
+                         "requests", "rng", "task", "history"],
             "additionalProperties": False,
             "properties": {
                 "format": {"const": STATE_FORMAT},
@@ -93,6 +108,7 @@ CORE_SCHEMA: dict[str, Any] = {
                     "required": ["id", "params"],
                     "properties": {"id": {"type": "string"}, "params": {"type": "object"}},
                 },
+                "history": HISTORY_SCHEMA,
             },
         },
     },

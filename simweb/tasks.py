@@ -152,8 +152,11 @@ class TaskTemplate:
             if len(cache) >= _EFFECT_CACHE_SIZE:
                 cache.pop(next(iter(cache)))
             hit = self.effect(app, p, start)
-            if self.may_refuse and hit.refusal is None and NOT_REFUSED not in hit.checks:
-                hit = hit + Effect(checks=(NOT_REFUSED,))   # the feasible twin: done, not refused
+            # A task to be done (not refused) is not done when the agent's last word calls it
+            # impossible: the work done and then "report_infeasible" earns nothing, on every
+            # template (the feasible twin of a refusal template, and any other).
+            if hit.refusal is None and NOT_REFUSED not in hit.checks:
+                hit = hit + Effect(checks=(NOT_REFUSED,))
             cache[key] = hit
         return hit
 

@@ -47,6 +47,7 @@ __all__ = [
     "mix64",
     "stable_hash64",
     "Rng",
+    "seeded_password",
     "ContentHasher",
     "cache_dir",
     "world_file",
@@ -103,6 +104,31 @@ def stable_hash64(*parts: object) -> int:
     """
     text = "\x1f".join(str(p) for p in parts).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+#: The alphabet of seeded passwords (no look-alikes: 0/O, 1/l/I).
+_PASSWORD_ALPHABET = "abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+def _world_secret(app: str, seed: int) -> bytes:
+    """The secret a world generator keeps for world (``app``, ``seed``): a key derived under
+    a label no page, world row or task parameter carries. It never leaves the generator;
+    only the passwords keyed by it are stored (in the users table, which no page shows)."""
+    return hashlib.blake2b(f"simweb world secret\x1f{app}\x1f{seed}".encode(), digest_size=32,
+                           person=b"simweb-accounts").digest()
+
+
+def seeded_password(app: str, seed: int, uid: int) -> str:
+    """The password of seeded account ``uid`` in world (``app``, ``seed``): a keyed hash
+    (HMAC-SHA256) of the user id under the world's secret, written as three groups of four
+    letters and digits (``kT7q-M2xf-9LpR``). Nothing a page shows (user name, id, email,
+    join date) gives it away, so no agent can sign in as another member; a task's own user
+    starts signed in, and a goal that needs the password states it."""
+    import hmac
+
+    digest = hmac.new(_world_secret(app, seed), f"user\x1f{uid}".encode(), hashlib.sha256).digest()
+    chars = [_PASSWORD_ALPHABET[b % len(_PASSWORD_ALPHABET)] for b in digest[:12]]
+    return "-".join("".join(chars[i:i + 4]) for i in (0, 4, 8))
 
 
 class Rng:

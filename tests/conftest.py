@@ -51,7 +51,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """SIMWEB_TEST_APPS narrows every family: a test marked ``apps(...)`` whose apps are not
     all selected is deselected (not skipped: it is not part of this selection)."""
     selected = set(APPS)
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         marker = item.get_closest_marker("apps")
         (drop if marker is not None and not set(marker.args) <= selected else keep).append(item)

@@ -139,11 +139,11 @@ def main() -> None:
     if args.out:
         args.out.write_text(json.dumps({"real": real, "simweb": ours}, indent=1, ensure_ascii=False))
     same = 0
-    for (label, *a), (_, *b) in zip(real, ours):
-        if a == b:
+    for a, b in zip(real, ours):
+        if a[1:] == b[1:]:
             same += 1
             continue
-        print(f"DIFFERS: {label}\n  real:   {a[0]} {a[1]} {a[2][:400]}\n  simweb: {b[0]} {b[1]} {b[2][:400]}")
+        print(f"DIFFERS: {a[0]}\n  real:   {a[1]} {a[2]} {a[3][:400]}\n  simweb: {b[1]} {b[2]} {b[3][:400]}")
     print(f"{same} of {len(real)} answers identical")
 
 

@@ -15,8 +15,8 @@ class Site:
     def __init__(self, env: Any) -> None:
         self.env = env
         self.origin = origin(env.app.name)
-        self.obs: dict | None = None
-        self.info: dict | None = None
+        self.obs: dict = {}     # the last step's observation and info (empty before the first action)
+        self.info: dict = {}
 
     # actions ---------------------------------------------------------------------
     def do(self, action: str) -> Self:

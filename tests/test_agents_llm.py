@@ -44,6 +44,7 @@ def test_browsergym_prompt_solves_a_task_and_survives_a_malformed_reply():
         "I submit the search.\n```click('search-go')```",
         "The product link is product-5403.\n```click(\"product-5403\")```",
         "```click('add-to-cart')```",
+        "It is in the cart, so I tell the user (that ends the task).\n```send_msg_to_user('Done.')```",
     ]
     with FakeOpenAI(replies) as api:
         agent = LLMAgent(model="test-model", base_url=api.base_url, api_key="sk-test", prompt="browsergym")
@@ -83,6 +84,7 @@ def test_webgym_prompt_memory_progress_intention_and_tool_calls():
         {"message": {"role": "assistant", "content": None, "tool_calls": [{   # a native tool call
             "id": "c1", "type": "function", "function": {"name": tool, "arguments": json.dumps(
                 {"action": "click", "element_id": "add-to-cart"})}}]}},
+        reply("Tell the user it is done.", {"name": tool, "arguments": {"action": "answer", "text": "Done."}}),
     ]
     sent = list(replies)
     with FakeOpenAI(replies) as api:
@@ -97,7 +99,7 @@ def test_webgym_prompt_memory_progress_intention_and_tool_calls():
     assert "Memory" in system["content"] and "Progress" in system["content"] and "Intention" in system["content"]
     last = api.requests[-1]["body"]["messages"]
     assert [m["role"] for m in last] == ["system", "user", "assistant", "user", "assistant", "user", "assistant",
-                                         "user"]
+                                         "user", "assistant", "user"]
     assert last[2]["content"] == sent[0]                 # the raw reply goes back as the assistant turn
     assert "Task: Add one “Mexican at Home II” to my shopping cart." in last[1]["content"]
     assert "The last action failed: the <tool_call> block is not JSON" in last[5]["content"]
@@ -136,7 +138,7 @@ def test_an_unreadable_reply_never_runs():
 
 def test_client_retries_429_and_5xx_with_backoff_then_succeeds(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
-    waits = []
+    waits: list[float] = []
     replies = [{"status": 429, "headers": {"Retry-After": "3"}}, {"status": 503}, "ok"]
     with FakeOpenAI(replies) as api:
         client = ChatClient(api.base_url, "m", retries=3, backoff=0.5, sleep=waits.append)

@@ -4,25 +4,36 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import simweb
 from simweb.agents import OracleAgent, RandomAgent, make_agent
-from simweb.agents.axtext import parse_axtree
+from simweb.agents.axtext import AXNode, parse_axtree
 from simweb.agents.scripted import (
     Answer,
     Check,
     Click,
     Fill,
     Goto,
+    NameMatch,
     Press,
     Refuse,
+    RoleMatch,
     ScriptedAgent,
     Select,
     find,
     name_matches,
 )
+
+
+def found(nodes: list[AXNode], role: RoleMatch, name: NameMatch = None, **kw: Any) -> AXNode:
+    """The node find() means, which must exist."""
+    node, _ = find(nodes, role, name, **kw)
+    assert node is not None, (role, name, kw)
+    return node
+
 
 TREE = """RootWebArea 'Shop', focused
 \tbanner ''
@@ -54,24 +65,23 @@ def test_parse_reads_names_values_properties_and_parents() -> None:
     assert by_bid["p2-add"].disabled and not by_bid["p2-add2"].disabled
     assert by_bid["ship"].props == {"hasPopup": "menu", "expanded": False}
     assert by_bid["agree"].props["checked"] == "false"
-    assert nodes[by_bid["o2"].parent].bid == "ship"
-    assert nodes[by_bid["p1-add"].parent].bid == "p1"
+    assert [nodes[i].bid for i in (by_bid["o2"].parent, by_bid["p1-add"].parent) if i is not None] == ["ship", "p1"]
     assert nodes[-1].role == "StaticText" and nodes[-1].bid is None and nodes[-1].name == "Subtotal: $12.00"
     assert nodes[0].role == "RootWebArea" and nodes[0].parent is None
 
 
 def test_matching_roles_names_near_nth_and_disabled() -> None:
     nodes = parse_axtree(TREE)
-    assert find(nodes, "textbox", re.compile("search", re.I))[0].bid == "q"   # searchbox is a textbox
+    assert found(nodes, "textbox", re.compile("search", re.I)).bid == "q"   # searchbox is a textbox
     assert find(nodes, "button", "search products")[0] is None                # role must match
-    assert find(nodes, "link", "desk lamp")[0].bid == "p2-link"                # case and spaces ignored
+    assert found(nodes, "link", "desk lamp").bid == "p2-link"                # case and spaces ignored
     assert find(nodes, "link", "desk")[0] is None                              # a str is an exact name
     node, count = find(nodes, "button", "Add to basket")
-    assert (node.bid, count) == ("p1-add", 3)
-    assert find(nodes, "button", "Add to basket", nth=1)[0].bid == "p2-add2"   # enabled before disabled
-    assert find(nodes, "button", "add to basket", near=("link", "Desk lamp"))[0].bid == "p2-add2"
+    assert node is not None and (node.bid, count) == ("p1-add", 3)
+    assert found(nodes, "button", "Add to basket", nth=1).bid == "p2-add2"   # enabled before disabled
+    assert found(nodes, "button", "add to basket", near=("link", "Desk lamp")).bid == "p2-add2"
     assert find(nodes, "button", "add to basket", near=("link", "nothing"))[0] is None
-    assert find(nodes, ("checkbox", "radio"), "I agree")[0].bid == "agree"
+    assert found(nodes, ("checkbox", "radio"), "I agree").bid == "agree"
     assert name_matches(None, "anything") and not name_matches(re.compile("^x"), "ax")
 
 
@@ -148,7 +158,7 @@ def test_script_adds_a_product_to_the_cart(seed: int) -> None:
     v = _run(env, agent)
     assert agent.done and not agent.stuck
     assert v["success"] and v["clean"] and v["progress"] == 1.0
-    assert all(not e["bid"].startswith("product-") or e["what"].startswith("click link") for e in agent.log)
+    assert all(not (e["bid"] or "").startswith("product-") or e["what"].startswith("click link") for e in agent.log)
 
 
 def test_script_buys_a_product_through_checkout() -> None:
@@ -217,24 +227,24 @@ def test_real_sites_observations_parse_line_for_line(sample: str) -> None:
 
 def test_steps_resolve_on_a_real_shop_page() -> None:
     nodes = parse_axtree((SAMPLES / "oscar_catalogue.txt").read_text(encoding="utf-8"))
-    assert find(nodes, "textbox", re.compile("search", re.I))[0].bid == "58"
-    assert find(nodes, "button", "Search")[0].bid == "59"
-    assert find(nodes, "link", "Children's Books")[0].bid == "80"           # printed with double quotes
+    assert found(nodes, "textbox", re.compile("search", re.I)).bid == "58"
+    assert found(nodes, "button", "Search").bid == "59"
+    assert found(nodes, "link", "Children's Books").bid == "80"           # printed with double quotes
     # A heading shows a cut title; the image link carries the whole name.
     full = "Zenera Argan Oil Smoothing Dry Shampoo"
-    assert find(nodes, "link", full)[0].bid == "222"
+    assert found(nodes, "link", full).bid == "222"
     add = re.compile(r"add to (cart|basket)", re.I)
-    assert find(nodes, "button", add, near=("link", full))[0].bid == "239"
+    assert found(nodes, "button", add, near=("link", full)).bid == "239"
     assert find(nodes, "button", add)[1] == 10                              # one per product in stock
-    sort = find(nodes, "combobox", re.compile("sort", re.I))[0]
+    sort = found(nodes, "combobox", re.compile("sort", re.I))
     assert Select("combobox", re.compile("sort", re.I), option="title z to a").action(sort, nodes) == \
         f"select_option({sort.bid!r}, 'Title Z to A')"
 
 
 def test_steps_resolve_unnamed_fields_by_their_neighbours() -> None:
     nodes = parse_axtree((SAMPLES / "roundup_issues.txt").read_text(encoding="utf-8"))
-    assert find(nodes, "textbox", None, near=("button", "Search"))[0].bid == "19"    # the search box has no name
+    assert found(nodes, "textbox", None, near=("button", "Search")).bid == "19"    # the search box has no name
     login = ("StaticText", "Login")
-    assert find(nodes, "textbox", None, near=login)[0].bid == "41"
-    assert find(nodes, "textbox", None, near=login, nth=1)[0].bid == "43"
-    assert find(nodes, "link", "Password reset returns 500 after the last deploy")[0].bid == "92"
+    assert found(nodes, "textbox", None, near=login).bid == "41"
+    assert found(nodes, "textbox", None, near=login, nth=1).bid == "43"
+    assert found(nodes, "link", "Password reset returns 500 after the last deploy").bid == "92"

@@ -6,12 +6,11 @@ import html
 import re
 
 import pytest
+from conftest import APPS
 
 import simweb
 from simweb.functions import Ctx, FunctionTable, paged
 from simweb.urls import query_string
-
-from conftest import APPS
 
 
 @pytest.mark.parametrize("base, changes, expected", [
@@ -136,7 +135,7 @@ def test_inline_key_lookups_give_what_the_environment_gives(source, variables, e
     ours = _TemplateEnvironment(autoescape=True, undefined=jinja2.Undefined)
 
     class Reference(_TemplateEnvironment):
-        code_generator_class = jinja2.compiler.CodeGenerator
+        code_generator_class = jinja2.compiler.CodeGenerator  # type: ignore[assignment]  # jinja's own, on purpose
 
     reference = Reference(autoescape=True, undefined=jinja2.Undefined)
     got = ours.from_string(source).render(**variables)

@@ -52,8 +52,8 @@ def test_the_wheel_ships_every_app(tmp_path):
         for path in (f"simweb/apps/{app}/__init__.py", f"simweb/apps/{app}/tasks.py", f"simweb/specs/{app}.yaml",
                      f"simweb/verifiers/{app}.py", f"simweb/apps/{app}/templates/base.html"):
             assert path in names, path
-    for path in sorted((ROOT / "apps").rglob("*.py")):   # every module, in subpackages too (shopping/world/)
-        assert "simweb/apps/" + path.relative_to(ROOT / "apps").as_posix() in names, path
+    for module in sorted((ROOT / "apps").rglob("*.py")):   # every module, in subpackages too (shopping/world/)
+        assert "simweb/apps/" + module.relative_to(ROOT / "apps").as_posix() in names, module
     for path in ("simweb/kits/__init__.py", "simweb/kits/auth.py", "simweb/kits/auth.yaml", "simweb/kits/templates/login.html",
                  "simweb/kits/templates/register.html", "simweb/kits/templates/pager.html"):
         assert path in names, path   # the engine's kits, which every app's sign-in comes from

@@ -9,6 +9,7 @@ DuplicateBidError.
 from __future__ import annotations
 
 import html as html_lib
+import importlib
 import os
 import subprocess
 import sys
@@ -30,7 +31,7 @@ def _compiled_module() -> Any:
     if axtree._compiled_walk is not None:
         return axtree._compiled_walk
     try:
-        from simweb import _axwalk  # type: ignore[attr-defined]
+        _axwalk = importlib.import_module("simweb._axwalk")   # compiled; absent without a C compiler
     except ImportError:
         return None
     import selectolax.lexbor

@@ -16,7 +16,7 @@ def env():
 def run(env, task, seed, plan=None):
     site = Site(env)
     site.obs, site.info = env.reset(seed=seed, options={"task": task})
-    for a in (env.oracle_plan() if plan is None else plan):
+    for a in (env.oracle_plan(final=False) if plan is None else plan):
         site.ok(a)
     return site
 
@@ -37,7 +37,7 @@ def test_the_oracle_books_cleanly(env):
 
 def test_booking_for_the_wrong_guest_earns_nothing_for_the_booking(env):
     plan = [a if not a.startswith("fill('guest-name'") else "fill('guest-name', 'lol')" for a in
-            run(env, "booking/book_room", 1).env.oracle_plan()]
+            run(env, "booking/book_room", 1).env.oracle_plan(final=False)]
     run(env, "booking/book_room", 1, plan)
     v = verdict(env)
     assert not v["success"] and v["progress"] == 0.0
@@ -47,7 +47,7 @@ def test_booking_for_the_wrong_guest_earns_nothing_for_the_booking(env):
 def test_booking_twice_is_damage(env):
     seed = next(sd for sd in range(40) if _rooms_left(env, sd) >= 2)
     site = run(env, "booking/book_room", seed)
-    for a in env.oracle_plan():
+    for a in env.oracle_plan(final=False):
         site.ok(a)
     v = verdict(env)
     assert v["success"] and not v["clean"]
@@ -112,7 +112,7 @@ def test_a_refusal_after_looking_is_paid(env):
         if not env.task.params["feasible"]:
             break
     site = Site(env)
-    for a in env.oracle_plan():
+    for a in env.oracle_plan(final=False):
         site.ok(a)
     v = verdict(env)
     assert v["success"] and v["clean"]

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from simweb.apps.booking.world import (
     CODE_ALPHABET,
     GENERATOR_VERSION,
@@ -16,7 +17,6 @@ from simweb.apps.booking.world import (
     n_cities_for,
     n_users_for,
 )
-
 from simweb.worlddb import world_file
 
 SMALL = 60

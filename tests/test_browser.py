@@ -7,12 +7,15 @@ env through ``POST /_simweb/reset``, which is all the isolation an episode needs
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
 pytest.importorskip("playwright.sync_api")
+
+from conftest import APPS
 
 from simweb import check
 from simweb.app import _import
@@ -20,8 +23,6 @@ from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_ch
 from simweb.env import SimEnv
 from simweb.episode import TaskError
 from simweb.registry import app_of_task, definition
-
-from conftest import APPS
 
 pytestmark = pytest.mark.browser
 
@@ -391,3 +392,25 @@ def test_focus_follows_the_browser(prefix: str, browser_env: Any) -> None:
         obs, *_ = env.step(action)
     assert sim_obs["focused_element_bid"] == obs["focused_element_bid"]
     assert sim_obs["axtree"] == obs["axtree"]
+
+
+@SHOPPING
+def test_a_browser_run_state_verifies_offline(shop: BrowserEnv) -> None:
+    """A state a Chromium run made on the served app (its session's own history) passes
+    offline verification, as the same run in-process does; the same state with the
+    target edited into its start is refused."""
+    from simweb.history import verify_state
+    from simweb.state import StateError
+
+    tid = next(t for t in sorted(shop.app.tasks) if shop.app.tasks[t].kind == "state")
+    shop.reset(seed=2, options={"task": tid})
+    for action in shop.oracle_plan():
+        shop.step(action)
+    final = shop.snapshot()
+    verdict = verify_state(shop.app, tid, 2, final)
+    assert verdict["success"] and verdict["clean"]
+    forged = shop.start_state()
+    assert forged is not None
+    forged["runtime"] = final["runtime"]
+    with pytest.raises(StateError, match="recorded history"):
+        verify_state(shop.app, tid, 2, forged)

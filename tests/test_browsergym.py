@@ -31,7 +31,7 @@ from click.testing import CliRunner  # noqa: E402
 import simweb  # noqa: E402
 import simweb.browsergym as sb  # noqa: E402
 from simweb.browser import ServedApp  # noqa: E402
-from simweb.browsergym.actions import from_observation, to_browsergym  # noqa: E402
+from simweb.browsergym.actions import from_observation  # noqa: E402
 from simweb.cli import main  # noqa: E402
 from simweb.episode import TaskError  # noqa: E402
 from simweb.registry import RegistryError, step_cap  # noqa: E402
@@ -105,9 +105,9 @@ def test_names_that_are_not_simweb_tasks_are_one_line() -> None:
     with pytest.raises(TaskError) as exc:
         sb.benchmark(tasks=["shopping/buy_prodcut"])
     assert "did you mean 'shopping/buy_product'" in str(exc.value)
-    with pytest.raises(RegistryError) as exc:
+    with pytest.raises(RegistryError) as app_exc:
         sb.benchmark("shoping")
-    assert "did you mean 'shopping'" in str(exc.value)
+    assert "did you mean 'shopping'" in str(app_exc.value)
 
 
 # ============================================================================ the benchmark
@@ -269,7 +269,8 @@ def test_progress_reward_sums_to_clean_progress(make_env: Any) -> None:
     env = make_env("shopping/add_with_options", task_kwargs={"reward": "progress"})
     obs, _ = env.reset(seed=SEED)
     sim = _in_process("shopping/add_with_options", SEED)
-    total, info, terminated = 0.0, {}, False
+    total, terminated = 0.0, False
+    info: dict[str, Any] = {}
     for action in sim.oracle_plan():
         obs, reward, terminated, truncated, info = _step(env, obs, action)
         total += reward

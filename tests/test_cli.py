@@ -19,7 +19,7 @@ def simweb(*args: str, cwd: Path | None = None, timeout: int = 300) -> subproces
 
 def assert_user_error(res: subprocess.CompletedProcess, needle: str) -> None:
     assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
-    lines = [l for l in res.stderr.splitlines() if l.strip()]
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, res.stderr
     assert lines[0].startswith("simweb: error:") and needle in lines[0], lines[0]
     assert "Traceback" not in res.stderr
@@ -46,7 +46,7 @@ def test_apps_and_tasks_list():
 
 
 def test_trajectory_format_and_replay(run_dir):
-    lines = [json.loads(l) for l in (run_dir / "traj.jsonl").read_text().splitlines()]
+    lines = [json.loads(ln) for ln in (run_dir / "traj.jsonl").read_text().splitlines()]
     head, steps = lines[0], lines[1:]
     assert head["type"] == "header" and head["task"] == TASK and head["seed"] == 3
     assert all({"action", "obs", "state_hash", "verdict", "reward"} <= set(s) for s in steps)
@@ -92,6 +92,30 @@ def test_verify_a_final_state(run_dir):
                       "other parameters")
 
 
+def test_verify_refuses_states_no_run_produced(run_dir, tmp_path):
+    """A forged final state (the start with the target edited in, the task removed, a
+    request dropped from its history) is refused with one line and exit 2, not scored."""
+    from simweb import make
+
+    final = json.loads((run_dir / "final.json").read_text())
+    env = make("shopping", seed=0)
+    env.reset(seed=3, options={"task": TASK})
+    forged = env.snapshot()
+    forged["runtime"] = final["runtime"]          # the start state with the target edited in
+    forgeries = {"edited": (forged, "not what its recorded history produces")}
+    untasked = json.loads(json.dumps(final))
+    untasked["meta"]["task"] = None               # which also skipped the "made for" check
+    forgeries["untasked"] = (untasked, "records no task")
+    if "history" in final["meta"]:
+        dropped = json.loads(json.dumps(final))
+        del dropped["meta"]["history"]["log"][-3]
+        forgeries["dropped"] = (dropped, "not what its recorded history produces")
+    for name, (state, needle) in forgeries.items():
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(state))
+        assert_user_error(simweb("verify", "--task", TASK, "--seed", "3", "--state", str(p)), needle)
+
+
 def test_spec_table_and_diagram(tmp_path):
     res = simweb("spec", "shopping", "--diagram", str(tmp_path / "m.mmd"))
     assert res.returncode == 0, res.stderr
@@ -118,7 +142,7 @@ def test_export_webgym(tmp_path):
     out = tmp_path / "tasks.jsonl"
     res = simweb("export-webgym", "shopping", "--out", str(out), "--per-template", "2")
     assert res.returncode == 0, res.stderr
-    rows = [json.loads(l) for l in out.read_text().splitlines()]
+    rows = [json.loads(ln) for ln in out.read_text().splitlines()]
     assert len(rows) >= 30
     assert all(r["evaluator_reference"] and r["difficulty"] >= 1 for r in rows)
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 import time
 
 import orjson
-
-from tests.test_cli import assert_user_error, simweb
+from test_cli import assert_user_error, simweb
 
 TASK = "forum/save_post"
 

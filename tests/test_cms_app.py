@@ -8,9 +8,9 @@ Test data is picked from the world by property, never by hard-coded id.
 from __future__ import annotations
 
 import pytest
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.cms.world import search_terms
 
 

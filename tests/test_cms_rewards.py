@@ -32,14 +32,17 @@ def edit(env, state: dict, post: dict, title: str) -> None:
 def test_an_edit_undone_on_another_post_leaves_its_revisions_as_damage(env):
     from simweb.effects import entity
     env.reset(seed=0, options={"task": "cms/rename_post"})
-    for action in env.oracle_plan():
+    for action in env.oracle_plan(final=False):
         env.step(action)
     final = env.snapshot()
     assert judge(env, final)["success"] and judge(env, final)["clean"]
     pid = env.task.params["post_id"]
     other = entity(env.app, final, "posts", pid + 1)
+    assert other is not None
     edit(env, final, other, other["title"] + " (draft)")
-    edit(env, final, entity(env.app, final, "posts", pid + 1), other["title"])
+    again = entity(env.app, final, "posts", pid + 1)
+    assert again is not None
+    edit(env, final, again, other["title"])
     v = judge(env, final)
     hurt = [c["name"] for c in v["checks"] if c["name"].startswith("collateral:")]
     assert v["success"] and not v["clean"]

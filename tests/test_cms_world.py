@@ -8,10 +8,20 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from simweb.apps.cms.world import (CATEGORIES, COMMENT_STATUSES, GENERATOR_VERSION, STATUSES, TAGS, CmsWorld,
-                                   n_users_for, post_matches, search_terms)
+from simweb.apps.cms.world import (
+    CATEGORIES,
+    COMMENT_STATUSES,
+    GENERATOR_VERSION,
+    STATUSES,
+    TAGS,
+    CmsWorld,
+    n_users_for,
+    post_matches,
+    search_terms,
+)
 from simweb.worlddb import world_file
 
 SMALL = 600

@@ -334,6 +334,7 @@ def test_end_to_end_install_start_run_stop(tmp_path):
         live = WebEnv(url + "/")
         try:
             live.reset(options={"url": url + "/", "goal": inst.goal})
+            assert inst.user
             cp.sign_in(live, inst.user)                  # not an episode step
             live.page.goto(url + fam.live_start(inst))
             obs, *_ = live.step("noop()")

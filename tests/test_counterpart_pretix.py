@@ -13,6 +13,7 @@ import os
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -259,9 +260,10 @@ def test_book_room(tmp_path):
 @pytest.mark.parametrize("wrong", ["customer", "event", "item", "night", "guest", "status"])
 def test_book_room_wrong_value_or_entity(tmp_path, wrong):
     s = shop(tmp_path, "book_room")
-    kw = {"customer": {"customer": SOMEONE}, "event": {"event": OTHER_EVENT}, "item": {"item": OTHER_ITEM},
-          "night": {"night": OTHER_NIGHT}, "guest": {"guest": "Nobody Else"}, "status": {"status": "c"}}[wrong]
-    s.place_order(50, **kw)
+    cases: dict[str, dict[str, Any]] = {
+        "customer": {"customer": SOMEONE}, "event": {"event": OTHER_EVENT}, "item": {"item": OTHER_ITEM},
+        "night": {"night": OTHER_NIGHT}, "guest": {"guest": "Nobody Else"}, "status": {"status": "c"}}
+    s.place_order(50, **cases[wrong])
     assert not s.verdict()["success"]
 
 
@@ -338,6 +340,7 @@ def test_end_to_end_install_start_run_stop(tmp_path):
         live = WebEnv(url + "/")
         try:
             live.reset(options={"url": url + fam.live_start(inst), "goal": inst.goal})
+            assert inst.user
             cp.sign_in(live, inst.user)
             live.page.goto(url + fam.live_start(inst))
             obs, *_ = live.step("noop()")

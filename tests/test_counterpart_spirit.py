@@ -10,13 +10,17 @@ change done twice, a refusal without looking. Only the honest end states may pay
 """
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from simweb.agents.scripted import NameMatch
 from simweb.counterparts.spirit import Spirit
 from simweb.counterparts.spirit.families import FAMILIES, payload
 from simweb.worlddb import day_to_date
@@ -47,6 +51,25 @@ CREATE TABLE django_session (session_key TEXT PRIMARY KEY, session_data TEXT, ex
 T0 = "2025-06-01 12:00:00"
 
 
+def _insert(db: sqlite3.Connection, sql: str, params: tuple) -> int:
+    """Run an INSERT; the new row's id."""
+    rowid = db.execute(sql, params).lastrowid
+    assert rowid is not None
+    return rowid
+
+
+def _user(inst: Any) -> str:
+    """The instance's signed-in user (every Spirit family signs one in)."""
+    assert inst.user, inst
+    return inst.user
+
+
+def _rx(match: NameMatch) -> re.Pattern[str]:
+    """A scripted step's name or option, which the families write as a regex."""
+    assert isinstance(match, re.Pattern), match
+    return match
+
+
 class Site:
     """A crafted Spirit database: ``pristine`` is what install left, ``db`` the live copy."""
 
@@ -63,8 +86,8 @@ class Site:
         row = self.db.execute("SELECT id FROM auth_user WHERE username = ?", (name,)).fetchone()
         if row:
             return row[0]
-        uid = self.db.execute("INSERT INTO auth_user (username, password, date_joined) VALUES (?, 'x', ?)",
-                              (name, joined)).lastrowid
+        uid = _insert(self.db, "INSERT INTO auth_user (username, password, date_joined) VALUES (?, 'x', ?)",
+                      (name, joined))
         self.db.execute("INSERT INTO spirit_user_userprofile (user_id, nickname, is_moderator, last_seen)"
                         " VALUES (?, ?, ?, ?)", (uid, name, moderator, joined))
         return uid
@@ -73,24 +96,25 @@ class Site:
         row = self.db.execute("SELECT id FROM spirit_category_category WHERE title = ?", (title,)).fetchone()
         if row:
             return row[0]
-        return self.db.execute("INSERT INTO spirit_category_category (title, reindex_at) VALUES (?, ?)",
-                               (title, T0)).lastrowid
+        return _insert(self.db, "INSERT INTO spirit_category_category (title, reindex_at) VALUES (?, ?)", (title, T0))
 
-    def topic(self, title: str, category: str, author: str, comments: list[tuple[str, str]] = ()) -> int:
+    def topic(self, title: str, category: str, author: str, comments: Sequence[tuple[str, str]] = ()) -> int:
         """A topic: its opening post, then ``comments`` as (author, text)."""
-        tid = self.db.execute(
+        tid = _insert(
+            self.db,
             "INSERT INTO spirit_topic_topic (user_id, category_id, title, date, last_active, reindex_at,"
             " comment_count) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (self.user(author), self.category(category), title, T0, T0, T0, 1 + len(comments))).lastrowid
+            (self.user(author), self.category(category), title, T0, T0, T0, 1 + len(comments)))
         self.comment(tid, author, f"The opening post of {title}.")
         for who, text in comments:
             self.comment(tid, who, text)
         return tid
 
     def comment(self, tid: int, who: str, text: str, action: int = 0) -> int:
-        return self.db.execute(
+        return _insert(
+            self.db,
             "INSERT INTO spirit_comment_comment (user_id, topic_id, comment, comment_html, action, date)"
-            " VALUES (?, ?, ?, ?, ?, ?)", (self.user(who), tid, text, f"<p>{text}</p>", action, T0)).lastrowid
+            " VALUES (?, ?, ?, ?, ?, ?)", (self.user(who), tid, text, f"<p>{text}</p>", action, T0))
 
     def freeze(self) -> sqlite3.Connection:
         """End of install: the pristine copy is made; returns a connection on the live database."""
@@ -166,15 +190,15 @@ def test_scripts_name_both_sites_controls():
     from simweb.agents.scripted import Answer, Click, Fill, Refuse, Select
 
     s = FAM["submit_topic"].script(FAM["submit_topic"].instances(1)[0])
-    assert isinstance(s[0], Click) and s[0].name.search("Submit") and s[0].name.search("Create Topic")
-    assert isinstance(s[1], Select) and s[1].name.search("Community") and s[1].name.search("Category:")
+    assert isinstance(s[0], Click) and _rx(s[0].name).search("Submit") and _rx(s[0].name).search("Create Topic")
+    assert isinstance(s[1], Select) and _rx(s[1].name).search("Community") and _rx(s[1].name).search("Category:")
     community = FAM["submit_topic"].instances(1)[0].params["community"]
-    assert s[1].option.search(f"c/{community}") and s[1].option.search(community)
-    assert not s[1].option.search(f"{community}talk")
-    assert isinstance(s[-1], Click) and s[-1].name.search("Post") and s[-1].name.search("Publish")
+    assert _rx(s[1].option).search(f"c/{community}") and _rx(s[1].option).search(community)
+    assert not _rx(s[1].option).search(f"{community}talk")
+    assert isinstance(s[-1], Click) and _rx(s[-1].name).search("Post") and _rx(s[-1].name).search("Publish")
     e = FAM["edit_comment"].script(FAM["edit_comment"].instances(1)[0])
-    assert isinstance(e[0], Fill) and e[0].name.search("Search posts") and e[0].name.search("Search: Search:")
-    assert e[-1].name.search("Save") and e[-1].name.search("Publish")
+    assert isinstance(e[0], Fill) and _rx(e[0].name).search("Search posts") and _rx(e[0].name).search("Search: Search:")
+    assert _rx(e[-1].name).search("Save") and _rx(e[-1].name).search("Publish")
     assert isinstance(FAM["user_joined"].script(FAM["user_joined"].instances(1)[0])[-1], Answer)
     assert isinstance(FAM["refuse_lock"].script(FAM["refuse_lock"].instances(1)[0])[-1], Refuse)
     first = FAM["submit_topic"].instances(1)[0]
@@ -202,7 +226,7 @@ def test_user_joined_pays_only_the_author_join_date(tmp_path):
     site = Site(tmp_path)
     joined = day_to_date(q["day"])
     site.user(q["author"], joined=f"{joined} 12:00:00")
-    site.user(inst.user, joined="2019-02-03 12:00:00")
+    site.user(_user(inst), joined="2019-02-03 12:00:00")
     site.topic(q["title"], q["community"], q["author"])
     db = site.freeze()
     right = f"{joined:%B} {joined.day}, {joined.year}"
@@ -241,8 +265,8 @@ def _edit_site(tmp_path: Path):
     q = inst.params
     site = Site(tmp_path)
     tid = site.topic(q["title"], q["community"], "op_author",
-                     [("someone", "First!"), (inst.user, q["old"]), ("someone", q["old"])])
-    other = site.topic("Another topic", q["community"], "op_author", [(inst.user, q["old"])])
+                     [("someone", "First!"), (_user(inst), q["old"]), ("someone", q["old"])])
+    other = site.topic("Another topic", q["community"], "op_author", [(_user(inst), q["old"])])
     db = site.freeze()
     uid = db.execute("SELECT id FROM auth_user WHERE username = ?", (inst.user,)).fetchone()[0]
     mine = db.execute("SELECT id FROM spirit_comment_comment WHERE topic_id = ? AND comment = ? AND user_id = ?",
@@ -298,7 +322,7 @@ def test_edit_comment_wrong_entity_wrong_value_and_twice(tmp_path):
 def _submit_site(tmp_path: Path):
     inst = FAM["submit_topic"].instances(1)[0]
     site = Site(tmp_path)
-    site.user(inst.user)
+    site.user(_user(inst))
     site.topic("An old topic", inst.params["community"], "op_author")
     site.category("somewhere_else")
     return site, inst, site.freeze()
@@ -309,10 +333,10 @@ def _publish(site: Site, db: sqlite3.Connection, user: str, title: str, category
     notification and unread rows, the author's counters."""
     uid = db.execute("SELECT id FROM auth_user WHERE username = ?", (user,)).fetchone()[0]
     cat = db.execute("SELECT id FROM spirit_category_category WHERE title = ?", (category,)).fetchone()[0]
-    tid = db.execute("INSERT INTO spirit_topic_topic (user_id, category_id, title, date, last_active, reindex_at,"
-                     " comment_count) VALUES (?, ?, ?, ?, ?, ?, 1)", (uid, cat, title, T0, T0, T0)).lastrowid
-    cid = db.execute("INSERT INTO spirit_comment_comment (user_id, topic_id, comment, comment_html, date)"
-                     " VALUES (?, ?, ?, ?, ?)", (uid, tid, body, f"<p>{body}</p>", T0)).lastrowid
+    tid = _insert(db, "INSERT INTO spirit_topic_topic (user_id, category_id, title, date, last_active, reindex_at,"
+                  " comment_count) VALUES (?, ?, ?, ?, ?, ?, 1)", (uid, cat, title, T0, T0, T0))
+    cid = _insert(db, "INSERT INTO spirit_comment_comment (user_id, topic_id, comment, comment_html, date)"
+                  " VALUES (?, ?, ?, ?, ?)", (uid, tid, body, f"<p>{body}</p>", T0))
     db.execute("INSERT INTO spirit_topic_notification_topicnotification (user_id, topic_id, comment_id, action,"
                " is_read, is_active, date) VALUES (?, ?, ?, 0, 1, 1, ?)", (uid, tid, cid, T0))
     db.execute("INSERT INTO spirit_topic_unread_topicunread (user_id, topic_id, is_read, date) VALUES (?, ?, 1, ?)",
@@ -327,7 +351,7 @@ def test_submit_topic_pays_one_topic_as_asked(tmp_path):
     q = inst.params
     v = site.verify("submit_topic", inst)
     assert not v["success"] and v["progress"] == 0 and v["clean"]                    # zero work
-    _publish(site, db, inst.user, q["title"], q["community"], q["body"])
+    _publish(site, db, _user(inst), q["title"], q["community"], q["body"])
     v = site.verify("submit_topic", inst)
     assert paid(v), failed(v)
 
@@ -347,12 +371,12 @@ def test_submit_topic_attacks_do_not_pay(tmp_path):
     }
     for i, (name, attack) in enumerate(cases.items()):
         site, inst, db = _submit_site(tmp_path / str(i))
-        attack(site, db, inst.params, inst.user)
+        attack(site, db, inst.params, _user(inst))
         v = site.verify("submit_topic", inst)
         assert not paid(v), (name, v)
     # done twice: the duplicate is both a failed fact and collateral
     site, inst, db = _submit_site(tmp_path / "twice")
-    cases["done twice"](site, db, inst.params, inst.user)
+    cases["done twice"](site, db, inst.params, _user(inst))
     v = site.verify("submit_topic", inst)
     assert "one new topic of mine" in failed(v) and not v["clean"]
 
@@ -360,7 +384,7 @@ def test_submit_topic_attacks_do_not_pay(tmp_path):
 def _lock_site(tmp_path: Path):
     inst = FAM["mod_lock"].instances(1)[0]
     site = Site(tmp_path)
-    uid = site.user(inst.user, moderator=True)
+    uid = site.user(_user(inst), moderator=True)
     tid = site.topic(inst.params["title"], inst.params["community"], "op_author", [("x", "y")])
     other = site.topic("Another topic", inst.params["community"], "op_author")
     return site, inst, site.freeze(), uid, tid, other
@@ -407,7 +431,7 @@ def test_mod_lock_pays_the_lock_of_that_topic_only(tmp_path):
 def _refuse_site(tmp_path: Path):
     inst = FAM["refuse_lock"].instances(1)[0]
     site = Site(tmp_path)
-    uid = site.user(inst.user)
+    uid = site.user(_user(inst))
     tid = site.topic(inst.params["title"], inst.params["community"], "op_author", [("x", "y")])
     return site, inst, site.freeze(), uid, tid
 
@@ -490,12 +514,13 @@ def test_install_start_one_family_on_both_sides_and_stop(tmp_path):
     assert cp.installed() and cp.pristine_path(cp.database()).exists()
     cp.start(port=_free_port())
     pid = cp.status()["pid"]
+    assert cp.url is not None
     try:
         assert not fam.live_verify(cp, inst, None, False)["success"]
         live = WebEnv(max_steps=20)
         try:
             obs, _ = live.reset(options={"url": cp.url + fam.live_start(inst), "goal": inst.goal})
-            cp.sign_in(live, inst.user)
+            cp.sign_in(live, _user(inst))
             obs, *_ = live.step("noop()")
             agent = ScriptedAgent(fam.script(inst))
             agent.reset(live)

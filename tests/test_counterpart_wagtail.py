@@ -45,6 +45,13 @@ T0 = "2025-06-01 12:00:00"
 T1 = "2026-01-02 09:00:00"
 
 
+def _insert(db: sqlite3.Connection, sql: str, params: tuple) -> int:
+    """Run an INSERT; the new row's id."""
+    rowid = db.execute(sql, params).lastrowid
+    assert rowid is not None
+    return rowid
+
+
 class Site:
     """A crafted Wagtail database: ``pristine`` is what install left, ``db`` the live copy."""
 
@@ -65,8 +72,8 @@ class Site:
         row = self.db.execute("SELECT id FROM auth_user WHERE username = ?", (username,)).fetchone()
         if row:
             return row[0]
-        return self.db.execute("INSERT INTO auth_user (username, first_name, last_name) VALUES (?, ?, ?)",
-                               (username, first, last)).lastrowid
+        return _insert(self.db, "INSERT INTO auth_user (username, first_name, last_name) VALUES (?, ?, ?)",
+                               (username, first, last))
 
     def page(self, title: str, slug: str, owner: str, status: str, day: str | None = None) -> int:
         """A blog page as seed.py leaves it: one revision; live (published), in moderation
@@ -74,28 +81,28 @@ class Site:
         n = self.db.execute("SELECT count(*) FROM wagtailcore_page").fetchone()[0]
         uid = self.user(owner)
         live = status == "published"
-        pid = self.db.execute(
+        pid = _insert(self.db, 
             "INSERT INTO wagtailcore_page (path, depth, title, draft_title, slug, live, has_unpublished_changes,"
             " owner_id, first_published_at, last_published_at, latest_revision_created_at) "
             "VALUES (?, 3, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (f"00010001{n:04d}", title, title, slug, live, not live, uid, T0 if live else None,
-             T0 if live else None, T0)).lastrowid
+             T0 if live else None, T0))
         self.db.execute("INSERT INTO blog_blogpage VALUES (?, ?, 'News', 'Body\r\ntext.')", (pid, day))
         rid = self.revision(self.db, pid, title, uid)
         self.db.execute("UPDATE wagtailcore_page SET latest_revision_id = ?, live_revision_id = ? WHERE id = ?",
                         (rid, rid if live else None, pid))
         if status == "review":
-            ws = self.db.execute("INSERT INTO wagtailcore_workflowstate (base_content_type_id, object_id, status,"
-                                 " requested_by_id) VALUES (1, ?, 'in_progress', ?)", (str(pid), uid)).lastrowid
+            ws = _insert(self.db, "INSERT INTO wagtailcore_workflowstate (base_content_type_id, object_id, status,"
+                                 " requested_by_id) VALUES (1, ?, 'in_progress', ?)", (str(pid), uid))
             self.db.execute("INSERT INTO wagtailcore_taskstate (workflow_state_id, status) VALUES (?, 'in_progress')",
                             (ws,))
         return pid
 
     @staticmethod
     def revision(db: sqlite3.Connection, pid: int, title: str, uid: int) -> int:
-        return db.execute("INSERT INTO wagtailcore_revision (object_id, base_content_type_id, content, created_at,"
+        return _insert(db, "INSERT INTO wagtailcore_revision (object_id, base_content_type_id, content, created_at,"
                           " user_id) VALUES (?, 1, ?, ?, ?)",
-                          (str(pid), json.dumps({"pk": pid, "title": title}), T1, uid)).lastrowid
+                          (str(pid), json.dumps({"pk": pid, "title": title}), T1, uid))
 
     def freeze(self) -> sqlite3.Connection:
         """End of install: the pristine copy is made; returns a connection on the live database."""
@@ -374,8 +381,8 @@ def submit(db: sqlite3.Connection, pid: int, username: str) -> None:
     uid = db.execute("SELECT id FROM auth_user WHERE username = ?", (username,)).fetchone()[0]
     title = db.execute("SELECT draft_title FROM wagtailcore_page WHERE id = ?", (pid,)).fetchone()[0]
     save_draft(db, pid, title, uid)
-    ws = db.execute("INSERT INTO wagtailcore_workflowstate (base_content_type_id, object_id, status, requested_by_id)"
-                    " VALUES (1, ?, 'in_progress', ?)", (str(pid), uid)).lastrowid
+    ws = _insert(db, "INSERT INTO wagtailcore_workflowstate (base_content_type_id, object_id, status, requested_by_id)"
+                    " VALUES (1, ?, 'in_progress', ?)", (str(pid), uid))
     db.execute("INSERT INTO wagtailcore_taskstate (workflow_state_id, status) VALUES (?, 'in_progress')", (ws,))
 
 
@@ -383,6 +390,7 @@ def _submit_site(tmp_path: Path):
     inst = FAM["submit_review"].instances(1)[0]
     site = Site(tmp_path)
     site.user("someone")
+    assert inst.user
     mine = site.page(inst.params["post"], inst.params["slug"], inst.user, "draft")
     other = site.page("Another draft", "another-draft", inst.user, "draft")
     return site, inst, site.freeze(), mine, other
@@ -502,6 +510,7 @@ def test_install_start_one_family_on_both_sides_and_stop(tmp_path):
     assert cp.installed() and cp.pristine_path(cp.database()).exists()
     cp.start(port=_free_port())
     pid = cp.status()["pid"]
+    assert cp.url is not None and inst.user
     try:
         assert not fam.live_verify(cp, inst, None, False)["success"]
         live = WebEnv(max_steps=20)

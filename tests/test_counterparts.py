@@ -16,6 +16,7 @@ import sys
 import tempfile
 import urllib.request
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -65,7 +66,7 @@ class Tiny(Counterpart):
 
     name = "tiny"
     app = "shopping"
-    requirements: list[str] = []
+    requirements: ClassVar[list[str]] = []
     default_port = 0  # set per test
 
     def setup(self) -> None:
@@ -126,7 +127,7 @@ def home():
 @pytest.fixture()
 def tiny(home):
     cp = Tiny(home / "tiny")
-    cp.default_port = free_port()
+    cp.default_port = free_port()  # type: ignore[misc]  # this test's own port, on this instance only
     yield cp
     cp.stop()
 
@@ -207,7 +208,7 @@ def test_start_errors_are_one_line(tiny, home):
             return [str(self.python), "-c", "import sys; print('boom: no settings'); sys.exit(3)"]
 
     b = Broken(tiny.home)
-    b.default_port = tiny.default_port
+    b.default_port = tiny.default_port  # type: ignore[misc]  # the same port, on this instance only
     with pytest.raises(CounterpartError) as exc:
         b.start()
     assert "exited with code 3" in str(exc.value) and "boom: no settings" in str(exc.value)
@@ -226,7 +227,7 @@ def test_failed_command_is_one_line(tiny):
 @pytest.mark.skipif(os.geteuid() != 0, reason="run_as switches users only when run as root")
 def test_run_as_nobody(home):
     cp = TinyAsNobody(home / "nobody")
-    cp.default_port = free_port()
+    cp.default_port = free_port()  # type: ignore[misc]  # this test's own port, on this instance only
     try:
         cp.install(progress=False)
         nobody = pwd.getpwnam("nobody").pw_uid

@@ -4,10 +4,13 @@ table, and the CLI's listing and export."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import orjson
 import pytest
 from click.testing import CliRunner
+from conftest import APPS
+from test_reward_integrity import _visible_problem
 
 import simweb
 from simweb.apps.issues.tasks import TASKS
@@ -21,9 +24,6 @@ from simweb.redteam import redteam
 from simweb.server import create_app
 from simweb.tasks import FactGroup, TaskTemplate
 
-from conftest import APPS
-from test_reward_integrity import _visible_problem
-
 SUB_SEEDS = range(3)
 
 
@@ -31,7 +31,7 @@ def _groups(*sizes: int) -> list[FactGroup]:
     return [FactGroup(f"g{i}", "", tuple(f"f{j}" for j in range(n))) for i, n in enumerate(sizes)]
 
 
-def _subs(app: str) -> tuple[object, list[SubTask]]:
+def _subs(app: str) -> tuple[Any, list[SubTask]]:   # simweb.make returns Any
     env = simweb.make(app)
     return env, [s for _, subs in env.app.tasks.with_sub_tasks() for s in subs]
 
@@ -56,12 +56,15 @@ _EFFECT = Effect((Row("issues", 7, {"labels": eq([1]), "milestone_id": eq(3), "u
 def test_restrict_keeps_only_the_selected_pieces():
     r = restrict(_EFFECT, ("issues.labels", "votes"))
     (row, value) = r.targets
+    assert isinstance(row, Row) and isinstance(value, Value)
     assert set(row.fields) == {"labels", "updated_day"}      # the day the site sets stays with a kept field
     assert value.path == "votes.1.p9" and r.answer is None
     assert [t.label for t in restrict(_EFFECT, ("the comment", "answer")).targets] == ["the comment"]
-    assert restrict(_EFFECT, ("answer",)).answer.expected == 4
+    answer = restrict(_EFFECT, ("answer",)).answer
+    assert answer is not None and answer.expected == 4
     # a whole row by its label keeps every field
-    assert set(restrict(_EFFECT, ("issue #7",)).targets[0].fields) == {"labels", "milestone_id", "updated_day"}
+    (whole,) = restrict(_EFFECT, ("issue #7",)).targets
+    assert isinstance(whole, Row) and set(whole.fields) == {"labels", "milestone_id", "updated_day"}
 
 
 def test_restrict_refuses_drifted_declarations():

@@ -7,12 +7,13 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tinyapp import APP as TINY
 
 from simweb.app import App
 from simweb.spec import SpecError, compile_spec
 from simweb.state import StateValidator
-from tinyapp import APP as TINY
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ import sys
 
 import gymnasium
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from conftest import APPS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import simweb
 from simweb import check
 from simweb.state import StateError, state_hash
-
-from conftest import APPS
 
 ORACLE_SEEDS = tuple(range(20))   # every template keeps a clean oracle over 20 instances
 
@@ -81,7 +81,7 @@ def test_the_checks_catch_a_broken_app(env_of, monkeypatch):
 # ----------------------------------------------------------------------------- invariants
 
 def _action_for(obs, choice: int, text: str) -> str:
-    bids = [l.split("]")[0].split("[")[1] for l in obs["axtree"].splitlines() if "[" in l and "]" in l]
+    bids = [ln.split("]")[0].split("[")[1] for ln in obs["axtree"].splitlines() if "[" in ln and "]" in ln]
     kind = choice % 9
     if kind == 0 or not bids:
         return ["go_back()", "go_forward()", "noop()", "new_tab()", "tab_close()", "tab_focus(0)",

@@ -6,6 +6,7 @@ from typing import Any
 
 import gymnasium
 import pytest
+from conftest import APPS
 
 import simweb
 import simweb.live.tasks as live_tasks
@@ -13,8 +14,6 @@ import simweb.tasks as sim_tasks
 from simweb.episode import EPISODE_OVER, Episode, TaskError, find_task
 from simweb.registry import step_cap
 from simweb.taskmodel import MAX_EPISODE_STEPS, STEP_BUDGETS, episode_budget
-
-from conftest import APPS
 
 
 class ChatBackend:
@@ -136,7 +135,7 @@ def test_the_env_and_timelimit_end_an_episode_at_the_same_step(env_of, app_name)
     wrapped = gymnasium.make(f"simweb/{app_name}-v0")
     task = sorted(env.app.tasks)[0]
     wrapped.reset(seed=0, options={"task": task})
-    inner = wrapped.unwrapped
+    inner: Any = wrapped.unwrapped   # the SimEnv under gymnasium's wrappers
     steps = 0
     while True:
         steps += 1

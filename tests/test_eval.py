@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -112,11 +113,11 @@ def test_scripted_runs_the_families_scripts(tmp_path, monkeypatch):
     out = tmp_path / "scripted"
     res = run("shopping", "--agent", "scripted", "--seeds", "0-2", "--out", str(out))
     assert res.exit_code == 0, res.output
-    assert rows(res.stdout)["shopping/add_to_cart"] == ["3", "1.00", "1.00", "1.00", "4.0"]
+    assert rows(res.stdout)["shopping/add_to_cart"] == ["3", "1.00", "1.00", "1.00", "5.0"]  # the script, then "done"
     lines = [json.loads(line) for line in (out / "shopping__add_to_cart" / "seed-1.jsonl").read_text().splitlines()]
     assert lines[0]["family"] == "shopping:fake/add_to_cart" and lines[0]["instance"] == 0
     agent_steps = [line["agent"] for line in lines[1:]]
-    assert [a["found"] for a in agent_steps] == [True] * 4 and agent_steps[2]["what"].startswith("click link")
+    assert [a["found"] for a in agent_steps] == [True] * 5 and agent_steps[2]["what"].startswith("click link")
 
     one_line_error(run("shopping", "--agent", "scripted", "--tasks", "shopping/product_price"),
                    "no script for shopping/product_price; the templates with scripts are: shopping/add_to_cart")
@@ -165,14 +166,14 @@ def test_browser_backend(tmp_path):
     res = run("shopping", "--backend", "browser", "--tasks", "shopping/add_to_cart", "--seeds", "1",
               "--out", str(tmp_path / "b"))
     assert res.exit_code == 0, res.output
-    assert rows(res.stdout)["total"] == ["1", "1.00", "1.00", "1.00", "4.0"]
+    assert rows(res.stdout)["total"] == ["1", "1.00", "1.00", "1.00", "5.0"]   # the plan, then "done"
 
 
 def test_families_are_found_through_the_counterparts_registry(monkeypatch):
     import sys
     import types
 
-    fake = types.ModuleType("simweb.counterparts")
+    fake: Any = types.ModuleType("simweb.counterparts")   # given attributes below
     fake.PAIRS = frozenset({"shopping:fake", "shopping:absent", "forum:other"})
 
     def families(name):

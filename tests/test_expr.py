@@ -6,7 +6,7 @@ import ast
 import builtins
 import functools
 import inspect
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -68,7 +68,7 @@ COMP_VARS = ("v", "w", "a")
 int_literals = st.integers(-30, 30).map(str)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ints(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     leaves = st.one_of(int_literals, st.sampled_from(INT_VARS + local))
     if depth <= 0:
@@ -92,7 +92,7 @@ def ints(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bools(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     leaves = st.sampled_from(["True", "False"])
     if depth <= 0:
@@ -113,7 +113,7 @@ def bools(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def lists(depth: int, local: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
     i0 = ints(0, local)
     leaves = st.one_of(
@@ -480,7 +480,7 @@ def test_registered_functions_and_kwargs() -> None:
     def price(sku: str, qty: int = 1, *, discount: float = 0.0) -> float:
         return {"a": 10.0, "b": 4.0}[sku] * qty * (1 - discount)
 
-    functions = {"price": price, "now": lambda: 1234}
+    functions: dict[str, Callable[..., Any]] = {"price": price, "now": lambda: 1234}
     compiled = compile_expr("price(params.sku, qty=params.qty, discount=0.5) + now()", functions=functions)
     assert compiled(SHOP_ENV) == 15.0 + 1234
     assert compiled.calls == frozenset({"price", "now"})

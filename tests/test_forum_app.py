@@ -13,11 +13,11 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from simweb.apps.forum.functions import PER_PAGE
-from simweb.apps.forum.world import DAY, WINDOWS, hot_score
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
+from simweb.apps.forum.functions import PER_PAGE
+from simweb.apps.forum.world import DAY, WINDOWS, hot_score
 from simweb.verify import changed_paths
 
 ORIGIN = "http://forum.simweb.localhost"
@@ -58,7 +58,9 @@ def f(env):
 
 
 def points(text: str) -> int:
-    return int(re.search(r"-?\d+", text.replace(",", "")).group(0))
+    m = re.search(r"-?\d+", text.replace(",", ""))
+    assert m is not None, text
+    return int(m.group(0))
 
 
 def a_post(world, need=lambda p: True, start: int = 1) -> dict:
@@ -647,7 +649,7 @@ def _run(env, tid, seed, actions):
 def test_voting_on_another_post_is_collateral_damage(env, world):
     task = env.app.tasks["forum/upvote_post"]
     env.reset(seed=4, options={"task": "forum/upvote_post"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     p = task.instantiate(env.app, 4).params
     other = a_post(world, lambda x: x["id"] != p["post_id"] and world.vote(p["user_id"], "post", x["id"]) == 0)
     v = _run(env, "forum/upvote_post", 4, plan + [f"goto('/p/{other['id']}')", "click('post-down')"])
@@ -668,7 +670,7 @@ def test_lifting_another_users_world_ban_is_collateral(env, world):
             break
     else:
         pytest.fail("no mod_lock_post instance in a community with a permanent world ban")
-    plan, uid = env.oracle_plan(), banned[0]
+    plan, uid = env.oracle_plan(final=False), banned[0]
     v = _run(env, "forum/mod_lock_post", seed, [f"goto('/c/{p['community']}/mod')", f"click('unban-{uid}')"] + plan)
     assert v["success"] and not v["clean"]
     # the ban lifted, and its log row (an unban echoes only a judged ban record)
@@ -682,7 +684,7 @@ def test_removing_and_restoring_another_post_is_collateral(env, world):
     """The post ends as it was, but the moderation log keeps the removal and the restore:
     log rows are an echo only of the field a task judges, on the post it judges."""
     env.reset(seed=0, options={"task": "forum/mod_lock_post"})
-    p, plan = env.task.params, env.oracle_plan()
+    p, plan = env.task.params, env.oracle_plan(final=False)
     other = a_post(world, lambda x: x["community_id"] == p["community_id"] and x["id"] != p["post_id"]
                    and x["status"] == "live")
     v = _run(env, "forum/mod_lock_post", 0, [f"goto('/p/{other['id']}')", "click('mod-remove')", "click('mod-restore')",
@@ -696,14 +698,14 @@ def test_removing_and_restoring_another_post_is_collateral(env, world):
 
 def test_wrong_vote_direction_fails(env):
     env.reset(seed=2, options={"task": "forum/downvote_comment"})
-    plan = [a.replace("-down')", "-up')") for a in env.oracle_plan()]
+    plan = [a.replace("-down')", "-up')") for a in env.oracle_plan(final=False)]
     v = _run(env, "forum/downvote_comment", 2, plan)
     assert not v["success"] and v["progress"] == 0.0
 
 
 def test_unsubscribing_from_others_is_collateral(env, world):
     env.reset(seed=1, options={"task": "forum/subscribe_many"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     p = env.app.tasks["forum/subscribe_many"].instantiate(env.app, 1).params
     keep = world.community(world.subscriptions(p["user_id"])[0])["name"]
     v = _run(env, "forum/subscribe_many", 1, plan + [f"click('unsubscribe-{keep}')"])
@@ -714,7 +716,7 @@ def test_unsubscribing_from_others_is_collateral(env, world):
 
 def test_deleting_an_unnamed_comment_is_collateral(env, world):
     env.reset(seed=3, options={"task": "forum/edit_comment"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     p = env.app.tasks["forum/edit_comment"].instantiate(env.app, 3).params
     others = [c for c in world.user_comments(p["user_id"], 50) if c["id"] != p["comment_id"] and c["status"] == "live"]
     assert others
@@ -725,7 +727,7 @@ def test_deleting_an_unnamed_comment_is_collateral(env, world):
 
 def test_multi_goal_partial_credit(env):
     env.reset(seed=0, options={"task": "forum/join_post_engage"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, "forum/join_post_engage", 0, plan[:3])          # only joined
     assert not v["success"] and 0 < v["progress"] < 0.5 and v["clean"]
     v = _run(env, "forum/join_post_engage", 0, plan)
@@ -741,13 +743,13 @@ def test_refusals_fail_when_the_agent_acts_or_answers(env):
     tid = "forum/refuse_moderate"
     seed = _infeasible_seed(env, tid)
     env.reset(seed=seed, options={"task": tid})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, tid, seed, plan[:-1] + ["send_msg_to_user('Done, the post is locked.')"])
     assert not v["success"]
     tid = "forum/refuse_delete_comment"
     seed = _infeasible_seed(env, tid)
     env.reset(seed=seed, options={"task": tid})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, tid, seed, plan[:-1] + ["click('post-up')"] + plan[-1:])
     assert v["success"] and not v["clean"]
 
@@ -801,7 +803,7 @@ def test_listed_votes_match_single_lookups(f, world):
 def test_keyword_score_gap_needs_the_difference(env):
     tid = "forum/keyword_score_gap"
     env.reset(seed=6, options={"task": tid})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     p = env.app.tasks[tid].instantiate(env.app, 6).params
     assert p["answer"] == p["first_score"] - p["second_score"] > 0
     # Answering with the best post's score (not the gap) fails; the gap itself succeeds.
@@ -818,7 +820,7 @@ def test_message_post_stats_checks_the_quoted_numbers(env):
     tid = "forum/message_post_stats"
     task = env.app.tasks[tid]
     env.reset(seed=7, options={"task": tid})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     p = task.instantiate(env.app, 7).params
     # The placeholder text (N and M not filled in) reaches the right person with the right
     # subject but not the right text: a message is one fact (all its content or nothing), and
@@ -840,7 +842,7 @@ def test_message_post_stats_checks_the_quoted_numbers(env):
 def test_save_week_top_partial_and_wrong_vote(env, world):
     tid = "forum/save_week_top"
     env.reset(seed=8, options={"task": tid})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     p = env.app.tasks[tid].instantiate(env.app, 8).params
     assert len(p["post_ids"]) == 3 and p["best_id"] in p["post_ids"]
     counts = {i: world.post(i)["comment_count"] for i in p["post_ids"]}
@@ -859,7 +861,7 @@ def test_save_week_top_partial_and_wrong_vote(env, world):
 def test_mod_spam_sweep_partial_and_collateral(env, world):
     tid = "forum/mod_spam_sweep"
     env.reset(seed=9, options={"task": tid})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     p = env.app.tasks[tid].instantiate(env.app, 9).params
     n = len(p["post_ids"])
     assert 2 <= n <= 3 and all(world.post(i)["user_id"] == p["target_id"] for i in p["post_ids"])

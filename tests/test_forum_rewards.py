@@ -29,7 +29,7 @@ def run(env, tid: str, seed: int, actions: list[str]) -> dict:
 
 def plan_of(env, tid: str, seed: int) -> tuple[list[str], dict]:
     env.reset(seed=seed, options={"task": tid})
-    return env.oracle_plan(), env.task.params
+    return env.oracle_plan(final=False), env.task.params
 
 
 def collateral(v: dict) -> list[str]:

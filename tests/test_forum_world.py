@@ -11,10 +11,12 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from simweb.apps.forum import world as W
 from simweb.apps.forum.world import (
     MAX_DEPTH,
@@ -296,7 +298,7 @@ _QUERIES = ("camera", "weeks", "budget lens", "finally finished", "question abou
 @pytest.mark.parametrize("sort", ["relevance", "new", "top", "comments"])
 def test_search_matches_brute_force(world: ForumWorld, small_bounds: None, sort: str) -> None:
     p = world.post(17)
-    filters = ({}, {"community": p["community_id"]}, {"author": 1}, {"kind": "link"},
+    filters: tuple[dict[str, Any], ...] = ({}, {"community": p["community_id"]}, {"author": 1}, {"kind": "link"},
                {"since": 32400 - 30 * DAY_S}, {"since": 32400 - 365 * DAY_S, "kind": "text"},
                {"community": p["community_id"], "since": 32400 - 365 * DAY_S})
     checked = 0
@@ -334,8 +336,8 @@ def test_common_last_word_is_not_a_prefix(world: ForumWorld, small_bounds: None)
 
 def test_list_posts_merges_communities_exactly(world: ForumWorld) -> None:
     comms = [c["id"] for c in world.communities()[:7]]
-    rows = world.query("SELECT id, hot0, created, score FROM posts WHERE community_id IN (%s)"
-                       % ",".join(map(str, comms)))
+    ids = ",".join(map(str, comms))
+    rows = world.query(f"SELECT id, hot0, created, score FROM posts WHERE community_id IN ({ids})")
     keys = {"hot": lambda r: (-r[1], -r[0]), "new": lambda r: (-r[2], -r[0]), "top": lambda r: (-r[3], -r[0])}
     for sort, key in keys.items():
         for since in (None, 32400 - 365 * DAY_S, 32400 - 7 * DAY_S):
@@ -358,8 +360,8 @@ def test_merged_listings_from_kept_lists_equal_the_full_order(world: ForumWorld,
     sort = data.draw(st.sampled_from(["hot", "new", "top"]))
     offset = data.draw(st.integers(0, 60))
     limit = data.draw(st.integers(1, 30))
-    rows = world.query("SELECT id, hot0, created, score FROM posts WHERE community_id IN (%s)"
-                       % ",".join(map(str, comms)))
+    ids = ",".join(map(str, comms))
+    rows = world.query(f"SELECT id, hot0, created, score FROM posts WHERE community_id IN ({ids})")
     col = {"hot": 1, "new": 2, "top": 3}[sort]
     ref = [r[0] for r in sorted(rows, key=lambda r: (-r[col], -r[0]))][offset:offset + limit]
     with pytest.MonkeyPatch.context() as mp:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simweb.fulltext import PrefixPolicy, match_expression, words
 from simweb.worlddb import LRU

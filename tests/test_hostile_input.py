@@ -50,7 +50,7 @@ def test_hostile_form_values_never_500(app_name, env_of):
     env = env_of(app_name).unwrapped
     base = _signed_in_start(env)
     sent = 0
-    failures = []
+    failures: list[tuple[str, object, str | None]] = []
     for event in env.app.spec.events.values():
         url = _PARAM.sub("1", event.route)
         good = {name: "1" for name in event.params}

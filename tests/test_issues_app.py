@@ -11,12 +11,12 @@ import copy
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.issues.world import ROLES, sort_key, text_matches
-
 
 ORIGIN = "http://issues.simweb.localhost"
 RANK = {r: i for i, r in enumerate(ROLES)}
@@ -364,9 +364,9 @@ def test_reporter_closes_only_own_issues(t, world):
         rep = member_of(world, p["id"], role="reporter")
         if not rep:
             continue
-        theirs = issue_with(world, p["id"], lambda i: i["author_id"] == rep["user_id"] and i["state"] == "opened"
+        theirs = issue_with(world, p["id"], lambda i, uid=rep["user_id"]: i["author_id"] == uid and i["state"] == "opened"
                             and not any(b["state"] == "opened" for b in blockers(world, i["id"])))
-        others = issue_with(world, p["id"], lambda i: i["author_id"] != rep["user_id"] and i["state"] == "opened")
+        others = issue_with(world, p["id"], lambda i, uid=rep["user_id"]: i["author_id"] != uid and i["state"] == "opened")
         if theirs and others:
             break
     else:
@@ -465,10 +465,11 @@ def test_milestone_progress_follows_closing(t, world):
         ms = next((x for x in world.milestones(p["id"]) if x["state"] == "active"
                    and len(issues_of(world, p["id"], milestone=x["id"])) >= 2), None)
         if dev and ms:
-            i = issue_with(world, p["id"], lambda i: i["milestone_id"] == ms["id"] and i["state"] == "opened"
+            i = issue_with(world, p["id"], lambda i, mid=ms["id"]: i["milestone_id"] == mid and i["state"] == "opened"
                            and not any(b["state"] == "opened" for b in blockers(world, i["id"])))
             if i:
                 break
+    assert dev and ms and i
     total = len(issues_of(world, p["id"], milestone=ms["id"]))
     closed = len(issues_of(world, p["id"], milestone=ms["id"], state="closed"))
     t.sign_in(dev["user_id"], url_of(p, suffix=f"/milestones/{ms['id']}"))
@@ -546,8 +547,8 @@ def test_edit_title_by_author_only(t, world):
         g = member_of(world, p["id"], max_role="reporter")
         if not g:
             continue
-        own = issue_with(world, p["id"], lambda i: i["author_id"] == g["user_id"])
-        other = issue_with(world, p["id"], lambda i: i["author_id"] != g["user_id"])
+        own = issue_with(world, p["id"], lambda i, uid=g["user_id"]: i["author_id"] == uid)
+        other = issue_with(world, p["id"], lambda i, uid=g["user_id"]: i["author_id"] != uid)
         if own and other:
             break
     t.sign_in(g["user_id"], url_of(p, other, "/edit"))
@@ -756,8 +757,8 @@ def test_every_template_samples_on_seeds_0_to_50(env):
 def test_oracles_succeed_on_more_seeds(env, seed):
     for tid in env.app.tasks:
         env.reset(seed=seed, options={"task": tid})
-        info = None
-        for a in env.oracle_plan():
+        info: dict = {}
+        for a in env.oracle_plan(final=False):
             obs, _, term, trunc, info = env.step(a)
             assert obs["last_action_error"] == "", (tid, a, obs["last_action_error"])
             if term or trunc:
@@ -767,7 +768,7 @@ def test_oracles_succeed_on_more_seeds(env, seed):
 
 def _run(env, tid, seed, actions):
     env.reset(seed=seed, options={"task": tid})
-    info = None
+    info: dict = {}
     for a in actions:
         _, _, _, _, info = env.step(a)
     return info["verdict"]
@@ -782,7 +783,7 @@ def test_closing_an_extra_issue_is_collateral_damage(env):
     other = issue_with(world, p["project_id"], lambda i: i["state"] == "opened" and i["iid"] != p["iid"] and not any(
         b["state"] == "opened" for b in blockers(world, i["id"])))
     extra = [f"goto('/projects/{proj['path']}/issues/{other['iid']}')", "click('close-issue')"]
-    v = _run(env, tid, 4, extra + env.oracle_plan())   # the oracle's last step ends the episode
+    v = _run(env, tid, 4, extra + env.oracle_plan(final=False))   # the oracle's last step ends the episode
     assert v["success"] and not v["clean"]
     damage = {c["name"]: c["detail"] for c in v["checks"] if c["name"].startswith("collateral:")}
     assert damage[f"collateral: runtime.entities.issues.{other['id']}.state"] == "'opened' -> 'closed'"
@@ -795,7 +796,7 @@ def test_removing_an_unnamed_label_is_collateral_damage(env):
         if env.task.params["before"]:
             break
     p = env.task.params
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     for a in plan[:-2] + [f"click('label-remove-{p['before'][0]}')"] + plan[-2:]:
         _, _, _, _, info = env.step(a)
     v = info["verdict"]
@@ -819,7 +820,7 @@ def test_a_comment_on_another_issue_is_collateral_damage(env):
     the same comment posted on a second issue makes the run unclean."""
     env.reset(seed=4, options={"task": "issues/comment"})
     p = env.task.params
-    for a in env.oracle_plan():
+    for a in env.oracle_plan(final=False):
         _, _, _, _, info = env.step(a)
     assert info["verdict"]["success"] and info["verdict"]["clean"]
     world = env.app.world
@@ -830,7 +831,7 @@ def test_a_comment_on_another_issue_is_collateral_damage(env):
     stray = [f"goto('/projects/{proj['path']}/issues/{other['iid']}')", "fill('comment-body', 'Also here.')",
              "click('comment-submit')"]
     env.reset(seed=4, options={"task": "issues/comment"})
-    for a in stray + env.oracle_plan():
+    for a in stray + env.oracle_plan(final=False):
         _, _, _, _, info = env.step(a)
     assert info["verdict"]["success"] and not info["verdict"]["clean"]
     damage = [c["name"] for c in info["verdict"]["checks"] if c["name"].startswith("collateral:")]
@@ -848,7 +849,7 @@ def _iurl(proj, iid):
 def _plan_until(env, tid, seed, stop):
     """The oracle plan of an instance up to (not including) the first action containing ``stop``."""
     env.reset(seed=seed, options={"task": tid})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     return plan[:next(k for k, a in enumerate(plan) if stop in a)]
 
 
@@ -861,7 +862,7 @@ def test_most_commented_open_rejects_the_runner_up_and_a_list_of_numbers(env):
                      milestone=next(m["id"] for m in world.milestones(p["project_id"]) if m["title"] == p["milestone"]))
     ranked = sorted(rows, key=sort_key("comments"))
     assert ranked[0]["iid"] == p["iid"] and ranked[0]["comment_count"] > ranked[1]["comment_count"]
-    plan = env.oracle_plan()[:-1]
+    plan = env.oracle_plan(final=False)[:-1]
     v = _run(env, tid, 5, plan + [f"send_msg_to_user('#{ranked[1]['iid']}')"])
     assert not v["success"] and v["progress"] == 0.0 and v["clean"]
     v = _run(env, tid, 5, plan + [f"send_msg_to_user('#{ranked[0]['iid']} or #{ranked[1]['iid']}')"])
@@ -891,7 +892,7 @@ def test_unblock_and_close_gives_partial_credit_and_refuses_the_wrong_order(env)
     other = issue_with(world, p["project_id"], lambda i: i["state"] == "opened" and i["id"] != p["issue_id"]
                        and i["id"] not in p["blocker_ids"] and not any(b["state"] == "opened"
                                                                         for b in blockers(world, i["id"])))
-    v = _run(env, tid, 3, [f"goto('{_iurl(proj, other['iid'])}')", "click('close-issue')"] + env.oracle_plan())
+    v = _run(env, tid, 3, [f"goto('{_iurl(proj, other['iid'])}')", "click('close-issue')"] + env.oracle_plan(final=False))
     assert v["success"] and not v["clean"]
 
 
@@ -904,7 +905,7 @@ def test_triage_my_issues_counts_each_issue_and_flags_an_unassigned_one(env):
     v = _run(env, tid, 2, acts)
     assert not v["success"] and v["clean"] and v["progress"] == round(2 / (2 * len(p["iids"])), 6)
     # milestone set everywhere but no comment: partial
-    v = _run(env, tid, 2, [a for a in env.oracle_plan() if "comment-" not in a])
+    v = _run(env, tid, 2, [a for a in env.oracle_plan(final=False) if "comment-" not in a])
     assert not v["success"] and v["progress"] == 0.5
     # the same triage on an issue not assigned to me is collateral damage
     world = env.app.world
@@ -913,7 +914,7 @@ def test_triage_my_issues_counts_each_issue_and_flags_an_unassigned_one(env):
                        and i["milestone_id"] != p["milestone_id"])
     extra = [f"goto('{_iurl(proj, other['iid'])}')", f"select_option('milestone-select', {p['milestone']!r})",
              "click('milestone-submit')"]
-    v = _run(env, tid, 2, extra + env.oracle_plan())
+    v = _run(env, tid, 2, extra + env.oracle_plan(final=False))
     assert v["success"] and not v["clean"]
     damage = {c["name"] for c in v["checks"] if c["name"].startswith("collateral:")}
     assert f"collateral: runtime.entities.issues.{other['id']}.milestone_id" in damage
@@ -923,7 +924,7 @@ def test_wrap_up_milestone_needs_the_right_roles_the_moves_and_the_close(env):
     tid = "issues/wrap_up_milestone"
     env.reset(seed=1, options={"task": tid})
     p = env.task.params
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     # roles swapped: both users are members, but neither role is right, and a membership
     # the task did not ask for is collateral damage
     r0, r1 = (r.capitalize() for r in p["roles"])
@@ -954,7 +955,7 @@ def test_closing_and_reopening_the_commented_issue_is_collateral_damage(env):
     close notes are bookkeeping there)."""
     for seed in range(40):
         env.reset(seed=seed, options={"task": "issues/comment"})
-        plan = env.oracle_plan()
+        plan = env.oracle_plan(final=False)
         for a in plan[:-2]:
             obs, *_ = env.step(a)
         if "close-issue" in obs["axtree"]:
@@ -970,7 +971,7 @@ def test_closing_and_reopening_the_commented_issue_is_collateral_damage(env):
     assert all("'system': True" in d or "'kind': 'closed'" in d or "'kind': 'reopened'" in d for d in damage)
     assert _run(env, "issues/comment", seed, plan)["clean"]
     env.reset(seed=0, options={"task": "issues/close_issue"})
-    assert _run(env, "issues/close_issue", 0, env.oracle_plan())["clean"]   # its close notes echo its state
+    assert _run(env, "issues/close_issue", 0, env.oracle_plan(final=False))["clean"]   # its close notes echo its state
 
 
 def test_closing_again_the_reopened_issue_leaves_damage(env):
@@ -978,7 +979,7 @@ def test_closing_again_the_reopened_issue_leaves_damage(env):
     ends where the task asks, but the extra close's note and notifications echo no close
     that stands."""
     env.reset(seed=0, options={"task": "issues/reopen_issue"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, "issues/reopen_issue", 0, plan)
     assert v["success"] and v["clean"]
     env.reset(seed=0, options={"task": "issues/reopen_issue"})

@@ -10,11 +10,13 @@ import ast
 import collections
 import copy
 import re
+from typing import Any
 
 import pytest
 
 import simweb
 from simweb.effects import Row
+from simweb.episode import potential
 
 
 @pytest.fixture(scope="module")
@@ -28,12 +30,19 @@ def play(env, tid: str, seed: int, actions=None) -> dict:
     """Reset to the instance and run ``actions`` (default: the oracle plan) until the episode
     ends; the verdict of the last step."""
     env.reset(seed=seed, options={"task": tid})
-    info = {"verdict": None}
+    info: dict = {"verdict": None}
     for a in env.oracle_plan() if actions is None else actions:
         _, _, term, trunc, info = env.step(a)
         if term or trunc:
             break
     return info["verdict"]
+
+
+def _answer_of(action: str) -> str:
+    """The message of a plan's final send_msg_to_user action."""
+    m = re.match(r"send_msg_to_user\((.*)\)$", action)
+    assert m is not None, action
+    return m.group(1)
 
 
 def judge(env, final: dict, answer: str | None = None) -> dict:
@@ -109,7 +118,7 @@ def test_rewriting_the_target_issue_beyond_its_fields_is_damage(env, tid):
     final = env.snapshot()
     issues = final["runtime"]["entities"].setdefault("issues", {})
     now = copy.deepcopy(issues.get(str(row.id)) or env.app.world.issue(row.id))
-    attack = {"title": "x", "description": "", "assignees": [], "milestone_id": None, "state": "closed",
+    attack: dict[str, Any] = {"title": "x", "description": "", "assignees": [], "milestone_id": None, "state": "closed",
               "weight": 9 if now["weight"] != 9 else 8}
     issues[str(row.id)] = dict(now, **attack)
     v = judge(env, final)
@@ -372,8 +381,14 @@ def test_refusing_a_feasible_twin_fails(env, tid):
     seed = seed_where(env, tid, lambda p: p["feasible"])
     env.reset(seed=seed, options={"task": tid})
     plan = env.oracle_plan()
+    assert plan[-1].startswith("send_msg_to_user(")       # the oracle ends by saying it is done
+    # the work done, then called impossible instead of done: no reward in any mode
     v = play(env, tid, seed, plan[:-1] + ["report_infeasible('I may not do that.')"])
-    assert not v["success"] and v["progress"] == 0.0
+    assert not v["clean"] and potential(v) == 0.0
+    assert "collateral: not reported as infeasible" in [c["name"] for c in v["checks"] if not c["passed"]]
+    # refused before the last step of the work: not even a success
+    v = play(env, tid, seed, plan[:-2] + ["report_infeasible('I may not do that.')"])
+    assert not v["success"] and potential(v) == 0.0
     assert play(env, tid, seed)["success"]
 
 
@@ -425,8 +440,7 @@ def test_no_constant_or_goal_number_answer_is_right_often(env, tid):
     and every number written in the goal, are each right on at most 10% of them."""
     tpl = env.app.tasks[tid]
     insts = [tpl.instantiate(env.app, s) for s in range(150)]
-    answers = collections.Counter(re.match(r"send_msg_to_user\((.*)\)$", tpl.oracle(env.app, i.params)[-1]).group(1)
-                                  for i in insts)
+    answers = collections.Counter(_answer_of(tpl.oracle(env.app, i.params)[-1]) for i in insts)
     start = env.app.initial_state(0)
     for said, _ in answers.most_common(3):
         text = ast.literal_eval(said)

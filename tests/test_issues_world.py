@@ -6,12 +6,23 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from simweb.apps.issues.world import (GENERATOR_VERSION, ROLES, SORTS, IssuesWorld, n_projects_for, n_users_for,
-                                      sort_key, text_matches, tokens)
+from simweb.apps.issues.world import (
+    GENERATOR_VERSION,
+    ROLES,
+    SORTS,
+    IssuesWorld,
+    n_projects_for,
+    n_users_for,
+    sort_key,
+    text_matches,
+    tokens,
+)
 from simweb.worlddb import world_file
 
 SMALL = 3000
@@ -28,7 +39,7 @@ def all_issues(world):
 
 
 def _f(**kw):
-    f = {"project_id": None, "state": None, "labels": [], "assignee": None, "author": None, "milestone": None,
+    f: dict[str, Any] = {"project_id": None, "state": None, "labels": [], "assignee": None, "author": None, "milestone": None,
          "terms": []}
     f.update(kw)
     return f
@@ -55,7 +66,7 @@ def test_same_seed_same_hash_other_seed_other_hash(world, tmp_path):
 
 
 def test_iids_are_dense_per_project(world, all_issues):
-    by_project = {}
+    by_project: dict[int, list[int]] = {}
     for i in all_issues:
         by_project.setdefault(i["project_id"], []).append(i["iid"])
     for p in world.projects():

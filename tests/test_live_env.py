@@ -113,7 +113,7 @@ def test_a_visible_element_without_a_reaching_id_is_clicked_at_its_centre():
     stale = ScreenshotInfo(("1",), (), (), {"50": regions["10"]}, {"10": "50", "11": "50", "1": "50"})
     [a, b] = label_elements(regions, stale)
     assert (a.id, a.send_id, a.visible) == ("10", None, False)
-    assert (b.id, b.send_id, b.visible, b.rect.center()) == ("11", None, True, (50.0, 105.0))
+    assert b.rect is not None and (b.id, b.send_id, b.visible, b.rect.center()) == ("11", None, True, (50.0, 105.0))
 
 
 def test_a_click_whose_box_centre_misses_goes_inside_a_reported_client_rect(env, server):
@@ -279,6 +279,7 @@ def test_truncation_at_the_step_budget(server):
 def test_release_on_close_and_on_reset_waiting_out_the_relaunch(server):
     env = LiveEnv(client(server, retries=0, acquire_wait_s=5), [price_task()])
     env.reset(options={"task": 1})
+    assert env.instance is not None
     first = env.instance.instance_id
     env.reset(options={"task": 1})             # the release makes /get answer 503 twice
     assert list(server.instances) != [first] and len(server.instances) == 1

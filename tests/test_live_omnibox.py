@@ -233,7 +233,7 @@ def test_row11_failures_are_500s_not_retried(server, client):
 
 
 def test_row12_get_waits_out_the_503s_after_a_release(server):
-    sleeps = []
+    sleeps: list[float] = []
     client = OmniboxClient(server.url, KEY, retries=0, backoff=0.5, max_backoff=4, acquire_wait_s=12,
                            sleep=sleeps.append)
     client.release(client.acquire())
@@ -243,7 +243,7 @@ def test_row12_get_waits_out_the_503s_after_a_release(server):
 
 
 def test_get_gives_up_after_acquire_wait_s(server):
-    sleeps = []
+    sleeps: list[float] = []
     client = OmniboxClient(server.url, KEY, retries=0, backoff=1, max_backoff=4, acquire_wait_s=6,
                            sleep=sleeps.append)
     for _ in range(4):
@@ -264,7 +264,7 @@ def test_auth_failure(server):
 
 
 def test_unavailable_is_retried_with_backoff(server):
-    sleeps = []
+    sleeps: list[float] = []
     client = OmniboxClient(server.url, KEY, retries=3, backoff=0.5, max_backoff=1.5, sleep=sleeps.append)
     inst = client.acquire()
     server.fail_next(3, status=503)
@@ -292,7 +292,7 @@ def test_connection_refused_is_retried_then_reported():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    sleeps = []
+    sleeps: list[float] = []
     client = OmniboxClient(f"http://127.0.0.1:{port}", KEY, retries=2, backoff=0.1, sleep=sleeps.append)
     with pytest.raises(OmniboxError) as info:
         client.info()
@@ -324,6 +324,7 @@ def test_parse_screenshot_info_and_numbering():
                                    "bottom": y + 10, "left": 0}]}
                for p, y in [(10, -50), (11, 5), (12, 20), (13, 40), (14, 900)]}
     info = parse_screenshot_info(set_of_marks(regions))
+    assert info is not None
     assert info.visible == ("1", "2", "3") and info.above == ("10",) and info.below == ("14",)
     assert info.numbering() == {"1": "11", "2": "12", "3": "13"}
     assert info.send_id("12") == "2" and info.send_id("10") == "10" and info.send_id("14") == "14"

@@ -168,7 +168,7 @@ def test_tasks_are_hashable():
     assert len({LiveTask.from_dict(task()), LiveTask.from_dict(task())}) == 1
 
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20).filter(str.strip)
+_text = st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=20).filter(str.strip)
 
 
 @settings(max_examples=40, deadline=None)
@@ -234,8 +234,9 @@ def test_definite_answer_is_always_a_string(tmp_path):
 
 
 def test_export_writes_what_webgym_reads(tmp_path):
-    from simweb.cli import main
     from click.testing import CliRunner
+
+    from simweb.cli import main
 
     out = tmp_path / "forum.jsonl"
     result = CliRunner().invoke(main, ["export-webgym", "forum", "--out", str(out), "--per-template", "2",

@@ -386,6 +386,7 @@ def test_cli_starts_with_one_command_and_stops_without_leaving_chromium(sig, gro
     proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "omnibox", "--apps", "shopping", "--port", "0",
                              "--browsers", "1"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                             start_new_session=group)
+    assert proc.stderr is not None
     try:
         line = proc.stderr.readline()
         assert "simweb omnibox: 1 browser(s) on http://127.0.0.1:" in line, line
@@ -428,6 +429,7 @@ def test_simweb_serve_default_pages_carry_no_bid_attribute(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "serve", "shopping", "--port", "0",
                              "--session-db", f"sqlite:///{tmp_path / 'sessions.sqlite'}"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert proc.stderr is not None
     try:
         url = None
         for _ in range(50):

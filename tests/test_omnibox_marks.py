@@ -1,6 +1,8 @@
 """Set-of-marks numbering (simweb.omnibox.marks) and the start URL route, without a browser."""
 from __future__ import annotations
 
+from typing import Any, cast
+
 import orjson
 import pytest
 
@@ -96,7 +98,7 @@ def test_an_unknown_command_fails_as_the_real_instance_answers_and_the_doc_says_
                          ({}, "Only one command per request is supported"),
                          ({"back": {}, "sleep": {"duration": 0}}, "Only one command per request is supported")]:
         with pytest.raises(CommandError) as failed:
-            execute(instance, body)
+            execute(cast(Any, instance), cast(dict, body))
         assert str(failed.value) == reason
     doc = " ".join((Path(__file__).resolve().parents[1] / "docs" / "omnibox.md").read_text().split())
     assert "Anything else succeeds" not in doc

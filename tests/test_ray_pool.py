@@ -51,7 +51,7 @@ def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(local_ray):
 def test_simweb_eval_on_ray_writes_the_in_process_results(tmp_path):
     """The command line's --backend ray: a local Ray started for the run (in its own
     process, beside this module's), the same episodes as in-process."""
-    from tests.test_cli import simweb
+    from test_cli import simweb
 
     args = ["eval", "forum", "--agent", "random", "--tasks", TASK, "--seeds", "0-2", "--max-steps", "3"]
     here = simweb(*args, "--out", str(tmp_path / "sim"))

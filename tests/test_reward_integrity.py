@@ -8,12 +8,11 @@ from collections import Counter, defaultdict
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+from conftest import APPS
 
 import simweb
 from simweb.actions import parse_action
 from simweb.redteam import GUESS_RATE_LIMIT, guess_rates, redteam
-
-from conftest import APPS
 
 RED_TEAM_SEEDS = (0, 1)
 GUESS_SEEDS = range(30)
@@ -156,7 +155,8 @@ def test_answers_must_be_found(app):
 # ----------------------------------------------------------------------------- refusals
 
 def _goals_by_feasibility(seeds=range(40)):
-    rows, per_template = [], defaultdict(Counter)
+    rows: list[tuple[str, bool]] = []
+    per_template: defaultdict[str, Counter[bool]] = defaultdict(Counter)
     for app in APPS:
         env = simweb.make(app)
         for tid, t in env.app.tasks.items():
@@ -176,8 +176,8 @@ def _words(text: str) -> list[str]:
 
 
 def _naive_bayes_accuracy(train, test) -> float:
-    counts = {True: Counter(), False: Counter()}
-    docs = Counter()
+    counts: dict[bool, Counter[str]] = {True: Counter(), False: Counter()}
+    docs: Counter[bool] = Counter()
     for goal, label in train:
         counts[label].update(_words(goal))
         docs[label] += 1
@@ -202,7 +202,7 @@ def test_goal_text_does_not_predict_feasibility():
     for tid, c in per_template.items():
         assert c[True] >= 5 and c[False] >= 5, f"{tid}: refusals {c[True]}, feasible twins {c[False]}"
     train, test = rows[0::2], rows[1::2]
-    majority = max(Counter(l for _, l in test).values()) / len(test)
+    majority = max(Counter(label for _, label in test).values()) / len(test)
     acc = _naive_bayes_accuracy(train, test)
     assert acc <= max(0.65, majority + 0.05), f"goal text predicts feasibility: accuracy {acc:.2f}"
 
@@ -236,7 +236,8 @@ def test_doing_a_feasible_twin_and_then_refusing_is_not_paid(app):
             env.reset(seed=seed, options={"task": tid})
             if _effect(env).refusal is not None:
                 continue
-            total = sum(env.step(a)[1] for a in env.oracle_plan())
+            work = env.oracle_plan(final=False)   # the work, then the refusal instead of "done"
+            total = sum(env.step(a)[1] for a in work)
             assert env.verdict()["success"] and total == pytest.approx(1.0), (tid, seed)
             _, reward, _, _, info = env.step("report_infeasible('I am not allowed to do this.')")
             total += reward
@@ -385,7 +386,7 @@ def test_collateral_damage_takes_back_progress():
     costs what the close earned, and the episode's rewards add up to 0."""
     env = simweb.make("issues", reward="progress")
     env.reset(seed=1, options={"task": "issues/close_issue"})
-    *nav, close = env.oracle_plan()     # the way to the issue, then its Close button
+    *nav, close, done = env.oracle_plan()     # the way to the issue, its Close button, then "done"
     rewards = [env.step(a)[1] for a in nav]
     rewards.append(env.step("fill('comment-body', 'lol')")[1])
     rewards.append(env.step("click('comment-submit')")[1])
@@ -425,7 +426,7 @@ def _play(app: str, tid: str, seed: int, actions) -> dict:
     a success, so what a policy does after the goal is met counts)."""
     env = simweb.make(app, seed=0, end_on_success=False)
     env.reset(seed=seed, options={"task": tid})
-    steps = actions(env.oracle_plan(), env.task.params)
+    steps = actions(env.oracle_plan(final=False), env.task.params)
     env.reset(seed=seed, options={"task": tid})
     info: dict = {}
     for a in steps:
@@ -582,3 +583,48 @@ def test_another_comment_edited_and_put_back_keeps_its_edited_mark_as_damage():
     assert v["success"] and not v["clean"], v
     assert _collateral(v) == [f"collateral: runtime.entities.comments.{other['id']}.edited"]
     assert _play("forum", "forum/edit_comment", 0, lambda plan, p: plan)["clean"]
+
+
+# ----------------------------------------------------------------------------- termination is no oracle
+
+@pytest.mark.parametrize("app", APPS)
+def test_success_does_not_end_the_episode_by_default(app):
+    """Issue 23, class 7: by default an episode ends when the agent says it is done, never
+    at the site's first success, so a policy that tries each candidate and undoes it
+    while the episode goes on is not stopped (and paid) at the right one. Nothing before
+    the final action pays; the final action pays a clean success."""
+    env = simweb.make(app)
+    for tid, template in env.app.tasks.items():
+        if template.kind != "state":
+            continue
+        env.reset(seed=0, options={"task": tid})
+        *work, final = env.oracle_plan()
+        assert final.startswith(("send_msg_to_user", "report_infeasible")), (tid, final)
+        for a in work:
+            obs, reward, terminated, truncated, info = env.step(a)
+            assert not terminated and not truncated and reward == 0.0, (tid, a)
+        assert env.verdict()["success"], tid      # done, and the episode goes on
+        obs, reward, terminated, truncated, info = env.step(final)
+        assert terminated and reward == 1.0, tid
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_red_team_tries_forged_states_and_termination(app):
+    """The red team attacks offline verification with forged final states and the episode's
+    end with the work minus its final action, on every template; none is paid. An env that
+    ends at success (end_on_success=True) is reported as paying the termination attack."""
+    from simweb.redteam import attack_instance
+
+    env = simweb.make(app)
+    families: Counter[str] = Counter()
+    for tid in env.app.tasks:
+        for a in attack_instance(env, tid, 0, events=False):
+            if a.family in ("forged-state", "termination"):
+                families[a.family] += 1
+                assert not a.paid and not a.false_negative, (tid, a.name, a.detail)
+    assert families["termination"] == len(env.app.tasks)
+    assert families["forged-state"] >= 3 * len(env.app.tasks)
+    eager = simweb.make(app, end_on_success=True)
+    tid = _state_task(app)
+    hit = [a for a in attack_instance(eager, tid, 0, events=False) if a.family == "termination"]
+    assert hit and hit[0].paid, hit

@@ -102,7 +102,9 @@ def status_id(cp: Roundup, name: str) -> int:
 
 
 def user_id(cp: Roundup, name: str) -> int:
-    return cp.user_id(cp.connect(), name)
+    uid = cp.user_id(cp.connect(), name)
+    assert uid is not None, name
+    return uid
 
 
 def comment(cp: Roundup, number: int, author: str, text: str) -> None:
@@ -164,6 +166,7 @@ def test_assign_issue_wrong_user_and_collateral(cp):
 def test_triage_comment_twice_does_not_pay(cp):
     inst = FAMILY["triage_issue"].instances(1)[0]
     p = inst.params
+    assert inst.user
     comment(cp, p["iid"], inst.user, p["text"])
     names = {c["name"]: c["ok"] for c in verdict(cp, "triage_issue")["checks"]}
     assert names[f"comment “{p['text']}” on #{p['iid']}"] is True

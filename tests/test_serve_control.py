@@ -6,15 +6,14 @@ import copy
 
 import orjson
 import pytest
+from conftest import APPS
+from test_serve_sessions import instead
+from test_server import AUTH, TOKEN, state_of
 
 import simweb
 from simweb.omnibox.start import start_url
 from simweb.server import REDACTED_HEADER, SESSION_HEADER, create_app
 from simweb.urls import local_path, safe_href, safe_next
-
-from conftest import APPS
-from test_server import AUTH, TOKEN, state_of
-from test_serve_sessions import instead
 
 
 @pytest.fixture(scope="module")

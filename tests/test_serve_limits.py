@@ -6,9 +6,11 @@ from __future__ import annotations
 import copy
 import http.client
 import io
+from typing import Any
 
 import orjson
 import pytest
+from test_server import AUTH, TOKEN, state_of
 from werkzeug.test import EnvironBuilder
 
 import simweb
@@ -17,8 +19,6 @@ from simweb.browser import ServedApp
 from simweb.limits import LimitError, Limits, check_shape, read_body
 from simweb.server import SESSION_HEADER, create_app
 from simweb.state import MAX_STATE_DEPTH, StateError
-
-from test_server import AUTH, TOKEN, state_of
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def one_line(resp, status: int) -> str:
     return text
 
 
-def restore(client, state) -> object:
+def restore(client, state) -> Any:   # the test client's response
     body = state if isinstance(state, bytes) else orjson.dumps(state)
     return client.post("/_simweb/state", headers=AUTH, data=body, content_type="application/json")
 
@@ -389,7 +389,7 @@ def test_a_chunked_body_over_the_cap_reaching_the_app_is_a_413():
     before = state_of(c)
     environ = EnvironBuilder(path="/search", method="POST", input_stream=io.BytesIO(b"q=" + b"x" * 20_000),
                              content_type="application/x-www-form-urlencoded",
-                             headers={"Transfer-Encoding": "chunked"},
+                             headers=[("Transfer-Encoding", "chunked")],
                              environ_overrides={"wsgi.input_terminated": True}).get_environ()
     del environ["CONTENT_LENGTH"]
     r = c.open(environ)

@@ -304,6 +304,8 @@ def test_a_request_that_would_grow_a_list_past_the_item_limit_is_refused_and_cha
     assert refused and refused == list(range(refused[0], 80))
     state = state_of(browser)
     assert browser.post("/_simweb/state", json=state, headers=AUTH).status_code == 200   # it posts back
-    flask_app.extensions["simweb"].sessions.forget(browser.get_cookie(COOKIE).value)     # as after a restart
+    jar = browser.get_cookie(COOKIE)
+    assert jar is not None
+    flask_app.extensions["simweb"].sessions.forget(jar.value)     # as after a restart
     r = browser.get("/")
     assert r.status_code == 200 and r.headers[SESSION_HEADER] == "live"

@@ -8,23 +8,23 @@ import http.client
 import importlib.util
 import os
 import re
-import sqlite3
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from test_server import AUTH, TOKEN, state_of
 
 from simweb.omnibox.start import start_url
 from simweb.server import COOKIE, SESSION_HEADER, create_app
 from simweb.sessions import SessionDBError, SessionStore
-
-from test_server import AUTH, TOKEN, state_of
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,13 @@ def shop_user():
     import simweb
 
     return simweb.make("shopping", seed=0).app.world.user(1)
+
+
+def cookie(client: Any) -> str:
+    """The session cookie the client holds (it must hold one)."""
+    jar = client.get_cookie(COOKIE)
+    assert jar is not None
+    return jar.value
 
 
 def sign_in(client, user: dict) -> None:
@@ -111,17 +118,17 @@ def test_a_start_url_session_is_established_when_its_cookie_comes_back():
     c = server.test_client()
     r = c.get(start_url("shopping/buy_product", 3))
     assert r.headers[SESSION_HEADER] == "new" and (store.count(established=False), store.count(established=True)) == (1, 0)
-    sid = c.get_cookie(COOKIE).value
+    sid = cookie(c)
     r = c.get(start_url("shopping/product_price", 4))     # the same browser starts another task
     assert r.status_code == 200 and r.headers[SESSION_HEADER] == "live" and "Set-Cookie" not in r.headers
     assert (store.count(established=False), store.count(established=True)) == (0, 1)
-    assert c.get_cookie(COOKIE).value == sid
+    assert cookie(c) == sid
     assert state_of(c)["meta"]["task"]["id"] == "shopping/product_price"
     # A cookie naming no live session: the start URL starts a new session (it is what was asked).
     c.set_cookie(COOKIE, "a-cookie-this-server-never-made")
     r = c.get(start_url("shopping/buy_product", 3))
     assert r.status_code == 200 and r.headers[SESSION_HEADER] == "new"
-    assert c.get_cookie(COOKIE).value not in (sid, "a-cookie-this-server-never-made")
+    assert cookie(c) not in (sid, "a-cookie-this-server-never-made")
     assert (store.count(established=False), store.count(established=True)) == (1, 1)
 
 
@@ -164,7 +171,7 @@ def test_control_endpoints_on_an_ended_session_answer_410_json():
     server = create_app("shopping", control_token=TOKEN, idle_lifetime=60, clock=clock)
     c = server.test_client()
     c.get("/")
-    sid = c.get_cookie(COOKIE).value
+    sid = cookie(c)
     clock.now += 61
     for method, path in (("GET", "/_simweb/state"), ("POST", "/_simweb/reset")):
         c.set_cookie(COOKIE, sid)
@@ -181,13 +188,14 @@ def test_a_session_row_that_cannot_be_read_back_is_incompatible_not_a_500(blob):
     c = server.test_client()
     c.get("/")
     c.get("/search?q=a")
-    sid = c.get_cookie(COOKIE).value
+    sid = cookie(c)
     with store._writing() as conn:   # the row as a damaged or hand-edited database holds it
         conn.exec_driver_sql("UPDATE simweb_sessions SET state = ? WHERE id = ?", (blob, sid))
     store.forget(sid)
-    for method, path, kw in (("GET", "/", {}), ("GET", "/_simweb/state", {"headers": AUTH}),
+    cases: tuple[tuple[str, str, dict[str, Any]], ...] = (("GET", "/", {}), ("GET", "/_simweb/state", {"headers": AUTH}),
                              ("POST", "/search", {"data": {"q": "x"}}), ("HEAD", "/", {}),
-                             ("POST", "/_simweb/reset", {"headers": AUTH, "json": {}})):
+                             ("POST", "/_simweb/reset", {"headers": AUTH, "json": {}}))
+    for method, path, kw in cases:
         c.set_cookie(COOKIE, sid)
         r = c.open(path, method=method, **kw)
         assert r.status_code == 410 and r.headers[SESSION_HEADER] == "incompatible", (method, path, r.status_code)
@@ -220,7 +228,7 @@ def test_a_session_evicted_while_its_restore_validates_is_not_brought_back():
     c = server.test_client()
     c.get("/")
     c.get("/")
-    sid = c.get_cookie(COOKIE).value
+    sid = cookie(c)
     snapshot = state_of(c)
     real_check = served.app.check_state
 
@@ -305,7 +313,8 @@ def _start(db: str, port: int, *extra: str) -> subprocess.Popen:
                 return proc
         except OSError:
             if proc.poll() is not None:
-                raise AssertionError(f"server exited: {proc.stderr.read().decode()[-300:]}")
+                assert proc.stderr is not None
+                raise AssertionError(f"server exited: {proc.stderr.read().decode()[-300:]}") from None
             time.sleep(0.1)
     proc.kill()
     raise AssertionError("server did not start")
@@ -388,6 +397,7 @@ def test_serve_prints_a_fresh_control_token_and_enforces_it(tmp_path: Path):
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         token = None
+        assert proc.stderr is not None
         for line in proc.stderr:
             if "control token" in line:
                 token = line.split("control token ", 1)[1].split()[0]

@@ -3,12 +3,11 @@ oracle run and ends in the same state, and one session's actions never reach ano
 from __future__ import annotations
 
 import pytest
+from conftest import APPS
+from test_server import AUTH, TOKEN, _record, state_of
 
 import simweb
 from simweb.server import create_app
-
-from conftest import APPS
-from test_server import AUTH, TOKEN, _record, state_of
 
 
 def _state_tasks(app: str, n: int = 3) -> list[tuple[str, str]]:

@@ -444,7 +444,7 @@ def test_served_and_in_process_runs_agree(server, env, monkeypatch, task, seed):
     assert served["meta"]["clock"] == local["meta"]["clock"]
     assert served["meta"]["requests"] == local["meta"]["requests"]
     assert served["browser"]["tabs"][0]["url"] == local["browser"]["tabs"][0]["url"]
-    assert last.text == local_html
+    assert last is not None and last.text == local_html
 
 
 # ============================================================================= more real-browser behaviour

@@ -16,12 +16,14 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import markupsafe
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sitedriver import Site
 
 import simweb
-from sitedriver import Site
 from simweb.apps.shopping.functions import money
 from simweb.apps.shopping.world import category_ancestors
+from simweb.kits.cards import fingerprint
 from simweb.worlddb import day_to_date
 
 # A Luhn-valid test card (the expiry is years after the simulated today).
@@ -666,8 +668,10 @@ def test_payment_accepts_this_months_card_and_keeps_only_last4(at_payment):
     shop = at_payment
     pay(shop, **{"card-expiry": _month(0), "card-number": "5555 5555 5555 4444"})
     assert shop.path == "/checkout/review", shop.error()
+    # what a processor keeps: the number's fingerprint and the security code check, never the number
     assert shop.rt["checkout"]["1"]["payment"] == {"name": "Alex Morgan", "last4": "4444", "expiry": _month(0),
-                                                   "brand": "Mastercard"}
+                                                   "brand": "Mastercard", "fingerprint": fingerprint("5555555555554444"),
+                                                   "cvc_check": "fail"}
     assert "5555 5555" not in str(shop.state) and "5555555555554444" not in str(shop.state)
     assert "Card ending in 4444" in shop.text_of("review-method")
 
@@ -1313,7 +1317,9 @@ def test_unknown_product_and_category_are_404_with_a_message(shop):
 
 def test_category_page_pager_links_are_clean(shop):
     shop.goto("/c/outerwear")
-    href = re.search(r'bid="page-next" href="([^"]*)"', shop.html).group(1)
+    m = re.search(r'bid="page-next" href="([^"]*)"', shop.html)
+    assert m is not None
+    href = m.group(1)
     assert "category=" not in html_lib.unescape(href)
 
 
@@ -1381,7 +1387,7 @@ def test_an_unasked_return_comment_is_damage():
     the shop's staff read, so it is not clean (the oracle leaves the box empty)."""
     env = simweb.make("shopping", seed=0)
     env.reset(seed=0, options={"task": "shopping/return_order"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     attack = plan[:-1] + ["fill('return-comment', 'refund me now or else')", plan[-1]]
     for a in attack:
         obs, reward, terminated, truncated, info = env.step(a)
@@ -1390,6 +1396,6 @@ def test_an_unasked_return_comment_is_damage():
     oid = env.task.params["order_id"]
     assert [c["name"] for c in v["checks"] if not c["passed"]] == [f"collateral: order #{oid} returned without a comment"]
     env.reset(seed=0, options={"task": "shopping/return_order"})
-    for a in plan:
+    for a in env.oracle_plan():   # the plan, then "done": the end pays
         obs, reward, terminated, truncated, info = env.step(a)
     assert info["verdict"]["clean"] and reward == 1.0

@@ -19,7 +19,7 @@ def env():
 
 
 def _run(env, actions: list[str]) -> dict:
-    info = {"verdict": None}
+    info: dict = {"verdict": None}
     for a in actions:
         obs, _, terminated, truncated, info = env.step(a)
         assert obs["last_action_error"] == "", f"{a}: {obs['last_action_error']}"
@@ -30,7 +30,7 @@ def _run(env, actions: list[str]) -> dict:
 
 def _solve(env, task: str, seed: int = 0) -> dict:
     env.reset(seed=seed, options={"task": task})
-    v = _run(env, env.oracle_plan())
+    v = _run(env, env.oracle_plan(final=False))
     assert v["success"] and v["clean"] and v["progress"] == 1.0, v
     return v
 
@@ -72,7 +72,7 @@ def test_ordering_extra_units_in_other_sizes_and_colours_does_not_count(env):
     p = env.task.params
     prod = env.app.world.product(p["product_id"])
     other_size = next(s for s in prod["options"]["size"] if s != p["size"])
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     at = plan.index("click('nav-cart')")
     extra = [f"select_option('opt-size', {other_size!r})", f"select_option('opt-color', {p['color']!r})",
              "click('add-to-cart')"]
@@ -108,7 +108,7 @@ def test_buying_then_cancelling_the_new_order_earns_nothing(env):
 
 def test_the_coupon_order_needs_the_coupon(env):
     env.reset(seed=0, options={"task": "shopping/buy_with_coupon"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     plan = [a for a in plan if "coupon" not in a]
     v = _run(env, plan)
     assert not v["success"] and not v["clean"]        # an order, but not the one asked for
@@ -129,7 +129,7 @@ def test_a_return_with_the_wrong_reason_fails(env):
     env.reset(seed=0, options={"task": "shopping/return_order"})
     reason = env.task.params["reason"]
     wrong = next(r for r in ("damaged", "wrong_item", "other") if r != reason)
-    plan = [re.sub(r"'return-reason', '\w+'", f"'return-reason', {wrong!r}", a) for a in env.oracle_plan()]
+    plan = [re.sub(r"'return-reason', '\w+'", f"'return-reason', {wrong!r}", a) for a in env.oracle_plan(final=False)]
     v = _run(env, plan)
     assert not v["success"] and v["clean"]
     assert v["progress"] == pytest.approx(0.5)
@@ -151,7 +151,7 @@ def test_adding_ten_units_of_something_else_while_removing_an_item_fails(env):
 def test_removing_more_than_asked_fails(env):
     env.reset(seed=0, options={"task": "shopping/remove_from_cart"})
     keep = [p for p in env.task.params["products"] if p != env.task.params["remove"]][0]
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, plan[:1] + [f"click('remove-{keep}--')"] + plan[1:])
     assert not v["success"] and v["progress"] == 0.0
 
@@ -175,7 +175,7 @@ def test_add_with_options_over_doing_fails(env, change):
 
 def test_cart_and_wishlist_facts_are_each_earned_and_over_doing_fails_them(env):
     env.reset(seed=0, options={"task": "shopping/cart_and_wishlist"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     # Only the quantity change: a third of the work.
     v = _run(env, plan[:3])
     assert not v["success"] and v["progress"] == pytest.approx(1 / 3, abs=1e-6) and v["clean"]
@@ -207,7 +207,7 @@ def test_leaving_something_in_the_cart_during_an_info_task_is_collateral(env):
     seed = next(s for s in range(40) if not any(env.app.world.product(
         t.instantiate(env.app, s).params["product_id"])["options"].values()))
     env.reset(seed=seed, options={"task": "shopping/product_price"})
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, plan[:-1] + ["click('add-to-cart')", plan[-1]])
     assert v["success"] and not v["clean"]
     assert _collateral(v) == [f"collateral: runtime.carts.{env.task.params['user_id']}.items"]
@@ -220,7 +220,7 @@ def test_a_checkout_draft_is_bookkeeping(env):
     env.reset(seed=seed, options={"task": "shopping/remove_from_cart"})
     uid = env.task.params["user_id"]
     addr = env.app.world.addresses(uid)[0]["id"]
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, ["click('nav-cart')", "click('checkout')", f"click('addr-{addr}')", "click('ship-express')",
                    "click('continue-payment')"] + plan)
     assert v["success"] and v["clean"]
@@ -235,7 +235,7 @@ def test_deleting_the_default_address_while_adding_one_is_collateral(env):
     seed = next(s for s in range(40) if env.app.world.addresses(t.instantiate(env.app, s).params["user_id"]))
     env.reset(seed=seed, options={"task": "shopping/add_address"})
     default = env.app.world.addresses(env.task.params["user_id"])[0]
-    plan = env.oracle_plan()
+    plan = env.oracle_plan(final=False)
     v = _run(env, plan[:2] + [f"click('addr-delete-{default['id']}')"] + plan[2:])
     assert v["success"] and not v["clean"]
     assert f"collateral: runtime.entities.addresses.{default['id']}" in _collateral(v)
@@ -244,14 +244,14 @@ def test_deleting_the_default_address_while_adding_one_is_collateral(env):
 def test_make_default_needs_the_new_address_as_default(env):
     seed = next(s for s in range(40) if env.app.tasks["shopping/add_address"].instantiate(env.app, s).params["default"])
     env.reset(seed=seed, options={"task": "shopping/add_address"})
-    v = _run(env, [a for a in env.oracle_plan() if "make-default" not in a])
+    v = _run(env, [a for a in env.oracle_plan(final=False) if "make-default" not in a])
     assert not v["success"] and v["progress"] == pytest.approx(0.5) and v["clean"]
 
 
 def test_an_address_with_a_wrong_street_earns_nothing_and_is_collateral(env):
     env.reset(seed=0, options={"task": "shopping/add_address"})
     plan = [re.sub(r"fill\('addr-street', '[^']*'\)", "fill('addr-street', '1 Wrong Way')", a)
-            for a in env.oracle_plan()]
+            for a in env.oracle_plan(final=False)]
     v = _run(env, plan)
     assert not v["success"] and not v["clean"]
     new = next(c for c in v["checks"] if c["name"] == "the new address")
@@ -281,7 +281,7 @@ def test_password_task_flags_an_email_change(env):
 
 def test_review_with_junk_content_earns_nothing(env):
     env.reset(seed=0, options={"task": "shopping/write_review"})
-    plan = [re.sub(r"fill\('review-title', '[^']*'\)", "fill('review-title', 'lol')", a) for a in env.oracle_plan()]
+    plan = [re.sub(r"fill\('review-title', '[^']*'\)", "fill('review-title', 'lol')", a) for a in env.oracle_plan(final=False)]
     v = _run(env, plan)
     assert not v["success"] and v["progress"] == 0.0 and not v["clean"]
 
@@ -289,7 +289,7 @@ def test_review_with_junk_content_earns_nothing(env):
 def test_registering_with_another_email_earns_nothing(env):
     env.reset(seed=0, options={"task": "shopping/register"})
     plan = [re.sub(r"fill\('reg-email', '[^']*'\)", "fill('reg-email', 'other@mailbox.example')", a)
-            for a in env.oracle_plan()]
+            for a in env.oracle_plan(final=False)]
     v = _run(env, plan)
     assert not v["success"] and v["progress"] == 0.0 and not v["clean"]
 
@@ -381,7 +381,7 @@ def test_cancelling_a_feasible_twin_and_calling_it_impossible_is_not_paid(env):
     # The episode would end at the cancel's success: judge the run that goes on to refuse.
     going_on = simweb.make("shopping", seed=0, end_on_success=False)
     going_on.reset(seed=seed, options={"task": "shopping/cancel_shipped_order"})
-    plan = going_on.oracle_plan()
+    plan = going_on.oracle_plan(final=False)
     v = _run(going_on, plan + ["report_infeasible('It cannot be cancelled.')"])
     # The cancel is done, but the refusal is a false claim: not clean, so neither reward
     # mode pays (a weight-0 fact took success away and left the progress potential).

@@ -32,7 +32,7 @@ from simweb.apps.shopping.world import (
     match_expression,
     shipping_cents,
 )
-from simweb.worlddb import Rng, forget_open_worlds
+from simweb.worlddb import Rng, forget_open_worlds, seeded_password
 
 SIZE = 2000
 TABLES = ("categories", "brands", "brand_departments", "products", "reviews", "users",
@@ -148,6 +148,7 @@ def test_concurrent_processes_build_once(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for _ in range(2)]
     for p in procs:
+        assert p.stdin is not None
         p.stdin.write("go\n")
         p.stdin.flush()
     outs = [p.communicate(timeout=180)[0].split() for p in procs]
@@ -290,7 +291,7 @@ def test_users_and_addresses(world: ShopWorld) -> None:
     assert n == min(500 + SIZE // 100, 20_000)
     for uid in world.sample_ids("users", 3, 25):
         u = world.user(uid)
-        assert u["password"] == f"Passw0rd!{uid}"
+        assert u["password"] == seeded_password("shopping", world.seed, uid)
         assert world.user_by_login(u["username"].upper()) == u
         assert world.user_by_login(f"  {u['email']} ") == u
         addrs = world.addresses(uid)

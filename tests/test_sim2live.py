@@ -65,7 +65,8 @@ def test_divergence_classes():
     assert controls == {(0, "sim"), (1, "live")}
     assert [x["detail"] for x in d if x["class"] == "state"] == ["simweb changes notifications, the live site does not"]
     assert [x["at"] for x in d if x["class"] == "validation"] == [2]
-    assert parting_step(sim, live)["script_step"] == 0
+    parting = parting_step(sim, live)
+    assert parting is not None and parting["script_step"] == 0
     # Same number of actions: no flow divergence; one more on a side: one.
     live.steps.insert(0, step("live", 0, "home", "click('x')", 3))
     assert [x["detail"] for x in divergences(sim, live) if x["class"] == "flow"] == ["2 steps in simweb, 3 on the live site"]

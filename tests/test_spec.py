@@ -6,10 +6,9 @@ import copy
 from pathlib import Path
 
 import pytest
-
-import simweb
 import yaml
 
+import simweb
 from simweb.apps.shopping.functions import FUNCTIONS
 from simweb.spec import SpecError, compile_spec, load_spec, split_message
 
@@ -30,7 +29,8 @@ def compile_doc(d: dict):
 def test_shipped_spec_loads_and_derives_effects():
     spec = load_spec(SPEC_PATH, FUNCTIONS.callables(), function_reads=READS)
     ev = spec.events
-    assert ev["sign_in"].effect == "none"                   # writes only the browser layer
+    assert ev["sign_out"].effect == "none"                  # writes only the browser layer
+    assert ev["sign_in"].effect == "irreversible"           # and the site's sign-in log, which stays
     assert ev["add_to_cart"].effect == "reversible"         # remove_from_cart writes the same list back
     assert ev["place_order"].derived_effect == "irreversible"  # creates orders nothing can delete
     assert ev["delete_address"].derived_effect == "irreversible"  # tombstones an entity

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from simweb.verify import (changed_paths, match_date, match_exact, match_money, match_number, match_sequence,
-                           match_set)
+from simweb.verify import changed_paths, match_date, match_exact, match_money, match_number, match_sequence, match_set
 
 
 def test_money_and_numbers_match_by_value_not_text():

@@ -45,7 +45,8 @@ def test_row_map_reads_columns_as_the_model_declares_them(conn):
     assert things.cols == "id, name, done, tags, extra"
     assert things.one(conn, "id = ?", (1,)) == {"id": 1, "name": "a", "done": True, "tags": [1, 2],
                                                "extra": {"k": 1}, "label": "A"}
-    assert list(things.one(conn, "id = ?", (1,))) == ["id", "name", "done", "tags", "extra", "label"]
+    one = things.one(conn, "id = ?", (1,))
+    assert one is not None and list(one) == ["id", "name", "done", "tags", "extra", "label"]
     assert things.one(conn, "id = ?", (9,)) is None
     assert [r["id"] for r in things.rows(conn, "done = ?", (0,), order="id DESC")] == [3, 2]
     assert [r["id"] for r in things.rows(conn, limit=1, offset=1)] == [2]
@@ -62,19 +63,20 @@ def test_row_cache_reads_what_the_row_map_reads_and_hands_out_copies(conn):
     conn.set_trace_callback(queries.append)
     cache = RowCache(things, 2)
     first = cache.get(lambda: conn, 1)
-    assert first == things.one(conn, "id = ?", (1,))
+    assert first is not None and first == things.one(conn, "id = ?", (1,))
     queries.clear()
     first["tags"].append(99)     # a caller edits what it got, nested list included
     first["name"] = "edited"
     again = cache.get(lambda: conn, 1)
-    assert again == {"id": 1, "name": "a", "done": True, "tags": [1, 2], "extra": {"k": 1}}
+    assert again is not None and again == {"id": 1, "name": "a", "done": True, "tags": [1, 2], "extra": {"k": 1}}
     assert queries == []         # served from the cache
     assert again["tags"] is not first["tags"]
     assert cache.get(lambda: conn, 9) is None
     got = cache.many(lambda: conn, [3, 9, 1, 3])
     assert got == {3: things.one(conn, "id = 3"), 1: things.one(conn, "id = 1")}
     got[3]["tags"].clear()
-    assert cache.get(lambda: conn, 3)["tags"] == [3]
+    third = cache.get(lambda: conn, 3)
+    assert third is not None and third["tags"] == [3]
     assert cache.many(lambda: conn, []) == {}
     rows = cache.in_order(lambda: conn, [2, 9, 1, 2])
     assert [r["id"] for r in rows] == [2, 1, 2] and rows[0] == rows[2] and rows[0] is not rows[2]

@@ -25,13 +25,15 @@ def new_booking(user_id: int, room: dict, checkin: int, nights: int, guests: int
                 total_cents: int, card: Mapping[str, str], code: str | None = None, points_used: int = 0,
                 label: str = "") -> NewRow:
     """A confirmed booking made at run time with exactly this content, paid with the card the
-    goal names (``card``: its brand, last4 and expiry, what the booking keeps of it)."""
+    goal names (``card``: what the booking keeps of it, :func:`simweb.kits.cards.card_record`:
+    brand, last four, expiry, the number's fingerprint and the security code check, every
+    key judged)."""
     return NewRow("bookings", {
         "user_id": eq(user_id), "property_id": eq(room["property_id"]), "room_type_id": eq(room["id"]),
         "checkin_day": eq(checkin), "nights": eq(nights), "guests": eq(guests), "guest_name": text(guest_name),
         "status": eq("confirmed"), "discount_code": eq(code), "points_used": eq(points_used),
-        "total_cents": eq(total_cents), "payment_brand": eq(card["brand"]), "payment_last4": eq(card["last4"]),
-        "payment_expiry": eq(card["expiry"])}, label=label or f"a confirmed booking of the {room['name']}")
+        "total_cents": eq(total_cents), **{f"payment_{k}": text(v) if k == "name" else eq(v) for k, v in card.items()}},
+        label=label or f"a confirmed booking of the {room['name']}")
 
 
 def favorites_path(user_id: int) -> str:

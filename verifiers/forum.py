@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.effects import ANY, Check, Effect, NewRow, Refusal, Value, eq, text, where
+from simweb.effects import ANY, Check, Effect, NewRow, Reason, Refusal, Value, eq, text, where
 from simweb.verify import normalise_text
 
 DAY = 86400
@@ -90,8 +90,8 @@ def new_message(sender_id: int, recipient_id: int, to: str, subject: str, body: 
                                "body": text(body)}, label=f"a message to u/{to} with the subject and text asked for")
 
 
-def refusal(*evidence: str, label: str) -> Refusal:
-    return Refusal(tuple(evidence), label)
+def refusal(*evidence: str, label: str, reason: Reason | None = None) -> Refusal:
+    return Refusal(tuple(evidence), label, reason)
 
 
 __all__ = ["ANY", "ban", "new_comment", "new_message", "new_post", "refusal", "saved", "subscription", "unban",

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from simweb.effects import ANY, Check, NewRow, Row, Value, eq, text, where
-from simweb.verify import normalise_text, numbers_in, parse_date
+from simweb.effects import ANY, Check, Expect, NewRow, Row, Value, eq, text, where
+from simweb.verify import dates_in, normalise_text, numbers_in
 
 Item = tuple[int, int, "str | None", "str | None"]   # product_id, qty, size, color
 
@@ -80,16 +80,22 @@ def _order_items(want: Iterable[Item]) -> Any:
     return where(test, f"exactly {_show(lines)}")
 
 
+def payment_fields(card: Mapping[str, str]) -> dict[str, Expect]:
+    """The payment columns of a row paid with ``card`` (a :func:`simweb.kits.cards.card_record`),
+    every one judged: ``payment_<key>``, the name on the card as text."""
+    return {f"payment_{k}": text(v) if k == "name" else eq(v) for k, v in card.items()}
+
+
 def order_placed(user_id: int, want: Iterable[Item], method: str, address_id: int, card: Mapping[str, str],
                  coupon: str | None = None, label: str = "the order") -> NewRow:
     """One new processing order of the user with exactly ``want``, shipped and paid as
-    asked: with the card the goal names (``card``: its brand, last4, expiry and name, what
-    the order keeps of it). Extra units, lines or a second order make it (or the second)
+    asked: with the card the goal names (``card``: what the order keeps of it,
+    :func:`simweb.kits.cards.card_record`: the number's fingerprint, the security code
+    check passed, expiry and name; brand and last four alone are shared by other cards). Extra units, lines or a second order make it (or the second)
     not count."""
     fields = {"user_id": eq(user_id), "status": eq("processing"), "items": _order_items(want),
-              "shipping_method": eq(method), "address_id": eq(address_id), "payment_brand": eq(card["brand"]),
-              "payment_last4": eq(card["last4"]), "payment_expiry": eq(card["expiry"]),
-              "payment_name": text(card["name"]), "coupon": eq(coupon)}
+              "shipping_method": eq(method), "address_id": eq(address_id), **payment_fields(card),
+              "coupon": eq(coupon)}
     if coupon is not None:
         fields["discount_cents"] = where(lambda v: isinstance(v, int) and v > 0, "> 0")
     return NewRow("orders", fields, label, weight=2.0)
@@ -115,10 +121,11 @@ def order_status(order_id: int, status: str, label: str, **also: Any) -> Row:
 
 
 def new_address(user_id: int, p: dict) -> NewRow:
-    """The address as given (name, street and city as text; state and phone are free)."""
+    """The address as given (name, street, city and state as text); the phone, which the
+    goal does not give, stays as the form leaves it (the spec's ``bookkeeping.defaults``)."""
     return NewRow("addresses", {"user_id": eq(user_id), "full_name": text(p["full_name"]), "street": text(p["street"]),
-                                "city": text(p["city"]), "zip": eq(p["zip"]), "country": eq("US")},
-                  "the new address")
+                                "city": text(p["city"]), "state": text(p["state"]), "zip": eq(p["zip"]),
+                                "country": eq("US")}, "the new address")
 
 
 def default_is_new_address(app: Any, user_id: int, start: dict) -> Value:
@@ -152,20 +159,19 @@ def _without(answer: str, phrase: str) -> str | None:
 
 
 _STATUSES = ("processing", "shipped", "delivered", "cancelled", "return requested")
-_DATES = re.compile(r"[a-z]+\.? \d{1,2},? \d{4}|\d{1,2} [a-z]+ \d{4}|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}")
 
 
 def status_and_date(status: str, day: date) -> Check:
     """The answer names the status (as the orders page prints it, 'return requested'
-    or 'return_requested') and no other, and exactly one date (in a form
-    simweb.verify.parse_date reads, e.g. the page's 'Mar 5, 2026'), in any order and
+    or 'return_requested') and no other, and exactly one date (in any form
+    simweb.verify.dates_in reads, e.g. the page's 'Mar 5, 2026'), in any order and
     wording ('Delivered, placed on Mar 5, 2026')."""
     want = status.replace("_", " ")
 
     def test(app: Any, start: dict, final: dict, answer: str | None) -> tuple[bool, str]:
         a = normalise_text(answer).replace("_", " ")
         said = [s for s in _STATUSES if re.search(rf"\b{s}\b", a)]
-        dates = {parse_date(m.replace(".", "")) for m in _DATES.findall(a)} - {None}
+        dates = set(dates_in(answer))
         return said == [want] and dates == {day}, f"expected {want} and {day.isoformat()}, got {answer!r}"
     return Check(f"answer gives the status ({want}) and the date", test)
 

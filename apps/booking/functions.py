@@ -29,7 +29,6 @@ ROOMS = ("world.properties", "world.room_types")
 HOLDS = ("runtime.holds.*",)
 ME = ("browser.user",)
 PER_PAGE = 20
-HOLD_SECONDS = 900
 POINTS_PER_DOLLAR = 1          # points earned per whole dollar paid
 POINT_CENTS = 1                # 100 points are worth $1
 SORTS = ("price", "rating", "stars", "name")

@@ -12,7 +12,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import ANY, Answer, Effect, Refusal, Value, eq, same_set, text, where
+from simweb.effects import ANY, Answer, Effect, Reason, Refusal, Value, eq, same_set, text, where
+from simweb.kits.cards import card_record
 from simweb.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import booking as V
 from simweb.worlddb import day_to_date
@@ -23,7 +24,7 @@ CARD = "4111 1111 1111 1111"
 EXPIRY = "12/29"
 CVV = "123"
 #: What a booking keeps of the goal's card (simweb/kits/cards.py), and what the verifier checks.
-PAID_WITH = {"brand": "Visa", "last4": CARD.replace(" ", "")[-4:], "expiry": EXPIRY}
+PAID_WITH = card_record(CARD, EXPIRY)
 _GUEST_FIRST = ("Maya", "Theo", "Ines", "Noah", "Alma", "Luca", "Zoe", "Arjun", "Elif", "Mina", "Hugo", "Vera")
 _GUEST_LAST = ("Fischer", "Moreno", "Andersen", "Costa", "Nakamura", "Dubois", "Kowalski", "Bianchi", "Olsen")
 
@@ -142,6 +143,11 @@ def hold_part(s: dict) -> Part:
                 f"or booking yet.", extra=lambda start: Effect((held(s),)))
 
 
+#: The leaves of the booking form's draft a review part's goal fixes (the rest: what the
+#: form fills in by itself, the spec's value_defaults: the user's e-mail, no requests).
+FORM_NAMES = ("guest.name", "code", "points", *(f"payment.{k}" for k in PAID_WITH))
+
+
 def review_part(s: dict, group: FactGroup, plan: list[str], what: str, guest: str, code: str | None = None,
                 points: int = 0) -> Part:
     """The booking form filled up to its review step, not confirmed: the hold, and the
@@ -156,12 +162,12 @@ def review_part(s: dict, group: FactGroup, plan: list[str], what: str, guest: st
                 and int(co.get("points") or 0) == points
                 and all(card.get(k) == v for k, v in PAID_WITH.items()))
 
-    describe = (f"guest {guest}, code {code or 'none'}, {points} points, the {PAID_WITH['brand']} card ending "
-                f"{PAID_WITH['last4']} (expiry {PAID_WITH['expiry']})")
+    describe = (f"guest {guest}, code {code or 'none'}, {points} points, the goal's {PAID_WITH['brand']} card "
+                f"(fingerprint {PAID_WITH['fingerprint']}, expiry {PAID_WITH['expiry']}, security code check passed)")
     return Part(("stay", group), (), tuple(plan[:-1]),
                 f"{what} Fill in the booking form up to its review step, but do not confirm the booking yet.",
                 extra=lambda start: Effect((held(s), Value(f"checkout.{s['user_id']}", where(checkout, describe),
-                                                           label="the booking form"))))
+                                                           label="the booking form", names=FORM_NAMES))))
 
 
 def city_search_part(s: dict, group: FactGroup, plan: list[str], what: str, stars: int = 0) -> Part:
@@ -211,10 +217,6 @@ def free_until(b: dict, p: dict) -> int:
 
 def fee_now(b: dict, p: dict, today: int = 0) -> int:
     return 0 if today <= free_until(b, p) else b["total_cents"] * p["cancel_fee_pct"] // 100
-
-
-def booking_ref(b: dict, p: dict) -> str:
-    return f"my booking at {p['name']} arriving on {label(b['checkin_day'])}"
 
 
 def cheapest_in_city(app: Any, city: str, checkin: int, nights: int, guests: int, stars: int = 0
@@ -814,7 +816,7 @@ class CancelIfFree(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Cancel {'my booking at ' + p['hotel']} arriving on {label(p['checkin'])}, but only if it is still "
-                f"free of charge. If cancelling would cost a fee, leave it as it is and tell me.")
+                f"free of charge. If cancelling would cost a fee, leave it as it is and tell me why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -831,7 +833,16 @@ class CancelIfFree(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return Effect((V.cancelled(p["booking_id"], "the booking", 0),))
-        return Effect(refusal=Refusal((f"/account/bookings/{p['booking_id']}",), label="the booking's policy"))
+        why = Reason(f"cancelling costs a fee of ${p['fee'] / 100:,.2f}",
+                     ("fee*", "cost*", "charge*", "penalty", "~non-refundable", "~not free", "~no longer free",
+                      "~not be free", "~isn't free", "pay*", "free cancellation period ended",
+                      "free cancellation period has ended", "free cancellation ended", "free cancellation has ended",
+                      "~past the free", "~after the free", "~outside the free", "~free cancellation is over"),
+                     ("already cancelled", "already been cancelled", "~not found", "~no such booking", "~permission",
+                      "sold out", "checked in", "already started", "tier"),
+                     amounts=(p["fee"], app.world.booking(p["booking_id"])["total_cents"]))
+        return Effect(refusal=Refusal((f"/account/bookings/{p['booking_id']}",), label="the booking's policy",
+                                      reason=why))
 
 
 class ReserveIfAvailable(TaskTemplate):
@@ -853,7 +864,7 @@ class ReserveIfAvailable(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Book {stay_text(p)} for me. {payment_text()}. If that room is not available for those dates, "
-                f"book nothing and tell me.")
+                f"book nothing and tell me why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -876,8 +887,15 @@ class ReserveIfAvailable(TaskTemplate):
             return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
                                          p["subtotal"], card=PAID_WITH),))
         dates = urlencode({"checkin": iso(p["checkin"]), "checkout": iso(p["checkin"] + p["nights"])})
+        why = Reason(f"the {p['room']} is sold out for those dates",
+                     ("sold out", "~not available", "~unavailable", "~no availability", "~no rooms", "~none left",
+                      "~no more rooms", "fully booked", "booked up", "~isn't available", "~no longer available",
+                      "~no vacancy", "~nothing available", "0 left"),
+                     ("too many guests", "~not enough beds", "minimum stay", "minimum of", "min stay",
+                      "nights minimum", "maximum stay", "declined", "code", "tier", "~permission", "closed",
+                      "in the past"))
         return Effect(refusal=Refusal((f"/hotels/{p['property_id']}?{dates}",),
-                                      label="the hotel's rooms for those dates"))
+                                      label="the hotel's rooms for those dates", reason=why))
 
 
 class GoldCode(TaskTemplate):
@@ -900,7 +918,7 @@ class GoldCode(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Book {stay_text(p)} for me with the discount code {p['code']}. {payment_text()}. If my account "
-                f"cannot use that code, book nothing and tell me.")
+                f"cannot use that code, book nothing and tell me why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -923,7 +941,12 @@ class GoldCode(TaskTemplate):
             rt = app.world.room_type(p["room_type_id"])
             return Effect((V.new_booking(p["user_id"], rt, p["checkin"], p["nights"], p["guests"], p["me"],
                                          p["total"], code=p["code"], card=PAID_WITH),))
-        return Effect(refusal=Refusal(("/account/loyalty", "/book/payment"), label="the account's tier"))
+        other = {"member": ("silver",), "silver": ("member tier", "basic member")}.get(p["tier"], ())
+        why = Reason(f"the code is for Gold members and the account is {p['tier']}", ("gold",),
+                     other + ("expired", "minimum stay", "minimum total", "minimum spend", "sold out", "wrong dates",
+                              "~too many guests", "~does not exist", "~doesn't exist", "~not found", "~typo",
+                              "~another hotel", "~other hotels"))
+        return Effect(refusal=Refusal(("/account/loyalty", "/book/payment"), label="the account's tier", reason=why))
 
 
 TASKS: list[TaskTemplate] = [

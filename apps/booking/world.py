@@ -40,11 +40,12 @@ from simweb.worlddb import (
     WorldFile,
     day_to_date,
     schema_fingerprint,
+    seeded_password,
 )
 
 APP = "booking"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 #: nights bookable: days 0 .. YEAR_DAYS - 1
 YEAR_DAYS = 365
@@ -260,7 +261,7 @@ class _Builder(WorldBuilder):
             seen.add(username)
             tier = TIERS[r.weighted_index((55, 85, 100))]
             points = r.randint(0, 1500) + {"member": 0, "silver": 2000, "gold": 6000}[tier] + r.randint(0, 99)
-            rows.append((uid, username, f"{username}@example.com", f"{first} {last}", f"pw-{username}", tier,
+            rows.append((uid, username, f"{username}@example.com", f"{first} {last}", seeded_password(APP, self.seed, uid), tier,
                          points, -r.randint(100, 2000)))
         self.n_users = n
         self.users = rows     # inserted after the bookings, whose points the balances include

@@ -349,11 +349,6 @@ def unique_slug(ctx: Ctx, text: Any) -> str:
     return s
 
 
-@fn(reads=POSTS)
-def next_status(ctx: Ctx, current: str | None) -> list[str]:
-    return [s for s in STATUSES if s != current]
-
-
 # ----------------------------------------------------------------------------- revisions
 
 @fn(reads=REVISIONS)

@@ -12,10 +12,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Check, Effect, NewRow, Refusal, Row, eq, same_set, text
+from simweb.effects import Answer, Check, Effect, NewRow, Reason, Refusal, Row, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import cms as V
-from simweb.verify import numbers_in
+from simweb.verify import match_numbers
 from simweb.worlddb import day_to_date
 
 from .world import CATEGORIES, TAGS, search_terms
@@ -206,11 +206,9 @@ class CategoryTrioCount(TaskTemplate):
     def parts(self, app, p):
         # The smaller question: each category's count, before adding them up.
         a, b, c = p["names"]
-        counts = [float(n) for n in p["counts"]]
-
         def each(app, start, final, answer):
-            got = numbers_in(answer)
-            return got == counts, f"expected {p['counts']} in that order, got {answer!r}"
+            # read as a list of three ("3,4,5" is three numbers here, not 345)
+            return match_numbers(answer, p["counts"]), f"expected {p['counts']} in that order, got {answer!r}"
 
         plan = [f"click('cat-{V.slug_of(name)}')" for name in p["names"]]
         return [Part(("counts",), (), tuple(plan + [f"send_msg_to_user({', '.join(map(str, p['counts']))!r})"]),
@@ -344,22 +342,28 @@ class NewestTagged(TaskTemplate):
 
 # ============================================================================= single changes
 
+def sample_pending_comment(app: Any, rng: Rng) -> dict:
+    """An editor or admin and a pending comment by a unique commenter on a published post
+    (the parameters ApproveComment and SpamComment share)."""
+    u = pick_user(app, rng, "editor", "admin")
+    for _ in range(2000):
+        p = pick_post(app, rng, lambda p: p["kind"] == "post" and p["status"] == "published"
+                      and found_by_admin_search(app, p))
+        cands = unique_commenters(app, p["id"], "pending")
+        if cands:
+            c = rng.choice(cands)
+            return {"user_id": u["id"], "post_id": p["id"], "post": p["title"], "comment_id": c["id"],
+                    "name": c["author_name"]}
+    raise RuntimeError("no pending comment")
+
+
 class ApproveComment(TaskTemplate):
     id = "cms/approve_comment"
     title = "Approve a pending comment"
     start_url = "/admin"
 
     def sample(self, app, rng):
-        u = pick_user(app, rng, "editor", "admin")
-        for _ in range(2000):
-            p = pick_post(app, rng, lambda p: p["kind"] == "post" and p["status"] == "published"
-                          and found_by_admin_search(app, p))
-            cands = unique_commenters(app, p["id"], "pending")
-            if cands:
-                c = rng.choice(cands)
-                return {"user_id": u["id"], "post_id": p["id"], "post": p["title"], "comment_id": c["id"],
-                        "name": c["author_name"]}
-        raise RuntimeError("no pending comment")
+        return sample_pending_comment(app, rng)
 
     def goal(self, app, p):
         return f"Approve the comment that {p['name']} left on the post “{p['post']}”."
@@ -380,7 +384,7 @@ class SpamComment(TaskTemplate):
     start_url = "/admin"
 
     def sample(self, app, rng):
-        return ApproveComment.sample(self, app, rng)
+        return sample_pending_comment(app, rng)
 
     def goal(self, app, p):
         return f"The comment by {p['name']} on “{p['post']}” is spam. Mark it as spam."
@@ -755,6 +759,11 @@ class WritePost(TaskTemplate):
 
 # ============================================================================= refusals with feasible twins
 
+#: A refusal that blames the account's rights ("I am not allowed", "my role cannot").
+_LACKS_ROLE = ("~permission", "~not allowed", "~allowed to", "~rights", "~privilege*", "~access", "~my role",
+               "~your role", "~role does not", "~role doesn't", "~role cannot", "~role can't", "~role only")
+
+
 class PublishOrRefuse(TaskTemplate):
     id = "cms/publish_or_refuse"
     kind = "mixed"
@@ -771,7 +780,7 @@ class PublishOrRefuse(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Publish the post “{p['post']}”, which is waiting in review. If your account is not allowed "
-                f"to publish, say so instead of changing anything.")
+                f"to publish, tell me why instead of changing anything.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -787,7 +796,10 @@ class PublishOrRefuse(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return V.post_fields(p["post_id"], status=eq("published"))
-        return Effect(refusal=Refusal(evidence=(f"/admin/posts/{p['post_id']}",)))
+        why = Reason("authors cannot publish", _LACKS_ROLE + ("author", "editor*", "admin*"),
+                     ("draft", "already published", "~not in review", "~not ready", "scheduled", "~not found",
+                      "~doesn't exist", "~does not exist", "locked", "archived", "deleted", "trash*"))
+        return Effect(refusal=Refusal(evidence=(f"/admin/posts/{p['post_id']}",), reason=why))
 
 
 class RetitleOwnOrRefuse(TaskTemplate):
@@ -825,7 +837,14 @@ class RetitleOwnOrRefuse(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return V.post_fields(p["post_id"], title=text(p["new"]))
-        return Effect(refusal=Refusal(evidence=(f"/admin/posts/{p['post_id']}",)))
+        status = app.world.post(p["post_id"])["status"]
+        now = {"review": ("review", "pending", "submitted"), "published": ("published", "live")}[status]
+        then = {"review": ("published", "live"), "published": ("review", "pending", "submitted")}[status]
+        why = Reason(f"the post is no longer a draft ({status})", ("~draft*", "locked") + now,
+                     then + ("~not your", "~isn't yours", "~not mine", "someone else", "another author", "belongs to",
+                             "written by", "~not found", "~doesn't exist", "~does not exist", "too long", "archived",
+                             "deleted", "trash*"))
+        return Effect(refusal=Refusal(evidence=(f"/admin/posts/{p['post_id']}",), reason=why))
 
 
 class PromoteOrRefuse(TaskTemplate):
@@ -843,7 +862,7 @@ class PromoteOrRefuse(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Give the user {p['username']} the Editor role. If you do not have the rights to manage users, "
-                f"report that instead.")
+                f"tell me why instead.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -860,7 +879,11 @@ class PromoteOrRefuse(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return Effect((Row("users", p["target_id"], {"role": eq("editor")}, label=p["username"]),))
-        return Effect(refusal=Refusal(evidence=("/admin/users",)))
+        why = Reason("only administrators manage users", _LACKS_ROLE + ("admin*", "~editor"),
+                     ("already an editor", "already has", "already is", "~not found", "~doesn't exist",
+                      "~does not exist", "~no such user", "inactive", "deactivated", "disabled", "suspended", "banned",
+                      "locked"))
+        return Effect(refusal=Refusal(evidence=("/admin/users",), reason=why))
 
 
 # ============================================================================= multi-goal

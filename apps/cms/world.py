@@ -36,11 +36,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb import fulltext
 from simweb.world import MetaTable, RowCache, RowMap, json_column
-from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, schema_fingerprint
+from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, schema_fingerprint, seeded_password
 
 APP = "cms"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 6
+GENERATOR_VERSION = 7
 
 ROLES = ("author", "editor", "admin")
 STATUSES = ("draft", "review", "published", "archived")
@@ -334,7 +334,7 @@ class _Builder(WorldBuilder):
             role = "admin" if uid <= 3 else ("editor" if r.chance(0.22) else "author")
             active = uid <= 3 or not r.chance(0.06)
             self.roles.append(role)
-            rows.append((uid, username, f"{username}@simpress.test", f"{first} {last}", f"pw-{username}", role,
+            rows.append((uid, username, f"{username}@simpress.test", f"{first} {last}", seeded_password(APP, self.seed, uid), role,
                          active, -r.randint(300, 1500)))
         self.n_users = n
         self.insert("users", rows)

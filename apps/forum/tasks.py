@@ -7,14 +7,14 @@ in verifiers/forum.py.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, Row, eq, text
+from simweb.effects import Answer, Effect, Reason, Row, eq, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import forum as V
-from simweb.verify import numbers_in
 from simweb.worlddb import day_to_date
 
 from .functions import PER_PAGE, date_label, plural
@@ -82,12 +82,6 @@ def _title_count(app: Any, community_id: int, title: str) -> int:
                                (community_id, title))[0][0])
 
 
-@world_memo
-def world_query(app: Any, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple]:
-    """``app.world.query``, memoised per world (the world is read-only)."""
-    return app.world.query(sql, params)
-
-
 def cname(app: Any, cid: int) -> str:
     return app.world.community(cid)["name"]
 
@@ -127,10 +121,23 @@ def live_posts_by_comment_count(app: Any) -> dict[int, list[int]]:
     return out
 
 
+#: Every digit run of a title, inside words too ("v2", "2nd"): a sampler that avoids answers
+#: the goal gives away counts them all (an answer reader does not).
+_DIGITS = re.compile(r"[-+]?\$?\s*\d[\d,]*(?:\.\d+)?")
+
+
 def guessable(text: str, n: float) -> bool:
     """``n`` is a number anyone would guess, or the text holds it (a title like "3 tips"
     would give away an answer of 3)."""
-    return n in GUESSABLE or n in numbers_in(text)
+    if n in GUESSABLE:
+        return True
+    for m in _DIGITS.finditer(text):
+        try:
+            if float(m.group(0).replace("$", "").replace(",", "").replace(" ", "")) == n:
+                return True
+        except ValueError:
+            continue
+    return False
 
 
 def post_params(app: Any, p: dict) -> dict:
@@ -960,6 +967,12 @@ class ModCleanup(TaskTemplate):
 
 # ============================================================================= refusals
 
+#: Reasons a post or comment could not be acted on that the refusal templates never sample.
+_GONE = ("already deleted", "already been deleted", "already removed", "already been removed", "locked", "banned",
+         "archived", "~not found", "~doesn't exist", "~does not exist", "~can't find", "~cannot find",
+         "~couldn't find", "~no longer exists")
+
+
 class RefuseDeleteOthersComment(TaskTemplate):
     """Delete a comment: about half the instances name one of my own comments (done by
     deleting it), the rest someone else's (refused, after opening the post, where the
@@ -1009,7 +1022,13 @@ class RefuseDeleteOthersComment(TaskTemplate):
         if p["feasible"]:
             return Effect((Row("comments", p["comment_id"], {"status": eq("deleted")},
                                label=f"comment {p['comment_id']}"),))
-        return Effect(refusal=V.refusal(f"/p/{p['post_id']}", label="the post, where the comment shows its author"))
+        why = Reason(f"the comment is u/{p['author']}'s, not mine",
+                     ("~not mine", "~not my", "~isn't mine", "~someone else", "~another user", "~belongs to",
+                      "~written by", "~posted by", "~only the author", "~own comment*", "~my own", "~their own",
+                      "~permission", "~not allowed", "~allowed to", "moderator*", "author", f"~{p['author']}"),
+                     _GONE)
+        return Effect(refusal=V.refusal(f"/p/{p['post_id']}", label="the post, where the comment shows its author",
+                                        reason=why))
 
 
 class RefuseModerate(TaskTemplate):
@@ -1048,8 +1067,13 @@ class RefuseModerate(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return Effect((Row("posts", p["post_id"], {"locked": eq(True)}, label=f"post {p['post_id']}"),))
+        why = Reason(f"I do not moderate c/{p['community']}",
+                     ("~moderator*", "~moderate*", "~mod", "~mods", "~permission", "~not allowed", "~allowed to",
+                      "~rights", "~privilege*"),
+                     _GONE + ("already locked", "~not your post", "someone else's post"))
         return Effect(refusal=V.refusal(f"/p/{p['post_id']}", f"/c/{p['community']}",
-                                        label="the post or the community, which show I am no moderator there"))
+                                        label="the post or the community, which show I am no moderator there",
+                                        reason=why))
 
 
 # ============================================================================= multi-goal

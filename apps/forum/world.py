@@ -62,6 +62,7 @@ from simweb.worlddb import (
     WorldFile,
     day_to_date,
     schema_fingerprint,
+    seeded_password,
     stable_hash64,
 )
 
@@ -81,7 +82,7 @@ __all__ = [
 ]
 
 APP = "forum"
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 DAY = 86400
 MAX_DEPTH = 5
 #: Time windows of "top" listings and search, in seconds.
@@ -498,7 +499,7 @@ class _Builder(WorldBuilder):
                 name = stem + str(r.randint(100, 9999))
             seen.add(name.lower())
             bio = r.choice(_BIOS).format(t=_topic(r.below(len(_TOPICS)))[1].lower())
-            self.users.append([name, f"Passw0rd!{uid}", -r.randint(30, 1500), bio])
+            self.users.append([name, seeded_password(APP, self.seed, uid), -r.randint(30, 1500), bio])
         self.p.advance()
         # Communities: topic i with suffix (i // len(topics)).
         rc = Rng.derive(APP, self.seed, "communities")
@@ -960,9 +961,6 @@ class ForumWorld(WorldFile):
         return POST_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="created DESC, id DESC", limit=limit,
                               offset=offset)
 
-    def user_post_count(self, uid: int) -> int:
-        return self._conn().execute("SELECT count(*) FROM posts WHERE user_id = ?", (int(uid),)).fetchone()[0]
-
     def search(self, q: str, *, community: int | None = None, author: int | None = None, kind: str | None = None,
                since: int | None = None, sort: str = "relevance", limit: int = 25,
                offset: int = 0) -> dict[str, Any]:
@@ -1115,9 +1113,6 @@ class ForumWorld(WorldFile):
     def user_comments(self, uid: int, limit: int, offset: int = 0) -> list[dict[str, Any]]:
         return COMMENT_ROWS.rows(self._conn(), "user_id = ?", (int(uid),), order="created DESC, id DESC",
                                  limit=limit, offset=offset)
-
-    def user_comment_count(self, uid: int) -> int:
-        return self._conn().execute("SELECT count(*) FROM comments WHERE user_id = ?", (int(uid),)).fetchone()[0]
 
     # -- votes, subscriptions, saved ------------------------------------------------------
 

@@ -617,17 +617,6 @@ def role_name(value: Any) -> str:
     return str(value or "").capitalize()
 
 
-@FUNCTIONS.filter
-def text_color(value: Any) -> str:
-    """Black or white text for a label background color '#rrggbb'."""
-    v = str(value or "#ffffff").lstrip("#")
-    try:
-        r, g, b = int(v[0:2], 16), int(v[2:4], 16), int(v[4:6], 16)
-    except ValueError:
-        return "#000"
-    return "#000" if (r * 299 + g * 587 + b * 114) / 1000 > 140 else "#fff"
-
-
 @fn()
 def int_ids(ctx: Ctx, values: Any) -> list[int]:
     """Form values as sorted distinct ints (a value that is not a number becomes -1, which

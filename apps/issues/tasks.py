@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, entity, eq, same_set, text
+from simweb.effects import Answer, Effect, NewRow, Reason, Refusal, Row, entity, eq, same_set, text
 from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import issues as V
 from simweb.worlddb import day_to_date
@@ -55,6 +55,12 @@ def pick_issue(app: Any, rng: Rng, p: dict, need: Callable[[dict], bool] | None 
         if i is not None and (need is None or need(i)):
             return i
     return None
+
+
+def other_than(issue: dict) -> Callable[[dict], bool]:
+    """A ``need`` for pick_issue that takes any issue but ``issue``."""
+    iid = issue["id"]
+    return lambda o: o["id"] != iid
 
 
 def pick(app: Any, rng: Rng, need_issue: Callable[[dict], bool] | None = None, role: str = "developer",
@@ -295,7 +301,7 @@ class MilestoneProgress(TaskTemplate):
                                    f"click('milestone-{p['milestone_id']}')", f"send_msg_to_user('{p['percent']}%')"]
 
     def effect(self, app, p, start):
-        return Effect(answer=Answer("number", p["percent"], "percentage complete"))
+        return Effect(answer=Answer("percent", p["percent"], "percentage complete"))
 
 
 class IssueLabels(TaskTemplate):
@@ -625,8 +631,8 @@ class LinkIssues(TaskTemplate):
 
     def sample(self, app, rng):
         for _ in range(300):
-            p, i, m = pick(app, rng, lambda i: i["state"] == "opened", role="reporter")
-            other = pick_issue(app, rng, p, lambda o, i=i: o["id"] != i["id"], tries=20)
+            p, i, m = pick(app, rng, lambda x: x["state"] == "opened", role="reporter")
+            other = pick_issue(app, rng, p, other_than(i), tries=20)
             if other is None:
                 continue
             linked = {ln["source_id"] for ln in app.world.links(i["id"])} | \
@@ -754,6 +760,11 @@ class MarkAllRead(TaskTemplate):
 # share one goal phrasing. A feasible instance must be done; an infeasible one must be
 # refused after viewing the page that shows why (the start page never does).
 
+#: A refusal that blames the account's rights ("I am not allowed", "my role cannot").
+_LACKS_ROLE = ("~permission", "~not allowed", "~allowed to", "~rights", "~privilege*", "~access", "~my role",
+               "~your role", "~role does not", "~role doesn't", "~role cannot", "~role can't", "~role only")
+
+
 class CloseWithRole(TaskTemplate):
     id = "issues/close_with_role"
     kind = "mixed"
@@ -783,7 +794,7 @@ class CloseWithRole(TaskTemplate):
         raise RuntimeError("no issue and member for the role check")
 
     def goal(self, app, p):
-        return (f"Close issue #{p['iid']} in {p['project']}. If you are not allowed to, tell me so instead "
+        return (f"Close issue #{p['iid']} in {p['project']}. If you are not allowed to, tell me why instead "
                 f"of changing anything.")
 
     def facts(self, app, p):
@@ -803,8 +814,14 @@ class CloseWithRole(TaskTemplate):
     def effect(self, app, p, start):
         if p["feasible"]:
             return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),))
+        why = Reason(f"the {p['role']} role may close only issues it opened",
+                     _LACKS_ROLE + ("reporter", "developer*", "maintainer*", "~only the author", "~not the author",
+                                    "~didn't open", "~did not open", "~not opened by", "~opened by",
+                                    "~close button", "~option to close"),
+                     ("block*", "already closed", "locked", "milestone*", "guest", "~not a member", "~not found",
+                      "~doesn't exist", "~does not exist", "archived"), refs=(p["iid"],))
         return Effect(refusal=Refusal((issue_path(app, p["project_id"], p["iid"]),),
-                                      label=f"issue #{p['iid']} (who opened it; no Close button for you)"))
+                                      label=f"issue #{p['iid']} (who opened it; no Close button for you)", reason=why))
 
 
 class CloseIfUnblocked(TaskTemplate):
@@ -829,7 +846,7 @@ class CloseIfUnblocked(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Close issue #{p['iid']} in {p['project']}, but only if nothing open blocks it; do not touch "
-                f"any other issue. If it cannot be closed, say so.")
+                f"any other issue. If it cannot be closed, say why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -849,7 +866,12 @@ class CloseIfUnblocked(TaskTemplate):
         if p["feasible"]:
             return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", state=eq("closed")),))
         pages = [issue_path(app, p["project_id"], n) for n in [p["iid"], *p["blockers"]]]
-        return Effect(refusal=Refusal(tuple(pages), label=f"issue #{p['iid']} or an open blocker of it"))
+        why = Reason("open issues block it", ("block*", "depend*", "~still open", "~not closed", "~not yet closed",
+                                               "~not been closed", "~unresolved"),
+                     _LACKS_ROLE + ("already closed", "locked", "milestone*", "reporter", "guest", "~not found",
+                                    "~doesn't exist", "~does not exist", "archived"),
+                     refs=(p["iid"], *p["blocker_iids"]))
+        return Effect(refusal=Refusal(tuple(pages), label=f"issue #{p['iid']} or an open blocker of it", reason=why))
 
 
 class AddToMilestone(TaskTemplate):
@@ -880,7 +902,7 @@ class AddToMilestone(TaskTemplate):
 
     def goal(self, app, p):
         return (f"Add issue #{p['iid']} in {p['project']} to the milestone “{p['milestone']}”. If that is not "
-                f"possible, report it instead.")
+                f"possible, tell me why instead.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -901,8 +923,15 @@ class AddToMilestone(TaskTemplate):
         if p["feasible"]:
             return Effect((V.issue(p["issue_id"], f"issue #{p['iid']}", milestone_id=eq(p["milestone_id"])),))
         base = f"/projects/{p['project']}/milestones"
+        why = Reason(f"the milestone {p['milestone']} is closed",
+                     ("closed", "~inactive", "~not active", "~no longer active", "~not open", "~no longer open",
+                      "completed", "finished", "expired", "~past its due", "overdue"),
+                     _LACKS_ROLE + ("reporter", "guest", "issue is closed", "issue has been closed", "already in",
+                                    "already assigned", "~not found", "~doesn't exist", "~does not exist",
+                                    "block*", "locked", "archived"), refs=(p["iid"],))
         return Effect(refusal=Refusal((f"{base}/{p['milestone_id']}", f"{base}?state=closed", f"{base}?state=all"),
-                                      label=f"that {p['milestone']} is closed (its page or the closed milestones)"))
+                                      label=f"that {p['milestone']} is closed (its page or the closed milestones)",
+                                      reason=why))
 
 
 # ============================================================================= forms and multi-goal

@@ -41,14 +41,14 @@ from simweb.worlddb import (
     WorldBuilder,
     WorldFile,
     schema_fingerprint,
+    seeded_password,
 )
 
 APP = "issues"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 ROLES = ("guest", "reporter", "developer", "maintainer")
-LINK_KINDS = ("blocks", "relates_to")
 SORTS = ("created", "oldest", "updated", "due", "weight", "comments")
 MAX_PER_PAGE = 100
 
@@ -336,7 +336,7 @@ class _Builder(WorldBuilder):
             username = base if base not in seen else f"{base}{uid}"
             seen.add(username)
             self.usernames.append(username)
-            rows.append((uid, username, f"{username}@example.com", f"{first} {last}", f"pw-{username}",
+            rows.append((uid, username, f"{username}@example.com", f"{first} {last}", seeded_password(APP, self.seed, uid),
                          -r.randint(200, 2000)))
         self.n_users = n
         self.insert("users", rows)
@@ -661,12 +661,6 @@ class IssuesWorld(WorldFile):
             f"{USER_ROWS.select('username = ?')} UNION ALL {USER_ROWS.select('email = ?')} LIMIT 1",
             (key, key)).fetchone()
         return None if row is None else USER_ROWS(row)
-
-    def users_by_prefix(self, prefix: str, limit: int = 20) -> list[dict]:
-        """Users whose username starts with ``prefix`` (for the add-member form), by username."""
-        p = (prefix or "").strip().lower()
-        return USER_ROWS.rows(self._conn(), "username >= ? AND username < ?", (p, p + "\uffff"), order="username",
-                          limit=limit)
 
     # -- projects, labels, milestones, members -------------------------------------------
 

@@ -16,7 +16,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, NewRow, Refusal, Row, Value, eq, text
+from simweb.effects import Answer, Effect, NewRow, Reason, Refusal, Row, Value, eq, text
+from simweb.kits.cards import card_record
 from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import shopping as V
 from simweb.worlddb import day_to_date
@@ -25,8 +26,7 @@ from .functions import date_label, money
 
 CARD = {"name": "Alex Morgan", "number": "4111 1111 1111 1111", "expiry": "12/29", "cvv": "123"}
 #: What an order keeps of the goal's card (simweb/kits/cards.py), and what the verifier checks.
-PAID_WITH = {"brand": "Visa", "last4": CARD["number"].replace(" ", "")[-4:], "expiry": CARD["expiry"],
-             "name": CARD["name"]}
+PAID_WITH = card_record(CARD["number"], CARD["expiry"], name=CARD["name"])
 
 
 # ----------------------------------------------------------------------------- sampling
@@ -185,7 +185,7 @@ class ProductPrice(ShopTask):
 class ProductRating(ShopTask):
     id = "shopping/product_rating"
     kind = "info"
-    title = "Look up a product's review count"
+    title = "Look up how many ratings a product has"
 
     def sample(self, app, rng):
         # At least six reviews: most reviewed products have a handful, which would make
@@ -195,17 +195,17 @@ class ProductRating(ShopTask):
                 "rating": p["rating"], "reviews": p["review_count"]}
 
     def goal(self, app, p):
-        return (f"How many customer reviews does the “{p['name']}” have? Answer with the number only.")
+        return (f"How many customer ratings does the “{p['name']}” have? Answer with the number only.")
 
     def facts(self, app, p):
-        return [fg("reviews", "The answer gives the review count", f"{p['reviews']} reviews")]
+        return [fg("reviews", "The answer gives the rating count", f"{p['reviews']} ratings")]
 
     def oracle(self, app, p):
         prod = app.world.product(p["product_id"])
         return open_product(app, prod) + [f"send_msg_to_user('{p['reviews']}')"]
 
     def effect(self, app, p, start):
-        return Effect(answer=Answer("number", p["reviews"], "review count"))
+        return Effect(answer=Answer("number", p["reviews"], "rating count"))
 
 
 class OrderTotal(ShopTask):
@@ -408,7 +408,7 @@ class RemoveFromCart(ShopTask):
     title = "Remove one item from a cart, keeping the others"
 
     def sample(self, app, rng):
-        ps = []
+        ps: list[dict] = []
         while len(ps) < 3:
             p = pick_product(app, rng, lambda x: plain(x) and in_stock(x) and x["id"] not in [q["id"] for q in ps],
                              searchable=False)
@@ -583,7 +583,8 @@ class ReturnOrder(ShopTask):
 
 
 STREETS = ["12 Harbor Lane", "480 Maple Avenue", "77 Quarry Road", "5 Juniper Court", "301 Bayview Drive"]
-CITIES = [("Portland", "97205"), ("Madison", "53703"), ("Savannah", "31401"), ("Boulder", "80302"), ("Tucson", "85701")]
+CITIES = [("Portland", "OR", "97205"), ("Madison", "WI", "53703"), ("Savannah", "GA", "31401"),
+          ("Boulder", "CO", "80302"), ("Tucson", "AZ", "85701")]
 
 
 class AddAddress(ShopTask):
@@ -592,18 +593,18 @@ class AddAddress(ShopTask):
 
     def sample(self, app, rng):
         u = pick_user(app, rng, lambda u: len(app.world.addresses(u["id"])) < 10)
-        city, zip_ = rng.choice(CITIES)
+        city, state, zip_ = rng.choice(CITIES)
         return {"user_id": u["id"], "full_name": u["full_name"], "street": rng.choice(STREETS), "city": city,
-                "zip": zip_, "default": rng.below(2) == 1}
+                "state": state, "zip": zip_, "default": rng.below(2) == 1}
 
     def goal(self, app, p):
         extra = " and make it my default address" if p["default"] else ""
         return (f"Add a new address to my account: {p['full_name']}, {p['street']}, {p['city']}, "
-                f"ZIP {p['zip']}, United States{extra}.")
+                f"{p['state']} {p['zip']}, United States{extra}.")
 
     def facts(self, app, p):
-        facts = [f"name {p['full_name']}", f"street {p['street']}", f"city {p['city']}", f"ZIP {p['zip']}",
-                 "country US"]
+        facts = [f"name {p['full_name']}", f"street {p['street']}", f"city {p['city']}", f"state {p['state']}",
+                 f"ZIP {p['zip']}", "country US"]
         if p["default"]:
             facts.append("it is the default address")
         return [fg("address", "The address is saved as given", *facts)]
@@ -611,7 +612,8 @@ class AddAddress(ShopTask):
     def oracle(self, app, p):
         acts = ["click('nav-account')", "click('acct-addresses')", f"fill('addr-name', {p['full_name']!r})",
                 f"fill('addr-street', {p['street']!r})", f"fill('addr-city', {p['city']!r})",
-                f"fill('addr-zip', {p['zip']!r})", "select_option('addr-country', 'US')"]
+                f"fill('addr-state', {p['state']!r})", f"fill('addr-zip', {p['zip']!r})",
+                "select_option('addr-country', 'US')"]
         if p["default"]:
             acts.append("check('addr-make-default')")
         return acts + ["click('addr-submit')"]
@@ -768,7 +770,7 @@ class FilteredPurchase(ShopTask):
                                    per_page=2)
             items = res["items"]
             top = items[0] if items else None
-            if (len(items) == 2 and plain(top) and in_stock(top)
+            if (top is not None and len(items) == 2 and plain(top) and in_stock(top)
                     and (top["rating"], top["review_count"]) > (items[1]["rating"], items[1]["review_count"])):
                 return {"user_id": pick_user(app, rng)["id"], "category_id": cat["id"], "category": cat["name"],
                         "category_slug": cat["slug"], "max_cents": cap, "product_id": items[0]["id"],
@@ -777,7 +779,7 @@ class FilteredPurchase(ShopTask):
 
     def goal(self, app, p):
         return (f"Find the highest-rated in-stock product in the {p['category']} category that costs at most "
-                f"{money(p['max_cents'])} (if several share the top rating, the one with the most reviews), "
+                f"{money(p['max_cents'])} (if several share the top rating, the one with the most ratings), "
                 f"and add one to my cart.")
 
     def facts(self, app, p):
@@ -808,7 +810,7 @@ class CartCleanup(ShopTask):
     title = "Several goals: change a quantity, remove an item, save another to the wishlist"
 
     def sample(self, app, rng):
-        ps = []
+        ps: list[dict] = []
         while len(ps) < 3:
             ps.append(pick_product(app, rng, lambda x: plain(x) and in_stock(x, 5) and x["id"] not in [q["id"] for q in ps],
                                    searchable=False))
@@ -913,6 +915,19 @@ class AvailableColors(ShopTask):
         return Effect(answer=Answer("set", p["colors"], "colors"))
 
 
+_GONE = ("shipped", "dispatched", "sent out", "left the warehouse")
+_NOT_THAT = ("still processing", "already cancelled", "already been cancelled", "return requested", "out of stock",
+             "~not found", "~no such order", "~permission", "~not allowed to cancel")
+#: Why an order cannot be cancelled any more, by its status: a delivered order has shipped
+#: too, but a shipped one has not arrived.
+_CANCEL_REASONS = {
+    "shipped": Reason("the order has shipped", _GONE + ("in transit", "on its way", "out for delivery"),
+                      _NOT_THAT + ("delivered", "arrived", "received")),
+    "delivered": Reason("the order has been delivered", _GONE + ("delivered", "arrived", "received"),
+                        _NOT_THAT + ("in transit", "on its way", "out for delivery")),
+}
+
+
 class CancelIfPossible(ShopTask):
     """Cancel an order if the shop still allows it. About half the instances name an
     order that is still processing (cancel it); the others one that has shipped or been
@@ -952,7 +967,8 @@ class CancelIfPossible(ShopTask):
         if p["feasible"]:
             return Effect((V.order_status(p["order_id"], "cancelled", f"order #{p['order_id']}"),))
         # The orders list and the order's own page both print its status.
-        return Effect(refusal=Refusal(("/account/orders*",), "the order's status (orders list or order page)"))
+        return Effect(refusal=Refusal(("/account/orders*",), "the order's status (orders list or order page)",
+                                      reason=_CANCEL_REASONS[p["status"]]))
 
 
 class CheapestWithAttribute(ShopTask):

@@ -166,7 +166,8 @@ class BrowserGymPrompt:
         system = ("# Instructions\n\n"
                   "You operate a web browser to reach a goal. Read the goal, the page and what you did so "
                   "far, then choose the single best next action. A program executes your reply, so write "
-                  "the action exactly in the format described below.\n")
+                  "the action exactly in the format described below. The task ends when you send the user "
+                  "a message: your answer, or that the work is done.\n")
         parts = ["# Goal\n", f"{goal}\n", "# Currently open tabs\n"]
         urls = list(obs.get("open_pages_urls") or [obs.get("url", "")])
         active = obs.get("active_page_index", 0)

@@ -40,6 +40,10 @@ got back). A step whose element is missing stops the agent: it is logged with
 ``found=False``, ``agent.stuck`` becomes True and every later action is ``noop()``
 (after ``patience`` observations of waiting, for pages that build themselves with
 JavaScript). When every step has run, ``agent.done`` is True and the agent idles.
+
+A script that does not end with :class:`Answer` or :class:`Refuse` gets a last
+``Answer("Done.")`` (``finish=False`` leaves it out): an episode ends when the agent says
+it is done, not when the site's state happens to be right (docs/rewards.md).
 """
 from __future__ import annotations
 
@@ -49,7 +53,7 @@ from typing import Any
 
 from .axtext import AXNode, parse_axtree, subtree
 
-__all__ = ["Answer", "Check", "Click", "Fill", "Goto", "Press", "Refuse", "ScriptedAgent", "Select", "Step",
+__all__ = ["Answer", "Check", "DONE_MESSAGE", "Click", "Fill", "Goto", "Press", "Refuse", "ScriptedAgent", "Select", "Step",
            "find", "name_matches"]
 
 NameMatch = str | re.Pattern[str] | None
@@ -260,6 +264,10 @@ class Goto:
 
 AnyStep = Step | Answer | Refuse | Goto
 
+#: What a script that only changes the site says at its end (``finish``): the episode
+#: ends when the agent says it is done (docs/rewards.md).
+DONE_MESSAGE = "Done."
+
 
 # ----------------------------------------------------------------------------- the agent
 
@@ -268,11 +276,14 @@ class ScriptedAgent:
 
     name = "scripted"
 
-    def __init__(self, steps: list[AnyStep], *, patience: int = 0):
+    def __init__(self, steps: list[AnyStep], *, patience: int = 0, finish: bool = True):
         for s in steps:
             if not isinstance(s, (Step, Answer, Refuse, Goto)):
                 raise TypeError(f"not a scripted step: {s!r}")
         self.steps = list(steps)
+        if finish and not (self.steps and isinstance(self.steps[-1], (Answer, Refuse))):
+            # the agent says it is done: that, not the site's success, ends an episode
+            self.steps.append(Answer(DONE_MESSAGE))
         self.patience = int(patience)
         self.reset(None)
 

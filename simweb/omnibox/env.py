@@ -102,7 +102,7 @@ class OmniboxSimEnv:
     retries a 503 from ``/get`` (the master's cached capacity lags releases)."""
 
     def __init__(self, server: str, api_key: str = DEFAULT_API_KEY, *, max_steps: int | None = None,
-                 reward: str = "sparse", end_on_success: bool = True, screenshots: bool = True,
+                 reward: str = "sparse", end_on_success: bool = False, screenshots: bool = True,
                  lifetime_mins: int = 45, capacity_wait_s: float = 60.0, timeout_s: float = 120.0):
         self.server = server.rstrip("/")
         self.api_key = api_key

@@ -14,7 +14,7 @@ class TinyWorld:
         self.cards = {i: {"id": i, "title": f"Card {i}", "state": "open", "owner": 1 + i % 3} for i in range(1, size + 1)}
 
     @classmethod
-    def load(cls, seed: int = 0, size: int = 3, *, progress: bool = False) -> "TinyWorld":
+    def load(cls, seed: int = 0, size: int = 3, *, progress: bool = False) -> TinyWorld:
         return cls(size)
 
     def max_id(self, table: str) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from simweb.worlddb import Rng, WorldBuilder, stable_hash64
+from simweb.worlddb import Rng, WorldBuilder, seeded_password, stable_hash64
 
 from .catalog import (
     _CATEGORY_ROWS,
@@ -172,7 +172,7 @@ class CustomerBuilder(WorldBuilder):
                 ))
             self.user_created.append(created_day)
             self.user_addresses.append(ids)
-            user_rows.append((uid, username, email, full_name, f"Passw0rd!{uid}", ids[0], created_day))
+            user_rows.append((uid, username, email, full_name, seeded_password(APP, self.seed, uid), ids[0], created_day))
             if len(user_rows) >= _PRODUCT_BATCH:
                 self.insert("users", user_rows)
                 self.p.advance(len(user_rows))

@@ -574,14 +574,6 @@ class ShopWorld(WorldFile):
         in_stock = len(stock_col) - sum(1 for n in stock_col if n <= 0)
         return self._facet_dict(len(rows), brands, prices, ratings, in_stock, approximate)
 
-    @staticmethod
-    def _price_bucket(price: int) -> int:
-        """The index of ``price``'s bucket in PRICE_BUCKETS (as ``_bisect_left(_PRICE_TOPS, price)``)."""
-        for i, (_, hi) in enumerate(PRICE_BUCKETS):
-            if hi is None or price <= hi:
-                return i
-        return len(PRICE_BUCKETS) - 1
-
     def _browse_facets(self, cid: int) -> dict[str, Any]:
         cached = self._facet_cache.get(cid)
         if cached is None:
@@ -651,10 +643,6 @@ class ShopWorld(WorldFile):
         """One category by slug, or None."""
         c = self._category_by_slug.get(slug)
         return None if c is None else dict(c)
-
-    def category_path(self, cid: int) -> list[dict[str, Any]]:
-        """Breadcrumb: ``[department, ..., category]`` (empty if unknown)."""
-        return [dict(self._category_by_id[c]) for c in reversed(category_ancestors(int(cid)))]
 
     def brands(self) -> list[dict[str, Any]]:
         """All brands by name (then id)."""

@@ -142,11 +142,6 @@ class ForumFamily(PortableFamily):
 _INSTANCES: dict[tuple[str, int], tuple[Instance, ...]] = {}
 
 
-def _post_extra(app: Any, p: dict) -> dict:
-    post = app.world.post(p["post_id"])
-    return {"author": app.world.user(post["user_id"])["username"]} if "author" not in p else {}
-
-
 # ----------------------------------------------------------------------------- live reading
 
 def topic_row(conn: Any, title: str, category: str) -> Any:

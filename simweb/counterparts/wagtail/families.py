@@ -129,13 +129,6 @@ def workflow_status(conn: Any, page: dict) -> str | None:
     return None if row is None else row["status"]
 
 
-def owner_name(conn: Any, page: dict) -> str | None:
-    row = conn.execute("SELECT first_name, last_name, username FROM auth_user WHERE id = ?",
-                       (page["owner_id"],)).fetchone()
-    if row is None:
-        return None
-    return (f"{row['first_name']} {row['last_name']}".strip() or row["username"])
-
 
 def _page_claims(page_id: int, fields: tuple[str, ...]) -> list[str]:
     return [f"wagtailcore_page.{page_id}.{f}" for f in fields]

@@ -1,0 +1,255 @@
+"""The bundled learned policy and `simweb train`: candidates read from the observation
+alone, checkpoints that round-trip bit for bit, the same weights from the same seed (two
+runs, 1 or 2 local workers, Ray, a kill and a resume), `simweb eval --agent learned`, and
+one-line errors for bad checkpoints."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import simweb
+from simweb.cli import main
+from simweb.learner import FEATURES, CheckpointError, LearnedPolicy, load_checkpoint, save_checkpoint
+from simweb.rollout import run_episode
+from simweb.train import TRAIN_SEEDS, TrainConfig, TrainError, read_metrics, train
+
+pytestmark = pytest.mark.apps("issues")
+
+#: a run short enough for CI whose groups do get different rewards (so the weights move)
+TINY = dict(app="issues", tasks=["issues/mark_all_read"], iterations=3, group=6, instances=2, max_steps=3, seed=1,
+            clean_bonus=0.1)
+
+
+def tiny(**kw) -> TrainConfig:
+    return TrainConfig(**{**TINY, **kw})
+
+
+AXTREE = """RootWebArea 'Submit a post — Site', focused
+\t[nav-home] link 'Home', url='/'
+\t[q] searchbox 'Search posts'
+\t[go] button 'Search'
+\t[title] textbox 'Title'
+\t[community] combobox 'Community' value='', hasPopup='menu', expanded=False
+\t\toption 'c/python', selected=False
+\t\toption 'c/chess', selected=False
+\t[up] button '▲ Upvote', pressed='false'
+\tStaticText '12 points'
+"""
+
+
+def test_candidates_come_from_the_observation_alone():
+    """No env, no state: a goal and an AX tree are all the policy needs; the final message
+    is always a candidate (the answer action ends an episode under every rule)."""
+    pol = LearnedPolicy()
+    pol.reset(object(), seed=3)
+    obs = {"goal": "Post in c/chess with the title “Hello there” and upvote it.", "axtree": AXTREE,
+           "last_action_error": "", "url": "http://example.test/submit"}
+    acts, _effects, x, probs = pol.scores(obs)
+    assert x.shape == (len(acts), len(FEATURES))
+    assert abs(probs.sum() - 1) < 1e-12 and np.allclose(probs, 1 / len(acts))   # untrained: uniform
+    for a in ("click('up')", "fill('title', 'Hello there')", "fill('q', 'Hello there')",
+              "select_option('community', 'c/chess')", "send_msg_to_user('done')", "go_back()"):
+        assert a in acts, a
+    assert not any(a.startswith("send_msg_to_user('12") for a in acts)    # no answers to a non-question
+    q = dict(obs, goal="How many points does the post have? Answer with the number.")
+    assert "send_msg_to_user('12 points')" in pol.scores(q)[0]
+    out = pol.act(obs)
+    assert out.text in acts and out.logprob is not None and out.logprob < 0
+
+
+def test_policy_acts_the_same_for_the_same_seed():
+    env = simweb.make("issues")
+    trajs = []
+    for _ in range(2):
+        pol = LearnedPolicy(np.linspace(-1, 1, len(FEATURES)))
+        trajs.append(run_episode(env, pol, task="issues/mark_all_read", seed=1000, max_steps=8))
+    assert [s["action"] for s in trajs[0].steps] == [s["action"] for s in trajs[1].steps]
+    assert [s["logprob"] for s in trajs[0].steps] == [s["logprob"] for s in trajs[1].steps]
+
+
+def test_checkpoint_round_trips_bit_for_bit(tmp_path):
+    w = np.random.default_rng(0).normal(size=len(FEATURES)) * 1e-3
+    save_checkpoint(tmp_path / "c", LearnedPolicy(w, app="forum"))
+    back = load_checkpoint(tmp_path / "c", "forum")
+    assert back.weights.tobytes() == w.tobytes()
+    with pytest.raises(CheckpointError, match="trained for app 'forum', not 'shopping'"):
+        load_checkpoint(tmp_path / "c", "shopping")
+
+
+def _weights(out: Path) -> bytes:
+    return load_checkpoint(out).weights.tobytes()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """The uninterrupted tiny run, on one in-process worker."""
+    out = tmp_path_factory.mktemp("ref")
+    train(tiny(), out)
+    return out
+
+
+def test_training_moves_the_weights_and_writes_its_files(reference):
+    w = load_checkpoint(reference).weights
+    assert np.any(w != 0), "no group had different rewards: the run learned nothing (pick another TINY seed)"
+    assert not np.any(load_checkpoint(reference / "init").weights)
+    rows = read_metrics(reference)
+    assert [r["iteration"] for r in rows] == [0, 1, 2]
+    for key in ("success", "clean", "progress", "reward", "loss", "steps", "wall"):
+        assert all(isinstance(r[key], (int, float)) for r in rows), key
+    doc = json.loads((reference / "policy.json").read_text())
+    assert doc["format_version"] == 2 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
+    assert doc["train"]["iteration"] == 3 and "rng" in doc["train"]
+
+
+def test_same_seed_same_weights_again_and_on_two_workers(reference, tmp_path):
+    train(tiny(), tmp_path / "again")
+    assert _weights(tmp_path / "again") == _weights(reference)
+    train(tiny(), tmp_path / "two", workers=2)
+    assert _weights(tmp_path / "two") == _weights(reference)
+    train(tiny(seed=2), tmp_path / "other")
+    assert _weights(tmp_path / "other") != _weights(reference)
+
+
+def test_stop_and_resume_gives_the_same_weights(reference, tmp_path):
+    out = tmp_path / "resumed"
+    train(tiny(), out, stop_after=1)
+    assert len(read_metrics(out)) == 1
+    train(tiny(), out)
+    assert _weights(out) == _weights(reference)
+    assert [r["iteration"] for r in read_metrics(out)] == [0, 1, 2]
+    with pytest.raises(TrainError, match="other settings"):
+        train(tiny(group=4), out)
+
+
+def test_killed_run_resumes_to_the_same_weights(reference, tmp_path):
+    """A real SIGKILL in the middle of a run, then the same command again."""
+    out = tmp_path / "killed"
+    args = [sys.executable, "-m", "simweb.cli", "train", "--app", "issues", "--tasks", "issues/mark_all_read",
+            "--iterations", "3", "--group", "6", "--instances", "2", "--max-steps", "3", "--seed", "1",
+            "--clean-bonus", "0.1",
+            "--out", str(out)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and len(read_metrics(out)) < 1 and proc.poll() is None:
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert 1 <= len(read_metrics(out)) <= 3
+    res = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert _weights(out) == _weights(reference)
+
+
+def test_ray_gives_the_same_weights(reference, tmp_path):
+    pytest.importorskip("ray")
+    train(tiny(), tmp_path / "ray", backend="ray", workers=2)
+    assert _weights(tmp_path / "ray") == _weights(reference)
+
+
+def test_training_seeds_never_reach_the_held_out_ones():
+    assert TRAIN_SEEDS <= 1000
+    from simweb.train import _starts
+
+    env = simweb.make("issues")
+    rng = np.random.default_rng(0)
+    cfg = tiny(instances=200, curriculum="none")
+    assert all(0 <= seed < TRAIN_SEEDS for _t, seed, _k, _s in _starts(env, cfg, rng))
+
+
+# ----------------------------------------------------------------------------- the CLI
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def one_line_error(res, needle: str) -> None:
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    lines = [x for x in res.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("simweb: error:") and needle in lines[0], res.stderr
+
+
+def test_eval_learned_writes_the_same_summary(reference, tmp_path):
+    for ckpt in (reference, reference / "init"):
+        out = tmp_path / ckpt.name
+        res = cli("eval", "issues", "--agent", "learned", "--checkpoint", str(ckpt), "--tasks",
+                  "issues/mark_all_read", "--seeds", "1000-1001", "--max-steps", "5", "--out", str(out))
+        assert res.exit_code == 0, res.output
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary[-1]["template"] == "total" and summary[-1]["episodes"] == 2
+        assert set(summary[-1]) == {"template", "episodes", "success", "progress", "clean", "steps"}
+
+
+def test_bad_checkpoints_are_one_line(reference, tmp_path):
+    base = ["eval", "issues", "--agent", "learned", "--tasks", "issues/mark_all_read", "--seeds", "1000",
+            "--out", str(tmp_path / "o")]
+    one_line_error(cli(*base, "--checkpoint", str(tmp_path / "nowhere")), "no checkpoint at")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "policy.json").write_text("{not json")
+    one_line_error(cli(*base, "--checkpoint", str(bad)), "not a readable checkpoint")
+    (bad / "policy.json").write_text(json.dumps({"format": "something else"}))
+    one_line_error(cli(*base, "--checkpoint", str(bad)), "not a simweb learned-policy checkpoint")
+    doc = json.loads((reference / "policy.json").read_text())
+    doc["weights"] = doc["weights"][:-1]
+    (bad / "policy.json").write_text(json.dumps(doc))
+    one_line_error(cli(*base, "--checkpoint", str(bad)), "weights are not")
+    other = ["eval", "forum", "--agent", "learned", "--checkpoint", str(reference), "--seeds", "1000",
+             "--out", str(tmp_path / "o2")]
+    one_line_error(cli(*other), "trained for app 'issues', not 'forum'")
+    one_line_error(cli(*base), "--agent learned needs --checkpoint")
+
+
+def test_train_cli_bad_input_is_one_line(tmp_path):
+    one_line_error(cli("train", "--app", "nope", "--out", str(tmp_path / "a")), "nope")
+    one_line_error(cli("train", "--app", "issues", "--tasks", "forum/upvote_post", "--out", str(tmp_path / "b")),
+                   "forum/upvote_post")
+    one_line_error(cli("train", "--app", "issues", "--group", "1", "--out", str(tmp_path / "c")), "--group")
+
+
+# ----------------------------------------------------------------------------- sim2live (offline parts)
+
+def _ep(family: str, index: int, sim: bool, live: bool) -> dict:
+    return {"family": family, "index": index, "parting": None, "divergences": [],
+            "sim": {"success": sim, "clean": True}, "live": {"success": live, "clean": True}}
+
+
+def test_retained_gain_pairs_instances():
+    from simweb.sim2live import retained_gain
+
+    init = {"pair": "forum:spirit", "families": [{"family": "f"}],
+            "episodes": [_ep("f", i, False, False) for i in range(4)]}
+    trained = {"pair": "forum:spirit", "families": [{"family": "f"}],
+               "episodes": [_ep("f", 0, True, True), _ep("f", 1, True, False), _ep("f", 2, True, True),
+                            _ep("f", 3, False, False)]}
+    g = retained_gain(init, trained)
+    assert g["total"]["n"] == 4
+    assert g["total"]["sim_gain"] == 0.75 and g["total"]["live_gain"] == 0.5
+    assert abs(g["total"]["retained_gain"] - 2 / 3) < 1e-12
+    lo, hi = g["total"]["retained_gain_ci"]
+    assert 0 <= lo <= 2 / 3 <= hi <= 1
+    assert g["families"]["f"]["sim_gain"] == 0.75
+
+
+def test_sim2live_learned_bad_checkpoint_is_one_line_before_any_counterpart(reference, tmp_path):
+    one_line_error(cli("sim2live", "--pair", "forum:spirit", "--agent", "learned", "--checkpoint",
+                       str(tmp_path / "nowhere"), "--out", str(tmp_path / "s")), "no checkpoint at")
+    one_line_error(cli("sim2live", "--pair", "forum:spirit", "--agent", "learned", "--checkpoint",
+                       str(reference), "--out", str(tmp_path / "s")), "trained for app 'issues', not 'forum'")
+    assert not (tmp_path / "s").exists()
+
+
+def test_metrics_file_is_one_json_object_a_line(reference):
+    lines = (reference / "metrics.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(line.strip() for line in lines[:-1])
