@@ -108,6 +108,15 @@ def test_names_that_are_not_simweb_tasks_are_one_line() -> None:
     with pytest.raises(RegistryError) as app_exc:
         sb.benchmark("shoping")
     assert "did you mean 'shopping'" in str(app_exc.value)
+    # gymnasium's own answer for a simweb name it does not know, and the CLI's
+    with pytest.raises(gym.error.NameNotFound) as gym_exc:
+        gym.make("browsergym/simweb.shopping.buy_prodcut")
+    assert "\n" not in str(gym_exc.value) and "Did you mean: `simweb.shopping.buy_product`" in str(gym_exc.value)
+    result = CliRunner().invoke(main, ["browsergym", "shopping", "--tasks", "shopping/buy_prodcut"])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines() == [
+        "simweb: error: unknown task 'shopping/buy_prodcut' (see `simweb tasks shopping`); "
+        "did you mean 'shopping/buy_product'?"]
 
 
 # ============================================================================ the benchmark
@@ -312,6 +321,28 @@ def test_a_session_restarted_on_another_task_is_paid_nothing(make_env: Any) -> N
     verdict = info["task_info"]["verdict"]
     assert terminated and reward == 0.0 and verdict["success"] is False
     assert verdict["checks"][0]["name"] == "the session holds the task it started"
+
+
+@pytest.mark.apps("forum")
+def test_openenv_browsergym_environment_makes_simweb_tasks() -> None:
+    """OpenEnv's BrowserGym environment (envs/browsergym_env/server/browsergym_environment.py)
+    builds ``browsergym/{benchmark}.{task_name}`` and calls gym.make with its viewport and
+    timeout: with benchmark "simweb" and a simweb task name, in a process that imported
+    simweb.browsergym, that is a scored simweb episode."""
+    benchmark, task_name = "simweb", "forum.post_score"
+    env = gym.make(f"browsergym/{benchmark}.{task_name}", headless=True, viewport={"width": 1280, "height": 720},
+                   timeout=10000.0)
+    try:
+        obs, _ = env.reset(seed=SEED)
+        sim = _in_process("forum/post_score", SEED)
+        assert [m["text"] for m in obs["goal_object"]] == [sim.task.goal]
+        total, terminated = 0.0, False
+        for action in sim.oracle_plan():
+            obs, reward, terminated, _, _ = _step(env, obs, action)
+            total += reward
+        assert terminated and total == 1.0
+    finally:
+        env.close()
 
 
 # ============================================================================ servers
