@@ -150,6 +150,19 @@ def test_the_benchmark_has_browsergym_experiments_shape() -> None:
     with pytest.raises(ValueError, match="unknown split 'dev'"):
         bench.subset_from_split("dev")
 
+    # browsergym-experiments' own subset methods and dependency graphs keep simweb's class
+    two = bench.subset_from_list([sb.browsergym_name("forum/post_score"), sb.browsergym_name("cms/publish_date")])
+    assert isinstance(two, sb.SimwebBenchmark) and two.name == "simweb_custom" and len(two.env_args_list) == 6
+    assert two.apps() == ["cms", "forum"]
+    with pytest.raises(ValueError, match="do not exist in the benchmark"):
+        bench.subset_from_list(["simweb.forum.no_such_task"])
+    ratio = bench.subset_from_task_ratio(0.1, seed=0)
+    assert isinstance(ratio, sb.SimwebBenchmark) and 0 < len(ratio.env_args_list) < len(bench.env_args_list)
+    assert sum(len(g) for g in two.dependency_graphs_over_env_args()) == 6
+    two.prepare_backends()                    # each app's server, started here
+    assert {a: sb.server_for(a).base_url.startswith("http://127.0.0.1:") for a in two.apps()} == \
+        {"cms": True, "forum": True}
+
     # the JSON round trip browsergym-experiments defines
     back = Benchmark.from_json(bench.to_json())
     assert [(e.task_name, e.task_seed, e.max_steps) for e in back.env_args_list] == \
