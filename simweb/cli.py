@@ -924,6 +924,77 @@ def compare_cmd(app: str, task: str | None, walks: int | None, steps: int, seed:
                f"first divergence {s['first_divergence']} -> {out}")
 
 
+@main.command("browsergym")
+@click.argument("app")
+@click.option("--tasks", default=None, help="Comma-separated task ids (templates or sub-tasks; default: every one).")
+@click.option("--seeds", default="1000", show_default=True, help="Seeds: N, N-M or a list (1000 and up: held out).")
+@click.option("--agent", type=click.Choice(["oracle", "random"]), default="oracle", show_default=True,
+              help="The simweb agent run in-process whose actions BrowserGym replays.")
+@click.option("--reward", type=click.Choice(["sparse", "progress"]), default="sparse", show_default=True)
+@click.option("--max-steps", type=click.IntRange(min=1), default=None,
+              help="Step budget on both sides (default: the task's).")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Write the rows as JSONL here.")
+@click.option("--list", "list_only", is_flag=True, help="Only list the app's BrowserGym task names.")
+@_guard
+def browsergym_cmd(app: str, tasks: str | None, seeds: str, agent: str, reward: str, max_steps: int | None,
+                   out: str | None, list_only: bool) -> None:
+    """Run APP's tasks through stock BrowserGym (browsergym/simweb.<app>.<template>) beside
+    simweb in-process, on the same seeds: the steps, rewards and verdicts of both sides;
+    exit 1 if any differ. The app is served in this process, or taken from
+    $SIMWEB_<APP>_URL (docs/browsergym.md)."""
+    from .episode import find_task
+    from .evaluate import EvalError, parse_seeds
+    from .registry import definition
+
+    name = definition(app).name
+    try:
+        import simweb.browsergym as sb
+    except ImportError as exc:
+        raise UserError(str(exc).splitlines()[0]) from None
+    from .app import load_app
+    from .browser import BrowserError
+    from .rollout import write_atomic
+
+    ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else sb.task_ids([name])
+    sim = load_app(definition(name))
+    for t in ids:
+        if not t.startswith(name + "/"):
+            raise UserError(f"task '{t}' is not one of {name}'s")
+        find_task(sim, t)   # unknown: one line with "did you mean"
+    if list_only:
+        for t in ids:
+            click.echo(sb.browsergym_name(t))
+        return
+    try:
+        seed_list = parse_seeds(seeds)
+    except EvalError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        sb.server_for(name)   # a server named by $SIMWEB_<APP>_URL that does not answer: one line, before any run
+        rows = sb.compare(ids, seed_list, agent, reward=reward, max_steps=max_steps,
+                          on_episode=lambda r: click.echo(f"{r.task} {r.seed}: {'same' if r.equal else 'DIFFERENT'}",
+                                                          err=True))
+    except (sb.ServerError, BrowserError) as exc:
+        raise UserError(str(exc)) from None
+    from rich.table import Table
+
+    table = Table(title=f"{name}: {agent} in-process and through BrowserGym ({reward} reward)")
+    for col in ("task", "seed", "steps sim/bg", "reward sim/bg", "success", "progress", "clean", "same"):
+        table.add_column(col)
+    for r in rows:
+        v = r.bg_verdict
+        table.add_row(r.task, str(r.seed), f"{r.sim_steps}/{r.bg_steps}", f"{r.sim_reward:g}/{r.bg_reward:g}",
+                      str(v.get("success")), f"{v.get('progress', 0):.2f}", str(v.get("clean")),
+                      "yes" if r.equal else "NO")
+    _console().print(table)
+    if out:
+        write_atomic(out, [orjson.dumps(r.to_json()) for r in rows])
+    different = [r for r in rows if not r.equal]
+    if different:
+        click.echo(f"{len(different)} of {len(rows)} episodes differ", err=True)
+        sys.exit(1)
+
+
 def _compare_walks(app: str, walks: int, steps: int, seed: int, out: str, world_seed: int) -> None:
     """``simweb compare APP --walks N``: the walk report as JSON, and one line per class."""
     from . import registry

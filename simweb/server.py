@@ -30,6 +30,8 @@ Control endpoints (off with ``control=False`` / ``simweb serve --no-control``: t
     POST /_simweb/state    restore a state (fork in the browser); token required
     POST /_simweb/reset    {"task": id, "seed": n}: start a task instance exactly as
                            ``env.reset`` does; token required
+    POST /_simweb/close    end the session of the request's cookie (told ``closed``
+                           from then on); token required
     GET  /_simweb/start    ?task=&seed=: the same for the requesting browser's own session,
                            no token (WebGym's start URL, :mod:`simweb.omnibox.start`)
 
@@ -486,6 +488,27 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         except StateError as exc:
             return error(str(exc), 400)
         return write_session(state)
+
+    @flask_app.post("/_simweb/close")
+    def close() -> Response:
+        """End the session of the request's cookie (a harness's teardown): its cookie is
+        told ``closed`` from now on."""
+        refused = control_gate(write=True)
+        if refused is not None:
+            return refused
+        sid = request.cookies.get(COOKIE)
+        if sid is None:
+            return error("no session cookie: there is no session to close", 400)
+        with store.lock(sid):
+            found = store.load(sid)
+            if found.state is None:
+                return gone(found)
+            store.close_session(sid)
+        resp = json_response({"ok": True})
+        resp.delete_cookie(COOKIE, httponly=True, samesite="Lax")
+        resp.headers["Cache-Control"] = "no-store"
+        resp.headers[SESSION_HEADER] = "closed"
+        return resp
 
     @flask_app.post("/_simweb/reset")
     def reset() -> Response:
