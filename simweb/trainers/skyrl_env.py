@@ -72,13 +72,13 @@ class SimwebTextEnv(BaseTextEnv):
 
     def __init__(self, env_config: Any = None, extras: Mapping[str, Any] | None = None):
         super().__init__()
-        config = dict(env_config or {})
+        config: dict[str, Any] = dict(env_config or {})
         extras = dict(extras or {})
-        info = dict(extras.get("extra_info") or {})
+        info: dict[str, Any] = dict(extras.get("extra_info") or {})
         if "app" not in info or "seed" not in info:
             raise ValueError("simweb's SkyRL env needs extra_info with app and seed (see dataset_row)")
         reward = str(config.get("reward", "sparse"))
-        world_seed = int(info.get("world_seed", config.get("world_seed", 0)))
+        world_seed = int(info.get("world_seed") or config.get("world_seed") or 0)
         env = _starts(reward).fork(str(info["app"]), info.get("task"), int(info["seed"]),
                                    tuple(info.get("prefix") or ()), world_seed=world_seed)
         self.text = TextEnv(env, max_axtree_chars=int(config.get("max_axtree_chars", 40_000)))
