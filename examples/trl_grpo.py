@@ -169,6 +169,12 @@ def main() -> None:
     ap.add_argument("--max-completion-length", type=int, default=512)
     ap.add_argument("--max-tool-calls", type=int, default=6)
     ap.add_argument("--openenv", default=None, help="a simweb openenv URL, or 'auto' to start one here")
+    ap.add_argument("--model", default=None,
+                    help="a real chat model with tool calling (a hub name or a folder, e.g. Qwen/Qwen3-1.7B) instead of "
+                         "the tiny one built here; no warm start")
+    ap.add_argument("--vllm", choices=["colocate", "server"], default=None,
+                    help="generate with vLLM (GPU; `pip install 'trl[vllm]'`; server: start `trl vllm-serve --model M`)")
+    ap.add_argument("--learning-rate", type=float, default=1e-4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -184,20 +190,30 @@ def main() -> None:
     simweb.make(args.app)            # an unknown app or task fails here, in one line
     seeds = list(range(args.seeds))
 
-    transcripts = oracle_transcripts(args.app, tasks, seeds, args.max_axtree_chars)
     tools = [getattr(SimwebToolEnv, n) for n in ("click", "fill", "select_option", "check", "uncheck", "press", "goto",
                                                   "go_back", "scroll", "send_msg_to_user", "report_infeasible")]
-    # The tokenizer's corpus: the app's own text (the oracle's transcripts on more instances than
-    # training uses), and the rendered prompt with the tool schemas, so the chat frame is a few tokens.
-    corpus_transcripts = oracle_transcripts(args.app, tasks, list(range(max(16, args.seeds))), args.max_axtree_chars)
-    corpus = [json.dumps(m, ensure_ascii=False) for t in corpus_transcripts for m in t]
-    corpus += [m["content"] for t in corpus_transcripts for m in t if m.get("content")]
-    frame = build_tokenizer(corpus[:10], vocab_size=500)
-    corpus += [frame.apply_chat_template(t, tools=tools, tokenize=False) for t in corpus_transcripts[:4]]
-    tokenizer = build_tokenizer(corpus, vocab_size=4000)
-    model = build_model(tokenizer, args.seed)
-    t_build = time.monotonic() - t0
-    losses = warm_start(model, tokenizer, transcripts, tools, args.warmup_steps, args.seed)
+    losses: list[float] = []
+    if args.model:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        os.environ["HF_HUB_OFFLINE"] = os.environ.get("SIMWEB_HF_OFFLINE", "0")   # a real model may be fetched
+        tokenizer = AutoTokenizer.from_pretrained(args.model)
+        model = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto")
+        t_build = time.monotonic() - t0
+    else:
+        transcripts = oracle_transcripts(args.app, tasks, seeds, args.max_axtree_chars)
+        # The tokenizer's corpus: the app's own text (the oracle's transcripts on more instances than
+        # training uses), and the rendered prompt with the tool schemas, so the chat frame is a few tokens.
+        corpus_transcripts = oracle_transcripts(args.app, tasks, list(range(max(16, args.seeds))),
+                                                args.max_axtree_chars)
+        corpus = [json.dumps(m, ensure_ascii=False) for t in corpus_transcripts for m in t]
+        corpus += [m["content"] for t in corpus_transcripts for m in t if m.get("content")]
+        frame = build_tokenizer(corpus[:10], vocab_size=500)
+        corpus += [frame.apply_chat_template(t, tools=tools, tokenize=False) for t in corpus_transcripts[:4]]
+        tokenizer = build_tokenizer(corpus, vocab_size=4000)
+        model = build_model(tokenizer, args.seed)
+        t_build = time.monotonic() - t0
+        losses = warm_start(model, tokenizer, transcripts, tools, args.warmup_steps, args.seed)
     t_warm = time.monotonic() - t0 - t_build
 
     server = None
@@ -215,9 +231,10 @@ def main() -> None:
     config = GRPOConfig(
         output_dir=str(out / "trainer"), max_steps=args.steps, per_device_train_batch_size=args.group,
         num_generations=args.group, max_completion_length=args.max_completion_length,
-        max_tool_calling_iterations=args.max_tool_calls, learning_rate=1e-4, logging_steps=1, report_to="none",
-        use_cpu=True, bf16=False, save_strategy="no", seed=args.seed, temperature=1.0, beta=0.0,
-        dataloader_num_workers=0, disable_tqdm=True, log_completions=False)
+        max_tool_calling_iterations=args.max_tool_calls, learning_rate=args.learning_rate, logging_steps=1,
+        report_to="none", use_cpu=not torch.cuda.is_available(), bf16=torch.cuda.is_available(), save_strategy="no",
+        seed=args.seed, temperature=1.0, beta=0.0, dataloader_num_workers=0, disable_tqdm=True, log_completions=False,
+        use_vllm=args.vllm is not None, vllm_mode=args.vllm or "colocate")
     trainer = GRPOTrainer(model=model, args=config, processing_class=tokenizer,
                           train_dataset=task_dataset(args.app, tasks, seeds), environment_factory=factory)
     try:
@@ -235,7 +252,7 @@ def main() -> None:
     with open(out / "metrics.jsonl", "w") as f:
         for h in log:
             f.write(json.dumps(h) + "\n")
-    summary = {"mode": "openenv" if url else "in-process", "app": args.app, "tasks": tasks, "seeds": args.seeds,
+    summary = {"mode": "openenv" if url else "in-process", "model": args.model or "tiny (built here)", "app": args.app, "tasks": tasks, "seeds": args.seeds,
                "group": args.group, "steps": args.steps, "warmup_steps": args.warmup_steps,
                "warmup_loss_first_last": [round(losses[0], 3), round(losses[-1], 3)] if losses else None,
                "vocab": len(tokenizer), "parameters": sum(p.numel() for p in model.parameters()),
