@@ -197,3 +197,13 @@ def test_cli_bad_input_is_one_line_and_exit_2(server: str):
         got = subprocess.run([*SIMWEB, *args], capture_output=True, text=True, timeout=60)
         assert got.returncode == 2 and want in got.stderr, got.stderr
         assert len(got.stderr.strip().splitlines()) == 1 and "Traceback" not in got.stderr
+
+
+def test_reset_without_a_seed_draws_as_in_process(server: str):
+    env = simweb.make("forum")
+    env.reset(seed=5)
+    want = [env.reset()[0]["goal"] for _ in range(2)]
+    with _client(server) as remote:
+        remote.reset(seed=5)
+        got = [remote.reset().observation.goal for _ in range(2)]
+    assert got == want

@@ -29,7 +29,10 @@ typed models:
   instance), ``prefix`` (actions played before the episode is handed over), ``fork`` (a
   fork id). With a seed, every session's start is a fork of one root env per (task, seed,
   prefix) (:class:`simweb.textenv.GroupStarts`), so a GRPO group's sessions start from forks
-  of one state. (``variant`` will join these once simweb has variants.)
+  of one state. Without a seed, the session's own env draws the next instance from its
+  generator, seeded by the session's last seeded reset (gymnasium's rule, as in-process; a
+  session never reset with a seed draws as an unseeded gymnasium env does).
+  (``variant`` will join these once simweb has variants.)
 - :class:`SimwebObservation`: ``text`` (the prompt text: goal, page, AX tree, error; the
   action syntax at reset), the observation's fields, ``terminated`` / ``truncated``.
 - :class:`SimwebState`: app, task, seed, step budget, state hash, cumulative reward.
@@ -157,6 +160,8 @@ class SimwebEnvironment(Environment[SimwebAction, SimwebObservation, SimwebState
         self.forks = forks if forks is not None else ForkStore()
         self.max_axtree_chars = max_axtree_chars
         self.text: TextEnv | None = None
+        self._own: Any = None
+        self._last_seed: int | None = None
         self._state = SimwebState(app=app, world_seed=world_seed)
         self._closed = False
 
@@ -178,14 +183,20 @@ class SimwebEnvironment(Environment[SimwebAction, SimwebObservation, SimwebState
         if fork is not None:
             env = self.forks.fork(str(fork))
         elif seed is not None:
+            self._last_seed = seed
             env = self.starts.fork(self.app, task, seed, prefix, world_seed=self.world_seed)
-        else:
-            from ..env import SimEnv
+        else:   # no seed: the session's own env draws the next instance, as an in-process env does
+            options = {} if task is None else {"task": task}
+            if self._own is None:
+                from ..env import SimEnv
 
-            env = SimEnv(self.app, self.world_seed, reward=self.reward_mode)
-            env.reset(options={} if task is None else {"task": task})
+                self._own = SimEnv(self.app, self.world_seed, reward=self.reward_mode)
+                if self._last_seed is not None:
+                    self._own.reset(seed=self._last_seed, options=options)   # seeds its generator
+            self._own.reset(options=options)
             for action in prefix:
-                env.step(action)
+                self._own.step(action)
+            env = self._own
         self.text = TextEnv(env, max_axtree_chars=self.max_axtree_chars)
         step = self.text.start()
         meta = env.state["meta"]
