@@ -207,3 +207,18 @@ def test_reset_without_a_seed_draws_as_in_process(server: str):
         remote.reset(seed=5)
         got = [remote.reset().observation.goal for _ in range(2)]
     assert got == want
+
+
+def test_stateless_http_routes_answer_without_a_traceback(server: str):
+    import urllib.request
+
+    def post(path: str, body: dict) -> dict:
+        req = urllib.request.Request(server + path, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return json.loads(resp.read())
+
+    got = post("/reset", {"seed": SEED, "task": TASK})
+    assert got["observation"]["goal"] and got["done"] is False
+    got = post("/step", {"action": {"action": "click('nav-all')"}})       # a fresh env: no episode
+    assert got["done"] is True and got["observation"]["last_action_error"].startswith("no episode: reset first")

@@ -67,6 +67,10 @@ from ..textenv import MAX_REPLY_CHARS, GroupStarts, TextEnv, TextStep
 __all__ = ["ForkStore", "SessionEnded", "SimwebAction", "SimwebClient", "SimwebEnvironment", "SimwebObservation",
            "SimwebState", "bind", "make_app", "serve"]
 
+#: What a step before any reset answers.
+NO_EPISODE = ("no episode: reset first (a session's episodes live on the WebSocket /ws; the stateless POST /step "
+              "gets a fresh env for each request)")
+
 #: Longest task id, and most actions in a reset's ``prefix``.
 MAX_TASK_CHARS = 200
 MAX_PREFIX = 200
@@ -208,8 +212,13 @@ class SimwebEnvironment(Environment[SimwebAction, SimwebObservation, SimwebState
         return self._observation(step)
 
     def step(self, action: SimwebAction, timeout_s: float | None = None, **kwargs: Any) -> SimwebObservation:
-        """Run the action's reply (``command="act"``) or one of simweb's extras."""
-        text = self._text()
+        """Run the action's reply (``command="act"``) or one of simweb's extras. Before any reset
+        (openenv's stateless ``POST /step`` builds a fresh env for each request) it runs nothing
+        and says so in ``last_action_error``."""
+        self._alive()
+        if self.text is None:
+            return SimwebObservation(done=True, reward=0.0, last_action_error=NO_EPISODE, text=NO_EPISODE)
+        text = self.text
         if action.command == "fork":
             return self._observation(self._current(text), fork_id=self.forks.put(text.env))
         if action.command == "snapshot":
@@ -250,12 +259,6 @@ class SimwebEnvironment(Environment[SimwebAction, SimwebObservation, SimwebState
         if self._closed:
             raise SessionEnded("this simweb session has ended (closed, or idle past the server's timeout); "
                                "open a new session")
-
-    def _text(self) -> TextEnv:
-        self._alive()
-        if self.text is None:
-            raise ValueError("no episode: reset first")
-        return self.text
 
     def _current(self, text: TextEnv) -> TextStep:
         last = text.last
