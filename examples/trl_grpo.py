@@ -41,38 +41,54 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")            # nothing is fetched fro
 os.environ.setdefault("WANDB_DISABLED", "true")
 
 import simweb  # noqa: E402
-from simweb.trainers.trl_env import INSTRUCTION, SimwebOpenEnvToolEnv, SimwebToolEnv, task_dataset  # noqa: E402
+from simweb.trainers.trl_env import INSTRUCTION, SimwebOpenEnvToolEnv, SimwebToolEnv  # noqa: E402
 
 
-def oracle_transcripts(app: str, tasks: list[str], seeds: list[int], max_axtree_chars: int) -> list[list[dict]]:
-    """Chat transcripts of the oracle solving each instance through the tools (for the
+def instance_rows(app: str, tasks: list[str], seeds: list[int], from_end: int) -> list[dict[str, Any]]:
+    """Dataset rows (app, task, seed, prefix): with ``from_end`` J > 0, each instance starts J
+    actions before the end of its oracle plan (the prefix is played, then the group forks)."""
+    rows = []
+    for task in tasks:
+        for seed in seeds:
+            prefix: list[str] = []
+            if from_end > 0:
+                env = simweb.make(app)
+                env.reset(seed=seed, options={"task": task})
+                plan = env.oracle_plan()
+                prefix = plan[:max(0, len(plan) - from_end)]
+            rows.append({"prompt": [{"role": "user", "content": INSTRUCTION}], "app": app, "task": task,
+                         "seed": seed, "prefix": prefix})
+    return rows
+
+
+def oracle_transcripts(rows: list[dict[str, Any]], max_axtree_chars: int) -> list[list[dict]]:
+    """Chat transcripts of the oracle finishing each row's instance through the tools (for the
     tokenizer's corpus and the warm start)."""
     from simweb.actions import parse_action
 
     out = []
-    for task in tasks:
-        for seed in seeds:
-            env = SimwebToolEnv(max_axtree_chars=max_axtree_chars)
-            first = env.reset(app=app, task=task, seed=seed)
-            assert env.text is not None
-            messages: list[dict[str, Any]] = [{"role": "user", "content": INSTRUCTION + first}]
-            for action in env.text.env.oracle_plan():
-                a = parse_action(action)
-                args = dict(a.arguments)
-                if a.name == "scroll":
-                    args = {"delta_y": int(args["delta_y"])}
-                if a.name == "select_option":
-                    opts = args.pop("options")
-                    args["option"] = opts if isinstance(opts, str) else opts[0]
-                if a.name in ("click", "dblclick"):
-                    args = {"bid": args["bid"]}
-                if a.name == "press":
-                    args = {"bid": args["bid"], "key_comb": args["key_comb"]}
-                messages.append({"role": "assistant", "content": "",
-                                 "tool_calls": [{"type": "function", "function": {"name": a.name, "arguments": args}}]})
-                reply = getattr(env, a.name)(**args)
-                messages.append({"role": "tool", "name": a.name, "content": reply})
-            out.append(messages)
+    for row in rows:
+        env = SimwebToolEnv(max_axtree_chars=max_axtree_chars)
+        first = env.reset(**row)
+        assert env.text is not None
+        messages: list[dict[str, Any]] = [{"role": "user", "content": INSTRUCTION + first}]
+        for action in env.text.env.oracle_plan()[len(row["prefix"]):]:
+            a = parse_action(action)
+            args = dict(a.arguments)
+            if a.name == "scroll":
+                args = {"delta_y": int(args["delta_y"])}
+            if a.name == "select_option":
+                opts = args.pop("options")
+                args["option"] = opts if isinstance(opts, str) else opts[0]
+            if a.name in ("click", "dblclick"):
+                args = {"bid": args["bid"]}
+            if a.name == "press":
+                args = {"bid": args["bid"], "key_comb": args["key_comb"]}
+            messages.append({"role": "assistant", "content": "",
+                             "tool_calls": [{"type": "function", "function": {"name": a.name, "arguments": args}}]})
+            reply = getattr(env, a.name)(**args)
+            messages.append({"role": "tool", "name": a.name, "content": reply})
+        out.append(messages)
     return out
 
 
@@ -141,6 +157,8 @@ def warm_start(model: Any, tokenizer: Any, transcripts: list[list[dict]], tools:
         loss.backward()
         opt.step()
         losses.append(float(loss.detach()))
+        if len(losses) % 50 == 0:
+            print(f"warm start {len(losses)}/{steps}: loss {sum(losses[-50:]) / 50:.3f}", file=sys.stderr, flush=True)
     return losses
 
 
@@ -164,6 +182,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=4, help="task instances per task (seeds 0..N-1)")
     ap.add_argument("--steps", type=int, default=4, help="GRPO optimiser steps")
     ap.add_argument("--group", type=int, default=4, help="num_generations: forks per task instance")
+    ap.add_argument("--from-end", type=int, default=2,
+                    help="start each instance this many oracle actions before the end (0: the task's start)")
     ap.add_argument("--warmup-steps", type=int, default=300, help="cross-entropy steps on the oracle's transcripts")
     ap.add_argument("--max-axtree-chars", type=int, default=1200)
     ap.add_argument("--max-completion-length", type=int, default=512)
@@ -180,6 +200,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
+    from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
     t0 = time.monotonic()
@@ -189,6 +210,7 @@ def main() -> None:
     tasks = [t for t in args.tasks.split(",") if t]
     simweb.make(args.app)            # an unknown app or task fails here, in one line
     seeds = list(range(args.seeds))
+    rows = instance_rows(args.app, tasks, seeds, args.from_end)
 
     tools = [getattr(SimwebToolEnv, n) for n in ("click", "fill", "select_option", "check", "uncheck", "press", "goto",
                                                   "go_back", "scroll", "send_msg_to_user", "report_infeasible")]
@@ -201,10 +223,10 @@ def main() -> None:
         model = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto")
         t_build = time.monotonic() - t0
     else:
-        transcripts = oracle_transcripts(args.app, tasks, seeds, args.max_axtree_chars)
-        # The tokenizer's corpus: the app's own text (the oracle's transcripts on more instances than
-        # training uses), and the rendered prompt with the tool schemas, so the chat frame is a few tokens.
-        corpus_transcripts = oracle_transcripts(args.app, tasks, list(range(max(16, args.seeds))),
+        transcripts = oracle_transcripts(rows, args.max_axtree_chars)
+        # The tokenizer's corpus: the app's own text (the oracle's whole transcripts on more instances
+        # than training uses), and the rendered prompt with the tool schemas, so the frame is a few tokens.
+        corpus_transcripts = oracle_transcripts(instance_rows(args.app, tasks, list(range(max(16, args.seeds))), 0),
                                                 args.max_axtree_chars)
         corpus = [json.dumps(m, ensure_ascii=False) for t in corpus_transcripts for m in t]
         corpus += [m["content"] for t in corpus_transcripts for m in t if m.get("content")]
@@ -236,7 +258,7 @@ def main() -> None:
         seed=args.seed, temperature=1.0, beta=0.0, dataloader_num_workers=0, disable_tqdm=True, log_completions=False,
         use_vllm=args.vllm is not None, vllm_mode=args.vllm or "colocate")
     trainer = GRPOTrainer(model=model, args=config, processing_class=tokenizer,
-                          train_dataset=task_dataset(args.app, tasks, seeds), environment_factory=factory)
+                          train_dataset=Dataset.from_list(rows), environment_factory=factory)
     try:
         t1 = time.monotonic()
         trainer.train()
@@ -253,7 +275,7 @@ def main() -> None:
         for h in log:
             f.write(json.dumps(h) + "\n")
     summary = {"mode": "openenv" if url else "in-process", "model": args.model or "tiny (built here)", "app": args.app, "tasks": tasks, "seeds": args.seeds,
-               "group": args.group, "steps": args.steps, "warmup_steps": args.warmup_steps,
+               "from_end": args.from_end, "group": args.group, "steps": args.steps, "warmup_steps": args.warmup_steps,
                "warmup_loss_first_last": [round(losses[0], 3), round(losses[-1], 3)] if losses else None,
                "vocab": len(tokenizer), "parameters": sum(p.numel() for p in model.parameters()),
                "seconds": {"build": round(t_build, 1), "warmup": round(t_warm, 1), "grpo": round(t_grpo, 1),
