@@ -171,7 +171,8 @@ def start_server(app: str, max_sessions: int, max_axtree_chars: int) -> tuple[su
     m = re.search(r"ws://([\d.]+):(\d+)/ws", line)
     if m is None:
         proc.kill()
-        raise SystemExit(f"simweb openenv did not start: {line.strip()}")
+        print(f"trl_grpo: error: simweb openenv did not start: {line.strip()}", file=sys.stderr)
+        sys.exit(2)
     return proc, f"http://{m.group(1)}:{m.group(2)}"
 
 
@@ -208,7 +209,13 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tasks = [t for t in args.tasks.split(",") if t]
-    simweb.make(args.app)            # an unknown app or task fails here, in one line
+    try:                             # an unknown app or task: one line, exit 2
+        probe = simweb.make(args.app)
+        for t in tasks:
+            probe.app_task(t)
+    except (KeyError, ValueError) as exc:
+        print(f"trl_grpo: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        sys.exit(2)
     seeds = list(range(args.seeds))
     rows = instance_rows(args.app, tasks, seeds, args.from_end)
 
