@@ -24,6 +24,7 @@ Writes OUT/metrics.jsonl (TRL's log per optimiser step) and OUT/summary.json.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import random
@@ -219,8 +220,10 @@ def main() -> None:
     seeds = list(range(args.seeds))
     rows = instance_rows(args.app, tasks, seeds, args.from_end)
 
-    tools = [getattr(SimwebToolEnv, n) for n in ("click", "fill", "select_option", "check", "uncheck", "press", "goto",
-                                                  "go_back", "scroll", "send_msg_to_user", "report_infeasible")]
+    # The tools as TRL lists them (inspect.getmembers: by name), so the warm start's prompts are the
+    # prompts GRPO renders: a model this small is not robust to the tool schemas' order.
+    tools = [fn for name, fn in inspect.getmembers(SimwebToolEnv, predicate=inspect.isfunction)
+             if name not in ("reset", "get_reward") and not name.startswith("_")]
     losses: list[float] = []
     if args.model:
         from transformers import AutoModelForCausalLM, AutoTokenizer
