@@ -14,9 +14,11 @@ The model is built here: a tokenizer trained (byte-level BPE, the ``tokenizers``
 app's own text (goals, AX trees of task start pages, the oracle's actions as tool calls) under
 the Qwen3 chat template TRL ships (trl/chat_templates/qwen3.jinja, so TRL reads its tool calls),
 and a Qwen3-shaped model with random weights from a small config. ``--warmup-steps`` first fits it
-to the oracle's tool-call transcripts with plain cross-entropy (a few hundred Adam steps on CPU),
-so that its samples are well-formed tool calls and GRPO has rewards that differ within a group.
-That model learns nothing useful about the web; docs/training.md says how to swap in a real
+to the oracle's tool-call transcripts with plain cross-entropy (Adam steps on CPU), meant to make
+its samples well-formed tool calls so that GRPO has rewards that differ within a group. At the
+default 150 steps it does not yet: the runs here (docs/training.md) produced no parseable call
+and rewards of 0, so they show the loop and its cost, not learning. That model learns nothing
+useful about the web; docs/training.md says how to swap in a real
 model and vLLM on a GPU.
 
 Writes OUT/metrics.jsonl (TRL's log per optimiser step) and OUT/summary.json.
