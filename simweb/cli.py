@@ -1466,5 +1466,48 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
                f"{t['live_success']:.2f} -> {Path(out) / 'report.md'}")
 
 
+# ----------------------------------------------------------------------------- simweb openenv (issue 25)
+@main.command("openenv")
+@click.argument("app")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--world-seed", type=int, default=0, show_default=True, help="Seed of the generated world.")
+@click.option("--reward", type=click.Choice(["sparse", "progress"]), default="sparse", show_default=True)
+@click.option("--max-sessions", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Concurrent WebSocket sessions (one env each); one more is refused (CAPACITY_REACHED).")
+@click.option("--idle-timeout", type=FiniteFloatRange(min=1), default=600, show_default=True,
+              help="Seconds without a message after which a session is closed.")
+@click.option("--max-forks", type=click.IntRange(min=1), default=256, show_default=True,
+              help="Forks kept for reset(fork=...) (least recently used dropped).")
+@click.option("--max-axtree-chars", type=click.IntRange(min=200), default=40_000, show_default=True,
+              help="Characters of AX tree in an observation's prompt text.")
+@_guard
+def openenv_cmd(app: str, host: str, port: int, world_seed: int, reward: str, max_sessions: int,
+                idle_timeout: float, max_forks: int, max_axtree_chars: int) -> None:
+    """Serve APP as an OpenEnv environment with openenv's own server (WebSocket /ws, one env per session)."""
+    from . import registry
+
+    registry.resolve(app)   # an unknown app: one line, before anything starts
+    try:
+        from .trainers import openenv_env
+    except ImportError as exc:
+        raise UserError(f"simweb openenv needs openenv ({exc}); pip install -e '.[openenv]'") from None
+    try:
+        sock = openenv_env.bind(host, port)
+    except OSError as exc:
+        raise UserError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    fastapi_app = openenv_env.make_app(app, world_seed=world_seed, reward=reward, max_sessions=max_sessions,
+                                       idle_timeout=idle_timeout, max_forks=max_forks,
+                                       max_axtree_chars=max_axtree_chars)
+    click.echo(f"simweb: OpenEnv {app} on ws://{host}:{sock.getsockname()[1]}/ws ({max_sessions} sessions, "
+               f"idle timeout {idle_timeout:g} s); Ctrl-C stops it", err=True)
+    try:
+        openenv_env.serve(sock, fastapi_app)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+
+
 if __name__ == "__main__":
     main()

@@ -18,25 +18,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..actions import MAX_ACTION_CHARS, ActionError, parse_action
 from .openai_client import ChatClient, LLMError
-from .prompts import BrowserGymPrompt, WebGymPrompt
+from .prompts import BrowserGymPrompt, WebGymPrompt, unreadable_action
 
 __all__ = ["PROMPTS", "LLMAgent", "LLMError"]
 
 PROMPTS = {"browsergym": BrowserGymPrompt, "webgym": WebGymPrompt}
-
-
-def _unreadable(text: str) -> str:
-    """What the env gets for a reply the format could not read: the reply itself, which the
-    env refuses with ``last_action_error``; a reply that the env would still run (an action
-    outside the format's action set) is marked so that it is refused too."""
-    text = text.strip()[: MAX_ACTION_CHARS - 20]
-    try:
-        parse_action(text)
-    except ActionError:
-        return text
-    return "unreadable reply: " + text
 
 
 class LLMAgent:
@@ -85,7 +72,7 @@ class LLMAgent:
             text = (text + "\n" if text else "") + "<tool_call>" + json.dumps(completion.tool_calls[0]) + "</tool_call>"
         reply = self.prompt.read(text)
         self._read_error = reply.error
-        action = reply.action if reply.action is not None else _unreadable(text)
+        action = reply.action if reply.action is not None else unreadable_action(text)
         self.log.append({"step": len(self.log), "reply": text, "action": action, "read_error": reply.error,
                          "fields": reply.fields or {}, "usage": completion.usage, "tries": completion.tries})
         return action

@@ -32,11 +32,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..actions import ACTIONS, ActionError, parse_action
+from ..actions import ACTIONS, MAX_ACTION_CHARS, ActionError, parse_action
 from ..webgym_actions import WebGymActionError, normalise, parse_tool_call
 from .axtext import read_quoted
 
-__all__ = ["BROWSERGYM_ACTIONS", "BrowserGymPrompt", "Reply", "WebGymPrompt", "extract_calls", "page_title"]
+__all__ = ["BROWSERGYM_ACTIONS", "BrowserGymPrompt", "Reply", "WebGymPrompt", "extract_calls", "page_title", "read_reply",
+           "unreadable_action"]
 
 #: BrowserGym's default action subsets (noop, chat, infeas, bid, nav, tab), in its order.
 BROWSERGYM_ACTIONS = ("noop", "send_msg_to_user", "report_infeasible", "scroll", "fill", "select_option", "click",
@@ -50,7 +51,7 @@ _EXAMPLES = {
     "focus": "focus('b455')", "clear": "clear('996')", "drag_and_drop": "drag_and_drop('56', '498')",
     "upload_file": "upload_file('572', '/tmp/report.pdf')", "go_back": "go_back()", "go_forward": "go_forward()",
     "goto": "goto('http://www.example.com')", "tab_close": "tab_close()", "tab_focus": "tab_focus(2)",
-    "new_tab": "new_tab()",
+    "new_tab": "new_tab()", "check": "check('b31')", "uncheck": "uncheck('b31')",
 }
 #: Characters of AX tree put into one prompt (a huge page is cut, with a note).
 MAX_AXTREE_CHARS = 40_000
@@ -154,9 +155,9 @@ class BrowserGymPrompt:
     def reset(self) -> None:
         self.history = []
 
-    def action_space(self) -> str:
-        lines = [f"{len(BROWSERGYM_ACTIONS)} kinds of action can be used:", ""]
-        for name in BROWSERGYM_ACTIONS:
+    def action_space(self, actions: tuple[str, ...] = BROWSERGYM_ACTIONS) -> str:
+        lines = [f"{len(actions)} kinds of action can be used:", ""]
+        for name in actions:
             spec = ACTIONS[name]
             lines += [spec.signature, f"    Does: {spec.doc}", f"    Example: {_EXAMPLES[name]}", ""]
         lines.append("Give exactly one action per reply. Example:\nclick('51')")
@@ -194,19 +195,38 @@ class BrowserGymPrompt:
     def read(self, text: str) -> Reply:
         """The reply's one action, read as BrowserGym's non-strict single-action parser does."""
         self.history.append(text)
-        calls = extract_calls(text)
-        if not calls:
-            return Reply(None, "ValueError: Received an empty action.")
-        if len(calls) > 1:
-            return Reply(None, "ValueError: Received a multi-action, only single-actions are allowed.")
-        name, code = calls[0]
-        if name not in BROWSERGYM_ACTIONS:
-            return Reply(None, f"NameError: Invalid action type '{name}'.")
-        try:
-            parse_action(code)
-        except ActionError as exc:
-            return Reply(None, f"ValueError: {exc}")
-        return Reply(code)
+        return read_reply(text)
+
+
+def read_reply(text: str, actions: tuple[str, ...] = BROWSERGYM_ACTIONS) -> Reply:
+    """A reply's one action, read as BrowserGym's non-strict single-action parser reads it
+    (the module doc), the action's name one of ``actions``: the one reader of LLM replies
+    in simweb, shared by :class:`BrowserGymPrompt` and :mod:`simweb.textenv`. Never raises."""
+    calls = extract_calls(text)
+    if not calls:
+        return Reply(None, "ValueError: Received an empty action.")
+    if len(calls) > 1:
+        return Reply(None, "ValueError: Received a multi-action, only single-actions are allowed.")
+    name, code = calls[0]
+    if name not in actions:
+        return Reply(None, f"NameError: Invalid action type '{name}'.")
+    try:
+        parse_action(code)
+    except ActionError as exc:
+        return Reply(None, f"ValueError: {exc}")
+    return Reply(code)
+
+
+def unreadable_action(text: str) -> str:
+    """What the env gets for a reply that could not be read: the reply itself, which the
+    env refuses with ``last_action_error``; a reply that the env would still run (an action
+    outside the format's action set) is marked so that it is refused too."""
+    text = text.strip()[: MAX_ACTION_CHARS - 20]
+    try:
+        parse_action(text)
+    except ActionError:
+        return text
+    return "unreadable reply: " + text
 
 
 # ----------------------------------------------------------------------------- WebGym
