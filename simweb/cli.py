@@ -337,7 +337,9 @@ def run_cmd(app: str, task: str, seed: int, seeds: str | None, agent: str, group
         state = saved.get("state", env.snapshot())
         write_atomic(save_state, [orjson.dumps(state, option=orjson.OPT_SORT_KEYS)])
     if out:
-        write_atomic(out, traj.lines())
+        from .trajectory import write_trajectory
+
+        write_trajectory(out, traj)
     v = traj.final
     click.echo(f"{task} seed={seed} agent={agent}: {len(traj.steps)} steps, success={v.get('success')} "
                f"progress={v.get('progress')} clean={v.get('clean')}"
@@ -349,7 +351,8 @@ def _run_many(app: str, task: str, seeds: list[int], policy: Any, group: int | N
               world_seed: int, size: int | None) -> None:
     """``simweb run`` over several seeds and/or as groups, on a pool."""
     from .group import regroup
-    from .rollout import WorkItem, trajectory_from_bytes, write_atomic
+    from .rollout import WorkItem, trajectory_from_bytes
+    from .trajectory import write_trajectory
 
     # a group is split over the workers when there are fewer seeds than workers: each part
     # resets the same start and forks its own children (child seeds by their group index)
@@ -379,7 +382,7 @@ def _run_many(app: str, task: str, seeds: list[int], policy: Any, group: int | N
             if g is not None:
                 t.header.update(advantage=g.advantages[i])   # over the whole group, whatever the split
             if out:
-                write_atomic(path, t.lines())
+                write_trajectory(path, t)
             paths.append(path)
         total += len(trajs)
         if g is not None:
@@ -411,7 +414,7 @@ def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, 
     """Branch a group of N rollouts from one saved state: a trajectory per branch, and a
     table of rewards and group-normalised advantages."""
     from .group import regroup, rollout_group
-    from .rollout import WorkItem, trajectory_from_bytes, write_atomic
+    from .rollout import WorkItem, trajectory_from_bytes
 
     _check_counts(branches, workers)
     if branches > 10_000:
@@ -439,12 +442,11 @@ def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, 
         outs = _pooled(items, agent if agent != "llm" else policy, workers, pool_backend, address)
         trajs = [trajectory_from_bytes(b) for blobs in outs for b in blobs]
         g = regroup(trajs, [float(t.header["group_reward"]) for t in trajs], normaliser=normaliser)
-    paths = []
-    for b, (t, r, a) in enumerate(zip(trajs, g.rewards, g.advantages)):
-        t.header.update(branch=b, group_reward=r, advantage=a)
-        path = os.path.join(out, f"branch-{b:04d}.jsonl")
-        write_atomic(path, t.lines())
-        paths.append(path)
+    from .trajectory import write_group
+
+    paths = write_group(out, trajs, [f"branch-{b:04d}.jsonl" for b in range(len(trajs))], parent_state=state,
+                        extra=[{"branch": b, "group_reward": r, "advantage": a}
+                               for b, (r, a) in enumerate(zip(g.rewards, g.advantages))])
     _group_table(f"{branches} branches from {state_path} ({group_reward} reward, {normaliser} normaliser)",
                  trajs, g.rewards, g.advantages, paths)
 
@@ -483,13 +485,11 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
     """Attack every task template's reward: zero work, undo, junk, deletion, over-doing,
     every form of the visited pages; and check that right answers in other forms are paid.
     Exits 1 if any attack was paid or any correct solution was not."""
-    from dataclasses import asdict
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from .redteam import by_family, redteam, table
-    from .rollout import write_atomic
 
     env = _make_env(app, world_seed, size)
     ids = list(tasks) or list(env.app.tasks)
@@ -518,7 +518,9 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
                                          + (f" / {r['false_negatives']} unpaid" if r["false_negatives"] else "")
                                          for fam, r in by_family(attacks).items()))
     if out:
-        write_atomic(out, [orjson.dumps(asdict(a)) + b"\n" for a in attacks])
+        from .trajectory import write_attacks
+
+        write_attacks(out, app, attacks, seeds=seeds, world={"seed": world_seed, "size": size})
     if paid or unpaid:
         sys.exit(1)
 
@@ -916,12 +918,15 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None, help="Processes (default: CPU count).")
 @click.option("--branches", type=click.IntRange(min=0, max=1000), default=4, show_default=True,
               help="Random branches forked from the middle of each oracle run.")
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="Write every trajectory under this folder (APP/TASK/seed-N-AGENT.jsonl; see `simweb view`).")
 @with_world
 @_guard
-def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, world_seed: int,
-             size: int | None) -> None:
+def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, out: str | None,
+             world_seed: int, size: int | None) -> None:
     """Roll out the oracle and a random agent on every task template, fork branches from
-    mid-trajectory states, and print success, progress, clean and throughput."""
+    mid-trajectory states, and print success, progress, clean and throughput; with --out,
+    write the trajectories (open them with `simweb view`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -932,6 +937,11 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     for n in names:
         registry.resolve(n)
     workers = workers or max(1, os.cpu_count() or 1)
+    if out:
+        try:
+            Path(out).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     jobs = []
     for n in names:
         env = _make_env(n, world_seed, size)   # builds the world once, before the workers start
@@ -940,8 +950,8 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
                 env.reset(seed=s, options={"task": tid})
                 mid = len(env.oracle_plan()) // 2
                 jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
-                                fork_steps=10))
-                jobs.append(Job(n, world_seed, size, tid, s, "random"))
+                                fork_steps=10, out=out))
+                jobs.append(Job(n, world_seed, size, tid, s, "random", out=out))
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=True) as bar:
@@ -981,7 +991,8 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     con = _console()
     con.print(table)
     con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
-              f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s")
+              f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s"
+              + (f"; trajectories -> {out}/ (simweb view {out})" if out else ""))
 
 
 @main.command("eval")
