@@ -74,6 +74,7 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
         "world": dict(state["world"]), "task": env.task.id if env.task else None,
         "params": env.task.params if env.task else None, "seed": seed, "agent": agent.name,
         "start_hash": env.state_hash(), "reset": reset,
+        "difficulty": env.task.difficulty if env.task else None, "reward_mode": getattr(env, "reward_mode", None),
         **header_fields(obs, goal=obs.get("goal"), parent=parent, lean=lean),
     }
     if policy_seed is not None:

@@ -283,11 +283,13 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             succ = clean = prog = rew = steps = 0.0
             n = 0
             from_start = [0.0, 0]
-            for (task, seed, k, state_bytes), blobs in zip(starts, results):
+            for j, ((task, seed, k, state_bytes), blobs) in enumerate(zip(starts, results)):
                 trajs = [trajectory_from_bytes(b) for b in blobs]
                 rewards = [float(t.header["group_reward"]) + cfg.clean_bonus * float(bool(t.final.get("clean", True)))
                            for t in trajs]
                 g = regroup(trajs, rewards, normaliser=cfg.normaliser)
+                if it % TRAJECTORIES_EVERY == 0 or it == cfg.iterations - 1:
+                    _keep_group(out, it, j, trajs, state_bytes, g.advantages)
                 for traj, r, w in zip(trajs, rewards, g.step_weights):
                     v = traj.final
                     succ += float(bool(v.get("success")) and bool(v.get("clean")))
@@ -320,6 +322,20 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             if on_iteration:
                 on_iteration(row)
     return policy
+
+
+#: every how many iterations the groups' trajectories are kept (and the last iteration's)
+TRAJECTORIES_EVERY = 10
+
+
+def _keep_group(out: Path, it: int, j: int, trajs: list[Any], start: bytes | None, advs: list[float]) -> None:
+    """DIR/trajectories/iter-NNNN/group-JJ/: one iteration's group, for `simweb view`."""
+    from .trajectory import write_group
+
+    write_group(out / "trajectories" / f"iter-{it:04d}" / f"group-{j:02d}", trajs,
+                [f"child-{c:03d}.jsonl" for c in range(len(trajs))],
+                parent_state=orjson.loads(start) if start is not None else None,
+                extra=[{"advantage": a, "iteration": it} for a in advs])
 
 
 # ----------------------------------------------------------------------------- the curve

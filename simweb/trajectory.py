@@ -232,3 +232,49 @@ def write_group(folder: str | os.PathLike[str], trajs: list[Any], names: list[st
         write_trajectory(path, t)
         paths.append(path)
     return paths
+
+
+def sim2live_lines(pair: str, agent: str, inst: Any, ep: dict[str, Any], side: Any) -> Iterator[bytes]:
+    """One side of a sim2live episode (a :class:`simweb.sim2live.Side`) as trajectory
+    lines: the verdict the side's verifier gave is on its last step."""
+    from . import __version__
+
+    app, _, counterpart = pair.partition(":")
+    steps = [s for s in side.steps if s.get("action") != "(end)"]
+    verdict = None
+    if side.verdict:   # sim2live's checks say "ok"; the schema's say "passed"
+        verdict = {k: side.verdict[k] for k in ("success", "progress", "clean")}
+        verdict["checks"] = [{"name": str(c.get("name")), "passed": bool(c.get("ok", c.get("passed"))),
+                              "detail": str(c.get("detail") or "")} for c in side.verdict.get("checks", [])]
+    yield orjson.dumps({
+        "type": "header", "schema": SCHEMA, "kind": "episode", "simweb": __version__,
+        "app": app if side.name == "sim" else counterpart, "world": {}, "task": inst.sim_task,
+        "params": inst.params, "goal": inst.goal, "variant": None, "seed": inst.sim_seed, "agent": agent,
+        "reset": True, "observation": side.start or observation({}), "parent": None,
+        "family": ep["family"], "instance": ep["index"],
+        "sim2live": {"pair": pair, "family": ep["family"], "index": ep["index"], "side": side.name,
+                     "parting": ep.get("parting")}})
+    for n, s in enumerate(steps, 1):
+        yield orjson.dumps({
+            "type": "step", "step": n, "action": s["action"], "error": s.get("error") or None, "url": s.get("next_url", ""),
+            "observation": s.get("observation") or observation({"url": s.get("next_url", "")}),
+            "state_hash": None, "reward": float(s.get("reward") or 0.0),
+            "terminated": bool(s.get("terminated")), "truncated": bool(s.get("truncated")),
+            "verdict": verdict if n == len(steps) else None,
+            "site_error": s.get("page_error") or None,
+            "agent": {"page": s.get("page"), "script": s.get("script")}})
+
+
+def write_sim2live(folder: str | os.PathLike[str], pair: str, agent: str, inst: Any, ep: dict[str, Any],
+                   sides: Iterable[Any]) -> list[str]:
+    """``simweb sim2live``: each side of an episode as ``<family>-<index>.<side>.jsonl``."""
+    from .rollout import write_atomic
+
+    folder = os.fspath(folder)
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for side in sides:
+        path = os.path.join(folder, f"{ep['family']}-{ep['index']}.{side.name}.jsonl")
+        write_atomic(path, sim2live_lines(pair, agent, inst, ep, side))
+        paths.append(path)
+    return paths
