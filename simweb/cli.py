@@ -1360,5 +1360,59 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
                f"{t['live_success']:.2f} -> {Path(out) / 'report.md'}")
 
 
+# ----------------------------------------------------------------------------- view and report
+
+def _open_runs(paths: tuple[str, ...]) -> Any:
+    """The trajectory index of ``paths`` (a bad path or unreadable file: one line, exit 2)."""
+    from .viewer import RunIndex, ViewerError
+
+    try:
+        return RunIndex.open(paths)
+    except ViewerError as exc:
+        raise UserError(str(exc)) from None
+
+
+@main.command("view")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8050, show_default=True)
+@_guard
+def view_cmd(paths: tuple[str, ...], host: str, port: int) -> None:
+    """Browse trajectory files and run directories in a web page: episodes, steps on the
+    AX tree, verdict checks, fork trees, state diffs, sim vs live, plots (docs/trajectories.md)."""
+    from .server import make_server
+    from .viewer.app import create_app
+
+    idx = _open_runs(paths)
+    try:
+        server = make_server(create_app(list(paths), index=idx), host, port, threads=4)
+    except OSError as exc:
+        raise UserError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    click.echo(f"simweb: viewing {len(idx.episodes)} episodes ({idx.total_steps} steps) on "
+               f"http://{host}:{server.effective_port}/", err=True)
+    _serve_until_stopped(server.run)
+
+
+@main.command("report")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="Folder for the PNG and SVG plots.")
+@_guard
+def report_cmd(paths: tuple[str, ...], out: str) -> None:
+    """Plot runs with matplotlib: learning curves (a train folder), success by template and
+    difficulty, sim vs live per family, red-team attacks per family."""
+    from .plots import write_report
+
+    idx = _open_runs(paths)
+    try:
+        files = write_report(idx, out)
+    except ImportError as exc:
+        raise UserError(str(exc)) from None
+    if not files:
+        raise UserError(f"nothing to plot in {', '.join(paths)} (no train metrics.jsonl, episodes, sim2live "
+                        f"report.json or red-team file)")
+    for f in files:
+        click.echo(f)
+
+
 if __name__ == "__main__":
     main()
