@@ -175,6 +175,7 @@ def create_app(paths: list[str], *, index: RunIndex | None = None) -> Flask:
         before_obs = ep.header.get("observation") if n <= 1 else steps[n - 2].get("observation")
         action = cur.get("action", "") if cur else ""
         bid = action_bid(action)
+        ax = ax_lines((before_obs or {}).get("axtree"), bid)
         verdict = (cur or {}).get("verdict") or {}
         checks = [{**c, "collateral": split_collateral(c)} for c in verdict.get("checks") or []]
         lo = max(0, n - 1 - WINDOW // 2)
@@ -186,22 +187,17 @@ def create_app(paths: list[str], *, index: RunIndex | None = None) -> Flask:
         return render_template(
             "episode.html", ep=ep, n=n, cur=cur, steps=shown, first_shown=lo + 1, n_steps=len(steps),
             changes=changes, before=before_obs, after=cur.get("observation") if cur else None,
-            ax=ax_lines((before_obs or {}).get("axtree"), bid), bid=bid, point=action_point(action),
+            ax=ax, found=any(hit for _, hit in ax), bid=bid, point=action_point(action),
             checks=checks, group=group, parent_ep=parent_ep,
-            shot_before=bool((before_obs or {}).get("screenshot")),
-            shot_after=bool(((cur or {}).get("observation") or {}).get("screenshot")))
+            shot_before=screenshot_path(ep, before_obs) is not None,
+            shot_after=screenshot_path(ep, (cur or {}).get("observation")) is not None)
 
     @app.route("/episode/<int:eid>/screenshot/<int:n>")
     def screenshot(eid: int, n: int) -> Response:
         ep = episode_or_404(eid)
         rec = ep.header if n == 0 else idx.step_line(ep, n)
-        rel = ((rec or {}).get("observation") or {}).get("screenshot")
-        if not rel:
-            abort(404)
-        folder = os.path.realpath(os.path.dirname(ep.path))
-        path = os.path.realpath(os.path.join(folder, str(rel)))
-        # the name comes from the file: only a PNG inside the trajectory's own folder
-        if not path.startswith(folder + os.sep) or not path.endswith(".png") or not os.path.isfile(path):
+        path = screenshot_path(ep, (rec or {}).get("observation"))
+        if path is None:
             abort(404)
         return send_file(path, mimetype="image/png")
 
@@ -312,6 +308,19 @@ def create_app(paths: list[str], *, index: RunIndex | None = None) -> Flask:
 
     app.add_template_global(url_for, "url_for")
     return app
+
+
+def screenshot_path(ep: Episode, obs: dict[str, Any] | None) -> str | None:
+    """The screenshot file an observation names, if it is a PNG inside the trajectory's
+    own folder (the name comes from the file: nothing outside it is served)."""
+    rel = (obs or {}).get("screenshot")
+    if not rel or not isinstance(rel, str):
+        return None
+    folder = os.path.realpath(os.path.dirname(ep.path))
+    path = os.path.realpath(os.path.join(folder, rel))
+    if not path.startswith(folder + os.sep) or not path.endswith(".png") or not os.path.isfile(path):
+        return None
+    return path
 
 
 def _label(ep: Episode) -> str:
