@@ -49,12 +49,12 @@ def browser_page():
             d.dismiss()
 
         pg.on("dialog", seen)
-        yield pg, dialogs
+        yield pg, dialogs, browser
         browser.close()
 
 
 def test_open_filter_follow_a_step_and_read_a_collateral_check(viewer, browser_page):
-    page, _ = browser_page
+    page, _, _ = browser_page
     page.goto(viewer + "/")
     assert page.locator("#count").inner_text().startswith("3 episode(s)")
     page.select_option("select[name=agent]", "vandal")
@@ -76,7 +76,7 @@ def test_open_filter_follow_a_step_and_read_a_collateral_check(viewer, browser_p
 
 
 def test_markup_in_a_trajectory_is_text(viewer, browser_page):
-    page, dialogs = browser_page
+    page, dialogs, _ = browser_page
     page.goto(viewer + "/?agent=%3Ci%3Eme%3C%2Fi%3E")
     page.locator("tr.episode td a").first.click()
     page.click("#step-1 td a")
@@ -87,13 +87,13 @@ def test_markup_in_a_trajectory_is_text(viewer, browser_page):
     assert dialogs == []
 
 
-def test_a_browser_backends_screenshots_are_written_and_shown(tmp_path):
+def test_a_browser_backends_screenshots_are_written_and_shown(tmp_path, browser_page):
     """A rollout on the Chromium backend keeps its screenshots beside the trajectory; the
     viewer shows the page the agent saw and the page after."""
     from simweb.agents import OracleAgent
     from simweb.browser import make_browser_env
 
-    env = make_browser_env("forum", 0)
+    env = make_browser_env("forum", 0, browser=browser_page[2])   # one Playwright per process
     try:
         traj = run_episode(env, OracleAgent(), task="forum/upvote_post", seed=1, max_steps=2)
     finally:
