@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
                 ep = max(idx.episodes, key=lambda e: e.steps)
                 assert client.get(f"/episode/{ep.id}?step={ep.steps // 2}").status_code == 200
 
-            out = {"files": files, "megabytes": round(size / 1e6, 1)}
+            out: dict[str, Any] = {"files": files, "megabytes": round(size / 1e6, 1)}
             for name, fn in (("open (index)", open_index), ("open + list page", list_page),
                              ("open + list sorted by reward", lambda: list_page(q="/?sort=-reward")),
                              ("open + longest episode's page", episode_page)):
