@@ -992,7 +992,7 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     con.print(table)
     con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
               f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s"
-              + (f"; trajectories -> {out}/ (simweb view {out})" if out else ""))
+              + (f"; trajectories -> {os.path.join(out, '')} (simweb view {out})" if out else ""))
 
 
 @main.command("eval")

@@ -133,36 +133,56 @@ def _learning_curve(plt: Any, folder: str) -> Any:
 
 
 def _success_by(plt: Any, idx: RunIndex, by: str) -> Any:
-    groups: dict[str, list[Any]] = {}
+    """Clean success per template (horizontal bars) or per difficulty, one bar per agent."""
+    import textwrap
+
+    started = _started(idx)
+    agents = sorted({e.agent for e in started})
+    cells: dict[tuple[str, str], list[Any]] = {}
     diff: dict[str, str] = {}
-    for e in _started(idx):
+    for e in started:
         key = e.task if by == "template" else str(e.header.get("difficulty") or "unknown")
-        groups.setdefault(key, []).append(e)
+        cells.setdefault((key, e.agent), []).append(e)
         diff[key] = str(e.header.get("difficulty") or "")
-    if by == "difficulty":
-        keys = [d for d in DIFFICULTIES if d in groups] + sorted(k for k in groups if k not in DIFFICULTIES)
+    keys = sorted(diff, key=lambda k: (DIFFICULTIES.index(diff[k]) if diff[k] in DIFFICULTIES else 9, k))
+    width = 0.8 / max(1, len(agents))
+    if by == "template":
+        fig, ax = plt.subplots(figsize=(7.5, 0.22 * len(keys) * max(1, len(agents)) ** 0.5 + 1.6))
     else:
-        keys = sorted(groups, key=lambda k: (DIFFICULTIES.index(diff[k]) if diff[k] in DIFFICULTIES else 9, k))
-    rates: list[float] = []
-    errs: list[list[float]] = [[], []]
-    for k in keys:
-        eps = groups[k]
-        won = sum(1 for e in eps if e.success and e.clean)
-        p = won / len(eps)
-        lo, hi = wilson(won, len(eps))
-        rates.append(p)
-        errs[0].append(p - lo)
-        errs[1].append(hi - p)
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.32 * len(keys) + 2), 3.8))
-    ax.bar(range(len(keys)), rates, yerr=errs, capsize=2,
-           color=[_COLOURS.get(diff[k] if by == "template" else k, "#777777") for k in keys])
-    ax.set_xticks(range(len(keys)))
-    ax.set_xticklabels([f"{k} ({len(groups[k])})" for k in keys], rotation=70 if by == "template" else 0,
-                       ha="right" if by == "template" else "center", fontsize=7)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("clean success")
-    agents = sorted({e.agent for e in _started(idx)})
-    ax.set_title(f"clean success by {by} ({', '.join(agents)}; 95% Wilson intervals; n in brackets)", fontsize=9)
+        fig, ax = plt.subplots(figsize=(max(5.0, 1.2 * len(keys) * len(agents) + 2), 3.8))
+    for j, agent in enumerate(agents):
+        pos, rates, lo, hi = [], [], [], []
+        for i, k in enumerate(keys):
+            eps = cells.get((k, agent), [])
+            if not eps:
+                continue
+            won = sum(1 for e in eps if e.success and e.clean)
+            a, b = wilson(won, len(eps))
+            pos.append(i - 0.4 + width * (j + 0.5))
+            rates.append(won / len(eps))
+            lo.append(won / len(eps) - a)
+            hi.append(b - won / len(eps))
+        colour = f"C{j}"
+        if by == "template":
+            ax.barh(pos, rates, height=width, xerr=[lo, hi], capsize=1.5, color=colour, label=agent)
+        else:
+            ax.bar(pos, rates, width=width, yerr=[lo, hi], capsize=2, color=colour, label=agent)
+    n = {k: sum(len(cells.get((k, a), [])) for a in agents) for k in keys}
+    labels = [f"{k} [{diff[k]}] ({n[k]})" if by == "template" else f"{k} ({n[k]})" for k in keys]
+    if by == "template":
+        ax.set_yticks(range(len(keys)))
+        ax.set_yticklabels(labels, fontsize=6)
+        ax.set_ylim(len(keys) - 0.5, -0.5)   # the first template on top
+        ax.set_xlim(0, 1.05)
+        ax.set_xlabel("clean success")
+    else:
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("clean success")
+    ax.legend(fontsize=7, loc="lower right" if by == "template" else "upper right")
+    title = f"clean success by {by}, per agent (95% Wilson intervals; episodes in brackets)"
+    ax.set_title("\n".join(textwrap.wrap(title, 60)), fontsize=9)
     fig.tight_layout()
     return fig
 

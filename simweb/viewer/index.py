@@ -131,6 +131,7 @@ class RunIndex:
     _offsets: OrderedDict[int, list[int]] = field(default_factory=OrderedDict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _by_path: dict[str, Episode] | None = field(default=None, repr=False)
+    _seen: set[str] = field(default_factory=set, repr=False)
 
     @classmethod
     def open(cls, paths: Iterable[str]) -> RunIndex:
@@ -165,6 +166,10 @@ class RunIndex:
         raise ViewerError(f"cannot read {exc.filename}: {exc.strerror or exc}")
 
     def _add(self, path: str, rel: str, *, named: bool) -> None:
+        real = os.path.realpath(path)
+        if real in self._seen:   # a file named twice, or under two of the paths given
+            return
+        self._seen.add(real)
         try:
             with open(path, "rb") as f:
                 first = f.readline()
