@@ -61,6 +61,21 @@ def test_run_records_goal_observations_checks_and_titles(tmp_path):
     assert steps[-1]["verdict"]["success"] and steps[-1]["verdict"]["clean"]
 
 
+def test_a_lean_record_drops_only_the_ax_tree_text():
+    from simweb.agents import OracleAgent
+    from simweb.env import SimEnv
+    from simweb.rollout import run_episode
+
+    env = SimEnv("shopping", 0)
+    full = run_episode(env, OracleAgent(), task=TASK, seed=3)
+    lean = run_episode(env, OracleAgent(), task=TASK, seed=3, lean=True)
+    lines = [lean.header, *lean.steps]
+    validate_lines(lines)
+    assert all(x["observation"]["axtree"] is None and x["observation"]["title"] for x in lines)
+    assert [s["obs"] for s in lean.steps] == [s["obs"] for s in full.steps]
+    assert [s["state_hash"] for s in lean.steps] == [s["state_hash"] for s in full.steps]
+
+
 def test_pools_groups_and_fork_record_parentage(tmp_path):
     r = run("run", "shopping", "--task", TASK, "--seeds", "0-1", "--group", "2", "--out", str(tmp_path / "g"))
     assert r.exit_code == 0, r.output
