@@ -217,10 +217,15 @@ def test_report_draws_plots(run_dir, tmp_path):
     rt.write_text(json.dumps({"type": "header", "schema": SCHEMA, "kind": "redteam", "simweb": "0", "app": "forum"})
                   + "\n" + json.dumps({"type": "attack", "task": "t", "seed": 0, "family": "junk", "name": "n",
                                        "paid": False}) + "\n")
-    r = cli("report", str(train), str(rt), "--out", str(tmp_path / "p2"))
+    s2l = tmp_path / "s2l"
+    s2l.mkdir()
+    (s2l / "report.json").write_text(json.dumps({"pair": "issues:roundup", "agent": "scripted", "families": [
+        {"family": "close_issue", "n": 3, "sim_success": 1.0, "live_success": 0.667},
+        {"family": "label", "n": 3, "sim_success": 0.667, "live_success": 0.0}]}))
+    r = cli("report", str(train), str(rt), str(s2l), "--out", str(tmp_path / "p2"))
     assert r.exit_code == 0, r.output
-    assert {p.name for p in (tmp_path / "p2").iterdir()} == {"learning_curve_0.png", "learning_curve_0.svg",
-                                                              "redteam_by_family.png", "redteam_by_family.svg"}
+    assert {p.name for p in (tmp_path / "p2").iterdir()} == {
+        f"{n}.{x}" for n in ("learning_curve_0", "redteam_by_family", "sim_vs_live_0") for x in ("png", "svg")}
     c = create_app([str(train), str(rt)]).test_client()
     assert 'src="/plots/learning_curve_0.svg"' in c.get("/plots").get_data(as_text=True)
     assert c.get("/plots/learning_curve_0.svg").data.lstrip().startswith(b"<?xml")
