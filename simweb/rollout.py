@@ -24,7 +24,7 @@ import orjson
 from . import __version__
 from .agents import make_agent
 from .policy import begin_rollout, split_action
-from .trajectory import header_fields, step_fields
+from .trajectory import element_box, header_fields, step_fields
 
 
 def obs_digest(obs: dict[str, Any]) -> str:
@@ -88,6 +88,7 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
     t0 = time.perf_counter()
     for i in range(limit):
         action, logprob = split_action(agent.act(obs))
+        box = element_box(env, action) if traj.screenshots else None   # where it acts, on the screenshot
         obs, reward, terminated, truncated, info = env.step(action)
         step = {"type": "step", "step": i + 1, "action": action, "error": obs["last_action_error"],
                 "url": obs["url"], "obs": obs_digest(obs), "state_hash": env.state_hash(), "reward": reward,
@@ -95,6 +96,8 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
                 **step_fields(obs, info, lean=lean)}
         if logprob is not None:
             step["logprob"] = logprob
+        if box is not None:
+            step["target_box"] = box
         traj.steps.append(step)
         if obs.get("screenshot"):
             traj.screenshots[i + 1] = obs["screenshot"]

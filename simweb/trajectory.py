@@ -33,7 +33,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "TrajectoryFormatError", "attack_lines", "header_fields", "load_schema",
+__all__ = ["SCHEMA", "SCHEMA_VERSION", "TrajectoryFormatError", "action_bid", "attack_lines", "element_box", "header_fields", "load_schema",
            "observation", "page_title", "parse_header", "read_trajectory", "step_fields", "upgrade_step",
            "validate_lines", "write_attacks", "write_trajectory"]
 
@@ -64,6 +64,35 @@ def validate_lines(lines: Iterable[dict[str, Any]]) -> None:
 
 
 # ----------------------------------------------------------------------------- recording
+
+_BID_ACTIONS = ("click", "dblclick", "hover", "fill", "select_option", "check", "uncheck", "clear", "focus",
+                "press", "upload_file", "drag_and_drop")
+_ACTION = re.compile(r"^\s*([a-z_]+)\(\s*(?:(['\"])((?:\\.|(?!\2).)*)\2)?")
+
+
+def action_bid(action: str) -> str | None:
+    """The element id a BrowserGym action acts on (its first quoted argument), if any."""
+    m = _ACTION.match(action or "")
+    if not m or m.group(1) not in _BID_ACTIONS or m.group(3) is None:
+        return None
+    return m.group(3)
+
+
+def element_box(env: Any, action: str) -> dict[str, float] | None:
+    """Where the element ``action`` names is in the viewport (CSS pixels, as on the
+    screenshot), for a Chromium env that takes screenshots; None elsewhere or when the
+    element is not found at once (the action then reports its own error)."""
+    page = getattr(env, "page", None)
+    bid = action_bid(action)
+    if page is None or bid is None or not getattr(env, "screenshots", False):
+        return None
+    from .browser import _css_bid
+
+    try:
+        box = page.locator(_css_bid(bid)).first.bounding_box(timeout=250)
+    except Exception:   # Playwright's timeout or a page mid-navigation: no box, no failure
+        return None
+    return {k: round(float(box[k]), 1) for k in ("x", "y", "width", "height")} if box else None
 
 def page_title(axtree: str | None) -> str:
     """The page title: the name of the AX tree's root (``RootWebArea 'Title'``)."""

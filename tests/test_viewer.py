@@ -128,6 +128,9 @@ def test_verdict_changes_are_marked_where_they_happen():
     steps = [{"step": 1, "verdict": v0}, {"step": 2, "verdict": v1}, {"step": 3, "verdict": v1},
              {"step": 4, "verdict": v2}]
     assert verdict_changes(steps) == {2: "progress 0.00 -> 0.50", 4: "success, progress 0.50 -> 1.00"}
+    # the first verdict is compared with no progress and clean, not with "no checks"
+    checked = [{"step": 1, "verdict": {**v0, "checks": [{"name": "the order", "passed": False}]}}]
+    assert verdict_changes(checked) == {}
     assert action_bid("fill('search-q', 'x')") == "search-q" and action_bid("go_back()") is None
 
 

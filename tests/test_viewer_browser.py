@@ -89,7 +89,7 @@ def test_markup_in_a_trajectory_is_text(viewer, browser_page):
 
 def test_a_browser_backends_screenshots_are_written_and_shown(tmp_path, browser_page):
     """A rollout on the Chromium backend keeps its screenshots beside the trajectory; the
-    viewer shows the page the agent saw and the page after."""
+    viewer shows the page the agent saw, with the acted-on element boxed, and the page after."""
     from simweb.agents import OracleAgent
     from simweb.browser import make_browser_env
 
@@ -104,4 +104,13 @@ def test_a_browser_backends_screenshots_are_written_and_shown(tmp_path, browser_
     c = create_app([str(tmp_path)]).test_client()
     page = c.get("/episode/0?step=1").get_data(as_text=True)
     assert 'src="/episode/0/screenshot/0"' in page and 'src="/episode/0/screenshot/1"' in page
+    # the acted-on element's box, read before the action, is drawn on the page the agent saw
+    assert traj.steps[0]["action"].startswith(("click", "fill"))
+    box = traj.steps[0]["target_box"]
+    assert box["width"] > 0 and box["height"] > 0
+    from simweb.viewer.app import png_size
+
+    w, h = png_size(str(tmp_path / "b.screenshots" / "step-0000.png")) or (0, 0)
+    left, top = round(100 * box["x"] / w, 3), round(100 * box["y"] / h, 3)
+    assert f'id="target-box" style="left: {left}%; top: {top}%' in page
     assert c.get("/episode/0/screenshot/0").data[:8] == b"\x89PNG\r\n\x1a\n"

@@ -29,26 +29,16 @@ from typing import Any
 
 from flask import Flask, Response, abort, render_template, request, send_file, url_for
 
+from ..trajectory import action_bid
 from .index import Episode, RunIndex, ViewerError
 from .replay import ReplayError, StateCache, diff_states
 
-__all__ = ["create_app"]
+__all__ = ["action_bid", "create_app"]
 
 PAGE = 100
 #: steps listed around the selected one on an episode page
 WINDOW = 150
-_BID_ACTIONS = ("click", "dblclick", "hover", "fill", "select_option", "check", "uncheck", "clear", "focus",
-                "press", "upload_file", "drag_and_drop", "mouse_click_bid")
-_ACTION = re.compile(r"^\s*([a-z_]+)\(\s*(?:(['\"])((?:\\.|(?!\2).)*)\2)?")
 _COORD = re.compile(r"^\s*mouse_(?:click|dblclick|move|down|up)\(\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)")
-
-
-def action_bid(action: str) -> str | None:
-    """The element id an action acts on (its first quoted argument), if it acts on one."""
-    m = _ACTION.match(action or "")
-    if not m or m.group(1) not in _BID_ACTIONS or m.group(3) is None:
-        return None
-    return m.group(3)
 
 
 def action_point(action: str) -> tuple[float, float] | None:
@@ -90,8 +80,8 @@ def verdict_changes(steps: list[dict[str, Any]]) -> dict[int, str]:
         v = s.get("verdict")
         if v is None:
             continue
-        if _key(v) != _key(prev):
-            a, b = _key(prev), _key(v)
+        a, b = _key(prev), _key(v)
+        if (a if prev is not None else a[:3]) != (b if prev is not None else b[:3]):   # no checks before step 1
             what = []
             if a[0] != b[0]:
                 what.append("success" if b[0] else "success lost")
@@ -187,7 +177,8 @@ def create_app(paths: list[str], *, index: RunIndex | None = None) -> Flask:
         return render_template(
             "episode.html", ep=ep, n=n, cur=cur, steps=shown, first_shown=lo + 1, n_steps=len(steps),
             changes=changes, before=before_obs, after=cur.get("observation") if cur else None,
-            ax=ax, found=any(hit for _, hit in ax), bid=bid, point=action_point(action),
+            ax=ax, found=any(hit for _, hit in ax), bid=bid,
+            marks=marks(png_size(screenshot_path(ep, before_obs)), action_point(action), (cur or {}).get("target_box")),
             checks=checks, group=group, parent_ep=parent_ep,
             shot_before=screenshot_path(ep, before_obs) is not None,
             shot_after=screenshot_path(ep, (cur or {}).get("observation")) is not None)
@@ -308,6 +299,36 @@ def create_app(paths: list[str], *, index: RunIndex | None = None) -> Flask:
 
     app.add_template_global(url_for, "url_for")
     return app
+
+
+def png_size(path: str | None) -> tuple[int, int] | None:
+    """A PNG's (width, height), from its header."""
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    w, h = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+    return (w, h) if w and h else None
+
+
+def marks(size: tuple[int, int] | None, point: tuple[float, float] | None, box: Any) -> dict[str, Any]:
+    """Where to draw an action on a screenshot, in percent of its size (so the picture
+    can be scaled): a coordinate action's point, a box around the acted-on element."""
+    if size is None:
+        return {}
+    w, h = size
+    out: dict[str, Any] = {}
+    if point is not None:
+        out["point"] = (round(100 * point[0] / w, 3), round(100 * point[1] / h, 3))
+    try:
+        if isinstance(box, dict):
+            out["box"] = tuple(round(100 * float(box[k]) / d, 3)
+                               for k, d in (("x", w), ("y", h), ("width", w), ("height", h)))
+    except (KeyError, TypeError, ValueError):
+        pass
+    return out
 
 
 def screenshot_path(ep: Episode, obs: dict[str, Any] | None) -> str | None:
