@@ -1014,12 +1014,15 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Step budget (default: the task's).")
 @click.option("--checkpoint", default=None, type=click.Path(),
               help="learned: a `simweb train` folder (its trained policy) or its init/ folder (the untrained one).")
+@click.option("--screenshots", is_flag=True,
+              help="browser: keep a screenshot of every page beside the trajectories (see `simweb view`).")
 @with_options(llm_options)
 @with_world
 @_guard
 def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, workers: int, address: str | None,
-             out: str | None, max_steps: int | None, checkpoint: str | None, model: str | None, base_url: str | None,
-             api_key: str | None, prompt: str, timeout: float, retries: int, world_seed: int, size: int | None) -> None:
+             out: str | None, max_steps: int | None, checkpoint: str | None, screenshots: bool, model: str | None,
+             base_url: str | None, api_key: str | None, prompt: str, timeout: float, retries: int, world_seed: int,
+             size: int | None) -> None:
     """Run an agent on an app's task instances; print success / progress / clean per
     template (and in total) and write the trajectories."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -1028,6 +1031,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
     from .agents.llm import LLMAgent, LLMError
     from .evaluate import EvalError, parse_seeds, plan_episodes, run_eval, summarise
 
+    if screenshots and backend != "browser":
+        raise UserError("--screenshots is for --backend browser (in-process pages have no pixels)")
     env = _make_env(app, world_seed, size)
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     for t in ids or []:
@@ -1064,7 +1069,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
         from .browser import BrowserError, make_browser_env
 
         try:
-            env = make_browser_env(app, world_seed, size=size, screenshots=False)
+            env = make_browser_env(app, world_seed, size=size, screenshots=screenshots)
         except BrowserError as exc:
             raise UserError(str(exc)) from None
     out = out or f"eval-{app}-{agent}"

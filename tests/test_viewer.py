@@ -257,3 +257,38 @@ def test_bad_paths_are_one_line_and_exit_2(tmp_path, case):
         assert r.exit_code == 2, (cmd, r.output)
         lines = r.output.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("simweb: error:"), r.output
+
+
+def test_demo_out_then_view_serves_the_demos_episodes(tmp_path):
+    """The issue's end-to-end: `simweb demo --out run/ && simweb view run/` (one app here)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    run = tmp_path / "run"
+    r = cli("demo", "--apps", "forum", "--seeds", "1", "--branches", "1", "--workers", "1", "--out", str(run))
+    assert r.exit_code == 0, r.output
+    n_files = len(list(run.rglob("*.jsonl")))
+    proc = subprocess.Popen([sys.executable, "-m", "simweb.cli", "view", str(run), "--port", "0"],
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        line = proc.stderr.readline() if proc.stderr else ""
+        m = re.search(r"viewing (\d+) episodes .* on (http://127\.0\.0\.1:\d+/)", line)
+        assert m, line
+        assert int(m.group(1)) == n_files
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                page = urllib.request.urlopen(m.group(2), timeout=5).read().decode()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the viewer did not answer"
+                time.sleep(0.2)
+        assert f"{n_files} episode(s)" in page and "forum/" in page
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    assert proc.returncode == 0
