@@ -467,13 +467,14 @@ def load_rendered(page: Any, target: str, html: str, status: int, timeout_ms: in
     reaching the server (the page of a state whose GET the server already performed)."""
     body = html.encode("utf-8")
     headers = {"content-type": "text/html; charset=utf-8", "cache-control": "no-store"}
+    requested = target.partition("#")[0]   # a fragment never reaches the network
 
     def matches(url: str) -> bool:
-        return url == target
+        return url == requested
 
     def fulfil(route: Any) -> None:
         req = route.request
-        if req.is_navigation_request() and req.method == "GET" and req.url == target:
+        if req.is_navigation_request() and req.method == "GET" and req.url == requested:
             route.fulfill(status=status, body=body, headers=headers)
         else:
             route.fallback()
@@ -766,10 +767,24 @@ class BrowserEnv(EpisodeEnv):
                 continue
             html = self.app.render(state, tab)
             self._load_rendered(page, self._url(tab["url"]), html, int(tab["status"] or 200))
+            self._forget_history(page)
             if tab["fields"] or tab["focus"] or tab["scroll"] != [0, 0]:
                 page.evaluate(_APPLY_STATE_JS, [tab["fields"], tab["focus"], tab["scroll"]])
         self._active = min(int(browser["active"]), len(self._pages) - 1)
         _safe(self.page.bring_to_front)
+
+    def _forget_history(self, page: Any) -> None:
+        """Drop the tab's earlier history entries (the about:blank it was opened on): a
+        shown state's tab starts at its page, as the in-process tab whose history the
+        state gives (entries before it are not replayed)."""
+        try:
+            cdp = self._context.new_cdp_session(page)
+            try:
+                cdp.send("Page.resetNavigationHistory")
+            finally:
+                cdp.detach()
+        except Exception:   # a page that is gone: nothing to forget
+            pass
 
     def _load_rendered(self, page: Any, target: str, html: str, status: int) -> None:
         load_rendered(page, target, html, status, max(self.timeout_ms, 10_000))

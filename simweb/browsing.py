@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from .actions import ActionError, parse_action
-from .app import App, Response
+from .app import MAX_HISTORY, App, Response
 from .axtree import Element, Form, Page, parse_page
 from .state import new_tab
 
@@ -61,6 +61,7 @@ class SimBrowser:
         self._page: Page | None = None
         self.last_response: Response | None = None
         self.site_error: str | None = None   # the site's error message after the last action
+        self._dom: tuple[str, Any] | None = None   # (html, selectolax tree) for hit tests
 
     # ------------------------------------------------------------------ page cache
     def invalidate(self) -> None:
@@ -90,8 +91,26 @@ class SimBrowser:
         return self.page().axtree(values=values, checked=checked, focused=tab["focus"])
 
     # ------------------------------------------------------------------ navigation
-    def _navigate(self, url: str, push: bool = True) -> None:
-        resp = self.app.navigate(self.state, url, push=push)
+    def _navigate(self, url: str, push: bool = True, *, form: bool = False) -> None:
+        """GET ``url`` in the active tab. With ``push``, the tab's history gets an entry as
+        Chromium's: a new one, except that a navigation that is not a form submission to
+        the URL the tab shows replaces the current entry (a link to the page itself);
+        a form submission, or a redirect that lands on the same URL, adds one. Without
+        ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at."""
+        tab = self.tab
+        kept = tab["history"][: tab["cursor"] + 1]
+        replace = not form and url == tab["url"]
+        resp = self.app.navigate(self.state, url, push=False)
+        if push:
+            hist = (kept[:-1] if replace else kept) + [tab["url"]]
+            if len(hist) > MAX_HISTORY:   # the oldest entries go, as in a real browser
+                del hist[: len(hist) - MAX_HISTORY]
+            tab["history"] = hist
+            tab["cursor"] = len(hist) - 1
+        elif tab["history"] and 0 <= tab["cursor"] < len(tab["history"]):
+            # A history entry that redirects (a page that now asks to sign in) takes the URL
+            # it ends at, as Chromium's entry does.
+            tab["history"][tab["cursor"]] = tab["url"]
         self._html = resp.html
         self._page = None
         self.last_response = resp
@@ -102,6 +121,11 @@ class SimBrowser:
         """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
         if href == "about:blank":
             return href
+        if href.startswith("?"):
+            # A query-only reference keeps the page's path and replaces its query, even with
+            # an empty one ("?" is the page without query); urljoin would keep the old query.
+            tab_url = self.tab["url"]
+            href = (tab_url if tab_url.startswith("/") else "/").partition("?")[0].partition("#")[0] + href
         # An absolute path (or this origin's URL of one) of plain URL characters without dot
         # segments or fragment: what urljoin and urlsplit below would make of it, without
         # them (most links).
@@ -202,25 +226,56 @@ class SimBrowser:
         sx, sy = self.tab["scroll"]
         self.tab["scroll"] = [max(0, int(sx + delta_x)), max(0, int(sy + delta_y))]
 
-    def _do_hover(self, bid: str) -> None:
-        self._element(bid)
+    # An element Chromium cannot act on: Playwright waits for it to become visible,
+    # enabled or editable until the action's timeout, and BrowserGym reports the timeout.
+    def _actionable(self, el: Element, action: str, *, enabled: bool = True, editable: bool = False) -> None:
+        if el.hidden:
+            raise _Fail(f"Timeout exceeded: {action} waited for element with bid '{el.bid}' to be visible")
+        if enabled and el.disabled:
+            raise _Fail(f"Element with bid '{el.bid}' is disabled")
+        if editable and "readonly" in el.attrs:
+            raise _Fail(f"Element with bid '{el.bid}' is not editable")
+
+    def _do_hover(self, bid: str) -> str | None:
+        self._actionable(self._element(bid), "hover", enabled=False)
+        return None
 
     def _do_focus(self, bid: str) -> None:
-        self._element(bid)
-        self.tab["focus"] = str(bid)
+        el = self._element(bid)
+        if _focusable(el):   # focus() on anything else leaves the focus where it was
+            self.tab["focus"] = el.bid
 
     def _do_click(self, bid: str, button: str = "left", modifiers: Any = ()) -> str | None:
         el = self._element(bid)
+        self._actionable(el, "click")
+        if button != "left" or modifiers:
+            return None   # a middle/right or modified click opens no page of this site in-process
+        # Playwright clicks the centre of the element's box. The served pages are built so
+        # that the centre of an element with a bid is that element itself (the engine's
+        # stylesheet, simweb.server.HIT_CSS), so what is hit is the element or, for text
+        # and inline content, what it sits in: the click goes to the nearest activatable
+        # element among it and its ancestors (a link, a button, a label), as the DOM's
+        # click event does when it bubbles.
+        target = el if _activatable(el) else self._activatable_ancestor(el)
+        focus = el if _focusable(el) else (target if target is not None and _focusable(target) else None)
+        self.tab["focus"] = focus.bid if focus is not None else None
+        if target is None:
+            return None
+        return self._activate(target)
+
+    _do_dblclick = _do_click
+
+    def _activate(self, el: Element) -> str | None:
+        """What a click on ``el`` (an activatable element) does."""
         if el.disabled:
-            return f"Element with bid '{bid}' is disabled"
-        self.tab["focus"] = el.bid
+            return None
         if el.tag == "a" and el.href is not None:
             path = self._absolute_path(el.href)
             if path is None:
                 return f"net::ERR_NAME_NOT_RESOLVED at {el.href}"
             self._navigate(path)
             return None
-        if el.input_type in ("checkbox",):
+        if el.input_type == "checkbox":
             self.tab["fields"][el.bid] = not self._checked(el)
             return None
         if el.input_type == "radio":
@@ -228,24 +283,73 @@ class SimBrowser:
             return None
         if el.form is not None and self._is_submitter(el):
             return self._submit(self.page().form(el.form), el)
-        if el.tag == "option":
-            return None
+        if el.tag == "label":
+            control = self._label_control(el)
+            if control is not None and not control.hidden:
+                if _focusable(control):
+                    self.tab["focus"] = control.bid
+                if control.input_type in ("checkbox", "radio") or self._is_submitter(control):
+                    return self._activate(control)
         return None
 
-    _do_dblclick = _do_click
+    def _dom_node(self, bid: str) -> Any:
+        """The selectolax node of the element with this bid in the page's HTML (parsed on
+        demand: only clicks on containers and labels need the tree)."""
+        from selectolax.lexbor import LexborHTMLParser
+
+        html = self.html()
+        if self._dom is None or self._dom[0] is not html:
+            self._dom = (html, LexborHTMLParser(html))
+        bid_css = bid.replace("\\", "\\\\").replace('"', '\\"')
+        return self._dom[1].css_first(f'[bid="{bid_css}"]')
+
+    def _activatable_ancestor(self, el: Element) -> Element | None:
+        if el.bid is None:
+            return None
+        node = self._dom_node(el.bid)
+        node = node.parent if node is not None else None
+        while node is not None and node.tag not in ("body", "html", None):
+            tag = node.tag
+            if tag in ("a", "button", "label", "input", "select", "textarea"):
+                bid = node.attributes.get("bid")
+                found = self.page().elements.get(bid) if bid else None
+                if found is not None and _activatable(found):
+                    return found
+                if tag != "a" or "href" in node.attributes:
+                    return None   # an activatable element without a bid: nothing this browser can act on
+            node = node.parent
+        return None
+
+    def _label_control(self, label: Element) -> Element | None:
+        if label.bid is None:
+            return None
+        node = self._dom_node(label.bid)
+        if node is None:
+            return None
+        target = label.attrs.get("for")
+        if target:
+            hit = node.root.css_first(f'[id="{target}"]') if '"' not in target and "\\" not in target else None
+        else:
+            hit = next((n for n in node.traverse(include_text=False)
+                        if n.tag in ("input", "select", "textarea", "button") and n is not node), None)
+        bid = hit.attributes.get("bid") if hit is not None else None
+        return self.page().elements.get(bid) if bid else None
 
     def _do_fill(self, bid: str, value: str) -> str | None:
         el = self._element(bid)
+        if el.input_type == "hidden" or el.hidden:
+            self._actionable(el, "fill")
         if el.input_type not in TEXT_INPUTS:
+            if el.tag == "input":
+                return f"Input of type \"{el.input_type}\" cannot be filled (bid '{bid}')"
             return f"Element with bid '{bid}' is not an <input>, <textarea> or [contenteditable] element"
-        if el.disabled or "readonly" in el.attrs:
-            return f"Element with bid '{bid}' is not editable"
+        self._actionable(el, "fill", editable=True)
         value = str(value)
-        if el.input_type == "number" and value.strip() not in ("",):
-            try:
-                float(value)
-            except ValueError:
+        kind = el.input_type or "text"
+        if kind == "number":
+            if not _js_number(value):
                 return f"Cannot type text into input[type=number] (bid '{bid}')"
+        value = sanitize_value(kind, value)
         max_len = el.attrs.get("maxlength")
         if max_len and max_len.isdigit():
             value = value[: int(max_len)]   # a browser silently truncates to maxlength
@@ -260,6 +364,7 @@ class SimBrowser:
         el = self._element(bid)
         if el.tag != "select":
             return f"Element with bid '{bid}' is not a <select> element"
+        self._actionable(el, "select_option")
         wanted = [options] if isinstance(options, str) else list(options)
         chosen = []
         for w in wanted:
@@ -278,6 +383,7 @@ class SimBrowser:
         el = self._element(bid)
         if el.input_type not in ("checkbox", "radio"):
             return f"Element with bid '{bid}' is not a checkbox or radio button"
+        self._actionable(el, "check")
         if not self._checked(el):
             # Checking clicks the box (focusing it) only when its state changes.
             self.tab["focus"] = el.bid
@@ -289,17 +395,21 @@ class SimBrowser:
 
     def _do_uncheck(self, bid: str) -> str | None:
         el = self._element(bid)
-        if el.input_type != "checkbox":
+        if el.input_type not in ("checkbox", "radio"):
             return f"Element with bid '{bid}' is not a checkbox"
+        self._actionable(el, "uncheck")
         if self._checked(el):
+            if el.input_type == "radio":
+                return f"Cannot uncheck radio button (bid '{bid}')"
             self.tab["focus"] = el.bid
             self.tab["fields"][el.bid] = False
         return None
 
     def _do_press(self, bid: str, key_comb: str) -> str | None:
-        el = self._element(bid)
-        self.tab["focus"] = el.bid
-        return self._key(el, key_comb)
+        # Playwright focuses the element (a no-op for one that cannot take focus) and sends
+        # the key to whatever has the focus then.
+        self._do_focus(bid)
+        return self._do_keyboard_press(key_comb)
 
     def _do_keyboard_press(self, key: str) -> str | None:
         focus = self.tab["focus"]
@@ -314,15 +424,77 @@ class SimBrowser:
         current = self.tab["fields"].get(focus, el.value or "")
         return self._do_fill(focus, str(current) + str(text))
 
-    def _key(self, el: Element, key: str) -> str | None:
-        if key == "Enter" and el.form is not None and el.input_type in TEXT_INPUTS - {"textarea"}:
-            form = self.page().form(el.form)
-            # Implicit submission: the form's first submit button is the submitter.
-            submitter = next((c for c in form.controls if self._is_submitter(c)), None)
-            return self._submit(form, submitter)
-        if key == "Enter" and el.tag == "a" and el.href is not None and el.bid is not None:
-            return self._do_click(el.bid)
+    def _key(self, el: Element, key_comb: str) -> str | None:
+        """A key pressed on the focused element ``el``: what its default action is in
+        Chromium (Enter submits a field's form, follows a link or presses a button; Space
+        presses a button or toggles a box; arrows move a radio group's or a select's
+        choice; Tab moves the focus)."""
+        parts = str(key_comb).split("+")
+        key, mods = parts[-1], set(parts[:-1])
+        if mods - {"Shift"}:
+            return None
+        if key == "Tab":
+            self._tab_focus(el, -1 if "Shift" in mods else 1)
+            return None
+        if mods:
+            return None
+        if key == "Enter":
+            if el.tag == "a" and el.href is not None:
+                return self._activate(el)
+            if el.tag == "button" or el.input_type in ("submit", "image", "button", "reset"):
+                return self._activate(el) if self._is_submitter(el) else None
+            if el.form is not None and (el.input_type in TEXT_INPUTS - {"textarea"}
+                                        or el.input_type in ("checkbox", "radio")):
+                form = self.page().form(el.form)
+                # Implicit submission: the form's first submit button is the submitter
+                # (a disabled one blocks it).
+                submitter = next((c for c in form.controls if self._is_submitter(c)), None)
+                if submitter is not None and submitter.disabled:
+                    return None
+                return self._submit(form, submitter)
+            return None
+        if key in ("Space", " "):
+            if el.tag == "button" or el.input_type in ("submit", "image", "button", "reset", "checkbox", "radio"):
+                return self._activate(el)
+            return None
+        if key in ("ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"):
+            step = 1 if key in ("ArrowDown", "ArrowRight") else -1
+            if el.input_type == "radio":
+                self._radio_step(el, step)
+            elif el.tag == "select" and not el.multiple:   # a closed select: every arrow steps its choice
+                self._select_step(el, step)
         return None
+
+    def _tab_focus(self, el: Element, step: int) -> None:
+        order = [e for e in self.page().elements.values() if _focusable(e)]
+        i = next((k for k, e in enumerate(order) if e.bid == el.bid), None)
+        if i is None:
+            return
+        j = i + step
+        self.tab["focus"] = order[j].bid if 0 <= j < len(order) else None
+
+    def _radio_step(self, el: Element, step: int) -> None:
+        peers = [c for c in (self.page().form(el.form).controls if el.form is not None
+                             else self.page().elements.values())
+                 if c.input_type == "radio" and c.field_name == el.field_name and not c.disabled and not c.hidden]
+        i = next((k for k, c in enumerate(peers) if c.bid == el.bid), None)
+        if i is None or not peers:
+            return
+        nxt = peers[(i + step) % len(peers)]
+        if nxt.bid is not None:
+            self._set_radio(nxt)
+            self.tab["focus"] = nxt.bid
+
+    def _select_step(self, el: Element, step: int) -> None:
+        current = self.tab["fields"].get(el.bid) if el.bid else None
+        values = [v for v, _, _ in el.options]
+        if current is None:
+            current = next((v for v, _, sel in el.options if sel), values[0] if values else None)
+        if current not in values or el.bid is None:
+            return
+        j = values.index(current) + step
+        if 0 <= j < len(values):
+            self.tab["fields"][el.bid] = values[j]
 
     # ------------------------------------------------------------------ forms
     @staticmethod
@@ -378,7 +550,72 @@ class SimBrowser:
             out.append((c.field_name, str(v) if v is not None else (c.value or "")))
         return out
 
-    def _submit(self, form: Form, submitter: Element | None) -> str | None:
+    def _field_value(self, c: Element) -> str:
+        v = self.tab["fields"].get(c.bid) if c.bid else None
+        return str(v) if v is not None else (c.value or "")
+
+    def first_invalid(self, form: Form) -> Element | None:
+        """The first control of ``form`` that fails Chromium's constraint validation (a
+        required field left empty, an email that is not one, a number or date outside its
+        min/max or off its step), or None. A submission with one is not sent."""
+        for c in form.controls:
+            if c.disabled or c.hidden or "readonly" in c.attrs or c.tag in ("button", "output"):
+                continue
+            t = c.input_type or "text"
+            if t in ("submit", "image", "reset", "button", "hidden", "file"):
+                continue
+            required = "required" in c.attrs
+            if t == "checkbox":
+                if required and not self._checked(c):
+                    return c
+                continue
+            if t == "radio":
+                if required and not any(o.input_type == "radio" and o.field_name == c.field_name
+                                        and self._checked(o) for o in form.controls):
+                    return c
+                continue
+            value = self._field_value(c)
+            if value == "":
+                if required:
+                    return c
+                continue
+            if t == "email" and not all(_EMAIL.fullmatch(part) for part in
+                                        (value.split(",") if "multiple" in c.attrs else [value])):
+                return c
+            if t == "url" and not _URL.match(value):
+                return c
+            if t == "number" and _number_invalid(value, c.attrs):
+                return c
+            if t in ("date", "month", "week", "time", "datetime-local"):
+                low, high = c.attrs.get("min"), c.attrs.get("max")
+                if (low and sanitize_value(t, low) and value < low) or (high and sanitize_value(t, high) and value > high):
+                    return c
+        return None
+
+    def submit_unvalidated(self, bid: str) -> str | None:
+        """Send the form of the control ``bid`` (its submitter when it is a submit button)
+        with the values its controls hold, without constraint validation: the request a
+        client that does not validate (a script, curl, a form marked novalidate) sends.
+        Not a BrowserGym action: tests of a server's own validation use it, since a click
+        would not send an invalid form. Returns the error message, or None."""
+        try:
+            el = self._element(bid)
+        except _Fail as exc:
+            return str(exc)
+        if el.form is None:
+            return f"Element with bid '{bid}' is not in a form"
+        return self._submit(self.page().form(el.form), el if self._is_submitter(el) else None, validate=False)
+
+    def _submit(self, form: Form, submitter: Element | None, *, validate: bool = True) -> str | None:
+        form_el = self.page().elements.get(form.bid) if form.bid else None
+        novalidate = not validate or (form_el is not None and "novalidate" in form_el.attrs) or (
+            submitter is not None and "formnovalidate" in submitter.attrs)
+        if not novalidate:
+            invalid = self.first_invalid(form)
+            if invalid is not None:
+                # Chromium shows its validation bubble on the field and sends nothing.
+                self.tab["focus"] = invalid.bid
+                return None
         action = form.action
         method = form.method
         if submitter is not None:
@@ -390,7 +627,7 @@ class SimBrowser:
         entries = self.form_entries(form, submitter)
         if method == "get":
             path = target.partition("?")[0]
-            self._navigate(path + ("?" + urlencode(entries) if entries else ""))
+            self._navigate(path + ("?" + urlencode(entries) if entries else ""), form=True)
             return None
         data: dict[str, Any] = {}
         for k, v in entries:
@@ -400,7 +637,7 @@ class SimBrowser:
                 data[k] = v
         resp = self.app.submit(self.state, target, data)
         if resp.location is not None:
-            self._navigate(resp.location)
+            self._navigate(resp.location, form=True)
         else:
             self._navigate_error(resp)
         if resp.error:
@@ -409,6 +646,116 @@ class SimBrowser:
 
     def _navigate_error(self, resp: Response) -> None:
         self._navigate(self.tab["url"], push=False)
+
+
+def _activatable(el: Element) -> bool:
+    """Whether a click on ``el`` does something of its own: a link, a button or a form
+    control, or a label (which passes the click to its control)."""
+    if el.tag == "a":
+        return el.href is not None
+    return el.tag in ("button", "label", "select", "textarea") or (el.tag == "input" and el.input_type != "hidden")
+
+
+def _focusable(el: Element) -> bool:
+    """Whether ``el`` can take the focus (a click, focus() or press() focuses it)."""
+    if el.hidden or el.disabled:
+        return False
+    if "tabindex" in el.attrs:
+        return True
+    if el.tag == "a":
+        return el.href is not None
+    return el.tag in ("button", "select", "textarea", "summary") or (el.tag == "input" and el.input_type != "hidden")
+
+
+_JS_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
+_FLOAT = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?")
+_NEWLINES = re.compile(r"[\r\n]")
+
+
+def _js_number(text: str) -> bool:
+    """Whether JavaScript's ``Number(text.trim())`` is a number (not NaN): Playwright's fill
+    refuses any other text for a number input."""
+    t = text.strip(" \t\n\r\f\v\u00a0\ufeff\u2028\u2029")
+    return t == "" or _JS_NUMBER.fullmatch(t) is not None
+
+
+#: HTML's valid e-mail address (the spec's own expression) and an absolute URL's scheme.
+_EMAIL = re.compile(r"[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+                    r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S")
+
+
+def _number_invalid(value: str, attrs: dict[str, str]) -> bool:
+    """Range underflow/overflow or step mismatch of a number input's (sanitized) value."""
+    try:
+        v = float(value)
+    except ValueError:
+        return False
+    def num(name: str) -> float | None:
+        try:
+            return float(attrs.get(name) or "")
+        except ValueError:
+            return None
+    low, high = num("min"), num("max")
+    if (low is not None and v < low) or (high is not None and v > high):
+        return True
+    step_attr = (attrs.get("step") or "").strip().lower()
+    if step_attr == "any":
+        return False
+    step = num("step")
+    step = step if step is not None and step > 0 else 1.0
+    base = low if low is not None else 0.0
+    q = (v - base) / step
+    return abs(q - round(q)) > 1e-9 * max(1.0, abs(q))
+
+
+def _valid_date(y: int, m: int, d: int) -> bool:
+    if y < 1 or not 1 <= m <= 12:
+        return False
+    days = (31, 29 if (y % 4 == 0 and y % 100 != 0) or y % 400 == 0 else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    return 1 <= d <= days[m - 1]
+
+
+_DATE = re.compile(r"(\d{4,})-(\d\d)-(\d\d)")
+_TIME = re.compile(r"([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,3})?)?")
+_MONTH = re.compile(r"(\d{4,})-(\d\d)")
+_WEEK = re.compile(r"(\d{4,})-W(\d\d)")
+
+
+def sanitize_value(kind: str, value: str) -> str:
+    """The value an input of type ``kind`` holds after Playwright's fill with ``value``, as
+    Chromium's value sanitization leaves it: line breaks dropped from one-line fields,
+    surrounding whitespace dropped from email, url, number and the date and time types,
+    and a number, date or time that is not valid becomes empty (without an error)."""
+    if kind == "textarea":
+        return value
+    value = _NEWLINES.sub("", value)
+    if kind in ("email", "url"):
+        return value.strip(" \t\n\f\r")
+    if kind == "number":
+        value = value.strip()
+        return value if _FLOAT.fullmatch(value) else ""
+    if kind in ("date", "time", "datetime-local", "month", "week"):
+        value = value.strip()
+        ok = False
+        if kind == "date":
+            m = _DATE.fullmatch(value)
+            ok = m is not None and _valid_date(int(m[1]), int(m[2]), int(m[3]))
+        elif kind == "time":
+            ok = _TIME.fullmatch(value) is not None
+        elif kind == "month":
+            m = _MONTH.fullmatch(value)
+            ok = m is not None and int(m[1]) > 0 and 1 <= int(m[2]) <= 12
+        elif kind == "week":
+            m = _WEEK.fullmatch(value)
+            ok = m is not None and int(m[1]) > 0 and 1 <= int(m[2]) <= 53
+        else:
+            date, sep, time = value.partition("T") if "T" in value else value.partition(" ")
+            m = _DATE.fullmatch(date)
+            ok = bool(sep) and m is not None and _valid_date(int(m[1]), int(m[2]), int(m[3])) \
+                and _TIME.fullmatch(time) is not None
+        return value if ok else ""
+    return value
 
 
 class _Fail(Exception):

@@ -842,7 +842,12 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
 
 @main.command("compare")
 @click.argument("app")
-@click.option("--task", "-t", required=True, help="Task whose oracle plan both sides run.")
+@click.option("--task", "-t", default=None, help="Task whose oracle plan both sides run (not with --walks).")
+@click.option("--walks", type=click.IntRange(min=1, max=100_000), default=None,
+              help="Instead of an oracle plan: this many random walks from varied states, in-process vs "
+                   "Chromium, compared at every step (URL, runtime state, error class); --out gets a JSON report.")
+@click.option("--steps", type=click.IntRange(min=1, max=1000), default=25, show_default=True,
+              help="--walks: actions per walk.")
 @click.option("--seed", "-s", type=int, default=0, show_default=True)
 @click.option("--against", type=click.Choice(["browser", "live", "omnibox"]), default="browser", show_default=True,
               help="browser: the same app in headless Chromium; live: a WebGym browser server (Omniboxes); "
@@ -853,10 +858,20 @@ def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed:
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Per-step report (JSONL).")
 @with_world
 @_guard
-def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None, api_key: str | None,
-                site: str | None, out: str, world_seed: int, size: int | None) -> None:
+def compare_cmd(app: str, task: str | None, walks: int | None, steps: int, seed: int, against: str,
+                server: str | None, api_key: str | None, site: str | None, out: str, world_seed: int,
+                size: int | None) -> None:
     """Run one task's oracle plan in-process and against a browser or a live site, step by
-    step, and report where the two runs agree (URL, errors, AX-tree overlap, answers)."""
+    step, and report where the two runs agree (URL, errors, AX-tree overlap, answers).
+    With --walks, run random walks in-process and in Chromium instead and report the
+    parity rate and the divergence classes (simweb.walks)."""
+    if walks is not None:
+        if task is not None or against != "browser":
+            raise UserError("--walks compares random walks in-process and in Chromium: no --task, --against browser")
+        _compare_walks(app, walks, steps, seed, out, world_seed)
+        return
+    if task is None:
+        raise UserError("compare needs --task (an oracle plan to run) or --walks N (random walks)")
     from .live.compare import AGREE_ON, LIVE_AGREE_ON, StepEnv, compare_runs, match_bids, write_report
     from .live.omnibox import OmniboxError
     from .omnibox.env import OmniboxEnvError
@@ -909,6 +924,29 @@ def compare_cmd(app: str, task: str, seed: int, against: str, server: str | None
     click.echo(f"{task} seed={seed} sim vs {against}: {s['steps']} steps, URL agreement {s['url_agreement']:.2f}, "
                f"error agreement {s['error_agreement']:.2f}, mean AX-tree overlap {s['mean_jaccard']:.2f}, "
                f"first divergence {s['first_divergence']} -> {out}")
+
+
+def _compare_walks(app: str, walks: int, steps: int, seed: int, out: str, world_seed: int) -> None:
+    """``simweb compare APP --walks N``: the walk report as JSON, and one line per class."""
+    from . import registry
+    from .browser import BrowserError
+    from .walks import run_walks
+
+    registry.resolve(app)
+    try:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
+    try:
+        report = run_walks(app, walks, steps, seed, world_seed=world_seed, keep_steps=True)
+    except BrowserError as exc:
+        raise UserError(str(exc)) from None
+    Path(out).write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    click.echo(f"{app}: {report['walks_agreeing']}/{report['walks']} walks of {steps} steps agree in-process and "
+               f"in Chromium (parity {report['parity']:.2%}); {report['steps_agreeing']}/{report['steps_run']} "
+               f"steps -> {out}")
+    for name, entry in report["classes"].items():
+        click.echo(f"  {entry['count']:4d}  {name}  e.g. {entry['example']['action']}")
 
 
 @main.command("demo")

@@ -101,6 +101,45 @@ _UNSAFE_URL_CHARS = re.compile(r"[\x00-\x20\x7f-\U0010ffff\\]")
 _UNSENT_BYTES = re.compile(r"[\x00-\x20\x7f-\U0010ffff]")
 
 
+#: Appended to every stylesheet an app serves: the centre of an element that carries a bid
+#: but is not itself a link, control or label (a nav, a list, a form, a row, a heading...)
+#: is covered by a small box of that element's own (its ``::before``: a nested container's
+#: box comes later in tree order, so it paints above its ancestors'), so a click on the
+#: element -- Playwright clicks the centre of its box -- lands on the element itself, not on
+#: whatever child happens to sit at the centre, and does what the DOM's click does: bubbles
+#: up to a link, button or label around it, if any (the in-process browser does the same).
+#: Links, buttons and labels have such a box at their own centre, one level higher, and form
+#: controls sit above both, so a click on one is never intercepted by a container around
+#: it. A container also gets 12 px of right and bottom padding, which moves its centre 6 px
+#: right of and below the centre of its content: the child at the middle of a symmetric
+#: layout (an only child, the middle one of an odd stack or row, centred content), whose
+#: centre would otherwise be the container's, is then off it.
+#: ``{bid}`` is the bid attribute of the served pages.
+HIT_CSS = """
+/* simweb: a click at the centre of an element with a bid lands on that element */
+:where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
+  video, audio, canvas, embed, object, area, hr, br, progress, meter) {{
+  position: relative; padding-right: 12px; padding-bottom: 12px;
+}}
+:where([{bid}]):not(a, button, input, select, textarea, option, optgroup, label, summary, img, svg, iframe,
+  video, audio, canvas, embed, object, area, hr, br, progress, meter)::before {{
+  content: ""; position: absolute; left: calc(50% - 2px); top: calc(50% - 2px); width: 4px; height: 4px;
+  z-index: 2147483646; pointer-events: auto;
+}}
+:where(a[href], button, label) {{ position: relative; }}
+:where(a[href], button, label)::after {{
+  content: ""; position: absolute; left: calc(50% - 2px); top: calc(50% - 2px); width: 4px; height: 4px;
+  z-index: 2147483647; pointer-events: auto;
+}}
+:where(input, select, textarea) {{ position: relative; z-index: 2147483647; }}
+"""
+
+
+def hit_stylesheet(bid_attribute: str = "bid") -> str:
+    """:data:`HIT_CSS` for pages whose bid attribute is ``bid_attribute``."""
+    return HIT_CSS.format(bid=bid_attribute)
+
+
 def _encode_unsafe(url: str) -> str:
     """Percent-encode what a browser would encode (or strip) in a Location: whitespace,
     control characters, backslashes and non-ASCII (as UTF-8; a header is Latin-1). The
@@ -298,8 +337,15 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
         resp.headers[SESSION_HEADER] = found.status
         return resp
 
+    hit_css = hit_stylesheet(bid_attribute).encode("utf-8")
+
     @flask_app.after_request
     def every_response(resp: Response) -> Response:
+        if (resp.status_code == 200 and resp.mimetype == "text/css" and request.method == "GET"
+                and request.path.startswith("/static/")):
+            # Every stylesheet of the app ends with the engine's hit rule (HIT_CSS).
+            resp.direct_passthrough = False
+            resp.set_data(resp.get_data() + hit_css)
         # Errors included: a text/plain 400 that quotes what it refused (a task id holding
         # a script) is never sniffed into HTML; a response that did not involve a session
         # (a refusal before any, a static file) says so.

@@ -44,6 +44,29 @@ class Site:
     def check(self, bid: str) -> Self:
         return self.ok(f"check({bid!r})")
 
+    def blocked(self, bid: str, invalid: str | None = None) -> Self:
+        """Click the submit button ``bid`` of a form that fails the browser's constraint
+        validation and assert that nothing was sent, as in Chromium: no request reached the
+        server, the state and the page are as they were, and the focus went to the first
+        invalid field (``invalid``, when given)."""
+        before = (self.state["meta"]["requests"], repr(self.state["runtime"]), self.env.browser.tab["url"])
+        self.click(bid)
+        assert (self.state["meta"]["requests"], repr(self.state["runtime"]), self.env.browser.tab["url"]) == before, \
+            f"the form of {bid!r} was sent"
+        if invalid is not None:
+            assert self.obs["focused_element_bid"] == invalid
+        return self
+
+    def submit_unvalidated(self, bid: str) -> Self:
+        """Send the form of ``bid`` as a client that does not validate would (a script,
+        curl: the browser itself blocks an invalid form, see :meth:`blocked`), with the
+        values its fields hold, and show the page the server answers with. For tests of the
+        server's own validation."""
+        err = self.env.browser.submit_unvalidated(bid)
+        assert err is None, err
+        self.obs, self.info = self.env.observe()
+        return self
+
     def sign_in(self, uid: int, url: str = "/") -> Self:
         self.env.state["browser"]["user"] = uid
         return self.goto(url)

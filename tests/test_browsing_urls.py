@@ -17,6 +17,8 @@ def reference(origin: str, tab_url: str, href: str) -> str | None:
     fast path)."""
     if href == "about:blank":
         return href
+    if href.startswith("?"):   # urljoin keeps the base's query for an empty one; a browser does not
+        href = (tab_url if tab_url.startswith("/") else "/").partition("?")[0] + href
     full = urljoin(origin + (tab_url if tab_url.startswith("/") else "/"), href)
     parts = urlsplit(full)
     host = parts.hostname or ""
@@ -67,6 +69,8 @@ def test_any_href_resolves_as_the_standard_library_resolves_it(browser, prefix, 
     ("/a/../b", "/b"),                      # dot segments: the slow path removes them
     ("/cart?", "/cart"),                    # an empty query is dropped
     ("/cart#top", "/cart"),                 # so is a fragment
+    ("?", "/"),                             # a query-only reference replaces the page's query
+    ("?page=2", "/?page=2"),
     ("http://shopping.localhost/orders/3", "/orders/3"),
     ("//example.com/x", None),              # a network path is another host
     ("http://shopping.localhost.evil.test/x", None),

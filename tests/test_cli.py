@@ -247,6 +247,25 @@ def test_compare_sim_and_browser(tmp_path):
     assert "URL agreement 1.00" in res.stdout
 
 
+def test_compare_needs_a_task_or_walks(tmp_path):
+    res = simweb("compare", "shopping", "--out", str(tmp_path / "x.json"))
+    assert_user_error(res, "--task")
+    res = simweb("compare", "shopping", "--walks", "2", "--task", TASK, "--out", str(tmp_path / "x.json"))
+    assert_user_error(res, "--walks compares random walks")
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.browser
+def test_compare_walks_writes_a_parity_report(tmp_path):
+    out = tmp_path / "walks.json"
+    res = simweb("compare", "shopping", "--walks", "2", "--steps", "4", "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    report = json.loads(out.read_text())
+    assert report["walks"] == 2 and report["steps_per_walk"] == 4 and len(report["runs"]) == 2
+    assert report["walks_agreeing"] + sum(c["count"] for c in report["classes"].values()) == 2
+    assert "walks of 4 steps agree" in res.stdout
+
+
 def test_compare_live_needs_a_server(tmp_path):
     res = simweb("compare", "shopping", "--task", TASK, "--against", "live", "--out", str(tmp_path / "x.jsonl"))
     assert_user_error(res, "--against live needs --server")

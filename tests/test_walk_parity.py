@@ -1,0 +1,166 @@
+"""Random walks in-process and in Chromium make the same transitions (simweb.walks): for
+hypothesis-drawn walk seeds on every app, the URL, the runtime/meta state and the error
+class agree after every step. CI-sized: a few short walks per app, one Chromium for the
+module. A divergence of a declared class (simweb.walks.DECLARED) is allowed, by name."""
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("playwright.sync_api")
+from conftest import APPS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import simweb
+from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
+from simweb.walks import declared, run_walk, start_state
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    if not os.access(chromium_executable(), os.X_OK):
+        pytest.fail(f"Chromium not found at {chromium_executable()} (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    browser = launch_chromium(pw, headless=True)
+    yield browser
+    browser.close()
+    pw.stop()
+
+
+@pytest.fixture(scope="module")
+def envs(chromium: Any) -> Iterator[Any]:
+    made: dict[str, tuple[Any, BrowserEnv, ServedApp]] = {}
+
+    def get(app: str) -> tuple[Any, BrowserEnv]:
+        if app not in made:
+            served = ServedApp(app, world_seed=0)
+            web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
+                             max_steps=100_000)
+            made[app] = (simweb.make(app, seed=0, max_steps=100_000), web, served)
+        sim, web, _ = made[app]
+        return sim, web
+
+    yield get
+    for _, web, served in made.values():
+        web.close()
+        served.close()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_random_walks_agree_in_process_and_in_chromium(app: str, envs: Any) -> None:
+    sim, web = envs(app)
+
+    @settings(max_examples=3, deadline=None, derandomize=True, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(seed=st.integers(min_value=0, max_value=2**31))
+    def walk(seed: int) -> None:
+        rng = random.Random(seed)
+        result = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
+        d = result["divergence"]
+        assert d is None or declared(d) is not None, f"{app} walk seed {seed}: {d}"
+
+    walk()
+
+
+@pytest.mark.apps("shopping")
+def test_a_container_click_in_chromium_lands_on_the_container(envs: Any) -> None:
+    """The departments nav and the account menu are rows of links; Playwright clicks their
+    centre, which HIT_CSS makes the container's own: nothing is followed, in Chromium as
+    in-process (before it, Chromium followed whichever link sat at the centre)."""
+    sim, web = envs("shopping")
+    for env in (sim, web):
+        for bid in ("nav-departments", "nav-account-menu"):
+            env.reset(seed=0)
+            env.step("goto('/')")
+            obs, *_ = env.step(f"click({bid!r})")
+            assert obs["last_action_error"] == "" and obs["url"].endswith("/"), (type(env).__name__, bid, obs["url"])
+
+
+def _stay_payment(sim: Any) -> list[str]:
+    """Signed in as a member, at the booking's payment page; the fills of a card."""
+    from simweb.apps.booking.tasks import iso, left
+
+    w = sim.app.world
+    member = next(u for u in (w.user(i) for i in range(1, 200)) if u["tier"] == "member")
+    sim.state["browser"]["user"] = member["id"]
+    p, rt, d = next((pid, rt, d) for pid in w.property_ids() for rt in w.room_types_of(pid)
+                    if rt["min_nights"] <= 3 for d in range(10, 300, 7) if left(rt, d, 3) > 0)
+    sim.step(f"goto('/hotels/{p}?checkin={iso(d)}&checkout={iso(d + 3)}&guests=1')")
+    sim.step(f"click('reserve-{rt['id']}')")
+    sim.step("click('guest-submit')")
+    assert sim.browser.tab["url"] == "/book/payment", sim.browser.tab["url"]
+    return ["fill('card-name', 'Ada Lovelace')", "fill('card-number', '4111 1111 1111 1111')",
+            "fill('card-expiry', '12/29')", "fill('card-cvv', '123')"]
+
+
+def _shop_product(sim: Any) -> list[str]:
+    w = sim.app.world
+    p = next(p for p in (w.product(i) for i in range(1, 4000)) if p is not None and p["stock"] >= 30
+             and not p["options"].get("size") and not p["options"].get("color"))
+    sim.step(f"goto('/p/{p['id']}')")
+    return []
+
+
+def _cms_post(sim: Any) -> list[str]:
+    w = sim.app.world
+    post = next(p for p in (w.post(i) for i in range(1, w.max_id("posts") + 1))
+                if p["status"] == "published" and p["kind"] == "post")
+    sim.step(f"goto('/p/{post['id']}')")
+    return ["fill('comment-name', 'X')", "fill('comment-body', 'hello')"]
+
+
+def _shop_register(sim: Any) -> list[str]:
+    sim.step("goto('/register')")
+    return ["fill('reg-name', 'Robin Example')", "fill('reg-username', 'robin_example')",
+            "fill('reg-email', 'robin@example.com')", "fill('reg-password', 'correct horse')",
+            "fill('reg-confirm', 'correct horse')"]
+
+
+# The invalid forms the apps' tests send unvalidated to prove the server's own checks
+# (tests/sitedriver.py, Site.blocked / Site.submit_unvalidated): (app, page setup, fills,
+# submit button, the field Chromium's constraint validation stops at).
+BLOCKED_FORMS = [
+    ("booking", _stay_payment, ["fill('pay-points', '150')"], "pay-submit", "pay-points"),   # step="100"
+    ("shopping", _shop_product, ["fill('qty', '11')"], "add-to-cart", "qty"),                # max="10"
+    ("shopping", _shop_product, ["fill('qty', '0')"], "add-to-cart", "qty"),                 # min="1"
+    ("shopping", _shop_register, ["fill('reg-email', 'robin example.com')"], "reg-submit", "reg-email"),
+    ("shopping", _shop_register, ["fill('reg-name', '')"], "reg-submit", "reg-name"),       # required
+    ("cms", _cms_post, ["fill('comment-email', 'not-an-email')"], "comment-submit", "comment-email"),
+]
+
+
+@pytest.mark.parametrize("app,setup,fills,submit,invalid", BLOCKED_FORMS,
+                         ids=[f"{a}-{f[-1]}" for a, _, f, _, _ in BLOCKED_FORMS])
+def test_chromium_blocks_the_invalid_forms_the_server_tests_send(app: str, setup: Any, fills: list[str],
+                                                                 submit: str, invalid: str, envs: Any) -> None:
+    """Chromium does not send a form that fails constraint validation, and focuses the first
+    invalid field; the in-process browser does the same (so the apps' server-side
+    validation tests post those forms as a client that does not validate)."""
+    if app not in APPS:
+        pytest.skip(f"{app} not selected")
+    sim, web = envs(app)
+    sim.reset(seed=0, options={"task": None})
+    base = setup(sim)
+    state = sim.snapshot()
+    for env in (sim, web):
+        env.restore(state)
+        for action in base + fills:
+            obs, *_ = env.step(action)
+            assert obs["last_action_error"] == "", (type(env).__name__, action, obs["last_action_error"])
+        before = env.snapshot()
+        obs, *_ = env.step(f"click({submit!r})")
+        after = env.snapshot()
+        name = type(env).__name__
+        assert obs["last_action_error"] == "", (name, obs["last_action_error"])
+        assert after["meta"]["requests"] == before["meta"]["requests"], f"{name} sent the form"
+        assert after["runtime"] == before["runtime"] and obs["url"].endswith(state["browser"]["tabs"][0]["url"]), name
+        assert obs["focused_element_bid"] == invalid, name
