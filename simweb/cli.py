@@ -337,7 +337,9 @@ def run_cmd(app: str, task: str, seed: int, seeds: str | None, agent: str, group
         state = saved.get("state", env.snapshot())
         write_atomic(save_state, [orjson.dumps(state, option=orjson.OPT_SORT_KEYS)])
     if out:
-        write_atomic(out, traj.lines())
+        from .trajectory import write_trajectory
+
+        write_trajectory(out, traj)
     v = traj.final
     click.echo(f"{task} seed={seed} agent={agent}: {len(traj.steps)} steps, success={v.get('success')} "
                f"progress={v.get('progress')} clean={v.get('clean')}"
@@ -349,7 +351,8 @@ def _run_many(app: str, task: str, seeds: list[int], policy: Any, group: int | N
               world_seed: int, size: int | None) -> None:
     """``simweb run`` over several seeds and/or as groups, on a pool."""
     from .group import regroup
-    from .rollout import WorkItem, trajectory_from_bytes, write_atomic
+    from .rollout import WorkItem, trajectory_from_bytes
+    from .trajectory import write_trajectory
 
     # a group is split over the workers when there are fewer seeds than workers: each part
     # resets the same start and forks its own children (child seeds by their group index)
@@ -379,7 +382,7 @@ def _run_many(app: str, task: str, seeds: list[int], policy: Any, group: int | N
             if g is not None:
                 t.header.update(advantage=g.advantages[i])   # over the whole group, whatever the split
             if out:
-                write_atomic(path, t.lines())
+                write_trajectory(path, t)
             paths.append(path)
         total += len(trajs)
         if g is not None:
@@ -411,7 +414,7 @@ def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, 
     """Branch a group of N rollouts from one saved state: a trajectory per branch, and a
     table of rewards and group-normalised advantages."""
     from .group import regroup, rollout_group
-    from .rollout import WorkItem, trajectory_from_bytes, write_atomic
+    from .rollout import WorkItem, trajectory_from_bytes
 
     _check_counts(branches, workers)
     if branches > 10_000:
@@ -439,12 +442,11 @@ def fork_cmd(state_path: str, branches: int, agent: str, steps: int, seed: int, 
         outs = _pooled(items, agent if agent != "llm" else policy, workers, pool_backend, address)
         trajs = [trajectory_from_bytes(b) for blobs in outs for b in blobs]
         g = regroup(trajs, [float(t.header["group_reward"]) for t in trajs], normaliser=normaliser)
-    paths = []
-    for b, (t, r, a) in enumerate(zip(trajs, g.rewards, g.advantages)):
-        t.header.update(branch=b, group_reward=r, advantage=a)
-        path = os.path.join(out, f"branch-{b:04d}.jsonl")
-        write_atomic(path, t.lines())
-        paths.append(path)
+    from .trajectory import write_group
+
+    paths = write_group(out, trajs, [f"branch-{b:04d}.jsonl" for b in range(len(trajs))], parent_state=state,
+                        extra=[{"branch": b, "group_reward": r, "advantage": a}
+                               for b, (r, a) in enumerate(zip(g.rewards, g.advantages))])
     _group_table(f"{branches} branches from {state_path} ({group_reward} reward, {normaliser} normaliser)",
                  trajs, g.rewards, g.advantages, paths)
 
@@ -483,13 +485,11 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
     """Attack every task template's reward: zero work, undo, junk, deletion, over-doing,
     every form of the visited pages; and check that right answers in other forms are paid.
     Exits 1 if any attack was paid or any correct solution was not."""
-    from dataclasses import asdict
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     from .redteam import by_family, redteam, table
-    from .rollout import write_atomic
 
     env = _make_env(app, world_seed, size)
     ids = list(tasks) or list(env.app.tasks)
@@ -518,7 +518,9 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
                                          + (f" / {r['false_negatives']} unpaid" if r["false_negatives"] else "")
                                          for fam, r in by_family(attacks).items()))
     if out:
-        write_atomic(out, [orjson.dumps(asdict(a)) + b"\n" for a in attacks])
+        from .trajectory import write_attacks
+
+        write_attacks(out, app, attacks, seeds=seeds, world={"seed": world_seed, "size": size})
     if paid or unpaid:
         sys.exit(1)
 
@@ -1025,12 +1027,15 @@ def _compare_walks(app: str, walks: int, steps: int, seed: int, out: str, world_
 @click.option("--workers", type=click.IntRange(min=1, max=64), default=None, help="Processes (default: CPU count).")
 @click.option("--branches", type=click.IntRange(min=0, max=1000), default=4, show_default=True,
               help="Random branches forked from the middle of each oracle run.")
+@click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
+              help="Write every trajectory under this folder (APP/TASK/seed-N-AGENT.jsonl; see `simweb view`).")
 @with_world
 @_guard
-def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, world_seed: int,
-             size: int | None) -> None:
+def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, out: str | None,
+             world_seed: int, size: int | None) -> None:
     """Roll out the oracle and a random agent on every task template, fork branches from
-    mid-trajectory states, and print success, progress, clean and throughput."""
+    mid-trajectory states, and print success, progress, clean and throughput; with --out,
+    write the trajectories (open them with `simweb view`)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -1041,6 +1046,11 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     for n in names:
         registry.resolve(n)
     workers = workers or max(1, os.cpu_count() or 1)
+    if out:
+        try:
+            Path(out).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     jobs = []
     for n in names:
         env = _make_env(n, world_seed, size)   # builds the world once, before the workers start
@@ -1049,8 +1059,8 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
                 env.reset(seed=s, options={"task": tid})
                 mid = len(env.oracle_plan()) // 2
                 jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
-                                fork_steps=10))
-                jobs.append(Job(n, world_seed, size, tid, s, "random"))
+                                fork_steps=10, out=out))
+                jobs.append(Job(n, world_seed, size, tid, s, "random", out=out))
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=True) as bar:
@@ -1090,7 +1100,8 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     con = _console()
     con.print(table)
     con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
-              f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s")
+              f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s"
+              + (f"; trajectories -> {os.path.join(out, '')} (simweb view {out})" if out else ""))
 
 
 @main.command("eval")
@@ -1112,12 +1123,15 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Step budget (default: the task's).")
 @click.option("--checkpoint", default=None, type=click.Path(),
               help="learned: a `simweb train` folder (its trained policy) or its init/ folder (the untrained one).")
+@click.option("--screenshots", is_flag=True,
+              help="browser: keep a screenshot of every page beside the trajectories (see `simweb view`).")
 @with_options(llm_options)
 @with_world
 @_guard
 def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, workers: int, address: str | None,
-             out: str | None, max_steps: int | None, checkpoint: str | None, model: str | None, base_url: str | None,
-             api_key: str | None, prompt: str, timeout: float, retries: int, world_seed: int, size: int | None) -> None:
+             out: str | None, max_steps: int | None, checkpoint: str | None, screenshots: bool, model: str | None,
+             base_url: str | None, api_key: str | None, prompt: str, timeout: float, retries: int, world_seed: int,
+             size: int | None) -> None:
     """Run an agent on an app's task instances; print success / progress / clean per
     template (and in total) and write the trajectories."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -1126,6 +1140,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
     from .agents.llm import LLMAgent, LLMError
     from .evaluate import EvalError, parse_seeds, plan_episodes, run_eval, summarise
 
+    if screenshots and backend != "browser":
+        raise UserError("--screenshots is for --backend browser (in-process pages have no pixels)")
     env = _make_env(app, world_seed, size)
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     for t in ids or []:
@@ -1162,7 +1178,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
         from .browser import BrowserError, make_browser_env
 
         try:
-            env = make_browser_env(app, world_seed, size=size, screenshots=False)
+            env = make_browser_env(app, world_seed, size=size, screenshots=screenshots)
         except BrowserError as exc:
             raise UserError(str(exc)) from None
     out = out or f"eval-{app}-{agent}"
@@ -1507,6 +1523,60 @@ def openenv_cmd(app: str, host: str, port: int, world_seed: int, reward: str, ma
         pass
     finally:
         sock.close()
+
+
+# ----------------------------------------------------------------------------- view and report
+
+def _open_runs(paths: tuple[str, ...]) -> Any:
+    """The trajectory index of ``paths`` (a bad path or unreadable file: one line, exit 2)."""
+    from .viewer import RunIndex, ViewerError
+
+    try:
+        return RunIndex.open(paths)
+    except ViewerError as exc:
+        raise UserError(str(exc)) from None
+
+
+@main.command("view")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8050, show_default=True)
+@_guard
+def view_cmd(paths: tuple[str, ...], host: str, port: int) -> None:
+    """Browse trajectory files and run directories in a web page: episodes, steps on the
+    AX tree, verdict checks, fork trees, state diffs, sim vs live, plots (docs/trajectories.md)."""
+    from .server import make_server
+    from .viewer.app import create_app
+
+    idx = _open_runs(paths)
+    try:
+        server = make_server(create_app(list(paths), index=idx), host, port, threads=4)
+    except OSError as exc:
+        raise UserError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+    click.echo(f"simweb: viewing {len(idx.episodes)} episodes ({idx.total_steps} steps) on "
+               f"http://{host}:{server.effective_port}/", err=True)
+    _serve_until_stopped(server.run)
+
+
+@main.command("report")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False), help="Folder for the PNG and SVG plots.")
+@_guard
+def report_cmd(paths: tuple[str, ...], out: str) -> None:
+    """Plot runs with matplotlib: learning curves (a train folder), success by template and
+    difficulty, sim vs live per family, red-team attacks per family."""
+    from .plots import write_report
+
+    idx = _open_runs(paths)
+    try:
+        files = write_report(idx, out)
+    except ImportError as exc:
+        raise UserError(str(exc)) from None
+    if not files:
+        raise UserError(f"nothing to plot in {', '.join(paths)} (no train metrics.jsonl, episodes, sim2live "
+                        f"report.json or red-team file)")
+    for f in files:
+        click.echo(f)
 
 
 if __name__ == "__main__":

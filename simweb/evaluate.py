@@ -29,6 +29,7 @@ import orjson
 from .agents import OracleAgent, RandomAgent, ScriptedAgent
 from .agents.scripts import scripted_instances
 from .rollout import run_episode, write_atomic
+from .trajectory import write_trajectory
 
 __all__ = ["EvalError", "Episode", "EpisodeSpec", "parse_seeds", "plan_episodes", "run_eval", "summarise"]
 
@@ -128,7 +129,7 @@ def run_eval(env: Any, specs: list[EpisodeSpec], agent_name: str, *, out: str | 
         if folder is not None:
             path = str(folder / _slug(spec.task) / f"seed-{spec.seed}.jsonl")
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, traj.lines())
+            write_trajectory(path, traj)
         ep = Episode(spec.task, spec.seed, bool(v.get("success")), float(v.get("progress", 0.0)),
                      bool(v.get("clean", True)), len(traj.steps), path, spec.family,
                      getattr(agent, "stuck", None))

@@ -1,8 +1,10 @@
 """Rollouts: run an agent in an env and record a trajectory; a local process pool.
 
-A trajectory file is JSONL: a header line (app, world, task, seed, agent, start state
-hash), then one line per step: the action, its error, the URL, a digest of the
-observation, the state hash after the step, the reward and the verdict.
+A trajectory file is JSONL in the schema of :mod:`simweb.trajectory`: a header line (app,
+world, task, goal, seed, agent, start state hash and observation, fork parentage), then
+one line per step: the action, its error, the observation after it (AX-tree text, URL,
+title), a digest of it, the state hash after the step, the reward, the verdict with
+every check and the site's error message.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import orjson
 from . import __version__
 from .agents import make_agent
 from .policy import begin_rollout, split_action
+from .trajectory import element_box, header_fields, step_fields
 
 
 def obs_digest(obs: dict[str, Any]) -> str:
@@ -33,6 +36,9 @@ class Trajectory:
     header: dict[str, Any]
     steps: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    #: PNG screenshots by step (0: the start), where the backend takes them; written
+    #: beside the file by :func:`simweb.trajectory.write_trajectory`, never in the lines
+    screenshots: dict[int, bytes] = field(default_factory=dict, repr=False)
 
     @property
     def final(self) -> dict[str, Any]:
@@ -46,15 +52,20 @@ class Trajectory:
 
 def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps: int | None = None,
                 reset: bool = True, on_step: Callable[[int, dict], None] | None = None,
-                policy_seed: int | None = None) -> Trajectory:
+                policy_seed: int | None = None, lean: bool = False) -> Trajectory:
     """Run ``agent`` (any :class:`simweb.policy.Policy`) in ``env`` until the episode ends
     (or ``max_steps``). ``reset``: start the instance (``task``, ``seed``; no task: one
-    drawn by the env), else continue from the env's current state (a fork).
-    ``policy_seed`` is the rollout's seed given to the policy (default ``seed``)."""
+    drawn by the env), else continue from the env's current state (a fork, whose header
+    names the state it started from as ``parent``).
+    ``policy_seed`` is the rollout's seed given to the policy (default ``seed``).
+    ``lean``: record observations without their AX-tree text (rollouts a learner keeps
+    in memory only)."""
     if reset:
         obs, info = env.reset(seed=seed, options={"task": task} if task else None)
     else:
         obs, info = env.observe()
+    parent = None if reset else {"state_hash": env.state_hash(),
+                                  "step": int(getattr(getattr(env, "episode", None), "step_count", 0))}
     begin_rollout(agent, env, seed if policy_seed is None else policy_seed)
     # SimEnv keeps its state; a browser env's state lives with its server (one request).
     state = env.state if hasattr(env, "state") else env.snapshot()
@@ -63,25 +74,33 @@ def run_episode(env: Any, agent: Any, *, task: str | None, seed: int, max_steps:
         "world": dict(state["world"]), "task": env.task.id if env.task else None,
         "params": env.task.params if env.task else None, "seed": seed, "agent": agent.name,
         "start_hash": env.state_hash(), "reset": reset,
+        "difficulty": env.task.difficulty if env.task else None, "reward_mode": getattr(env, "reward_mode", None),
+        **header_fields(obs, goal=obs.get("goal"), parent=parent, lean=lean),
     }
     if policy_seed is not None:
         header["policy_seed"] = policy_seed
     if getattr(agent, "version", None) is not None:
         header["policy_version"] = agent.version
     traj = Trajectory(header)
+    if obs.get("screenshot"):
+        traj.screenshots[0] = obs["screenshot"]
     limit = max_steps if max_steps is not None else env.max_steps
     t0 = time.perf_counter()
     for i in range(limit):
         action, logprob = split_action(agent.act(obs))
+        box = element_box(env, action) if traj.screenshots else None   # where it acts, on the screenshot
         obs, reward, terminated, truncated, info = env.step(action)
-        v = info.get("verdict")
         step = {"type": "step", "step": i + 1, "action": action, "error": obs["last_action_error"],
                 "url": obs["url"], "obs": obs_digest(obs), "state_hash": env.state_hash(), "reward": reward,
                 "terminated": terminated, "truncated": truncated,
-                "verdict": ({"success": v["success"], "progress": v["progress"], "clean": v["clean"]} if v else None)}
+                **step_fields(obs, info, lean=lean)}
         if logprob is not None:
             step["logprob"] = logprob
+        if box is not None:
+            step["target_box"] = box
         traj.steps.append(step)
+        if obs.get("screenshot"):
+            traj.screenshots[i + 1] = obs["screenshot"]
         if on_step:
             on_step(i, step)
         if terminated or truncated or getattr(agent, "done", False):   # a finished script stops here
@@ -147,6 +166,9 @@ class Job:
     fork_at: int = 0          # with fork_branches: fork the oracle's state at this step
     fork_branches: int = 0
     fork_steps: int = 0
+    #: a folder to write the trajectories to (``simweb demo --out``): APP/TASK/seed-N-AGENT.jsonl,
+    #: the branches under APP/TASK/seed-N-fork/, their parent the oracle's trajectory
+    out: str | None = None
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -156,6 +178,12 @@ def run_job(job: Job) -> dict[str, Any]:
     env = SimEnv(job.app, job.world_seed, size=job.size)
     agent = make_agent(job.agent, job.seed)
     traj = run_episode(env, agent, task=job.task, seed=job.seed)
+    folder = os.path.join(job.out, job.app, job.task.replace("/", "__")) if job.out else None
+    if folder:
+        from .trajectory import write_trajectory
+
+        os.makedirs(folder, exist_ok=True)
+        write_trajectory(os.path.join(folder, f"seed-{job.seed}-{job.agent}.jsonl"), traj)
     out: dict[str, Any] = {"task": job.task, "seed": job.seed, "agent": job.agent, "steps": len(traj.steps),
            "seconds": traj.seconds, "difficulty": env.task.difficulty if env.task else "",
            "success": bool(traj.final.get("success")), "progress": float(traj.final.get("progress", 0.0)),
@@ -169,6 +197,7 @@ def run_job(job: Job) -> dict[str, Any]:
         parent_hash = env2.state_hash()
         t0 = time.perf_counter()
         n_steps = 0
+        branches = []
         for b in range(job.fork_branches):
             child = env2.fork()
             branch_seed = job.seed * 1000 + b   # each branch its own choices
@@ -176,7 +205,17 @@ def run_job(job: Job) -> dict[str, Any]:
                             max_steps=job.fork_steps, reset=False, policy_seed=branch_seed)
             n_steps += len(t.steps)
             out["branches"].append(t.final.get("progress", 0.0))
+            branches.append(t)
         out["fork_seconds"] = time.perf_counter() - t0
+        if folder:
+            from .trajectory import write_group
+
+            oracle = f"../seed-{job.seed}-{job.agent}.jsonl"
+            for t in branches:
+                t.header["parent"]["trajectory"] = oracle
+            write_group(os.path.join(folder, f"seed-{job.seed}-fork"), branches,
+                        [f"branch-{b:04d}.jsonl" for b in range(len(branches))],
+                        extra=[{"branch": b} for b in range(len(branches))])
         out["fork_steps"] = n_steps
         out["parent_intact"] = env2.state_hash() == parent_hash
     return out

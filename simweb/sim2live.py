@@ -191,6 +191,8 @@ class Side:
     refused: bool = False
     seconds: float = 0.0
     error: str | None = None
+    #: the observation the episode started from (simweb.trajectory.observation)
+    start: dict | None = None
 
     @property
     def acted(self) -> int:
@@ -210,7 +212,9 @@ def _final_message(obs: dict) -> tuple[str | None, bool]:
 def _loop(env: Any, agent: Any, obs: dict, side: Side, rules: Sequence, max_steps: int,
           errors: re.Pattern | None = None) -> dict:
     from .policy import split_action
+    from .trajectory import observation
 
+    side.start = observation(obs)
     for i in range(max_steps):
         action, _ = split_action(agent.act(obs))
         if _agent_done(agent, action):
@@ -223,7 +227,8 @@ def _loop(env: Any, agent: Any, obs: dict, side: Side, rules: Sequence, max_step
                            "error": error, "page_error": page_error(obs.get("html", ""), errors),
                            "next_url": obs.get("url", ""),
                            "script": entry and {k: entry.get(k) for k in ("step", "what", "found", "skipped")},
-                           "skipped_before": _skipped_since(agent, entry)})
+                           "skipped_before": _skipped_since(agent, entry), "observation": observation(obs),
+                           "reward": _reward, "terminated": terminated, "truncated": truncated})
         if terminated or truncated:
             break
     if hasattr(agent, "record"):
@@ -414,6 +419,7 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     """Run the experiment and write report.json, report.md and traces/ under ``out``."""
     from .env import SimEnv
     from .live.web import WebEnv
+    from .trajectory import write_sim2live
 
     app, cp_name = parse_pair(settings.pair)
     fams = select_families(settings.pair, settings.families)
@@ -447,6 +453,7 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
                                 live_rules, state_map, settings.max_steps, live_errors)
                 ep = _episode(fam, inst, sim, live)
                 _write_trace(out / "traces" / f"{fam.short}-{inst.index}.jsonl", inst, sim, live, ep)
+                write_sim2live(out / "trajectories", settings.pair, settings.agent, inst, ep, (sim, live))
                 episodes.append(ep)
                 if on_episode:
                     on_episode(ep)

@@ -393,10 +393,13 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             from_start = [0.0, 0]
             ended = 0.0
             outcomes: list[tuple[str, int, float]] = []
-            for (task, seed, k, state_bytes, j), blobs in zip(starts, results):
+            for gi, ((task, seed, k, state_bytes, j), blobs) in enumerate(zip(starts, results)):
                 trajs = [trajectory_from_bytes(b) for b in blobs]
                 rewards, weights, wins = group_weights(trajs, cfg)
                 outcomes.append((task, j, sum(wins) / len(wins)))
+                if it % TRAJECTORIES_EVERY == 0 or it == cfg.iterations - 1:
+                    from .group import advantages
+                    _keep_group(out, it, gi, trajs, state_bytes, advantages(rewards))
                 for traj, r, w in zip(trajs, rewards, weights):
                     v = traj.final
                     ended += float(ended_by_message(traj))
@@ -433,6 +436,20 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             if on_iteration:
                 on_iteration(row)
     return policy
+
+
+#: every how many iterations the groups' trajectories are kept (and the last iteration's)
+TRAJECTORIES_EVERY = 10
+
+
+def _keep_group(out: Path, it: int, j: int, trajs: list[Any], start: bytes | None, advs: list[float]) -> None:
+    """DIR/trajectories/iter-NNNN/group-JJ/: one iteration's group, for `simweb view`."""
+    from .trajectory import write_group
+
+    write_group(out / "trajectories" / f"iter-{it:04d}" / f"group-{j:02d}", trajs,
+                [f"child-{c:03d}.jsonl" for c in range(len(trajs))],
+                parent_state=orjson.loads(start) if start is not None else None,
+                extra=[{"advantage": a, "iteration": it} for a in advs])
 
 
 # ----------------------------------------------------------------------------- the curve
