@@ -393,13 +393,13 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
             from_start = [0.0, 0]
             ended = 0.0
             outcomes: list[tuple[str, int, float]] = []
-            for gi, ((task, seed, k, state_bytes, j), blobs) in enumerate(zip(starts, results)):
+            for g_index, ((task, seed, k, state_bytes, j), blobs) in enumerate(zip(starts, results)):
                 trajs = [trajectory_from_bytes(b) for b in blobs]
                 rewards, weights, wins = group_weights(trajs, cfg)
                 outcomes.append((task, j, sum(wins) / len(wins)))
                 if it % TRAJECTORIES_EVERY == 0 or it == cfg.iterations - 1:
                     from .group import advantages
-                    _keep_group(out, it, gi, trajs, state_bytes, advantages(rewards))
+                    _keep_group(out, it, g_index, trajs, state_bytes, advantages(rewards))
                 for traj, r, w in zip(trajs, rewards, weights):
                     v = traj.final
                     ended += float(ended_by_message(traj))
