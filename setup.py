@@ -3,8 +3,8 @@ simweb.apps.<app>), the specs and the verifiers. Adding an app needs no edit her
 
 Also two optional compiled modules, built with Cython when a C compiler is there (without
 one the install still succeeds and the Python versions run): the AX-tree walk
-(simweb/_axwalk.pyx, see simweb/axtree.py) and the state copy (simweb/_jsoncopy.pyx, see
-simweb/state.py)."""
+(simweb/_axwalk.pyx, see simweb/web/axtree.py) and the state copy (simweb/_jsoncopy.pyx, see
+simweb/core/state.py). They stay beside the package root (simweb._layout.FLAT names their wings)."""
 from setuptools import Extension, find_packages, setup
 
 DIRS = {"simweb": "simweb", "simweb.apps": "apps", "simweb.specs": "specs", "simweb.verifiers": "verifiers"}

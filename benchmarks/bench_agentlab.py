@@ -60,8 +60,8 @@ def in_process(bench: Any, agent: str) -> dict[tuple[str, int], float]:
     """The summed reward of each (task name, seed) when simweb runs ``agent`` in-process."""
     import simweb
     from simweb.agents import make_agent
-    from simweb.browsergym import simweb_id
-    from simweb.rollout import run_episode
+    from simweb.episodes.rollout import run_episode
+    from simweb.tools.browsergym import simweb_id
 
     out: dict[tuple[str, int], float] = {}
     envs: dict[str, Any] = {}
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     from agentlab.analyze import inspect_results
     from agentlab.experiments.study import Study
 
-    import simweb.browsergym as sb
+    import simweb.tools.browsergym as sb
 
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]

@@ -41,7 +41,7 @@ from common import (
     write_json,
 )
 
-from simweb.worlddb import Rng
+from simweb.core.worlddb import Rng
 
 # ----------------------------------------------------------------------------- search URLs
 
@@ -91,7 +91,7 @@ def cms_urls(env: Any, rng: Rng, n: int) -> list[str]:
 
 def booking_urls(env: Any, rng: Rng, n: int) -> list[str]:
     """Availability searches: a city, a stay of 1-7 nights in the year, a party of 1-4."""
-    from simweb.worlddb import day_to_date
+    from simweb.core.worlddb import day_to_date
 
     cities = env.app.world.cities()
     out = []

@@ -312,7 +312,7 @@ class SimwebBrowserSide:
     label = "simweb BrowserEnv (Playwright + Chromium)"
 
     def __init__(self, pw: Any | None) -> None:
-        from simweb.browser import BrowserEnv, launch_chromium
+        from simweb.serving.browser import BrowserEnv, launch_chromium
 
         self._own_pw = None
         if pw is None:

@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--home", default=None, help="an installed counterpart home (default: the cache's)")
     args = ap.parse_args()
-    from simweb.counterparts import CounterpartError, get
+    from simweb.live.counterparts import CounterpartError, get
 
     try:
         cp = get(args.counterpart, args.home)

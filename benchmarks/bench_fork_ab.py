@@ -31,8 +31,8 @@ class StrongBackend:
 
 def reference_fork(env: Any) -> Any:
     """The fork as it was before (simweb/env.py at f79efb3), for comparison."""
-    from simweb.browsing import SimBrowser
-    from simweb.env import SimEnv
+    from simweb.episodes.env import SimEnv
+    from simweb.web.browsing import SimBrowser
 
     child = SimEnv.__new__(SimEnv)
     child.__dict__.update({k: v for k, v in env.__dict__.items() if k not in ("state", "browser", "episode", "backend")})

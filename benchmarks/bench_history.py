@@ -27,8 +27,8 @@ def main(argv: list[str] | None = None) -> None:
     seeds = range(2 if args.quick else args.seeds)
 
     import simweb
-    import simweb.app as app_module
-    from simweb.history import check_history
+    import simweb.runtime.app as app_module
+    from simweb.episodes.replay import check_history
 
     env = simweb.make(args.app, seed=0)
     tasks = sorted(t for t in env.app.tasks)

@@ -40,8 +40,8 @@ def bootstrap(xs: list[float], n: int = 10_000, seed: int = 0) -> tuple[float, f
 def from_end(env: Any, policy: Any, specs: list[Any], j: int) -> list[Any]:
     """Episodes started ``j`` actions before the end of the oracle plan (held-out seeds
     still): what the policy does where the training curriculum starts most groups."""
-    from simweb.evaluate import Episode
-    from simweb.rollout import run_episode
+    from simweb.episodes.rollout import run_episode
+    from simweb.tools.evaluate import Episode
 
     out = []
     for spec in specs:
@@ -57,10 +57,10 @@ def from_end(env: Any, policy: Any, specs: list[Any], j: int) -> list[Any]:
 
 
 def evaluate(run: Path, which: str, seeds: list[int], workers: int, j: int = 0) -> dict[str, Any]:
-    from simweb.env import SimEnv
-    from simweb.evaluate import EpisodeSpec, run_eval
-    from simweb.learner import load_checkpoint
-    from simweb.rollout import make_pool
+    from simweb.episodes.env import SimEnv
+    from simweb.episodes.learner import load_checkpoint
+    from simweb.episodes.rollout import make_pool
+    from simweb.tools.evaluate import EpisodeSpec, run_eval
 
     doc = json.loads((run / "policy.json").read_text())
     cfg = doc["train"]["config"]
@@ -86,7 +86,7 @@ def evaluate(run: Path, which: str, seeds: list[int], workers: int, j: int = 0) 
 
 
 def main() -> None:
-    from simweb.evaluate import parse_seeds
+    from simweb.tools.evaluate import parse_seeds
 
     ap = argparse.ArgumentParser()
     ap.add_argument("run", type=Path)

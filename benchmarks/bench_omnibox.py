@@ -73,7 +73,7 @@ def episodes(n: int) -> list[tuple[str, int, list[str]]]:
 
 
 def rollouts(base_url: str, work: list[tuple[str, int, list[str]]], threads: int) -> dict[str, Any]:
-    from simweb.omnibox.env import OmniboxSimEnv
+    from simweb.serving.omnibox.env import OmniboxSimEnv
 
     lock = threading.Lock()
     todo = list(work)
@@ -138,7 +138,7 @@ def rollouts(base_url: str, work: list[tuple[str, int, list[str]]], threads: int
 
 def call_latency(base_url: str, rounds: int) -> dict[str, Any]:
     """Median latency of the calls of one WebGym step, on the shopping home page."""
-    from simweb.omnibox.env import OmniboxSimEnv
+    from simweb.serving.omnibox.env import OmniboxSimEnv
 
     env = OmniboxSimEnv(base_url)
     env.reset(seed=1, options={"task": "shopping/order_total"})
@@ -181,7 +181,7 @@ def main() -> None:
     n_eps = args.episodes or (8 if args.quick else 40)
     rounds = 5 if args.quick else 20
 
-    from simweb.omnibox.server import OmniboxServer
+    from simweb.serving.omnibox.server import OmniboxServer
 
     work = episodes(n_eps)
     load0 = load_now()

@@ -75,7 +75,7 @@ def sides(base_dir: Path) -> dict[str, Any]:
     """{"base": axtree_base, "head": simweb.axtree}, both with their compiled walk."""
     sys.path.insert(0, str(base_dir))
     base = importlib.import_module("axtree_base")
-    from simweb import axtree
+    from simweb.web import axtree
     for name, mod in (("base", base), ("head", axtree)):
         if not mod.COMPILED_WALK:
             raise SystemExit(f"bench_parse_ab: the {name} side has no compiled walk")

@@ -83,7 +83,7 @@ def interleaved(sides: dict[str, Callable[[str], Any]], pages: list[str], reps: 
 def bench_app(name: str, seeds: int) -> dict[str, Any]:
     from selectolax.lexbor import LexborHTMLParser
 
-    from simweb import axtree
+    from simweb.web import axtree
 
     pages = pages_of(name, seeds)
     sides: dict[str, Callable[[str], Any]] = {
@@ -107,7 +107,7 @@ def bench_app(name: str, seeds: int) -> dict[str, Any]:
 
 def _compiled() -> Any:
     """simweb._axwalk set up for axtree (also under SIMWEB_PURE_PARSE=1), or None if not built."""
-    from simweb import axtree
+    from simweb.web import axtree
 
     if axtree._compiled_walk is not None:
         return axtree._compiled_walk

@@ -18,7 +18,7 @@ from collections import Counter
 from common import parser, print_table, write_json
 
 import simweb
-from simweb.redteam import redteam
+from simweb.tools.redteam import redteam
 
 
 def main() -> None:

@@ -70,8 +70,8 @@ def bench_app(name: str, ref_axtree: Any, seeds: int, reps: int) -> dict[str, An
     import jinja2
 
     import simweb
-    from simweb.axtree import parse_page
-    from simweb.state import deep_copy
+    from simweb.core.state import deep_copy
+    from simweb.web.axtree import parse_page
 
     env = simweb.make(name, seed=0)
     app = env.app

@@ -17,9 +17,9 @@ from typing import Any
 
 from common import cpu_ns, parser, print_table, settle, summarize, try_reset, write_json
 
-from simweb.axtree import parse_page
-from simweb.functions import using
-from simweb.worlddb import Rng
+from simweb.core.functions import using
+from simweb.core.worlddb import Rng
+from simweb.web.axtree import parse_page
 
 PHASES = ("sample", "start state", "resolve", "render", "verdict", "parse")
 

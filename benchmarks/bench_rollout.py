@@ -21,7 +21,7 @@ from common import median, parser, print_table, reset_failures, try_reset, write
 
 def jobs_like_demo(seeds: int, branches: int):
     import simweb
-    from simweb.rollout import Job
+    from simweb.episodes.rollout import Job
 
     env = simweb.make("shopping", seed=0)   # the world and App exist before workers fork
     jobs = []
@@ -36,7 +36,7 @@ def jobs_like_demo(seeds: int, branches: int):
 
 
 def run(jobs, workers: int) -> dict:
-    from simweb.rollout import run_pool
+    from simweb.episodes.rollout import run_pool
 
     t0 = time.perf_counter()
     results = run_pool(jobs, workers)

@@ -283,8 +283,8 @@ def memory_phase(app: str, port: int, pid: int, db_path: Path, extra: int) -> di
 
 
 def overhead_phase(sim: Any, app: str, port: int, pid: int, n: int, rounds: int) -> dict:
-    from simweb.env import episode_start
-    from simweb.state import deep_copy
+    from simweb.core.state import deep_copy
+    from simweb.episodes.env import episode_start
 
     record: list = []
     walk(sim, app, port, 10_000, n, time.monotonic() + 300, {}, record)
@@ -354,8 +354,8 @@ def overhead_phase(sim: Any, app: str, port: int, pid: int, n: int, rounds: int)
 
 
 def restore_phase(sim: Any, port: int) -> dict:
-    from simweb.env import episode_start
-    from simweb.state import deep_copy
+    from simweb.core.state import deep_copy
+    from simweb.episodes.env import episode_start
 
     base = deep_copy(episode_start(sim, None, 0).state)
     c = Client(port)
@@ -370,8 +370,8 @@ def restore_phase(sim: Any, port: int) -> dict:
             samples.append(dt)
         return status, percentile(samples, 50)
 
-    from simweb.server import Served
-    from simweb.sessions import SessionStore
+    from simweb.serving.server import Served
+    from simweb.serving.sessions import SessionStore
 
     checker = Served(sim, SessionStore("sqlite://", app=sim.name, spec_hash="-", world_hash="-"), None, 0)
     for n in (1000, 2000, 4000, 8000):
@@ -415,8 +415,8 @@ def main() -> None:
     args = p.parse_args()
     if args.quick:
         args.sessions, args.steps, args.more_sessions = 40, 20, 200
-    from simweb.app import load_app
-    from simweb.registry import definition
+    from simweb.runtime.app import load_app
+    from simweb.runtime.registry import definition
 
     results: dict[str, Any] = {"load_average_at_start": load_now(), "apps": {}}
     for app in [a.strip() for a in args.apps.split(",") if a.strip()]:

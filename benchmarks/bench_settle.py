@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from playwright.sync_api import sync_playwright
 
-    from simweb.browser import SETTLE_QUIET_MS, BrowserEnv, ServedApp, launch_chromium
     from simweb.live.web import WebEnv
+    from simweb.serving.browser import SETTLE_QUIET_MS, BrowserEnv, ServedApp, launch_chromium
 
     site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Site)
     threading.Thread(target=site.serve_forever, daemon=True).start()

@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from simweb.counterparts import get
-from simweb.counterparts import pair as parse_pair
-from simweb.sim2live import Settings, run
+from simweb.live.counterparts import get
+from simweb.live.counterparts import pair as parse_pair
+from simweb.live.sim2live import Settings, run
 
 
 def main(argv: list[str] | None = None) -> int:

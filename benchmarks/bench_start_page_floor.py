@@ -57,7 +57,7 @@ PARTS = {
 def start_pages(name: str, seeds: range) -> list[str]:
     """The start page HTML of every template of ``name`` at ``seeds`` (default world)."""
     import simweb
-    from simweb.env import episode_start
+    from simweb.episodes.env import episode_start
 
     env = simweb.make(name, seed=0)
     pages = []

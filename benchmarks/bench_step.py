@@ -73,10 +73,10 @@ def main(argv: list[str] | None = None) -> dict:
     n_seeds = args.seeds or (3 if args.quick else 40)
 
     import simweb
-    import simweb.app as app_mod
-    import simweb.browsing as browsing_mod
-    import simweb.env as env_mod
-    import simweb.episode as episode_mod
+    import simweb.episodes.env as env_mod
+    import simweb.episodes.episode as episode_mod
+    import simweb.runtime.app as app_mod
+    import simweb.web.browsing as browsing_mod
 
     t0 = now_ns()
     env = simweb.make("shopping", seed=0, size=args.size)

@@ -28,8 +28,8 @@ from common import parser, print_table, settle, stat_row, summarize, time_each, 
 def sample_lines() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Headers and step lines of real rollouts."""
     from simweb.agents import make_agent
-    from simweb.env import SimEnv
-    from simweb.rollout import run_episode
+    from simweb.episodes.env import SimEnv
+    from simweb.episodes.rollout import run_episode
 
     heads, steps = [], []
     for app in ("forum", "shopping"):
@@ -69,8 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.quick:
         args.steps, args.repeats = 10_000, 2
 
-    from simweb.viewer.app import create_app
-    from simweb.viewer.index import RunIndex
+    from simweb.tools.viewer.app import create_app
+    from simweb.tools.viewer.index import RunIndex
 
     heads, steps = sample_lines()
     root = Path(tempfile.mkdtemp(prefix="simweb-bench-viewer-"))

@@ -38,8 +38,8 @@ def main(argv: list[str]) -> int:
     p.add_argument("--log", default=None, help="append each walk's record to this JSONL file")
     p.add_argument("--from-log", default=None, help="report from a --log file instead of walking")
     args = p.parse_args(argv)
-    from simweb import registry
-    from simweb.walks import redeclare, run_walks, summarize
+    from simweb.runtime import registry
+    from simweb.tools.walks import redeclare, run_walks, summarize
 
     walks = 5 if args.quick else args.walks
     apps = args.apps.split(",") if args.apps else registry.names()
@@ -88,8 +88,8 @@ def interleaved(apps: list[str], walks: int, steps: int, seed: int,
     from playwright.sync_api import sync_playwright
 
     import simweb
-    from simweb.browser import BrowserEnv, ServedApp, launch_chromium
-    from simweb.walks import run_walk, start_state
+    from simweb.serving.browser import BrowserEnv, ServedApp, launch_chromium
+    from simweb.tools.walks import run_walk, start_state
 
     envs: dict[str, tuple[Any, Any, Any]] = {}
     results: dict[str, list[dict[str, Any]]] = {a: [] for a in apps}

@@ -158,7 +158,7 @@ def exp_jinja_getattr(quick: bool) -> dict:
 
 def exp_restore(quick: bool) -> dict:
     import simweb
-    from simweb.state import canonical
+    from simweb.core.state import canonical
 
     env = simweb.make("shopping", seed=0)
     env.reset(seed=7, options={"task": "shopping/buy_product"})

@@ -49,7 +49,7 @@ class _Hasher:
         self.seen: set[str] = set()
 
     def obs(self, env: Any, obs: dict[str, Any]) -> None:
-        from simweb.axtree import parse_page
+        from simweb.web.axtree import parse_page
 
         html = obs["html"]
         for part in (obs["url"], html, obs["axtree"], obs["last_action_error"] or ""):
@@ -66,7 +66,7 @@ class _Hasher:
 def corpus_app(name: str, seeds: int, random_runs: int, random_steps: int, n_search: int) -> dict[str, Any]:
     import simweb
     from simweb.agents import RandomAgent
-    from simweb.worlddb import Rng
+    from simweb.core.worlddb import Rng
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_apps import SEARCH_URLS

@@ -24,7 +24,7 @@ import orjson
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from bench_apps import SEARCH_URLS  # noqa: E402
 
-from simweb.worlddb import Rng  # noqa: E402
+from simweb.core.worlddb import Rng  # noqa: E402
 
 
 def _h(value: Any) -> str:

@@ -44,7 +44,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")            # nothing is fetched fro
 os.environ.setdefault("WANDB_DISABLED", "true")
 
 import simweb  # noqa: E402
-from simweb.trainers.trl_env import INSTRUCTION, SimwebOpenEnvToolEnv, SimwebToolEnv  # noqa: E402
+from simweb.tools.trainers.trl_env import INSTRUCTION, SimwebOpenEnvToolEnv, SimwebToolEnv  # noqa: E402
 
 
 def instance_rows(app: str, tasks: list[str], seeds: list[int], from_end: int) -> list[dict[str, Any]]:
@@ -67,7 +67,7 @@ def instance_rows(app: str, tasks: list[str], seeds: list[int], from_end: int) -
 def oracle_transcripts(rows: list[dict[str, Any]], max_axtree_chars: int) -> list[list[dict]]:
     """Chat transcripts of the oracle finishing each row's instance through the tools (for the
     tokenizer's corpus and the warm start)."""
-    from simweb.actions import parse_action
+    from simweb.web.actions import parse_action
 
     out = []
     for row in rows:

@@ -6,15 +6,24 @@
     obs, reward, terminated, truncated, info = env.step("click('nav-cart')")
 
 Every app is also a gymnasium env: ``gymnasium.make("simweb/shopping-v0")``.
+
+The engine lives in wings (``simweb.core``, ``.judging``, ``.runtime``, ``.web``, ``.agents``,
+``.episodes``, ``.serving``, ``.live``, ``.tools``; docs/architecture.md); the old flat module
+paths (``simweb.env``, ``simweb.spec``, ...) are the same modules (simweb._layout.MOVED).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .registry import RegistryError, register
-from .registry import names as app_names
-
+# Set before any import: modules on every floor read it (trajectory headers).
 __version__ = "0.1.0"
+
+from . import _aliases  # noqa: E402  (old module paths: simweb._layout.MOVED)
+
+_aliases.install()
+
+from .runtime.registry import RegistryError, register  # noqa: E402
+from .runtime.registry import names as app_names  # noqa: E402
 
 
 def make(app: str, seed: int = 0, *, backend: str = "sim", **kwargs: Any) -> Any:
@@ -25,11 +34,11 @@ def make(app: str, seed: int = 0, *, backend: str = "sim", **kwargs: Any) -> Any
     Chromium through Playwright (:class:`simweb.browser.BrowserEnv`: screenshots and
     coordinate actions)."""
     if backend == "sim":
-        from .env import SimEnv
+        from .episodes.env import SimEnv
 
         return SimEnv(app=app, seed=seed, **kwargs)
     if backend == "browser":
-        from .browser import make_browser_env
+        from .serving.browser import make_browser_env
 
         return make_browser_env(app, seed, **kwargs)
     raise ValueError(f"backend must be 'sim' or 'browser', not {backend!r}")
@@ -38,14 +47,14 @@ def make(app: str, seed: int = 0, *, backend: str = "sim", **kwargs: Any) -> Any
 def check_app(name: str, **kwargs: Any) -> Any:
     """Check an app's whole contract, as gymnasium's check_env does for an env (see
     :mod:`simweb.check`); raises :class:`simweb.check.AppCheckError` naming what broke."""
-    from .check import check_app as run
+    from .tools.check import check_app as run
 
     return run(name, **kwargs)
 
 
 def __getattr__(name: str) -> Any:
     if name == "SimEnv":
-        from .env import SimEnv
+        from .episodes.env import SimEnv
 
         return SimEnv
     raise AttributeError(name)

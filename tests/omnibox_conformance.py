@@ -41,7 +41,7 @@ def normalise(text: str, node: str, instance_port: int) -> str:
 
 def scenario(base: str, site: str, instance_port: int, node: str) -> list[tuple[str, int, str, str]]:
     import simweb
-    from simweb.omnibox.start import start_url
+    from simweb.serving.omnibox.start import start_url
 
     out: list[tuple[str, int, str, str]] = []
 
@@ -128,8 +128,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=None, help="write both runs as JSON")
     args = p.parse_args()
 
-    from simweb.browser import ServedApp
-    from simweb.omnibox.server import OmniboxServer
+    from simweb.serving.browser import ServedApp
+    from simweb.serving.omnibox.server import OmniboxServer
 
     node = call(args.real, "GET", "/info").json()["nodes"][0]["hash"]
     with ServedApp("shopping") as served:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from simweb.policy import Action
+from simweb.episodes.policy import Action
 
 
 class FirstLink:

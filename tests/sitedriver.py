@@ -6,7 +6,7 @@ import html as html_lib
 import re
 from typing import Any, Self
 
-from simweb.browsing import origin
+from simweb.web.browsing import origin
 
 _FLASH = re.compile(r'<div[^>]*\bclass="flash (\w+)" role="(\w+)">(.*?)</div>', re.S)
 

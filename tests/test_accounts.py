@@ -8,11 +8,11 @@ import re
 import pytest
 
 import simweb
-from simweb.browsing import SimBrowser
-from simweb.effects import entity as _entity_or_none
-from simweb.kits.cards import card_record, fingerprint, issuer_code, security_code_check
-from simweb.redteam import _sign_in, attack_instance, password_guesses, twin_card
-from simweb.worlddb import seeded_password
+from simweb.core.kits.cards import card_record, fingerprint, issuer_code, security_code_check
+from simweb.core.worlddb import seeded_password
+from simweb.judging.effects import entity as _entity_or_none
+from simweb.tools.redteam import _sign_in, attack_instance, password_guesses, twin_card
+from simweb.web.browsing import SimBrowser
 
 APPS = ("shopping", "forum", "issues", "cms", "booking")
 

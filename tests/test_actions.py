@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simweb.actions import ACTIONS, MAX_ACTION_CHARS, Action, ActionError, parse_action
+from simweb.web.actions import ACTIONS, MAX_ACTION_CHARS, Action, ActionError, parse_action
 
 # One minimal call per action and the full argument tuple it binds to.
 MINIMAL = {

@@ -14,7 +14,7 @@ import simweb
 from simweb.agents.axtext import parse_axtree
 from simweb.agents.scripted import Click, Fill, Press, ScriptedAgent
 from simweb.live.web import WebEnv
-from simweb.server import create_app, make_server, stop_server
+from simweb.serving.server import create_app, make_server, stop_server
 
 pytestmark = pytest.mark.browser
 TOKEN = "scripted-web-token"

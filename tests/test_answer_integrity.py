@@ -8,9 +8,9 @@ import re
 import pytest
 
 import simweb
-from simweb.redteam import _run, _verdict
-from simweb.state import deep_copy
-from simweb.verify import answer_of
+from simweb.core.state import deep_copy
+from simweb.judging.verify import answer_of
+from simweb.tools.redteam import _run, _verdict
 
 #: One information task per app, and every refusal template of every app.
 INFO = {"shopping": "shopping/order_total", "booking": "booking/points_balance", "issues": "issues/open_label_count",
@@ -77,7 +77,7 @@ def _infeasible_seed(env, task: str) -> int:
 
 @pytest.mark.parametrize("app,task", [(a, t) for a, ts in REFUSALS.items() for t in ts])
 def test_a_refusal_is_paid_only_with_its_true_reason(envs, app, task):
-    from simweb.redteam import false_reasons
+    from simweb.tools.redteam import false_reasons
 
     env = _env(envs, app)
     _infeasible_seed(env, task)   # leaves the env reset on an infeasible instance
@@ -116,7 +116,7 @@ def test_a_shipped_order_refused_as_delivered_is_not_paid(envs):
 
 def _answer_page_text(env, final: dict, selector: str) -> str:
     """The text of the element ``selector`` (a bid) on the page the run ended on."""
-    from simweb.browsing import SimBrowser
+    from simweb.web.browsing import SimBrowser
 
     b = SimBrowser(env.app, deep_copy(final))
     b.page()
@@ -145,7 +145,7 @@ def test_a_profile_s_own_joined_line_is_a_right_answer(envs, seed):
                                       ("shopping", "shopping/order_date")])
 def test_a_date_in_the_site_s_format_inside_a_sentence_is_paid(envs, app, task):
     """Class 8: every app's date answer, as its pages print dates, inside a sentence."""
-    from simweb.effects import Answer
+    from simweb.judging.effects import Answer
 
     env = _env(envs, app)
     env.reset(seed=0, options={"task": task})
@@ -201,7 +201,7 @@ def test_a_dash_after_a_label_is_no_minus(envs):
 
 @pytest.mark.parametrize("app", sorted(INFO))
 def test_the_red_team_tries_both_classes_on_every_app_and_pays_nothing(envs, app):
-    from simweb.redteam import attack_instance
+    from simweb.tools.redteam import attack_instance
 
     env = _env(envs, app)
     attacks = attack_instance(env, INFO[app], 0, events=False)
@@ -218,7 +218,7 @@ def test_a_refusal_template_that_judges_no_reason_is_a_hole(envs, monkeypatch):
     """A new refusal template that forgets its Reason is reported by the red team."""
     from dataclasses import replace
 
-    from simweb.redteam import attack_instance
+    from simweb.tools.redteam import attack_instance
 
     env = _env(envs, "forum")
     task = "forum/refuse_moderate"

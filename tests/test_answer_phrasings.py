@@ -11,7 +11,7 @@ from datetime import date
 
 import pytest
 
-from simweb.verify import answer_check
+from simweb.judging.verify import answer_check
 
 ALL_UP_TO_400 = " ".join(str(i) for i in range(1, 401))
 
@@ -164,7 +164,7 @@ def test_a_wrong_answer_as_users_write_it_is_not_paid(kind, answer):
 
 
 def test_a_dash_after_a_label_is_no_minus_sign_but_a_touching_one_is():
-    from simweb.verify import match_number, numbers_in
+    from simweb.judging.verify import match_number, numbers_in
 
     assert numbers_in("Total - 382") == [382.0] and numbers_in("Total -382") == [-382.0]
     assert match_number("Score: -3", -3) and match_number("score (-3)", -3) and not match_number("Score - 3", -3)
@@ -172,7 +172,7 @@ def test_a_dash_after_a_label_is_no_minus_sign_but_a_touching_one_is():
 
 def test_commas_read_as_the_question_asks():
     """"3,4,5" is three numbers where three are asked for, "1,234" one where one is."""
-    from simweb.verify import match_number, match_numbers
+    from simweb.judging.verify import match_number, match_numbers
 
     assert match_numbers("3,4,5", [3, 4, 5]) and not match_number("3,4,5", 345)
     assert match_number("1,234", 1234) and match_numbers("1,234", [1234]) and match_numbers("1,234", [1, 234])

@@ -9,8 +9,8 @@ import pytest
 from conftest import APPS
 
 import simweb
-from simweb.functions import Ctx, FunctionTable, paged
-from simweb.urls import query_string
+from simweb.core.functions import Ctx, FunctionTable, paged
+from simweb.core.urls import query_string
 
 
 @pytest.mark.parametrize("base, changes, expected", [
@@ -95,7 +95,7 @@ def test_the_template_escaper_is_markupsafes(value):
     subclass with its own __str__ and an object with __html__ included."""
     import markupsafe
 
-    from simweb.app import _escape_output
+    from simweb.runtime.app import _escape_output
 
     assert _escape_output(value) == str(markupsafe.escape(value))
     assert type(_escape_output(value)) is str
@@ -130,7 +130,7 @@ def test_inline_key_lookups_give_what_the_environment_gives(source, variables, e
     getattr/getitem gives, for dicts, other objects, missing keys and undefined names."""
     import jinja2
 
-    from simweb.app import _TemplateEnvironment
+    from simweb.runtime.app import _TemplateEnvironment
 
     ours = _TemplateEnvironment(autoescape=True, undefined=jinja2.Undefined)
 
@@ -145,7 +145,7 @@ def test_inline_key_lookups_give_what_the_environment_gives(source, variables, e
 def test_loop_variables_and_macro_arguments_read_keys_inline():
     """The inline read applies where pages spend their lookups: loop variables and macro
     arguments (a top-level variable may be undefined, and keeps Jinja's own code)."""
-    from simweb.app import _TemplateEnvironment
+    from simweb.runtime.app import _TemplateEnvironment
 
     code = _TemplateEnvironment(autoescape=True).compile(
         "{% for r in rows %}{{ r.v }}{{ r['w'] }}{% endfor %}{% macro m(x) %}{{ x.a }}{% endmacro %}", raw=True)

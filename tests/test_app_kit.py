@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import simweb
-from simweb import registry
+from simweb.runtime import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,8 @@ def test_the_wheel_ships_every_app(tmp_path):
             assert path in names, path
     for module in sorted((ROOT / "apps").rglob("*.py")):   # every module, in subpackages too (shopping/world/)
         assert "simweb/apps/" + module.relative_to(ROOT / "apps").as_posix() in names, module
-    for path in ("simweb/kits/__init__.py", "simweb/kits/auth.py", "simweb/kits/auth.yaml", "simweb/kits/templates/login.html",
-                 "simweb/kits/templates/register.html", "simweb/kits/templates/pager.html"):
+    for path in ("simweb/core/kits/__init__.py", "simweb/core/kits/auth.py", "simweb/core/kits/auth.yaml",
+                 "simweb/core/kits/templates/login.html", "simweb/core/kits/templates/register.html",
+                 "simweb/core/kits/templates/pager.html"):
         assert path in names, path   # the engine's kits, which every app's sign-in comes from
     assert not any(n.startswith("apps/") for n in names), "a bare top-level 'apps' package"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import simweb
-from simweb import registry
+from simweb.runtime import registry
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "apps.md"
 _BLOCK = re.compile(r"```[a-z]*\n(?:# file: |\{# file: )(?P<path>[^\s#]+)(?: #\})?\n(?P<body>.*?)```", re.S)
@@ -63,7 +63,7 @@ def test_the_tutorial_app_catches_damage(notes_app):
 
 
 def test_the_tutorial_answers_cannot_be_guessed(notes_app):
-    from simweb.redteam import GUESS_RATE_LIMIT, guess_rates
+    from simweb.tools.redteam import GUESS_RATE_LIMIT, guess_rates
 
     rates = guess_rates(simweb.make("notes"), "notes/newest_tagged", range(40))
     assert max(rates.values()) <= GUESS_RATE_LIMIT, rates

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simweb.axtree import DuplicateBidError, Element, Form, Page, parse_page
+from simweb.web.axtree import DuplicateBidError, Element, Form, Page, parse_page
 
 FIXTURE = """<!doctype html>
 <html>
@@ -735,7 +735,7 @@ def test_a_parsed_page_keeps_its_line_records_as_tuples():
     record (and every reference to one) is an immutable tuple."""
     import gc
 
-    from simweb.axtree import parse_page
+    from simweb.web.axtree import parse_page
 
     page = parse_page('<html><body><form><label>Name <input bid="n" name="n"></label>'
                       '<select bid="s" name="s"><option value="a">A</option><option value="b">B</option></select>'

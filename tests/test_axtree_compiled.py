@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simweb
-from simweb import axtree
-from simweb.axtree import DuplicateBidError, Page, _fingerprint, _parse_page
+from simweb.web import axtree
+from simweb.web.axtree import DuplicateBidError, Page, _fingerprint, _parse_page
 
 
 def _compiled_module() -> Any:

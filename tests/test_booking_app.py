@@ -27,7 +27,7 @@ from simweb.apps.booking.tasks import (
     price,
 )
 from simweb.apps.booking.world import CODE_ALPHABET, is_weekend_night
-from simweb.worlddb import day_to_date
+from simweb.core.worlddb import day_to_date
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +102,7 @@ def new_bookings(s):
 
 def balance(s, uid):
     from simweb.apps.booking import functions as F
-    from simweb.functions import Ctx, using
+    from simweb.core.functions import Ctx, using
     with using(Ctx(s.env.app.world, s.state, s.env.app)) as ctx:
         return F.points_balance(ctx, uid)
 

@@ -17,7 +17,7 @@ from simweb.apps.booking.world import (
     n_cities_for,
     n_users_for,
 )
-from simweb.worlddb import world_file
+from simweb.core.worlddb import world_file
 
 SMALL = 60
 

@@ -17,12 +17,12 @@ pytest.importorskip("playwright.sync_api")
 
 from conftest import APPS
 
-from simweb import check
-from simweb.app import _import
-from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
-from simweb.env import SimEnv
-from simweb.episode import TaskError
-from simweb.registry import app_of_task, definition
+from simweb.episodes.env import SimEnv
+from simweb.episodes.episode import TaskError
+from simweb.runtime.app import _import
+from simweb.runtime.registry import app_of_task, definition
+from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
+from simweb.tools import check
 
 pytestmark = pytest.mark.browser
 
@@ -201,7 +201,7 @@ def test_mouse_click_on_a_link_navigates_like_click(shop: BrowserEnv) -> None:
 def test_served_pages_end_the_settle_window_at_once(shop: BrowserEnv) -> None:
     """Served simweb pages carry no script, so the settle window after an action looks once
     and ends (no quiet period): the step is what it was before the window existed."""
-    from simweb.browser import _page_activity
+    from simweb.serving.browser import _page_activity
 
     shop.reset(seed=0, options={"task": _first_task()})
     bid, href = _first_link(shop)
@@ -399,8 +399,8 @@ def test_a_browser_run_state_verifies_offline(shop: BrowserEnv) -> None:
     """A state a Chromium run made on the served app (its session's own history) passes
     offline verification, as the same run in-process does; the same state with the
     target edited into its start is refused."""
-    from simweb.history import verify_state
-    from simweb.state import StateError
+    from simweb.core.state import StateError
+    from simweb.episodes.replay import verify_state
 
     tid = next(t for t in sorted(shop.app.tasks) if shop.app.tasks[t].kind == "state")
     shop.reset(seed=2, options={"task": tid})

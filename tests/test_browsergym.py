@@ -29,12 +29,12 @@ from browsergym.experiments.loop import EnvArgs, ExpArgs, get_exp_result  # noqa
 from click.testing import CliRunner  # noqa: E402
 
 import simweb  # noqa: E402
-import simweb.browsergym as sb  # noqa: E402
-from simweb.browser import ServedApp  # noqa: E402
-from simweb.browsergym.actions import from_observation  # noqa: E402
-from simweb.cli import main  # noqa: E402
-from simweb.episode import TaskError  # noqa: E402
-from simweb.registry import RegistryError, step_cap  # noqa: E402
+import simweb.tools.browsergym as sb  # noqa: E402
+from simweb.episodes.episode import TaskError  # noqa: E402
+from simweb.runtime.registry import RegistryError, step_cap  # noqa: E402
+from simweb.serving.browser import ServedApp  # noqa: E402
+from simweb.tools.browsergym.actions import from_observation  # noqa: E402
+from simweb.tools.cli import main  # noqa: E402
 
 pytestmark = pytest.mark.browser
 

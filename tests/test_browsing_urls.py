@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simweb
-from simweb.browsing import _Fail
+from simweb.web.browsing import _Fail
 
 
 def reference(origin: str, tab_url: str, href: str) -> str | None:

@@ -30,7 +30,7 @@ def edit(env, state: dict, post: dict, title: str) -> None:
 
 
 def test_an_edit_undone_on_another_post_leaves_its_revisions_as_damage(env):
-    from simweb.effects import entity
+    from simweb.judging.effects import entity
     env.reset(seed=0, options={"task": "cms/rename_post"})
     for action in env.oracle_plan(final=False):
         env.step(action)

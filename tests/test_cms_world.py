@@ -22,7 +22,7 @@ from simweb.apps.cms.world import (
     post_matches,
     search_terms,
 )
-from simweb.worlddb import world_file
+from simweb.core.worlddb import world_file
 
 SMALL = 600
 

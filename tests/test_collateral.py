@@ -52,7 +52,7 @@ def test_issues_comment_task_flags_notes_on_other_issues():
 # ----------------------------------------------------------------------------- net-change echoes
 
 def _involved(start_rows: dict, final_rows: dict):
-    from simweb.effects import Involved
+    from simweb.judging.effects import Involved
 
     return Involved(frozenset({("issues", 7)}), frozenset({"entities.issues.7.labels", "entities.issues.7.milestone_id"}),
                     lambda t, i: final_rows.get(i), start_row=lambda t, i: start_rows.get(i))
@@ -62,7 +62,7 @@ def test_a_net_rule_tolerates_only_a_row_about_the_fields_net_change():
     """``net``: a note echoes the judged field only when the value it is ``about`` is an
     item the field gained (``added``) or lost (``removed``) from start to final. A list is
     its items, a null none, a scalar one; a row created during the run starts with none."""
-    from simweb.effects import RowRule
+    from simweb.judging.effects import RowRule
 
     added = RowRule(echo_of={"issue_id": "issues.labels"}, net={"issue_id": {"about": "added"}})
     removed = RowRule(echo_of={"issue_id": "issues.labels"}, net={"issue_id": {"about": "removed"}})
@@ -89,7 +89,7 @@ def test_a_value_net_rule_tolerates_only_a_row_about_the_values_net_change():
     """``value_net`` next to ``echo_value``: a ban's log row echoes the ban record only when
     the record was gained (absent at the start, there at the end), an unban's only when
     it was lost."""
-    from simweb.effects import Involved, RowRule
+    from simweb.judging.effects import Involved, RowRule
 
     ban = RowRule(echo_value="bans.{community_id}.{user_id}", value_net="added")
     unban = RowRule(echo_value="bans.{community_id}.{user_id}", value_net="removed")
@@ -111,8 +111,8 @@ def test_the_spec_must_name_one_judged_field_for_a_net_rule():
     import pytest
     from jsonschema import Draft202012Validator
 
-    from simweb.effects import Bookkeeping
-    from simweb.spec_schema import SPEC_SCHEMA
+    from simweb.core.spec_schema import SPEC_SCHEMA
+    from simweb.judging.effects import Bookkeeping
 
     def rules(rule: dict) -> dict:
         return {"new_rows": {"comments": [rule]}}

@@ -21,11 +21,11 @@ from typing import ClassVar
 import pytest
 from click.testing import CliRunner
 
-from simweb.cli import main
-from simweb.counterparts import CounterpartError, families, get, names, pair
-from simweb.counterparts.base import Counterpart, group_members, http_status, port_free
-from simweb.counterparts.dbdiff import Change, diff, summarize
-from simweb.counterparts.portable import answer_check, check, collateral, field_check, refusal_check, verdict
+from simweb.live.counterparts import CounterpartError, families, get, names, pair
+from simweb.live.counterparts.base import Counterpart, group_members, http_status, port_free
+from simweb.live.counterparts.dbdiff import Change, diff, summarize
+from simweb.live.counterparts.portable import answer_check, check, collateral, field_check, refusal_check, verdict
+from simweb.tools.cli import main
 
 SERVER = r'''
 import sqlite3, sys
@@ -369,7 +369,7 @@ def test_each_script_solves_its_simweb_task_in_process(pair_name):
     process, through sim2live's own simweb side: success and a clean verdict, the agent
     never stuck, the goal the instance's (run_sim refuses a different one)."""
     import simweb
-    from simweb.sim2live import make_agent, run_sim, select_families
+    from simweb.live.sim2live import make_agent, run_sim, select_families
 
     app_name, _ = pair(pair_name)
     env = simweb.make(app_name, seed=0)

@@ -14,15 +14,15 @@ from test_reward_integrity import _visible_problem
 
 import simweb
 from simweb.apps.issues.tasks import TASKS
-from simweb.cli import main
-from simweb.decompose import Part, SubTask, decomposable, restrict
-from simweb.effects import ANY, Answer, Effect, NewRow, Row, Value, eq, evaluate
-from simweb.env import TaskError
+from simweb.episodes.env import TaskError
+from simweb.judging.decompose import Part, SubTask, decomposable, restrict
+from simweb.judging.effects import ANY, Answer, Effect, NewRow, Row, Value, eq, evaluate
+from simweb.judging.tasks import FactGroup, TaskTemplate
 from simweb.live.tasks import load_tasks
-from simweb.omnibox.start import start_url
-from simweb.redteam import redteam
-from simweb.server import create_app
-from simweb.tasks import FactGroup, TaskTemplate
+from simweb.serving.omnibox.start import start_url
+from simweb.serving.server import create_app
+from simweb.tools.cli import main
+from simweb.tools.redteam import redteam
 
 SUB_SEEDS = range(3)
 

@@ -9,10 +9,10 @@ import types
 import pytest
 
 import simweb
-from simweb.check import check_decomposition
-from simweb.decompose import Part, TaskTable, unsplit_reason, unsplit_templates
-from simweb.effects import Check, Effect, evaluate, page_view, shows
-from simweb.tasks import FactGroup, TaskTemplate
+from simweb.judging.decompose import Part, TaskTable, unsplit_reason, unsplit_templates
+from simweb.judging.effects import Check, Effect, evaluate, page_view, shows
+from simweb.judging.tasks import FactGroup, TaskTemplate
+from simweb.tools.check import check_decomposition
 
 
 def _at(env, url: str) -> dict:
@@ -198,7 +198,7 @@ def test_a_view_check_on_an_unknown_page_is_an_error(shop):
 def test_a_random_agent_almost_never_solves_a_sub_task(app):
     """check_app's random agent, on every sub-task (the views included: a random walk
     rarely lands on a page with exactly the asked filters)."""
-    from simweb.check import check_random_agent
+    from simweb.tools.check import check_random_agent
 
     env = simweb.make(app)
     ids = [s.id for _, subs in env.app.tasks.with_sub_tasks() for s in subs]

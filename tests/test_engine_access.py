@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tinyapp import APP as TINY
 
-from simweb.app import App
-from simweb.spec import SpecError, compile_spec
-from simweb.state import StateValidator
+from simweb.core.spec import SpecError, compile_spec
+from simweb.core.state import StateValidator
+from simweb.runtime.app import App
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simweb
-from simweb import check
-from simweb.state import StateError, state_hash
+from simweb.core.state import StateError, state_hash
+from simweb.tools import check
 
 ORACLE_SEEDS = tuple(range(20))   # every template keeps a clean oracle over 20 instances
 
@@ -317,7 +317,7 @@ def test_rewards_sparse_and_progress(app_name):
     ("simweb.apps.shopping.world:APP", "is a str, not an AppDefinition"),
 ])
 def test_an_app_that_cannot_load_is_a_one_line_registry_error(entry_point, needle):
-    from simweb import registry
+    from simweb.runtime import registry
 
     registry._REGISTRY["broken_app"] = registry.Registration("broken_app", entry_point)
     try:

@@ -9,11 +9,11 @@ import pytest
 from conftest import APPS
 
 import simweb
+import simweb.judging.tasks as sim_tasks
 import simweb.live.tasks as live_tasks
-import simweb.tasks as sim_tasks
-from simweb.episode import EPISODE_OVER, Episode, TaskError, find_task
-from simweb.registry import step_cap
-from simweb.taskmodel import MAX_EPISODE_STEPS, STEP_BUDGETS, episode_budget
+from simweb.episodes.episode import EPISODE_OVER, Episode, TaskError, find_task
+from simweb.judging.taskmodel import MAX_EPISODE_STEPS, STEP_BUDGETS, episode_budget
+from simweb.runtime.registry import step_cap
 
 
 class ChatBackend:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from loopback import serving
 
-from simweb.episode import EPISODE_OVER, Episode
+from simweb.episodes.episode import EPISODE_OVER, Episode
 
 pytestmark = [pytest.mark.browser, pytest.mark.apps("shopping")]
 
@@ -27,14 +27,14 @@ BUDGET = 2
 
 @contextlib.contextmanager
 def _sim() -> Iterator[tuple[Any, dict]]:
-    from simweb.env import SimEnv
+    from simweb.episodes.env import SimEnv
 
     yield SimEnv("shopping", 0, max_steps=BUDGET), {"task": TASK}
 
 
 @contextlib.contextmanager
 def _browser() -> Iterator[tuple[Any, dict]]:
-    from simweb.browser import BrowserEnv
+    from simweb.serving.browser import BrowserEnv
 
     env = BrowserEnv("shopping", 0, max_steps=BUDGET, screenshots=False)
     try:
@@ -92,8 +92,8 @@ def _live() -> Iterator[tuple[Any, dict]]:
 
 @contextlib.contextmanager
 def _omnibox() -> Iterator[tuple[Any, dict]]:
-    from simweb.omnibox.env import OmniboxSimEnv
-    from simweb.omnibox.server import OmniboxServer
+    from simweb.serving.omnibox.env import OmniboxSimEnv
+    from simweb.serving.omnibox.server import OmniboxServer
 
     with OmniboxServer(["shopping"], port=0, browsers=1, status_interval=3600) as server:
         env = OmniboxSimEnv(server.base_url, max_steps=BUDGET, screenshots=False)

@@ -13,10 +13,10 @@ from click.testing import CliRunner, Result
 from fake_openai import FakeOpenAI
 
 import simweb
-from simweb.agents import scripts
 from simweb.agents.scripted import Click, Fill, Press
-from simweb.cli import main
-from simweb.evaluate import EvalError, parse_seeds
+from simweb.live import scripts
+from simweb.tools.cli import main
+from simweb.tools.evaluate import EvalError, parse_seeds
 
 
 def run(*args: str) -> Result:

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import simweb.expr as expr_module
-from simweb.expr import Expr, ExprError, ExprRuntimeError, compile_expr
+import simweb.core.expr as expr_module
+from simweb.core.expr import Expr, ExprError, ExprRuntimeError, compile_expr
 
 # Python builtins made visible to the reference oracle.  Only ones whose
 # results have the same shape in both languages are used by the generators

@@ -52,7 +52,7 @@ def test_the_backend_of_a_freed_env_says_so(env_of, app_name):
 
 
 def test_world_memo_answers_from_the_world_once_per_arguments(env_of):
-    from simweb.tasks import world_memo
+    from simweb.judging.tasks import world_memo
 
     app = env_of("shopping").app
     calls: list[tuple] = []
@@ -73,7 +73,7 @@ def test_world_memo_answers_from_the_world_once_per_arguments(env_of):
 
 def test_memoised_samplers_draw_the_same_instances(env_of, app_name):
     """A template's instance does not depend on what the world memo already holds."""
-    import simweb.tasks as tasks
+    import simweb.judging.tasks as tasks
 
     app = env_of(app_name).app
     templates = sorted(app.tasks)

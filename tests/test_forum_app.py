@@ -18,7 +18,7 @@ from sitedriver import Site
 import simweb
 from simweb.apps.forum.functions import PER_PAGE
 from simweb.apps.forum.world import DAY, WINDOWS, hot_score
-from simweb.verify import changed_paths
+from simweb.judging.verify import changed_paths
 
 ORIGIN = "http://forum.simweb.localhost"
 START = 32400
@@ -757,7 +757,7 @@ def test_refusals_fail_when_the_agent_acts_or_answers(env):
 def test_info_answers_are_typed(env):
     env.reset(seed=5, options={"task": "forum/user_joined"})
     p = env.app.tasks["forum/user_joined"].instantiate(env.app, 5).params
-    from simweb.worlddb import day_to_date
+    from simweb.core.worlddb import day_to_date
     d = day_to_date(p["day"])
     v = _run(env, "forum/user_joined", 5, [f"send_msg_to_user('{d.isoformat()}')"])
     assert v["success"]
@@ -775,7 +775,7 @@ def test_listed_votes_match_single_lookups(f, world):
     """Post rows and comment trees fetch my votes in one query (_my_votes): it agrees with
     my_vote for every item, world votes and run-time changes alike, and pages show it."""
     from simweb.apps.forum.functions import _my_votes, my_vote
-    from simweb.functions import Ctx
+    from simweb.core.functions import Ctx
 
     uid = 11
     votes = world.votes_of(uid)

@@ -206,7 +206,7 @@ def test_a_stray_vote_taken_back_leaves_the_task_clean(env):
 
 def test_taking_back_a_vote_the_world_had_is_collateral(env):
     # The reverse: the user's world vote removed is a change, field by field.
-    from simweb.effects import runtime_changes
+    from simweb.judging.effects import runtime_changes
     e = env.unwrapped
     e.reset(seed=0, options={"task": "forum/upvote_post"})
     start = e.snapshot()

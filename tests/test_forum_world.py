@@ -25,7 +25,7 @@ from simweb.apps.forum.world import (
     hot_score,
     match_expression,
 )
-from simweb.worlddb import forget_open_worlds
+from simweb.core.worlddb import forget_open_worlds
 
 SIZE = 2000
 TABLES = ("users", "communities", "moderators", "posts", "comments", "votes", "subscriptions", "saved", "messages",

@@ -7,8 +7,8 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simweb.fulltext import PrefixPolicy, match_expression, words
-from simweb.worlddb import LRU
+from simweb.core.fulltext import PrefixPolicy, match_expression, words
+from simweb.core.worlddb import LRU
 
 
 def test_match_expression_quotes_ands_and_prefixes():

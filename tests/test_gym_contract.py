@@ -11,7 +11,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import simweb
-from simweb.env import TaskError
+from simweb.episodes.env import TaskError
 
 
 def test_check_env_passes_with_the_render_check(app_name):

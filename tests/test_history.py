@@ -10,10 +10,11 @@ from conftest import APPS
 from test_server import AUTH, TOKEN, state_of
 
 import simweb
-from simweb.actions import parse_action
-from simweb.history import check_history, sealed, secret_fields
-from simweb.server import create_app
-from simweb.state import StateError
+from simweb.core.state import StateError
+from simweb.episodes.replay import check_history
+from simweb.runtime.history import sealed, secret_fields
+from simweb.serving.server import create_app
+from simweb.web.actions import parse_action
 
 
 def first_state_task(app) -> str:

@@ -711,7 +711,7 @@ def test_label_sequences_match_a_set_model_and_the_filtered_counts(env, ops):
     for lab in labs[:4]:
         want = len(issues_of(world, p["id"], labels=[lab["id"]])) - (lab["id"] in i["labels"]) + (lab["id"] in model)
         res = env.app.callables["issue_list"]
-        from simweb.functions import Ctx, using
+        from simweb.core.functions import Ctx, using
         with using(Ctx(world=world, state=t.state, app=env.app)):
             got = res(p["id"], "all", [lab["name"]])["total"]
         assert got == want

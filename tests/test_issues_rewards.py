@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import simweb
-from simweb.effects import Row
-from simweb.episode import potential
+from simweb.episodes.episode import potential
+from simweb.judging.effects import Row
 
 
 @pytest.fixture(scope="module")
@@ -409,7 +409,7 @@ def _site_day(iso: str) -> str:
     from datetime import date
 
     from simweb.apps.issues.functions import day
-    from simweb.worlddb import date_to_day
+    from simweb.core.worlddb import date_to_day
     return day(date_to_day(date.fromisoformat(iso)))
 
 

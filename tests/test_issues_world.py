@@ -23,7 +23,7 @@ from simweb.apps.issues.world import (
     text_matches,
     tokens,
 )
-from simweb.worlddb import world_file
+from simweb.core.worlddb import world_file
 
 SMALL = 3000
 

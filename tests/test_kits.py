@@ -10,9 +10,9 @@ import pytest
 from tinyapp import APP as TINY
 
 import simweb
-from simweb.app import App
-from simweb.kits import expand_kit, merge, resolve_kits
-from simweb.spec import SpecError, compile_spec
+from simweb.core.kits import expand_kit, merge, resolve_kits
+from simweb.core.spec import SpecError, compile_spec
+from simweb.runtime.app import App
 
 ROOT = Path(__file__).resolve().parents[1]
 APPS = ("booking", "cms", "forum", "issues", "shopping")
@@ -157,7 +157,7 @@ def test_register_exists_where_the_spec_asks_for_it(name, register):
 def test_an_app_template_takes_the_place_of_the_kits(tmp_path):
     env = simweb.make("issues", seed=0)
     app = env.app
-    assert app.jinja.get_template("login.html").filename.endswith("simweb/kits/templates/login.html")
+    assert app.jinja.get_template("login.html").filename.endswith("simweb/core/kits/templates/login.html")
     assert app.jinja.get_template("base.html").filename.endswith("issues/templates/base.html")
 
 

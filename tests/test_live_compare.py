@@ -134,7 +134,7 @@ def test_match_bids_by_role_name_and_rank():
 def test_cli_compare_against_live_through_the_protocol(tmp_path):
     from click.testing import CliRunner
 
-    from simweb.cli import main
+    from simweb.tools.cli import main
 
     out = tmp_path / "cmp.jsonl"
     with FakeOmnibox(KEY, app="shopping", max_instances=1) as fake:
@@ -187,7 +187,7 @@ def test_every_oracle_plan_agrees_in_process_and_through_the_protocol(app):
 def test_cli_compare_against_a_live_server_that_refuses_is_one_line(tmp_path):
     from click.testing import CliRunner
 
-    from simweb.cli import main
+    from simweb.tools.cli import main
 
     out = tmp_path / "cmp.jsonl"
     with FakeOmnibox(KEY, max_instances=1) as fake:

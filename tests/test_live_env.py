@@ -6,7 +6,7 @@ import warnings
 import gymnasium as gym
 import pytest
 
-from simweb.episode import EPISODE_OVER
+from simweb.episodes.episode import EPISODE_OVER
 from simweb.live.env import LiveEnv, build_axtree, label_elements
 from simweb.live.fake_server import SITE, FakeOmnibox
 from simweb.live.omnibox import Element, OmniboxClient, OmniboxError, ScreenshotInfo, parse_regions

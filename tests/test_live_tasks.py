@@ -236,7 +236,7 @@ def test_definite_answer_is_always_a_string(tmp_path):
 def test_export_writes_what_webgym_reads(tmp_path):
     from click.testing import CliRunner
 
-    from simweb.cli import main
+    from simweb.tools.cli import main
 
     out = tmp_path / "forum.jsonl"
     result = CliRunner().invoke(main, ["export-webgym", "forum", "--out", str(out), "--per-template", "2",

@@ -11,7 +11,7 @@ pytest.importorskip("playwright.sync_api")
 
 from loopback import bid_of, serving
 
-from simweb.episode import EPISODE_OVER
+from simweb.episodes.episode import EPISODE_OVER
 from simweb.live.web import LiveStateError, WebEnv
 
 pytestmark = pytest.mark.browser

@@ -19,7 +19,7 @@ from omnibox_client import Master, call
 from simweb.live.env import LiveEnv
 from simweb.live.omnibox import OmniboxClient, Rect, point_on_rects
 from simweb.live.web import WebEnv
-from simweb.omnibox.server import OmniboxServer
+from simweb.serving.omnibox.server import OmniboxServer
 
 pytestmark = pytest.mark.browser
 

@@ -19,9 +19,9 @@ pytest.importorskip("playwright.sync_api")
 from omnibox_client import Master, call
 
 import simweb
-from simweb.omnibox.env import OmniboxSimEnv
-from simweb.omnibox.server import OmniboxServer
-from simweb.omnibox.start import start_url
+from simweb.serving.omnibox.env import OmniboxSimEnv
+from simweb.serving.omnibox.server import OmniboxServer
+from simweb.serving.omnibox.start import start_url
 
 pytestmark = pytest.mark.browser
 TASK = "shopping/product_price"
@@ -463,7 +463,7 @@ def test_simweb_compare_against_omnibox(server, tmp_path):
 
     from click.testing import CliRunner
 
-    from simweb.cli import main
+    from simweb.tools.cli import main
 
     server.pool.refresh()
     out = tmp_path / "cmp.jsonl"

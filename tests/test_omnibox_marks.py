@@ -7,9 +7,9 @@ import orjson
 import pytest
 
 import simweb
-from simweb.omnibox.marks import classify, overlay
-from simweb.omnibox.start import start_url
-from simweb.server import create_app
+from simweb.serving.omnibox.marks import classify, overlay
+from simweb.serving.omnibox.start import start_url
+from simweb.serving.server import create_app
 
 SIZE = (1280, 768)
 
@@ -76,7 +76,7 @@ def test_start_url_renames_bids_like_the_served_pages():
 def test_omnibox_cli_rejects_an_unknown_app_in_one_line():
     from click.testing import CliRunner
 
-    from simweb.cli import main
+    from simweb.tools.cli import main
 
     result = CliRunner().invoke(main, ["omnibox", "--apps", "nope", "--port", "0"])
     assert result.exit_code == 2
@@ -91,7 +91,7 @@ def test_an_unknown_command_fails_as_the_real_instance_answers_and_the_doc_says_
     from pathlib import Path
     from types import SimpleNamespace
 
-    from simweb.omnibox.protocol import CommandError, execute
+    from simweb.serving.omnibox.protocol import CommandError, execute
 
     instance = SimpleNamespace(driver=None, screenshot_info=None, episode=None)
     for body, reason in [({"fly": {}}, "Unsupported command: fly"),

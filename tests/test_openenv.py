@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("openenv.core.env_client", reason="needs the openenv extra: pip install -e '.[openenv]'")
 
 import simweb  # noqa: E402
-from simweb.trainers.openenv_env import SimwebAction, SimwebClient  # noqa: E402
+from simweb.tools.trainers.openenv_env import SimwebAction, SimwebClient  # noqa: E402
 
 pytestmark = pytest.mark.apps("forum")
 

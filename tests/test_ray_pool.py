@@ -7,7 +7,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from simweb.rollout import RayPool, WorkItem, run_items  # noqa: E402
+from simweb.episodes.rollout import RayPool, WorkItem, run_items  # noqa: E402
 
 TASK = "forum/save_post"
 

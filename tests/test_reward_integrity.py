@@ -11,8 +11,8 @@ import pytest
 from conftest import APPS
 
 import simweb
-from simweb.actions import parse_action
-from simweb.redteam import GUESS_RATE_LIMIT, guess_rates, redteam
+from simweb.tools.redteam import GUESS_RATE_LIMIT, guess_rates, redteam
+from simweb.web.actions import parse_action
 
 RED_TEAM_SEEDS = (0, 1)
 GUESS_SEEDS = range(30)
@@ -84,7 +84,7 @@ def test_red_team_finds_history_left_by_a_junk_edit_or_a_choice_undone(app, tid,
         pytest.skip(f"{app} is not among SIMWEB_TEST_APPS")
     import dataclasses
 
-    from simweb.effects import RowRule
+    from simweb.judging.effects import RowRule
 
     rules = tuple(RowRule(dict(r.get("where", {})), dict(r["echo_of"])) for r in old)
     attacks = _red_team_with(app, tid, lambda strict: dataclasses.replace(
@@ -613,7 +613,7 @@ def test_red_team_tries_forged_states_and_termination(app):
     """The red team attacks offline verification with forged final states and the episode's
     end with the work minus its final action, on every template; none is paid. An env that
     ends at success (end_on_success=True) is reported as paying the termination attack."""
-    from simweb.redteam import attack_instance
+    from simweb.tools.redteam import attack_instance
 
     env = simweb.make(app)
     families: Counter[str] = Counter()

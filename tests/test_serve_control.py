@@ -11,9 +11,9 @@ from test_serve_sessions import instead
 from test_server import AUTH, TOKEN, state_of
 
 import simweb
-from simweb.omnibox.start import start_url
-from simweb.server import REDACTED_HEADER, SESSION_HEADER, create_app
-from simweb.urls import local_path, safe_href, safe_next
+from simweb.core.urls import local_path, safe_href, safe_next
+from simweb.serving.omnibox.start import start_url
+from simweb.serving.server import REDACTED_HEADER, SESSION_HEADER, create_app
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,11 @@ from test_server import AUTH, TOKEN, state_of
 from werkzeug.test import EnvironBuilder
 
 import simweb
-from simweb.app import MAX_HISTORY
-from simweb.browser import ServedApp
-from simweb.limits import LimitError, Limits, check_shape, read_body
-from simweb.server import SESSION_HEADER, create_app
-from simweb.state import MAX_STATE_DEPTH, StateError
+from simweb.core.limits import LimitError, Limits, check_shape, read_body
+from simweb.core.state import MAX_STATE_DEPTH, StateError
+from simweb.runtime.app import MAX_HISTORY
+from simweb.serving.browser import ServedApp
+from simweb.serving.server import SESSION_HEADER, create_app
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_many_distinct_objects_in_a_unique_list_are_refused_in_one_pass(client, 
     ([{"a": 1, "b": 2}, {"b": 2, "a": 1}], False), ([{"a": [1, 2]}, {"a": [2, 1]}], True),
     (["1", 1], True), ([None, None], False), ([[1, {"x": None}], [1, {"x": None}]], False)])
 def test_unique_items_follows_json_schema_equality(items, unique):
-    from simweb.state import _Validator
+    from simweb.core.state import _Validator
 
     errors = list(_Validator({"type": "array", "uniqueItems": True}).iter_errors(items))
     assert (not errors) is unique
@@ -291,7 +291,7 @@ def test_the_http_servers_own_error_responses_say_nosniff_too():
     import socket
     import threading
 
-    from simweb.server import make_server, stop_server
+    from simweb.serving.server import make_server, stop_server
 
     server = make_server(create_app("shopping", control_token=TOKEN), threads=1)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -324,7 +324,7 @@ def test_a_request_trickled_in_is_cut_off_at_the_timeout(start):
 
     from flask import Flask
 
-    from simweb.server import make_server, stop_server
+    from simweb.serving.server import make_server, stop_server
 
     tiny = Flask("tiny")
     tiny.get("/")(lambda: "ok")

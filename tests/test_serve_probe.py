@@ -15,9 +15,9 @@ import pytest
 from sqlalchemy.exc import OperationalError
 from test_server import AUTH, TOKEN, state_of
 
-from simweb.server import COOKIE, SESSION_HEADER, create_app
-from simweb.sessions import SessionDBError, SessionStore
-from simweb.state import deep_copy
+from simweb.core.state import deep_copy
+from simweb.serving.server import COOKIE, SESSION_HEADER, create_app
+from simweb.serving.sessions import SessionDBError, SessionStore
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,7 @@ def test_a_cookie_less_post_to_an_escaped_event_path_is_a_405_as_in_process(serv
 
 
 def test_the_target_of_a_proxy_request_or_a_rewritten_path_is_read_safely():
-    from simweb.server import request_target
+    from simweb.serving.server import request_target
 
     # The absolute form (a proxy request): its path and query.
     assert request_target({"REQUEST_URI": "http://evil.example/p/%31?x=1", "PATH_INFO": "/p/1",
@@ -230,7 +230,7 @@ def test_the_start_url_takes_every_64_bit_seed_as_reset_does(server, seed):
     """The start route read at most 18 digits, so a 19-digit seed (any seed of
     random.getrandbits(63) from 10**18 up: most of them) was a 400 'seed must be an
     integer', though /_simweb/reset, `simweb serve --seed` and env.reset take it."""
-    from simweb.omnibox.start import episode_of, start_url
+    from simweb.serving.omnibox.start import episode_of, start_url
 
     url = start_url(None, seed)
     browser = server.test_client()
@@ -245,7 +245,7 @@ def test_the_start_url_takes_every_64_bit_seed_as_reset_does(server, seed):
 
 @pytest.mark.parametrize("text", [str(2**63), str(-2**63 - 1), "9" * 25, "9" * 5000])
 def test_a_start_url_seed_past_64_bits_is_a_400_in_one_line(server, text):
-    from simweb.omnibox.start import episode_of
+    from simweb.serving.omnibox.start import episode_of
 
     r = server.test_client().get(f"/_simweb/start?seed={text}")
     assert r.status_code == 400 and r.text.count("\n") == 1 and "64-bit" in r.text
@@ -259,8 +259,8 @@ def test_omnibox_start_refuses_a_seed_past_64_bits_with_its_4xx(text):
     500), and a seed past 64 bits bound the lease to an episode the app's start URL refuses."""
     import time as _time
 
-    from simweb.omnibox.pool import Lease
-    from simweb.omnibox.server import OmniboxServer
+    from simweb.serving.omnibox.pool import Lease
+    from simweb.serving.omnibox.server import OmniboxServer
 
     server = OmniboxServer(["shopping"], port=0, browsers=1)   # not started: no browser needed
     inst = server.pool.instances[0]
@@ -282,7 +282,7 @@ def test_a_request_that_would_grow_a_list_past_the_item_limit_is_refused_and_cha
     back (400), and once the session left the memory cache (a restart) it was unreadable,
     answered 410 `incompatible` for good."""
     import simweb
-    from simweb.limits import Limits
+    from simweb.core.limits import Limits
 
     env = simweb.make("forum", seed=0).unwrapped
     start = next(s for t in sorted(env.app.tasks)

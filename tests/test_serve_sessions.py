@@ -22,9 +22,9 @@ import orjson
 import pytest
 from test_server import AUTH, TOKEN, state_of
 
-from simweb.omnibox.start import start_url
-from simweb.server import COOKIE, SESSION_HEADER, create_app
-from simweb.sessions import SessionDBError, SessionStore
+from simweb.serving.omnibox.start import start_url
+from simweb.serving.server import COOKIE, SESSION_HEADER, create_app
+from simweb.serving.sessions import SessionDBError, SessionStore
 
 
 @pytest.fixture(scope="module")
@@ -578,7 +578,7 @@ def test_stopping_a_server_running_in_a_thread_never_kills_its_loop_with_ebadf(m
 
     from flask import Flask
 
-    from simweb.server import make_server, stop_server
+    from simweb.serving.server import make_server, stop_server
 
     died: list[BaseException | None] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))

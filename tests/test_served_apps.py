@@ -7,7 +7,7 @@ from conftest import APPS
 from test_server import AUTH, TOKEN, _record, state_of
 
 import simweb
-from simweb.server import create_app
+from simweb.serving.server import create_app
 
 
 def _state_tasks(app: str, n: int = 3) -> list[tuple[str, str]]:

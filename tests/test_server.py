@@ -16,8 +16,8 @@ import orjson
 import pytest
 
 import simweb
-from simweb.app import App
-from simweb.server import COOKIE, create_app
+from simweb.runtime.app import App
+from simweb.serving.server import COOKIE, create_app
 
 #: The control token of the test servers (harnesses send it; page visitors cannot).
 TOKEN = "test-control-token-0123456789"
@@ -510,7 +510,7 @@ def test_an_unparseable_referer_counts_as_a_foreign_one_not_a_500(server, world,
 
 
 def test_bid_attribute_can_be_renamed_for_browsergym_agents():
-    from simweb.server import create_app
+    from simweb.serving.server import create_app
 
     client = create_app("shopping", bid_attribute="data-simweb-bid", control_token=TOKEN).test_client()
     html = client.get("/").get_data(as_text=True)

@@ -23,8 +23,8 @@ from sitedriver import Site
 import simweb
 from simweb.apps.shopping.functions import money
 from simweb.apps.shopping.world import category_ancestors
-from simweb.kits.cards import fingerprint
-from simweb.worlddb import day_to_date
+from simweb.core.kits.cards import fingerprint
+from simweb.core.worlddb import day_to_date
 
 # A Luhn-valid test card (the expiry is years after the simulated today).
 CARD = {"card-name": "Alex Morgan", "card-number": "4111 1111 1111 1111", "card-expiry": "12/29",

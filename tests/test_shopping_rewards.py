@@ -10,7 +10,7 @@ import re
 import pytest
 
 import simweb
-from simweb.worlddb import day_to_date
+from simweb.core.worlddb import day_to_date
 
 
 @pytest.fixture(scope="module")

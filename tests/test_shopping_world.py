@@ -32,7 +32,7 @@ from simweb.apps.shopping.world import (
     match_expression,
     shipping_cents,
 )
-from simweb.worlddb import Rng, forget_open_worlds, seeded_password
+from simweb.core.worlddb import Rng, forget_open_worlds, seeded_password
 
 SIZE = 2000
 TABLES = ("categories", "brands", "brand_departments", "products", "reviews", "users",

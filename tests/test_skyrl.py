@@ -8,7 +8,7 @@ import pytest
 skyrl_gym = pytest.importorskip("skyrl_gym", reason="needs the skyrl extra: pip install -e '.[skyrl]'")
 
 import simweb  # noqa: E402
-from simweb.trainers.skyrl_env import ENV_ID, SimwebTextEnv, dataset_row  # noqa: E402
+from simweb.tools.trainers.skyrl_env import ENV_ID, SimwebTextEnv, dataset_row  # noqa: E402
 
 pytestmark = pytest.mark.apps("forum")
 

@@ -10,7 +10,7 @@ import yaml
 
 import simweb
 from simweb.apps.shopping.functions import FUNCTIONS
-from simweb.spec import SpecError, compile_spec, load_spec, split_message
+from simweb.core.spec import SpecError, compile_spec, load_spec, split_message
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "specs" / "shopping.yaml"
 FNS = FUNCTIONS.merged_with_builtins()
@@ -137,15 +137,15 @@ def test_message_splitting():
 def test_every_update_operation_has_one_implementation():
     """The spec schema's operations, the compiled types (one per operation) and the
     engine's dispatch table name the same ops."""
-    from simweb.spec_schema import _OPS
-    from simweb.updates import OPERATIONS
+    from simweb.core.spec_schema import _OPS
+    from simweb.core.updates import OPERATIONS
 
     assert {o["properties"]["op"]["const"] for o in _OPS} == {t.op for t in OPERATIONS}
     assert len({t.op for t in OPERATIONS}) == len(OPERATIONS)
 
 
 def test_each_update_compiles_to_its_own_type():
-    from simweb import spec as S
+    from simweb.core import spec as S
     app = simweb.make("issues", seed=0).unwrapped.app
     kinds = {type(u) for ev in app.spec.events.values() for u in ev.updates}
     assert {S.InsertOp, S.UpdateRowOp, S.SetOp, S.ScheduleOp} <= kinds

@@ -13,8 +13,8 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simweb import state as st_mod
-from simweb.state import deep_copy, round_trip_copy
+from simweb.core import state as st_mod
+from simweb.core.state import deep_copy, round_trip_copy
 
 
 class _Str(str):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from simweb import browsing
-from simweb.actions import ActionError, parse_action
-from simweb.worlddb import CachedConnection, QueryCache, ReadOnlyDB
+from simweb.core.worlddb import CachedConnection, QueryCache, ReadOnlyDB
+from simweb.web import browsing
+from simweb.web.actions import ActionError, parse_action
 
 
 @pytest.fixture()
@@ -122,7 +122,7 @@ _FORMS = """<html><body>
 
 
 def test_one_form_is_built_alone_and_matches_the_forms_list() -> None:
-    from simweb.axtree import parse_page
+    from simweb.web.axtree import parse_page
 
     page = parse_page(_FORMS)
     second = page.form(1)

@@ -10,10 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simweb
-from simweb.actions import ACTIONS, parse_action
 from simweb.agents import prompts
 from simweb.agents.llm import LLMAgent
-from simweb.textenv import (
+from simweb.episodes.textenv import (
     MAX_REPLY_CHARS,
     TEXT_ACTIONS,
     GroupStarts,
@@ -23,6 +22,7 @@ from simweb.textenv import (
     parse_reply,
     prompt_text,
 )
+from simweb.web.actions import ACTIONS, parse_action
 
 TASK, SEED = "forum/upvote_post", 3
 

@@ -13,8 +13,8 @@ import re
 import pytest
 
 import simweb
-from simweb.actions import ActionError, parse_action
-from simweb.trainers.trl_env import INSTRUCTION, SimwebToolEnv, task_dataset
+from simweb.tools.trainers.trl_env import INSTRUCTION, SimwebToolEnv, task_dataset
+from simweb.web.actions import ActionError, parse_action
 
 pytestmark = pytest.mark.apps("forum")
 
@@ -95,7 +95,7 @@ def test_openenv_variant_gives_the_in_process_texts_and_rewards():
     pytest.importorskip("openenv.core.env_client")
     from test_openenv import _start, _stop
 
-    from simweb.trainers.trl_env import SimwebOpenEnvToolEnv
+    from simweb.tools.trainers.trl_env import SimwebOpenEnvToolEnv
 
     proc, url = _start("--max-sessions", "2")
     try:

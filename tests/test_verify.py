@@ -6,7 +6,15 @@ from datetime import date
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simweb.verify import changed_paths, match_date, match_exact, match_money, match_number, match_sequence, match_set
+from simweb.judging.verify import (
+    changed_paths,
+    match_date,
+    match_exact,
+    match_money,
+    match_number,
+    match_sequence,
+    match_set,
+)
 
 
 def test_money_and_numbers_match_by_value_not_text():
@@ -57,7 +65,7 @@ def test_diff_is_empty_exactly_when_equal_modulo_empty_keys(a, b):
 def test_answer_checks_name_what_was_expected():
     from datetime import date
 
-    from simweb.verify import answer_check
+    from simweb.judging.verify import answer_check
 
     assert answer_check("money", "It costs $12.50.", 1250, "price") == {
         "name": "answer is the price", "passed": True, "weight": 1.0, "detail": "expected $12.50, got 'It costs $12.50.'"}

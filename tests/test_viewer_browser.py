@@ -13,12 +13,12 @@ pytest.importorskip("playwright.sync_api")
 from playwright.sync_api import sync_playwright
 from test_viewer import INFO_TASK, XSS_GOAL, Vandal, cli, markup_file
 
-from simweb.browser import launch_chromium
-from simweb.env import SimEnv
-from simweb.rollout import run_episode
-from simweb.server import make_server, stop_server
-from simweb.trajectory import write_trajectory
-from simweb.viewer.app import create_app
+from simweb.episodes.env import SimEnv
+from simweb.episodes.rollout import run_episode
+from simweb.episodes.trajectory import write_trajectory
+from simweb.serving.browser import launch_chromium
+from simweb.serving.server import make_server, stop_server
+from simweb.tools.viewer.app import create_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.apps("forum")]
 
@@ -91,7 +91,7 @@ def test_a_browser_backends_screenshots_are_written_and_shown(tmp_path, browser_
     """A rollout on the Chromium backend keeps its screenshots beside the trajectory; the
     viewer shows the page the agent saw, with the acted-on element boxed, and the page after."""
     from simweb.agents import OracleAgent
-    from simweb.browser import make_browser_env
+    from simweb.serving.browser import make_browser_env
 
     env = make_browser_env("forum", 0, browser=browser_page[2])   # one Playwright per process
     try:
@@ -108,7 +108,7 @@ def test_a_browser_backends_screenshots_are_written_and_shown(tmp_path, browser_
     assert traj.steps[0]["action"].startswith(("click", "fill"))
     box = traj.steps[0]["target_box"]
     assert box["width"] > 0 and box["height"] > 0
-    from simweb.viewer.app import png_size
+    from simweb.tools.viewer.app import png_size
 
     w, h = png_size(str(tmp_path / "b.screenshots" / "step-0000.png")) or (0, 0)
     left, top = round(100 * box["x"] / w, 3), round(100 * box["y"] / h, 3)

@@ -3,7 +3,7 @@
 import pytest
 
 import simweb
-from simweb.webgym_actions import (
+from simweb.web.webgym_actions import (
     WebGymAction,
     WebGymActionError,
     is_webgym_action,

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("playwright.sync_api")
 
-from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
-from simweb.env import SimEnv
+from simweb.episodes.env import SimEnv
+from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
 
 pytestmark = pytest.mark.browser
 TASK = "shopping/buy_product"

@@ -9,8 +9,8 @@ from sqlalchemy import JSON, Boolean, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 import simweb
-from simweb.world import MetaTable, RowCache, RowMap, check_world, inserted_tables, json_column
-from simweb.worlddb import schema_fingerprint
+from simweb.core.world import MetaTable, RowCache, RowMap, check_world, inserted_tables, json_column
+from simweb.core.worlddb import schema_fingerprint
 
 
 class _Base(DeclarativeBase):
@@ -148,7 +148,7 @@ def test_check_world_names_what_a_broken_world_breaks():
 def test_the_runtime_schema_takes_required_columns_from_the_models():
     import yaml
 
-    from simweb.spec import SpecError, compile_spec
+    from simweb.core.spec import SpecError, compile_spec
 
     app = simweb.make("booking", seed=0).app
     row = app.spec.runtime_schema["properties"]["entities"]["properties"]["bookings"]["additionalProperties"]

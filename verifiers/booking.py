@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from simweb.effects import ANY, Expect, NewRow, Row, eq, text
+from simweb.judging.effects import ANY, Expect, NewRow, Row, eq, text
 
 
 def booking(bid: int, label: str, **fields: Expect) -> Row:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from simweb.effects import Effect, Expect, Row, eq, where
+from simweb.judging.effects import Effect, Expect, Row, eq, where
 
 #: the public origin an agent may paste in front of a path
 ORIGIN = "http://cms.simweb.localhost"

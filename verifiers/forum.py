@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.effects import ANY, Check, Effect, NewRow, Reason, Refusal, Value, eq, text, where
-from simweb.verify import normalise_text
+from simweb.judging.effects import ANY, Check, Effect, NewRow, Reason, Refusal, Value, eq, text, where
+from simweb.judging.verify import normalise_text
 
 DAY = 86400
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from simweb.effects import ANY, Check, Expect, NewRow, Row, eq, text
-from simweb.verify import normalise_text, split_items
+from simweb.judging.effects import ANY, Check, Expect, NewRow, Row, eq, text
+from simweb.judging.verify import normalise_text, split_items
 
 
 def issue(issue_id: int, label: str, **fields: Expect) -> Row:

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
-from simweb.effects import ANY, Check, Expect, NewRow, Row, Value, eq, text, where
-from simweb.verify import dates_in, normalise_text, numbers_in
+from simweb.judging.effects import ANY, Check, Expect, NewRow, Row, Value, eq, text, where
+from simweb.judging.verify import dates_in, normalise_text, numbers_in
 
 Item = tuple[int, int, "str | None", "str | None"]   # product_id, qty, size, color
 

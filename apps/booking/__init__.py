@@ -3,7 +3,10 @@ weekday, weekend and seasonal rates and minimum stays, discount codes with condi
 15-minute holds that expire on the simulated clock, a multi-step booking form with card
 checks, confirmation codes, changes and cancellations under each property's policy, and
 loyalty points)."""
-from simweb.app import AppDefinition, AppLimits
+import importlib
+from typing import Any
+
+from simweb.runtime.app import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="booking",
@@ -18,3 +21,14 @@ APP = AppDefinition(
     # at least 30% of the templates medium or hard (WebGym's fact-count buckets)
     limits=AppLimits(min_hard_share=0.30),
 )
+
+#: The app's public surface beyond its definition: what code outside the app (the
+#: sim-to-live counterparts, simweb.live.counterparts) may read. Imported on first use, so
+#: loading the definition stays light; nothing outside the app imports its modules.
+PUBLIC = {"night_cents": ".world"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in PUBLIC:
+        return getattr(importlib.import_module(PUBLIC[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

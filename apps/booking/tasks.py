@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.decompose import Part, view_part
-from simweb.effects import ANY, Answer, Effect, Reason, Refusal, Value, eq, same_set, text, where
-from simweb.kits.cards import card_record
-from simweb.tasks import FactGroup, Rng, TaskTemplate
+from simweb.core.kits.cards import card_record
+from simweb.core.worlddb import day_to_date
+from simweb.judging.decompose import Part, view_part
+from simweb.judging.effects import ANY, Answer, Effect, Reason, Refusal, Value, eq, same_set, text, where
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate
 from simweb.verifiers import booking as V
-from simweb.worlddb import day_to_date
 
 from .world import YEAR_DAYS, n_users_for, night_cents
 

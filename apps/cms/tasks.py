@@ -11,12 +11,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Check, Effect, NewRow, Reason, Refusal, Row, eq, same_set, text
-from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.core.worlddb import day_to_date
+from simweb.judging.decompose import Part, view_part
+from simweb.judging.effects import Answer, Check, Effect, NewRow, Reason, Refusal, Row, eq, same_set, text
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.judging.verify import match_numbers
 from simweb.verifiers import cms as V
-from simweb.verify import match_numbers
-from simweb.worlddb import day_to_date
 
 from .world import CATEGORIES, TAGS, search_terms
 

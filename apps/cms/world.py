@@ -34,9 +34,9 @@ import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from simweb import fulltext
-from simweb.world import MetaTable, RowCache, RowMap, json_column
-from simweb.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, schema_fingerprint, seeded_password
+from simweb.core import fulltext
+from simweb.core.world import MetaTable, RowCache, RowMap, json_column
+from simweb.core.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, schema_fingerprint, seeded_password
 
 APP = "cms"
 #: Bump whenever generated content or schema changes.

@@ -17,7 +17,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from simweb.functions import (
+from simweb.core.functions import (
     Ctx,
     FunctionTable,
     merged_rows,
@@ -25,8 +25,8 @@ from simweb.functions import (
     overlay,
     thread,
 )
-from simweb.functions import to_int as _int
-from simweb.worlddb import day_to_date
+from simweb.core.functions import to_int as _int
+from simweb.core.worlddb import day_to_date
 
 from .world import DAY, WINDOWS, hot_score
 

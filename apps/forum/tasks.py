@@ -11,11 +11,11 @@ import re
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, Reason, Row, eq, text
-from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.core.worlddb import day_to_date
+from simweb.judging.decompose import Part, view_part
+from simweb.judging.effects import Answer, Effect, Reason, Row, eq, text
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import forum as V
-from simweb.worlddb import day_to_date
 
 from .functions import PER_PAGE, date_label, plural
 from .world import DAY, hot_score  # noqa: F401  (hot_score documents the listing order)

@@ -52,9 +52,9 @@ from typing import Any
 from sqlalchemy import Boolean, Float, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from simweb import fulltext
-from simweb.world import MetaTable, RowCache, RowMap
-from simweb.worlddb import (
+from simweb.core import fulltext
+from simweb.core.world import MetaTable, RowCache, RowMap
+from simweb.core.worlddb import (
     DAY0,
     BuildProgress,
     Rng,

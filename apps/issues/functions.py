@@ -11,10 +11,10 @@ from datetime import date as _date
 from functools import lru_cache
 from typing import Any
 
-from simweb.functions import Ctx, FunctionTable, merged_rows, new_rows, overlay, paged
-from simweb.functions import to_int as _int
-from simweb.kits.auth import add_auth_functions
-from simweb.worlddb import date_to_day, day_to_date
+from simweb.core.functions import Ctx, FunctionTable, merged_rows, new_rows, overlay, paged
+from simweb.core.functions import to_int as _int
+from simweb.core.kits.auth import add_auth_functions
+from simweb.core.worlddb import date_to_day, day_to_date
 
 from .world import ROLES, SORTS, sort_key, text_matches, tokens
 

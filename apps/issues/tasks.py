@@ -18,11 +18,11 @@ from datetime import date
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, NewRow, Reason, Refusal, Row, entity, eq, same_set, text
-from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.core.worlddb import day_to_date
+from simweb.judging.decompose import Part, view_part
+from simweb.judging.effects import Answer, Effect, NewRow, Reason, Refusal, Row, entity, eq, same_set, text
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import issues as V
-from simweb.worlddb import day_to_date
 
 RANK = {"guest": 0, "reporter": 1, "developer": 2, "maintainer": 3}
 

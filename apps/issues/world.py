@@ -34,8 +34,8 @@ import orjson
 from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from simweb.world import MetaTable, RowCache, RowMap, json_column
-from simweb.worlddb import (
+from simweb.core.world import MetaTable, RowCache, RowMap, json_column
+from simweb.core.worlddb import (
     BuildProgress,
     Rng,
     WorldBuilder,

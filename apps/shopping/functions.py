@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from simweb.functions import Ctx, FunctionTable, new_rows, overlay
-from simweb.kits.auth import add_auth_functions
-from simweb.kits.cards import add_card_functions
-from simweb.worlddb import day_to_date
+from simweb.core.functions import Ctx, FunctionTable, new_rows, overlay
+from simweb.core.kits.auth import add_auth_functions
+from simweb.core.kits.cards import add_card_functions
+from simweb.core.worlddb import day_to_date
 
 from .world import FILTERABLE_ATTRS, SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
 

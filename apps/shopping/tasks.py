@@ -15,12 +15,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from simweb.decompose import Part, view_part
-from simweb.effects import Answer, Effect, NewRow, Reason, Refusal, Row, Value, eq, text
-from simweb.kits.cards import card_record
-from simweb.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.core.kits.cards import card_record
+from simweb.core.worlddb import day_to_date
+from simweb.judging.decompose import Part, view_part
+from simweb.judging.effects import Answer, Effect, NewRow, Reason, Refusal, Row, Value, eq, text
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, world_memo
 from simweb.verifiers import shopping as V
-from simweb.worlddb import day_to_date
 
 from .functions import date_label, money
 

@@ -32,8 +32,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..actions import ACTIONS, MAX_ACTION_CHARS, ActionError, parse_action
-from ..webgym_actions import WebGymActionError, normalise, parse_tool_call
+from ..web.actions import ACTIONS, MAX_ACTION_CHARS, ActionError, parse_action
+from ..web.webgym_actions import WebGymActionError, normalise, parse_tool_call
 from .axtext import read_quoted
 
 __all__ = ["BROWSERGYM_ACTIONS", "BrowserGymPrompt", "Reply", "WebGymPrompt", "extract_calls", "page_title", "read_reply",

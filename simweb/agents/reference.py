@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Protocol
 
-from ..worlddb import Rng
+from ..core.worlddb import Rng
 
 _LINE = re.compile(r"^\s*\[([^\]]+)\]\s+(\w+)(?:\s+'((?:[^'\\\\]|\\\\.)*)')?")
 WORDS = ["shirt", "blue", "cable", "lamp", "book", "12", "test@example.com", "hello", "0", "Queen", "4111"]

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..actions import ActionError, parse_action
-from ..webgym_actions import DEFAULT_VIEWPORT, WebGymActionError, is_webgym_action, normalise, scale, to_command
+from ..web.actions import ActionError, parse_action
+from ..web.webgym_actions import DEFAULT_VIEWPORT, WebGymActionError, is_webgym_action, normalise, scale, to_command
 
 __all__ = ["DEFAULT_VIEWPORT", "UNSUPPORTED", "ActionError", "Command", "browsergym_to_command",
            "scale_coordinate", "translate", "webgym_to_command"]

@@ -78,7 +78,7 @@ def match_bids(action: Any, obs_a: Any, obs_b: Any) -> Any:
     Use it as ``compare_runs(sim, live, plan, map_action=match_bids)``: a sim and a live
     page number their elements differently (simweb bids vs set-of-marks labels).
     """
-    from ..actions import Action, ActionError, parse_action
+    from ..web.actions import Action, ActionError, parse_action
 
     if not isinstance(action, str) or not isinstance(obs_a, Mapping) or not isinstance(obs_b, Mapping):
         return action
@@ -110,7 +110,7 @@ def match_bids(action: Any, obs_a: Any, obs_b: Any) -> Any:
 def _option_labels(html: str, bid: str, options: Any) -> Any:
     """The labels of the options a select_option names by value (a live page lists
     options by label only)."""
-    from ..axtree import parse_page
+    from ..web.axtree import parse_page
 
     element = parse_page(html).elements.get(bid)
     if element is None or not element.options:

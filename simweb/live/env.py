@@ -31,8 +31,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from ..episode import Episode, observation_space
-from ..spaces import JsonValue
+from ..episodes.episode import Episode, observation_space
+from ..web.spaces import JsonValue
 from .commands import DEFAULT_VIEWPORT, ActionError, Command, translate
 from .omnibox import (
     Element,

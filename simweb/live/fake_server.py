@@ -425,10 +425,11 @@ class _AppBrowser(_Browser):
 
     def __init__(self, port: int, uuid: str, app: str, world_seed: int, size: int | None) -> None:
         super().__init__(port=port, uuid=uuid)
-        import simweb
-        from simweb.browsing import origin
+        from simweb.web.browsing import origin
 
-        self.env = simweb.make(app, seed=world_seed, size=size) if size else simweb.make(app, seed=world_seed)
+        from ..episodes.env import SimEnv
+
+        self.env = SimEnv(app, seed=world_seed, size=size) if size else SimEnv(app, seed=world_seed)
         self.origin = origin(app)
         self.env.reset(seed=0, options={"task": None})
         self._cache: tuple[str, _Page, list[Any]] | None = None

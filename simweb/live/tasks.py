@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..taskmodel import STEP_BUDGETS, FactGroup, bucket_for, episode_budget
+from ..judging.taskmodel import STEP_BUDGETS, FactGroup, bucket_for, episode_budget
 
 __all__ = [
     "STEP_BUDGETS",
@@ -348,7 +348,7 @@ def to_webgym(
 #: The served app's path that starts a task (signs in, sets the task up, redirects).
 def start_url(base_url: str, task_id: str, seed: int) -> str:
     """The GET start URL of a simweb task on a served app: ``<base>/_simweb/start?task=<id>&seed=<n>``."""
-    from ..omnibox.start import start_url as start_path
+    from ..serving.omnibox.start import start_url as start_path
 
     return f"{base_url.rstrip('/')}{start_path(task_id, seed)}"
 
@@ -362,7 +362,7 @@ def export_task(app: Any, template_id: str, seed: int, base_url: str, task_id: i
     :func:`start_url`, so WebGym's ``visit_page(website)`` signs in and sets the task up.
     The simweb template and seed are kept as ``simweb_task`` and ``simweb_seed``.
     """
-    from ..actions import ActionError, parse_action
+    from ..web.actions import ActionError, parse_action
 
     template = app.tasks[template_id]
     inst = template.instantiate(app, seed)

@@ -37,10 +37,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..browser import SETTLE_QUIET_MS, BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
-from ..episode import Episode, observation_space
-from ..spaces import JsonValue, Unicode
-from ..taskmodel import bucket_for, episode_budget
+from ..episodes.episode import Episode, observation_space
+from ..judging.taskmodel import bucket_for, episode_budget
+from ..serving.browser import SETTLE_QUIET_MS, BrowserEnv, ChromiumBackend, _Fail, _safe, launch_chromium
+from ..web.spaces import JsonValue, Unicode
 
 #: An ad-hoc goal has no fact groups: the budget rule gives WebGym's easy test budget (30).
 DEFAULT_MAX_STEPS = episode_budget(bucket_for(0), cap=None)

@@ -1,6 +1,6 @@
 """A deliberately tiny app that exercises the engine's access and clock concepts
 (roles, permissions, workflows, timers) without any real app's weight."""
-from simweb.app import AppDefinition
+from simweb.runtime.app import AppDefinition
 
 APP = AppDefinition(
     name="tiny",

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simweb.functions import Ctx, FunctionTable, entity_row
+from simweb.core.functions import Ctx, FunctionTable, entity_row
 
 from .world import ROLES
 

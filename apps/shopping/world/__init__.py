@@ -35,7 +35,7 @@ relevance ranking and counting stay bounded on million-product worlds: see
 """
 from __future__ import annotations
 
-from simweb.worlddb import DAY0, day_to_date
+from simweb.core.worlddb import DAY0, day_to_date
 
 from .catalog import FILTERABLE_ATTRS, OPTION_KINDS, PRICE_BUCKETS, RATING_BUCKETS, category_ancestors
 from .customers import (

@@ -6,7 +6,7 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from simweb.worlddb import BuildProgress
+from simweb.core.worlddb import BuildProgress
 
 from .catalog import _DEPARTMENTS, CatalogBuilder
 from .customers import CustomerBuilder, n_users_for

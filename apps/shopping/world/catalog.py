@@ -9,7 +9,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from simweb.worlddb import Rng, WorldBuilder, stable_hash64
+from simweb.core.worlddb import Rng, WorldBuilder, stable_hash64
 
 from .schema import _FTS_DDL, _FTS_RANK, APP
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from simweb.worlddb import Rng, WorldBuilder, seeded_password, stable_hash64
+from simweb.core.worlddb import Rng, WorldBuilder, seeded_password, stable_hash64
 
 from .catalog import (
     _CATEGORY_ROWS,

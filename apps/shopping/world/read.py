@@ -12,10 +12,10 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
-from simweb import fulltext
-from simweb.state import deep_copy
-from simweb.world import RowCache
-from simweb.worlddb import Rng, WorldFile
+from simweb.core import fulltext
+from simweb.core.state import deep_copy
+from simweb.core.world import RowCache
+from simweb.core.worlddb import Rng, WorldFile
 
 from .build import _build_world
 from .catalog import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from simweb.world import MetaTable, RowMap
-from simweb.worlddb import schema_fingerprint
+from simweb.core.world import MetaTable, RowMap
+from simweb.core.worlddb import schema_fingerprint
 
 APP = "shopping"
 #: Bump whenever generated content or schema changes: it is part of the cache

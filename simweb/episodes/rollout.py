@@ -1,0 +1,507 @@
+"""Rollouts: run an agent in an env and record a trajectory (:mod:`simweb.episodes.run`,
+re-exported here); a local process pool.
+
+A trajectory file is JSONL in the schema of :mod:`simweb.trajectory`: a header line (app,
+world, task, goal, seed, agent, start state hash and observation, fork parentage), then
+one line per step: the action, its error, the observation after it (AX-tree text, URL,
+title), a digest of it, the state hash after the step, the reward, the verdict with
+every check and the site's error message.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ..agents import make_agent
+from .run import Trajectory, obs_digest, run_episode  # noqa: F401  (obs_digest: simweb.rollout's before run.py)
+from .trajectory import OutputError, write_atomic  # noqa: F401  (simweb.rollout's before trajectory.py)
+
+# ----------------------------------------------------------------------------- pool
+
+@dataclass(frozen=True)
+class Job:
+    app: str
+    world_seed: int
+    size: int | None
+    task: str
+    seed: int
+    agent: str
+    fork_at: int = 0          # with fork_branches: fork the oracle's state at this step
+    fork_branches: int = 0
+    fork_steps: int = 0
+    #: a folder to write the trajectories to (``simweb demo --out``): APP/TASK/seed-N-AGENT.jsonl,
+    #: the branches under APP/TASK/seed-N-fork/, their parent the oracle's trajectory
+    out: str | None = None
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """One unit of pool work, returning a small summary (picklable)."""
+    from .env import SimEnv
+
+    env = SimEnv(job.app, job.world_seed, size=job.size)
+    agent = make_agent(job.agent, job.seed)
+    traj = run_episode(env, agent, task=job.task, seed=job.seed)
+    folder = os.path.join(job.out, job.app, job.task.replace("/", "__")) if job.out else None
+    if folder:
+        from .trajectory import write_trajectory
+
+        os.makedirs(folder, exist_ok=True)
+        write_trajectory(os.path.join(folder, f"seed-{job.seed}-{job.agent}.jsonl"), traj)
+    out: dict[str, Any] = {"task": job.task, "seed": job.seed, "agent": job.agent, "steps": len(traj.steps),
+           "seconds": traj.seconds, "difficulty": env.task.difficulty if env.task else "",
+           "success": bool(traj.final.get("success")), "progress": float(traj.final.get("progress", 0.0)),
+           "clean": bool(traj.final.get("clean", True)), "branches": []}
+    if job.fork_branches:
+        # Replay the oracle to the fork point, then branch random rollouts from there.
+        env2 = SimEnv(job.app, job.world_seed, size=job.size)
+        env2.reset(seed=job.seed, options={"task": job.task})
+        for a in env2.oracle_plan()[: job.fork_at]:
+            env2.step(a)
+        parent_hash = env2.state_hash()
+        t0 = time.perf_counter()
+        n_steps = 0
+        branches = []
+        for b in range(job.fork_branches):
+            child = env2.fork()
+            branch_seed = job.seed * 1000 + b   # each branch its own choices
+            t = run_episode(child, make_agent("random", branch_seed), task=None, seed=job.seed,
+                            max_steps=job.fork_steps, reset=False, policy_seed=branch_seed)
+            n_steps += len(t.steps)
+            out["branches"].append(t.final.get("progress", 0.0))
+            branches.append(t)
+        out["fork_seconds"] = time.perf_counter() - t0
+        if folder:
+            from .trajectory import write_group
+
+            oracle = f"../seed-{job.seed}-{job.agent}.jsonl"
+            for t in branches:
+                t.header["parent"]["trajectory"] = oracle
+            write_group(os.path.join(folder, f"seed-{job.seed}-fork"), branches,
+                        [f"branch-{b:04d}.jsonl" for b in range(len(branches))],
+                        extra=[{"branch": b} for b in range(len(branches))])
+        out["fork_steps"] = n_steps
+        out["parent_intact"] = env2.state_hash() == parent_hash
+    return out
+
+
+def run_pool(jobs: list[Job], workers: int, on_done: Callable[[dict], None] | None = None) -> list[dict]:
+    """Run jobs on a local process pool (workers=1 runs in this process). Results come
+    back in job order, whatever order they finish in."""
+    results: list[dict | None] = [None] * len(jobs)
+    if workers <= 1:
+        for i, j in enumerate(jobs):
+            result = run_job(j)
+            results[i] = result
+            if on_done:
+                on_done(result)
+        return results  # type: ignore[return-value]
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+    with ctx.Pool(workers) as pool:
+        for i, r in pool.imap_unordered(_indexed, list(enumerate(jobs))):
+            results[i] = r
+            if on_done:
+                on_done(r)
+    return results  # type: ignore[return-value]
+
+
+def _indexed(item: tuple[int, Job]) -> tuple[int, dict]:
+    i, job = item
+    return i, run_job(job)
+
+
+# ----------------------------------------------------------------------------- work items and pools
+#
+# A job is a list of work items; a worker (a process of the local pool, or a Ray actor)
+# keeps one env per (app, world) it has been sent, so a world is opened once per worker,
+# never per episode, and one policy per version. A work item comes back as trajectories
+# (their JSONL bytes: what the same item gives is the same bytes on every backend).
+
+class PoolError(RuntimeError):
+    """A pool that cannot run (no Ray, a Ray address that does not answer, workers that
+    keep dying): one line."""
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One unit of rollout work: (task, seed, policy version).
+
+    ``group`` 0 is one rollout from ``reset(seed, task)`` (no task: one drawn from the
+    env's task distribution at ``seed``); ``group`` N >= 1 resets once and rolls out a
+    group of N forks of that start (:func:`simweb.group.rollout_group`, with
+    ``group_seed``, ``reward``, ``normaliser``), whose rewards and advantages go in each
+    trajectory's header."""
+
+    app: str
+    task: str | None
+    seed: int
+    policy_version: int = 0
+    group: int = 0
+    group_seed: int = 0
+    max_steps: int | None = None
+    world_seed: int = 0
+    size: int | None = None
+    reward: str = "outcome"
+    normaliser: str = "constant"
+    #: a group from a saved state (its JSON bytes) instead of the start of (task, seed)
+    state: bytes | None = None
+    #: the index of this part's first child (a group split over workers)
+    first_child: int = 0
+
+
+def trajectory_bytes(traj: Trajectory) -> bytes:
+    """A trajectory as the bytes of its JSONL file (without the final newline)."""
+    return b"\n".join(traj.lines())
+
+
+def trajectory_from_bytes(data: bytes) -> Trajectory:
+    """The inverse of :func:`trajectory_bytes`."""
+    lines = [orjson.loads(line) for line in data.split(b"\n") if line]
+    return Trajectory(lines[0], lines[1:])
+
+
+class RolloutWorker:
+    """What runs work items in one process (the local pool's workers, a Ray actor):
+    envs by (app, world seed, size), opened on first use, and policies by version."""
+
+    def __init__(self) -> None:
+        self.envs: dict[tuple[str, int, int | None], Any] = {}
+        self.policies: dict[tuple[int, str], Any] = {}
+        self.items_done = 0
+        self._fetched: dict[str, bytes] = {}
+
+    def env(self, item: WorkItem) -> Any:
+        key = (item.app, item.world_seed, item.size)
+        env = self.envs.get(key)
+        if env is None:
+            from .env import SimEnv
+
+            env = self.envs[key] = SimEnv(item.app, item.world_seed, size=item.size)
+        return env
+
+    def policy(self, version: int, blob: bytes) -> Any:
+        """The policy shipped as ``blob`` (a pickle), unpickled once per (version, content)."""
+        import pickle
+
+        from .policy import load_policy
+
+        key = (version, hashlib.sha256(blob).hexdigest())
+        pol = self.policies.get(key)
+        if pol is None:
+            if len(self.policies) > 8:   # a learner sends a new version each iteration: keep a few
+                self.policies.pop(next(iter(self.policies)))
+            pol = self.policies[key] = load_policy(pickle.loads(blob))
+        return pol
+
+    def run_item(self, item: WorkItem, policy: Any) -> list[bytes]:
+        """One work item's trajectories, as bytes."""
+        env = self.env(item)
+        # the policy's own version when it has one (it is what acted), else the item's
+        version = getattr(policy, "version", None)
+        version = item.policy_version if version is None else version
+        if item.group:
+            from .group import rollout_group
+
+            if item.state is not None:
+                env.restore(orjson.loads(item.state))
+            else:
+                env.reset(seed=item.seed, options={"task": item.task} if item.task else None)
+            g = rollout_group(env, policy, item.group, seed=item.group_seed, max_steps=item.max_steps,
+                              reward=item.reward, normaliser=item.normaliser, first_child=item.first_child)
+            out = []
+            for t, r, a in zip(g.trajectories, g.rewards, g.advantages):
+                t.header.update(group_reward=r, advantage=a, policy_version=version)
+                out.append(trajectory_bytes(t))
+            self.items_done += 1
+            return out
+        traj = run_episode(env, policy, task=item.task, seed=item.seed, max_steps=item.max_steps)
+        traj.header["policy_version"] = version
+        self.items_done += 1
+        return [trajectory_bytes(traj)]
+
+    def run(self, chunk: list[tuple[int, WorkItem]], policy_blob: list[bytes]) -> list[tuple[int, list[bytes]]]:
+        """A chunk of (index, item) -> (index, trajectories). ``policy_blob`` is a one-element
+        list (so Ray hands the bytes over as they are)."""
+        blob = policy_blob[0]
+        if not isinstance(blob, bytes):   # a Ray object reference (left unresolved in the list)
+            key = blob.hex()
+            if key not in self._fetched:
+                import ray
+
+                self._fetched = {key: ray.get(blob)}
+            blob = self._fetched[key]
+        out = []
+        for i, item in chunk:
+            out.append((i, self.run_item(item, self.policy(item.policy_version, blob))))
+        return out
+
+    def ping(self) -> int:
+        return os.getpid()
+
+
+def _policy_blob(policy: Any) -> bytes:
+    import pickle
+
+    try:
+        return pickle.dumps(policy, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        raise PoolError(f"the policy cannot be sent to the workers (pickling failed: {type(exc).__name__}: "
+                        f"{exc}); give an import path or a picklable policy") from None
+
+
+def _chunks(items: list[WorkItem], workers: int, most: int = 64) -> list[list[tuple[int, WorkItem]]]:
+    """Items in chunks: several per worker (so a slow chunk does not leave a core idle at the
+    end), few enough that the per-call cost stays small beside the rollouts."""
+    size = max(1, min(most, len(items) // max(1, workers * 8)))
+    indexed = list(enumerate(items))
+    return [indexed[i:i + size] for i in range(0, len(indexed), size)]
+
+
+_LOCAL_WORKER: RolloutWorker | None = None
+
+
+def _local_chunk(args: tuple[list[tuple[int, WorkItem]], bytes]) -> list[tuple[int, list[bytes]]]:
+    global _LOCAL_WORKER
+    if _LOCAL_WORKER is None:
+        _LOCAL_WORKER = RolloutWorker()
+    chunk, blob = args
+    return _LOCAL_WORKER.run(chunk, [blob])
+
+
+class LocalPool:
+    """Work items on local processes (``workers`` 1: in this process). Results come back
+    in item order, whatever order they finish in. Reusable across calls (a learner's
+    iterations): the processes and their open worlds stay until :meth:`close`.
+
+    A worker process that dies mid-run (killed, out of memory) breaks the process pool:
+    a new one is started and the chunks that did not come back are sent again (results
+    are keyed by item: nothing lost, nothing twice), at most ``4 x workers`` times a run."""
+
+    backend = "local"
+
+    def __init__(self, workers: int = 1, *, processes: bool | None = None):
+        if workers < 1:
+            raise PoolError(f"workers must be at least 1, not {workers}")
+        self.workers = workers
+        #: run in worker processes (default: unless there is one worker)
+        self.processes = workers > 1 if processes is None else processes
+        self.restarts = 0
+        self._executor: Any = None
+        self._inline: RolloutWorker | None = None
+
+    def _pool(self) -> Any:
+        if self._executor is None:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+            self._executor = ProcessPoolExecutor(self.workers, mp_context=ctx)
+        return self._executor
+
+    def run(self, items: list[WorkItem], policy: Any, on_done: Callable[[int, list[bytes]], None] | None = None
+            ) -> list[list[bytes]]:
+        blob = _policy_blob(policy)
+        results: list[list[bytes] | None] = [None] * len(items)
+        if not self.processes:
+            worker = self._inline = self._inline or RolloutWorker()
+            for i, item in enumerate(items):
+                results[i] = out = worker.run([(i, item)], [blob])[0][1]
+                if on_done:
+                    on_done(i, out)
+            return results  # type: ignore[return-value]
+        from concurrent.futures import as_completed
+        from concurrent.futures.process import BrokenProcessPool
+
+        todo = _chunks(items, self.workers)
+        while todo:
+            futures = {self._pool().submit(_local_chunk, (chunk, blob)): chunk for chunk in todo}
+            todo = []
+            for fut in as_completed(futures):
+                try:
+                    done = fut.result()
+                except BrokenProcessPool:   # a worker died: this chunk goes again, on a new pool
+                    todo.append(futures[fut])
+                    continue
+                for i, out in done:
+                    if results[i] is None:
+                        results[i] = out
+                        if on_done:
+                            on_done(i, out)
+            if todo:
+                self.close()
+                self.restarts += 1
+                if self.restarts > 4 * self.workers:
+                    raise PoolError(f"local workers died {self.restarts} times in one run: giving up")
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _check_address(address: str, timeout: float) -> None:
+    """Refuse at once a HOST:PORT where nothing answers (Ray itself would wait long)."""
+    import socket
+
+    host, _, port = address.rpartition(":")
+    if address.startswith("ray://"):
+        host, _, port = address[len("ray://"):].rpartition(":")
+    if not host or not port.isdigit():
+        raise PoolError(f"bad Ray address {address!r}: use auto or HOST:PORT")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise PoolError(f"no Ray cluster answers at {address} ({exc.strerror or exc})") from None
+
+
+class RayPool:
+    """Work items on Ray actors, one :class:`RolloutWorker` each (``num_cpus=1``).
+
+    ``address`` None starts a local Ray for this pool (``workers`` CPUs) and stops it on
+    :meth:`close`; ``auto`` joins the cluster this machine belongs to (``ray start``);
+    ``HOST:PORT`` joins that head (refused at once if nothing answers there).
+
+    An actor that dies mid-run (a node lost, a process killed) is replaced, and the
+    chunks it held are sent again: results are keyed by item, so none is lost and none
+    counted twice (a chunk that came back before the death is never run again)."""
+
+    backend = "ray"
+
+    def __init__(self, workers: int = 1, address: str | None = None, *, connect_timeout: float = 3.0,
+                 max_restarts: int | None = None):
+        try:
+            import ray
+        except ImportError:
+            raise PoolError("--backend ray needs Ray: pip install 'simweb[ray]'") from None
+        if workers < 1:
+            raise PoolError(f"workers must be at least 1, not {workers}")
+        self.ray: Any = ray
+        self.workers = workers
+        self.restarts = 0
+        self.max_restarts = 4 * workers if max_restarts is None else max_restarts
+        self._own = False
+        if not ray.is_initialized():
+            if address not in (None, "auto", "local"):
+                _check_address(str(address), connect_timeout)
+            env_vars = {k: os.environ[k] for k in ("SIMWEB_CACHE",) if k in os.environ}
+            try:
+                if address in (None, "local"):
+                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                             logging_level=logging.ERROR, configure_logging=False,
+                             runtime_env={"env_vars": env_vars} if env_vars else None)
+                    self._own = True
+                else:
+                    ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR, configure_logging=False)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise PoolError(f"cannot start or join Ray at {address or 'a local cluster'}: "
+                                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        self._actor_class: Any = ray.remote(num_cpus=1, max_restarts=0)(RolloutWorker)
+        self.actors: list[Any] = [self._actor_class.remote() for _ in range(workers)]
+
+    def _replace(self, slot: int) -> None:
+        self.restarts += 1
+        if self.restarts > self.max_restarts:
+            raise PoolError(f"Ray workers died {self.restarts} times in one run: giving up")
+        self.actors[slot] = self._actor_class.remote()
+
+    def run(self, items: list[WorkItem], policy: Any, on_done: Callable[[int, list[bytes]], None] | None = None,
+            in_flight: int = 2) -> list[list[bytes]]:
+        from collections import deque
+
+        ray = self.ray
+        blob = [ray.put(_policy_blob(policy))]
+        results: list[list[bytes] | None] = [None] * len(items)
+        queue = deque(_chunks(items, self.workers))
+        pending: dict[Any, tuple[int, Any, list[tuple[int, WorkItem]]]] = {}   # ref -> (slot, actor, chunk)
+
+        def submit(slot: int) -> None:
+            actor = self.actors[slot]
+            load = sum(1 for s, a, _ in pending.values() if s == slot and a is actor)
+            while queue and load < in_flight:
+                chunk = queue.popleft()
+                pending[actor.run.remote(chunk, blob)] = (slot, actor, chunk)
+                load += 1
+
+        for slot in range(len(self.actors)):
+            submit(slot)
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            slot, actor, chunk = pending.pop(ready[0])
+            try:
+                done = ray.get(ready[0])
+            except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
+                    ray.exceptions.ObjectLostError):
+                # the actor (or its node) died: its chunk goes back in the queue; the slot
+                # gets one new actor, however many of the dead one's calls fail
+                queue.appendleft(chunk)
+                if self.actors[slot] is actor:
+                    self._replace(slot)
+                submit(slot)
+                continue
+            for i, out in done:
+                if results[i] is None:   # never twice, whatever was resent
+                    results[i] = out
+                    if on_done:
+                        on_done(i, out)
+            submit(slot)
+        missing = [i for i, r in enumerate(results) if r is None]
+        if missing:
+            raise PoolError(f"{len(missing)} work items came back from no worker")
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        for a in self.actors:
+            try:
+                self.ray.kill(a)
+            except Exception:   # an actor already gone
+                pass
+        self.actors = []
+        if self._own:
+            self.ray.shutdown()
+            self._own = False
+
+    def __enter__(self) -> RayPool:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+BACKENDS = ("local", "ray")
+
+
+def make_pool(backend: str = "local", workers: int = 1, address: str | None = None) -> LocalPool | RayPool:
+    """A pool on ``backend`` (``local``: processes on this machine; ``ray``: Ray actors,
+    on a local Ray or the cluster at ``address``)."""
+    if backend == "local":
+        if address:
+            raise PoolError("--address is for --backend ray")
+        return LocalPool(workers)
+    if backend == "ray":
+        return RayPool(workers, address)
+    raise PoolError(f"unknown backend {backend!r} (choose {', '.join(BACKENDS)})")
+
+
+def run_items(items: list[WorkItem], policy: Any, *, backend: str = "local", workers: int = 1,
+              address: str | None = None, on_done: Callable[[int, list[bytes]], None] | None = None
+              ) -> list[list[bytes]]:
+    """Run ``items`` with ``policy`` on a pool made for this call (see :func:`make_pool`);
+    each item's trajectories as bytes, in item order."""
+    with make_pool(backend, workers, address) as pool:
+        return pool.run(items, policy, on_done)

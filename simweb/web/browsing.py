@@ -1,0 +1,766 @@
+"""The in-process browser: executes BrowserGym actions against an app's pages.
+
+It does what Chromium does with a server-rendered, JavaScript-free page: a link click is
+a GET, a submit is a form POST built from the form's controls (the same entry list a real
+browser sends), fill/select/check change only the page's UI state (kept in the state's
+browser layer), history is a list with a cursor. Every mistake an agent can make comes
+back as an error string (``last_action_error``), never an exception.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlencode, urljoin, urlsplit
+
+from ..core.state import new_tab
+from ..runtime.app import MAX_HISTORY, App, Response
+from .actions import ActionError, parse_action
+from .axtree import Element, Form, Page, parse_page
+
+TEXT_INPUTS = {"text", "email", "password", "search", "tel", "url", "number", "textarea", "date", "time",
+               "datetime-local", "month", "week"}
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+COORDINATE_ACTIONS = {"mouse_click", "mouse_move", "mouse_dblclick", "drag_and_drop", "upload_file"}
+
+
+@lru_cache(maxsize=512)
+def parse_cached(html: str) -> Page:
+    """Parsed pages by their HTML: rollouts revisit the same pages (home, cart, a product)
+    again and again, and a Page is immutable, so one parse serves every visit."""
+    return parse_page(html)
+
+
+@lru_cache(maxsize=4096)
+def _parse_action(text: str) -> Any:
+    """parse_action by the action's text: agents repeat the same strings (an oracle plan's
+    clicks, a policy's favourite actions), an Action is immutable, and parsing one costs an
+    ast.parse under a warnings filter (about 50 us). Errors are not cached (they raise)."""
+    return parse_action(text)
+
+
+def origin(app_name: str) -> str:
+    """The origin shown in in-process URLs ('.localhost' names are reserved for loopback)."""
+    return f"http://{app_name}.simweb.localhost"
+
+
+#: An absolute path (not a network path) of unreserved, sub-delimiter (but ``;``: urljoin
+#: splits path parameters off and drops an empty one), ``%``, ``:``, ``@``, ``/`` and ``?``
+#: characters: nothing urljoin or urlsplit would rewrite or split off.
+_PLAIN_PATH = re.compile(r"/(?!/)[A-Za-z0-9\-._~%!$&'()*+,=:@/?]*\Z")
+
+
+class SimBrowser:
+    """Executes actions on one state. Keeps a parse cache of the active page's HTML."""
+
+    def __init__(self, app: App, state: dict):
+        self.app = app
+        self.state = state
+        self.origin = origin(app.name)
+        self._html: str | None = None
+        self._page: Page | None = None
+        self.last_response: Response | None = None
+        self.site_error: str | None = None   # the site's error message after the last action
+        self._dom: tuple[str, Any] | None = None   # (html, selectolax tree) for hit tests
+
+    # ------------------------------------------------------------------ page cache
+    def invalidate(self) -> None:
+        self._html = None
+        self._page = None
+
+    @property
+    def tab(self) -> dict:
+        b = self.state["browser"]
+        return b["tabs"][b["active"]]
+
+    def html(self) -> str:
+        if self._html is None:
+            self._html = self.app.render(self.state)
+        return self._html
+
+    def page(self) -> Page:
+        if self._page is None:
+            self._page = parse_cached(self.html())
+        return self._page
+
+    def axtree(self) -> str:
+        tab = self.tab
+        fields = tab["fields"]
+        values = {k: v for k, v in fields.items() if isinstance(v, str)}
+        checked = {k: v for k, v in fields.items() if isinstance(v, bool)}
+        return self.page().axtree(values=values, checked=checked, focused=tab["focus"])
+
+    # ------------------------------------------------------------------ navigation
+    def _navigate(self, url: str, push: bool = True, *, form: bool = False) -> None:
+        """GET ``url`` in the active tab. With ``push``, the tab's history gets an entry as
+        Chromium's: a new one, except that a navigation that is not a form submission to
+        the URL the tab shows replaces the current entry (a link to the page itself);
+        a form submission, or a redirect that lands on the same URL, adds one. Without
+        ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at."""
+        tab = self.tab
+        kept = tab["history"][: tab["cursor"] + 1]
+        replace = not form and url == tab["url"]
+        resp = self.app.navigate(self.state, url, push=False)
+        if push:
+            hist = (kept[:-1] if replace else kept) + [tab["url"]]
+            if len(hist) > MAX_HISTORY:   # the oldest entries go, as in a real browser
+                del hist[: len(hist) - MAX_HISTORY]
+            tab["history"] = hist
+            tab["cursor"] = len(hist) - 1
+        elif tab["history"] and 0 <= tab["cursor"] < len(tab["history"]):
+            # A history entry that redirects (a page that now asks to sign in) takes the URL
+            # it ends at, as Chromium's entry does.
+            tab["history"][tab["cursor"]] = tab["url"]
+        self._html = resp.html
+        self._page = None
+        self.last_response = resp
+        if resp.error:
+            self.site_error = resp.error   # an error page (404, empty cart, ...)
+
+    def _absolute_path(self, href: str) -> str | None:
+        """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
+        if href == "about:blank":
+            return href
+        if href.startswith("?"):
+            # A query-only reference keeps the page's path and replaces its query, even with
+            # an empty one ("?" is the page without query); urljoin would keep the old query.
+            tab_url = self.tab["url"]
+            href = (tab_url if tab_url.startswith("/") else "/").partition("?")[0].partition("#")[0] + href
+        # An absolute path (or this origin's URL of one) of plain URL characters without dot
+        # segments or fragment: what urljoin and urlsplit below would make of it, without
+        # them (most links).
+        rest = href[len(self.origin):] if href.startswith(self.origin) else href
+        if _PLAIN_PATH.match(rest) and "/." not in rest.partition("?")[0]:
+            return rest[:-1] if rest.endswith("?") and rest.count("?") == 1 else rest
+        base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
+        try:
+            full = urljoin(base, href)
+            parts = urlsplit(full)
+        except ValueError:   # an unclosed IPv6 bracket, say: no request is made, as in a browser
+            raise _Fail(f"net::ERR_INVALID_URL at {href}") from None
+        host = parts.hostname or ""
+        if parts.scheme not in ("http", "https"):
+            return None
+        if full.startswith(self.origin) or host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost"):
+            return parts.path + (f"?{parts.query}" if parts.query else "")
+        return None
+
+    def display_url(self, url: str) -> str:
+        return url if url == "about:blank" else self.origin + url
+
+    # ------------------------------------------------------------------ actions
+    def execute(self, text: str) -> str | None:
+        """Run one action string; return the error message, or None on success."""
+        self.site_error = None
+        try:
+            action = _parse_action(text) if type(text) is str else parse_action(text)
+        except ActionError as exc:
+            return str(exc)
+        handler = getattr(self, f"_do_{action.name}", None)
+        if action.name in COORDINATE_ACTIONS or handler is None:
+            return (f"{action.name}() needs coordinates on a rendered page: use the browser backend "
+                    f"(simweb.make(..., backend='browser'))")
+        try:
+            return handler(*action.args)   # args hold every parameter, defaults filled in
+        except _Fail as exc:
+            return str(exc)
+
+    def _element(self, bid: str) -> Element:
+        el = self.page().elements.get(str(bid))
+        if el is None:
+            raise _Fail(f"Could not find element with bid '{bid}' on the page")
+        return el
+
+    def _do_noop(self, wait_ms: float = 1000) -> None:
+        return None
+
+    def _do_send_msg_to_user(self, text: str) -> None:
+        self.state["browser"]["chat"].append({"role": "assistant", "message": str(text)})
+
+    def _do_report_infeasible(self, reason: str) -> None:
+        self.state["browser"]["chat"].append({"role": "infeasible", "message": str(reason)})
+
+    def _do_goto(self, url: str) -> str | None:
+        path = self._absolute_path(str(url))
+        if path is None:
+            return f"net::ERR_NAME_NOT_RESOLVED at {url} (only this app's pages exist in the simulator)"
+        self._navigate(path)
+        return None
+
+    def _do_go_back(self) -> None:
+        tab = self.tab
+        if tab["cursor"] > 0:
+            tab["cursor"] -= 1
+            self._navigate(tab["history"][tab["cursor"]], push=False)
+
+    def _do_go_forward(self) -> None:
+        tab = self.tab
+        if tab["cursor"] < len(tab["history"]) - 1:
+            tab["cursor"] += 1
+            self._navigate(tab["history"][tab["cursor"]], push=False)
+
+    def _do_new_tab(self) -> None:
+        b = self.state["browser"]
+        b["tabs"].append(new_tab())
+        b["active"] = len(b["tabs"]) - 1
+        self.invalidate()
+
+    def _do_tab_focus(self, index: int) -> str | None:
+        b = self.state["browser"]
+        if not 0 <= int(index) < len(b["tabs"]):
+            return f"No tab at index {index} ({len(b['tabs'])} open)"
+        b["active"] = int(index)
+        self.invalidate()
+        return None
+
+    def _do_tab_close(self) -> None:
+        b = self.state["browser"]
+        if len(b["tabs"]) == 1:
+            b["tabs"][0] = new_tab()   # closing the last tab leaves an empty one, as BrowserGym does
+        else:
+            b["tabs"].pop(b["active"])
+            b["active"] = max(0, b["active"] - 1)
+        self.invalidate()
+
+    def _do_scroll(self, delta_x: float, delta_y: float) -> None:
+        sx, sy = self.tab["scroll"]
+        self.tab["scroll"] = [max(0, int(sx + delta_x)), max(0, int(sy + delta_y))]
+
+    # An element Chromium cannot act on: Playwright waits for it to become visible,
+    # enabled or editable until the action's timeout, and BrowserGym reports the timeout.
+    def _actionable(self, el: Element, action: str, *, enabled: bool = True, editable: bool = False) -> None:
+        if el.hidden:
+            raise _Fail(f"Timeout exceeded: {action} waited for element with bid '{el.bid}' to be visible")
+        if enabled and el.disabled:
+            raise _Fail(f"Element with bid '{el.bid}' is disabled")
+        if editable and "readonly" in el.attrs:
+            raise _Fail(f"Element with bid '{el.bid}' is not editable")
+
+    def _do_hover(self, bid: str) -> str | None:
+        self._actionable(self._element(bid), "hover", enabled=False)
+        return None
+
+    def _do_focus(self, bid: str) -> None:
+        el = self._element(bid)
+        if _focusable(el):   # focus() on anything else leaves the focus where it was
+            self.tab["focus"] = el.bid
+
+    def _do_click(self, bid: str, button: str = "left", modifiers: Any = ()) -> str | None:
+        el = self._element(bid)
+        self._actionable(el, "click")
+        if button != "left" or modifiers:
+            return None   # a middle/right or modified click opens no page of this site in-process
+        # Playwright clicks the centre of the element's box. The served pages are built so
+        # that the centre of an element with a bid is that element itself (the engine's
+        # stylesheet, simweb.server.HIT_CSS), so what is hit is the element or, for text
+        # and inline content, what it sits in: the click goes to the nearest activatable
+        # element among it and its ancestors (a link, a button, a label), as the DOM's
+        # click event does when it bubbles.
+        target = el if _activatable(el) else self._activatable_ancestor(el)
+        focus = el if _focusable(el) else (target if target is not None and _focusable(target) else None)
+        self.tab["focus"] = focus.bid if focus is not None else None
+        if target is None:
+            return None
+        return self._activate(target)
+
+    _do_dblclick = _do_click
+
+    def _activate(self, el: Element) -> str | None:
+        """What a click on ``el`` (an activatable element) does."""
+        if el.disabled:
+            return None
+        if el.tag == "a" and el.href is not None:
+            path = self._absolute_path(el.href)
+            if path is None:
+                return f"net::ERR_NAME_NOT_RESOLVED at {el.href}"
+            self._navigate(path)
+            return None
+        if el.input_type == "checkbox":
+            self.tab["fields"][el.bid] = not self._checked(el)
+            return None
+        if el.input_type == "radio":
+            self._set_radio(el)
+            return None
+        if el.form is not None and self._is_submitter(el):
+            return self._submit(self.page().form(el.form), el)
+        if el.tag == "label":
+            control = self._label_control(el)
+            if control is not None and not control.hidden:
+                if _focusable(control):
+                    self.tab["focus"] = control.bid
+                if control.input_type in ("checkbox", "radio") or self._is_submitter(control):
+                    return self._activate(control)
+        return None
+
+    def _dom_node(self, bid: str) -> Any:
+        """The selectolax node of the element with this bid in the page's HTML (parsed on
+        demand: only clicks on containers and labels need the tree)."""
+        from selectolax.lexbor import LexborHTMLParser
+
+        html = self.html()
+        if self._dom is None or self._dom[0] is not html:
+            self._dom = (html, LexborHTMLParser(html))
+        bid_css = bid.replace("\\", "\\\\").replace('"', '\\"')
+        return self._dom[1].css_first(f'[bid="{bid_css}"]')
+
+    def _activatable_ancestor(self, el: Element) -> Element | None:
+        if el.bid is None:
+            return None
+        node = self._dom_node(el.bid)
+        node = node.parent if node is not None else None
+        while node is not None and node.tag not in ("body", "html", None):
+            tag = node.tag
+            if tag in ("a", "button", "label", "input", "select", "textarea"):
+                bid = node.attributes.get("bid")
+                found = self.page().elements.get(bid) if bid else None
+                if found is not None and _activatable(found):
+                    return found
+                if tag != "a" or "href" in node.attributes:
+                    return None   # an activatable element without a bid: nothing this browser can act on
+            node = node.parent
+        return None
+
+    def _label_control(self, label: Element) -> Element | None:
+        if label.bid is None:
+            return None
+        node = self._dom_node(label.bid)
+        if node is None:
+            return None
+        target = label.attrs.get("for")
+        if target:
+            hit = node.root.css_first(f'[id="{target}"]') if '"' not in target and "\\" not in target else None
+        else:
+            hit = next((n for n in node.traverse(include_text=False)
+                        if n.tag in ("input", "select", "textarea", "button") and n is not node), None)
+        bid = hit.attributes.get("bid") if hit is not None else None
+        return self.page().elements.get(bid) if bid else None
+
+    def _do_fill(self, bid: str, value: str) -> str | None:
+        el = self._element(bid)
+        if el.input_type == "hidden" or el.hidden:
+            self._actionable(el, "fill")
+        if el.tag == "input":
+            # Playwright waits for an input to be enabled and editable before it looks at
+            # its type: a disabled checkbox times out rather than "cannot be filled".
+            self._actionable(el, "fill", editable=True)
+        if el.input_type not in TEXT_INPUTS:
+            if el.tag == "input":
+                return f"Input of type \"{el.input_type}\" cannot be filled (bid '{bid}')"
+            return f"Element with bid '{bid}' is not an <input>, <textarea> or [contenteditable] element"
+        self._actionable(el, "fill", editable=True)
+        value = str(value)
+        kind = el.input_type or "text"
+        if kind == "number":
+            if not _js_number(value):
+                return f"Cannot type text into input[type=number] (bid '{bid}')"
+        value = sanitize_value(kind, value)
+        max_len = el.attrs.get("maxlength")
+        if max_len and max_len.isdigit():
+            value = value[: int(max_len)]   # a browser silently truncates to maxlength
+        self.tab["fields"][el.bid] = value
+        self.tab["focus"] = el.bid
+        return None
+
+    def _do_clear(self, bid: str) -> str | None:
+        return self._do_fill(bid, "")
+
+    def _do_select_option(self, bid: str, options: Any) -> str | None:
+        el = self._element(bid)
+        if el.tag != "select":
+            return f"Element with bid '{bid}' is not a <select> element"
+        self._actionable(el, "select_option")
+        wanted = [options] if isinstance(options, str) else list(options)
+        chosen = []
+        for w in wanted:
+            hit = next((v for v, label, _ in el.options if v == w), None)
+            if hit is None:
+                hit = next((v for v, label, _ in el.options if label.strip() == str(w).strip()), None)
+            if hit is None:
+                labels = ", ".join(repr(label) for _, label, _ in el.options[:10])
+                return f"Option {w!r} not found in select '{bid}' (options: {labels})"
+            chosen.append(hit)
+        # Choosing an option programmatically does not move focus in a real browser.
+        self.tab["fields"][el.bid] = chosen[0] if not el.multiple else "\x1f".join(chosen)
+        return None
+
+    def _do_check(self, bid: str) -> str | None:
+        el = self._element(bid)
+        if el.input_type not in ("checkbox", "radio"):
+            return f"Element with bid '{bid}' is not a checkbox or radio button"
+        self._actionable(el, "check")
+        if not self._checked(el):
+            # Checking clicks the box (focusing it) only when its state changes.
+            self.tab["focus"] = el.bid
+            if el.input_type == "radio":
+                self._set_radio(el)
+            else:
+                self.tab["fields"][el.bid] = True
+        return None
+
+    def _do_uncheck(self, bid: str) -> str | None:
+        el = self._element(bid)
+        if el.input_type not in ("checkbox", "radio"):
+            return f"Element with bid '{bid}' is not a checkbox"
+        self._actionable(el, "uncheck")
+        if self._checked(el):
+            if el.input_type == "radio":
+                return f"Cannot uncheck radio button (bid '{bid}')"
+            self.tab["focus"] = el.bid
+            self.tab["fields"][el.bid] = False
+        return None
+
+    def _do_press(self, bid: str, key_comb: str) -> str | None:
+        # Playwright focuses the element (a no-op for one that cannot take focus) and sends
+        # the key to whatever has the focus then.
+        self._do_focus(bid)
+        return self._do_keyboard_press(key_comb)
+
+    def _do_keyboard_press(self, key: str) -> str | None:
+        focus = self.tab["focus"]
+        el = self.page().elements.get(focus) if focus else None
+        return self._key(el, key) if el is not None else None
+
+    def _do_keyboard_type(self, text: str) -> str | None:
+        focus = self.tab["focus"]
+        el = self.page().elements.get(focus) if focus else None
+        if focus is None or el is None or el.input_type not in TEXT_INPUTS:
+            return None   # typing with nothing editable focused does nothing
+        current = self.tab["fields"].get(focus, el.value or "")
+        return self._do_fill(focus, str(current) + str(text))
+
+    def _key(self, el: Element, key_comb: str) -> str | None:
+        """A key pressed on the focused element ``el``: what its default action is in
+        Chromium (Enter submits a field's form, follows a link or presses a button; Space
+        presses a button or toggles a box; arrows move a radio group's or a select's
+        choice; Tab moves the focus)."""
+        parts = str(key_comb).split("+")
+        key, mods = parts[-1], set(parts[:-1])
+        if mods - {"Shift"}:
+            return None
+        if key == "Tab":
+            self._tab_focus(el, -1 if "Shift" in mods else 1)
+            return None
+        if mods:
+            return None
+        if key == "Enter":
+            if el.tag == "a" and el.href is not None:
+                return self._activate(el)
+            if el.tag == "button" or el.input_type in ("submit", "image", "button", "reset"):
+                return self._activate(el) if self._is_submitter(el) else None
+            if el.form is not None and (el.input_type in TEXT_INPUTS - {"textarea"}
+                                        or el.input_type in ("checkbox", "radio")):
+                form = self.page().form(el.form)
+                # Implicit submission: the form's first submit button is the submitter
+                # (a disabled one blocks it).
+                submitter = next((c for c in form.controls if self._is_submitter(c)), None)
+                if submitter is not None and submitter.disabled:
+                    return None
+                return self._submit(form, submitter)
+            return None
+        if key in ("Space", " "):
+            if el.tag == "button" or el.input_type in ("submit", "image", "button", "reset", "checkbox", "radio"):
+                return self._activate(el)
+            return None
+        if key in ("ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"):
+            step = 1 if key in ("ArrowDown", "ArrowRight") else -1
+            if el.input_type == "radio":
+                self._radio_step(el, step)
+            elif el.tag == "select" and not el.multiple:   # a closed select: every arrow steps its choice
+                self._select_step(el, step)
+        return None
+
+    def _tab_focus(self, el: Element, step: int) -> None:
+        order = [e for e in self.page().elements.values() if _focusable(e)]
+        i = next((k for k, e in enumerate(order) if e.bid == el.bid), None)
+        if i is None:
+            return
+        j = i + step
+        self.tab["focus"] = order[j].bid if 0 <= j < len(order) else None
+
+    def _radio_step(self, el: Element, step: int) -> None:
+        peers = [c for c in (self.page().form(el.form).controls if el.form is not None
+                             else self.page().elements.values())
+                 if c.input_type == "radio" and c.field_name == el.field_name and not c.disabled and not c.hidden]
+        i = next((k for k, c in enumerate(peers) if c.bid == el.bid), None)
+        if i is None or not peers:
+            return
+        nxt = peers[(i + step) % len(peers)]
+        if nxt.bid is not None:
+            self._set_radio(nxt)
+            self.tab["focus"] = nxt.bid
+
+    def _select_step(self, el: Element, step: int) -> None:
+        current = self.tab["fields"].get(el.bid) if el.bid else None
+        values = [v for v, _, _ in el.options]
+        if current is None:
+            current = next((v for v, _, sel in el.options if sel), values[0] if values else None)
+        if current not in values or el.bid is None:
+            return
+        j = values.index(current) + step
+        if 0 <= j < len(values):
+            self.tab["fields"][el.bid] = values[j]
+
+    # ------------------------------------------------------------------ forms
+    @staticmethod
+    def _is_submitter(el: Element) -> bool:
+        if el.form is None:
+            return False
+        if el.tag == "button":
+            return el.attrs.get("type", "submit").lower() == "submit"
+        return el.tag == "input" and el.input_type in ("submit", "image")
+
+    def _checked(self, el: Element) -> bool:
+        v = self.tab["fields"].get(el.bid) if el.bid else None
+        return el.checked if v is None else bool(v)
+
+    def _set_radio(self, el: Element) -> None:
+        form = self.page().form(el.form) if el.form is not None else None
+        peers = form.controls if form else [e for e in self.page().elements.values()]
+        for other in peers:
+            if other.input_type == "radio" and other.field_name == el.field_name and other.bid:
+                self.tab["fields"][other.bid] = other.bid == el.bid
+
+    def form_entries(self, form: Form, submitter: Element | None) -> list[tuple[str, str]]:
+        """The (name, value) pairs a browser would submit, in document order."""
+        fields = self.tab["fields"]
+        out: list[tuple[str, str]] = []
+        for c in form.controls:
+            if c.disabled or not c.field_name:
+                continue
+            t = c.input_type
+            if c.tag == "button" or t in ("submit", "image", "reset", "button"):
+                if c is submitter or (submitter is not None and c.bid is not None and c.bid == submitter.bid):
+                    out.append((c.field_name, c.value or ""))
+                continue
+            if t in ("checkbox", "radio"):
+                if self._checked(c):
+                    out.append((c.field_name, c.value if c.value is not None else "on"))
+                continue
+            if t == "file":
+                continue
+            if c.tag == "select":
+                v = fields.get(c.bid) if c.bid else None
+                if v is None:
+                    if c.multiple:
+                        for val, _, sel in c.options:
+                            if sel:
+                                out.append((c.field_name, val))
+                        continue
+                    v = c.value or ""
+                for part in str(v).split("\x1f"):
+                    out.append((c.field_name, part))
+                continue
+            v = fields.get(c.bid) if c.bid else None
+            out.append((c.field_name, str(v) if v is not None else (c.value or "")))
+        return out
+
+    def _field_value(self, c: Element) -> str:
+        v = self.tab["fields"].get(c.bid) if c.bid else None
+        return str(v) if v is not None else (c.value or "")
+
+    def first_invalid(self, form: Form) -> Element | None:
+        """The first control of ``form`` that fails Chromium's constraint validation (a
+        required field left empty, an email that is not one, a number or date outside its
+        min/max or off its step), or None. A submission with one is not sent."""
+        for c in form.controls:
+            if c.disabled or c.hidden or "readonly" in c.attrs or c.tag in ("button", "output"):
+                continue
+            t = c.input_type or "text"
+            if t in ("submit", "image", "reset", "button", "hidden", "file"):
+                continue
+            required = "required" in c.attrs
+            if t == "checkbox":
+                if required and not self._checked(c):
+                    return c
+                continue
+            if t == "radio":
+                if required and not any(o.input_type == "radio" and o.field_name == c.field_name
+                                        and self._checked(o) for o in form.controls):
+                    return c
+                continue
+            value = self._field_value(c)
+            if value == "":
+                if required:
+                    return c
+                continue
+            if t == "email" and not all(_EMAIL.fullmatch(part) for part in
+                                        (value.split(",") if "multiple" in c.attrs else [value])):
+                return c
+            if t == "url" and not _URL.match(value):
+                return c
+            if t == "number" and _number_invalid(value, c.attrs):
+                return c
+            if t in ("date", "month", "week", "time", "datetime-local"):
+                low, high = c.attrs.get("min"), c.attrs.get("max")
+                if (low and sanitize_value(t, low) and value < low) or (high and sanitize_value(t, high) and value > high):
+                    return c
+        return None
+
+    def submit_unvalidated(self, bid: str) -> str | None:
+        """Send the form of the control ``bid`` (its submitter when it is a submit button)
+        with the values its controls hold, without constraint validation: the request a
+        client that does not validate (a script, curl, a form marked novalidate) sends.
+        Not a BrowserGym action: tests of a server's own validation use it, since a click
+        would not send an invalid form. Returns the error message, or None."""
+        try:
+            el = self._element(bid)
+        except _Fail as exc:
+            return str(exc)
+        if el.form is None:
+            return f"Element with bid '{bid}' is not in a form"
+        return self._submit(self.page().form(el.form), el if self._is_submitter(el) else None, validate=False)
+
+    def _submit(self, form: Form, submitter: Element | None, *, validate: bool = True) -> str | None:
+        form_el = self.page().elements.get(form.bid) if form.bid else None
+        novalidate = not validate or (form_el is not None and "novalidate" in form_el.attrs) or (
+            submitter is not None and "formnovalidate" in submitter.attrs)
+        if not novalidate:
+            invalid = self.first_invalid(form)
+            if invalid is not None:
+                # Chromium shows its validation bubble on the field and sends nothing.
+                self.tab["focus"] = invalid.bid
+                return None
+        action = form.action
+        method = form.method
+        if submitter is not None:
+            action = submitter.attrs.get("formaction", action)
+            method = submitter.attrs.get("formmethod", method).lower()
+        target = self._absolute_path(action or self.tab["url"])
+        if target is None:
+            return f"net::ERR_NAME_NOT_RESOLVED at {action}"
+        entries = self.form_entries(form, submitter)
+        if method == "get":
+            path = target.partition("?")[0]
+            self._navigate(path + ("?" + urlencode(entries) if entries else ""), form=True)
+            return None
+        data: dict[str, Any] = {}
+        for k, v in entries:
+            if k in data:
+                data[k] = data[k] + [v] if isinstance(data[k], list) else [data[k], v]
+            else:
+                data[k] = v
+        resp = self.app.submit(self.state, target, data)
+        if resp.location is not None:
+            self._navigate(resp.location, form=True)
+        else:
+            self._navigate_error(resp)
+        if resp.error:
+            self.site_error = resp.error   # what the site showed; the redirect's page follows
+        return None
+
+    def _navigate_error(self, resp: Response) -> None:
+        self._navigate(self.tab["url"], push=False)
+
+
+def _activatable(el: Element) -> bool:
+    """Whether a click on ``el`` does something of its own: a link, a button or a form
+    control, or a label (which passes the click to its control)."""
+    if el.tag == "a":
+        return el.href is not None
+    return el.tag in ("button", "label", "select", "textarea") or (el.tag == "input" and el.input_type != "hidden")
+
+
+def _focusable(el: Element) -> bool:
+    """Whether ``el`` can take the focus (a click, focus() or press() focuses it)."""
+    if el.hidden or el.disabled:
+        return False
+    if "tabindex" in el.attrs:
+        return True
+    if el.tag == "a":
+        return el.href is not None
+    return el.tag in ("button", "select", "textarea", "summary") or (el.tag == "input" and el.input_type != "hidden")
+
+
+_JS_NUMBER = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
+_FLOAT = re.compile(r"-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?")
+_NEWLINES = re.compile(r"[\r\n]")
+
+
+def _js_number(text: str) -> bool:
+    """Whether JavaScript's ``Number(text.trim())`` is a number (not NaN): Playwright's fill
+    refuses any other text for a number input."""
+    t = text.strip(" \t\n\r\f\v\u00a0\ufeff\u2028\u2029")
+    return t == "" or _JS_NUMBER.fullmatch(t) is not None
+
+
+#: HTML's valid e-mail address (the spec's own expression) and an absolute URL's scheme.
+_EMAIL = re.compile(r"[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+                    r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:\S")
+
+
+def _number_invalid(value: str, attrs: dict[str, str]) -> bool:
+    """Range underflow/overflow or step mismatch of a number input's (sanitized) value."""
+    try:
+        v = float(value)
+    except ValueError:
+        return False
+    def num(name: str) -> float | None:
+        try:
+            return float(attrs.get(name) or "")
+        except ValueError:
+            return None
+    low, high = num("min"), num("max")
+    if (low is not None and v < low) or (high is not None and v > high):
+        return True
+    step_attr = (attrs.get("step") or "").strip().lower()
+    if step_attr == "any":
+        return False
+    step = num("step")
+    step = step if step is not None and step > 0 else 1.0
+    base = low if low is not None else 0.0
+    q = (v - base) / step
+    return abs(q - round(q)) > 1e-9 * max(1.0, abs(q))
+
+
+def _valid_date(y: int, m: int, d: int) -> bool:
+    if y < 1 or not 1 <= m <= 12:
+        return False
+    days = (31, 29 if (y % 4 == 0 and y % 100 != 0) or y % 400 == 0 else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    return 1 <= d <= days[m - 1]
+
+
+_DATE = re.compile(r"(\d{4,})-(\d\d)-(\d\d)")
+_TIME = re.compile(r"([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,3})?)?")
+_MONTH = re.compile(r"(\d{4,})-(\d\d)")
+_WEEK = re.compile(r"(\d{4,})-W(\d\d)")
+
+
+def sanitize_value(kind: str, value: str) -> str:
+    """The value an input of type ``kind`` holds after Playwright's fill with ``value``, as
+    Chromium's value sanitization leaves it: line breaks dropped from one-line fields,
+    surrounding whitespace dropped from email, url, number and the date and time types,
+    and a number, date or time that is not valid becomes empty (without an error)."""
+    if kind == "textarea":
+        return value
+    value = _NEWLINES.sub("", value)
+    if kind in ("email", "url"):
+        return value.strip(" \t\n\f\r")
+    if kind == "number":
+        value = value.strip()
+        return value if _FLOAT.fullmatch(value) else ""
+    if kind in ("date", "time", "datetime-local", "month", "week"):
+        value = value.strip()
+        ok = False
+        if kind == "date":
+            m = _DATE.fullmatch(value)
+            ok = m is not None and _valid_date(int(m[1]), int(m[2]), int(m[3]))
+        elif kind == "time":
+            ok = _TIME.fullmatch(value) is not None
+        elif kind == "month":
+            m = _MONTH.fullmatch(value)
+            ok = m is not None and int(m[1]) > 0 and 1 <= int(m[2]) <= 12
+        elif kind == "week":
+            m = _WEEK.fullmatch(value)
+            ok = m is not None and int(m[1]) > 0 and 1 <= int(m[2]) <= 53
+        else:
+            date, sep, time = value.partition("T") if "T" in value else value.partition(" ")
+            m = _DATE.fullmatch(date)
+            ok = bool(sep) and m is not None and _valid_date(int(m[1]), int(m[2]), int(m[3])) \
+                and _TIME.fullmatch(time) is not None
+        return value if ok else ""
+    return value
+
+
+class _Fail(Exception):
+    """An action that cannot be performed; its message becomes last_action_error."""
