@@ -1564,7 +1564,8 @@ def view_cmd(paths: tuple[str, ...], host: str, port: int) -> None:
 @_guard
 def report_cmd(paths: tuple[str, ...], out: str) -> None:
     """Plot runs with matplotlib: learning curves (a train folder), success by template and
-    difficulty, sim vs live per family, red-team attacks per family."""
+    difficulty, sim vs live per family, red-team attacks per family, benchmark results against
+    their targets (benchmarks/results*.json)."""
     from .plots import write_report
 
     idx = _open_runs(paths)
@@ -1574,7 +1575,7 @@ def report_cmd(paths: tuple[str, ...], out: str) -> None:
         raise UserError(str(exc)) from None
     if not files:
         raise UserError(f"nothing to plot in {', '.join(paths)} (no train metrics.jsonl, episodes, sim2live "
-                        f"report.json or red-team file)")
+                        f"report.json, red-team file or benchmark results)")
     for f in files:
         click.echo(f)
 
