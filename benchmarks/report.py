@@ -19,6 +19,7 @@ Nothing is measured here; a missing file leaves its block saying which command m
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -33,6 +34,9 @@ from simweb.benchplots import load_benchmark, ratio_figure, target_rows  # noqa:
 #: earlier, longer runs the report cites (file in benchmarks/)
 PARITY_FILE = "results_walk_parity_200.json"
 POOL_FILE = "results_pool_scale_idle.json"
+QUIET_TARGETS_FILE = "results_targets_s19_final.json"
+#: sim2live runs kept in the repository (one folder per pair, report.json inside)
+SIM2LIVE_DIR = "sim2live"
 
 Doc = dict[str, Any]
 
@@ -109,6 +113,59 @@ def block_targets(run: Doc | None) -> str:
             "fork us, default / 10x (≤ 10)", "search page p50 ms, 10x (≤ 5)"]
     return (_table(head, rows) + f"\n\nBold: met; ✗: not met. Medians of {res.get('rounds')} fresh-process "
             f"reading(s) per app, wall clock. From {_provenance(doc)}.")
+
+
+def block_targets_quiet(_run: Doc | None) -> str:
+    doc = _load(HERE / QUIET_TARGETS_FILE)
+    if doc is None:
+        return f"_benchmarks/{QUIET_TARGETS_FILE} is missing._"
+    return block_targets({"results": {"targets": doc}})
+
+
+def block_summary(run: Doc | None) -> str:
+    """Per figure with a target: on how many subjects this run meets it, and the misses."""
+    rows = target_rows(run) if run else []
+    if not rows:
+        return "_No run yet: `python benchmarks/run_report.py`._"
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        key = r["figure"] if r["subject"] != "fastest app" and "Chromium" not in r["subject"] \
+            else f"{r['subject']}: {r['figure']}"
+        by.setdefault(key, []).append(r)
+    out = []
+    for fig, rs in by.items():
+        sign = "≤" if rs[0]["kind"] == "<=" else "≥"
+        missed = [r for r in rs if not r["met"]]
+        status = "**met**" if not missed else ("NOT met" if len(missed) == len(rs) else
+                                                f"met on {len(rs) - len(missed)} of {len(rs)}")
+        miss = ", ".join(f"{r['subject']} {r['value']:.3g}{r['unit']}" for r in missed)
+        out.append([fig, f"{sign} {rs[0]['limit']:,.4g}{rs[0]['unit']}", status, miss or "-"])
+    red = _sub(run, "redteam")
+    if red is not None:
+        res = red["results"].values()
+        for label, key in (("red team (CI-sized): attacks paid", "paid"),
+                           ("red team (CI-sized): correct work unpaid", "false_negatives")):
+            bad = [f"{app} {r[key]}" for app, r in red["results"].items() if r[key]]
+            out.append([f"{label}, of {sum(r['attacks'] for r in res):,}", "0", "NOT met" if bad else "**met**",
+                        ", ".join(bad) or "-"])
+    return _table(["figure", "target", "this run", "misses"], out)
+
+
+def block_sim2live(_run: Doc | None) -> str:
+    import subprocess
+
+    rows = []
+    for rep in sorted((HERE / SIM2LIVE_DIR).glob("*/report.json")):
+        d = json.loads(rep.read_text())
+        t = d.get("total", {})
+        when = subprocess.run(["git", "-C", str(HERE), "log", "-1", "--format=%cs %h", "--", str(rep)],
+                              capture_output=True, text=True).stdout.strip() or "?"
+        rows.append([d.get("pair"), d.get("agent"), t.get("n"), f"{t.get('sim_success', 0):.2f}",
+                     f"{t.get('live_success', 0):.2f}", f"{t.get('retained_success', 0):.2f}",
+                     f"`benchmarks/{SIM2LIVE_DIR}/{rep.parent.name}/` ({when})"])
+    if not rows:
+        return "_No sim2live runs in benchmarks/sim2live/._"
+    return _table(["pair", "agent", "episodes", "sim success", "live success", "retained", "run (committed)"], rows)
 
 
 def block_reference(run: Doc | None) -> str:
@@ -210,7 +267,8 @@ def block_parity(_run: Doc | None) -> str:
 
 
 BLOCKS: dict[str, Callable[[Doc | None], str]] = {
-    "run": block_run, "targets": block_targets, "reference": block_reference, "redteam": block_redteam,
+    "run": block_run, "summary": block_summary, "targets": block_targets, "targets_quiet": block_targets_quiet,
+    "sim2live": block_sim2live, "reference": block_reference, "redteam": block_redteam,
     "pool": block_pool, "pool_idle": block_pool_idle, "viewer": block_viewer, "parity": block_parity,
 }
 
@@ -237,7 +295,7 @@ def draw(run: Doc | None, out: Path) -> None:
     rows = target_rows(run) if run else []
     if rows:
         when = run["machine"]["date"] if run else ""
-        _save(ratio_figure(plt, rows, f"targets, one run ({when}, loaded 2-core machine)"), out / "targets.png")
+        _save(ratio_figure(plt, rows, f"one run, {when}, loaded 2-core machine"), out / "targets.png")
     parity = _load(HERE / PARITY_FILE)
     if parity:
         apps = sorted(a for a, r in parity["results"].items() if isinstance(r, dict) and "walks" in r)

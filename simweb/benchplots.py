@@ -18,8 +18,8 @@ from typing import Any
 __all__ = ["is_benchmark_doc", "load_benchmark", "ratio_figure", "target_rows"]
 
 #: bench_targets.py's figures: label -> unit (the limits are in the document)
-_TARGET_UNITS = {"step ms, default": "ms", "step ms, 10x": "ms", "cold reset ms, default": "ms",
-                 "fork us, default": "us", "fork us, 10x": "us", "search p50 ms, 10x": "ms"}
+_TARGET_UNITS = {"step ms, default": " ms", "step ms, 10x": " ms", "cold reset ms, default": " ms",
+                 "fork us, default": " us", "fork us, 10x": " us", "search p50 ms, 10x": " ms"}
 
 
 def is_benchmark_doc(doc: Any) -> bool:
@@ -67,8 +67,10 @@ def target_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     elif name == "browsergym":
         ref = res.get("headline_reference")
         ratios = (res.get(ref) or {}).get("ratios_of_medians_vs_simweb", {}) if ref else {}
+        short = "BrowserGym" if ref and "BrowserGym" in ref else "Playwright"
         for k in ("click", "noop()"):
-            rows.append(_row(f"vs {ref}", f"{k} step, x slower than simweb", ratios.get(k), 1000.0, ">=", "x"))
+            rows.append(_row(f"{short} + Chromium", f"{k} step, x slower than simweb", ratios.get(k), 1000.0, ">=",
+                             "x"))
     elif name == "pool_scale":
         thr = res.get("throughput") or {}
         for app, r in thr.items():
@@ -81,6 +83,10 @@ def target_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [r for r in rows if r is not None]
 
 
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
 def _distance(r: dict[str, Any]) -> float:
     """How far from the target: < 1 is met (measured/limit, or limit/measured for a floor)."""
     v, lim = max(r["value"], 1e-9), max(r["limit"], 1e-9)
@@ -90,14 +96,14 @@ def _distance(r: dict[str, Any]) -> float:
 def ratio_figure(plt: Any, rows: list[dict[str, Any]], title: str = "benchmarks against their targets") -> Any:
     """One horizontal bar per row: its distance from the target on a log axis, 1 = the target."""
     rows = list(rows)
-    fig, ax = plt.subplots(figsize=(7.0, max(2.0, 0.22 * len(rows) + 1.2)))
+    fig, ax = plt.subplots(figsize=(8.5, max(2.0, 0.2 * len(rows) + 1.2)))
     ys = list(range(len(rows)))[::-1]
     ds = [_distance(r) for r in rows]
     ax.barh(ys, [d - 1 for d in ds], left=1, height=0.7,
             color=["#4c9a2a" if r["met"] else "#b03030" for r in rows])
     for y, r, d in zip(ys, rows, ds):
         sign = "≤" if r["kind"] == "<=" else "≥"
-        ax.text(max(d, 1.0) * 1.08, y, f"{r['value']:.3g}{r['unit']} ({sign} {r['limit']:.3g})", va="center",
+        ax.text(max(d, 1.0) * 1.08, y, f"{_num(r['value'])}{r['unit']} ({sign} {_num(r['limit'])})", va="center",
                 fontsize=6)
     ax.axvline(1.0, color="#333333", linewidth=0.8)
     ax.set_xscale("log")

@@ -531,22 +531,15 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
 def replay_cmd(trajectory: str) -> None:
     """Re-execute a trajectory and check every state hash."""
     from .env import SimEnv
+    from .trajectory import TrajectoryFormatError, read_trajectory
 
-    try:
-        raw = Path(trajectory).read_bytes().splitlines()
-    except OSError as exc:
-        raise UserError(f"cannot read {trajectory}: {exc.strerror}") from None
-    lines = []
-    for n, line in enumerate(raw, 1):
-        if not line.strip():
-            continue
-        try:
-            lines.append(orjson.loads(line))
-        except orjson.JSONDecodeError as exc:
-            raise UserError(f"{trajectory}:{n}: not valid JSON: {exc}") from None
-    if not lines or not isinstance(lines[0], dict) or lines[0].get("type") != "header":
-        raise UserError(f"{trajectory}: the first line is not a simweb trajectory header")
-    head = lines[0]
+    try:   # the one reader of trajectory files: old schemas upgraded, others refused in one line
+        head, rest = read_trajectory(trajectory)
+    except TrajectoryFormatError as exc:
+        raise UserError(str(exc)) from None
+    if head.get("kind", "episode") != "episode":
+        raise UserError(f"{trajectory}: a {head.get('kind')} file, not an episode's trajectory")
+    lines = [head, *rest]
     if not head.get("reset", True):
         raise UserError(f"{trajectory}: a branch trajectory starts from a saved state; replay it with its state")
     w = head.get("world") or {}

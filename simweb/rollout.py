@@ -285,6 +285,9 @@ class WorkItem:
     state: bytes | None = None
     #: the index of this part's first child (a group split over workers)
     first_child: int = 0
+    #: record observations without their AX-tree text (trajectories nobody will view:
+    #: a learner's groups between the iterations it keeps; most of a step line's bytes)
+    lean: bool = False
 
 
 def trajectory_bytes(traj: Trajectory) -> bytes:
@@ -345,14 +348,15 @@ class RolloutWorker:
             else:
                 env.reset(seed=item.seed, options={"task": item.task} if item.task else None)
             g = rollout_group(env, policy, item.group, seed=item.group_seed, max_steps=item.max_steps,
-                              reward=item.reward, normaliser=item.normaliser, first_child=item.first_child)
+                              reward=item.reward, normaliser=item.normaliser, first_child=item.first_child,
+                              lean=item.lean)
             out = []
             for t, r, a in zip(g.trajectories, g.rewards, g.advantages):
                 t.header.update(group_reward=r, advantage=a, policy_version=version)
                 out.append(trajectory_bytes(t))
             self.items_done += 1
             return out
-        traj = run_episode(env, policy, task=item.task, seed=item.seed, max_steps=item.max_steps)
+        traj = run_episode(env, policy, task=item.task, seed=item.seed, max_steps=item.max_steps, lean=item.lean)
         traj.header["policy_version"] = version
         self.items_done += 1
         return [trajectory_bytes(traj)]

@@ -379,10 +379,11 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
                 break
             t0 = time.perf_counter()
             starts = _starts(env, cfg, rng, reach)
+            keep = it % TRAJECTORIES_EVERY == 0 or it == cfg.iterations - 1   # this iteration's groups are kept
             items = [WorkItem(cfg.app, task, seed, policy_version=it, group=cfg.group,
                               group_seed=cfg.seed * 1_000_003 + it * 1009 + j, max_steps=cfg.max_steps,
                               world_seed=cfg.world_seed, size=cfg.size, reward=cfg.reward,
-                              normaliser=cfg.normaliser, state=state_bytes)
+                              normaliser=cfg.normaliser, state=state_bytes, lean=not keep)
                      for j, (task, seed, _k, state_bytes, _j) in enumerate(starts)]
             policy.version = it
             results = pool.run(items, policy, on_done=(lambda i, o: on_rollout()) if on_rollout else None)
@@ -397,7 +398,7 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
                 trajs = [trajectory_from_bytes(b) for b in blobs]
                 rewards, weights, wins = group_weights(trajs, cfg)
                 outcomes.append((task, j, sum(wins) / len(wins)))
-                if it % TRAJECTORIES_EVERY == 0 or it == cfg.iterations - 1:
+                if keep:
                     from .group import advantages
                     _keep_group(out, it, g_index, trajs, state_bytes, advantages(rewards))
                 for traj, r, w in zip(trajs, rewards, weights):

@@ -224,7 +224,7 @@ def test_bad_files(tmp_path, run_dir):
 
     bad_traj = tmp_path / "t.jsonl"
     bad_traj.write_text('{"type": "step"}\n')
-    assert_user_error(simweb("replay", str(bad_traj)), "not a simweb trajectory header")
+    assert_user_error(simweb("replay", str(bad_traj)), "not a simweb trajectory")
     assert_user_error(simweb("replay", str(tmp_path / "missing.jsonl")), "cannot read")
 
 
