@@ -36,7 +36,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .actions import ACTIONS, Action, ActionError, parse_action
+from .actions import ACTIONS, ActionError, parse_action
 from .agents.prompts import (
     BROWSERGYM_ACTIONS,
     MAX_AXTREE_CHARS,
@@ -214,13 +214,3 @@ class GroupStarts:
         for action in prefix:
             env.step(action)
         return env
-
-
-def _oracle_round_trip(action: str) -> bool:
-    """Whether an action text reads back as itself through :func:`parse_reply` and as the same
-    action through :func:`call_text` (what tests/test_textenv.py asserts for every oracle action)."""
-    got = parse_reply(action)
-    if got.action != action:
-        return False
-    parsed: Action = parse_action(action)
-    return parse_action(call_text(parsed.name, *parsed.args)) == parsed
