@@ -58,6 +58,10 @@ def _table(head: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
+def _num(x: float) -> str:
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
 def _cell(f: Any, fmt: str = "{:.2f}") -> str:
     """A bench_targets figure: its median, bold when met, and the spread when several rounds."""
     if not isinstance(f, dict) or f.get("median") is None:
@@ -138,8 +142,8 @@ def block_summary(run: Doc | None) -> str:
         missed = [r for r in rs if not r["met"]]
         status = "**met**" if not missed else ("NOT met" if len(missed) == len(rs) else
                                                 f"met on {len(rs) - len(missed)} of {len(rs)}")
-        miss = ", ".join(f"{r['subject']} {r['value']:.3g}{r['unit']}" for r in missed)
-        out.append([fig, f"{sign} {rs[0]['limit']:,.4g}{rs[0]['unit']}", status, miss or "-"])
+        miss = ", ".join(f"{r['subject']} {_num(r['value'])}{r['unit']}" for r in missed)
+        out.append([fig, f"{sign} {_num(rs[0]['limit'])}{rs[0]['unit']}", status, miss or "-"])
     red = _sub(run, "redteam")
     if red is not None:
         res = red["results"].values()
