@@ -289,7 +289,14 @@ def _plt() -> Any:
 
 
 def _save(fig: Any, path: Path) -> None:
-    fig.savefig(path, dpi=80, metadata={"Software": None})
+    """A small PNG for the repository: 64 colours are plenty for bars and text."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
+    Image.open(buf).convert("RGB").quantize(colors=64).save(path, optimize=True)
     print(f"report: wrote {path}")
 
 
