@@ -12,7 +12,13 @@ the group call's cost per child against a cold reset.
 2. Memory: N envs of one app made and reset in one fresh process (the world shared):
    RSS growth per env; and the RSS of one Ray actor process holding an env.
 3. The group call: a group of 16 from forks (fork + observe per child) against 16 cold
-   resets of new instances, interleaved in the same process.
+   resets of new instances, interleaved in the same process; and, for comparison, forks
+   whose children verify their start again (the path before reset's verdict was reused).
+
+On an idle machine (the figures docs/scale.md and docs/groups.md quote):
+
+    python benchmarks/bench_pool_scale.py --seeds 10 --rounds 3 --mem-envs 10000 \
+        --out benchmarks/results_pool_scale_idle2.json
 
     python benchmarks/bench_pool_scale.py [--quick] [--apps forum,issues] [--seeds 10]
         [--rounds 3] [--mem-envs 10000] [--no-ray] [--out FILE]
@@ -183,10 +189,16 @@ def group_cost(app: str, rounds: int) -> dict:
     env = simweb.make(app)
     tid = sorted(env.app.tasks)[0]
     env.reset(seed=0, options={"task": tid})
-    fork_us, reset_us = [], []
+    fork_us, reset_us, reverify_us = [], [], []
     fresh = iter(range(10_000, 10_000_000))
     for _ in range(rounds):
         gc.collect()
+        t0 = time.perf_counter_ns()
+        for _ in range(16):    # the path before reset seeded the verdict cache: each child verifies
+            child = env.fork()
+            child.episode._last_verdict = None
+            child.observe()
+        reverify_us.append((time.perf_counter_ns() - t0) / 16 / 1000)
         t0 = time.perf_counter_ns()
         for _ in range(16):
             child = env.fork()
@@ -198,7 +210,8 @@ def group_cost(app: str, rounds: int) -> dict:
             other.reset(seed=next(fresh), options={"task": tid})       # a new instance: nothing cached
         reset_us.append((time.perf_counter_ns() - t0) / 16 / 1000)
     f, r = median(fork_us), median(reset_us)
-    return {"task": tid, "fork_and_observe_us_per_child": f, "cold_reset_us_per_instance": r, "ratio": r / f,
+    return {"task": tid, "fork_and_observe_us_per_child": f,
+            "fork_reverifying_us_per_child": median(reverify_us), "cold_reset_us_per_instance": r, "ratio": r / f,
             **target(r / f, 10, ">=")}
 
 
