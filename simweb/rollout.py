@@ -372,9 +372,13 @@ class RolloutWorker:
 
                 self._fetched = {key: ray.get(blob)}
             blob = self._fetched[key]
+        policies: dict[int, Any] = {}   # looked up once per batch, not hashed again per item
         out = []
         for i, item in chunk:
-            out.append((i, self.run_item(item, self.policy(item.policy_version, blob))))
+            pol = policies.get(item.policy_version)
+            if pol is None:
+                pol = policies[item.policy_version] = self.policy(item.policy_version, blob)
+            out.append((i, self.run_item(item, pol)))
         return out
 
     def ping(self) -> int:
@@ -391,12 +395,22 @@ def _policy_blob(policy: Any) -> bytes:
                         f"{exc}); give an import path or a picklable policy") from None
 
 
-def _chunks(items: list[WorkItem], workers: int, most: int = 64) -> list[list[tuple[int, WorkItem]]]:
-    """Items in chunks: several per worker (so a slow chunk does not leave a core idle at the
-    end), few enough that the per-call cost stays small beside the rollouts."""
-    size = max(1, min(most, len(items) // max(1, workers * 8)))
+def _chunks(items: list[WorkItem], workers: int, most: int = 64, per_worker: int = 2
+            ) -> list[list[tuple[int, WorkItem]]]:
+    """Items in batches, one dispatch each: ``per_worker`` batches per worker, more only to
+    keep a batch within ``most`` items (so a lost worker costs little and progress is
+    reported as it goes).
+
+    A dispatch costs the parent a fixed amount of CPU (pickling the call and the policy,
+    waking a worker, reading the results back) that on a machine with as many workers as
+    cores is taken from the workers themselves: few large batches keep it small beside the
+    rollouts (measured in benchmarks/bench_pool_scale.py, docs/scale.md). The batches are
+    strided (item k goes to batch k mod n), not contiguous: items come grouped by template
+    and templates differ in length, so every batch gets a like mix and the workers finish
+    together. Results are keyed by item index, so the split never changes what comes back."""
+    n = min(len(items), max(workers * per_worker, -(-len(items) // most)))
     indexed = list(enumerate(items))
-    return [indexed[i:i + size] for i in range(0, len(indexed), size)]
+    return [indexed[k::n] for k in range(n)] if n else []
 
 
 _LOCAL_WORKER: RolloutWorker | None = None
