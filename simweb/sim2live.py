@@ -558,7 +558,10 @@ def _paired_gain(init: list[dict], trained: list[dict], n: int = 10_000, seed: i
         return [float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))] if len(x) else None
 
     sim_gain, live_gain = float(ds.mean()), float(dl.mean())
-    return {"n": len(pairs), "sim_gain": sim_gain, "sim_gain_ci": ci(bs), "live_gain": live_gain,
+    rate = lambda side, k: float(np.mean([won(p[k], side) for p in pairs]))   # noqa: E731
+    return {"n": len(pairs), "sim_before": rate("sim", 0), "sim_after": rate("sim", 1),
+            "live_before": rate("live", 0), "live_after": rate("live", 1),
+            "sim_gain": sim_gain, "sim_gain_ci": ci(bs), "live_gain": live_gain,
             "live_gain_ci": ci(bl), "retained_gain": live_gain / sim_gain if sim_gain > 0 else None,
             "retained_gain_ci": ci(ratios)}
 
@@ -573,8 +576,9 @@ def retained_gain(init_report: dict, trained_report: dict) -> dict[str, Any]:
     for f in fams:
         out["families"][f] = _paired_gain([e for e in init_report["episodes"] if e["family"] == f],
                                           [e for e in trained_report["episodes"] if e["family"] == f])
-    out["parting"] = [{"family": e["family"], "index": e["index"], "parting": e.get("parting"),
-                       "classes": sorted({d["class"] for d in e["divergences"]})} for e in trained_report["episodes"]]
+    for name, rep in (("parting", trained_report), ("parting_init", init_report)):
+        out[name] = [{"family": e["family"], "index": e["index"], "parting": e.get("parting"),
+                      "classes": sorted({d["class"] for d in e["divergences"]})} for e in rep["episodes"]]
     return out
 
 

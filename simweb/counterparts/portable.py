@@ -129,6 +129,14 @@ def check(name: str, ok: bool, detail: str = "") -> dict[str, Any]:
     return {"name": name, "ok": bool(ok), "detail": detail}
 
 
+def guard(c: dict[str, Any]) -> dict[str, Any]:
+    """The check ``c`` as a guard: what must still hold at the end (the topic still open,
+    the page still a draft, the tracker agreeing with simweb's instance). It holds before
+    any work, so a failing guard takes the success away but a passing one is no progress
+    (else zero work would earn progress live where simweb gives it 0)."""
+    return {**c, "guard": True}
+
+
 def passed(c: dict) -> bool:
     """A check's outcome, whichever side made it (live ``ok`` or simweb ``passed``)."""
     return bool(c.get("ok", c.get("passed")))
@@ -197,12 +205,15 @@ def _short(v: Any, n: int = 80) -> str:
 def verdict(facts: Sequence[dict], damage: Sequence[dict] = ()) -> dict[str, Any]:
     """``{success, progress, clean, checks}`` from goal facts and collateral checks.
 
-    ``success``: there are facts and all pass; ``progress``: their share; ``clean``: no
-    collateral check. Collateral never counts towards progress (as in simweb)."""
+    ``success``: there are goal facts (not only :func:`guard` checks) and every fact and
+    guard passes; ``progress``: the share of goal facts that pass (guards hold before any
+    work, so they never count); ``clean``: no collateral check. Collateral never counts
+    towards progress (as in simweb)."""
     facts = list(facts)
-    done = sum(1 for c in facts if passed(c))
+    goals = [c for c in facts if not c.get("guard")]
+    done = sum(1 for c in goals if passed(c))
     checks = facts + list(damage)
     if not damage:
         checks.append(check("no collateral changes", True))
-    return {"success": bool(facts) and done == len(facts), "progress": round(done / len(facts), 6) if facts else 0.0,
-            "clean": not damage, "checks": checks}
+    return {"success": bool(goals) and all(passed(c) for c in facts),
+            "progress": round(done / len(goals), 6) if goals else 0.0, "clean": not damage, "checks": checks}

@@ -32,6 +32,7 @@ from ..portable import (
     collateral,
     field_check,
     fitting_seeds,
+    guard,
     refusal_check,
     verdict,
 )
@@ -423,7 +424,7 @@ class CancelShipped(ShopFamily):
             row = conn.execute("SELECT status FROM order_order WHERE number = ?", (str(p["order_id"]),)).fetchone()
         status = None if row is None else row["status"]
         want = p["status"].replace("_", " ").capitalize()
-        facts = [field_check(f"order #{p['order_id']} is already {p['status']}", status, want),
+        facts = [guard(field_check(f"order #{p['order_id']} is already {p['status']}", status, want)),
                  refusal_check(refused, answer)]
         return verdict(facts, live_collateral(cp))
 

@@ -38,6 +38,7 @@ from ..portable import (
     collateral,
     field_check,
     fitting_seeds,
+    guard,
     refusal_check,
     verdict,
 )
@@ -426,7 +427,7 @@ class SoldOut(BookingFamily):
 
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         orders = new_orders(cp)
-        facts = [check(f"{inst.params['room']} sold out: nothing booked", not orders, f"{len(orders)} new orders"),
+        facts = [guard(check(f"{inst.params['room']} sold out: nothing booked", not orders, f"{len(orders)} new orders")),
                  refusal_check(refused, answer)]
         return verdict(facts, live_collateral(cp))
 
@@ -455,7 +456,7 @@ class CancelTooLate(BookingFamily):
         p = inst.params
         with cp.connect() as conn:
             o = order_row(conn, p["code"])
-        facts = [field_check("the booking is left as it is (pending)", o and o["status"], "n"),
+        facts = [guard(field_check("the booking is left as it is (pending)", o and o["status"], "n")),
                  refusal_check(refused, answer)]
         return verdict(facts, live_collateral(cp))
 
