@@ -292,13 +292,33 @@ def run_live(inst: Instance, family: PortableFamily, agent: Any, cp: Any, web_en
         obs, _ = web_env.observe()
     begin_rollout(agent, web_env, inst.sim_seed)   # the same rollout seed on both sides
     _loop(web_env, agent, obs, side, rules, max_steps, errors)
-    side.verdict = _clean_verdict(family.live_verify(cp, inst, side.answer, side.refused))
+    side.verdict = _clean_verdict(refusal_seen(family, inst, side, family.live_verify(cp, inst, side.answer,
+                                                                                     side.refused)))
     bk_tables = getattr(cp, "bookkeeping_tables", ())
     bk_fields = getattr(cp, "bookkeeping_fields", ())
     changes = diff(cp.pristine_path(cp.database()), cp.database(), ignore_tables=bk_tables, ignore_fields=bk_fields)
     side.changes = sorted(live_state_keys(changes, state_map))
     side.seconds = round(time.monotonic() - t0, 3)
     return side
+
+
+def refusal_seen(family: PortableFamily, inst: Instance, side: Side, v: dict) -> dict:
+    """The live verdict ``v`` with the family's refusal evidence
+    (:meth:`PortableFamily.refusal_evidence`): after a refusal, a goal fact that the agent had
+    been on the page that shows why (any page it observed, the start page included)."""
+    from urllib.parse import urlsplit
+
+    from .counterparts.portable import add_fact, check
+
+    rule = family.refusal_evidence(inst)
+    if rule is None or not side.refused:
+        return v
+    what, rx = rule
+    urls = [s["url"] for s in side.steps if s.get("url")]
+    paths = [urlsplit(u).path + (f"?{urlsplit(u).query}" if urlsplit(u).query else "") for u in urls]
+    seen = next((p for p in paths if re.search(rx, p)), None)
+    return add_fact(v, check(f"refused after viewing {what}", seen is not None,
+                             f"viewed {seen}" if seen else f"never on {what} ({len(paths)} pages observed)"))
 
 
 def _clean_verdict(v: dict | None) -> dict:

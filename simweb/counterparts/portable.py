@@ -80,6 +80,14 @@ class PortableFamily:
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         raise NotImplementedError
 
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str] | None:
+        """A refusal family's page that shows why the task cannot be done, as ``(what,
+        regex over the live URL's path and query)``: a refusal counts only after the agent
+        has been on such a page (simweb's refusal verdicts demand the same viewing; the
+        counterpart's database cannot tell a blind refusal from an informed one). None: no
+        such rule (the start page shows it, or the database tells, as Spirit's visits do)."""
+        return None
+
     def script(self, inst: Instance) -> list:
         """The scripted agent's steps (``simweb.agents.scripted`` Steps)."""
         raise NotImplementedError
@@ -135,6 +143,13 @@ def guard(c: dict[str, Any]) -> dict[str, Any]:
     any work, so a failing guard takes the success away but a passing one is no progress
     (else zero work would earn progress live where simweb gives it 0)."""
     return {**c, "guard": True}
+
+
+def add_fact(v: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """The verdict ``v`` (of :func:`verdict`) with one more goal fact ``c``."""
+    damage = [x for x in v["checks"] if x["name"].startswith("collateral: ")]
+    facts = [x for x in v["checks"] if x not in damage and x["name"] != "no collateral changes"]
+    return verdict([*facts, c], damage)
 
 
 def passed(c: dict) -> bool:

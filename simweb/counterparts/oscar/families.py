@@ -418,6 +418,9 @@ class CancelShipped(ShopFamily):
         # the list on both sides).
         return "/accounts/profile/"
 
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return "the orders list or the order (its status)", r"^/accounts/orders"
+
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:

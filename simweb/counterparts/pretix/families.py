@@ -436,6 +436,9 @@ class SoldOut(BookingFamily):
         return open_stay(p["city"], p["hotel"], p["checkin"], p["nights"], p["guests"]) + [
             _steps().Refuse(f"The {p['room']} is sold out for those dates.")]
 
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return f"the {inst.params['hotel']}'s dates and rooms", rf"^/{ORG}/h{inst.params['property_id']}/"
+
 
 class CancelTooLate(BookingFamily):
     id = f"{PAIR}/cancel_too_late"
@@ -465,6 +468,9 @@ class CancelTooLate(BookingFamily):
         return open_booking(p["hotel"], p["checkin"], p["code"]) + [
             _steps().Refuse(f"The free cancellation period is over; cancelling now would cost "
                             f"{money_text(p['fee'])}, so I left it.")]
+
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return f"booking {inst.params['code']} (its cancellation terms)", rf"^/{ORG}/h\d+/order/{inst.params['code']}/"
 
 
 FAMILIES: list[PortableFamily] = [StayPrice(), ConfirmationCode(), ChangeGuest(), BookRoom(), CancelFree(),

@@ -382,6 +382,9 @@ class RefusePublish(CmsFamily):
                  guard(check("it is still in moderation", status == "in_progress", f"workflow state {status!r}"))]
         return verdict(facts, collateral(cp)[1])
 
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return "the page's editor (an author's actions only)", r"^/admin/pages/\d+/edit"
+
     def script(self, inst: Instance) -> list:
         return admin_open(inst.params["post"]) + [
             _steps().Refuse("My account is an author's: it cannot publish; an editor has to publish this post.")]
