@@ -49,12 +49,25 @@ def classes(report: dict) -> dict[str, dict[str, int]]:
     return {f: dict(sorted(v.items())) for f, v in out.items()}
 
 
+def divergence_summary(report: dict) -> str:
+    """Episodes showing each divergence class, and the first diverging step (median, range)."""
+    import statistics
+
+    eps = report["episodes"]
+    n = Counter(k for e in eps for k in {d["class"] for d in e["divergences"]})
+    steps = [e["parting"]["step"] for e in eps if e.get("parting")]
+    part = (f"first diverging step median {statistics.median(steps):g} (range {min(steps)}-{max(steps)}), "
+            f"{len(eps) - len(steps)} never part") if steps else "no episode parts"
+    return ", ".join(f"{k} {n[k]}/{len(eps)}" for k in ("page", "control", "validation", "flow", "state")) + "; " + part
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outs", nargs="+", type=Path)
     ap.add_argument("--command", default=None, help="the command that produced the run (recorded)")
     ap.add_argument("--note", default=None, help="when, load, anything the figures need (recorded)")
     ap.add_argument("--dest", type=Path, default=HERE)
+    ap.add_argument("--suffix", default="", help="appended to the file name (two checkpoints of one pair)")
     a = ap.parse_args()
     for out in a.outs:
         g = json.loads((out / "retained.json").read_text())
@@ -65,12 +78,14 @@ def main() -> None:
                "steps": {w: {r["family"]: {"sim": r["sim_steps"], "live": r["live_steps"]} for r in rep["families"]}
                          for w, rep in (("init", init), ("trained", trained))}}
         name = g["pair"].replace(":", "_")
-        dest = a.dest / f"results_s2l_learned_{name}.json"
+        dest = a.dest / f"results_s2l_learned_{name}{a.suffix}.json"
         dest.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         print(f"{g['pair']} -> {dest}")
         print(row(f"**{g['pair']}** (total)", g["total"]))
         for fam, r in g["families"].items():
             print(row(f"{g['pair']} {fam}", r))
+        for which, rep in (("untrained", init), ("trained", trained))[:1 if g.get("same_policy") else 2]:
+            print(f"{g['pair']} {which}: {divergence_summary(rep)}")
 
 
 if __name__ == "__main__":
