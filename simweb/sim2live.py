@@ -448,6 +448,12 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     sim_errors, live_errors = page_errors(module, "sim"), page_errors(module, "live")
     state_map = getattr(module, "STATE_MAP", {})
     cp = get(cp_name, settings.home)
+    # A counterpart that seeds only its families' first N instances (the module's INSTANCES)
+    # cannot run more: say so before installing or starting anything, not at instance N.
+    seeded = getattr(importlib.import_module(type(cp).__module__), "INSTANCES", None)
+    if isinstance(seeded, int) and settings.instances > seeded:
+        raise Sim2LiveError(f"{cp_name} seeds the first {seeded} instances of each family; "
+                            f"--instances {settings.instances} asks for more")
     if not cp.installed():
         if not settings.install:
             raise Sim2LiveError(f"{cp_name} is not installed; run `simweb counterpart install {cp_name}`")

@@ -100,6 +100,21 @@ def test_cli_bad_pair_and_family_are_one_line(tmp_path):
     assert "\n" not in r.output.strip()
 
 
+def test_cli_more_instances_than_seeded_is_one_line_before_anything_starts(tmp_path):
+    """Oscar, Wagtail and pretix seed their families' first 5 instances: -n 6 used to run five
+    instances of the first family, then stop on a missing user or page (a seeded-user error
+    25-90 s into the run); now it is refused before any install or server."""
+    from simweb.counterparts.oscar import INSTANCES
+
+    home = tmp_path / "home"
+    r = CliRunner().invoke(main, ["sim2live", "--pair", "shopping:oscar", "-n", str(INSTANCES + 1),
+                                  "--out", str(tmp_path / "out")], env={"SIMWEB_COUNTERPARTS": str(home)})
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == (f"simweb: error: oscar seeds the first {INSTANCES} instances of each family; "
+                                f"--instances {INSTANCES + 1} asks for more")
+    assert not home.exists() and not (tmp_path / "out").exists()
+
+
 # ----------------------------------------------------------------------------- refusal evidence
 
 def _refusal_side(urls: list[str], refused: bool = True) -> Side:
