@@ -1451,17 +1451,10 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
 
     try:
         if agent == "learned" and checkpoint is not None:
-            from .sim2live import retained_gain
+            from .sim2live_learned import run_learned
 
-            reports = {}
-            for which, ckpt in (("init", Path(checkpoint) / "init"), ("trained", Path(checkpoint))):
-                reports[which] = run(Settings(pair=pair, agent=agent, families=fams, instances=instances,
-                                              out=Path(out) / which, max_steps=max_steps, checkpoint=ckpt),
-                                     on_episode=show, progress=True)
-            gain = retained_gain(reports["init"], reports["trained"])
-            from .rollout import write_atomic
-
-            write_atomic(str(Path(out) / "retained.json"), [json.dumps(gain, indent=1, sort_keys=True).encode()])
+            gain = run_learned(pair, checkpoint, out, families=fams, instances=instances, max_steps=max_steps,
+                               on_episode=show, progress=True, echo=lambda m: click.echo(m, err=True))
             t = gain["total"]
             click.echo(f"{pair} learned: {t['n']} paired instances, sim gain {t['sim_gain']}, live gain "
                        f"{t['live_gain']}, retained {t['retained_gain']} -> {Path(out) / 'retained.json'}")

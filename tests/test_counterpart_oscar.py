@@ -296,6 +296,7 @@ def test_refusal(tmp_path):
     s = shop(tmp_path, "cancel_shipped")
     s.bookkeeping()
     assert not s.verdict()["success"]                                      # zero work: no refusal
+    assert s.verdict()["progress"] == 0                                    # nor progress (the status is a guard)
     assert paid(s.verdict(refused=True))
     s.sql("UPDATE order_order SET status = 'Cancelled'")                    # changed it anyway
     v = s.verdict(refused=True)

@@ -292,6 +292,7 @@ def test_cancelling_another_booking_does_not_count(tmp_path):
 def test_sold_out_refusal(tmp_path):
     s = shop(tmp_path, "sold_out")
     s.bookkeeping()
+    assert s.verdict(None)["progress"] == 0 and not s.verdict(None)["success"]   # zero work: nothing (a guard)
     assert paid(s.verdict(refused=True))
     v = s.verdict("I booked it")
     assert not v["success"] and "refused the task" in failing(v)             # no refusal
@@ -304,6 +305,7 @@ def test_cancel_too_late_refusal(tmp_path):
     s.bookkeeping()
     assert paid(s.verdict(refused=True))
     assert not s.verdict(None)["success"]                                    # zero work is no refusal
+    assert s.verdict(None)["progress"] == 0                                  # nor progress (the order left: a guard)
     s.sql("UPDATE pretixbase_order SET status = 'c' WHERE id = ?", ORDER)    # cancelled it, then refused
     v = s.verdict(refused=True)
     assert not v["success"] and not v["clean"]

@@ -439,6 +439,7 @@ def _refuse_site(tmp_path: Path):
 def test_refuse_lock_pays_a_refusal_after_looking_and_nothing_else(tmp_path):
     site, inst, db, uid, tid = _refuse_site(tmp_path)
     assert not site.verify("refuse_lock", inst)["success"]                           # zero work
+    assert site.verify("refuse_lock", inst)["progress"] == 0                         # nor progress (open: a guard)
     v = site.verify("refuse_lock", inst, refused=True)                               # blind refusal
     assert not v["success"] and "refused after opening the topic" in failed(v)
     # opening the topic leaves Spirit's visit markers (bookkeeping, not collateral)
