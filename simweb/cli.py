@@ -74,11 +74,12 @@ def _guard(fn: Callable) -> Callable:
         from .spec import SpecError
         from .state import StateError
         from .train import TrainError
+        from .variants import VariantError
 
         try:
             return fn(*args, **kwargs)
         except (RegistryError, TaskError, StateError, SpecError, OutputError, PolicyError, PoolError,
-                GroupError, CheckpointError, TrainError) as exc:
+                GroupError, CheckpointError, TrainError, VariantError) as exc:
             raise UserError(str(exc)) from None
         except (BrokenPipeError, KeyboardInterrupt):
             sys.exit(130)
@@ -1029,10 +1030,13 @@ def _compare_walks(app: str, walks: int, steps: int, seed: int, out: str, world_
               help="Random branches forked from the middle of each oracle run.")
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
               help="Write every trajectory under this folder (APP/TASK/seed-N-AGENT.jsonl; see `simweb view`).")
+@click.option("--variants", "variant_ids", default=None,
+              help="Site variants to run every template on: N, N-M or a list (docs/variants.md); each variant "
+                   "gets its own task seeds.")
 @with_world
 @_guard
 def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, out: str | None,
-             world_seed: int, size: int | None) -> None:
+             world_seed: int, size: int | None, variant_ids: str | None = None) -> None:
     """Roll out the oracle and a random agent on every task template, fork branches from
     mid-trajectory states, and print success, progress, clean and throughput; with --out,
     write the trajectories (open them with `simweb view`)."""
@@ -1052,15 +1056,17 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     jobs = []
+    variants_of = _demo_variants(names, variant_ids)
     for n in names:
         env = _make_env(n, world_seed, size)   # builds the world once, before the workers start
         for tid in env.app.tasks:
-            for s in range(seeds):
-                env.reset(seed=s, options={"task": tid})
-                mid = len(env.oracle_plan()) // 2
-                jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
-                                fork_steps=10, out=out))
-                jobs.append(Job(n, world_seed, size, tid, s, "random", out=out))
+            for v in variants_of[n]:
+                for s in range(v * seeds, (v + 1) * seeds):   # each variant its own instances
+                    env.reset(seed=s, options={"task": tid})
+                    mid = len(env.oracle_plan()) // 2
+                    jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
+                                    fork_steps=10, out=out, variant=v))
+                    jobs.append(Job(n, world_seed, size, tid, s, "random", out=out, variant=v))
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=True) as bar:
@@ -1102,6 +1108,10 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
               f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s"
               + (f"; trajectories -> {os.path.join(out, '')} (simweb view {out})" if out else ""))
+    if variant_ids is not None:
+        from .variants_cli import demo_report
+
+        demo_report(con, results, variants_of)
 
 
 @main.command("eval")
@@ -1577,6 +1587,23 @@ def report_cmd(paths: tuple[str, ...], out: str) -> None:
                         f"report.json or red-team file)")
     for f in files:
         click.echo(f)
+
+
+# ----------------------------------------------------------------------------- site variants
+# `simweb variants APP` and the demo's --variants (simweb.variants_cli, docs/variants.md).
+def _demo_variants(names: list[str], ids: str | None) -> dict[str, list[int]]:
+    from .variants import parse_ids
+
+    return {n: (parse_ids(ids, n) if ids is not None else [0]) for n in names}
+
+
+def _register_variants() -> None:
+    from .variants_cli import register
+
+    register(main, _guard)
+
+
+_register_variants()
 
 
 if __name__ == "__main__":
