@@ -39,8 +39,8 @@ from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_sp
 from .state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from .updates import apply_updates
 from .urls import safe_href
-from .variants import jinja_for as variant_jinja
 from .variants import catalogue as variant_catalogue
+from .variants import jinja_for as variant_jinja
 from .variants import words as variant_words
 
 MAX_REDIRECTS = 5

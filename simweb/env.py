@@ -339,7 +339,7 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     """The start of an episode: task instance, start state (signed in, set up, at the
     start URL), its page, step budget and verdict, on site ``variant``. Memoised per app."""
     cache: OrderedDict = app.__dict__.setdefault("_episode_starts", OrderedDict())
-    key = (task_id, seed, canonical(params) if params is not None else None)
+    key: tuple = (task_id, seed, canonical(params) if params is not None else None)
     if variant:
         key += (variant,)
     hit = cache.get(key)

@@ -34,7 +34,7 @@ def register(main: click.Group, guard: Callable[[Callable], Callable]) -> None:
                 opts = ", ".join(f"{o.label}{' (held out)' if i in f.held_out else ''}" for i, o in enumerate(f.options))
                 click.echo(f"{f.name}: {opts}" + (f"  # {f.doc}" if f.doc else ""))
             return
-        rows = cat.listing(split, limit, start)
+        rows = cat.listing(split, limit, cat.check(start))
         if as_json:
             for r in rows:
                 click.echo(json.dumps(r, ensure_ascii=False))

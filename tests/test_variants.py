@@ -1,0 +1,157 @@
+"""Site variants (simweb.variants, docs/variants.md): the id -> factors mapping, the
+train/test split, the variant in the state, the page's words, and every template's
+oracle on a few variants per app (the full form: `simweb demo --variants 0-49`)."""
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import gymnasium
+import pytest
+from conftest import APPS
+
+import simweb
+from simweb.state import StateError
+from simweb.variants import VariantError, catalogue, parse_ids
+
+#: A few variants per app for CI: a train one and two test ones, different enough to change
+#: every app factor at least once between them.
+SAMPLE = 3
+
+
+def _sample(app: str) -> list[int]:
+    cat = catalogue(app)
+    train = cat.listing("train", 1, start=1)[0]["variant"]
+    return [train, *[r["variant"] for r in cat.listing("test", SAMPLE - 1, start=1)]]
+
+
+def test_mapping_is_a_deterministic_bijection(app_name):
+    cat = catalogue(app_name)
+    assert cat.count >= 200
+    assert all(i == 0 for i in cat.choice(0)), "variant 0 must be today's site"
+    seen = {cat.choice(k) for k in range(min(cat.count, 3000))}
+    assert len(seen) == min(cat.count, 3000), "two variant ids share a site"
+    # the same in a fresh process (no hash seed, no global random)
+    code = (f"from simweb.variants import catalogue; c = catalogue({app_name!r}); "
+            f"print([c.choice(k) for k in (1, 17, 903)])")
+    env = {"PYTHONHASHSEED": "123"}
+    import os
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, **env}).stdout.strip()
+    assert out == str([cat.choice(k) for k in (1, 17, 903)])
+
+
+def test_held_out_values_never_in_train(app_name):
+    cat = catalogue(app_name)
+    train = cat.listing("train", 200)
+    test = cat.listing("test", 200)
+    assert len(train) == 200 and len(test) == 200
+    held = {(f.name, f.options[i].label) for f in cat.factors for i in f.held_out}
+    for row in train:
+        assert not held & set(row["factors"].items()), row
+    for row in test:
+        assert held & set(row["factors"].items()), row
+    # every held-out value does appear in some test variant
+    seen = {kv for row in cat.listing("test", 2000) for kv in row["factors"].items()}
+    assert held <= seen
+
+
+@pytest.mark.parametrize("bad", [-1, 10**9, "x", True, 1.5, None])
+def test_bad_variant_ids_are_refused(bad):
+    with pytest.raises(VariantError):
+        catalogue("forum").check(bad)
+    with pytest.raises((VariantError, TypeError)):
+        simweb.make("forum", variant=bad)
+
+
+def test_parse_ids():
+    assert parse_ids("0-3,7", "shopping") == [0, 1, 2, 3, 7]
+    for bad in ("3-1", "a", "1-", "", "99999999"):
+        with pytest.raises(VariantError):
+            parse_ids(bad, "shopping")
+
+
+@pytest.mark.parametrize("args", [["variants", "shopping", "--start", "99999999"], ["demo", "--apps", "forum", "--variants", "-3"],
+                                  ["demo", "--apps", "forum", "--variants", "99999999"]])
+def test_cli_bad_variant_one_line_exit_2(args):
+    p = subprocess.run([sys.executable, "-m", "simweb.cli", *args], capture_output=True, text=True)
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_cli_lists_200_variants_with_factors():
+    p = subprocess.run([sys.executable, "-m", "simweb.cli", "variants", "issues", "--split", "test"],
+                       capture_output=True, text=True, check=True)
+    rows = p.stdout.strip().splitlines()
+    assert len(rows) == 201 and rows[0].startswith("variant\tsplit\tskin\tbanner\tsite_name")
+    assert all(r.split("\t")[1] == "test" for r in rows[1:])
+
+
+def test_variant_zero_is_todays_site(app_name, env_of):
+    base = env_of(app_name)
+    v0 = simweb.make(app_name, variant=0)
+    for env in (base, v0):
+        env.reset(seed=1, options={"task": next(iter(base.app.tasks))})
+    assert "variant" not in v0.snapshot()["meta"]
+    assert v0.browser.html() == base.browser.html()
+    assert v0.state_hash() == base.state_hash()
+
+
+def test_variant_is_part_of_the_state(app_name, env_of):
+    k = _sample(app_name)[1]
+    env = simweb.make(app_name, variant=k)
+    task = next(iter(env.app.tasks))
+    obs, _ = env.reset(seed=2, options={"task": task})
+    assert env.snapshot()["meta"]["variant"] == k
+    base = env_of(app_name)
+    base.reset(seed=2, options={"task": task})
+    assert obs["axtree"] != base.render() and env.browser.html() != base.browser.html()
+    # fork, pickle and restore into a default env all carry the variant's site
+    child = env.fork()
+    assert child.browser.html() == env.browser.html()
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.browser.html() == env.browser.html() and clone.variant == k
+    other = simweb.make(app_name)
+    other.restore(env.snapshot())
+    assert other.browser.html() == env.browser.html()
+    # a state naming a variant the app does not have is refused like any bad state
+    bad = env.snapshot()
+    bad["meta"]["variant"] = catalogue(app_name).count
+    with pytest.raises(StateError):
+        other.restore(bad)
+
+
+def test_words_change_but_elements_stay(app_name, env_of):
+    """A variant renames what the page shows; the elements (bids) an oracle acts on stay."""
+    base = env_of(app_name)
+    base.reset(seed=0, options={"task": None})
+    for k in _sample(app_name):
+        env = simweb.make(app_name, variant=k)
+        env.reset(seed=0, options={"task": None})
+        page0, page = base.browser.page(), env.browser.page()
+        assert set(page.elements) - {b for b in page.elements if b.startswith("promo-")} == set(page0.elements)
+        title = catalogue(app_name).values(k)["site_name"]
+        assert title in env.browser.axtree()
+
+
+def test_gymnasium_make_takes_a_variant():
+    k = _sample("booking")[2]
+    env = gymnasium.make("simweb/booking-v0", variant=k)
+    env.reset(seed=0)
+    assert env.unwrapped.snapshot()["meta"]["variant"] == k   # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_every_oracle_solves_sampled_variants(app):
+    """CI-sized: every template's oracle, clean success on a few variants per app, and a
+    short random run earns nothing (the full form is `simweb demo --variants 0-49`)."""
+    for k in _sample(app):
+        env = simweb.make(app, variant=k)
+        for i, tid in enumerate(env.app.tasks):
+            env.reset(seed=k + i, options={"task": tid})
+            for a in env.oracle_plan():
+                _, _, term, trunc, info = env.step(a)
+            v = info["verdict"]
+            assert v["success"] and v["clean"], (app, k, tid, v)
