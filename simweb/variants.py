@@ -90,7 +90,9 @@ def _skin_css(bg: str, fg: str, accent: str, header: str) -> str:
             f"header,header.top{{background:{header}!important}}"
             f"main a,aside a,footer a{{color:{accent}}}"
             f"button,input[type=submit]{{background:{accent};color:#fff;border:1px solid {accent};border-radius:3px}}"
-            f".card,table{{border-color:{accent}33}}")
+            f".card,table{{border-color:{accent}33}}"
+            # light text needs a dark panel: cards and dialogs follow the page's background
+            + (f".card,[role=dialog],input,select,textarea{{background:{header};color:{fg}}}" if fg.startswith("#e") else ""))
 
 
 def _engine_factors() -> list[Factor]:
@@ -99,14 +101,14 @@ def _engine_factors() -> list[Factor]:
     banners = (
         Option("none"),
         Option("sale", banner='<aside class="promo" role="complementary" aria-label="Promotion" '
-               'style="padding:.5rem 1rem;background:#fff3c4;border-bottom:1px solid #e0c060">'
+               'style="padding:.5rem 1rem;color:#222;background:#fff3c4;border-bottom:1px solid #e0c060">'
                'Limited-time offer: new members get exclusive perks. <a bid="promo-more" href="/">Learn more</a></aside>'),
         Option("notice", banner='<aside class="promo" role="complementary" aria-label="Site notice" '
-               'style="padding:.5rem 1rem;background:#e7f0ff;border-bottom:1px solid #9db8e8">'
+               'style="padding:.5rem 1rem;color:#222;background:#e7f0ff;border-bottom:1px solid #9db8e8">'
                'We have updated our privacy notice. <a bid="promo-notice" href="/">Read the notice</a> '
                '<a bid="promo-dismiss" href="/">Dismiss</a></aside>'),
         Option("survey", banner='<aside class="promo" role="complementary" aria-label="Feedback" '
-               'style="padding:.5rem 1rem;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
+               'style="padding:.5rem 1rem;color:#222;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
                'Help us improve: take a two-minute survey. <a bid="promo-survey" href="/">Start the survey</a></aside>'),
     )
     return [Factor("skin", skins, frozenset({7}), "CSS palette and font (what screenshots show)"),
