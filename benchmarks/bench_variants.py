@@ -82,8 +82,9 @@ def diversity(app: str, k: int) -> dict[str, Any]:
 
 def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
     envs = {0: simweb.make(app), k: simweb.make(app, variant=k)}
+    fresh = catalogue(app).count - 1   # a variant this process has not built yet
     t0 = time.perf_counter()
-    jinja_for(envs[k].app, k)
+    jinja_for(envs[k].app, fresh)
     build = time.perf_counter() - t0
     tasks = list(envs[0].app.tasks)
     times: dict[int, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
@@ -94,7 +95,9 @@ def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
             for v in ((0, k) if r % 2 == 0 else (k, 0)):   # interleaved, alternating order
                 env = envs[v]
                 t = time.perf_counter()
-                env.reset(seed=seed, options={"task": tid})
+                # each side its own new instance: an instance sampled for one side would be
+                # memoised (the task's parameters) and make the other side's reset warm
+                env.reset(seed=seed + (500_000 if v else 0), options={"task": tid})
                 times[v]["cold_reset"].append(time.perf_counter() - t)
                 t = time.perf_counter()
                 child = env.fork()

@@ -623,12 +623,14 @@ def _serve_until_stopped(run: Callable[[], None]) -> None:
 @click.option("--timeout", type=click.IntRange(min=1), default=30, show_default=True,
               help="Seconds a connection is kept open with no request, or with a request not yet "
                    "arrived whole (a slow client is cut off).")
+@click.option("--variant", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The site variant new sessions start on (docs/variants.md; 0: today's site).")
 @with_world
 @_guard
 def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str,
               session_db: str | None, max_sessions: int, max_new_sessions: int, idle_lifetime: float,
               control_token: str | None, no_control: bool, threads: int, timeout: int, world_seed: int,
-              size: int | None) -> None:
+              size: int | None, variant: int = 0) -> None:
     """Serve an app over HTTP for real browsers (waitress; one simulated session per
     cookie, kept in a database across restarts)."""
     from sqlalchemy.engine import make_url
@@ -645,7 +647,7 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
         flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed,
                                bid_attribute=bid_attribute, session_db=session_db, max_sessions=max_sessions,
                                max_new_sessions=max_new_sessions, idle_lifetime=idle_lifetime,
-                               control=not no_control, control_token=control_token)
+                               control=not no_control, control_token=control_token, variant=variant)
         server = make_server(flask_app, host, port, threads=threads, channel_timeout=timeout)
     except (ValueError, OSError, SQLAlchemyError) as exc:
         raise UserError(f"cannot serve: {' '.join(str(exc).split())[:300]}") from None
@@ -816,20 +818,24 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 @click.option("--per-template", type=click.IntRange(min=1, max=100_000), default=10, show_default=True)
 @click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where `simweb serve` runs.")
 @click.option("--decomposed", is_flag=True, help="Also write the sub-tasks of every template that splits.")
+@click.option("--variants", "variant_ids", default=None,
+              help="Site variants (N, N-M or a list; docs/variants.md): each one a website of its own, "
+                   "its start URLs carrying the variant.")
 @with_world
 @_guard
 def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None,
-               decomposed: bool) -> None:
+               decomposed: bool, variant_ids: str | None = None) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
     from .live.tasks import LiveTask, export_task, task_line
 
     env = _make_env(app, world_seed, size)
     tasks: list[LiveTask] = []
-    for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
-        for tid in [t.id, *(sub.id for sub in subs)]:
-            for seed in range(per_template):
-                tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
+    for v in _demo_variants([app], variant_ids)[app]:
+        for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
+            for tid in [t.id, *(sub.id for sub in subs)]:
+                for seed in range(per_template):
+                    tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app, variant=v))
     from .rollout import write_atomic
 
     try:   # the folder is made, as dump_tasks makes it

@@ -155,3 +155,45 @@ def test_every_oracle_solves_sampled_variants(app):
                 _, _, term, trunc, info = env.step(a)
             v = info["verdict"]
             assert v["success"] and v["clean"], (app, k, tid, v)
+
+
+def test_served_mode_carries_the_variant():
+    """A served session starts on the server's variant; /_simweb/reset can pick another,
+    and the page is the one the in-process env renders for that variant."""
+    from simweb.server import create_app
+
+    k = _sample("forum")[1]
+    flask_app = create_app("forum", variant=k, control_token="t" * 20)
+    served = flask_app.extensions["simweb"]
+    assert served.fresh_state()["meta"]["variant"] == k
+    client = flask_app.test_client()
+    headers = {"Authorization": "Bearer " + "t" * 20}
+    r = client.post("/_simweb/reset", json={"seed": 0, "variant": 2}, headers=headers)
+    assert r.status_code == 200, r.data
+    page = client.get("/").get_data(as_text=True)
+    env = simweb.make("forum", variant=2)
+    env.reset(seed=0, options={"task": None})
+    assert catalogue("forum").values(2)["site_name"] in page
+    bad = client.post("/_simweb/reset", json={"seed": 0, "variant": -4}, headers=headers)
+    assert bad.status_code == 400
+
+
+def test_webgym_export_makes_one_website_per_variant(tmp_path):
+    """`simweb export-webgym --variants`: each variant's tasks start on a URL of its own,
+    and that URL serves the variant's site."""
+    import json
+
+    from simweb.server import create_app
+
+    out = tmp_path / "tasks.jsonl"
+    subprocess.run([sys.executable, "-m", "simweb.cli", "export-webgym", "booking", "--out", str(out),
+                    "--per-template", "1", "--variants", "0,5"], check=True, capture_output=True)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    n = len(rows) // 2
+    assert all("variant" not in r["website"] and "simweb_variant" not in r for r in rows[:n])
+    assert all(r["website"].endswith("&variant=5") and r["simweb_variant"] == 5 for r in rows[n:])
+    client = create_app("booking").test_client()
+    path = rows[n]["website"].split("8000", 1)[1]
+    page = client.get(path).get_data(as_text=True)
+    assert catalogue("booking").values(5)["site_name"] in page
+    assert client.get(path.replace("variant=5", "variant=-5")).status_code == 400
