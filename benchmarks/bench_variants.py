@@ -89,15 +89,15 @@ def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
     tasks = list(envs[0].app.tasks)
     times: dict[int, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
     seed = 10_000
-    for r in range(rounds):
+    for r in range(rounds + rounds % 2):   # an even number: each side goes first as often
         for tid in tasks:
             seed += 1
             for v in ((0, k) if r % 2 == 0 else (k, 0)):   # interleaved, alternating order
                 env = envs[v]
                 t = time.perf_counter()
-                # each side its own new instance: an instance sampled for one side would be
-                # memoised (the task's parameters) and make the other side's reset warm
-                env.reset(seed=seed + (500_000 if v else 0), options={"task": tid})
+                # the same instance on both sides (the same plan); what one side leaves memoised
+                # for the other (the task's parameters) is balanced by alternating who goes first
+                env.reset(seed=seed, options={"task": tid})
                 times[v]["cold_reset"].append(time.perf_counter() - t)
                 t = time.perf_counter()
                 child = env.fork()
