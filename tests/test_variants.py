@@ -197,3 +197,32 @@ def test_webgym_export_makes_one_website_per_variant(tmp_path):
     page = client.get(path).get_data(as_text=True)
     assert catalogue("booking").values(5)["site_name"] in page
     assert client.get(path.replace("variant=5", "variant=-5")).status_code == 400
+
+
+def test_rewrite_touches_only_shown_text(app_name, env_of):
+    """A variant's templates differ from today's only in shown text (and the skin and
+    banner it adds): every Jinja block, tag, bid, name, value and URL is kept as it was."""
+    import re
+
+    from simweb.variants import _SEGMENTS, _SHOWN_ATTRS
+
+    cat = catalogue(app_name)
+    k = next(k for k in range(1, cat.count) if all(i != 0 for i in cat.choice(k)))
+    site = cat.site(k)
+    jinja = env_of(app_name).app.jinja
+    changed = 0
+    for name in jinja.list_templates(extensions=["html"]):
+        source = jinja.loader.get_source(jinja, name)[0]
+        new = site.template_source(source)
+        new = new.replace(f'<style id="variant-skin">{site.css}</style>\n', "").replace(site.banner + "\n", "")
+        old_parts, new_parts = _SEGMENTS.split(source), _SEGMENTS.split(new)
+        assert len(old_parts) == len(new_parts), name
+
+        def blank(tag: str) -> str:
+            return _SHOWN_ATTRS.sub(lambda m: m.group(1) + m.group(3), tag)
+
+        for i in range(1, len(old_parts), 2):
+            assert blank(old_parts[i]) == blank(new_parts[i]), (name, old_parts[i], new_parts[i])
+        changed += new != source
+        assert not re.search(r"\{\{[^}]*\}\}", "".join(new_parts[0::2])), name
+    assert changed, "the variant changed no template"
