@@ -39,6 +39,9 @@ from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_sp
 from .state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from .updates import apply_updates
 from .urls import safe_href
+from .variants import catalogue as variant_catalogue
+from .variants import jinja_for as variant_jinja
+from .variants import words as variant_words
 
 MAX_REDIRECTS = 5
 #: Entries one tab's history keeps (Chromium and Firefox both keep 50).
@@ -323,9 +326,10 @@ class App:
         return _import(self.definition.verifiers)
 
     # ------------------------------------------------------------------ state
-    def initial_state(self, seed: int = 0) -> dict:
+    def initial_state(self, seed: int = 0, variant: int = 0) -> dict:
         """A fresh state: empty runtime overlay, one blank tab, the clock at its start, an
-        empty history (:mod:`simweb.history`)."""
+        empty history (:mod:`simweb.history`); ``variant`` (:mod:`simweb.variants`) is kept
+        in ``meta.variant``, absent for today's site."""
         spec = self.spec
         state = {
             "world": {"app": self.name, "seed": self.seed, "size": self.size, "hash": self.world.hash},
@@ -338,6 +342,8 @@ class App:
                 "step": 0, "requests": 0, "rng": {"seed": int(seed), "counter": 0}, "task": None,
             },
         }
+        if variant:
+            state["meta"]["variant"] = variant_catalogue(self).check(variant)
         begin_history(state, ORIGINS[1])
         return state
 
@@ -359,6 +365,13 @@ class App:
                 raise StateError(f"state belongs to another world ({where} {str(got)[:12]}…, this world "
                                  f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
         self.validator.check(state)
+        if "variant" in meta:
+            from .variants import VariantError
+
+            try:
+                variant_catalogue(self).check(meta["variant"])
+            except VariantError as exc:
+                raise StateError(f"invalid state at $.meta.variant: {exc}") from None
         # What a schema cannot say: indexes must point inside their lists.
         browser = state["browser"]
         if browser["active"] >= len(browser["tabs"]):
@@ -490,6 +503,8 @@ class App:
         ctx = dict(env)
         ctx["flash"] = tab["flash"]
         ctx["spec_title"] = self.spec.title
+        variant = state["meta"].get("variant", 0)   # simweb.variants: the site's words and skin
+        jinja = variant_jinja(self, variant) if variant else self.jinja
         if page is None or status != 200:
             for name, expr in self.spec.globals:
                 if name not in ctx:
@@ -500,10 +515,13 @@ class App:
             ctx.setdefault("url", tab["url"])
             ctx.setdefault("user", state["browser"]["user"])
             ctx.update(status=status, message=error or "Error", title=f"{status} · {self.spec.title}")
-            template = self.jinja.get_template("error.html")
+            template = jinja.get_template("error.html")
         else:
             ctx["title"] = page.title(ctx) if page.title else self.spec.title
-            template = self.jinja.get_template(page.template)
+            template = jinja.get_template(page.template)
+        if variant:
+            ctx["title"] = variant_words(self, variant, ctx["title"])
+            ctx["spec_title"] = variant_words(self, variant, self.spec.title)
         with using(self._ctx(state, tab["url"])):
             return template.render(ctx)
 

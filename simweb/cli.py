@@ -74,11 +74,12 @@ def _guard(fn: Callable) -> Callable:
         from .spec import SpecError
         from .state import StateError
         from .train import TrainError
+        from .variants import VariantError
 
         try:
             return fn(*args, **kwargs)
         except (RegistryError, TaskError, StateError, SpecError, OutputError, PolicyError, PoolError,
-                GroupError, CheckpointError, TrainError) as exc:
+                GroupError, CheckpointError, TrainError, VariantError) as exc:
             raise UserError(str(exc)) from None
         except (BrokenPipeError, KeyboardInterrupt):
             sys.exit(130)
@@ -615,12 +616,14 @@ def _serve_until_stopped(run: Callable[[], None]) -> None:
 @click.option("--timeout", type=click.IntRange(min=1), default=30, show_default=True,
               help="Seconds a connection is kept open with no request, or with a request not yet "
                    "arrived whole (a slow client is cut off).")
+@click.option("--variant", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The site variant new sessions start on (docs/variants.md; 0: today's site).")
 @with_world
 @_guard
 def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str,
               session_db: str | None, max_sessions: int, max_new_sessions: int, idle_lifetime: float,
               control_token: str | None, no_control: bool, threads: int, timeout: int, world_seed: int,
-              size: int | None) -> None:
+              size: int | None, variant: int = 0) -> None:
     """Serve an app over HTTP for real browsers (waitress; one simulated session per
     cookie, kept in a database across restarts)."""
     from sqlalchemy.engine import make_url
@@ -637,7 +640,7 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
         flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed,
                                bid_attribute=bid_attribute, session_db=session_db, max_sessions=max_sessions,
                                max_new_sessions=max_new_sessions, idle_lifetime=idle_lifetime,
-                               control=not no_control, control_token=control_token)
+                               control=not no_control, control_token=control_token, variant=variant)
         server = make_server(flask_app, host, port, threads=threads, channel_timeout=timeout)
     except (ValueError, OSError, SQLAlchemyError) as exc:
         raise UserError(f"cannot serve: {' '.join(str(exc).split())[:300]}") from None
@@ -808,20 +811,24 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 @click.option("--per-template", type=click.IntRange(min=1, max=100_000), default=10, show_default=True)
 @click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where `simweb serve` runs.")
 @click.option("--decomposed", is_flag=True, help="Also write the sub-tasks of every template that splits.")
+@click.option("--variants", "variant_ids", default=None,
+              help="Site variants (N, N-M or a list; docs/variants.md): each one a website of its own, "
+                   "its start URLs carrying the variant.")
 @with_world
 @_guard
 def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None,
-               decomposed: bool) -> None:
+               decomposed: bool, variant_ids: str | None = None) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
     from .live.tasks import LiveTask, export_task, task_line
 
     env = _make_env(app, world_seed, size)
     tasks: list[LiveTask] = []
-    for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
-        for tid in [t.id, *(sub.id for sub in subs)]:
-            for seed in range(per_template):
-                tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
+    for v in _demo_variants([app], variant_ids)[app]:
+        for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
+            for tid in [t.id, *(sub.id for sub in subs)]:
+                for seed in range(per_template):
+                    tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app, variant=v))
     from .rollout import write_atomic
 
     try:   # the folder is made, as dump_tasks makes it
@@ -1022,10 +1029,13 @@ def _compare_walks(app: str, walks: int, steps: int, seed: int, out: str, world_
               help="Random branches forked from the middle of each oracle run.")
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
               help="Write every trajectory under this folder (APP/TASK/seed-N-AGENT.jsonl; see `simweb view`).")
+@click.option("--variants", "variant_ids", default=None,
+              help="Site variants to run every template on: N, N-M or a list (docs/variants.md); each variant "
+                   "gets its own task seeds.")
 @with_world
 @_guard
 def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, out: str | None,
-             world_seed: int, size: int | None) -> None:
+             world_seed: int, size: int | None, variant_ids: str | None = None) -> None:
     """Roll out the oracle and a random agent on every task template, fork branches from
     mid-trajectory states, and print success, progress, clean and throughput; with --out,
     write the trajectories (open them with `simweb view`)."""
@@ -1045,15 +1055,17 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     jobs = []
+    variants_of = _demo_variants(names, variant_ids)
     for n in names:
         env = _make_env(n, world_seed, size)   # builds the world once, before the workers start
         for tid in env.app.tasks:
-            for s in range(seeds):
-                env.reset(seed=s, options={"task": tid})
-                mid = len(env.oracle_plan()) // 2
-                jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
-                                fork_steps=10, out=out))
-                jobs.append(Job(n, world_seed, size, tid, s, "random", out=out))
+            for v in variants_of[n]:
+                for s in range(v * seeds, (v + 1) * seeds):   # each variant its own instances
+                    env.reset(seed=s, options={"task": tid})
+                    mid = len(env.oracle_plan()) // 2
+                    jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
+                                    fork_steps=10, out=out, variant=v))
+                    jobs.append(Job(n, world_seed, size, tid, s, "random", out=out, variant=v))
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=True) as bar:
@@ -1095,6 +1107,10 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
               f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s"
               + (f"; trajectories -> {os.path.join(out, '')} (simweb view {out})" if out else ""))
+    if variant_ids is not None:
+        from .variants_cli import demo_report
+
+        demo_report(con, results, variants_of)
 
 
 @main.command("eval")
@@ -1564,6 +1580,23 @@ def report_cmd(paths: tuple[str, ...], out: str) -> None:
                         f"report.json, red-team file or benchmark results)")
     for f in files:
         click.echo(f)
+
+
+# ----------------------------------------------------------------------------- site variants
+# `simweb variants APP` and the demo's --variants (simweb.variants_cli, docs/variants.md).
+def _demo_variants(names: list[str], ids: str | None) -> dict[str, list[int]]:
+    from .variants import parse_ids
+
+    return {n: (parse_ids(ids, n) if ids is not None else [0]) for n in names}
+
+
+def _register_variants() -> None:
+    from .variants_cli import register
+
+    register(main, _guard)
+
+
+_register_variants()
 
 
 if __name__ == "__main__":

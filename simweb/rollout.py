@@ -169,13 +169,15 @@ class Job:
     #: a folder to write the trajectories to (``simweb demo --out``): APP/TASK/seed-N-AGENT.jsonl,
     #: the branches under APP/TASK/seed-N-fork/, their parent the oracle's trajectory
     out: str | None = None
+    #: the site variant (simweb.variants; 0: today's site)
+    variant: int = 0
 
 
 def run_job(job: Job) -> dict[str, Any]:
     """One unit of pool work, returning a small summary (picklable)."""
     from .env import SimEnv
 
-    env = SimEnv(job.app, job.world_seed, size=job.size)
+    env = SimEnv(job.app, job.world_seed, size=job.size, variant=job.variant)
     agent = make_agent(job.agent, job.seed)
     traj = run_episode(env, agent, task=job.task, seed=job.seed)
     folder = os.path.join(job.out, job.app, job.task.replace("/", "__")) if job.out else None
@@ -187,10 +189,10 @@ def run_job(job: Job) -> dict[str, Any]:
     out: dict[str, Any] = {"task": job.task, "seed": job.seed, "agent": job.agent, "steps": len(traj.steps),
            "seconds": traj.seconds, "difficulty": env.task.difficulty if env.task else "",
            "success": bool(traj.final.get("success")), "progress": float(traj.final.get("progress", 0.0)),
-           "clean": bool(traj.final.get("clean", True)), "branches": []}
+           "clean": bool(traj.final.get("clean", True)), "branches": [], "variant": job.variant}
     if job.fork_branches:
         # Replay the oracle to the fork point, then branch random rollouts from there.
-        env2 = SimEnv(job.app, job.world_seed, size=job.size)
+        env2 = SimEnv(job.app, job.world_seed, size=job.size, variant=job.variant)
         env2.reset(seed=job.seed, options={"task": job.task})
         for a in env2.oracle_plan()[: job.fork_at]:
             env2.step(a)
