@@ -114,7 +114,7 @@ def test_training_moves_the_weights_and_writes_its_files(reference):
     for key in ("success", "clean", "progress", "reward", "loss", "steps", "wall"):
         assert all(isinstance(r[key], (int, float)) for r in rows), key
     doc = json.loads((reference / "policy.json").read_text())
-    assert doc["format_version"] == 3 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
+    assert doc["format_version"] == 4 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
     assert doc["train"]["iteration"] == 3 and "rng" in doc["train"]
     # the curriculum's frontier moved (advance_at=0) and is part of the state a resume restores
     assert doc["train"]["reach"] == {"issues/mark_all_read": 4}
