@@ -237,10 +237,11 @@ def test_advantages_rank_success_above_clean_and_clean_above_damage():
     adv = [w[0] * 10 for w in weights]           # constant normaliser: A / budget
     assert adv[0] > adv[1] > adv[2] == adv[4] > adv[3]
     assert adv[2] - adv[3] < 0.25 < adv[1] - adv[2]
-    # a group with no task reward: no signal at all (the clean term alone would teach "say
-    # done at once" before any success is found)
+    # a group with no task reward: only the damage is charged, doing nothing gets 0 (a
+    # reward for it would teach "say done at once" before any success is found; no charge
+    # let forum learn to press buttons on wrong posts)
     _r, w2, _w = group_weights([_traj(nothing, done), _traj(damage, done)], tiny(clean_bonus=0.2))
-    assert w2 == [[0.0, 0.0], [0.0, 0.0]]
+    assert w2[0] == [0.0, 0.0] and w2[1][0] < 0 and w2[1][0] == w2[1][1]
 
 
 # ----------------------------------------------------------------------------- the CLI
