@@ -19,9 +19,9 @@ Every candidate gets a feature vector (:data:`FEATURES`, all names stored in the
 checkpoint) that transfers across sites: the action kind, the element's role, the token
 overlap of its name with the goal and with the goal's quoted spans, whether the element
 was acted on already in this episode, whether it is pressed or checked, whether the last
-action failed. The policy is ``p(a | obs) = softmax(X @ w - log n_kind(a))``: the fixed offset
-``-log n_kind(a)`` (the number of candidates of ``a``'s kind on this page) balances the
-kinds, so a page with 150 links and one final-message candidate does not give the
+action failed. The policy is ``p(a | obs) = softmax(X @ w + b(a))``: the fixed log-prior
+``b(a)`` (:func:`kind_offsets`: kind, then for a click its role group and what points at
+it, then the candidate, each uniformly) balances the kinds, so a page with 150 links and one final-message candidate does not give the
 message 1/150 of the mass: with all weights 0 the policy picks a kind uniformly, then an
 element of that kind uniformly (kind then argument). The offset does not depend on the
 weights, so ``grad log p(a) = x_a - E_p[x]`` is unchanged. It samples from a generator
