@@ -333,3 +333,35 @@ def test_sim2live_learned_bad_checkpoint_is_one_line_before_any_counterpart(refe
 def test_metrics_file_is_one_json_object_a_line(reference):
     lines = (reference / "metrics.jsonl").read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(line.strip() for line in lines[:-1])
+
+
+def test_post_page_button_and_prior_buckets():
+    """On a post's own page the instruction's button counts as the post's only for the
+    first button of its name (a comment's ▲ Upvote gets the repeat feature); the prior's
+    buckets make the button the goal names likelier than one click among all, and a
+    kind still gets 1/kinds of the mass with all weights 0."""
+    from simweb.env import SimEnv
+    from simweb.learner import FEATURES as F
+    from simweb.learner import LearnedPolicy, kind_offsets
+
+    env = SimEnv("forum")
+    obs, _ = env.reset(seed=1000, options={"task": "forum/upvote_post"})
+    plan = env.oracle_plan()
+    pol = LearnedPolicy(app="forum")
+    pol.reset(env, 0)
+    for a in plan[:3]:                           # search, Search, the post's title: its page
+        acts, effects, _x, _p = pol.scores(obs)
+        pol.remember(effects[acts.index(a)])
+        obs, *_ = env.step(a)
+    acts, effects, x, p = pol.scores(obs)
+    title, repeat = F.index("click:button:instruction_x_title"), F.index("click:button:instruction_x_title_repeat")
+    ctx = F.index("click:button:instruction_x_context")
+    up = acts.index("click('post-up')")
+    comment_ups = [i for i, a in enumerate(acts) if a.startswith("click('comment-") and a.endswith("-up')")]
+    assert comment_ups and x[up, title] + x[up, ctx] == 1.0 and x[up, repeat] == 0.0
+    assert all(x[i, title] == x[i, ctx] == 0.0 and x[i, repeat] == 1.0 for i in comment_ups)
+    clicks = [i for i, e in enumerate(effects) if e[0] == "click"]
+    kinds = {e[0] for e in effects}
+    assert p[up] > 1.0 / len(kinds) / len(clicks)          # more than one click among all
+    assert abs(sum(p[i] for i in clicks) - 1.0 / len(kinds)) < 1e-9
+    assert np.allclose(np.exp(kind_offsets(effects)).sum(), len(kinds))
