@@ -1234,7 +1234,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @click.option("--app", required=True, help="The app to train on (forum, shopping, issues, cms, booking).")
 @click.option("--tasks", default=None, help="Comma-separated template ids (default: the app's easy state templates "
                                             "in simweb.train.DEFAULT_TASKS).")
-@click.option("--iterations", "-n", type=click.IntRange(0, 100_000), default=20, show_default=True)
+@click.option("--iterations", "-n", type=click.IntRange(0, 100_000), default=None,
+              help="Iterations (default: the app's in simweb.train.DEFAULT_ITERATIONS, 20 for others).")
 @click.option("--group", "-g", type=int, default=16, show_default=True, help="Forks per start state (GRPO group).")
 @click.option("--instances", type=click.IntRange(1, 10_000), default=6, show_default=True,
               help="Task instances (groups) per iteration.")
@@ -1260,7 +1261,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @with_options(pool_options)
 @with_world
 @_guard
-def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instances: int, seed: int, lr: float,
+def train_cmd(app: str, tasks: str | None, iterations: int | None, group: int, instances: int, seed: int, lr: float,
               max_steps: int, group_reward: str, clean_bonus: float, end_bonus: float, curriculum: str,
               advance_at: float, out: str, workers: int,
               pool_backend: str,
@@ -1271,9 +1272,11 @@ def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instance
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from . import registry
-    from .train import TrainConfig, TrainError, plot_curve, read_metrics, train
+    from .train import DEFAULT_ITERATIONS, TrainConfig, TrainError, plot_curve, read_metrics, train
 
     registry.resolve(app)
+    if iterations is None:
+        iterations = DEFAULT_ITERATIONS.get(app, 20)
     _check_counts(None, workers)
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
     cfg = TrainConfig(app=app, tasks=ids, iterations=iterations, group=group, instances=instances, seed=seed, lr=lr,
