@@ -420,6 +420,14 @@ class SimBrowser:
     def _do_keyboard_press(self, key: str) -> str | None:
         focus = self.tab["focus"]
         el = self.page().elements.get(focus) if focus else None
+        if el is None and key in ("Tab", "Shift+Tab"):
+            # With the focus on the document's body, Chromium's Tab goes to the first
+            # element that takes the focus, Shift+Tab to the last.
+            order = [e.bid for e in self.page().elements.values()
+                     if _focusable(e) and not e.attrs.get("tabindex", "0").strip().startswith("-")]
+            if order:
+                self.tab["focus"] = order[0] if key == "Tab" else order[-1]
+            return None
         return self._key(el, key) if el is not None else None
 
     def _do_keyboard_type(self, text: str) -> str | None:
