@@ -12,7 +12,13 @@ the group call's cost per child against a cold reset.
 2. Memory: N envs of one app made and reset in one fresh process (the world shared):
    RSS growth per env; and the RSS of one Ray actor process holding an env.
 3. The group call: a group of 16 from forks (fork + observe per child) against 16 cold
-   resets of new instances, interleaved in the same process.
+   resets of new instances, interleaved in the same process; and, for comparison, forks
+   whose children verify their start again (the path before reset's verdict was reused).
+
+On an idle machine (the figures docs/scale.md and docs/groups.md quote):
+
+    python benchmarks/bench_pool_scale.py --seeds 10 --rounds 3 --mem-envs 10000 \
+        --out benchmarks/results_pool_scale_idle2.json
 
     python benchmarks/bench_pool_scale.py [--quick] [--apps forum,issues] [--seeds 10]
         [--rounds 3] [--mem-envs 10000] [--no-ray] [--out FILE]
@@ -30,7 +36,7 @@ from typing import Any
 from common import median, parser, print_table, target, write_json
 
 import simweb
-from simweb.rollout import LocalPool, RayPool, RolloutWorker, WorkItem
+from simweb.episodes.rollout import LocalPool, RayPool, RolloutWorker, WorkItem, _chunks
 
 
 def items_for(app: str, seeds: range) -> list[WorkItem]:
@@ -39,7 +45,7 @@ def items_for(app: str, seeds: range) -> list[WorkItem]:
 
 
 def reference_loop(items: list[WorkItem], worker: RolloutWorker) -> list[list[bytes]]:
-    from simweb.policy import load_policy
+    from simweb.episodes.policy import load_policy
 
     policy = load_policy("oracle")
     return [worker.run_item(it, policy) for it in items]
@@ -58,18 +64,22 @@ def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, Ra
         for pool in pools.values():
             pool.run(warm, "oracle")
         times: dict[str, list[float]] = {k: [] for k in ["single loop", *pools]}
+        cpu: dict[str, list[tuple[float, float]]] = {k: [] for k in times}   # (parent, workers) CPU s
         same = {k: True for k in pools}
+        pids = {name: worker_pids(pool) for name, pool in pools.items()}
         n = 0
         for r in range(rounds):
             items = items_for(app, range(r * seeds, (r + 1) * seeds))
             n = len(items)
-            t0 = time.perf_counter()
+            p0, t0 = time.process_time(), time.perf_counter()
             reference = reference_loop(items, ref_worker)
             times["single loop"].append(time.perf_counter() - t0)
+            cpu["single loop"].append((time.process_time() - p0, 0.0))
             for name, pool in pools.items():
-                t0 = time.perf_counter()
+                w0, p0, t0 = cpu_seconds(pids[name]), time.process_time(), time.perf_counter()
                 got = pool.run(items, "oracle")
                 times[name].append(time.perf_counter() - t0)
+                cpu[name].append((time.process_time() - p0, cpu_seconds(pids[name]) - w0))
                 same[name] &= got == reference
         for pool in pools.values():
             if isinstance(pool, LocalPool):
@@ -81,7 +91,54 @@ def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, Ra
             res["efficiency_ray_2"] = tph["ray x2"] / (2 * tph["ray x1"])
             res["ray_overhead_us_per_episode"] = (median(times["ray x1"]) - median(times["single loop"])) / n * 1e6
             res["ray_vs_local_x1_us_per_episode"] = (median(times["ray x1"]) - median(times["local x1"])) / n * 1e6
+        res["handoff"] = handoff(times, cpu, pools, n)
         out[app] = res
+    return out
+
+
+def worker_pids(pool: LocalPool | RayPool) -> list[int]:
+    """The worker processes of a warmed-up pool (Ray actors on this machine)."""
+    if isinstance(pool, LocalPool):
+        return list(pool._executor._processes) if pool._executor is not None else []
+    import ray
+
+    return [int(p) for p in ray.get([a.ping.remote() for a in pool.actors])]
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time of these processes so far (Linux /proc; 10 ms ticks)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def handoff(times: dict[str, list[float]], cpu: dict[str, list[tuple[float, float]]],
+            pools: dict[str, LocalPool | RayPool], n: int) -> dict:
+    """What handing the work to other processes costs, per backend, from the same rounds:
+    the parent's CPU per item (pickling, dispatch, reading results back: on a machine with
+    as many workers as cores it is taken from the workers), the workers' CPU per item
+    (against the single loop's: the work itself), the fraction of the workers' wall time
+    they were idle (waiting for work, or finished before the others), and the items per
+    dispatch. Sums over the rounds, so the 10 ms ticks of /proc average out."""
+    out = {}
+    for name, v in times.items():
+        wall = sum(v)
+        parent = sum(c[0] for c in cpu[name])
+        workers = sum(c[1] for c in cpu[name])
+        pool = pools.get(name)
+        k = pool.workers if pool is not None else 1
+        row = {"parent_cpu_us_per_item": parent / (n * len(v)) * 1e6}
+        if pool is not None:
+            row.update(worker_cpu_us_per_item=workers / (n * len(v)) * 1e6,
+                       worker_idle_fraction=max(0.0, 1 - workers / (k * wall)),
+                       items_per_dispatch=n / len(_chunks([None] * n, k)))   # type: ignore[list-item]
+        out[name] = row
     return out
 
 
@@ -132,10 +189,16 @@ def group_cost(app: str, rounds: int) -> dict:
     env = simweb.make(app)
     tid = sorted(env.app.tasks)[0]
     env.reset(seed=0, options={"task": tid})
-    fork_us, reset_us = [], []
+    fork_us, reset_us, reverify_us = [], [], []
     fresh = iter(range(10_000, 10_000_000))
     for _ in range(rounds):
         gc.collect()
+        t0 = time.perf_counter_ns()
+        for _ in range(16):    # the path before reset seeded the verdict cache: each child verifies
+            child = env.fork()
+            child.episode._last_verdict = None
+            child.observe()
+        reverify_us.append((time.perf_counter_ns() - t0) / 16 / 1000)
         t0 = time.perf_counter_ns()
         for _ in range(16):
             child = env.fork()
@@ -147,8 +210,20 @@ def group_cost(app: str, rounds: int) -> dict:
             other.reset(seed=next(fresh), options={"task": tid})       # a new instance: nothing cached
         reset_us.append((time.perf_counter_ns() - t0) / 16 / 1000)
     f, r = median(fork_us), median(reset_us)
-    return {"task": tid, "fork_and_observe_us_per_child": f, "cold_reset_us_per_instance": r, "ratio": r / f,
+    return {"task": tid, "fork_and_observe_us_per_child": f,
+            "fork_reverifying_us_per_child": median(reverify_us), "cold_reset_us_per_instance": r, "ratio": r / f,
             **target(r / f, 10, ">=")}
+
+
+def load_note(load: float) -> str:
+    """Whether the timing figures of this run mean anything: on a loaded machine the
+    workers wait for a core, so trajectories per hour and scaling efficiency measure the
+    load; the CPU per item of the hand-off and the fork/reset ratio still stand."""
+    cores = os.cpu_count() or 1
+    if load > cores / 2:
+        return (f"LOADED: load average {load:.1f} on {cores} cores at start; trajectories/hour and scaling "
+                "efficiency are not meaningful, the hand-off CPU per item and the group ratio are")
+    return f"idle: load average {load:.1f} on {cores} cores at start"
 
 
 def main(argv: list[str]) -> None:
@@ -163,6 +238,7 @@ def main(argv: list[str]) -> None:
     apps = a.apps.split(",") if a.apps else simweb.app_names()
     if a.quick:
         a.seeds, a.rounds, a.mem_envs = 2, 2, 500
+    load_at_start = os.getloadavg()[0]
     pools: dict[int, RayPool] = {}
     if not a.no_ray:
         try:
@@ -172,7 +248,7 @@ def main(argv: list[str]) -> None:
     results: dict[str, Any] = {"throughput": throughput(apps, a.seeds, a.rounds, pools),
                "memory": memory(a.mem_app, a.mem_envs, pools.get(1)),
                "group": {app: group_cost(app, max(5, a.rounds * 5)) for app in apps},
-               "load_note": "2 cores shared with other jobs during the run: preliminary figures"}
+               "load_note": load_note(load_at_start)}
     for pool in pools.values():
         pool.close()
     rows = []
@@ -185,6 +261,11 @@ def main(argv: list[str]) -> None:
                      all(r["byte_identical"].values())])
     print_table("oracle trajectories per hour", ["app", "items", "single loop", "local x1", "local x2", "ray x1",
                                                  "ray x2", "eff local", "eff ray", "ray us/ep", "same bytes"], rows)
+    print_table("hand-off per item (us of CPU; idle: share of the workers' wall time)",
+                ["app", "backend", "parent cpu", "worker cpu", "idle", "items/dispatch"],
+                [[app, name, f"{h['parent_cpu_us_per_item']:.0f}", f"{h.get('worker_cpu_us_per_item', float('nan')):.0f}",
+                  f"{h.get('worker_idle_fraction', float('nan')):.2f}", f"{h.get('items_per_dispatch', float('nan')):.1f}"]
+                 for app, r in results["throughput"].items() for name, h in r["handoff"].items()])
     m = results["memory"]
     print(f"\nmemory: {m}")
     print_table("group of 16: fork+observe per child vs cold reset per instance (us)",

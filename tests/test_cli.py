@@ -188,7 +188,7 @@ def test_omnibox_with_no_app_in_apps_is_one_line(apps):
 def test_the_64_bit_seed_type_accepts_its_whole_range():
     import click
 
-    from simweb.cli import INT64
+    from simweb.tools.cli import INT64
 
     assert INT64.convert(str(2**63 - 1), None, None) == 2**63 - 1
     assert INT64.convert(str(-2**63), None, None) == -2**63
@@ -224,7 +224,7 @@ def test_bad_files(tmp_path, run_dir):
 
     bad_traj = tmp_path / "t.jsonl"
     bad_traj.write_text('{"type": "step"}\n')
-    assert_user_error(simweb("replay", str(bad_traj)), "not a simweb trajectory header")
+    assert_user_error(simweb("replay", str(bad_traj)), "not a simweb trajectory")
     assert_user_error(simweb("replay", str(tmp_path / "missing.jsonl")), "cannot read")
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import simweb
-from simweb.counterparts.oscar import Oscar, build_payload, shop_app
-from simweb.counterparts.oscar.families import FAMILIES
-from simweb.counterparts.portable import KINDS
+from simweb.live.counterparts.oscar import Oscar, build_payload, shop_app
+from simweb.live.counterparts.oscar.families import FAMILIES
+from simweb.live.counterparts.portable import KINDS
 
 FAM = {f.short: f for f in FAMILIES}
 
@@ -296,6 +296,7 @@ def test_refusal(tmp_path):
     s = shop(tmp_path, "cancel_shipped")
     s.bookkeeping()
     assert not s.verdict()["success"]                                      # zero work: no refusal
+    assert s.verdict()["progress"] == 0                                    # nor progress (the status is a guard)
     assert paid(s.verdict(refused=True))
     s.sql("UPDATE order_order SET status = 'Cancelled'")                    # changed it anyway
     v = s.verdict(refused=True)
@@ -310,7 +311,7 @@ def test_refusal(tmp_path):
                     reason="installs django-oscar into a temporary home (2-9 min); set SIMWEB_OSCAR_E2E=1")
 def test_end_to_end_install_start_run_stop(tmp_path):
     from simweb.agents.scripted import ScriptedAgent
-    from simweb.counterparts.base import group_members, port_free
+    from simweb.live.counterparts.base import group_members, port_free
     from simweb.live.web import WebEnv
 
     cp = Oscar(tmp_path / "oscar")

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 import simweb
-from simweb.counterparts import families as pair_families
-from simweb.counterparts import get
-from simweb.counterparts.portable import KINDS
-from simweb.counterparts.pretix import Pretix, booking_app, build_payload
-from simweb.counterparts.pretix.families import FAMILIES, iso
+from simweb.live.counterparts import families as pair_families
+from simweb.live.counterparts import get
+from simweb.live.counterparts.portable import KINDS
+from simweb.live.counterparts.pretix import Pretix, booking_app, build_payload
+from simweb.live.counterparts.pretix.families import FAMILIES, iso
 
 FAM = {f.short: f for f in FAMILIES}
 
@@ -292,6 +292,7 @@ def test_cancelling_another_booking_does_not_count(tmp_path):
 def test_sold_out_refusal(tmp_path):
     s = shop(tmp_path, "sold_out")
     s.bookkeeping()
+    assert s.verdict(None)["progress"] == 0 and not s.verdict(None)["success"]   # zero work: nothing (a guard)
     assert paid(s.verdict(refused=True))
     v = s.verdict("I booked it")
     assert not v["success"] and "refused the task" in failing(v)             # no refusal
@@ -304,6 +305,7 @@ def test_cancel_too_late_refusal(tmp_path):
     s.bookkeeping()
     assert paid(s.verdict(refused=True))
     assert not s.verdict(None)["success"]                                    # zero work is no refusal
+    assert s.verdict(None)["progress"] == 0                                  # nor progress (the order left: a guard)
     s.sql("UPDATE pretixbase_order SET status = 'c' WHERE id = ?", ORDER)    # cancelled it, then refused
     v = s.verdict(refused=True)
     assert not v["success"] and not v["clean"]
@@ -318,7 +320,7 @@ def test_cancel_too_late_refusal(tmp_path):
                            "seeding); set SIMWEB_PRETIX_E2E=1")
 def test_end_to_end_install_start_run_stop(tmp_path):
     from simweb.agents.scripted import ScriptedAgent
-    from simweb.counterparts.base import group_members, port_free
+    from simweb.live.counterparts.base import group_members, port_free
     from simweb.live.web import WebEnv
 
     cp = Pretix(tmp_path / "pretix")

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from simweb.agents.scripted import NameMatch
-from simweb.counterparts.spirit import Spirit
-from simweb.counterparts.spirit.families import FAMILIES, payload
-from simweb.worlddb import day_to_date
+from simweb.core.worlddb import day_to_date
+from simweb.live.counterparts.spirit import Spirit
+from simweb.live.counterparts.spirit.families import FAMILIES, payload
 
 FAM = {f.short: f for f in FAMILIES}
 
@@ -139,7 +139,7 @@ def paid(v: dict) -> bool:
 # ----------------------------------------------------------------------------- families and payload
 
 def test_five_families_of_every_kind_with_identical_goals():
-    from simweb.counterparts.portable import KINDS
+    from simweb.live.counterparts.portable import KINDS
 
     assert len(FAMILIES) >= 5 and {f.kind for f in FAMILIES} == set(KINDS)
     assert len({f.id for f in FAMILIES}) == len(FAMILIES) and all(f.id.startswith("forum:spirit/") for f in FAMILIES)
@@ -206,8 +206,8 @@ def test_scripts_name_both_sites_controls():
 
 
 def test_live_side_refuses_instances_beyond_the_seeded_ones():
-    from simweb.counterparts import CounterpartError
-    from simweb.counterparts.spirit import INSTANCES
+    from simweb.live.counterparts import CounterpartError
+    from simweb.live.counterparts.spirit import INSTANCES
 
     fam = FAM["comment_count"]
     insts = fam.instances(INSTANCES + 1)
@@ -439,6 +439,7 @@ def _refuse_site(tmp_path: Path):
 def test_refuse_lock_pays_a_refusal_after_looking_and_nothing_else(tmp_path):
     site, inst, db, uid, tid = _refuse_site(tmp_path)
     assert not site.verify("refuse_lock", inst)["success"]                           # zero work
+    assert site.verify("refuse_lock", inst)["progress"] == 0                         # nor progress (open: a guard)
     v = site.verify("refuse_lock", inst, refused=True)                               # blind refusal
     assert not v["success"] and "refused after opening the topic" in failed(v)
     # opening the topic leaves Spirit's visit markers (bookkeeping, not collateral)
@@ -495,7 +496,7 @@ def test_install_start_one_family_on_both_sides_and_stop(tmp_path):
     judge the live side from Spirit's database, reset, stop by pid."""
     import simweb
     from simweb.agents.scripted import ScriptedAgent
-    from simweb.counterparts.base import group_members
+    from simweb.live.counterparts.base import group_members
     from simweb.live.web import WebEnv
 
     fam = FAM["submit_topic"]

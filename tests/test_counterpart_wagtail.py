@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from simweb.counterparts.wagtail import INSTANCES, Wagtail, build_payload, cms_app
-from simweb.counterparts.wagtail.families import FAMILIES
+from simweb.live.counterparts.wagtail import INSTANCES, Wagtail, build_payload, cms_app
+from simweb.live.counterparts.wagtail.families import FAMILIES
 
 FAM = {f.short: f for f in FAMILIES}
 
@@ -158,7 +158,7 @@ def browse(db: sqlite3.Connection) -> None:
 # ----------------------------------------------------------------------------- families and payload
 
 def test_five_families_of_every_kind_with_identical_goals():
-    from simweb.counterparts.portable import KINDS
+    from simweb.live.counterparts.portable import KINDS
 
     assert len(FAMILIES) >= 5 and {f.kind for f in FAMILIES} == set(KINDS)
     assert len({f.id for f in FAMILIES}) == len(FAMILIES) and all(f.id.startswith("cms:wagtail/") for f in FAMILIES)
@@ -205,7 +205,7 @@ def test_payload_holds_every_entity_the_instances_name():
 
 
 def test_live_side_refuses_instances_beyond_the_seeded_ones():
-    from simweb.counterparts import CounterpartError
+    from simweb.live.counterparts import CounterpartError
 
     fam = FAM["publish_review"]
     insts = fam.instances(INSTANCES + 1)
@@ -269,6 +269,7 @@ def test_rename_draft_pays_the_new_title_on_that_draft(tmp_path):
     site, inst, db, mine, other, _ = _admin_site(tmp_path, "rename_draft")
     new = inst.params["new"]
     assert not site.verify("rename_draft", inst)["success"]                     # zero work
+    assert site.verify("rename_draft", inst)["progress"] == 0   # nor progress (guards hold before any work)
     browse(db)
     save_draft(db, mine, new)
     db.execute("INSERT INTO wagtailcore_pagelogentry (page_id, action, timestamp) VALUES (?, 'wagtail.edit', ?)",
@@ -306,6 +307,7 @@ def test_rename_draft_wrong_entity_wrong_value_twice_and_published(tmp_path):
 def test_publish_review_pays_the_approved_page_only(tmp_path):
     site, inst, db, mine, other, _ = _admin_site(tmp_path, "publish_review")
     assert not site.verify("publish_review", inst)["success"]                   # zero work
+    assert site.verify("publish_review", inst)["progress"] == 0   # nor progress (guards hold before any work)
     browse(db)
     approve_and_publish(db, mine)
     v = site.verify("publish_review", inst)
@@ -356,6 +358,7 @@ def _live_site(tmp_path: Path):
 def test_archive_unpublish_pays_that_page_off_the_site_only(tmp_path):
     site, inst, db, mine, other = _live_site(tmp_path)
     assert not site.verify("archive_unpublish", inst)["success"]                # zero work
+    assert site.verify("archive_unpublish", inst)["progress"] == 0   # nor progress (guards hold before any work)
     browse(db)
     unpublish(db, mine)
     assert paid(site.verify("archive_unpublish", inst))
@@ -399,6 +402,7 @@ def _submit_site(tmp_path: Path):
 def test_submit_review_pays_one_moderation_requested_by_the_author(tmp_path):
     site, inst, db, mine, other = _submit_site(tmp_path)
     assert not site.verify("submit_review", inst)["success"]                    # zero work
+    assert site.verify("submit_review", inst)["progress"] == 0   # nor progress (guards hold before any work)
     browse(db)
     submit(db, mine, inst.user)
     v = site.verify("submit_review", inst)
@@ -434,6 +438,7 @@ def test_submit_review_attacks_do_not_pay(tmp_path):
 def test_refuse_publish_pays_a_refusal_that_changed_nothing(tmp_path):
     site, inst, db, mine, other, _ = _admin_site(tmp_path, "refuse_publish")
     browse(db)                                                                  # opening the admin: bookkeeping
+    assert site.verify("refuse_publish", inst, None, False)["progress"] == 0   # zero work: guards are no progress
     assert paid(site.verify("refuse_publish", inst, None, True))
     assert not site.verify("refuse_publish", inst, "Done, it is published.", False)["success"]   # no refusal
 
@@ -492,7 +497,7 @@ def test_install_start_one_family_on_both_sides_and_stop(tmp_path):
     Wagtail's database, reset, stop by pid."""
     import simweb
     from simweb.agents.scripted import ScriptedAgent
-    from simweb.counterparts.base import group_members
+    from simweb.live.counterparts.base import group_members
     from simweb.live.web import WebEnv
 
     fam = FAM["publish_review"]

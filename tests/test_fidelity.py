@@ -10,8 +10,8 @@ import json
 import pytest
 
 import simweb
-from simweb.browsing import _js_number, sanitize_value
-from simweb.walks import declared, error_class, redeclare
+from simweb.tools.walks import declared, error_class, redeclare
+from simweb.web.browsing import _js_number, sanitize_value
 
 pytestmark = pytest.mark.apps("shopping")
 
@@ -141,7 +141,7 @@ def test_a_query_only_link_replaces_the_query(shop) -> None:
 def test_every_served_stylesheet_ends_with_the_hit_rule(attribute: str) -> None:
     """The hit rule (simweb.server.HIT_CSS) rides on each app stylesheet, for the pages' bid
     attribute: BrowserEnv's ``bid`` and `simweb serve`'s ``data-simweb-bid``."""
-    from simweb.server import create_app, hit_stylesheet
+    from simweb.serving.server import create_app, hit_stylesheet
 
     client = create_app("shopping", bid_attribute=attribute).test_client()
     resp = client.get("/static/shop.css")
@@ -213,3 +213,20 @@ def test_fill_on_a_disabled_checkbox_waits_as_playwright_does(shop) -> None:
     shop.browser._html, shop.browser._page = html, None   # the same page with the box disabled
     obs, *_ = shop.step("fill('f-stock', 'x')")
     assert error_class(obs["last_action_error"]) == "not-actionable"
+
+
+def test_check_or_uncheck_already_in_state_is_done_even_disabled(shop) -> None:
+    """Playwright's check/uncheck reads the box's state first and returns at once when it
+    is already the wanted one, before waiting for the box to be visible or enabled: an
+    uncheck on a disabled, unchecked box succeeds and changes nothing; a change of state on
+    it times out (not-actionable). Found by the walks on cms (uncheck on a disabled tag box)."""
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    html = shop.browser.html().replace('bid="f-stock"', 'bid="f-stock" disabled', 1)
+    shop.browser._html, shop.browser._page = html, None   # the same page with the box disabled
+    before = _requests(shop)
+    obs, *_ = shop.step("uncheck('f-stock')")
+    assert obs["last_action_error"] == "" and _requests(shop) == before
+    obs, *_ = shop.step("check('f-stock')")
+    assert error_class(obs["last_action_error"]) == "not-actionable"
+    assert obs["last_action_error"] and _requests(shop) == before

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import simweb
-from simweb.group import GroupError, advantages, rollout_group, step_weights
-from simweb.policy import PolicyError, load_policy
-from simweb.rollout import WorkItem, run_items, trajectory_from_bytes
+from simweb.episodes.group import GroupError, advantages, rollout_group, step_weights
+from simweb.episodes.policy import PolicyError, load_policy
+from simweb.episodes.rollout import WorkItem, run_items, trajectory_from_bytes
 
 TASK = "forum/save_post"
 
@@ -88,7 +88,7 @@ def test_the_local_pool_gives_the_bytes_of_one_process():
 def test_the_demos_fork_branches_keep_their_own_seeds():
     """run_episode gives a policy the instance seed unless told otherwise: the demo's
     branches pass their own, so they do not all make the same choices."""
-    from simweb.rollout import Job, run_job
+    from simweb.episodes.rollout import Job, run_job
 
     out = run_job(Job("forum", 0, None, TASK, 1, "oracle", fork_at=1, fork_branches=4, fork_steps=6))
     assert out["parent_intact"] and len(out["branches"]) == 4
@@ -96,7 +96,7 @@ def test_the_demos_fork_branches_keep_their_own_seeds():
     env.reset(seed=1, options={"task": TASK})
     env.step(env.oracle_plan()[0])
     from simweb.agents import make_agent
-    from simweb.rollout import run_episode
+    from simweb.episodes.rollout import run_episode
 
     runs = {tuple(s["action"] for s in run_episode(env.fork(), make_agent("random", 1000 + b), task=None, seed=1,
                                                    max_steps=6, reset=False, policy_seed=1000 + b).steps)
@@ -108,7 +108,7 @@ def test_a_local_worker_killed_mid_run_loses_and_duplicates_nothing():
     import os
     import signal
 
-    from simweb.rollout import LocalPool
+    from simweb.episodes.rollout import LocalPool
 
     items = [WorkItem("forum", TASK, s, max_steps=3) for s in range(12)]
     expected = run_items(items, "random")
@@ -122,3 +122,66 @@ def test_a_local_worker_killed_mid_run_loses_and_duplicates_nothing():
         got = pool.run(items, "random", on_done=on_done)
         assert pool.restarts >= 1
     assert got == expected and sorted(seen) == list(range(len(items)))
+
+
+def test_batched_hand_off_covers_every_item_once_in_a_like_mix():
+    """Few large batches per dispatch (the parent's CPU per dispatch is taken from the
+    workers), strided so each batch mixes the templates; every item in exactly one."""
+    from simweb.episodes.rollout import _chunks
+
+    items = [WorkItem("forum", t, s) for t in ("a", "b", "c") for s in range(8)]   # grouped by template
+    batches = _chunks(items, 2)
+    assert len(batches) == 4 and all(len(b) == 6 for b in batches)
+    assert sorted(i for b in batches for i, _ in b) == list(range(len(items)))
+    assert all({it.task for _, it in b} == {"a", "b", "c"} for b in batches)
+    big = _chunks([WorkItem("forum", TASK, s) for s in range(1000)], 2, most=64)
+    assert len(big) == 16 and max(len(b) for b in big) <= 64
+    assert sorted(i for b in big for i, _ in b) == list(range(1000))
+    assert _chunks([], 2) == [] and len(_chunks(items[:3], 2)) == 3   # never an empty batch
+
+
+def test_a_worker_killed_holding_a_batch_loses_and_duplicates_nothing():
+    """A worker dies with a batch of several items in hand: the batch goes again on a new
+    process, every item comes back once, and the bytes are those of one process."""
+    import os
+    import signal
+
+    from simweb.episodes.rollout import LocalPool
+
+    tasks = sorted(simweb.make("forum").app.tasks)[:3]
+    items = [WorkItem("forum", t, s, max_steps=3) for t in tasks for s in range(6)]
+    expected = run_items(items, "random")
+    seen: list[int] = []
+    with LocalPool(2) as pool:
+        def on_done(i: int, out: list[bytes]) -> None:
+            seen.append(i)
+            if len(seen) == len(items) // 4:   # one batch back: the others are still in hand
+                os.kill(next(iter(pool._executor._processes)), signal.SIGKILL)
+
+        got = pool.run(items, "random", on_done=on_done)
+        assert pool.restarts >= 1
+    assert got == expected and sorted(seen) == list(range(len(items)))
+
+
+@pytest.mark.parametrize("app", ["cms", "forum"])
+def test_forks_of_a_reset_reuse_its_verdict(app, monkeypatch):
+    """reset's verdict (computed once per start) seeds the verdict cache: a group's
+    children forked from a fresh reset observe without verifying again, and see the
+    verdict a fresh verification gives."""
+    env = simweb.make(app)
+    tid = sorted(env.app.tasks)[0]
+    _, info = env.reset(seed=3, options={"task": tid})
+    template = env.app.tasks[tid]
+    calls: list[int] = []
+    real = type(template).verify
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(template), "verify", counting)
+    children = [env.fork() for _ in range(4)]
+    verdicts = [c.observe()[1]["verdict"] for c in children]
+    assert calls == [] and all(v == info["verdict"] for v in verdicts)
+    env.episode._last_verdict = None                 # a fresh verification agrees
+    assert env.verdict() == info["verdict"] and calls == [1]

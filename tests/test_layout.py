@@ -264,9 +264,9 @@ def test_old_paths_are_the_moved_modules(old):
 
 
 def test_old_from_imports_and_submodules_of_moved_packages():
-    from simweb import spec
-    from simweb.env import SimEnv
-    from simweb.kits import auth
+    from simweb.core import spec
+    from simweb.core.kits import auth
+    from simweb.episodes.env import SimEnv
 
     assert spec is importlib.import_module("simweb.core.spec")
     assert SimEnv is importlib.import_module("simweb.episodes.env").SimEnv

@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 import simweb
-from simweb.cli import main
-from simweb.learner import FEATURES, CheckpointError, LearnedPolicy, load_checkpoint, save_checkpoint
-from simweb.rollout import run_episode
-from simweb.train import TRAIN_SEEDS, TrainConfig, TrainError, read_metrics, train
+from simweb.episodes.learner import FEATURES, CheckpointError, LearnedPolicy, load_checkpoint, save_checkpoint
+from simweb.episodes.rollout import run_episode
+from simweb.tools.cli import main
+from simweb.tools.train import TRAIN_SEEDS, TrainConfig, TrainError, read_metrics, train
 
 pytestmark = pytest.mark.apps("issues")
 
@@ -114,7 +114,7 @@ def test_training_moves_the_weights_and_writes_its_files(reference):
     for key in ("success", "clean", "progress", "reward", "loss", "steps", "wall"):
         assert all(isinstance(r[key], (int, float)) for r in rows), key
     doc = json.loads((reference / "policy.json").read_text())
-    assert doc["format_version"] == 3 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
+    assert doc["format_version"] == 4 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
     assert doc["train"]["iteration"] == 3 and "rng" in doc["train"]
     # the curriculum's frontier moved (advance_at=0) and is part of the state a resume restores
     assert doc["train"]["reach"] == {"issues/mark_all_read": 4}
@@ -171,7 +171,7 @@ def test_ray_gives_the_same_weights(reference, tmp_path):
 
 def test_training_seeds_never_reach_the_held_out_ones():
     assert TRAIN_SEEDS <= 1000
-    from simweb.train import _starts
+    from simweb.tools.train import _starts
 
     env = simweb.make("issues")
     rng = np.random.default_rng(0)
@@ -185,7 +185,7 @@ def test_training_seeds_never_reach_the_held_out_ones():
 
 def test_training_never_draws_a_sim2live_instance():
     """The pairs' portable instances (seeds from 0, inside the training range) are held out."""
-    from simweb.train import _starts, sim2live_instances
+    from simweb.tools.train import _starts, sim2live_instances
 
     held = sim2live_instances("issues")
     assert ("issues/close_issue", min(s for t, s in held if t == "issues/close_issue")) in held
@@ -198,7 +198,7 @@ def test_curriculum_starts_before_a_site_action_and_moves_earlier_on_success():
     """A group never starts after the plan's last change (its final message is not a start
     point: a start there teaches "done" on a page the policy never changed); the frontier
     moves one action earlier only where its groups succeeded often enough."""
-    from simweb.train import _starts, advance_reach
+    from simweb.tools.train import _starts, advance_reach
 
     env = simweb.make("issues")
     env.reset(seed=5, options={"task": "issues/mark_all_read"})
@@ -214,7 +214,7 @@ def test_curriculum_starts_before_a_site_action_and_moves_earlier_on_success():
 
 
 def _traj(final: dict, last: str, steps: int = 2, reward: float = 0.0):
-    from simweb.rollout import Trajectory
+    from simweb.episodes.rollout import Trajectory
 
     return Trajectory({"group_reward": reward, "budget": 10},
                       [{"action": "click('x')", "verdict": None}] * (steps - 1) + [{"action": last, "verdict": final}])
@@ -224,7 +224,7 @@ def test_advantages_rank_success_above_clean_and_clean_above_damage():
     """A clean success ended with the final message gets the largest advantage; doing
     nothing beats doing damage, by the small clean term only; a success the agent never
     reported gets less than one it did."""
-    from simweb.train import group_weights
+    from simweb.tools.train import group_weights
 
     done = "send_msg_to_user('done')"
     ok = {"success": True, "clean": True, "progress": 1.0}
@@ -237,10 +237,11 @@ def test_advantages_rank_success_above_clean_and_clean_above_damage():
     adv = [w[0] * 10 for w in weights]           # constant normaliser: A / budget
     assert adv[0] > adv[1] > adv[2] == adv[4] > adv[3]
     assert adv[2] - adv[3] < 0.25 < adv[1] - adv[2]
-    # a group with no task reward: no signal at all (the clean term alone would teach "say
-    # done at once" before any success is found)
+    # a group with no task reward: only the damage is charged, doing nothing gets 0 (a
+    # reward for it would teach "say done at once" before any success is found; no charge
+    # let forum learn to press buttons on wrong posts)
     _r, w2, _w = group_weights([_traj(nothing, done), _traj(damage, done)], tiny(clean_bonus=0.2))
-    assert w2 == [[0.0, 0.0], [0.0, 0.0]]
+    assert w2[0] == [0.0, 0.0] and w2[1][0] < 0 and w2[1][0] == w2[1][1]
 
 
 # ----------------------------------------------------------------------------- the CLI
@@ -305,7 +306,7 @@ def _ep(family: str, index: int, sim: bool, live: bool) -> dict:
 
 
 def test_retained_gain_pairs_instances():
-    from simweb.sim2live import retained_gain
+    from simweb.live.sim2live import retained_gain
 
     init = {"pair": "forum:spirit", "families": [{"family": "f"}],
             "episodes": [_ep("f", i, False, False) for i in range(4)]}
@@ -332,3 +333,35 @@ def test_sim2live_learned_bad_checkpoint_is_one_line_before_any_counterpart(refe
 def test_metrics_file_is_one_json_object_a_line(reference):
     lines = (reference / "metrics.jsonl").read_bytes().split(b"\n")
     assert lines[-1] == b"" and all(line.strip() for line in lines[:-1])
+
+
+def test_post_page_button_and_prior_buckets():
+    """On a post's own page the instruction's button counts as the post's only for the
+    first button of its name (a comment's ▲ Upvote gets the repeat feature); the prior's
+    buckets make the button the goal names likelier than one click among all, and a
+    kind still gets 1/kinds of the mass with all weights 0."""
+    from simweb.episodes.env import SimEnv
+    from simweb.episodes.learner import FEATURES as F
+    from simweb.episodes.learner import LearnedPolicy, kind_offsets
+
+    env = SimEnv("forum")
+    obs, _ = env.reset(seed=1000, options={"task": "forum/upvote_post"})
+    plan = env.oracle_plan()
+    pol = LearnedPolicy(app="forum")
+    pol.reset(env, 0)
+    for a in plan[:3]:                           # search, Search, the post's title: its page
+        acts, effects, _x, _p = pol.scores(obs)
+        pol.remember(effects[acts.index(a)])
+        obs, *_ = env.step(a)
+    acts, effects, x, p = pol.scores(obs)
+    title, repeat = F.index("click:button:instruction_x_title"), F.index("click:button:instruction_x_title_repeat")
+    ctx = F.index("click:button:instruction_x_context")
+    up = acts.index("click('post-up')")
+    comment_ups = [i for i, a in enumerate(acts) if a.startswith("click('comment-") and a.endswith("-up')")]
+    assert comment_ups and x[up, title] + x[up, ctx] == 1.0 and x[up, repeat] == 0.0
+    assert all(x[i, title] == x[i, ctx] == 0.0 and x[i, repeat] == 1.0 for i in comment_ups)
+    clicks = [i for i, e in enumerate(effects) if e[0] == "click"]
+    kinds = {e[0] for e in effects}
+    assert p[up] > 1.0 / len(kinds) / len(clicks)          # more than one click among all
+    assert abs(sum(p[i] for i in clicks) - 1.0 / len(kinds)) < 1e-9
+    assert np.allclose(np.exp(kind_offsets(effects)).sum(), len(kinds))

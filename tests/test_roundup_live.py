@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from simweb.counterparts import families
-from simweb.counterparts.base import group_members
-from simweb.counterparts.roundup import Roundup
-from simweb.sim2live import Settings, run
+from simweb.live.counterparts import families
+from simweb.live.counterparts.base import group_members
+from simweb.live.counterparts.roundup import Roundup
+from simweb.live.sim2live import Settings, run
 
 pytestmark = [pytest.mark.counterpart, pytest.mark.browser, pytest.mark.slow]
 
@@ -85,6 +85,32 @@ def test_one_family_end_to_end_and_stop_by_pid(roundup, home, tmp_path):
     # The run stopped the server it started: nothing is left of its process group.
     assert pids and pids[0] is not None
     assert group_members(pids[0]) == []
+    assert not Roundup(home / "roundup").status()["running"]
+
+
+def test_learned_pair_after_a_short_training_run(roundup, home, tmp_path):
+    """CI's small live pair of the learned policy: a short training run on issues, then its
+    untrained and trained policies on one close_issue instance on both sides (real Roundup
+    pages through WebEnv, acting from the AX tree and the goal only) and the retained gain."""
+    from simweb.live.sim2live_learned import run_learned
+    from simweb.tools.train import TrainConfig, train
+
+    run_dir = tmp_path / "run"
+    train(TrainConfig(app="issues", tasks=["issues/mark_all_read", "issues/close_issue"], iterations=2, group=8,
+                      instances=4), run_dir)
+    g = run_learned("issues:roundup", run_dir, tmp_path / "s2l", families=["close_issue"], instances=1,
+                    max_steps=12, home=home / "roundup", port=free_port(), install=False)
+    assert g["same_policy"] is False   # two iterations moved the weights: both halves ran
+    assert g["timing"]["init"]["how"] == g["timing"]["trained"]["how"] == "run"
+    t = g["total"]
+    assert t["n"] == 1 and set(t) >= {"sim_before", "sim_after", "live_before", "live_after", "sim_gain", "live_gain"}
+    for which in ("init", "trained"):
+        rep = json.loads((tmp_path / "s2l" / which / "report.json").read_text())
+        (e,) = rep["episodes"]
+        assert e["index"] == 0 and e["family"] == "close_issue"
+        assert e["live"]["steps"] >= 1 and e["sim"]["steps"] >= 1   # the policy acted on both sides
+        assert not (e["live"]["success"] and not e["live"]["changes"])   # no live success without a change
+    assert [p["family"] for p in g["parting"]] == ["close_issue"]
     assert not Roundup(home / "roundup").status()["running"]
 
 
@@ -194,3 +220,16 @@ def test_info_and_refusal_verifiers(cp):
     n = FAMILY["close_with_role"].instances(1)[0].params["iid"]
     write(cp, "UPDATE _issue SET _status = ? WHERE id = ?", (status_id(cp, "resolved"), n))
     assert verdict(cp, "close_with_role", refused=True)["success"] is False   # refused after closing it
+
+
+def test_zero_work_earns_no_progress_on_any_family(cp):
+    """Zero work (the pristine tracker, no answer, no refusal) has progress 0 and no success
+    on every family, as in simweb. The checks that hold before any work (the tracker has the
+    labels, agrees on the count, the issue keeps its status) are guards: on the old verifier
+    they were goal facts, and doing nothing showed live progress 0.50 on issue_labels,
+    open_label_count and close_with_role (seen in the untrained learned policy's runs)."""
+    for short in FAMILY:
+        for index in range(3):
+            v = verdict(cp, short, index=index)
+            assert v["success"] is False and v["progress"] == 0, (short, index, v["checks"])
+            assert v["clean"] is True

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from click.testing import CliRunner
 
-from simweb.cli import main
-from simweb.counterparts.dbdiff import Change
-from simweb.sim2live import (
+from simweb.live.counterparts.dbdiff import Change
+from simweb.live.sim2live import (
     Side,
     divergences,
     live_state_keys,
@@ -18,6 +18,7 @@ from simweb.sim2live import (
     render_markdown,
     sim_state_keys,
 )
+from simweb.tools.cli import main
 
 RULES = [(re.compile(r"/issues/\d+$"), "issue"), (re.compile(r"/issues(\?|$)"), "issue list")]
 
@@ -97,3 +98,57 @@ def test_cli_bad_pair_and_family_are_one_line(tmp_path):
     r = CliRunner().invoke(main, ["sim2live", "--pair", "issues:roundup", "--families", "nope", "--out", str(tmp_path)])
     assert r.exit_code == 2 and r.output.startswith("simweb: error: unknown family 'nope' of issues:roundup (known: ")
     assert "\n" not in r.output.strip()
+
+
+def test_cli_more_instances_than_seeded_is_one_line_before_anything_starts(tmp_path):
+    """Oscar, Wagtail and pretix seed their families' first 5 instances: -n 6 used to run five
+    instances of the first family, then stop on a missing user or page (a seeded-user error
+    25-90 s into the run); now it is refused before any install or server."""
+    from simweb.live.counterparts.oscar import INSTANCES
+
+    home = tmp_path / "home"
+    r = CliRunner().invoke(main, ["sim2live", "--pair", "shopping:oscar", "-n", str(INSTANCES + 1),
+                                  "--out", str(tmp_path / "out")], env={"SIMWEB_COUNTERPARTS": str(home)})
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == (f"simweb: error: oscar seeds the first {INSTANCES} instances of each family; "
+                                f"--instances {INSTANCES + 1} asks for more")
+    assert not home.exists() and not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------------------------- refusal evidence
+
+def _refusal_side(urls: list[str], refused: bool = True) -> Side:
+    steps = [{"side": "live", "step": i, "url": u, "page": "", "action": "click('1')", "error": ""}
+             for i, u in enumerate(urls)]
+    return Side("live", steps=steps, refused=refused)
+
+
+@pytest.mark.parametrize("pair_cp, family, why, blind", [
+    ("roundup", "close_with_role", "/tracker/issue{iid}", "/tracker/issue{iid}0"),
+    ("oscar", "cancel_shipped", "/accounts/orders/{order_id}/", "/accounts/profile/"),
+    ("wagtail", "refuse_publish", "/admin/pages/57/edit/", "/admin/pages/search/?q={post}"),
+    ("pretix", "sold_out", "/simstay/h{property_id}/3/", "/simstay/?city={city}"),
+    ("pretix", "cancel_too_late", "/simstay/h{property_id_of_booking}/order/{code}/s3cr3t/",
+     "/simstay/account/"),
+])
+def test_a_blind_refusal_does_not_pay_live(pair_cp, family, why, blind):
+    """A refusal counts live only after the page that shows why (simweb's refusal verdicts
+    demand the same); the counterpart's database cannot tell, so the trace does. Before this,
+    a refusal at the start page paid success 1.00 live and 0.00 in simweb."""
+    from simweb.live.counterparts import families
+    from simweb.live.counterparts.portable import check, guard, refusal_check, verdict
+    from simweb.live.sim2live import refusal_seen
+
+    fam = {f.short: f for f in families(pair_cp)}[family]
+    inst = fam.instances(1)[0]
+    base = "http://127.0.0.1:8600"
+    v = verdict([guard(check("untouched", True)), refusal_check(True)])
+    assert v["success"] and v["progress"] == 1.0   # what the database alone says
+    start = base + fam.live_start(inst)
+    blind_v = refusal_seen(fam, inst, _refusal_side([start, base + blind.format(**inst.params)]), v)
+    assert not blind_v["success"] and blind_v["progress"] == 0.5
+    assert any(c["name"].startswith("refused after viewing") and not c["ok"] for c in blind_v["checks"])
+    seen_v = refusal_seen(fam, inst, _refusal_side([start, base + why.format(**inst.params), start]), v)
+    assert seen_v["success"] and seen_v["progress"] == 1.0 and seen_v["clean"]
+    # no refusal: the rule adds nothing (the refusal fact already fails)
+    assert refusal_seen(fam, inst, _refusal_side([start], refused=False), v) is v

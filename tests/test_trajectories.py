@@ -12,10 +12,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from simweb.cli import main
-from simweb.sim2live import Side
-from simweb.train import TrainConfig, train
-from simweb.trajectory import (
+from simweb.episodes.rollout import trajectory_from_bytes
+from simweb.episodes.trajectory import (
     SCHEMA,
     TrajectoryFormatError,
     load_schema,
@@ -23,6 +21,9 @@ from simweb.trajectory import (
     validate_lines,
     write_sim2live,
 )
+from simweb.live.sim2live import Side
+from simweb.tools.cli import main
+from simweb.tools.train import TrainConfig, train
 
 TASK = "shopping/buy_product"
 
@@ -63,8 +64,8 @@ def test_run_records_goal_observations_checks_and_titles(tmp_path):
 
 def test_a_lean_record_drops_only_the_ax_tree_text():
     from simweb.agents import OracleAgent
-    from simweb.env import SimEnv
-    from simweb.rollout import run_episode
+    from simweb.episodes.env import SimEnv
+    from simweb.episodes.rollout import run_episode
 
     env = SimEnv("shopping", 0)
     full = run_episode(env, OracleAgent(), task=TASK, seed=3)
@@ -130,12 +131,51 @@ def test_train_keeps_groups_as_trajectories(tmp_path):
         assert head["iteration"] in (0, 1) and head["parent"] is not None and "advantage" in head
 
 
+@pytest.mark.apps("issues")
+def test_train_records_lean_groups_between_the_kept_iterations(tmp_path, monkeypatch):
+    """train asks the workers for lean records (no AX-tree text) in the iterations whose
+    groups it does not keep, and for full ones in those it writes for the viewer."""
+    from simweb.episodes.rollout import RolloutWorker
+
+    seen: list[tuple[int, bool, bool]] = []
+    run_item = RolloutWorker.run_item
+
+    def spy(self, item, policy):
+        out = run_item(self, item, policy)
+        ax = [trajectory_from_bytes(b).steps[0]["observation"]["axtree"] for b in out]
+        seen.append((item.policy_version, item.lean, all(a is None for a in ax)))
+        return out
+
+    monkeypatch.setattr(RolloutWorker, "run_item", spy)
+    monkeypatch.setattr("simweb.train.TRAJECTORIES_EVERY", 2)
+    cfg = TrainConfig(app="issues", tasks=["issues/mark_all_read"], iterations=4, group=2, instances=1, max_steps=2,
+                      seed=1)
+    train(cfg, tmp_path)
+    assert sorted(set(seen)) == [(0, False, False), (1, True, True), (2, False, False), (3, False, False)]
+    kept = sorted((tmp_path / "trajectories").rglob("child-*.jsonl"))
+    assert {p.parts[-3] for p in kept} == {"iter-0000", "iter-0002", "iter-0003"}
+    assert all(isinstance(lines_of(p)[1]["observation"]["axtree"], str) for p in kept)
+
+
+def test_a_lean_group_item_differs_only_in_the_ax_tree_text():
+    from simweb.episodes.rollout import RolloutWorker, WorkItem
+
+    w = RolloutWorker()
+    full, lean = (w.run_item(WorkItem("shopping", TASK, 3, group=2, group_seed=5, max_steps=4, lean=x), "random")
+                  for x in (False, True))
+    for a, b in zip(full, lean):
+        ta, tb = trajectory_from_bytes(a), trajectory_from_bytes(b)
+        assert [s["state_hash"] for s in ta.steps] == [s["state_hash"] for s in tb.steps]
+        assert all(s["observation"]["axtree"] for s in ta.steps)
+        assert all(s["observation"]["axtree"] is None for s in tb.steps)
+
+
 def test_sim2live_sides_are_trajectories(tmp_path):
     class Inst:
         sim_task, sim_seed, goal, params = "issues/issue_status", 7, "Close issue <b>#3</b>", {"x": 1}
 
     obs = {"url": "http://x/issues/3", "axtree": "RootWebArea 'Issue 3', focused\n\t[close] button 'Close'"}
-    from simweb.trajectory import observation
+    from simweb.episodes.trajectory import observation
 
     sim = Side("sim", steps=[{"action": "click('close')", "error": "", "page": "issue", "next_url": "http://x/",
                               "observation": observation(obs), "reward": 0.0, "script": {"step": 0}},
@@ -173,3 +213,29 @@ def test_old_files_are_read_and_others_refused(tmp_path):
             read_trajectory(bad)
         except TrajectoryFormatError as exc:
             assert "\n" not in str(exc) and re.match(re.escape(str(bad)), str(exc))
+
+
+def test_replay_reads_through_the_one_reader(tmp_path):
+    """`simweb replay` read files with its own loop: a newer schema was replayed as if it
+    were this one, a red-team file failed on its first attack line, and a step line that is
+    not an object was a traceback. It now reads through read_trajectory."""
+    r = run("run", "shopping", "--task", TASK, "--seeds", "3", "--agent", "oracle", "--out", str(tmp_path / "run"))
+    assert r.exit_code == 0, r.output
+    good = next((tmp_path / "run").rglob("*.jsonl"))
+    assert "every state hash matches" in CliRunner().invoke(main, ["replay", str(good)]).output
+    lines = good.read_text().splitlines()
+    head = json.loads(lines[0])
+    cases = {
+        "future": ([json.dumps({**head, "schema": "simweb.trajectory/9"}), *lines[1:]], "newer simweb"),
+        "redteam": ([json.dumps({**head, "kind": "redteam"}), json.dumps({"type": "attack", "paid": False})],
+                    "a redteam file, not an episode"),
+        "not-an-object": ([lines[0], "5"], "not a JSON object"),
+        "cut": ([lines[0], lines[1][:20]], "not valid JSON"),
+    }
+    for name, (text, needle) in cases.items():
+        p = tmp_path / f"{name}.jsonl"
+        p.write_text("\n".join(text) + "\n")
+        res = CliRunner().invoke(main, ["replay", str(p)])
+        assert res.exit_code == 2 and needle in res.output, (name, res.output)
+        assert len(res.output.strip().splitlines()) == 1 and res.exception is None or isinstance(res.exception,
+                                                                                                   SystemExit)

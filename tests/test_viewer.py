@@ -14,12 +14,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from simweb.cli import main
-from simweb.env import SimEnv
-from simweb.rollout import run_episode
-from simweb.trajectory import SCHEMA, write_trajectory
-from simweb.viewer.app import action_bid, create_app, verdict_changes
-from simweb.viewer.index import RunIndex
+from simweb.episodes.env import SimEnv
+from simweb.episodes.rollout import run_episode
+from simweb.episodes.trajectory import SCHEMA, write_trajectory
+from simweb.tools.cli import main
+from simweb.tools.viewer.app import action_bid, create_app, verdict_changes
+from simweb.tools.viewer.index import RunIndex
 
 pytestmark = pytest.mark.apps("forum")
 
@@ -178,8 +178,8 @@ def test_offset_index_reads_any_step(run_dir):
 
 
 def test_sim2live_side_by_side(tmp_path):
-    from simweb.sim2live import Side
-    from simweb.trajectory import observation, write_sim2live
+    from simweb.episodes.trajectory import observation, write_sim2live
+    from simweb.live.sim2live import Side
 
     class Inst:
         sim_task, sim_seed, goal, params = "issues/issue_status", 7, "Close issue 3", {}
@@ -292,3 +292,41 @@ def test_demo_out_then_view_serves_the_demos_episodes(tmp_path):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)
     assert proc.returncode == 0
+
+
+def test_report_draws_the_benchmark_ratios(tmp_path):
+    """benchmarks/ results files (named, or found as results*.json in a folder) give the
+    benchmark_ratios plot: every figure with a target, met or not, on one axis."""
+    pytest.importorskip("matplotlib")
+    from simweb.tools.benchplots import target_rows
+
+    targets = {"benchmark": "targets", "command": "python benchmarks/bench_targets.py", "machine": {},
+               "results": {"rounds": 1, "forum": {
+                   "step ms, default": {"median": 0.8, "limit": 1.0, "met": True},
+                   "cold reset ms, default": {"median": 2.5, "limit": 1.0, "met": False}}}}
+    pool = {"benchmark": "pool_scale", "command": "c", "machine": {}, "results": {
+        "throughput": {"forum": {"efficiency_local_2": 0.95, "trajectories_per_hour": {"local x2": 700_000.0}}},
+        "group": {"forum": {"ratio": 8.0}}}}
+    rows = target_rows({"benchmark": "report", "results": {"targets": targets, "pool_scale": pool,
+                                                           "broken": {"error": "timed out"}}})
+    got = {(r["subject"], r["figure"]): (r["value"], r["met"]) for r in rows}
+    assert got == {("forum", "step, default"): (0.8, True), ("forum", "cold reset, default"): (2.5, False),
+                   ("forum", "efficiency at 2 local workers"): (0.95, True),
+                   ("fastest app", "trajectories/hour, 2 local workers"): (700_000.0, False),
+                   ("forum", "group of 16 from forks vs cold resets"): (8.0, False)}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "results_targets.json").write_text(json.dumps(targets))
+    (tmp_path / "bench" / "results_other.json").write_text('{"not": "a benchmark"}')
+    named = tmp_path / "pool.json"
+    named.write_text(json.dumps(pool))
+    r = cli("report", str(tmp_path / "bench"), str(named), "--out", str(tmp_path / "p"))
+    assert r.exit_code == 0, r.output
+    assert {p.name for p in (tmp_path / "p").iterdir()} == {"benchmark_ratios.png", "benchmark_ratios.svg"}
+    assert RunIndex.open([str(tmp_path / "bench"), str(named)]).benchmarks == [
+        str(tmp_path / "bench" / "results_targets.json"), str(named)]
+    c = create_app([str(tmp_path / "bench")]).test_client()
+    assert 'src="/plots/benchmark_ratios.svg"' in c.get("/plots").get_data(as_text=True)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a benchmark"}')
+    r = CliRunner().invoke(main, ["report", str(bad), "--out", str(tmp_path / "q")])
+    assert r.exit_code == 2 and r.output.startswith("simweb: error:")

@@ -8,6 +8,7 @@ import os
 import random
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -17,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simweb
-from simweb.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
-from simweb.walks import declared, run_walk, start_state
+from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
+from simweb.tools.walks import declared, run_walk, start_state
 
 pytestmark = pytest.mark.browser
 
@@ -180,3 +181,24 @@ def test_a_chromium_snapshot_reads_the_fields_of_a_page_whose_url_ends_in_an_emp
     web.step("fill('f-author', 'someone')")
     tab = web.snapshot()["browser"]["tabs"][0]
     assert tab["fields"].get("f-author") == "someone"
+
+
+@pytest.mark.apps("booking")
+def test_tab_from_the_body_focuses_the_first_element_as_chromium_does(envs: Any) -> None:
+    """After a navigation nothing has the focus; press() on an element that cannot take it
+    sends the key to the body, where Chromium's Tab focuses the first focusable element
+    (Shift+Tab the last) and a later Enter follows it. Found by the walks (booking: Tab on a
+    booking's definition list, then Enter on a date shown there, went to '/' in Chromium)."""
+    sim, web = envs("booking")
+    seen = []
+    for env in (sim, web):
+        got = []
+        for key in ("Tab", "Shift+Tab"):
+            env.reset(seed=0)
+            env.step("goto('/deals')")
+            obs, *_ = env.step(f"press('nav-main', {key!r})")
+            got.append(obs["focused_element_bid"])
+            obs, *_ = env.step("press('nav-main', 'Enter')")
+            got.append(urlsplit(obs["url"])._replace(scheme="", netloc="").geturl())
+        seen.append(got)
+    assert seen[0] == seen[1] and seen[0][0] != "" and seen[0][2] != "", seen

@@ -6,7 +6,7 @@ loyalty points)."""
 import importlib
 from typing import Any
 
-from simweb.runtime.app import AppDefinition, AppLimits
+from simweb.runtime.definition import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="booking",

@@ -2,7 +2,7 @@
 published, archived workflow; author < editor < admin roles; revisions with diff and
 restore; categories and tags; a media library; menus; comment moderation; scheduled
 publishing on the simulated clock; a public site that shows only what is published)."""
-from simweb.runtime.app import AppDefinition, AppLimits
+from simweb.runtime.definition import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="cms",

@@ -4,7 +4,7 @@ community moderation with bans, locks, pins and a moderation log)."""
 import importlib
 from typing import Any
 
-from simweb.runtime.app import AppDefinition, AppLimits
+from simweb.runtime.definition import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="forum",

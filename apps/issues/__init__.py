@@ -1,7 +1,7 @@
 """Simtracker: a GitLab-like issue tracker (projects, members and roles, issues with labels,
 milestones, assignees, due dates and links, comments with system notes, notifications,
 a due-date reminder timer)."""
-from simweb.runtime.app import AppDefinition, AppLimits
+from simweb.runtime.definition import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="issues",

@@ -1,6 +1,6 @@
 """Simshop: a complete small online shop (search, filters, product options, cart,
 coupons, multi-step checkout, orders with cancel/return, wishlist, reviews, accounts)."""
-from simweb.runtime.app import AppDefinition, AppLimits
+from simweb.runtime.definition import AppDefinition, AppLimits
 
 APP = AppDefinition(
     name="shopping",

@@ -109,6 +109,8 @@ CORE_SCHEMA: dict[str, Any] = {
                     "properties": {"id": {"type": "string"}, "params": {"type": "object"}},
                 },
                 "history": HISTORY_SCHEMA,
+                # simweb.variants: the site variant (absent: variant 0, today's site)
+                "variant": {"type": "integer", "minimum": 1},
             },
         },
     },

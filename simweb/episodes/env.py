@@ -22,6 +22,7 @@ from ..judging.tasks import TaskInstance
 from ..runtime.app import App, load_app
 from ..runtime.history import begin as begin_history
 from ..runtime.registry import RegistryError, definition, step_cap
+from ..runtime.variants import catalogue
 from ..web.axtree import Page
 from ..web.browsing import SimBrowser, parse_cached
 from ..web.spaces import Unicode
@@ -91,7 +92,7 @@ class SimEnv(EpisodeEnv):
     def __init__(self, app: str, seed: int = 0, *, size: int | None = None, task: str | None = None,
                  tasks: str | list[str] | tuple[str, ...] | None = None, max_steps: int | None = None,
                  reward: str = "sparse", progress: bool = False, end_on_success: bool = False,
-                 render_mode: str | None = None, _app: App | None = None):
+                 render_mode: str | None = None, variant: int = 0, _app: App | None = None):
         if reward not in ("sparse", "progress"):
             raise ValueError(f"reward must be 'sparse' or 'progress', not {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -100,17 +101,21 @@ class SimEnv(EpisodeEnv):
         self.app: App = _app or load_app(definition(app), seed, size, progress=progress)
         self.world_seed = seed
         self.default_task = task
+        # simweb.variants: which site of the app (0: today's); every state it starts carries it
+        self.variant = catalogue(self.app).check(variant)
         # what pickling needs to rebuild this env in another process (the app by reference)
         self._init_args = {"app": self.app.name, "seed": seed, "size": size, "task": task, "tasks": tasks,
                            "max_steps": max_steps, "reward": reward, "progress": progress,
                            "end_on_success": end_on_success, "render_mode": render_mode}
+        if self.variant:
+            self._init_args["variant"] = self.variant
         self.task_pool = TaskPool(self.app, tasks)
         self.episode = Episode(self.app, reward=reward, end_on_success=end_on_success, max_steps=max_steps,
                                cap=step_cap(self.app.name))
         self.backend = InProcessBackend(self)
         self.action_space = Unicode()
         self.observation_space = observation_space()
-        self.state: dict = self.app.initial_state()
+        self.state: dict = self.app.initial_state(variant=self.variant)
         self.browser = SimBrowser(self.app, self.state)
 
     # ------------------------------------------------------------------ episode
@@ -131,7 +136,7 @@ class SimEnv(EpisodeEnv):
         task_id, instance_seed = self.task_pool.choose(self.np_random, seed, options, self.default_task)
         if task_id is not None:
             self.app_task(task_id)   # a clear error for an unknown id
-        start = episode_start(self.app, task_id, instance_seed, options.get("params"))
+        start = episode_start(self.app, task_id, instance_seed, options.get("params"), self.variant)
         self.state = deep_copy(start.state)
         self.browser = SimBrowser(self.app, self.state)
         self.browser._html = start.html
@@ -139,6 +144,8 @@ class SimEnv(EpisodeEnv):
         verdict = deep_copy(start.verdict) if start.verdict is not None else None
         self.episode.begin(start.task, start.state, verdict, budget=lambda: start.budget,
                            step=self.state["meta"]["step"])
+        if verdict is not None:
+            self.episode.remember(self.state, verdict)
         return self.episode.observation(self.backend, self.state), self.episode.info(self.backend, self.state, verdict)
 
     def app_task(self, task_id: str) -> Any:
@@ -213,7 +220,8 @@ class SimEnv(EpisodeEnv):
     def _attach_task(self, task_id: str, params: dict) -> None:
         """Rebuild the task and its start state from (id, params): both are deterministic."""
         self.app_task(task_id)
-        start = episode_start(self.app, task_id, self.state["meta"]["rng"]["seed"], params)
+        start = episode_start(self.app, task_id, self.state["meta"]["rng"]["seed"], params,
+                              self.state["meta"].get("variant", 0))
         self.episode.begin(start.task, start.state, None, budget=lambda: start.budget)
 
     def fork(self) -> SimEnv:
@@ -328,16 +336,19 @@ class EpisodeStart:
 _START_CACHE_SIZE = 4096
 
 
-def episode_start(app: App, task_id: str | None, seed: int, params: dict | None = None) -> EpisodeStart:
+def episode_start(app: App, task_id: str | None, seed: int, params: dict | None = None,
+                  variant: int = 0) -> EpisodeStart:
     """The start of an episode: task instance, start state (signed in, set up, at the
-    start URL), its page, step budget and verdict. Memoised per app."""
+    start URL), its page, step budget and verdict, on site ``variant``. Memoised per app."""
     cache: OrderedDict = app.__dict__.setdefault("_episode_starts", OrderedDict())
-    key = (task_id, seed, canonical(params) if params is not None else None)
+    key: tuple = (task_id, seed, canonical(params) if params is not None else None)
+    if variant:
+        key += (variant,)
     hit = cache.get(key)
     if hit is not None:
         cache.move_to_end(key)
         return hit
-    state = app.initial_state(seed)
+    state = app.initial_state(seed, variant)
     task = None
     if task_id:
         template = app.tasks[task_id]

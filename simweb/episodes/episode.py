@@ -262,25 +262,37 @@ class Episode:
         the last verdict is reused when none of them changed."""
         if self.task is None or self.start is None or self.app is None:
             return None
-        answer = answer_of(state)
-        said = final_message(state)
-        template = self.app.tasks[self.task.id]
-        views = self._views
-        if views is None or views[0] is not self.start:
-            views = self._views = (self.start, _reads_view(template, self.app, self.task.params, self.start))
-        browser = state["browser"]
-        # the final message, answer or refusal (its role and text), and with one the history
-        key = (orjson.dumps(state["runtime"]), orjson.dumps(said),
-               orjson.dumps([t["history"] for t in browser["tabs"]]) if said is not None else b"",
-               # a task that asks for a page shown (effects.shows) is judged on the active tab too
-               orjson.dumps([browser["active"], {k: browser["tabs"][browser["active"]][k] for k in ("url", "status", "page")}])
-               if views[1] else b"")
+        key = self._verdict_key(state)
         last = self._last_verdict
         if last is not None and last[0] == key and last[1] is self.start:
             return deep_copy(last[2])
-        verdict = template.verify(self.app, self.task.params, self.start, state, answer)
+        verdict = self.app.tasks[self.task.id].verify(self.app, self.task.params, self.start, state, answer_of(state))
         self._last_verdict = (key, self.start, verdict)
         return deep_copy(verdict)
+
+    def _verdict_key(self, state: dict) -> tuple[bytes, ...]:
+        """What a verdict on ``state`` depends on beside the start (see :meth:`verdict`)."""
+        assert self.task is not None and self.app is not None and self.start is not None
+        said = final_message(state)
+        views = self._views
+        if views is None or views[0] is not self.start:
+            template = self.app.tasks[self.task.id]
+            views = self._views = (self.start, _reads_view(template, self.app, self.task.params, self.start))
+        browser = state["browser"]
+        # the final message, answer or refusal (its role and text), and with one the history
+        return (orjson.dumps(state["runtime"]), orjson.dumps(said),
+                orjson.dumps([t["history"] for t in browser["tabs"]]) if said is not None else b"",
+                # a task that asks for a page shown (effects.shows) is judged on the active tab too
+                orjson.dumps([browser["active"], {k: browser["tabs"][browser["active"]][k] for k in ("url", "status", "page")}])
+                if views[1] else b"")
+
+    def remember(self, state: dict, verdict: dict) -> None:
+        """Seed the verdict cache with ``verdict``, already known to be the verdict on
+        ``state`` (reset's, computed once per start): the first observation after a reset,
+        and every fork of that start (a GRPO group's children), reuse it instead of
+        verifying again."""
+        if self.task is not None and self.start is not None and self.app is not None:
+            self._last_verdict = (self._verdict_key(state), self.start, deep_copy(verdict))
 
     def score(self, verdict: dict | None, answered: bool) -> tuple[float, bool, bool]:
         """(reward, terminated, truncated) of the step just counted. An episode ends when

@@ -157,7 +157,8 @@ def _parent(source: Any, task_seed: int | None, world_seed: int, size: int | Non
 def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed: int | None = None,
                   max_steps: int | None = None, reward: str = "outcome", normaliser: str = "constant",
                   scale: str = "std", world_seed: int = 0, size: int | None = None,
-                  policy_options: dict[str, Any] | None = None, first_child: int = 0) -> GroupResult:
+                  policy_options: dict[str, Any] | None = None, first_child: int = 0,
+                  lean: bool = False) -> GroupResult:
     """Fork ``source`` ``n`` times, run ``policy`` in each child, and return the group.
 
     ``source``: a :class:`simweb.env.SimEnv` (forked at its current state, left untouched),
@@ -171,7 +172,8 @@ def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed:
     steps (default: the rest of the episode's budget). ``reward``, ``normaliser``,
     ``scale``: see the module docstring. ``first_child``: the index of the first child (a
     group split over workers: each part rolls out its own children, and
-    :func:`regroup` computes the advantages over the whole group)."""
+    :func:`regroup` computes the advantages over the whole group). ``lean``: the children's
+    observations are recorded without their AX-tree text (:func:`simweb.rollout.run_episode`)."""
     from .policy import load_policy
 
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
@@ -192,7 +194,7 @@ def rollout_group(source: Any, policy: Any, n: int, *, seed: int = 0, task_seed:
     for i in range(first_child, first_child + n):
         child = parent.fork()
         traj = run_episode(child, agent, task=None, seed=instance_seed, max_steps=limit, reset=False,
-                           policy_seed=child_seed(seed, i))
+                           policy_seed=child_seed(seed, i), lean=lean)
         traj.header.update(group_seed=seed, child=i, parent_hash=parent_hash, budget=parent.max_steps)
         verdict = child.verdict()
         trajectories.append(traj)

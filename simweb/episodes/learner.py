@@ -19,9 +19,9 @@ Every candidate gets a feature vector (:data:`FEATURES`, all names stored in the
 checkpoint) that transfers across sites: the action kind, the element's role, the token
 overlap of its name with the goal and with the goal's quoted spans, whether the element
 was acted on already in this episode, whether it is pressed or checked, whether the last
-action failed. The policy is ``p(a | obs) = softmax(X @ w - log n_kind(a))``: the fixed offset
-``-log n_kind(a)`` (the number of candidates of ``a``'s kind on this page) balances the
-kinds, so a page with 150 links and one final-message candidate does not give the
+action failed. The policy is ``p(a | obs) = softmax(X @ w + b(a))``: the fixed log-prior
+``b(a)`` (:func:`kind_offsets`: kind, then for a click its role group and what points at
+it, then the candidate, each uniformly) balances the kinds, so a page with 150 links and one final-message candidate does not give the
 message 1/150 of the mass: with all weights 0 the policy picks a kind uniformly, then an
 element of that kind uniformly (kind then argument). The offset does not depend on the
 weights, so ``grad log p(a) = x_a - E_p[x]`` is unchanged. It samples from a generator
@@ -50,7 +50,7 @@ from .policy import Action
 __all__ = ["FEATURES", "FORMAT", "CheckpointError", "LearnedPolicy", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = "simweb-learned-policy"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 CHECKPOINT_FILE = "policy.json"
 
 KINDS = ("click", "fill", "select", "done", "answer", "back")
@@ -78,10 +78,13 @@ FEATURES: tuple[str, ...] = (
     # the element's neighbourhood (the row or card it sits in) names what the goal quotes:
     # the Upvote button of the post the goal names, not of any post
     "click:button:context_span", "click:button:instruction_x_context", "click:button:instruction_no_context",
-    # the page is the quoted thing's own page (its title, before " — Site", is the span)
-    "click:button:instruction_x_title",
+    # the page is the quoted thing's own page (its title, before " — Site", is the span):
+    # the first button of its name there (the thing's own), or a later one (a comment's)
+    "click:button:instruction_x_title", "click:button:instruction_x_title_repeat",
     "click:link:to_current_page",
     "click:empty_name", "click:acted", "click:pressed", "click:after_fill", "click:button:after_fill",
+    # the button submits the form (or search region) of the field filled last step
+    "click:button:submits_filled",
     "click:last_error_same",
     "fill:quoted", "fill:colon_tail", "fill:field_in_context", "fill:searchbox", "fill:has_value",
     "fill:acted", "fill:same_text_twice",
@@ -245,6 +248,20 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
     for n in nodes:
         if n.role == "option" and n.parent is not None:
             options.setdefault(n.parent, []).append(n)
+    # on a thing's own page its button comes first; the same name again is a part's (a
+    # comment's Upvote under the post's), which the instruction names just as well
+    first_button: dict[str, int] = {}
+    for n in nodes:
+        if n.bid and not n.disabled and CLICK_ROLES.get(n.role) == "button":
+            first_button.setdefault(_norm(n.name), n.index)
+    # the form (or search region) holding the field filled last step: its buttons submit it
+    filled_form = -1
+    if memory.last_kind == "fill":
+        at = next((n for n in nodes if n.bid == memory.last_bid), None)
+        p = at.parent if at is not None else None
+        while p is not None and nodes[p].role not in ("form", "search"):
+            p = nodes[p].parent
+        filled_form = -1 if p is None else p
     for n in nodes:
         name_words = set(tokens(n.name))
         if n.bid and goal.spans and _norm(n.name) in {_norm(s) for s in goal.spans}:
@@ -267,15 +284,19 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
             elif group == "button":
                 ctx = context_span(n.index)
                 f.update({"click:button:span_in_name": span_in, "click:button:context_span": ctx,
-                          "click:button:after_fill": float(memory.last_kind == "fill")})
+                          "click:button:after_fill": float(memory.last_kind == "fill"),
+                          "click:button:submits_filled": float(filled_form >= 0
+                                                               and filled_form <= n.index < filled_form + size(filled_form))})
                 if goal.span_words:
                     # a goal that names its object: the instruction's button counts in one of
                     # three exclusive places, so no weight is shared between the right button
                     # and the same button elsewhere (spam): in the object's row or card (all
                     # the goal's spans around it), on the object's own page, or elsewhere
                     full = float(ctx >= 0.99)
+                    first = float(first_button.get(_norm(n.name)) == n.index)
                     f.update({"click:button:instruction_x_context": in_instr * full,
-                              "click:button:instruction_x_title": in_instr * (1.0 - full) * title,
+                              "click:button:instruction_x_title": in_instr * (1.0 - full) * title * first,
+                              "click:button:instruction_x_title_repeat": in_instr * (1.0 - full) * title * (1 - first),
                               "click:button:instruction_no_context": in_instr * (1.0 - full) * (1.0 - title)})
                 else:
                     f.update({"click:button:name_in_goal": in_goal, "click:button:name_in_instruction": in_instr})
@@ -287,7 +308,8 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
                                        or str(n.props.get("checked", "")).lower() == "true")
             f["click:after_fill"] = float(memory.last_kind == "fill")
             f["click:last_error_same"] = float(error and memory.last_bid == n.bid)
-            add(f"click({_quote(n.bid)})", f, ("click", n.bid, group == "button" and in_instr > 0, ""))
+            goal_button = group == "button" and in_instr > 0 and not f.get("click:button:instruction_x_title_repeat")
+            add(f"click({_quote(n.bid)})", f, ("click", n.bid, goal_button, ""))
         elif n.role in TEXT_ROLES or (n.role == "combobox" and n.index not in options):
             field_words = frozenset(tokens(n.name))
             for text, source, context in goal.fills:
@@ -340,14 +362,40 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
     return acts, effects, x
 
 
-def kind_offsets(effects: Sequence[Effect]) -> np.ndarray:
-    """``-log n`` for each candidate, ``n`` the number of candidates of its kind: the
-    offset that makes the untrained policy choose a kind first, uniformly, then one of its
-    candidates (the final message is one kind among five, not one action among 150)."""
-    counts: dict[str, int] = {}
-    for e in effects:
-        counts[e[0]] = counts.get(e[0], 0) + 1
-    return -np.log(np.array([counts[e[0]] for e in effects], dtype=np.float64))
+#: features that say a clicked element's name matches the goal: with any of them non-zero a
+#: click is in its role group's "named by the goal" bucket (see :func:`kind_offsets`)
+_GOAL_MATCH = tuple(i for i, name in enumerate(FEATURES) if name.startswith("click:") and any(
+    k in name for k in ("name_in_goal", "span_in_name", "name_is_span", "name_in_instruction", "instruction_")))
+_SUBMITS = _INDEX["click:button:submits_filled"]
+_ROLE_AT = tuple(_INDEX[f"click:role:{r}"] for r in ROLE_GROUPS)
+
+
+def _bucket(effect: Effect, row: np.ndarray) -> tuple[str, int, int]:
+    """A candidate's bucket: its kind and, for a click, its role group and what points at
+    the element: 2 it submits the field just filled, 1 the goal names it (any goal-match
+    feature non-zero), 0 nothing."""
+    if effect[0] != "click":
+        return (effect[0], -1, 0)
+    role = next((g for g, i in enumerate(_ROLE_AT) if row[i]), -1)
+    return ("click", role, 2 if row[_SUBMITS] else int(bool(row[list(_GOAL_MATCH)].any())))
+
+
+def kind_offsets(effects: Sequence[Effect], x: np.ndarray | None = None) -> np.ndarray:
+    """The fixed log-prior of each candidate: with all weights 0 the policy chooses a kind
+    uniformly (the final message is one kind among five, not one action among 150), then,
+    for a click, one of the page's (role group, what points at it) buckets
+    uniformly, then one candidate of it: ``-log(buckets of the kind) - log(size of the
+    bucket)``. Without the buckets a post page's Lock button is one click among 60 and a
+    group of 16 almost never presses it; with them it is one of the few buttons the goal
+    names. ``x`` (the features) gives the buckets; without it, kinds only."""
+    keys = [_bucket(e, x[i]) if x is not None else (e[0], -1, 0) for i, e in enumerate(effects)]
+    size: dict[tuple[str, int, int], int] = {}
+    for k in keys:
+        size[k] = size.get(k, 0) + 1
+    per_kind: dict[str, int] = {}
+    for k in size:
+        per_kind[k[0]] = per_kind.get(k[0], 0) + 1
+    return -np.log(np.array([size[k] * per_kind[k[0]] for k in keys], dtype=np.float64))
 
 
 _TITLE_SEP = re.compile(r"\s+[—–|·-]\s+")
@@ -411,7 +459,7 @@ class LearnedPolicy:
     def scores(self, obs: dict[str, Any]) -> tuple[list[str], list[Effect], np.ndarray, np.ndarray]:
         """(actions, their effects on memory, features, probabilities) for ``obs``."""
         acts, effects, x = candidates(obs, self.goal(obs), self.memory, self.budget)
-        return acts, effects, x, softmax(x @ self.weights + kind_offsets(effects))
+        return acts, effects, x, softmax(x @ self.weights + kind_offsets(effects, x))
 
     def remember(self, effect: Effect) -> None:
         """Update the episode memory with the action taken (its kind, element)."""

@@ -39,13 +39,15 @@ class Job:
     #: a folder to write the trajectories to (``simweb demo --out``): APP/TASK/seed-N-AGENT.jsonl,
     #: the branches under APP/TASK/seed-N-fork/, their parent the oracle's trajectory
     out: str | None = None
+    #: the site variant (simweb.variants; 0: today's site)
+    variant: int = 0
 
 
 def run_job(job: Job) -> dict[str, Any]:
     """One unit of pool work, returning a small summary (picklable)."""
     from .env import SimEnv
 
-    env = SimEnv(job.app, job.world_seed, size=job.size)
+    env = SimEnv(job.app, job.world_seed, size=job.size, variant=job.variant)
     agent = make_agent(job.agent, job.seed)
     traj = run_episode(env, agent, task=job.task, seed=job.seed)
     folder = os.path.join(job.out, job.app, job.task.replace("/", "__")) if job.out else None
@@ -57,10 +59,10 @@ def run_job(job: Job) -> dict[str, Any]:
     out: dict[str, Any] = {"task": job.task, "seed": job.seed, "agent": job.agent, "steps": len(traj.steps),
            "seconds": traj.seconds, "difficulty": env.task.difficulty if env.task else "",
            "success": bool(traj.final.get("success")), "progress": float(traj.final.get("progress", 0.0)),
-           "clean": bool(traj.final.get("clean", True)), "branches": []}
+           "clean": bool(traj.final.get("clean", True)), "branches": [], "variant": job.variant}
     if job.fork_branches:
         # Replay the oracle to the fork point, then branch random rollouts from there.
-        env2 = SimEnv(job.app, job.world_seed, size=job.size)
+        env2 = SimEnv(job.app, job.world_seed, size=job.size, variant=job.variant)
         env2.reset(seed=job.seed, options={"task": job.task})
         for a in env2.oracle_plan()[: job.fork_at]:
             env2.step(a)
@@ -155,6 +157,9 @@ class WorkItem:
     state: bytes | None = None
     #: the index of this part's first child (a group split over workers)
     first_child: int = 0
+    #: record observations without their AX-tree text (trajectories nobody will view:
+    #: a learner's groups between the iterations it keeps; most of a step line's bytes)
+    lean: bool = False
 
 
 def trajectory_bytes(traj: Trajectory) -> bytes:
@@ -215,14 +220,15 @@ class RolloutWorker:
             else:
                 env.reset(seed=item.seed, options={"task": item.task} if item.task else None)
             g = rollout_group(env, policy, item.group, seed=item.group_seed, max_steps=item.max_steps,
-                              reward=item.reward, normaliser=item.normaliser, first_child=item.first_child)
+                              reward=item.reward, normaliser=item.normaliser, first_child=item.first_child,
+                              lean=item.lean)
             out = []
             for t, r, a in zip(g.trajectories, g.rewards, g.advantages):
                 t.header.update(group_reward=r, advantage=a, policy_version=version)
                 out.append(trajectory_bytes(t))
             self.items_done += 1
             return out
-        traj = run_episode(env, policy, task=item.task, seed=item.seed, max_steps=item.max_steps)
+        traj = run_episode(env, policy, task=item.task, seed=item.seed, max_steps=item.max_steps, lean=item.lean)
         traj.header["policy_version"] = version
         self.items_done += 1
         return [trajectory_bytes(traj)]
@@ -238,9 +244,13 @@ class RolloutWorker:
 
                 self._fetched = {key: ray.get(blob)}
             blob = self._fetched[key]
+        policies: dict[int, Any] = {}   # looked up once per batch, not hashed again per item
         out = []
         for i, item in chunk:
-            out.append((i, self.run_item(item, self.policy(item.policy_version, blob))))
+            pol = policies.get(item.policy_version)
+            if pol is None:
+                pol = policies[item.policy_version] = self.policy(item.policy_version, blob)
+            out.append((i, self.run_item(item, pol)))
         return out
 
     def ping(self) -> int:
@@ -257,12 +267,22 @@ def _policy_blob(policy: Any) -> bytes:
                         f"{exc}); give an import path or a picklable policy") from None
 
 
-def _chunks(items: list[WorkItem], workers: int, most: int = 64) -> list[list[tuple[int, WorkItem]]]:
-    """Items in chunks: several per worker (so a slow chunk does not leave a core idle at the
-    end), few enough that the per-call cost stays small beside the rollouts."""
-    size = max(1, min(most, len(items) // max(1, workers * 8)))
+def _chunks(items: list[WorkItem], workers: int, most: int = 64, per_worker: int = 2
+            ) -> list[list[tuple[int, WorkItem]]]:
+    """Items in batches, one dispatch each: ``per_worker`` batches per worker, more only to
+    keep a batch within ``most`` items (so a lost worker costs little and progress is
+    reported as it goes).
+
+    A dispatch costs the parent a fixed amount of CPU (pickling the call and the policy,
+    waking a worker, reading the results back) that on a machine with as many workers as
+    cores is taken from the workers themselves: few large batches keep it small beside the
+    rollouts (measured in benchmarks/bench_pool_scale.py, docs/scale.md). The batches are
+    strided (item k goes to batch k mod n), not contiguous: items come grouped by template
+    and templates differ in length, so every batch gets a like mix and the workers finish
+    together. Results are keyed by item index, so the split never changes what comes back."""
+    n = min(len(items), max(workers * per_worker, -(-len(items) // most)))
     indexed = list(enumerate(items))
-    return [indexed[i:i + size] for i in range(0, len(indexed), size)]
+    return [indexed[k::n] for k in range(n)] if n else []
 
 
 _LOCAL_WORKER: RolloutWorker | None = None

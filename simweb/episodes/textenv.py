@@ -46,7 +46,7 @@ from ..agents.prompts import (
     read_reply,
     unreadable_action,
 )
-from ..web.actions import ACTIONS, Action, ActionError, parse_action
+from ..web.actions import ACTIONS, ActionError, parse_action
 
 __all__ = ["GroupStarts", "MAX_REPLY_CHARS", "TextEnv", "TextStep", "action_syntax", "call_text",
            "observation_text", "parse_reply", "prompt_text", "SYSTEM_PROMPT", "TEXT_ACTIONS"]
@@ -214,13 +214,3 @@ class GroupStarts:
         for action in prefix:
             env.step(action)
         return env
-
-
-def _oracle_round_trip(action: str) -> bool:
-    """Whether an action text reads back as itself through :func:`parse_reply` and as the same
-    action through :func:`call_text` (what tests/test_textenv.py asserts for every oracle action)."""
-    got = parse_reply(action)
-    if got.action != action:
-        return False
-    parsed: Action = parse_action(action)
-    return parse_action(call_text(parsed.name, *parsed.args)) == parsed

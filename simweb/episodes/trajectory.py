@@ -273,9 +273,12 @@ def read_trajectory(path: str | os.PathLike[str]) -> tuple[dict[str, Any], list[
     rest = []
     for n, line in enumerate(raw[1:], 2):
         try:
-            rest.append(upgrade_step(orjson.loads(line)))
+            obj = orjson.loads(line)
         except orjson.JSONDecodeError:
             raise TrajectoryFormatError(f"{path}:{n}: not valid JSON") from None
+        if not isinstance(obj, dict):
+            raise TrajectoryFormatError(f"{path}:{n}: not a JSON object")
+        rest.append(upgrade_step(obj))
     return head, rest
 
 

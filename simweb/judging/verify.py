@@ -159,11 +159,6 @@ def _words_after(text: str, end: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _number_texts(text: str | None) -> list[str]:
-    """Every number in a text as written, without currency sign, separators or spaces."""
-    return [str(n.value) for n in _numbers(text)]
-
-
 def numbers_in(text: str | None) -> list[float]:
     """Every number in a text ('$1,234.50' -> 1234.5; 'Total - 382' -> 382; '3,4,5' -> 3, 4, 5)."""
     return [float(n.value) for n in _numbers(text)]

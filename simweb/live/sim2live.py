@@ -292,13 +292,33 @@ def run_live(inst: Instance, family: PortableFamily, agent: Any, cp: Any, web_en
         obs, _ = web_env.observe()
     begin_rollout(agent, web_env, inst.sim_seed)   # the same rollout seed on both sides
     _loop(web_env, agent, obs, side, rules, max_steps, errors)
-    side.verdict = _clean_verdict(family.live_verify(cp, inst, side.answer, side.refused))
+    side.verdict = _clean_verdict(refusal_seen(family, inst, side, family.live_verify(cp, inst, side.answer,
+                                                                                     side.refused)))
     bk_tables = getattr(cp, "bookkeeping_tables", ())
     bk_fields = getattr(cp, "bookkeeping_fields", ())
     changes = diff(cp.pristine_path(cp.database()), cp.database(), ignore_tables=bk_tables, ignore_fields=bk_fields)
     side.changes = sorted(live_state_keys(changes, state_map))
     side.seconds = round(time.monotonic() - t0, 3)
     return side
+
+
+def refusal_seen(family: PortableFamily, inst: Instance, side: Side, v: dict) -> dict:
+    """The live verdict ``v`` with the family's refusal evidence
+    (:meth:`PortableFamily.refusal_evidence`): after a refusal, a goal fact that the agent had
+    been on the page that shows why (any page it observed, the start page included)."""
+    from urllib.parse import urlsplit
+
+    from .counterparts.portable import add_fact, check
+
+    rule = family.refusal_evidence(inst)
+    if rule is None or not side.refused:
+        return v
+    what, rx = rule
+    urls = [s["url"] for s in side.steps if s.get("url")]
+    paths = [urlsplit(u).path + (f"?{urlsplit(u).query}" if urlsplit(u).query else "") for u in urls]
+    seen = next((p for p in paths if re.search(rx, p)), None)
+    return add_fact(v, check(f"refused after viewing {what}", seen is not None,
+                             f"viewed {seen}" if seen else f"never on {what} ({len(paths)} pages observed)"))
 
 
 def _clean_verdict(v: dict | None) -> dict:
@@ -428,6 +448,12 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     sim_errors, live_errors = page_errors(module, "sim"), page_errors(module, "live")
     state_map = getattr(module, "STATE_MAP", {})
     cp = get(cp_name, settings.home)
+    # A counterpart that seeds only its families' first N instances (the module's INSTANCES)
+    # cannot run more: say so before installing or starting anything, not at instance N.
+    seeded = getattr(importlib.import_module(type(cp).__module__), "INSTANCES", None)
+    if isinstance(seeded, int) and settings.instances > seeded:
+        raise Sim2LiveError(f"{cp_name} seeds the first {seeded} instances of each family; "
+                            f"--instances {settings.instances} asks for more")
     if not cp.installed():
         if not settings.install:
             raise Sim2LiveError(f"{cp_name} is not installed; run `simweb counterpart install {cp_name}`")
@@ -558,7 +584,10 @@ def _paired_gain(init: list[dict], trained: list[dict], n: int = 10_000, seed: i
         return [float(np.percentile(x, 2.5)), float(np.percentile(x, 97.5))] if len(x) else None
 
     sim_gain, live_gain = float(ds.mean()), float(dl.mean())
-    return {"n": len(pairs), "sim_gain": sim_gain, "sim_gain_ci": ci(bs), "live_gain": live_gain,
+    rate = lambda side, k: float(np.mean([won(p[k], side) for p in pairs]))   # noqa: E731
+    return {"n": len(pairs), "sim_before": rate("sim", 0), "sim_after": rate("sim", 1),
+            "live_before": rate("live", 0), "live_after": rate("live", 1),
+            "sim_gain": sim_gain, "sim_gain_ci": ci(bs), "live_gain": live_gain,
             "live_gain_ci": ci(bl), "retained_gain": live_gain / sim_gain if sim_gain > 0 else None,
             "retained_gain_ci": ci(ratios)}
 
@@ -573,8 +602,9 @@ def retained_gain(init_report: dict, trained_report: dict) -> dict[str, Any]:
     for f in fams:
         out["families"][f] = _paired_gain([e for e in init_report["episodes"] if e["family"] == f],
                                           [e for e in trained_report["episodes"] if e["family"] == f])
-    out["parting"] = [{"family": e["family"], "index": e["index"], "parting": e.get("parting"),
-                       "classes": sorted({d["class"] for d in e["divergences"]})} for e in trained_report["episodes"]]
+    for name, rep in (("parting", trained_report), ("parting_init", init_report)):
+        out[name] = [{"family": e["family"], "index": e["index"], "parting": e.get("parting"),
+                      "classes": sorted({d["class"] for d in e["divergences"]})} for e in rep["episodes"]]
     return out
 
 

@@ -346,15 +346,16 @@ def to_webgym(
 
 
 #: The served app's path that starts a task (signs in, sets the task up, redirects).
-def start_url(base_url: str, task_id: str, seed: int) -> str:
-    """The GET start URL of a simweb task on a served app: ``<base>/_simweb/start?task=<id>&seed=<n>``."""
+def start_url(base_url: str, task_id: str, seed: int, variant: int = 0) -> str:
+    """The GET start URL of a simweb task on a served app: ``<base>/_simweb/start?task=<id>&seed=<n>``
+    (``&variant=<k>`` on a site variant, simweb.variants)."""
     from ..serving.omnibox.start import start_url as start_path
 
-    return f"{base_url.rstrip('/')}{start_path(task_id, seed)}"
+    return f"{base_url.rstrip('/')}{start_path(task_id, seed, variant)}"
 
 
 def export_task(app: Any, template_id: str, seed: int, base_url: str, task_id: int, *,
-                domain: str = "simweb", subdomain: str = "") -> LiveTask:
+                domain: str = "simweb", subdomain: str = "", variant: int = 0) -> LiveTask:
     """One simweb task instance as a WebGym task.
 
     ``task_id`` and ``difficulty`` (the number of facts) are ints; ``definite_answer``
@@ -375,6 +376,9 @@ def export_task(app: Any, template_id: str, seed: int, base_url: str, task_id: i
             last = None
         if last is not None and last.name == "send_msg_to_user":
             answer = str(last.arguments["text"])
-    return to_webgym(task_id, inst.goal, start_url(base_url, template_id, seed),
+    extra: dict[str, Any] = {"simweb_task": template_id, "simweb_seed": int(seed)}
+    if variant:   # a site variant is a website of its own (simweb.variants)
+        extra["simweb_variant"] = int(variant)
+    return to_webgym(task_id, inst.goal, start_url(base_url, template_id, seed, variant),
                      [g.to_json() for g in inst.fact_groups], answer, domain=domain, subdomain=subdomain,
-                     difficulty=inst.n_facts, extra={"simweb_task": template_id, "simweb_seed": int(seed)})
+                     difficulty=inst.n_facts, extra=extra)

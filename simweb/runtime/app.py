@@ -37,58 +37,17 @@ from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
+from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
+from .variants import catalogue as variant_catalogue
+from .variants import jinja_for as variant_jinja
+from .variants import words as variant_words
 
 MAX_REDIRECTS = 5
 #: Entries one tab's history keeps (Chromium and Firefox both keep 50).
 MAX_HISTORY = 50
 MAX_TIMERS_PER_REQUEST = 1000   # a timer that keeps rescheduling itself cannot hang a request
-
-
-def _import(ref: str) -> Any:
-    """Resolve a lazy entry point 'package.module:attribute'."""
-    mod, _, attr = ref.partition(":")
-    obj = importlib.import_module(mod)
-    return getattr(obj, attr) if attr else obj
-
-
-@dataclass(frozen=True)
-class AppLimits:
-    """What an app promises about its tasks, checked by ``simweb.check_app``."""
-
-    min_templates: int = 15
-    #: easy, medium and hard templates must all exist
-    every_difficulty: bool = True
-    #: the share of templates that must be medium or hard by fact count
-    min_hard_share: float = 0.0
-    #: the random agent's success rate may not exceed this
-    max_random_success: float = 0.05
-    random_steps: int = 30
-
-
-@dataclass(frozen=True)
-class AppDefinition:
-    """What an app folder declares (apps/<app>/__init__.py). References are lazy
-    'module:attribute' strings so that listing apps imports nothing heavy."""
-
-    name: str
-    title: str
-    package: str                 # e.g. "simweb.apps.shopping" (its templates/ folder is used)
-    world: str                   # class with .load(seed, size, progress=...) -> world
-    functions: str               # FunctionTable
-    tasks: str                   # list of TaskTemplate
-    verifiers: str               # module with the app's verifier functions
-    default_size: int
-    description: str = ""
-    #: where the spec lives, 'package:file.yaml'; default: simweb.specs:<name>.yaml
-    spec: str = ""
-    limits: AppLimits = AppLimits()
-
-    def spec_path(self) -> str:
-        """The file path of the app's spec."""
-        package, _, file = (self.spec or f"simweb.specs:{self.name}.yaml").partition(":")
-        return str(resources.files(package) / file)
 
 
 def load_app_spec(definition: AppDefinition, table: FunctionTable) -> Spec:
@@ -323,9 +282,10 @@ class App:
         return _import(self.definition.verifiers)
 
     # ------------------------------------------------------------------ state
-    def initial_state(self, seed: int = 0) -> dict:
+    def initial_state(self, seed: int = 0, variant: int = 0) -> dict:
         """A fresh state: empty runtime overlay, one blank tab, the clock at its start, an
-        empty history (:mod:`simweb.history`)."""
+        empty history (:mod:`simweb.history`); ``variant`` (:mod:`simweb.variants`) is kept
+        in ``meta.variant``, absent for today's site."""
         spec = self.spec
         state = {
             "world": {"app": self.name, "seed": self.seed, "size": self.size, "hash": self.world.hash},
@@ -338,6 +298,8 @@ class App:
                 "step": 0, "requests": 0, "rng": {"seed": int(seed), "counter": 0}, "task": None,
             },
         }
+        if variant:
+            state["meta"]["variant"] = variant_catalogue(self).check(variant)
         begin_history(state, ORIGINS[1])
         return state
 
@@ -359,6 +321,13 @@ class App:
                 raise StateError(f"state belongs to another world ({where} {str(got)[:12]}…, this world "
                                  f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
         self.validator.check(state)
+        if "variant" in meta:
+            from .variants import VariantError
+
+            try:
+                variant_catalogue(self).check(meta["variant"])
+            except VariantError as exc:
+                raise StateError(f"invalid state at $.meta.variant: {exc}") from None
         # What a schema cannot say: indexes must point inside their lists.
         browser = state["browser"]
         if browser["active"] >= len(browser["tabs"]):
@@ -490,6 +459,8 @@ class App:
         ctx = dict(env)
         ctx["flash"] = tab["flash"]
         ctx["spec_title"] = self.spec.title
+        variant = state["meta"].get("variant", 0)   # simweb.variants: the site's words and skin
+        jinja = variant_jinja(self, variant) if variant else self.jinja
         if page is None or status != 200:
             for name, expr in self.spec.globals:
                 if name not in ctx:
@@ -500,10 +471,13 @@ class App:
             ctx.setdefault("url", tab["url"])
             ctx.setdefault("user", state["browser"]["user"])
             ctx.update(status=status, message=error or "Error", title=f"{status} · {self.spec.title}")
-            template = self.jinja.get_template("error.html")
+            template = jinja.get_template("error.html")
         else:
             ctx["title"] = page.title(ctx) if page.title else self.spec.title
-            template = self.jinja.get_template(page.template)
+            template = jinja.get_template(page.template)
+        if variant:
+            ctx["title"] = variant_words(self, variant, ctx["title"])
+            ctx["spec_title"] = variant_words(self, variant, self.spec.title)
         with using(self._ctx(state, tab["url"])):
             return template.render(ctx)
 

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from ..judging.taskmodel import MAX_EPISODE_STEPS
-from .app import AppDefinition, _import
+from .definition import AppDefinition, _import
 
 _ID_RE = re.compile(r"^(?:simweb/)?(?P<name>[a-z_][a-z0-9_]*)(?:-v(?P<version>\d+))?$")
 

@@ -203,12 +203,14 @@ class Served:
     limits: Limits = DEFAULT_LIMITS
     control: bool = True
     control_token: str | None = None
+    variant: int = 0   # the site variant new sessions start on (simweb.variants)
 
-    def fresh_state(self, task: str | None = None, seed: int = 0) -> dict:
-        """The state ``env.reset(seed, options={"task": task})`` starts from (same cache)."""
+    def fresh_state(self, task: str | None = None, seed: int = 0, variant: int | None = None) -> dict:
+        """The state ``env.reset(seed, options={"task": task})`` starts from (same cache),
+        on the server's site variant unless ``variant`` is given."""
         from ..episodes.env import episode_start
 
-        return deep_copy(episode_start(self.app, task, seed).state)
+        return deep_copy(episode_start(self.app, task, seed, None, self.variant if variant is None else variant).state)
 
     def new_session(self, state: dict | None = None, *, task: str | None = None, seed: int = 0) -> str:
         """A new (established) session holding ``state`` (validated: StateError if it
@@ -260,7 +262,7 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
                max_sessions: int = MAX_SESSIONS, max_new_sessions: int = MAX_NEW_SESSIONS,
                idle_lifetime: float = IDLE_LIFETIME, cache_size: int = CACHE_SIZE, control: bool = True,
                control_token: str | None = None, limits: Limits = DEFAULT_LIMITS,
-               clock: Callable[[], float] = time.time) -> Flask:
+               clock: Callable[[], float] = time.time, variant: int = 0) -> Flask:
     """The Flask application serving ``app_name`` (app factory).
 
     ``session_db``: a SQLAlchemy URL (default: an in-memory SQLite database).
@@ -291,7 +293,9 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
                          max_sessions=max_sessions, max_new=max_new_sessions, idle_lifetime=idle_lifetime,
                          cache_size=cache_size, clock=clock, check=readable)
     token = (control_token or secrets.token_urlsafe(32)) if control else None
-    served = Served(sim, store, task, seed, limits, control, token)
+    from ..runtime.variants import catalogue
+
+    served = Served(sim, store, task, seed, limits, control, token, catalogue(sim).check(variant))
     static = resources.files(sim.definition.package) / "static"
     flask_app = Flask(f"simweb.{sim.name}", static_folder=str(static), static_url_path="/static")
     flask_app.config["MAX_CONTENT_LENGTH"] = limits.max_body
@@ -524,7 +528,15 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
             return error(f"unknown task '{t}'", 400)
         if not isinstance(s, int) or isinstance(s, bool) or not -2**63 <= s < 2**63:
             return error("seed must be an integer (64-bit)", 400)
-        state = served.fresh_state(t, s)
+        v = body.get("variant")
+        if v is not None:
+            from ..runtime.variants import VariantError, catalogue
+
+            try:
+                v = catalogue(sim).check(v)
+            except VariantError as exc:
+                return error(str(exc), 400)
+        state = served.fresh_state(t, s, v)
         resp = write_session(state)
         if resp.status_code == 200:
             tab = state["browser"]["tabs"][state["browser"]["active"]]

@@ -73,12 +73,13 @@ def _guard(fn: Callable) -> Callable:
         from ..episodes.policy import PolicyError
         from ..episodes.rollout import OutputError, PoolError
         from ..runtime.registry import RegistryError
+        from ..runtime.variants import VariantError
         from .train import TrainError
 
         try:
             return fn(*args, **kwargs)
         except (RegistryError, TaskError, StateError, SpecError, OutputError, PolicyError, PoolError,
-                GroupError, CheckpointError, TrainError) as exc:
+                GroupError, CheckpointError, TrainError, VariantError) as exc:
             raise UserError(str(exc)) from None
         except (BrokenPipeError, KeyboardInterrupt):
             sys.exit(130)
@@ -531,22 +532,15 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
 def replay_cmd(trajectory: str) -> None:
     """Re-execute a trajectory and check every state hash."""
     from ..episodes.env import SimEnv
+    from ..episodes.trajectory import TrajectoryFormatError, read_trajectory
 
-    try:
-        raw = Path(trajectory).read_bytes().splitlines()
-    except OSError as exc:
-        raise UserError(f"cannot read {trajectory}: {exc.strerror}") from None
-    lines = []
-    for n, line in enumerate(raw, 1):
-        if not line.strip():
-            continue
-        try:
-            lines.append(orjson.loads(line))
-        except orjson.JSONDecodeError as exc:
-            raise UserError(f"{trajectory}:{n}: not valid JSON: {exc}") from None
-    if not lines or not isinstance(lines[0], dict) or lines[0].get("type") != "header":
-        raise UserError(f"{trajectory}: the first line is not a simweb trajectory header")
-    head = lines[0]
+    try:   # the one reader of trajectory files: old schemas upgraded, others refused in one line
+        head, rest = read_trajectory(trajectory)
+    except TrajectoryFormatError as exc:
+        raise UserError(str(exc)) from None
+    if head.get("kind", "episode") != "episode":
+        raise UserError(f"{trajectory}: a {head.get('kind')} file, not an episode's trajectory")
+    lines = [head, *rest]
     if not head.get("reset", True):
         raise UserError(f"{trajectory}: a branch trajectory starts from a saved state; replay it with its state")
     w = head.get("world") or {}
@@ -622,12 +616,14 @@ def _serve_until_stopped(run: Callable[[], None]) -> None:
 @click.option("--timeout", type=click.IntRange(min=1), default=30, show_default=True,
               help="Seconds a connection is kept open with no request, or with a request not yet "
                    "arrived whole (a slow client is cut off).")
+@click.option("--variant", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The site variant new sessions start on (docs/variants.md; 0: today's site).")
 @with_world
 @_guard
 def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_attribute: str,
               session_db: str | None, max_sessions: int, max_new_sessions: int, idle_lifetime: float,
               control_token: str | None, no_control: bool, threads: int, timeout: int, world_seed: int,
-              size: int | None) -> None:
+              size: int | None, variant: int = 0) -> None:
     """Serve an app over HTTP for real browsers (waitress; one simulated session per
     cookie, kept in a database across restarts)."""
     from sqlalchemy.engine import make_url
@@ -644,7 +640,7 @@ def serve_cmd(app: str, host: str, port: int, task: str | None, seed: int, bid_a
         flask_app = create_app(app, world_seed=world_seed, size=size, task=task, seed=seed,
                                bid_attribute=bid_attribute, session_db=session_db, max_sessions=max_sessions,
                                max_new_sessions=max_new_sessions, idle_lifetime=idle_lifetime,
-                               control=not no_control, control_token=control_token)
+                               control=not no_control, control_token=control_token, variant=variant)
         server = make_server(flask_app, host, port, threads=threads, channel_timeout=timeout)
     except (ValueError, OSError, SQLAlchemyError) as exc:
         raise UserError(f"cannot serve: {' '.join(str(exc).split())[:300]}") from None
@@ -815,20 +811,24 @@ def world_cmd(app: str, world_seed: int, size: int | None) -> None:
 @click.option("--per-template", type=click.IntRange(min=1, max=100_000), default=10, show_default=True)
 @click.option("--base-url", default="http://127.0.0.1:8000", show_default=True, help="Where `simweb serve` runs.")
 @click.option("--decomposed", is_flag=True, help="Also write the sub-tasks of every template that splits.")
+@click.option("--variants", "variant_ids", default=None,
+              help="Site variants (N, N-M or a list; docs/variants.md): each one a website of its own, "
+                   "its start URLs carrying the variant.")
 @with_world
 @_guard
 def export_cmd(app: str, out: str, per_template: int, base_url: str, world_seed: int, size: int | None,
-               decomposed: bool) -> None:
+               decomposed: bool, variant_ids: str | None = None) -> None:
     """Write task instances in WebGym's JSONL task format (fact groups, difficulty, the
     expected answer of information tasks, a start URL that sets the task up)."""
     from ..live.tasks import LiveTask, export_task, task_line
 
     env = _make_env(app, world_seed, size)
     tasks: list[LiveTask] = []
-    for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
-        for tid in [t.id, *(sub.id for sub in subs)]:
-            for seed in range(per_template):
-                tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app))
+    for v in _demo_variants([app], variant_ids)[app]:
+        for t, subs in env.app.tasks.with_sub_tasks() if decomposed else ((t, []) for t in env.app.tasks.values()):
+            for tid in [t.id, *(sub.id for sub in subs)]:
+                for seed in range(per_template):
+                    tasks.append(export_task(env.app, tid, seed, base_url, len(tasks), subdomain=app, variant=v))
     from ..episodes.rollout import write_atomic
 
     try:   # the folder is made, as dump_tasks makes it
@@ -1029,10 +1029,13 @@ def _compare_walks(app: str, walks: int, steps: int, seed: int, out: str, world_
               help="Random branches forked from the middle of each oracle run.")
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
               help="Write every trajectory under this folder (APP/TASK/seed-N-AGENT.jsonl; see `simweb view`).")
+@click.option("--variants", "variant_ids", default=None,
+              help="Site variants to run every template on: N, N-M or a list (docs/variants.md); each variant "
+                   "gets its own task seeds.")
 @with_world
 @_guard
 def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: int, out: str | None,
-             world_seed: int, size: int | None) -> None:
+             world_seed: int, size: int | None, variant_ids: str | None = None) -> None:
     """Roll out the oracle and a random agent on every task template, fork branches from
     mid-trajectory states, and print success, progress, clean and throughput; with --out,
     write the trajectories (open them with `simweb view`)."""
@@ -1052,15 +1055,17 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
         except OSError as exc:
             raise UserError(f"cannot write {out}: {exc.strerror or exc}") from None
     jobs = []
+    variants_of = _demo_variants(names, variant_ids)
     for n in names:
         env = _make_env(n, world_seed, size)   # builds the world once, before the workers start
         for tid in env.app.tasks:
-            for s in range(seeds):
-                env.reset(seed=s, options={"task": tid})
-                mid = len(env.oracle_plan()) // 2
-                jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
-                                fork_steps=10, out=out))
-                jobs.append(Job(n, world_seed, size, tid, s, "random", out=out))
+            for v in variants_of[n]:
+                for s in range(v * seeds, (v + 1) * seeds):   # each variant its own instances
+                    env.reset(seed=s, options={"task": tid})
+                    mid = len(env.oracle_plan()) // 2
+                    jobs.append(Job(n, world_seed, size, tid, s, "oracle", fork_at=mid, fork_branches=branches,
+                                    fork_steps=10, out=out, variant=v))
+                    jobs.append(Job(n, world_seed, size, tid, s, "random", out=out, variant=v))
     t0 = time.perf_counter()
     with Progress(TextColumn("[bold]rollouts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   transient=True) as bar:
@@ -1102,6 +1107,10 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
     con.print(f"{int(total_steps):,} steps in {total_sec:.2f} s of rollout time "
               f"({total_steps / max(total_sec, 1e-9):,.0f} steps/s per worker); wall {wall:.1f} s"
               + (f"; trajectories -> {os.path.join(out, '')} (simweb view {out})" if out else ""))
+    if variant_ids is not None:
+        from .variants_cli import demo_report
+
+        demo_report(con, results, variants_of)
 
 
 @main.command("eval")
@@ -1225,7 +1234,8 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @click.option("--app", required=True, help="The app to train on (forum, shopping, issues, cms, booking).")
 @click.option("--tasks", default=None, help="Comma-separated template ids (default: the app's easy state templates "
                                             "in simweb.train.DEFAULT_TASKS).")
-@click.option("--iterations", "-n", type=click.IntRange(0, 100_000), default=20, show_default=True)
+@click.option("--iterations", "-n", type=click.IntRange(0, 100_000), default=None,
+              help="Iterations (default: the app's in simweb.train.DEFAULT_ITERATIONS, 20 for others).")
 @click.option("--group", "-g", type=int, default=16, show_default=True, help="Forks per start state (GRPO group).")
 @click.option("--instances", type=click.IntRange(1, 10_000), default=6, show_default=True,
               help="Task instances (groups) per iteration.")
@@ -1251,7 +1261,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 @with_options(pool_options)
 @with_world
 @_guard
-def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instances: int, seed: int, lr: float,
+def train_cmd(app: str, tasks: str | None, iterations: int | None, group: int, instances: int, seed: int, lr: float,
               max_steps: int, group_reward: str, clean_bonus: float, end_bonus: float, curriculum: str,
               advance_at: float, out: str, workers: int,
               pool_backend: str,
@@ -1262,9 +1272,11 @@ def train_cmd(app: str, tasks: str | None, iterations: int, group: int, instance
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..runtime import registry
-    from .train import TrainConfig, TrainError, plot_curve, read_metrics, train
+    from .train import DEFAULT_ITERATIONS, TrainConfig, TrainError, plot_curve, read_metrics, train
 
     registry.resolve(app)
+    if iterations is None:
+        iterations = DEFAULT_ITERATIONS.get(app, 20)
     _check_counts(None, workers)
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else []
     cfg = TrainConfig(app=app, tasks=ids, iterations=iterations, group=group, instances=instances, seed=seed, lr=lr,
@@ -1458,17 +1470,10 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
 
     try:
         if agent == "learned" and checkpoint is not None:
-            from ..live.sim2live import retained_gain
+            from ..live.sim2live_learned import run_learned
 
-            reports = {}
-            for which, ckpt in (("init", Path(checkpoint) / "init"), ("trained", Path(checkpoint))):
-                reports[which] = run(Settings(pair=pair, agent=agent, families=fams, instances=instances,
-                                              out=Path(out) / which, max_steps=max_steps, checkpoint=ckpt),
-                                     on_episode=show, progress=True)
-            gain = retained_gain(reports["init"], reports["trained"])
-            from ..episodes.rollout import write_atomic
-
-            write_atomic(str(Path(out) / "retained.json"), [json.dumps(gain, indent=1, sort_keys=True).encode()])
+            gain = run_learned(pair, checkpoint, out, families=fams, instances=instances, max_steps=max_steps,
+                               on_episode=show, progress=True, echo=lambda m: click.echo(m, err=True))
             t = gain["total"]
             click.echo(f"{pair} learned: {t['n']} paired instances, sim gain {t['sim_gain']}, live gain "
                        f"{t['live_gain']}, retained {t['retained_gain']} -> {Path(out) / 'retained.json'}")
@@ -1564,7 +1569,8 @@ def view_cmd(paths: tuple[str, ...], host: str, port: int) -> None:
 @_guard
 def report_cmd(paths: tuple[str, ...], out: str) -> None:
     """Plot runs with matplotlib: learning curves (a train folder), success by template and
-    difficulty, sim vs live per family, red-team attacks per family."""
+    difficulty, sim vs live per family, red-team attacks per family, benchmark results against
+    their targets (benchmarks/results*.json)."""
     from .plots import write_report
 
     idx = _open_runs(paths)
@@ -1574,9 +1580,26 @@ def report_cmd(paths: tuple[str, ...], out: str) -> None:
         raise UserError(str(exc)) from None
     if not files:
         raise UserError(f"nothing to plot in {', '.join(paths)} (no train metrics.jsonl, episodes, sim2live "
-                        f"report.json or red-team file)")
+                        f"report.json, red-team file or benchmark results)")
     for f in files:
         click.echo(f)
+
+
+# ----------------------------------------------------------------------------- site variants
+# `simweb variants APP` and the demo's --variants (simweb.variants_cli, docs/variants.md).
+def _demo_variants(names: list[str], ids: str | None) -> dict[str, list[int]]:
+    from ..runtime.variants import parse_ids
+
+    return {n: (parse_ids(ids, n) if ids is not None else [0]) for n in names}
+
+
+def _register_variants() -> None:
+    from .variants_cli import register
+
+    register(main, _guard)
+
+
+_register_variants()
 
 
 if __name__ == "__main__":

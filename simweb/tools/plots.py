@@ -9,7 +9,9 @@ Each plot is drawn from files a run leaves (opened through :class:`simweb.viewer
 * ``success_by_template`` and ``success_by_difficulty``: clean success of the episodes
   started by a reset (fork children left out), with Wilson intervals;
 * ``sim_vs_live_<k>``: a ``simweb sim2live`` report.json: success per family on each side;
-* ``redteam_by_family``: ``simweb redteam --out`` files: attacks tried and paid per family.
+* ``redteam_by_family``: ``simweb redteam --out`` files: attacks tried and paid per family;
+* ``benchmark_ratios``: ``benchmarks/`` results files (``results*.json``): every figure
+  with a target, measured against it on one log axis (:mod:`simweb.benchplots`).
 
 matplotlib is imported when a plot is drawn (``pip install 'simweb[report]'``).
 """
@@ -26,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from .benchplots import load_benchmark, ratio_figure, target_rows
 from .viewer.index import RunIndex
 
 __all__ = ["available", "redteam_rows", "render", "wilson", "write_report"]
@@ -245,6 +248,9 @@ def _figures(idx: RunIndex) -> dict[str, Callable[[Any], Any]]:
             out[f"sim_vs_live_{k}"] = functools.partial(_sim_vs_live, path=path)
     if idx.redteam:
         out["redteam_by_family"] = lambda plt: _redteam(plt, idx)
+    bench_rows = [r for path in idx.benchmarks for r in target_rows(load_benchmark(path) or {})]
+    if bench_rows:
+        out["benchmark_ratios"] = functools.partial(ratio_figure, rows=bench_rows)
     return out
 
 

@@ -45,7 +45,7 @@ import orjson
 from ..episodes.episode import FINAL_ACTIONS
 from ..episodes.learner import FEATURES, CheckpointError, LearnedPolicy, read_checkpoint, save_checkpoint
 
-__all__ = ["TRAIN_SEEDS", "TrainConfig", "TrainError", "default_tasks", "plot_curve", "train"]
+__all__ = ["DEFAULT_ITERATIONS", "TRAIN_SEEDS", "TrainConfig", "TrainError", "default_tasks", "plot_curve", "train"]
 
 #: adaptive curriculum: the share of groups at a template's frontier, and the frontier's cap
 FRONTIER_SHARE = 0.6
@@ -66,6 +66,11 @@ DEFAULT_TASKS: dict[str, list[str]] = {
     "shopping": ["shopping/add_to_cart", "shopping/remove_from_cart"],
     "booking": ["booking/cancel_free", "booking/cancel_with_fee"],
 }
+
+
+#: ``simweb train``'s default iterations per app: what fits in about 20 minutes on 2
+#: loaded cores (forum: 60 iterations, measured 2026-12-05)
+DEFAULT_ITERATIONS: dict[str, int] = {"forum": 60, "shopping": 60, "issues": 100, "booking": 60, "cms": 60}
 
 
 class TrainError(ValueError):
@@ -258,21 +263,25 @@ def group_weights(trajs: list[Any], cfg: TrainConfig) -> tuple[list[float], list
     """A group's task rewards, per-step weights and wins (clean success ended by the
     agent's message). The task reward is the group reward (clean progress, or clean
     success) plus ``end_bonus`` for a win; it is group-normalised; the clean term is added
-    after the normalisation (see :class:`TrainConfig`), so it never outweighs a success,
-    and only in a group whose task rewards differ."""
+    after the normalisation (see :class:`TrainConfig`), so it never outweighs a success;
+    in a group whose task rewards are all equal it only charges the damaging children."""
     from ..episodes.group import advantages, step_weights
 
     wins = [float(bool(t.final.get("success")) and bool(t.final.get("clean")) and ended_by_message(t))
             for t in trajs]
     rewards = [float(t.header["group_reward"]) + cfg.end_bonus * w for t, w in zip(trajs, wins)]
     advs = advantages(rewards)
+    cleans = [float(bool(t.final.get("clean", True))) for t in trajs]
+    mean_clean = sum(cleans) / len(cleans)
     if max(rewards) > min(rewards):
-        # the clean term only where the task reward tells the children apart: in a group
-        # where nothing succeeded it alone would teach "do nothing, say done" before any
-        # success is found (measured: forum collapsed to the final message in 20 iterations)
-        cleans = [float(bool(t.final.get("clean", True))) for t in trajs]
-        mean_clean = sum(cleans) / len(cleans)
         advs = [a + cfg.clean_bonus * (c - mean_clean) for a, c in zip(advs, cleans)]
+    else:
+        # in a group where nothing succeeded only the damage is charged (the clean children
+        # get 0): the symmetric term alone would teach "do nothing, say done" before any
+        # success is found (measured: forum collapsed to the final message in 20
+        # iterations), and without any charge forum learned to press buttons on wrong
+        # posts (its clean fell from 0.85 to 0.45 in 30 iterations, measured)
+        advs = [a + cfg.clean_bonus * min(0.0, c - mean_clean) for a, c in zip(advs, cleans)]
     budget = max((int(t.header.get("budget") or 0) for t in trajs), default=0) or None
     weights = step_weights(advs, [len(t.steps) for t in trajs], cfg.normaliser,
                            constant=budget if cfg.normaliser == "constant" else None)
@@ -379,10 +388,11 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
                 break
             t0 = time.perf_counter()
             starts = _starts(env, cfg, rng, reach)
+            keep = it % TRAJECTORIES_EVERY == 0 or it == cfg.iterations - 1   # this iteration's groups are kept
             items = [WorkItem(cfg.app, task, seed, policy_version=it, group=cfg.group,
                               group_seed=cfg.seed * 1_000_003 + it * 1009 + j, max_steps=cfg.max_steps,
                               world_seed=cfg.world_seed, size=cfg.size, reward=cfg.reward,
-                              normaliser=cfg.normaliser, state=state_bytes)
+                              normaliser=cfg.normaliser, state=state_bytes, lean=not keep)
                      for j, (task, seed, _k, state_bytes, _j) in enumerate(starts)]
             policy.version = it
             results = pool.run(items, policy, on_done=(lambda i, o: on_rollout()) if on_rollout else None)
@@ -397,7 +407,7 @@ def train(cfg: TrainConfig, out: str | Path, *, backend: str = "local", workers:
                 trajs = [trajectory_from_bytes(b) for b in blobs]
                 rewards, weights, wins = group_weights(trajs, cfg)
                 outcomes.append((task, j, sum(wins) / len(wins)))
-                if it % TRAJECTORIES_EVERY == 0 or it == cfg.iterations - 1:
+                if keep:
                     from ..episodes.group import advantages
                     _keep_group(out, it, g_index, trajs, state_bytes, advantages(rewards))
                 for traj, r, w in zip(trajs, rewards, weights):

@@ -387,8 +387,10 @@ class SimBrowser:
         el = self._element(bid)
         if el.input_type not in ("checkbox", "radio"):
             return f"Element with bid '{bid}' is not a checkbox or radio button"
-        self._actionable(el, "check")
+        # Playwright reads the box's state first and is done, without waiting for the box
+        # to be visible or enabled, when it is already in the wanted state.
         if not self._checked(el):
+            self._actionable(el, "check")
             # Checking clicks the box (focusing it) only when its state changes.
             self.tab["focus"] = el.bid
             if el.input_type == "radio":
@@ -401,8 +403,8 @@ class SimBrowser:
         el = self._element(bid)
         if el.input_type not in ("checkbox", "radio"):
             return f"Element with bid '{bid}' is not a checkbox"
-        self._actionable(el, "uncheck")
-        if self._checked(el):
+        if self._checked(el):   # as check: a box already unchecked is done, even disabled
+            self._actionable(el, "uncheck")
             if el.input_type == "radio":
                 return f"Cannot uncheck radio button (bid '{bid}')"
             self.tab["focus"] = el.bid
@@ -418,6 +420,14 @@ class SimBrowser:
     def _do_keyboard_press(self, key: str) -> str | None:
         focus = self.tab["focus"]
         el = self.page().elements.get(focus) if focus else None
+        if el is None and key in ("Tab", "Shift+Tab"):
+            # With the focus on the document's body, Chromium's Tab goes to the first
+            # element that takes the focus, Shift+Tab to the last.
+            order = [e.bid for e in self.page().elements.values()
+                     if _focusable(e) and not e.attrs.get("tabindex", "0").strip().startswith("-")]
+            if order:
+                self.tab["focus"] = order[0] if key == "Tab" else order[-1]
+            return None
         return self._key(el, key) if el is not None else None
 
     def _do_keyboard_type(self, text: str) -> str | None:

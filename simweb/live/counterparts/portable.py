@@ -80,6 +80,14 @@ class PortableFamily:
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         raise NotImplementedError
 
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str] | None:
+        """A refusal family's page that shows why the task cannot be done, as ``(what,
+        regex over the live URL's path and query)``: a refusal counts only after the agent
+        has been on such a page (simweb's refusal verdicts demand the same viewing; the
+        counterpart's database cannot tell a blind refusal from an informed one). None: no
+        such rule (the start page shows it, or the database tells, as Spirit's visits do)."""
+        return None
+
     def script(self, inst: Instance) -> list:
         """The scripted agent's steps (``simweb.agents.scripted`` Steps)."""
         raise NotImplementedError
@@ -127,6 +135,21 @@ def fitting_seeds(app_name: str, sim_task: str, n: int, limit: int,
 def check(name: str, ok: bool, detail: str = "") -> dict[str, Any]:
     """One named check of a live verdict."""
     return {"name": name, "ok": bool(ok), "detail": detail}
+
+
+def guard(c: dict[str, Any]) -> dict[str, Any]:
+    """The check ``c`` as a guard: what must still hold at the end (the topic still open,
+    the page still a draft, the tracker agreeing with simweb's instance). It holds before
+    any work, so a failing guard takes the success away but a passing one is no progress
+    (else zero work would earn progress live where simweb gives it 0)."""
+    return {**c, "guard": True}
+
+
+def add_fact(v: dict[str, Any], c: dict[str, Any]) -> dict[str, Any]:
+    """The verdict ``v`` (of :func:`verdict`) with one more goal fact ``c``."""
+    damage = [x for x in v["checks"] if x["name"].startswith("collateral: ")]
+    facts = [x for x in v["checks"] if x not in damage and x["name"] != "no collateral changes"]
+    return verdict([*facts, c], damage)
 
 
 def passed(c: dict) -> bool:
@@ -197,12 +220,15 @@ def _short(v: Any, n: int = 80) -> str:
 def verdict(facts: Sequence[dict], damage: Sequence[dict] = ()) -> dict[str, Any]:
     """``{success, progress, clean, checks}`` from goal facts and collateral checks.
 
-    ``success``: there are facts and all pass; ``progress``: their share; ``clean``: no
-    collateral check. Collateral never counts towards progress (as in simweb)."""
+    ``success``: there are goal facts (not only :func:`guard` checks) and every fact and
+    guard passes; ``progress``: the share of goal facts that pass (guards hold before any
+    work, so they never count); ``clean``: no collateral check. Collateral never counts
+    towards progress (as in simweb)."""
     facts = list(facts)
-    done = sum(1 for c in facts if passed(c))
+    goals = [c for c in facts if not c.get("guard")]
+    done = sum(1 for c in goals if passed(c))
     checks = facts + list(damage)
     if not damage:
         checks.append(check("no collateral changes", True))
-    return {"success": bool(facts) and done == len(facts), "progress": round(done / len(facts), 6) if facts else 0.0,
-            "clean": not damage, "checks": checks}
+    return {"success": bool(goals) and all(passed(c) for c in facts),
+            "progress": round(done / len(goals), 6) if goals else 0.0, "clean": not damage, "checks": checks}

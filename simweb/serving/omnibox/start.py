@@ -41,12 +41,15 @@ def parse_seed(text: str) -> int | None:
     return seed if -2**63 <= seed < 2**63 else None
 
 
-def start_url(task: str | None, seed: int) -> str:
+def start_url(task: str | None, seed: int, variant: int = 0) -> str:
     """The path of the start URL of ``task`` with episode ``seed`` (``website`` of an export:
-    see simweb.live.tasks.start_url, which puts a site's base URL before it)."""
+    see simweb.live.tasks.start_url, which puts a site's base URL before it), on site
+    ``variant`` when not 0 (simweb.variants)."""
     from urllib.parse import urlencode
 
-    query = {"task": task, "seed": int(seed)} if task else {"seed": int(seed)}
+    query: dict[str, Any] = {"task": task, "seed": int(seed)} if task else {"seed": int(seed)}
+    if variant:
+        query["variant"] = int(variant)
     return f"{START_PATH}?{urlencode(query, safe='/')}"
 
 
@@ -109,7 +112,15 @@ def install_start_route(flask_app: Flask, served: Any, cookie: str, bid_attribut
             shown = seed_text.strip()
             shown = repr(shown) if len(shown) <= 40 else f"{shown[:40]!r}... ({len(shown)} characters)"
             return plain(f"seed must be a 64-bit integer (from -2**63 to 2**63-1), not {shown}", 400)
-        state = served.fresh_state(task, seed)
+        variant = None
+        if "variant" in request.args:   # a site variant (simweb.variants); else the server's
+            from ...runtime.variants import VariantError, catalogue
+
+            try:
+                variant = catalogue(sim).check(request.args["variant"])
+            except VariantError as exc:
+                return plain(str(exc), 400)
+        state = served.fresh_state(task, seed, variant)
         tab = state["browser"]["tabs"][state["browser"]["active"]]
         resp: Any
         if tab["url"] == "about:blank":

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from ...episodes.trajectory import TrajectoryFormatError, parse_header, upgrade_step
+from ..benchplots import load_benchmark
 
 __all__ = ["Episode", "RunIndex", "ViewerError", "episode_reward", "potential_of"]
 
@@ -126,6 +127,8 @@ class RunIndex:
     #: train folders (with metrics.jsonl) and sim2live report.json files found
     train_dirs: list[str] = field(default_factory=list)
     sim2live_reports: list[str] = field(default_factory=list)
+    #: ``benchmarks/`` results files (JSON documents with ``benchmark`` and ``results``)
+    benchmarks: list[str] = field(default_factory=list)
     #: .jsonl files that are not trajectories (episodes.jsonl, metrics.jsonl, sim2live traces/...)
     skipped: list[str] = field(default_factory=list)
     _offsets: OrderedDict[int, list[int]] = field(default_factory=OrderedDict, repr=False)
@@ -145,6 +148,8 @@ class RunIndex:
                 raise ViewerError(f"{root}: no such file or directory")
             if os.path.isdir(root):
                 idx._scan_dir(root)
+            elif root.endswith(".json") and load_benchmark(root) is not None:
+                idx.benchmarks.append(root)
             else:
                 idx._add(root, os.path.basename(root), named=True)
         return idx
@@ -158,6 +163,9 @@ class RunIndex:
             if "report.json" in files:
                 self.sim2live_reports.append(os.path.join(folder, "report.json"))
             for name in sorted(files):
+                if name.startswith("results") and name.endswith(".json") and \
+                        load_benchmark(os.path.join(folder, name)) is not None:
+                    self.benchmarks.append(os.path.join(folder, name))
                 if name.endswith(".jsonl") and not name.startswith("."):
                     self._add(os.path.join(folder, name), os.path.join(rel_folder, name), named=False)
 

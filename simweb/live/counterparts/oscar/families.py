@@ -32,6 +32,7 @@ from ..portable import (
     collateral,
     field_check,
     fitting_seeds,
+    guard,
     refusal_check,
     verdict,
 )
@@ -417,13 +418,16 @@ class CancelShipped(ShopFamily):
         # the list on both sides).
         return "/accounts/profile/"
 
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return "the orders list or the order (its status)", r"^/accounts/orders"
+
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         p = inst.params
         with cp.connect() as conn:
             row = conn.execute("SELECT status FROM order_order WHERE number = ?", (str(p["order_id"]),)).fetchone()
         status = None if row is None else row["status"]
         want = p["status"].replace("_", " ").capitalize()
-        facts = [field_check(f"order #{p['order_id']} is already {p['status']}", status, want),
+        facts = [guard(field_check(f"order #{p['order_id']} is already {p['status']}", status, want)),
                  refusal_check(refused, answer)]
         return verdict(facts, live_collateral(cp))
 

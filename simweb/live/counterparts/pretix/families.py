@@ -38,6 +38,7 @@ from ..portable import (
     collateral,
     field_check,
     fitting_seeds,
+    guard,
     refusal_check,
     verdict,
 )
@@ -426,7 +427,7 @@ class SoldOut(BookingFamily):
 
     def live_verify(self, cp: Counterpart, inst: Instance, answer: str | None, refused: bool) -> dict:
         orders = new_orders(cp)
-        facts = [check(f"{inst.params['room']} sold out: nothing booked", not orders, f"{len(orders)} new orders"),
+        facts = [guard(check(f"{inst.params['room']} sold out: nothing booked", not orders, f"{len(orders)} new orders")),
                  refusal_check(refused, answer)]
         return verdict(facts, live_collateral(cp))
 
@@ -434,6 +435,9 @@ class SoldOut(BookingFamily):
         p = inst.params
         return open_stay(p["city"], p["hotel"], p["checkin"], p["nights"], p["guests"]) + [
             _steps().Refuse(f"The {p['room']} is sold out for those dates.")]
+
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return f"the {inst.params['hotel']}'s dates and rooms", rf"^/{ORG}/h{inst.params['property_id']}/"
 
 
 class CancelTooLate(BookingFamily):
@@ -455,7 +459,7 @@ class CancelTooLate(BookingFamily):
         p = inst.params
         with cp.connect() as conn:
             o = order_row(conn, p["code"])
-        facts = [field_check("the booking is left as it is (pending)", o and o["status"], "n"),
+        facts = [guard(field_check("the booking is left as it is (pending)", o and o["status"], "n")),
                  refusal_check(refused, answer)]
         return verdict(facts, live_collateral(cp))
 
@@ -464,6 +468,9 @@ class CancelTooLate(BookingFamily):
         return open_booking(p["hotel"], p["checkin"], p["code"]) + [
             _steps().Refuse(f"The free cancellation period is over; cancelling now would cost "
                             f"{money_text(p['fee'])}, so I left it.")]
+
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return f"booking {inst.params['code']} (its cancellation terms)", rf"^/{ORG}/h\d+/order/{inst.params['code']}/"
 
 
 FAMILIES: list[PortableFamily] = [StayPrice(), ConfirmationCode(), ChangeGuest(), BookRoom(), CancelFree(),

@@ -19,7 +19,17 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from ....agents.scripted import Answer, Check, Click, Fill, Refuse, Select
-from ..portable import Instance, PortableFamily, answer_check, check, collateral, field_check, refusal_check, verdict
+from ..portable import (
+    Instance,
+    PortableFamily,
+    answer_check,
+    check,
+    collateral,
+    field_check,
+    guard,
+    refusal_check,
+    verdict,
+)
 from . import CLOSED, PROJECT, ROLE, STATUS, Roundup
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -234,8 +244,8 @@ class IssueLabels(RoundupFamily):
     def facts(self, cp, conn, inst, answer, refused):
         now = cp.issue(conn, inst.params["iid"])
         facts = [answer_check("set", answer, now["keywords"] if now else [], "labels"),
-                 check("the tracker has the labels", bool(now) and now["keywords"] == sorted(inst.params["labels"]),
-                       f"keywords {now and now['keywords']}")]
+                 guard(check("the tracker has the labels", bool(now) and now["keywords"] == sorted(inst.params["labels"]),
+                             f"keywords {now and now['keywords']}"))]
         return facts, []
 
 
@@ -268,8 +278,8 @@ class OpenLabelCount(RoundupFamily):
             f"AND i.__retired__ = 0 AND (i._status IS NULL OR i._status NOT IN ({','.join('?' * len(closed)) or 'NULL'}))",
             (kw[0] if kw else -1, *closed)).fetchone()[0]
         return [answer_check("number", answer, count, "number of open issues"),
-                check("the tracker agrees with simweb", count == inst.params["count"],
-                      f"tracker {count}, simweb {inst.params['count']}")], []
+                guard(check("the tracker agrees with simweb", count == inst.params["count"],
+                            f"tracker {count}, simweb {inst.params['count']}"))], []
 
 
 class AssignIssue(RoundupFamily):
@@ -363,6 +373,10 @@ class CloseWithRole(RoundupFamily):
     fit = "infeasible"
     description = "Close an issue one's role does not allow closing: refuse (Roundup: Status is read-only)"
 
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        n = inst.params["iid"]
+        return f"issue #{n} (its status and who opened it)", rf"/issue{n}(?!\d)"
+
     def script(self, inst: Instance) -> list:
         p = inst.params
         return open_issue(p["iid"]) + [
@@ -373,7 +387,7 @@ class CloseWithRole(RoundupFamily):
         n = inst.params["iid"]
         now, before = _issue_pair(cp, conn, n)
         return [refusal_check(refused, answer),
-                check(f"#{n} keeps its status", now["status"] == before["status"], f"status {now['status']}")], []
+                guard(check(f"#{n} keeps its status", now["status"] == before["status"], f"status {now['status']}"))], []
 
 
 FAMILIES: list[PortableFamily] = [IssueLabels(), OpenLabelCount(), AssignIssue(), CloseIssue(), TriageIssue(),

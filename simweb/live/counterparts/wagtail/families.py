@@ -43,6 +43,7 @@ from ..portable import (
     collateral,
     field_check,
     fitting_seeds,
+    guard,
     refusal_check,
     verdict,
 )
@@ -241,7 +242,7 @@ class RenameDraft(CmsFamily):
             content = latest_revision(conn, page)
         facts = [field_check("draft title", page["draft_title"], p["new"], text=True),
                  field_check("latest revision's title", content.get("title"), p["new"], text=True),
-                 check("still a draft", not page["live"], f"live={page['live']}")]
+                 guard(check("still a draft", not page["live"], f"live={page['live']}"))]
         claims = _page_claims(page["id"], ("draft_title", "latest_revision_id", "latest_revision_created_at",
                                            "has_unpublished_changes"))
         return verdict(facts, collateral(cp, [*claims, "wagtailcore_revision.*"])[1])
@@ -277,7 +278,7 @@ class PublishReview(CmsFamily):
                        and page["live_revision_id"] == page["latest_revision_id"]
                        and not page["has_unpublished_changes"],
                        f"live revision {page['live_revision_id']}, latest {page['latest_revision_id']}"),
-                 field_check("live title", page["title"], p["post"], text=True),
+                 guard(field_check("live title", page["title"], p["post"], text=True)),
                  check("its moderation is closed", status != "in_progress", f"workflow state {status!r}")]
         claims = [*_page_claims(page["id"], ("live", "live_revision_id", "has_unpublished_changes",
                                              "first_published_at", "last_published_at", "latest_revision_id",
@@ -315,8 +316,8 @@ class SubmitForReview(CmsFamily):
                        f"{len(open_states)} open moderation(s) of {len(states)}"),
                  check("submitted by its author", bool(open_states) and open_states[0]["username"] == p["username"],
                        f"requested by {open_states[0]['username'] if open_states else None!r}"),
-                 check("not published", not page["live"], f"live={page['live']}"),
-                 field_check("title", page["draft_title"], p["post"], text=True)]
+                 guard(check("not published", not page["live"], f"live={page['live']}")),
+                 guard(field_check("title", page["draft_title"], p["post"], text=True))]
         claims = [*_page_claims(page["id"], ("latest_revision_id", "latest_revision_created_at",
                                              "has_unpublished_changes", "locked", "locked_at", "locked_by_id")),
                   "wagtailcore_revision.*", "wagtailcore_workflowstate.*", "wagtailcore_taskstate.*"]
@@ -344,7 +345,7 @@ class ArchiveUnpublish(CmsFamily):
             if page is None:
                 return verdict([check("the post exists", False, f"no page with slug {p['slug']!r} (deleted?)")])
         facts = [check("gone from the public site", not page["live"], f"live={page['live']}"),
-                 field_check("title", page["draft_title"], p["post"], text=True)]
+                 guard(field_check("title", page["draft_title"], p["post"], text=True))]
         claims = [*_page_claims(page["id"], ("live", "has_unpublished_changes", "live_revision_id", "locked",
                                              "locked_at", "locked_by_id")), "wagtailcore_revision.*"]
         return verdict(facts, collateral(cp, claims)[1])
@@ -377,9 +378,12 @@ class RefusePublish(CmsFamily):
                 return verdict([check("the post exists", False, f"no page with slug {p['slug']!r}")])
             status = workflow_status(conn, page)
         facts = [refusal_check(refused, answer),
-                 check("the page is not published", not page["live"], f"live={page['live']}"),
-                 check("it is still in moderation", status == "in_progress", f"workflow state {status!r}")]
+                 guard(check("the page is not published", not page["live"], f"live={page['live']}")),
+                 guard(check("it is still in moderation", status == "in_progress", f"workflow state {status!r}"))]
         return verdict(facts, collateral(cp)[1])
+
+    def refusal_evidence(self, inst: Instance) -> tuple[str, str]:
+        return "the page's editor (an author's actions only)", r"^/admin/pages/\d+/edit"
 
     def script(self, inst: Instance) -> list:
         return admin_open(inst.params["post"]) + [

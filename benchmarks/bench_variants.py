@@ -1,0 +1,179 @@
+"""Site variants (simweb.variants): how different they are, and what they cost.
+
+Per app, variant 0 (today's site) against a test variant whose every app factor differs:
+
+  diversity  on the same pages (the start page and the final page of every template's
+             oracle run, seed 0), the share of distinct AX-tree lines (lines in one
+             variant's tree but not the other's, over the lines of both) and of distinct
+             accessible names; and how many distinct AX "structures" (lines with the
+             names blanked) the pages have;
+  cost       median time of an oracle step, a fork and a cold reset (an instance never
+             reset before in this process) on the variant against variant 0, measured in
+             the same run with the two interleaved (ratio: goal <= 1.10), and the one-off
+             time to build a variant's templates (once per process and variant).
+
+    python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--out FILE]
+    python benchmarks/bench_variants.py --screenshots docs/img --apps shopping   # two PNGs a app
+
+Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from common import parser
+
+import simweb
+from simweb.runtime.variants import catalogue, jinja_for
+
+APPS = ("shopping", "forum", "issues", "cms", "booking")
+_NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
+
+
+def far_variant(app: str) -> int:
+    """The first test variant whose every factor differs from today's site."""
+    cat = catalogue(app)
+    for k in range(1, cat.count):
+        if all(i != 0 for i in cat.choice(k)) and cat.split(k) == "test":
+            return k
+    raise RuntimeError(f"{app}: no variant changes every factor")
+
+
+def _lines(axtree: str) -> list[str]:
+    return [ln.strip() for ln in axtree.splitlines() if ln.strip()]
+
+
+def pages(app: str, variant: int) -> list[str]:
+    """The AX trees of the start and end page of every template's oracle run at seed 0."""
+    env = simweb.make(app, variant=variant)
+    out = []
+    for tid in env.app.tasks:
+        obs, _ = env.reset(seed=0, options={"task": tid})
+        out.append(obs["axtree"])
+        for a in env.oracle_plan()[:-1]:   # the last action is the answer: no new page
+            obs, *_ = env.step(a)
+        out.append(obs["axtree"])
+    return out
+
+
+def diversity(app: str, k: int) -> dict[str, Any]:
+    a, b = pages(app, 0), pages(app, k)
+    line_share, name_share = [], []
+    for ta, tb in zip(a, b):
+        la, lb = set(_lines(ta)), set(_lines(tb))
+        line_share.append(len(la ^ lb) / max(1, len(la | lb)))
+        na = {m for ln in la for m in _NAME.findall(ln) if m}
+        nb = {m for ln in lb for m in _NAME.findall(ln) if m}
+        name_share.append(len(na ^ nb) / max(1, len(na | nb)))
+
+    def structure(tree: str) -> str:
+        return "\n".join(_NAME.sub("''", ln) for ln in _lines(tree))
+
+    return {"pages": len(a), "distinct_ax_lines": sum(line_share) / len(line_share),
+            "distinct_names": sum(name_share) / len(name_share),
+            "identical_pages": sum(1 for ta, tb in zip(a, b) if ta == tb),
+            "distinct_structures": len({structure(t) for t in a} ^ {structure(t) for t in b})}
+
+
+def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
+    envs = {0: simweb.make(app), k: simweb.make(app, variant=k)}
+    fresh = catalogue(app).count - 1   # a variant this process has not built yet
+    t0 = time.perf_counter()
+    jinja_for(envs[k].app, fresh)
+    build = time.perf_counter() - t0
+    tasks = list(envs[0].app.tasks)
+    times: dict[int, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
+    seed = 10_000
+    for r in range(rounds + rounds % 2):   # an even number: each side goes first as often
+        for tid in tasks:
+            seed += 1
+            for v in ((0, k) if r % 2 == 0 else (k, 0)):   # interleaved, alternating order
+                env = envs[v]
+                t = time.perf_counter()
+                # the same instance on both sides (the same plan); what one side leaves memoised
+                # for the other (the task's parameters) is balanced by alternating who goes first
+                env.reset(seed=seed, options={"task": tid})
+                times[v]["cold_reset"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                child = env.fork()
+                times[v]["fork"].append(time.perf_counter() - t)
+                del child
+                for a in env.oracle_plan()[:-1]:
+                    t = time.perf_counter()
+                    env.step(a)
+                    times[v]["step"].append(time.perf_counter() - t)
+
+    def med(xs: list[float]) -> float:
+        xs = sorted(xs)
+        return xs[len(xs) // 2]
+
+    out: dict[str, Any] = {"template_build_s": round(build, 4)}
+    for what in ("step", "fork", "cold_reset"):
+        m0, mk = med(times[0][what]), med(times[k][what])
+        out[what] = {"variant0_ms": round(m0 * 1e3, 4), "variant_ms": round(mk * 1e3, 4),
+                     "ratio": round(mk / m0, 3), "n": len(times[k][what])}
+    return out
+
+
+def screenshots(app: str, k: int, folder: Path) -> list[str]:
+    """PNG screenshots of the home page (signed out) of variant 0 and variant ``k``, drawn
+    by Chromium from the in-process HTML with the app's stylesheet inlined."""
+    from importlib import resources
+
+    from playwright.sync_api import sync_playwright
+
+    from simweb.serving.browser import launch_chromium
+
+    folder.mkdir(parents=True, exist_ok=True)
+    static = resources.files(simweb.make(app).app.definition.package) / "static"
+    files = []
+    with sync_playwright() as pw:
+        browser = launch_chromium(pw)
+        page = browser.new_page(viewport={"width": 1000, "height": 700})
+        for v in (0, k):
+            env = simweb.make(app, variant=v)
+            env.reset(seed=0, options={"task": None})
+            html = env.browser.html()
+
+            def inline(m: re.Match[str]) -> str:
+                return "<style>" + (static / m.group(1)).read_text(encoding="utf-8") + "</style>"
+
+            html = re.sub(r'<link rel="stylesheet" href="/static/([^"]+)">', inline, html)
+            page.set_content(html)
+            path = folder / f"variants-{app}-{v}.png"
+            page.screenshot(path=str(path))
+            files.append(str(path))
+        browser.close()
+    return files
+
+
+def main() -> None:
+    ap = parser(__doc__)
+    ap.add_argument("--apps", default=",".join(APPS))
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--screenshots", type=Path, default=None, help="write two screenshots per app here and stop")
+    args = ap.parse_args()
+    results: dict[str, Any] = {}
+    for app in args.apps.split(","):
+        k = far_variant(app)
+        if args.screenshots:
+            print(app, screenshots(app, k, args.screenshots))
+            continue
+        res = {"variant": k, "factors": catalogue(app).values(k), **diversity(app, k), "cost": cost(app, k, args.rounds)}
+        results[app] = res
+        c = res["cost"]
+        print(f"{app:9} variant {k:5}: distinct AX lines {res['distinct_ax_lines']:.0%}, names "
+              f"{res['distinct_names']:.0%}, identical pages {res['identical_pages']}/{res['pages']}; "
+              f"step x{c['step']['ratio']}, fork x{c['fork']['ratio']}, cold reset x{c['cold_reset']['ratio']}, "
+              f"template build {c['template_build_s']:.2f} s", flush=True)
+    if args.out and results:
+        Path(args.out).write_text(json.dumps({"command": " ".join(sys.argv), "apps": results}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,338 @@
+"""Site variants: many sites per app from one variant id, with held-out factor values.
+
+A variant id ``K`` (an integer, 0 = today's site) selects one value of every *factor*:
+the engine's own (``skin``: a CSS palette; ``banner``: a decoy promotional banner with a
+link) and the app's, declared as data in ``apps/<app>/variants.yaml``, the same shape for
+every app::
+
+    factors:
+      site_name:                      # a factor: a list of options
+        held_out: [4]                 # option indexes only the test split uses
+        options:
+          - {label: Simshop}          # option 0 is always today's site: no changes
+          - {label: Cartwheel, text: {Simshop: Cartwheel}}
+
+An option's ``text`` maps a phrase of today's pages to the variant's phrase. Phrases are
+replaced in the templates' *source*, only in what a page shows (text between tags,
+``placeholder``, ``aria-label`` and ``title`` attributes), whole words only, in one pass,
+never inside Jinja expressions, tags, ``value`` attributes, ``bid``s or URLs, so forms
+submit the same data and oracles (which act by ``bid``) find the same elements through
+the variant's page. Page titles and the site title pass through the same replacement.
+Tasks, effects and verdicts are untouched: they are judged on state, never on wording.
+
+Which options a variant gets: the factors' option counts form a mixed radix of ``N``
+combinations; ``K`` maps to combination ``K * STRIDE mod N`` (``STRIDE`` a prime coprime
+to ``N``), so ``K -> factors`` is a bijection on ``0 <= K < N`` (no two ids share a site),
+deterministic across processes (no hashing, no global random), and variant 0 is the
+all-defaults combination. The *test* split is every variant that takes at least one
+held-out option; *train* is the rest, so held-out values never appear in a train variant.
+
+The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
+are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
+``App.render`` draws the page with that variant's templates, compiled once per process.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from typing import Any
+
+import jinja2
+import yaml
+
+#: A prime larger than any factor's option count, so it is coprime to the combination count.
+STRIDE = 7_919
+#: Variant ids are ``0 <= K < min(combinations, MAX_VARIANTS)``.
+MAX_VARIANTS = 100_000
+
+
+class VariantError(ValueError):
+    """A variant id that the app does not have, or a malformed variants file."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One value of a factor: a label, phrase replacements, CSS and HTML to add."""
+
+    label: str
+    text: dict[str, str] = field(default_factory=dict)
+    css: str = ""
+    banner: str = ""
+
+
+@dataclass(frozen=True)
+class Factor:
+    name: str
+    options: tuple[Option, ...]
+    held_out: frozenset[int] = frozenset()
+    doc: str = ""
+
+
+# ----------------------------------------------------------------------------- engine factors
+# Palettes for the skin factor: (page background, text, accent, header background). The
+# header stays dark in every palette, since every app's header text is white.
+_PALETTES: list[tuple[str, str, str, str, str]] = [
+    ("default", "", "", "", ""),
+    ("slate", "#f4f6f8", "#1f2933", "#2563eb", "#1e293b"),
+    ("forest", "#f3f8f2", "#1b2b1f", "#2f7d32", "#1f3d2a"),
+    ("plum", "#faf5fb", "#2a1830", "#8e3fa6", "#3b1f47"),
+    ("sand", "#fbf7ef", "#2d2516", "#b45309", "#433422"),
+    ("night", "#16181d", "#e6e6e6", "#7aa2f7", "#0b0c10"),
+    ("ocean", "#eef7fa", "#0f2a36", "#0e7490", "#0c3547"),
+    ("rose", "#fff5f6", "#33161c", "#c2185b", "#4a1526"),
+]
+
+
+def _skin_css(bg: str, fg: str, accent: str, header: str) -> str:
+    return (f"body{{background:{bg};color:{fg};font-family:Georgia,serif}}"
+            f"header,header.top{{background:{header}!important}}"
+            f"main a,aside a,footer a{{color:{accent}}}"
+            f"button,input[type=submit]{{background:{accent};color:#fff;border:1px solid {accent};border-radius:3px}}"
+            f".card,table{{border-color:{accent}33}}"
+            # light text needs a dark panel: cards and dialogs follow the page's background
+            + (f".card,[role=dialog],input,select,textarea{{background:{header};color:{fg}}}" if fg.startswith("#e") else ""))
+
+
+def _engine_factors() -> list[Factor]:
+    skins = tuple(Option(name) if not bg else Option(name, css=_skin_css(bg, fg, acc, hd))
+                  for name, bg, fg, acc, hd in _PALETTES)
+    banners = (
+        Option("none"),
+        Option("sale", banner='<aside class="promo" role="complementary" aria-label="Promotion" '
+               'style="padding:.5rem 1rem;color:#222;background:#fff3c4;border-bottom:1px solid #e0c060">'
+               'Limited-time offer: new members get exclusive perks. <a bid="promo-more" href="/">Learn more</a></aside>'),
+        Option("notice", banner='<aside class="promo" role="complementary" aria-label="Site notice" '
+               'style="padding:.5rem 1rem;color:#222;background:#e7f0ff;border-bottom:1px solid #9db8e8">'
+               'We have updated our privacy notice. <a bid="promo-notice" href="/">Read the notice</a> '
+               '<a bid="promo-dismiss" href="/">Dismiss</a></aside>'),
+        Option("survey", banner='<aside class="promo" role="complementary" aria-label="Feedback" '
+               'style="padding:.5rem 1rem;color:#222;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
+               'Help us improve: take a two-minute survey. <a bid="promo-survey" href="/">Start the survey</a></aside>'),
+    )
+    return [Factor("skin", skins, frozenset({7}), "CSS palette and font (what screenshots show)"),
+            Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page")]
+
+
+# ----------------------------------------------------------------------------- the catalogue
+def _parse_factor(app: str, name: str, raw: Any) -> Factor:
+    if not isinstance(raw, dict) or not isinstance(raw.get("options"), list) or len(raw["options"]) < 2:
+        raise VariantError(f"{app} variants: factor {name!r} needs a list of at least two options")
+    options = []
+    for i, opt in enumerate(raw["options"]):
+        if not isinstance(opt, dict) or not isinstance(opt.get("label"), str):
+            raise VariantError(f"{app} variants: factor {name!r} option {i} needs a label")
+        text = opt.get("text") or {}
+        if i == 0 and (text or opt.get("css") or opt.get("banner")):
+            raise VariantError(f"{app} variants: factor {name!r} option 0 must be today's site (no changes)")
+        if not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in text.items()):
+            raise VariantError(f"{app} variants: factor {name!r} option {i}: text maps phrases to phrases")
+        options.append(Option(opt["label"], dict(text), str(opt.get("css") or ""), str(opt.get("banner") or "")))
+    held = raw.get("held_out") or []
+    if not all(isinstance(h, int) and 0 < h < len(options) for h in held):
+        raise VariantError(f"{app} variants: factor {name!r}: held_out lists option indexes other than 0")
+    if len(held) >= len(options) - 1:
+        raise VariantError(f"{app} variants: factor {name!r} holds out every non-default option")
+    return Factor(name, tuple(options), frozenset(held), str(raw.get("doc") or ""))
+
+
+class Catalogue:
+    """An app's factors and the id -> factor values mapping (see the module docstring)."""
+
+    def __init__(self, app: str, factors: list[Factor]):
+        self.app = app
+        self.factors = tuple(factors)
+        n = 1
+        for f in self.factors:
+            n *= len(f.options)
+        self.combinations = n
+        self.count = min(n, MAX_VARIANTS)
+        if n % STRIDE == 0:   # cannot happen with fewer than STRIDE options a factor
+            raise VariantError(f"{app} variants: {n} combinations share a factor with the stride")
+
+    def check(self, variant: Any) -> int:
+        """``variant`` as a valid id of this app, else VariantError (one line)."""
+        if isinstance(variant, bool) or not isinstance(variant, int):
+            if isinstance(variant, str) and variant.strip().isdigit():
+                variant = int(variant.strip())
+            else:
+                raise VariantError(f"variant must be an integer id, not {variant!r}")
+        if not 0 <= variant < self.count:
+            raise VariantError(f"{self.app} has variants 0-{self.count - 1}, not {variant}")
+        return variant
+
+    def choice(self, variant: int) -> tuple[int, ...]:
+        """The option index of every factor for ``variant``."""
+        c = (self.check(variant) * STRIDE) % self.combinations
+        out = []
+        for f in self.factors:
+            c, digit = divmod(c, len(f.options))
+            out.append(digit)
+        return tuple(out)
+
+    def split(self, variant: int) -> str:
+        """'test' when the variant takes any held-out option, else 'train'."""
+        held = any(i in f.held_out for f, i in zip(self.factors, self.choice(variant)))
+        return "test" if held else "train"
+
+    def values(self, variant: int) -> dict[str, str]:
+        """Factor name -> option label for ``variant``."""
+        return {f.name: f.options[i].label for f, i in zip(self.factors, self.choice(variant))}
+
+    def listing(self, split: str | None = None, limit: int = 200, start: int = 0) -> list[dict[str, Any]]:
+        """The first ``limit`` variants from ``start`` (of a split, when given)."""
+        out: list[dict[str, Any]] = []
+        k = start
+        while len(out) < limit and k < self.count:
+            s = self.split(k)
+            if split is None or s == split:
+                out.append({"variant": k, "split": s, "factors": self.values(k)})
+            k += 1
+        return out
+
+    def site(self, variant: int) -> Site:
+        """The variant's rendering recipe (memoised)."""
+        sites: dict[int, Site] = self.__dict__.setdefault("_sites", {})
+        v = self.check(variant)
+        hit = sites.get(v)
+        if hit is None:
+            opts = [f.options[i] for f, i in zip(self.factors, self.choice(v))]
+            text: dict[str, str] = {}
+            for o in opts:
+                text.update(o.text)
+            hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts))
+        return hit
+
+
+_CATALOGUES: dict[str, Catalogue] = {}
+
+
+def catalogue(app: Any) -> Catalogue:
+    """The variant catalogue of an app (an App, or its name), loaded once per process."""
+    name = app if isinstance(app, str) else app.name
+    hit = _CATALOGUES.get(name)
+    if hit is not None:
+        return hit
+    from .registry import definition
+
+    package = definition(name).package
+    factors = _engine_factors()
+    try:
+        source = (resources.files(package) / "variants.yaml").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        source = ""
+    raw = yaml.safe_load(source) if source else {}
+    for fname, fraw in ((raw or {}).get("factors") or {}).items():
+        factors.append(_parse_factor(name, str(fname), fraw))
+    hit = _CATALOGUES[name] = Catalogue(name, factors)
+    return hit
+
+
+# ----------------------------------------------------------------------------- rendering
+# Jinja blocks and HTML tags are copied as they are; text between them is rewritten.
+_SEGMENTS = re.compile(r"({\{.*?\}\}|{%.*?%\}|{#.*?#\}|<script\b.*?</script>|<style\b.*?</style>|<[^>]*>)", re.S)
+# Attributes whose text is shown (or read by assistive tech), outside Jinja expressions.
+_SHOWN_ATTRS = re.compile(r'(\s(?:placeholder|aria-label|title)=")([^"{}]*)(")')
+
+
+@dataclass
+class Site:
+    """What a variant changes in rendering: phrase replacements, CSS, a banner."""
+
+    variant: int
+    text: dict[str, str]
+    css: str
+    banner: str
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str] | None:
+        if not self.text:
+            return None
+        phrases = sorted(self.text, key=len, reverse=True)   # longest first: "Add to cart" before "cart"
+        return re.compile(r"(?<![\w])(" + "|".join(re.escape(p) for p in phrases) + r")(?![\w])")
+
+    def words(self, s: str) -> str:
+        """``s`` with the variant's phrases (one pass: a replacement is never replaced again)."""
+        pat = self._pattern
+        if pat is None or not s:
+            return s
+        return pat.sub(lambda m: self.text[m.group(1)], s)
+
+    def template_source(self, source: str) -> str:
+        """A template's source rewritten for this variant (see the module docstring)."""
+        parts = _SEGMENTS.split(source)
+        for i, part in enumerate(parts):
+            if i % 2 == 0:
+                parts[i] = self.words(part)
+            elif part.startswith("<") and not part.startswith(("<script", "<style")):
+                parts[i] = _SHOWN_ATTRS.sub(lambda m: m.group(1) + self.words(m.group(2)) + m.group(3), part)
+        out = "".join(parts)
+        if self.css and "</head>" in out:
+            out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
+        if self.banner and "<main>" in out:
+            out = out.replace("<main>", self.banner + "\n<main>", 1)
+        return out
+
+
+class _VariantLoader(jinja2.BaseLoader):
+    """Wraps the app's loader: the same templates, rewritten for one variant."""
+
+    def __init__(self, inner: Any, site: Site):
+        self.inner = inner
+        self.site = site
+
+    def get_source(self, environment: Any, template: str) -> tuple[str, str | None, Any]:
+        source, filename, uptodate = self.inner.get_source(environment, template)
+        return self.site.template_source(source), filename, uptodate
+
+    def list_templates(self) -> list[str]:
+        return list(self.inner.list_templates())
+
+
+def jinja_for(app: Any, variant: int) -> Any:
+    """The app's Jinja environment for ``variant`` (today's for 0), built and compiled once
+    per process and app."""
+    if not variant:
+        return app.jinja
+    envs: dict[int, Any] = app.__dict__.setdefault("_variant_jinja", {})
+    env = envs.get(variant)
+    if env is None:
+        site = catalogue(app).site(variant)
+        env = app.jinja.overlay(loader=_VariantLoader(app.jinja.loader, site))
+        env.cache = {}   # an overlay copies its parent's compiled templates: compile ours
+        for name in app.jinja.list_templates(extensions=["html"]):
+            env.get_template(name)
+        envs[variant] = env
+    return env
+
+
+def state_variant(state: dict) -> int:
+    """The variant a state renders as (0 when it carries none)."""
+    return int(state["meta"].get("variant", 0))
+
+
+def words(app: Any, variant: int, s: str) -> str:
+    """A page title or site title in ``variant``'s words."""
+    return catalogue(app).site(variant).words(s) if variant else s
+
+
+def parse_ids(text: str, app: Any) -> list[int]:
+    """'0-49', '3,17,903' or '5' as checked variant ids of ``app`` (VariantError otherwise)."""
+    cat = catalogue(app)
+    out: list[int] = []
+    for part in str(text).split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
+            raise VariantError(f"bad variant ids {text!r}: use N, N-M or a comma-separated list")
+        a = cat.check(int(lo))
+        b = cat.check(int(hi)) if dash else a
+        if b < a:
+            raise VariantError(f"bad variant range {part!r}: {b} < {a}")
+        out.extend(range(a, b + 1))
+    return out
+
+
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "parse_ids",
+           "state_variant", "words"]

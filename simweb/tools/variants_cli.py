@@ -1,0 +1,68 @@
+"""The command line of site variants (:mod:`simweb.variants`): ``simweb variants APP``
+and the report of ``simweb demo --variants``."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+
+def register(main: click.Group, guard: Callable[[Callable], Callable]) -> None:
+    """Add ``simweb variants`` to the command group ``main``."""
+
+    @main.command("variants")
+    @click.argument("app")
+    @click.option("--split", type=click.Choice(["train", "test"]), default=None,
+                  help="Only the train variants (no held-out factor value) or the test ones (at least one).")
+    @click.option("--limit", type=click.IntRange(min=1, max=100_000), default=200, show_default=True,
+                  help="How many variants to list.")
+    @click.option("--start", type=click.IntRange(min=0), default=0, show_default=True, help="First variant id.")
+    @click.option("--json", "as_json", is_flag=True, help="One JSON object a line instead of a table.")
+    @click.option("--factors", "show_factors", is_flag=True, help="The factors and their options instead.")
+    @guard
+    def variants_cmd(app: str, split: str | None, limit: int, start: int, as_json: bool, show_factors: bool) -> None:
+        """List an app's site variants with their factor values and split (docs/variants.md)."""
+        from ..runtime import registry
+        from ..runtime.variants import catalogue
+
+        registry.resolve(app)
+        cat = catalogue(app)
+        if show_factors:
+            for f in cat.factors:
+                opts = ", ".join(f"{o.label}{' (held out)' if i in f.held_out else ''}" for i, o in enumerate(f.options))
+                click.echo(f"{f.name}: {opts}" + (f"  # {f.doc}" if f.doc else ""))
+            return
+        rows = cat.listing(split, limit, cat.check(start))
+        if as_json:
+            for r in rows:
+                click.echo(json.dumps(r, ensure_ascii=False))
+            return
+        names = [f.name for f in cat.factors]
+        click.echo("\t".join(["variant", "split", *names]))
+        for r in rows:
+            click.echo("\t".join([str(r["variant"]), r["split"], *(r["factors"][n] for n in names)]))
+        click.echo(f"# {len(rows)} of {cat.count} {app} variants"
+                   + (f" ({split} split)" if split else "") + f"; {cat.combinations} factor combinations", err=True)
+
+
+def demo_report(con: Any, results: list[dict[str, Any]], variants_of: dict[str, list[int]]) -> None:
+    """After ``simweb demo --variants``: the oracle's and the random agent's success per
+    variant, and every (template, variant) where the oracle failed or the random agent won."""
+    by: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for r in results:
+        by.setdefault((int(r.get("variant", 0)), r["agent"]), []).append(r)
+    bad = [r for r in results if (r["agent"] == "oracle" and not (r["success"] and r["clean"]))
+           or (r["agent"] == "random" and r["success"])]
+    n_variants = sum(len(v) for v in variants_of.values())
+    oracle = [r for r in results if r["agent"] == "oracle"]
+    rnd = [r for r in results if r["agent"] == "random"]
+    worst = min((sum(x["success"] and x["clean"] for x in rs) / len(rs)
+                 for (v, a), rs in by.items() if a == "oracle"), default=0.0)
+    con.print(f"variants: {n_variants} site variant(s); oracle {sum(r['success'] and r['clean'] for r in oracle)}/"
+              f"{len(oracle)} clean successes (worst variant {worst:.2f}), random "
+              f"{sum(r['success'] for r in rnd)}/{len(rnd)} successes")
+    for r in bad[:50]:
+        con.print(f"  variant {r.get('variant', 0)}: {r['agent']} {r['task']} seed {r['seed']}: "
+                  f"success {r['success']} clean {r['clean']}")
