@@ -39,6 +39,7 @@ from .spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_sp
 from .state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from .updates import apply_updates
 from .urls import safe_href
+from .variants import VariantError
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import words as variant_words
@@ -366,8 +367,6 @@ class App:
                                  f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
         self.validator.check(state)
         if "variant" in meta:
-            from .variants import VariantError
-
             try:
                 variant_catalogue(self).check(meta["variant"])
             except VariantError as exc:
