@@ -144,8 +144,6 @@ class SimEnv(EpisodeEnv):
         verdict = deep_copy(start.verdict) if start.verdict is not None else None
         self.episode.begin(start.task, start.state, verdict, budget=lambda: start.budget,
                            step=self.state["meta"]["step"])
-        if verdict is not None:
-            self.episode.remember(self.state, verdict)
         return self.episode.observation(self.backend, self.state), self.episode.info(self.backend, self.state, verdict)
 
     def app_task(self, task_id: str) -> Any:

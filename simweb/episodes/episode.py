@@ -214,6 +214,8 @@ class Episode:
         self.step_count = step
         self.last_action = self.last_error = ""
         self.rebase(verdict)   # the verdict cache is kept: it is keyed by the start it was made from
+        if verdict is not None and start is not None:
+            self.remember(start, verdict)
 
     def rebase(self, verdict: dict | None) -> None:
         """Measure rewards from here on against ``verdict`` (after reset or restore)."""
@@ -288,9 +290,9 @@ class Episode:
 
     def remember(self, state: dict, verdict: dict) -> None:
         """Seed the verdict cache with ``verdict``, already known to be the verdict on
-        ``state`` (reset's, computed once per start): the first observation after a reset,
-        and every fork of that start (a GRPO group's children), reuse it instead of
-        verifying again."""
+        ``state``. :meth:`begin` does it with the start's verdict (reset's, computed once per
+        start), so the first observation after a reset and every fork of that start (a GRPO
+        group's children) reuse it instead of verifying again."""
         if self.task is not None and self.start is not None and self.app is not None:
             self._last_verdict = (self._verdict_key(state), self.start, deep_copy(verdict))
 

@@ -314,8 +314,8 @@ def refusal_seen(family: PortableFamily, inst: Instance, side: Side, v: dict) ->
     if rule is None or not side.refused:
         return v
     what, rx = rule
-    urls = [s["url"] for s in side.steps if s.get("url")]
-    paths = [urlsplit(u).path + (f"?{urlsplit(u).query}" if urlsplit(u).query else "") for u in urls]
+    parts = [urlsplit(s["url"]) for s in side.steps if s.get("url")]
+    paths = [p.path + (f"?{p.query}" if p.query else "") for p in parts]
     seen = next((p for p in paths if re.search(rx, p)), None)
     return add_fact(v, check(f"refused after viewing {what}", seen is not None,
                              f"viewed {seen}" if seen else f"never on {what} ({len(paths)} pages observed)"))

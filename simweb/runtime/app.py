@@ -37,9 +37,10 @@ from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
-from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)  # noqa: F401  (simweb.app's names before definition.py)
+from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
+from .variants import VariantError
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import words as variant_words
@@ -322,8 +323,6 @@ class App:
                                  f"{self.world.hash[:12]}…: seed {self.seed}, size {self.size})")
         self.validator.check(state)
         if "variant" in meta:
-            from .variants import VariantError
-
             try:
                 variant_catalogue(self).check(meta["variant"])
             except VariantError as exc:
