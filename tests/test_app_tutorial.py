@@ -67,3 +67,18 @@ def test_the_tutorial_answers_cannot_be_guessed(notes_app):
 
     rates = guess_rates(simweb.make("notes"), "notes/newest_tagged", range(40))
     assert max(rates.values()) <= GUESS_RATE_LIMIT, rates
+
+
+_COUNTS = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+           "eleven": 11, "twelve": 12}
+
+
+def test_the_tutorial_heading_counts_the_files_it_asks_for():
+    """The heading's "in N files" is the number of files the tutorial writes (the code
+    blocks that start with a ``file:`` line, which the fixture above creates)."""
+    text = DOC.read_text()
+    heading = re.search(r"^## Tutorial: .* in (\w+) files$", text, re.M)
+    assert heading is not None, "the tutorial's heading names its file count"
+    files = [m["path"] for m in _BLOCK.finditer(text)]
+    assert len(set(files)) == len(files), files
+    assert _COUNTS[heading.group(1)] == len(files), (heading.group(0), files)
