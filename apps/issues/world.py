@@ -277,10 +277,6 @@ _COMMENTS = (
 _MILESTONE_KINDS = ("v{a}.{b}", "Sprint {n}", "{year} Q{q}", "Release {a}.{b}")
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 def n_users_for(size: int) -> int:
     return 300 + size // 20
 
