@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,13 +58,15 @@ def dotted_resolves(name: str) -> bool:
         module_file = _module_file(parts[:cut])
         assert module_file is not None
         try:
-            obj = importlib.import_module(".".join(["simweb", *parts[:cut]]))
+            obj: Any = importlib.import_module(".".join(["simweb", *parts[:cut]]))
         except ImportError:   # an optional dependency is missing: read the module's own names
             return not parts[cut:] or parts[cut] in _top_level_names(module_file)
         for attr in parts[cut:]:
-            if not hasattr(obj, attr):
+            obj = getattr(obj, attr, None)
+            # A module reached as an attribute is an old path's alias (simweb.env, once
+            # imported, is an attribute of simweb): a real one was found by its file above.
+            if obj is None or isinstance(obj, types.ModuleType):
                 return False
-            obj = getattr(obj, attr)
         return True
     return False
 

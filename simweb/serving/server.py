@@ -57,7 +57,7 @@ Python API, for servers built on these sessions::
 
 Where the code is: :func:`create_app` builds the app and registers the blueprints of
 :mod:`simweb.serving.site` (``errors``: errors and limits; ``control``: the ``/_simweb``
-endpoints; ``pages``: the site), whose handlers read the app's :class:`Served`
+endpoints; ``start``: a task instance's start URL; ``pages``: the site), whose handlers read the app's :class:`Served`
 (:mod:`simweb.serving.served`) from ``flask_app.extensions["simweb"]``; this module also
 runs an app under waitress (:func:`make_server`, :func:`serve`).
 """
@@ -77,12 +77,12 @@ from flask import Flask
 from ..core.limits import DEFAULT_LIMITS, Limits, check_shape
 from ..runtime.app import load_app
 from ..runtime.registry import definition
-from .omnibox.start import install_start_route
 from .served import COOKIE, GONE, REDACTED, REDACTED_HEADER, Served, redacted
 from .sessions import CACHE_SIZE, IDLE_LIFETIME, MAX_NEW_SESSIONS, MAX_SESSIONS, SESSION_HEADER, SessionStore
 from .site.control import control as control_blueprint
 from .site.errors import errors as errors_blueprint
 from .site.pages import pages as pages_blueprint
+from .site.start import start as start_blueprint
 from .site.wire import HIT_CSS, hit_stylesheet, request_target
 
 __all__ = ["COOKIE", "GONE", "HIT_CSS", "REDACTED", "REDACTED_HEADER", "SESSION_HEADER", "Served", "create_app",
@@ -136,7 +136,7 @@ def create_app(app_name: str, *, world_seed: int = 0, size: int | None = None, t
     # of a task instance (WebGym's `website`, GET /_simweb/start?task=&seed=), the pages.
     flask_app.register_blueprint(errors_blueprint)
     flask_app.register_blueprint(control_blueprint)
-    install_start_route(flask_app, served, COOKIE, bid_attribute)
+    flask_app.register_blueprint(start_blueprint)
     flask_app.register_blueprint(pages_blueprint)
     return flask_app
 

@@ -4,6 +4,7 @@
 - :mod:`.errors` (``errors``): errors and limits for every request: a bounded body read
   once, one-line 4xx/5xx answers (never a traceback), ``nosniff`` and the session header;
 - :mod:`.control` (``control``): the ``/_simweb`` control endpoints (state, reset, close);
+- :mod:`.start` (``start``): ``/_simweb/start``, the start URL of a task instance;
 - :mod:`.pages` (``pages``): the simulated site itself, one session per cookie.
 
 A handler finds its app's :class:`simweb.serving.served.Served` through
