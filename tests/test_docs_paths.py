@@ -1,12 +1,12 @@
 """The module paths the docs name exist under the engine's layout (docs/architecture.md).
 
-README.md and every page under docs/ are read for ``simweb/...py`` file paths and dotted
-``simweb.x.y`` names. A file path must be a file of the repository; a dotted name must be
-a module of its new home (an old flat path such as ``simweb.env`` still imports through
-the aliases, but a reader looking for ``simweb/env.py`` finds nothing, so the docs name
-``simweb.episodes.env``), optionally followed by attributes that module has
-(``simweb.serving.server.create_app``). One failure lists every reference that does not
-resolve, with its file and line.
+README.md and every page under docs/ are read for ``simweb/...py`` file paths, quoted
+``simweb/.../`` folders and dotted ``simweb.x.y`` names. A path must be a file (a folder)
+of the repository; a dotted name must be a module of its new home (an old flat path such
+as ``simweb.env`` still imports through the aliases, but a reader looking for
+``simweb/env.py`` finds nothing, so the docs name ``simweb.episodes.env``), optionally
+followed by attributes that module has (``simweb.serving.server.create_app``). One failure
+lists every reference that does not resolve, with its file and line.
 """
 from __future__ import annotations
 
@@ -24,6 +24,8 @@ DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 #: ``simweb/...py`` (a file path) and ``simweb.a.b`` (a dotted name; a trailing dot or a
 #: file suffix such as ``.yaml`` or ``.db`` ends it).
 FILE_REF = re.compile(r"(?<![\w/.-])simweb/[\w/]+\.pyx?\b")
+#: A folder of the package: ``simweb/<dir>/`` with its closing slash, in backquotes.
+DIR_REF = re.compile(r"(?<=`)simweb/(?:[\w]+/)+(?=`)")
 DOTTED_REF = re.compile(r"(?<![\w/.-])simweb(?:\.[A-Za-z_]\w*)+")
 #: Dotted names that are not Python paths: file names and hosts that start with "simweb.".
 NOT_PYTHON = {"simweb.db", "simweb.example", "simweb.yaml", "simweb.json", "simweb.log", "simweb.sqlite"}
@@ -90,12 +92,14 @@ def references() -> list[tuple[str, int, str]]:
     found = []
     for doc in DOCS:
         for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
-            for ref in FILE_REF.findall(line) + DOTTED_REF.findall(line):
+            for ref in FILE_REF.findall(line) + DIR_REF.findall(line) + DOTTED_REF.findall(line):
                 found.append((str(doc.relative_to(ROOT)), n, ref))
     return found
 
 
 def resolves(ref: str) -> bool:
+    if ref.endswith("/"):
+        return (ROOT / ref).is_dir()
     if "/" in ref:
         return (ROOT / ref).is_file()
     return ref in NOT_PYTHON or BROWSERGYM_ID.fullmatch(ref) is not None or dotted_resolves(ref)
@@ -115,6 +119,7 @@ def test_every_module_path_in_the_docs_exists():
     ("simweb.serving.server.create_app", True), ("simweb.server", False), ("simweb.env", False),
     ("simweb.episodes.env.SimEnv", True), ("simweb.episodes.env.NoSuchThing", False),
     ("simweb.apps.shopping", True), ("simweb.verifiers.forum", True), ("simweb.make", True),
-    ("simweb.specs", True), ("simweb.shopping.product_price", True)])
+    ("simweb.specs", True), ("simweb.shopping.product_price", True),
+    ("simweb/serving/site/", True), ("simweb/kits/", False)])
 def test_the_check_tells_a_stale_path_from_a_real_one(ref, ok):
     assert resolves(ref) is ok

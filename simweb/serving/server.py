@@ -57,9 +57,10 @@ Python API, for servers built on these sessions::
 
 Where the code is: :func:`create_app` builds the app and registers the blueprints of
 :mod:`simweb.serving.site` (``errors``: errors and limits; ``control``: the ``/_simweb``
-endpoints; ``start``: a task instance's start URL; ``pages``: the site), whose handlers read the app's :class:`Served`
-(:mod:`simweb.serving.served`) from ``flask_app.extensions["simweb"]``; this module also
-runs an app under waitress (:func:`make_server`, :func:`serve`).
+endpoints; ``start``: a task instance's start URL; ``pages``: the site), whose handlers
+read the app's :class:`Served` (:mod:`simweb.serving.served`) from
+``flask_app.extensions["simweb"]``; this module also runs an app under waitress
+(:func:`make_server`, :func:`serve`).
 """
 from __future__ import annotations
 
