@@ -123,3 +123,15 @@ def test_every_module_path_in_the_docs_exists():
     ("simweb/serving/site/", True), ("simweb/kits/", False)])
 def test_the_check_tells_a_stale_path_from_a_real_one(ref, ok):
     assert resolves(ref) is ok
+
+
+def test_the_architecture_picture_draws_the_wings_of_the_layout():
+    """docs/architecture.md's picture lists simweb._layout.WINGS, top floor first, each with
+    its floor number, so the picture and the enforced layout cannot drift apart."""
+    from simweb._layout import WINGS
+
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    drawn = re.findall(r"^[ |v]+(\d+) (\w+) ", text, re.M)
+    wings = [name for name, _ in WINGS]
+    assert [name for _, name in drawn] == wings[::-1]
+    assert [int(n) for n, _ in drawn] == list(range(len(wings), 0, -1))
