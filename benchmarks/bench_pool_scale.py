@@ -99,7 +99,7 @@ def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, Ra
 def worker_pids(pool: LocalPool | RayPool) -> list[int]:
     """The worker processes of a warmed-up pool (Ray actors on this machine)."""
     if isinstance(pool, LocalPool):
-        return list(pool._executor._processes) if pool._executor is not None else []
+        return pool.pids()
     import ray
 
     return [int(p) for p in ray.get([a.ping.remote() for a in pool.actors])]

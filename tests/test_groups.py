@@ -2,6 +2,8 @@
 and the local pool: the same items give the same bytes on one core and on two."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import simweb
@@ -117,11 +119,41 @@ def test_a_local_worker_killed_mid_run_loses_and_duplicates_nothing():
         def on_done(i: int, out: list[bytes]) -> None:
             seen.append(i)
             if len(seen) == 1:
-                os.kill(next(iter(pool._executor._processes)), signal.SIGKILL)
+                os.kill(pool.pids()[0], signal.SIGKILL)
 
         got = pool.run(items, "random", on_done=on_done)
         assert pool.restarts >= 1
     assert got == expected and sorted(seen) == list(range(len(items)))
+
+
+def test_a_worker_dying_part_way_through_writing_its_results_costs_one_restart(tmp_path, monkeypatch):
+    """A worker killed while it writes its batch's results leaves half a message behind.
+    With one result queue shared by all workers (concurrent.futures) that wedged the pool
+    for ever; with a pipe per worker it reads as that worker's end-of-file, and its batch
+    goes again to a new process."""
+    import struct
+
+    from simweb.episodes import rollout
+    from simweb.episodes.rollout import LocalPool
+
+    flag = tmp_path / "died-once"
+    serve = rollout._serve_local
+
+    def dies_mid_write(conn):
+        if flag.exists():
+            return serve(conn)
+        flag.write_text("x")
+        conn.recv()
+        os.write(conn.fileno(), struct.pack("!i", 1 << 20) + b"partial")   # a header promising 1 MiB, then 7 bytes
+        os._exit(9)
+
+    monkeypatch.setattr(rollout, "_serve_local", dies_mid_write)
+    items = [WorkItem("forum", TASK, s, max_steps=3) for s in range(8)]
+    expected = run_items(items, "random")
+    with LocalPool(2) as pool:
+        got = pool.run(items, "random")
+        assert pool.restarts == 1
+    assert got == expected
 
 
 def test_batched_hand_off_covers_every_item_once_in_a_like_mix():
@@ -156,7 +188,7 @@ def test_a_worker_killed_holding_a_batch_loses_and_duplicates_nothing():
         def on_done(i: int, out: list[bytes]) -> None:
             seen.append(i)
             if len(seen) == len(items) // 4:   # one batch back: the others are still in hand
-                os.kill(next(iter(pool._executor._processes)), signal.SIGKILL)
+                os.kill(pool.pids()[0], signal.SIGKILL)
 
         got = pool.run(items, "random", on_done=on_done)
         assert pool.restarts >= 1

@@ -301,9 +301,12 @@ class LocalPool:
     in item order, whatever order they finish in. Reusable across calls (a learner's
     iterations): the processes and their open worlds stay until :meth:`close`.
 
-    A worker process that dies mid-run (killed, out of memory) breaks the process pool:
-    a new one is started and the chunks that did not come back are sent again (results
-    are keyed by item: nothing lost, nothing twice), at most ``4 x workers`` times a run."""
+    Each worker process has a pipe of its own (not one result queue shared by all, as in
+    ``concurrent.futures``): a worker killed while it writes its results (SIGKILL, out of
+    memory) can then only cut its own pipe short, which reads as end-of-file, never leave
+    a lock held or half a message in a channel that the others write to (with the shared
+    queue the pool waited forever). Its batch goes again to a new process (results are
+    keyed by item: nothing lost, nothing twice), at most ``4 x workers`` times a run."""
 
     backend = "local"
 
@@ -314,17 +317,12 @@ class LocalPool:
         #: run in worker processes (default: unless there is one worker)
         self.processes = workers > 1 if processes is None else processes
         self.restarts = 0
-        self._executor: Any = None
+        self._procs: list[_LocalProcess] = []
         self._inline: RolloutWorker | None = None
 
-    def _pool(self) -> Any:
-        if self._executor is None:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=ctx)
-        return self._executor
+    def pids(self) -> list[int]:
+        """The worker processes' ids (none before the first run, or with one worker)."""
+        return [p.pid for p in self._procs]
 
     def run(self, items: list[WorkItem], policy: Any, on_done: Callable[[int, list[bytes]], None] | None = None
             ) -> list[list[bytes]]:
@@ -337,41 +335,114 @@ class LocalPool:
                 if on_done:
                     on_done(i, out)
             return results  # type: ignore[return-value]
-        from concurrent.futures import as_completed
-        from concurrent.futures.process import BrokenProcessPool
+        from multiprocessing.connection import wait
 
         todo = _chunks(items, self.workers)
-        while todo:
-            futures = {self._pool().submit(_local_chunk, (chunk, blob)): chunk for chunk in todo}
-            todo = []
-            for fut in as_completed(futures):
-                try:
-                    done = fut.result()
-                except BrokenProcessPool:   # a worker died: this chunk goes again, on a new pool
-                    todo.append(futures[fut])
-                    continue
-                for i, out in done:
-                    if results[i] is None:
-                        results[i] = out
-                        if on_done:
-                            on_done(i, out)
-            if todo:
-                self.close()
-                self.restarts += 1
-                if self.restarts > 4 * self.workers:
-                    raise PoolError(f"local workers died {self.restarts} times in one run: giving up")
+        todo.reverse()   # popped from the end: dispatched in order
+        while len(self._procs) < self.workers:
+            self._procs.append(_LocalProcess())
+        busy: dict[Any, _LocalProcess] = {}
+        while todo or busy:
+            for proc in self._procs:
+                if proc.chunk is None and todo:
+                    proc.send(todo.pop(), blob)
+                    busy[proc.conn] = proc
+            ready = wait(list(busy) + [p.sentinel for p in busy.values()])
+            for proc in {busy[r] if r in busy else _owner(busy, r) for r in ready}:
+                done = proc.receive()
+                if done is None:   # died (killed, out of memory): its batch goes again
+                    todo.append(proc.chunk or [])
+                    self._replace(proc)
+                else:
+                    for i, out in done:
+                        if results[i] is None:
+                            results[i] = out
+                            if on_done:
+                                on_done(i, out)
+                del busy[proc.conn]
         return results  # type: ignore[return-value]
 
+    def _replace(self, dead: _LocalProcess) -> None:
+        dead.stop()
+        self.restarts += 1
+        if self.restarts > 4 * self.workers:
+            self.close()
+            raise PoolError(f"local workers died {self.restarts} times in one run: giving up")
+        self._procs[self._procs.index(dead)] = _LocalProcess()
+
     def close(self) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+        for proc in self._procs:
+            proc.stop()
+        self._procs = []
 
     def __enter__(self) -> LocalPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _owner(busy: dict[Any, _LocalProcess], sentinel: Any) -> _LocalProcess:
+    return next(p for p in busy.values() if p.sentinel == sentinel)
+
+
+class _LocalProcess:
+    """One worker process of :class:`LocalPool` and the pipe it alone writes to."""
+
+    def __init__(self) -> None:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_serve_local, args=(child,), daemon=True)
+        self.process.start()
+        child.close()   # the parent's copy closed: the worker's death reads as end-of-file
+        self.pid: int = self.process.pid or 0
+        self.sentinel = self.process.sentinel
+        #: the batch in hand (None: idle)
+        self.chunk: list[tuple[int, WorkItem]] | None = None
+
+    def send(self, chunk: list[tuple[int, WorkItem]], blob: bytes) -> None:
+        self.chunk = chunk
+        try:
+            self.conn.send((chunk, blob))
+        except OSError:   # already dead: receive() reports it
+            pass
+
+    def receive(self) -> list[tuple[int, list[bytes]]] | None:
+        """The batch's results, or None if the process died before it sent them whole
+        (called when its pipe or its exit is ready, so it never waits)."""
+        try:
+            if not self.conn.poll():   # exited with nothing written
+                return None
+            done = self.conn.recv()
+        except (EOFError, OSError):   # exited part-way through writing
+            return None
+        self.chunk = None
+        return done
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+def _serve_local(conn: Any) -> None:
+    """A worker process's loop: batches in, results out, until told to stop."""
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        conn.send(_local_chunk(msg))
 
 
 def _check_address(address: str, timeout: float) -> None:
