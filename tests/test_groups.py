@@ -217,3 +217,14 @@ def test_forks_of_a_reset_reuse_its_verdict(app, monkeypatch):
     assert calls == [] and all(v == info["verdict"] for v in verdicts)
     env.episode._last_verdict = None                 # a fresh verification agrees
     assert env.verdict() == info["verdict"] and calls == [1]
+
+
+@pytest.mark.parametrize("n_items,workers", [(320, 2), (260, 2), (330, 3), (700, 4)])
+def test_batches_come_in_a_multiple_of_the_workers(n_items, workers):
+    """5 batches on 2 workers leave one worker alone with the last batch while the other
+    idles: the batch count is rounded up to a multiple of the workers."""
+    from simweb.episodes.rollout import _chunks
+
+    batches = _chunks([WorkItem("forum", "t", s) for s in range(n_items)], workers)
+    assert len(batches) % workers == 0
+    assert max(len(b) for b in batches) <= 64 and sorted(i for b in batches for i, _ in b) == list(range(n_items))

@@ -279,8 +279,12 @@ def _chunks(items: list[WorkItem], workers: int, most: int = 64, per_worker: int
     rollouts (measured in benchmarks/bench_pool_scale.py, docs/scale.md). The batches are
     strided (item k goes to batch k mod n), not contiguous: items come grouped by template
     and templates differ in length, so every batch gets a like mix and the workers finish
-    together. Results are keyed by item index, so the split never changes what comes back."""
-    n = min(len(items), max(workers * per_worker, -(-len(items) // most)))
+    together. The number of batches is a multiple of the workers (5 batches on 2 workers
+    left one worker idle for the last: 15-18% of the workers' time on forum and cms, measured
+    by benchmarks/bench_pool_scale.py). Results are keyed by item index, so the split never
+    changes what comes back."""
+    n = max(workers * per_worker, -(-len(items) // most))
+    n = min(len(items), -(-n // workers) * workers)   # a multiple of the workers: none waits alone on a last batch
     indexed = list(enumerate(items))
     return [indexed[k::n] for k in range(n)] if n else []
 
