@@ -20,7 +20,7 @@ the group call's cost per child against a cold reset.
 
 On an idle machine (the figures docs/scale.md and docs/groups.md quote):
 
-    python benchmarks/bench_pool_scale.py --seeds 10 --rounds 3 --mem-envs 10000 \
+    python benchmarks/bench_pool_scale.py --seeds 10 --rounds 5 --mem-envs 10000 \
         --out benchmarks/results_pool_scale_idle2.json
 
     python benchmarks/bench_pool_scale.py [--quick] [--apps forum,issues] [--seeds 10]
