@@ -345,26 +345,27 @@ class LocalPool:
         todo.reverse()   # popped from the end: dispatched in order
         while len(self._procs) < self.workers:
             self._procs.append(_LocalProcess())
-        busy: dict[Any, _LocalProcess] = {}
-        while todo or busy:
+        while True:
             for proc in self._procs:
                 if proc.chunk is None and todo:
                     proc.send(todo.pop(), blob)
-                    busy[proc.conn] = proc
-            ready = wait(list(busy) + [p.sentinel for p in busy.values()])
-            for proc in {busy[r] if r in busy else _owner(busy, r) for r in ready}:
+            busy = [p for p in self._procs if p.chunk is not None]   # none: todo is empty too
+            if not busy:
+                return results  # type: ignore[return-value]
+            ready = set(wait([h for p in busy for h in (p.conn, p.sentinel)]))
+            for proc in busy:   # in the pool's order, never the order of object ids
+                if proc.conn not in ready and proc.sentinel not in ready:
+                    continue
                 done = proc.receive()
                 if done is None:   # died (killed, out of memory): its batch goes again
                     todo.append(proc.chunk or [])
                     self._replace(proc)
-                else:
-                    for i, out in done:
-                        if results[i] is None:
-                            results[i] = out
-                            if on_done:
-                                on_done(i, out)
-                del busy[proc.conn]
-        return results  # type: ignore[return-value]
+                    continue
+                for i, out in done:
+                    if results[i] is None:
+                        results[i] = out
+                        if on_done:
+                            on_done(i, out)
 
     def _replace(self, dead: _LocalProcess) -> None:
         dead.stop()
@@ -384,10 +385,6 @@ class LocalPool:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _owner(busy: dict[Any, _LocalProcess], sentinel: Any) -> _LocalProcess:
-    return next(p for p in busy.values() if p.sentinel == sentinel)
 
 
 class _LocalProcess:
