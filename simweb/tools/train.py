@@ -183,6 +183,13 @@ def _starts(env: Any, cfg: TrainConfig, rng: np.random.Generator, reach: dict[st
             u = rng.random()
             j = r if u < FRONTIER_SHARE or r <= 1 else 1 + int(rng.integers(r - 1))
         k = max(0, n - min(j, n))
+        # never start right after a fill: the policy's memory of filling a field is what
+        # points it at the button that submits it, and a fork of the oracle's state gives
+        # it no such memory (a start there is harder than the same page reached from the
+        # task's start, and the frontier stalls on it); start before the fill instead
+        while k > 0 and plan[k - 1].lstrip().startswith("fill("):
+            k -= 1
+        j = n - k   # the start's true distance from the end (a frontier past the plan: its start)
         for a in plan[:k]:
             env.step(a)
         out.append((task, seed, k, orjson.dumps(env.snapshot()) if k else None, j))
