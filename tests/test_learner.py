@@ -439,3 +439,22 @@ def test_reference_links_and_title_links_are_told_apart():
     lead, inst = F.index("click:button:lead_x_title"), F.index("click:button:instruction_x_title")
     lock, add = x[acts.index("click('lock')")], x[acts.index("click('add')")]
     assert lock[inst] == add[inst] == 1.0 and lock[lead] == 1.0 and add[lead] == 0.0
+
+
+def test_a_link_the_instruction_names_counts_apart_where_the_goal_thing_is_shown():
+    """"Add “X” to my cart": the Cart link is the instruction's on every page, but on a
+    page that shows X (the search results) it is a weight of its own, so a policy that
+    learned to open the cart to remove an item need not leave X's results for it."""
+    from simweb.episodes.learner import FEATURES as F
+
+    pol = LearnedPolicy()
+    pol.reset(object(), seed=0)
+    page = "RootWebArea 'Shop', focused\n\t[cart] link 'Cart'\n\t[p] link 'The Little Field'\n"
+    goal = "Add one “The Little Field” to my shopping cart."
+    plain, shown = F.index("click:link:name_in_instruction"), F.index("click:link:name_in_instruction_shown")
+    rows = []
+    for tree in (page.replace("The Little Field", "Another book"), page):
+        acts, _e, x, _p = pol.scores({"goal": goal, "axtree": tree, "last_action_error": "", "url": "http://x.test/"})
+        rows.append(x[acts.index("click('cart')")])
+    assert (rows[0][plain], rows[0][shown]) == (1.0, 0.0)
+    assert (rows[1][plain], rows[1][shown]) == (0.0, 1.0)

@@ -78,6 +78,9 @@ FEATURES: tuple[str, ...] = (
     "click:link:name_is_ref",
     # name tokens found in the goal outside its quoted spans (the instruction's words)
     "click:link:name_in_instruction", "click:button:name_in_instruction",
+    # ... a link the instruction names, on a page that shows the goal's quoted thing (the
+    # search results with the product: act on it, do not leave for the cart the goal names)
+    "click:link:name_in_instruction_shown",
     # the element's neighbourhood (the row or card it sits in) names what the goal quotes:
     # the Upvote button of the post the goal names, not of any post
     "click:button:context_span", "click:button:instruction_x_context", "click:button:instruction_no_context",
@@ -267,6 +270,7 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
         return sum(_share(set(sw), frozenset(around)) for sw in goal.span_words) / len(goal.span_words)
 
     here = urlsplit(obs.get("url") or "")
+    quoted_shown = any(shown(s) for s in goal.spans if _norm(s) in goal.quoted)
     title = page_title_span(nodes, goal)
     options: dict[int, list[AXNode]] = {}
     for n in nodes:
@@ -303,7 +307,8 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
                           "click:link:name_is_span": float(_norm(n.name) in goal.quoted),
                           "click:link:name_is_ref": float(_norm(n.name) in {_norm(s) for s in goal.spans}
                                                           and _norm(n.name) not in goal.quoted),
-                          "click:link:name_in_instruction": in_instr})
+                          "click:link:name_in_instruction" if not quoted_shown
+                          else "click:link:name_in_instruction_shown": in_instr})
                 url = str(n.props.get("url", ""))
                 f["click:link:to_current_page"] = float(bool(url) and urlsplit(urljoin(obs.get("url") or "", url))[2:4]
                                                         == here[2:4])
