@@ -115,6 +115,40 @@ def test_cli_more_instances_than_seeded_is_one_line_before_anything_starts(tmp_p
     assert not home.exists() and not (tmp_path / "out").exists()
 
 
+def test_cli_first_seed_on_a_counterpart_that_seeds_a_few_is_one_line(tmp_path):
+    """Held-out instances (--first-seed 1000) need a counterpart that holds every instance's
+    entities; Oscar seeds its families' first five: refused before any install or server."""
+    home = tmp_path / "home"
+    r = CliRunner().invoke(main, ["sim2live", "--pair", "shopping:oscar", "--first-seed", "1000",
+                                  "--out", str(tmp_path / "out")], env={"SIMWEB_COUNTERPARTS": str(home)})
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith("simweb: error: oscar seeds the first 5 instances of each family from seed 0; "
+                               "--first-seed 1000 needs") and "\n" not in r.output.strip()
+    assert not home.exists() and not (tmp_path / "out").exists()
+
+
+def test_roundup_instances_from_a_held_out_seed():
+    """issues:roundup draws instances from any seed (the tracker holds the whole project):
+    from seed 1000 on they are evaluation's held-out seeds, never drawn in training, and
+    seed 0's instances (the scripted tables' and the CI pair's) are unchanged."""
+    from simweb.live.counterparts.roundup.families import FAMILIES
+    from simweb.tools.train import TRAIN_SEEDS, sim2live_instances
+
+    fam = next(f for f in FAMILIES if f.short == "close_issue")
+    fixed = fam.instances(3)
+    assert fam.instances_from(3, 0) == fixed and [i.sim_seed for i in fixed] == [3, 20, 126]
+    held = fam.instances_from(30, TRAIN_SEEDS)
+    assert len(held) == 30 and min(i.sim_seed for i in held) >= TRAIN_SEEDS
+    assert [i.index for i in held] == list(range(30)) and len({i.sim_seed for i in held}) == 30
+    assert all(i.params["project"] == "aperture/website" and i.user for i in held)
+    assert not {(i.sim_task, i.sim_seed) for i in held} & sim2live_instances("issues")
+    # the other counterparts seed their first instances only: asked for others, one line
+    from simweb.live.counterparts import families
+
+    with pytest.raises(RuntimeError, match="seeds only its families' first instances"):
+        families("oscar")[0].instances_from(1, TRAIN_SEEDS)
+
+
 # ----------------------------------------------------------------------------- refusal evidence
 
 def _refusal_side(urls: list[str], refused: bool = True) -> Side:

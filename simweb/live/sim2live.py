@@ -420,6 +420,9 @@ class Settings:
     port: int | None = None
     #: --agent learned: the checkpoint (a `simweb train` folder or its init/)
     checkpoint: Path | None = None
+    #: instances from this simweb seed on (1000 and up: never drawn in training); 0 is the
+    #: pair's fixed instances, the only ones a counterpart that seeds a few can run
+    first_seed: int = 0
 
 
 def select_families(pair: str, wanted: Sequence[str] | None) -> list[PortableFamily]:
@@ -454,6 +457,9 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     if isinstance(seeded, int) and settings.instances > seeded:
         raise Sim2LiveError(f"{cp_name} seeds the first {seeded} instances of each family; "
                             f"--instances {settings.instances} asks for more")
+    if settings.first_seed and isinstance(seeded, int):
+        raise Sim2LiveError(f"{cp_name} seeds the first {seeded} instances of each family from seed 0; "
+                            f"--first-seed {settings.first_seed} needs a counterpart that holds them all (issues:roundup)")
     if not cp.installed():
         if not settings.install:
             raise Sim2LiveError(f"{cp_name} is not installed; run `simweb counterpart install {cp_name}`")
@@ -468,7 +474,7 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     try:
         for fam in fams:
             try:
-                insts = fam.instances(settings.instances)
+                insts = fam.instances_from(settings.instances, settings.first_seed)
             except RuntimeError as exc:
                 raise Sim2LiveError(str(exc)) from None
             for inst in insts:
@@ -550,7 +556,7 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
     tot_s = _mean([float(e["sim"]["success"]) for e in episodes])
     tot_l = _mean([float(e["live"]["success"]) for e in episodes])
     return {"pair": settings.pair, "agent": settings.agent, "instances_per_family": settings.instances,
-            "max_steps": settings.max_steps, "simweb_version": version, "world_seed": 0,
+            "first_seed": settings.first_seed, "max_steps": settings.max_steps, "simweb_version": version, "world_seed": 0,
             "families": rows, "episodes": episodes,
             "total": {"n": len(episodes), "sim_success": tot_s, "live_success": tot_l,
                       "retained_success": round(tot_l / tot_s, 4) if tot_s else None,
