@@ -1436,10 +1436,12 @@ def counterpart_status_cmd(name: str | None, as_json: bool) -> None:
 @click.option("--checkpoint", default=None, type=click.Path(),
               help="learned: a `simweb train` folder; its init/ and trained policies both run, and "
                    "retained.json gives sim gain, live gain and their ratio.")
+@click.option("--first-seed", type=click.IntRange(0, 10**6), default=0, show_default=True,
+              help="Instances from this simweb seed on (1000+: never drawn in training); issues:roundup only.")
 @_cp_guard
 def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, max_steps: int, out: str,
                  llm_base_url: str | None, llm_model: str | None, api_key: str | None, llm_format: str | None,
-                 timeout: float, retries: int, checkpoint: str | None) -> None:
+                 timeout: float, retries: int, checkpoint: str | None, first_seed: int) -> None:
     """Run one agent on the same instances in simweb and on the live counterpart; write a report."""
     from ..live.sim2live import Settings, Sim2LiveError, run
 
@@ -1473,13 +1475,14 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
             from ..live.sim2live_learned import run_learned
 
             gain = run_learned(pair, checkpoint, out, families=fams, instances=instances, max_steps=max_steps,
-                               on_episode=show, progress=True, echo=lambda m: click.echo(m, err=True))
+                               first_seed=first_seed, on_episode=show, progress=True, echo=lambda m: click.echo(m, err=True))
             t = gain["total"]
             click.echo(f"{pair} learned: {t['n']} paired instances, sim gain {t['sim_gain']}, live gain "
                        f"{t['live_gain']}, retained {t['retained_gain']} -> {Path(out) / 'retained.json'}")
             return
         report = run(Settings(pair=pair, agent=agent, families=fams, instances=instances, out=Path(out),
-                              max_steps=max_steps, llm=llm or None), on_episode=show, progress=True)
+                              max_steps=max_steps, llm=llm or None, first_seed=first_seed), on_episode=show,
+                     progress=True)
     except Sim2LiveError as exc:
         raise UserError(str(exc)) from None
     t = report["total"]
