@@ -70,7 +70,7 @@ DEFAULT_TASKS: dict[str, list[str]] = {
 
 #: ``simweb train``'s default iterations per app: what fits in about 20 minutes on 2
 #: loaded cores (forum: 60 iterations, measured 2026-12-05)
-DEFAULT_ITERATIONS: dict[str, int] = {"forum": 60, "shopping": 60, "issues": 100, "booking": 60, "cms": 60}
+DEFAULT_ITERATIONS: dict[str, int] = {"forum": 80, "shopping": 60, "issues": 100, "booking": 60, "cms": 60}
 
 
 class TrainError(ValueError):
