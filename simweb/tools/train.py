@@ -69,7 +69,8 @@ DEFAULT_TASKS: dict[str, list[str]] = {
 
 
 #: ``simweb train``'s default iterations per app: what fits in about 20 minutes on 2
-#: loaded cores (forum: 60 iterations, measured 2026-12-05)
+#: loaded cores (forum: 80 iterations took 21 minutes at a load average of 6-11 and gave
+#: 0.00 -> 0.84 held out, measured 2026-12-05; docs/training.md)
 DEFAULT_ITERATIONS: dict[str, int] = {"forum": 80, "shopping": 60, "issues": 100, "booking": 60, "cms": 60}
 
 
