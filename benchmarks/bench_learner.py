@@ -1,6 +1,6 @@
 """The learned policy before and after training, on held-out seeds, in the same run.
 
-    python benchmarks/bench_learner.py RUN_DIR [--seeds 1000-1019] [--workers 2] [--out results.json]
+    python benchmarks/bench_learner.py RUN_DIR [--seeds 1000-1019] [--workers 2] [--variants test:10] [--out results.json]
 
 RUN_DIR is a `simweb train` folder: its trained policy (RUN_DIR/policy.json) and its
 untrained one (RUN_DIR/init) are evaluated on the same task instances (every training
@@ -56,7 +56,18 @@ def from_end(env: Any, policy: Any, specs: list[Any], j: int) -> list[Any]:
     return out
 
 
-def evaluate(run: Path, which: str, seeds: list[int], workers: int, j: int = 0) -> dict[str, Any]:
+def _row(eps: list[Any]) -> dict[str, Any]:
+    return {"n": len(eps), "success": bootstrap([float(e.success and e.clean) for e in eps]),
+            "raw_success": bootstrap([float(e.success) for e in eps]),
+            "clean": bootstrap([float(e.clean) for e in eps]),
+            "progress": float(np.mean([e.progress for e in eps])) if eps else 0.0,
+            "steps": float(np.mean([e.steps for e in eps])) if eps else 0.0}
+
+
+def evaluate(run: Path, which: str, seeds: list[int], workers: int, j: int = 0,
+             variants: list[int] | None = None) -> dict[str, Any]:
+    """The policy ``which`` (trained or init) of ``run`` on every (template, seed) of the
+    run's templates, on each site variant in ``variants`` (default: today's site, 0)."""
     from simweb.episodes.env import SimEnv
     from simweb.episodes.learner import load_checkpoint
     from simweb.episodes.rollout import make_pool
@@ -65,24 +76,23 @@ def evaluate(run: Path, which: str, seeds: list[int], workers: int, j: int = 0) 
     doc = json.loads((run / "policy.json").read_text())
     cfg = doc["train"]["config"]
     policy = load_checkpoint(run if which == "trained" else run / "init", cfg["app"])
-    env = SimEnv(cfg["app"], cfg["world_seed"], size=cfg["size"])
     specs = [EpisodeSpec(t, s) for t in cfg["tasks"] for s in seeds]
     t0 = time.perf_counter()
-    if j:
-        episodes = from_end(env, policy, specs, j)
-    else:
-        with make_pool("local", workers) as pool:
-            episodes = run_eval(env, specs, "learned", policy=policy, pool=pool if workers > 1 else None)
+    by_variant: dict[int, list[Any]] = {}
+    with make_pool("local", workers) as pool:
+        for v in variants or [0]:
+            env = SimEnv(cfg["app"], cfg["world_seed"], size=cfg["size"], variant=v)
+            if j:
+                by_variant[v] = from_end(env, policy, specs, j)
+            else:
+                by_variant[v] = run_eval(env, specs, "learned", policy=policy, pool=pool if workers > 1 else None)
     wall = time.perf_counter() - t0
-    rows: dict[str, Any] = {}
-    for name in [*cfg["tasks"], "total"]:
-        eps = [e for e in episodes if name == "total" or e.task == name]
-        rows[name] = {"n": len(eps), "success": bootstrap([float(e.success and e.clean) for e in eps]),
-                      "raw_success": bootstrap([float(e.success) for e in eps]),
-                      "clean": bootstrap([float(e.clean) for e in eps]),
-                      "progress": float(np.mean([e.progress for e in eps])),
-                      "steps": float(np.mean([e.steps for e in eps]))}
-    return {"rows": rows, "wall": wall, "episodes": len(episodes)}
+    episodes = [e for v in by_variant for e in by_variant[v]]
+    rows = {name: _row([e for e in episodes if name == "total" or e.task == name]) for name in [*cfg["tasks"], "total"]}
+    out: dict[str, Any] = {"rows": rows, "wall": wall, "episodes": len(episodes)}
+    if variants:
+        out["variants"] = {str(v): _row(eps) for v, eps in by_variant.items()}
+    return out
 
 
 def main() -> None:
@@ -95,18 +105,38 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--from-end", type=int, default=0,
                     help="start J actions before the end of the oracle plan (0: the task's start, the default)")
+    ap.add_argument("--variants", default=None,
+                    help="site variants to evaluate on (N, N-M or a list; docs/variants.md), or 'test:K': the "
+                         "first K held-out (test split) variants; default: today's site")
     args = ap.parse_args()
     seeds = parse_seeds(args.seeds)
     if min(seeds) < 1000:
         ap.error("held-out seeds are 1000 and up")
+    variants = None
+    if args.variants:
+        from simweb.runtime.variants import VariantError, catalogue, parse_ids
+
+        app = json.loads((args.run / "policy.json").read_text())["train"]["config"]["app"]
+        try:
+            if args.variants.startswith("test:"):
+                cat = catalogue(app)
+                want = int(args.variants[5:])
+                variants = [k for k in range(cat.count) if cat.split(k) == "test"][:want]
+            else:
+                variants = parse_ids(args.variants, app)
+        except (VariantError, ValueError) as exc:
+            ap.error(str(exc))
     metrics = [json.loads(line) for line in (args.run / "metrics.jsonl").read_text().splitlines() if line]
     result = {"run": str(args.run), "seeds": args.seeds, "train_iterations": len(metrics), "from_end": args.from_end,
               "train_wall": metrics[-1]["elapsed"] if metrics else 0.0,
-              "init": evaluate(args.run, "init", seeds, args.workers, args.from_end),
-              "trained": evaluate(args.run, "trained", seeds, args.workers, args.from_end)}
-    for name in result["trained"]["rows"]:
-        a, b = result["init"]["rows"][name], result["trained"]["rows"][name]
-        fmt = lambda r: f"{r[0]:.2f} [{r[1]:.2f}, {r[2]:.2f}]"   # noqa: E731
+              "variants": variants,
+              "init": evaluate(args.run, "init", seeds, args.workers, args.from_end, variants),
+              "trained": evaluate(args.run, "trained", seeds, args.workers, args.from_end, variants)}
+    fmt = lambda r: f"{r[0]:.2f} [{r[1]:.2f}, {r[2]:.2f}]"   # noqa: E731
+    lines = [(name, result["init"]["rows"][name], result["trained"]["rows"][name]) for name in result["trained"]["rows"]]
+    lines += [(f"variant {v}", result["init"]["variants"][v], result["trained"]["variants"][v])
+              for v in result["trained"].get("variants", {})]
+    for name, a, b in lines:
         print(f"{name:32} n={b['n']:4}  success {fmt(a['success'])} -> {fmt(b['success'])}   "
               f"clean {fmt(a['clean'])} -> {fmt(b['clean'])}")
     print(f"eval wall: init {result['init']['wall']:.0f} s, trained {result['trained']['wall']:.0f} s; "

@@ -46,6 +46,8 @@ def classes(report: dict) -> dict[str, dict[str, int]]:
         c["episodes"] += 1
         if e.get("parting") is None:
             c["no parting"] += 1
+        elif "class" in e["parting"]:
+            c[f"parts by {e['parting']['class']}"] += 1
     return {f: dict(sorted(v.items())) for f, v in out.items()}
 
 
@@ -58,6 +60,8 @@ def divergence_summary(report: dict) -> str:
     steps = [e["parting"]["step"] for e in eps if e.get("parting")]
     part = (f"first diverging step median {statistics.median(steps):g} (range {min(steps)}-{max(steps)}), "
             f"{len(eps) - len(steps)} never part") if steps else "no episode parts"
+    why = Counter(e["parting"].get("class", "unclassified") for e in eps if e.get("parting"))
+    part += ("; why they part: " + ", ".join(f"{k} {v}" for k, v in why.most_common())) if why else ""
     return ", ".join(f"{k} {n[k]}/{len(eps)}" for k in ("page", "control", "validation", "flow", "state")) + "; " + part
 
 

@@ -114,11 +114,13 @@ def test_training_moves_the_weights_and_writes_its_files(reference):
     for key in ("success", "clean", "progress", "reward", "loss", "steps", "wall"):
         assert all(isinstance(r[key], (int, float)) for r in rows), key
     doc = json.loads((reference / "policy.json").read_text())
-    assert doc["format_version"] == 4 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
+    assert doc["format_version"] == 5 and doc["app"] == "issues" and doc["features"] == list(FEATURES)
     assert doc["train"]["iteration"] == 3 and "rng" in doc["train"]
     # the curriculum's frontier moved (advance_at=0) and is part of the state a resume restores
-    assert doc["train"]["reach"] == {"issues/mark_all_read": 4}
-    assert [r["reach"] for r in rows] == [{"issues/mark_all_read": i} for i in (2, 3, 4)]
+    # (two site actions: 1 -> 2 -> 3, the start, and no further: a frontier past the
+    # plan's length has no group to judge it)
+    assert doc["train"]["reach"] == {"issues/mark_all_read": 3}
+    assert [r["reach"] for r in rows] == [{"issues/mark_all_read": i} for i in (2, 3, 3)]
 
 
 def test_same_seed_same_weights_again_and_on_two_workers(reference, tmp_path):
@@ -365,3 +367,96 @@ def test_post_page_button_and_prior_buckets():
     assert p[up] > 1.0 / len(kinds) / len(clicks)          # more than one click among all
     assert abs(sum(p[i] for i in clicks) - 1.0 / len(kinds)) < 1e-9
     assert np.allclose(np.exp(kind_offsets(effects)).sum(), len(kinds))
+
+
+def test_curriculum_never_starts_right_after_a_fill():
+    """A start state forked right after the plan's fill would leave the policy without its
+    memory of filling the field (what points it at the button that submits it): such a
+    start moves back before the fill, and its ``j`` says how far before the end it is."""
+    from simweb.tools.train import _starts
+
+    env = simweb.make("forum")
+    env.reset(seed=5, options={"task": "forum/upvote_post"})
+    plan = [a for a in env.oracle_plan() if not a.startswith("send_msg_to_user(")]
+    assert plan[0].startswith("fill(") and len(plan) == 4     # fill, Search, the post, its button
+    cfg = TrainConfig(app="forum", tasks=["forum/upvote_post"], instances=30)
+    for reach in (3, 4):
+        starts = _starts(env, cfg, np.random.default_rng(0), {"forum/upvote_post": reach})
+        at_frontier = [(k, j) for _t, _s, k, _b, j in starts if j >= 3]
+        assert at_frontier and all(k == 0 and j == 4 for k, j in at_frontier)   # before the fill: the start
+        assert {k for _t, _s, k, _b, _j in starts} <= {0, 2, 3}                   # never k = 1 (after the fill)
+
+
+PAGE = """RootWebArea 'Front page — Site', focused
+\t[q] searchbox 'Search posts'
+\t[go] button 'Search'
+\t[p1] link 'Other post'
+\t[c1] link 'c/python'
+"""
+
+
+def test_a_fill_seeking_a_text_and_one_repeating_it_share_no_weight():
+    """Filling a field with a text the page does not show (searching for the goal's post)
+    and with one it already shows (searching again on the results page) have features of
+    disjoint families, so learning that the second is useless does not unlearn the first."""
+    from simweb.episodes.learner import FEATURES as F
+
+    pol = LearnedPolicy()
+    pol.reset(object(), seed=0)
+    goal = "Upvote the post “Best chess openings” in c/python."
+    seek = {"goal": goal, "axtree": PAGE, "last_action_error": "", "url": "http://x.test/"}
+    shown = dict(seek, axtree=PAGE.replace("'Other post'", "'Best chess openings'"))
+    fill_features = [i for i, n in enumerate(F) if n.startswith("fill:") or n == "kind:fill"]
+    rows = []
+    for obs in (seek, shown):
+        acts, _e, x, _p = pol.scores(obs)
+        rows.append(x[acts.index("fill('q', 'Best chess openings')")])
+    absent = {F[i] for i in fill_features if rows[0][i]}
+    present = {F[i] for i in fill_features if rows[1][i]}
+    assert absent and present and not absent & present
+    assert all(n.startswith("fill:absent") for n in absent) and "kind:fill" in present
+
+
+def test_reference_links_and_title_links_are_told_apart():
+    """A link named as the goal's quoted title and one named as its reference (c/python)
+    light different features; and on a thing's own page, the button whose name comes
+    before the goal's quote (its verb) is told from another the instruction also names."""
+    from simweb.episodes.learner import FEATURES as F
+
+    pol = LearnedPolicy()
+    pol.reset(object(), seed=0)
+    page = PAGE.replace("'Other post'", "'Best chess openings'")
+    obs = {"goal": "Upvote the post “Best chess openings” in c/python.", "axtree": page,
+           "last_action_error": "", "url": "http://x.test/"}
+    acts, _e, x, _p = pol.scores(obs)
+    span, ref = F.index("click:link:name_is_span"), F.index("click:link:name_is_ref")
+    title, community = x[acts.index("click('p1')")], x[acts.index("click('c1')")]
+    assert (title[span], title[ref], community[span], community[ref]) == (1.0, 0.0, 0.0, 1.0)
+    post = """RootWebArea 'Best chess openings — Site', focused
+\t[lock] button 'Lock'
+\t[add] button 'Add comment'
+""" + "".join(f"\tStaticText 'comment {i}'\n" for i in range(30))   # a page, not a row: > 24 nodes
+    obs = dict(obs, axtree=post, goal="Lock the post “Best chess openings” so nobody can add new comments.")
+    acts, _e, x, _p = pol.scores(obs)
+    lead, inst = F.index("click:button:lead_x_title"), F.index("click:button:instruction_x_title")
+    lock, add = x[acts.index("click('lock')")], x[acts.index("click('add')")]
+    assert lock[inst] == add[inst] == 1.0 and lock[lead] == 1.0 and add[lead] == 0.0
+
+
+def test_a_link_the_instruction_names_counts_apart_where_the_goal_thing_is_shown():
+    """"Add “X” to my cart": the Cart link is the instruction's on every page, but on a
+    page that shows X (the search results) it is a weight of its own, so a policy that
+    learned to open the cart to remove an item need not leave X's results for it."""
+    from simweb.episodes.learner import FEATURES as F
+
+    pol = LearnedPolicy()
+    pol.reset(object(), seed=0)
+    page = "RootWebArea 'Shop', focused\n\t[cart] link 'Cart'\n\t[p] link 'The Little Field'\n"
+    goal = "Add one “The Little Field” to my shopping cart."
+    plain, shown = F.index("click:link:name_in_instruction"), F.index("click:link:name_in_instruction_shown")
+    rows = []
+    for tree in (page.replace("The Little Field", "Another book"), page):
+        acts, _e, x, _p = pol.scores({"goal": goal, "axtree": tree, "last_action_error": "", "url": "http://x.test/"})
+        rows.append(x[acts.index("click('cart')")])
+    assert (rows[0][plain], rows[0][shown]) == (1.0, 0.0)
+    assert (rows[1][plain], rows[1][shown]) == (0.0, 1.0)

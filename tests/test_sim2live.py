@@ -115,6 +115,96 @@ def test_cli_more_instances_than_seeded_is_one_line_before_anything_starts(tmp_p
     assert not home.exists() and not (tmp_path / "out").exists()
 
 
+def test_cli_first_seed_on_a_counterpart_that_seeds_a_few_is_one_line(tmp_path):
+    """Held-out instances (--first-seed 1000) need a counterpart that holds every instance's
+    entities; Oscar seeds its families' first five: refused before any install or server."""
+    home = tmp_path / "home"
+    r = CliRunner().invoke(main, ["sim2live", "--pair", "shopping:oscar", "--first-seed", "1000",
+                                  "--out", str(tmp_path / "out")], env={"SIMWEB_COUNTERPARTS": str(home)})
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith("simweb: error: oscar seeds the first 5 instances of each family from seed 0; "
+                               "--first-seed 1000 needs") and "\n" not in r.output.strip()
+    assert not home.exists() and not (tmp_path / "out").exists()
+
+
+def test_roundup_instances_from_a_held_out_seed():
+    """issues:roundup draws instances from any seed (the tracker holds the whole project):
+    from seed 1000 on they are evaluation's held-out seeds, never drawn in training, and
+    seed 0's instances (the scripted tables' and the CI pair's) are unchanged."""
+    from simweb.live.counterparts.roundup.families import FAMILIES
+    from simweb.tools.train import TRAIN_SEEDS, sim2live_instances
+
+    fam = next(f for f in FAMILIES if f.short == "close_issue")
+    fixed = fam.instances(3)
+    assert fam.instances_from(3, 0) == fixed and [i.sim_seed for i in fixed] == [3, 20, 126]
+    held = fam.instances_from(30, TRAIN_SEEDS)
+    assert len(held) == 30 and min(i.sim_seed for i in held) >= TRAIN_SEEDS
+    assert [i.index for i in held] == list(range(30)) and len({i.sim_seed for i in held}) == 30
+    assert all(i.params["project"] == "aperture/website" and i.user for i in held)
+    assert not {(i.sim_task, i.sim_seed) for i in held} & sim2live_instances("issues")
+    # the other counterparts seed their first instances only: asked for others, one line
+    from simweb.live.counterparts import families
+
+    with pytest.raises(RuntimeError, match="seeds only its families' first instances"):
+        families("oscar")[0].instances_from(1, TRAIN_SEEDS)
+
+
+# ----------------------------------------------------------------------------- the parting step of any agent
+
+SIM_ISSUE = ("RootWebArea 'Issue #7'\n\t[10] link 'Issues'\n\t[11] button 'Close issue'\n"
+             "\t[12] textbox 'Comment'\n\t[13] button 'Comment'")
+LIVE_ISSUE = ("RootWebArea 'Issue 7'\n\t[40] link 'Issues'\n\t[41] combobox '' value='chatting'\n"
+              "\t\t[42] option 'resolved', selected=False\n\t[43] textbox ''\n\t[44] button 'Submit Changes'")
+
+
+def _side(name: str, tree: str, actions: list[str], page: str = "issue") -> Side:
+    from simweb.live.sim2live import action_target
+
+    steps = [{"side": name, "step": i, "url": "", "page": page, "action": a, "error": "",
+              "target": action_target(tree, a), "observation": {"axtree": tree}} for i, a in enumerate(actions)]
+    return Side(name, steps=steps, start={"axtree": tree})
+
+
+def test_action_target_is_role_name_and_argument():
+    from simweb.live.sim2live import action_target
+
+    assert action_target(SIM_ISSUE, "click('11')") == {"verb": "click", "role": "button", "name": "Close issue",
+                                                       "arg": "", "found": True}
+    assert (action_target(LIVE_ISSUE, "select_option('41', 'resolved')") or {}).get("arg") == "resolved"
+    assert (action_target(LIVE_ISSUE, "fill('43', 'x')") or {}).get("role") == "textbox"
+    assert (action_target(SIM_ISSUE, "click('99')") or {}).get("found") is False
+    for a in ("send_msg_to_user('done')", "go_back()", "noop()", "click(", "__import__('os')"):
+        assert action_target(SIM_ISSUE, a) is None
+
+
+@pytest.mark.parametrize("sim_action, live_action, cls", [
+    ("click('11')", "click('44')", "control"),          # simweb's Close issue: no such button live
+    ("fill('12', 'hi')", "fill('43', 'hi')", "unnamed"),  # simweb's Comment field: live, only an unnamed one
+    ("click('10')", "click('44')", "control"),          # live's Submit Changes has no simweb twin
+    ("click('10')", "send_msg_to_user('done')", "stop"),
+])
+def test_parting_step_of_a_policy_is_classified(sim_action, live_action, cls):
+    """A non-scripted agent's sides part at the first step whose action differs in what it
+    acts on (role, accessible name, argument), not only in its verb: click('11') on
+    simweb's Close issue and click('44') on Roundup's Submit Changes used to count as the
+    same step; the class says why they part."""
+    sim = _side("sim", SIM_ISSUE, ["click('10')", sim_action])
+    live = _side("live", LIVE_ISSUE, ["click('40')", live_action])
+    p = parting_step(sim, live)
+    assert p is not None and p["step"] == 1 and p["class"] == cls, p
+    assert p["sim_target"] == sim.steps[1]["target"]
+
+
+def test_parting_step_choice_and_page_and_never():
+    both = SIM_ISSUE + "\n\t[14] button 'Submit Changes'"
+    p = parting_step(_side("sim", both, ["click('10')"]), _side("live", LIVE_ISSUE + "\n\t[45] link 'x'", ["click('44')"]))
+    assert p is not None and p["class"] == "choice"   # both pages have both controls: the policy chose differently
+    p = parting_step(_side("sim", SIM_ISSUE, ["click('10')"]), _side("live", LIVE_ISSUE, ["click('40')"], page="home"))
+    assert p is not None and p["class"] == "page"
+    # the same role and name on both sides (different bids) is the same step: they never part
+    assert parting_step(_side("sim", SIM_ISSUE, ["click('10')"]), _side("live", LIVE_ISSUE, ["click('40')"])) is None
+
+
 # ----------------------------------------------------------------------------- refusal evidence
 
 def _refusal_side(urls: list[str], refused: bool = True) -> Side:

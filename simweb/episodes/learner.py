@@ -50,7 +50,7 @@ from .policy import Action
 __all__ = ["FEATURES", "FORMAT", "CheckpointError", "LearnedPolicy", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = "simweb-learned-policy"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 CHECKPOINT_FILE = "policy.json"
 
 KINDS = ("click", "fill", "select", "done", "answer", "back")
@@ -73,14 +73,23 @@ FEATURES: tuple[str, ...] = (
     "click:link:name_in_goal", "click:button:name_in_goal", "click:other:name_in_goal",
     # a quoted span of the goal found in the name (share of the span), and an exact match
     "click:link:span_in_name", "click:button:span_in_name", "click:link:name_is_span",
+    # a link named exactly as a reference of the goal (c/python, u/name, #12): the place
+    # the goal's thing lives in, not the thing (its title), so a weight of its own
+    "click:link:name_is_ref",
     # name tokens found in the goal outside its quoted spans (the instruction's words)
     "click:link:name_in_instruction", "click:button:name_in_instruction",
+    # ... a link the instruction names, on a page that shows the goal's quoted thing (the
+    # search results with the product: act on it, do not leave for the cart the goal names)
+    "click:link:name_in_instruction_shown",
     # the element's neighbourhood (the row or card it sits in) names what the goal quotes:
     # the Upvote button of the post the goal names, not of any post
     "click:button:context_span", "click:button:instruction_x_context", "click:button:instruction_no_context",
     # the page is the quoted thing's own page (its title, before " — Site", is the span):
     # the first button of its name there (the thing's own), or a later one (a comment's)
     "click:button:instruction_x_title", "click:button:instruction_x_title_repeat",
+    # ... and, there, its name is in the words before the goal's first quote (the verb of
+    # "Lock the post “X” so nobody can add comments": Lock, not Add comment)
+    "click:button:lead_x_title",
     "click:link:to_current_page",
     "click:empty_name", "click:acted", "click:pressed", "click:after_fill", "click:button:after_fill",
     # the button submits the form (or search region) of the field filled last step
@@ -88,6 +97,11 @@ FEATURES: tuple[str, ...] = (
     "click:last_error_same",
     "fill:quoted", "fill:colon_tail", "fill:field_in_context", "fill:searchbox", "fill:has_value",
     "fill:acted", "fill:same_text_twice",
+    # the same, for a text the page does not show (seeking it: the search box on a page
+    # without the goal's post), a family of its own: a fill of a text already in view
+    # (searching again on the results page) teaches nothing about a fill that looks for it
+    *(f"fill:absent{s}" for s in ("", "_quoted", "_colon_tail", "_field_in_context", "_searchbox",
+                                  "_has_value", "_acted", "_same_text_twice")),
     "select:option_in_goal", "select:option_is_selected", "select:acted",
     "done:question", "done:acted_goal_button", "done:steps_used", "done:acted_any",
     "answer:question", "answer:number_asked_digit", "answer:near_span", "answer:heading",
@@ -130,7 +144,9 @@ class Goal:
     text: str
     words: frozenset[str]
     instruction: frozenset[str]          # words outside the quoted spans
+    lead: frozenset[str]                 # words before the first quoted span (empty without one)
     spans: tuple[str, ...]               # quoted spans and named references (c/x, u/y, #12), in order
+    quoted: frozenset[str]               # the quoted spans alone, normalised (:func:`_norm`)
     span_words: tuple[frozenset[str], ...]
     fills: tuple[tuple[str, str, frozenset[str]], ...]   # (text, source, context words before it)
     question: bool
@@ -157,7 +173,10 @@ def read_goal(text: str) -> Goal:
         if tail and not any(tail == f[0] for f in fills):
             fills.append((tail, "colon_tail", frozenset(tokens(text[max(0, colon - 40):colon])[-3:])))
     low = text.lower()
-    return Goal(text, frozenset(tokens(text)), frozenset(tokens(outside)), tuple(spans),
+    first = _QUOTED.search(text)
+    return Goal(text, frozenset(tokens(text)), frozenset(tokens(outside)),
+                frozenset(tokens(text[:first.start()])) if first else frozenset(), tuple(spans),
+                frozenset(_norm(f[0]) for f in fills if f[1] == "quoted"),
                 tuple(frozenset(tokens(s)) for s in spans), tuple(fills[:MAX_FILL_TEXTS]),
                 question="?" in text or "answer with" in low,
                 asks_number=any(k in low for k in ("how many", "how much", "number", "amount", "price")))
@@ -217,6 +236,14 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
 
     span_match_at: list[int] = []
     node_words = [frozenset(tokens(n.name)) for n in nodes]
+    shown_cache: dict[str, bool] = {}
+
+    def shown(text: str) -> bool:
+        """Whether the page shows ``text`` (its words in order, in some element's name)."""
+        if text not in shown_cache:
+            want = _norm(text)
+            shown_cache[text] = bool(want) and any(want in _norm(n.name) for n in nodes)
+        return shown_cache[text]
 
     def size(i: int) -> int:
         end = i + 1
@@ -243,6 +270,7 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
         return sum(_share(set(sw), frozenset(around)) for sw in goal.span_words) / len(goal.span_words)
 
     here = urlsplit(obs.get("url") or "")
+    quoted_shown = any(shown(s) for s in goal.spans if _norm(s) in goal.quoted)
     title = page_title_span(nodes, goal)
     options: dict[int, list[AXNode]] = {}
     for n in nodes:
@@ -276,8 +304,11 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
             span_in = max((_share(set(sw), frozenset(name_words)) for sw in goal.span_words), default=0.0)
             if group == "link":
                 f.update({"click:link:name_in_goal": in_goal, "click:link:span_in_name": span_in,
-                          "click:link:name_is_span": float(_norm(n.name) in {_norm(s) for s in goal.spans}),
-                          "click:link:name_in_instruction": in_instr})
+                          "click:link:name_is_span": float(_norm(n.name) in goal.quoted),
+                          "click:link:name_is_ref": float(_norm(n.name) in {_norm(s) for s in goal.spans}
+                                                          and _norm(n.name) not in goal.quoted),
+                          "click:link:name_in_instruction" if not quoted_shown
+                          else "click:link:name_in_instruction_shown": in_instr})
                 url = str(n.props.get("url", ""))
                 f["click:link:to_current_page"] = float(bool(url) and urlsplit(urljoin(obs.get("url") or "", url))[2:4]
                                                         == here[2:4])
@@ -297,6 +328,7 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
                     f.update({"click:button:instruction_x_context": in_instr * full,
                               "click:button:instruction_x_title": in_instr * (1.0 - full) * title * first,
                               "click:button:instruction_x_title_repeat": in_instr * (1.0 - full) * title * (1 - first),
+                              "click:button:lead_x_title": _share(name_words, goal.lead) * (1.0 - full) * title * first,
                               "click:button:instruction_no_context": in_instr * (1.0 - full) * (1.0 - title)})
                 else:
                     f.update({"click:button:name_in_goal": in_goal, "click:button:name_in_instruction": in_instr})
@@ -319,6 +351,9 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
                      "fill:has_value": float((n.value or "") == text),
                      "fill:acted": float(n.bid in memory.filled),
                      "fill:same_text_twice": float(text in memory.filled.values())}
+                if not shown(text):
+                    f = {("fill:absent" if k == "kind:fill" else "fill:absent_" + k.split(":", 1)[1]): v
+                         for k, v in f.items()}
                 add(f"fill({_quote(n.bid)}, {_quote(text)})", f, ("fill", n.bid, False, text))
         elif n.role in ("combobox", "listbox"):
             for o in options.get(n.index, []):
@@ -365,7 +400,7 @@ def candidates(obs: dict[str, Any], goal: Goal, memory: Memory, budget: int = 30
 #: features that say a clicked element's name matches the goal: with any of them non-zero a
 #: click is in its role group's "named by the goal" bucket (see :func:`kind_offsets`)
 _GOAL_MATCH = tuple(i for i, name in enumerate(FEATURES) if name.startswith("click:") and any(
-    k in name for k in ("name_in_goal", "span_in_name", "name_is_span", "name_in_instruction", "instruction_")))
+    k in name for k in ("name_in_goal", "span_in_name", "name_is_span", "name_is_ref", "name_in_instruction", "instruction_")))
 _SUBMITS = _INDEX["click:button:submits_filled"]
 _ROLE_AT = tuple(_INDEX[f"click:role:{r}"] for r in ROLE_GROUPS)
 

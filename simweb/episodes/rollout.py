@@ -160,6 +160,8 @@ class WorkItem:
     #: record observations without their AX-tree text (trajectories nobody will view:
     #: a learner's groups between the iterations it keeps; most of a step line's bytes)
     lean: bool = False
+    #: the site variant the episode runs on (simweb.runtime.variants; 0: today's site)
+    variant: int = 0
 
 
 def trajectory_bytes(traj: Trajectory) -> bytes:
@@ -175,21 +177,21 @@ def trajectory_from_bytes(data: bytes) -> Trajectory:
 
 class RolloutWorker:
     """What runs work items in one process (the local pool's workers, a Ray actor):
-    envs by (app, world seed, size), opened on first use, and policies by version."""
+    envs by (app, world seed, size, variant), opened on first use, and policies by version."""
 
     def __init__(self) -> None:
-        self.envs: dict[tuple[str, int, int | None], Any] = {}
+        self.envs: dict[tuple[str, int, int | None, int], Any] = {}
         self.policies: dict[tuple[int, str], Any] = {}
         self.items_done = 0
         self._fetched: dict[str, bytes] = {}
 
     def env(self, item: WorkItem) -> Any:
-        key = (item.app, item.world_seed, item.size)
+        key = (item.app, item.world_seed, item.size, item.variant)
         env = self.envs.get(key)
         if env is None:
             from .env import SimEnv
 
-            env = self.envs[key] = SimEnv(item.app, item.world_seed, size=item.size)
+            env = self.envs[key] = SimEnv(item.app, item.world_seed, size=item.size, variant=item.variant)
         return env
 
     def policy(self, version: int, blob: bytes) -> Any:

@@ -30,6 +30,7 @@ real server (its timestamps are its own), so reruns agree on verdicts, not on by
 """
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import re
@@ -221,10 +222,11 @@ def _loop(env: Any, agent: Any, obs: dict, side: Side, rules: Sequence, max_step
             break
         entry = _script_entry(agent)
         url = obs.get("url", "")
+        target = action_target(obs.get("axtree") or "", action)
         obs, _reward, terminated, truncated, info = env.step(action)
         error = obs.get("last_action_error") or ""
         side.steps.append({"side": side.name, "step": i, "url": url, "page": page_kind(url, rules), "action": action,
-                           "error": error, "page_error": page_error(obs.get("html", ""), errors),
+                           "target": target, "error": error, "page_error": page_error(obs.get("html", ""), errors),
                            "next_url": obs.get("url", ""),
                            "script": entry and {k: entry.get(k) for k in ("step", "what", "found", "skipped")},
                            "skipped_before": _skipped_since(agent, entry), "observation": observation(obs),
@@ -237,6 +239,33 @@ def _loop(env: Any, agent: Any, obs: dict, side: Side, rules: Sequence, max_step
                        "page": page_kind(obs.get("url", ""), rules), "action": "(end)", "error": "", "script": None})
     side.answer, side.refused = _final_message(obs)
     return obs
+
+
+#: actions on an element: their first argument is its bid
+_ELEMENT_ACTIONS = frozenset({"click", "dblclick", "fill", "select_option", "check", "uncheck", "hover", "press",
+                              "focus", "clear", "upload_file"})
+
+
+def action_target(axtree: str, action: str) -> dict | None:
+    """What an action acts on, in site-independent terms: the verb, the element's role and
+    accessible name in the AX tree the action was chosen from, and its text argument (the
+    text filled, the option selected). Bids are each site's own handles, so two sides act
+    alike when these agree, not when their bids do. None for an action on no element."""
+    from ..agents.axtext import parse_axtree
+
+    try:
+        call = ast.parse(action.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) or call.func.id not in _ELEMENT_ACTIONS:
+        return None
+    args = [a.value for a in call.args if isinstance(a, ast.Constant)]
+    if not args:
+        return None
+    bid = str(args[0])
+    node = next((n for n in parse_axtree(axtree) if n.bid == bid), None)
+    return {"verb": call.func.id, "role": node.role if node else "", "name": node.name.strip() if node else "",
+            "arg": str(args[1]) if len(args) > 1 else "", "found": node is not None}
 
 
 def _skipped_since(agent: Any, entry: dict | None) -> list[dict]:
@@ -388,9 +417,61 @@ def _script_found(side: Side) -> dict[int, tuple[bool, str]]:
     return out
 
 
+def _same_target(a: dict | None, b: dict | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    norm = lambda t: (t["verb"], t["role"], " ".join(t["name"].lower().split()), t["arg"])   # noqa: E731
+    return norm(a) == norm(b)
+
+
+def _page_elements(side: Side, i: int) -> list[Any]:
+    """The AX nodes of the page ``side`` chose its step ``i`` on."""
+    from ..agents.axtext import parse_axtree
+
+    obs = side.start if i == 0 else side.steps[i - 1].get("observation")
+    return parse_axtree((obs or {}).get("axtree") or "")
+
+
+def _has_control(nodes: Sequence[Any], t: dict) -> bool:
+    """Whether a page has an element of the target's role and accessible name."""
+    name = " ".join(t["name"].lower().split())
+    return any(n.bid and n.role == t["role"] and " ".join(n.name.lower().split()) == name for n in nodes)
+
+
+#: why two sides part at their first differing step (non-scripted agents), in this order
+PARTING_CLASSES = ("page", "control", "unnamed", "choice", "stop")
+
+
+def _parting_class(sim: Side, live: Side, i: int) -> tuple[str, str]:
+    """Why the sides part at step ``i``: ``page`` (on different page kinds), ``unnamed``
+    (one side acted on a named control; the other page has that role only without an
+    accessible name: e.g. simweb's labelled field, Roundup's unlabelled one),
+    ``control`` (a control one side acted on has no element of that role and name on the
+    other side's page), ``choice`` (both pages have both controls: the policy chose
+    differently, its candidates differing elsewhere on the page) or ``stop`` (one side's
+    episode ended, or sent its final message, and the other's went on)."""
+    a, b = sim.steps[i], live.steps[i]
+    if a["page"] != b["page"]:
+        return "page", f"simweb on a '{a['page']}' page, the live site on a '{b['page']}' page"
+    ta, tb = a.get("target"), b.get("target")
+    if ta is None or tb is None:
+        ended = "(end)" in (a["action"], b["action"]) or "send_msg_to_user" in a["action"] + b["action"]
+        return ("stop" if ended else "choice"), f"simweb {a['action']}, the live site {b['action']}"
+    for t, side, other, where in ((ta, sim, live, "the live site"), (tb, live, sim, "simweb")):
+        nodes = _page_elements(other, i)
+        if t["name"] and not _has_control(nodes, t):
+            unnamed = any(n.bid and n.role == t["role"] and not n.name.strip() for n in nodes)
+            return ("unnamed" if unnamed else "control",
+                    f"{t['role']} '{t['name']}' ({side.name}) has no counterpart on {where}'s page"
+                    + (f" (its {t['role']}s there have no accessible name)" if unnamed else ""))
+    return "choice", f"both pages have {ta['role']} '{ta['name']}' and {tb['role']} '{tb['name']}'"
+
+
 def parting_step(sim: Side, live: Side) -> dict | None:
     """The first step where the two sides differ: the script step found on one side only,
-    or (other agents) the first step whose page kind or action verb differs."""
+    or (other agents) the first step whose page kind or action differs, an action being
+    its verb, its element's role and accessible name and its text argument (bids are each
+    site's own); ``class`` says why (:func:`_parting_class`)."""
     fs, fl = _script_found(sim), _script_found(live)
     for idx in sorted(set(fs) | set(fl)):
         if fs.get(idx, (None,))[0] != fl.get(idx, (None,))[0]:
@@ -398,9 +479,15 @@ def parting_step(sim: Side, live: Side) -> dict | None:
             return {"script_step": idx, "what": what,
                     "sim_found": fs.get(idx, (None,))[0], "live_found": fl.get(idx, (None,))[0]}
     for i, (a, b) in enumerate(zip(sim.steps, live.steps)):
-        if a["page"] != b["page"] or a["action"].partition("(")[0] != b["action"].partition("(")[0]:
-            return {"step": i, "sim_page": a["page"], "live_page": b["page"],
-                    "sim_action": a["action"], "live_action": b["action"]}
+        verb_a, verb_b = a["action"].partition("(")[0], b["action"].partition("(")[0]
+        targeted = "target" in a and "target" in b   # traces written before targets were kept: verbs only
+        if a["page"] != b["page"] or verb_a != verb_b or (targeted and not _same_target(a["target"], b["target"])):
+            out = {"step": i, "sim_page": a["page"], "live_page": b["page"],
+                   "sim_action": a["action"], "live_action": b["action"]}
+            if targeted:
+                out["sim_target"], out["live_target"] = a["target"], b["target"]
+                out["class"], out["detail"] = _parting_class(sim, live, i)
+            return out
     return None
 
 
@@ -420,6 +507,9 @@ class Settings:
     port: int | None = None
     #: --agent learned: the checkpoint (a `simweb train` folder or its init/)
     checkpoint: Path | None = None
+    #: instances from this simweb seed on (1000 and up: never drawn in training); 0 is the
+    #: pair's fixed instances, the only ones a counterpart that seeds a few can run
+    first_seed: int = 0
 
 
 def select_families(pair: str, wanted: Sequence[str] | None) -> list[PortableFamily]:
@@ -454,6 +544,9 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     if isinstance(seeded, int) and settings.instances > seeded:
         raise Sim2LiveError(f"{cp_name} seeds the first {seeded} instances of each family; "
                             f"--instances {settings.instances} asks for more")
+    if settings.first_seed and isinstance(seeded, int):
+        raise Sim2LiveError(f"{cp_name} seeds the first {seeded} instances of each family from seed 0; "
+                            f"--first-seed {settings.first_seed} needs a counterpart that holds them all (issues:roundup)")
     if not cp.installed():
         if not settings.install:
             raise Sim2LiveError(f"{cp_name} is not installed; run `simweb counterpart install {cp_name}`")
@@ -468,7 +561,7 @@ def run(settings: Settings, *, on_episode: Callable[[dict], None] | None = None,
     try:
         for fam in fams:
             try:
-                insts = fam.instances(settings.instances)
+                insts = fam.instances_from(settings.instances, settings.first_seed)
             except RuntimeError as exc:
                 raise Sim2LiveError(str(exc)) from None
             for inst in insts:
@@ -550,7 +643,7 @@ def _report(settings: Settings, fams: list[PortableFamily], episodes: list[dict]
     tot_s = _mean([float(e["sim"]["success"]) for e in episodes])
     tot_l = _mean([float(e["live"]["success"]) for e in episodes])
     return {"pair": settings.pair, "agent": settings.agent, "instances_per_family": settings.instances,
-            "max_steps": settings.max_steps, "simweb_version": version, "world_seed": 0,
+            "first_seed": settings.first_seed, "max_steps": settings.max_steps, "simweb_version": version, "world_seed": 0,
             "families": rows, "episodes": episodes,
             "total": {"n": len(episodes), "sim_success": tot_s, "live_success": tot_l,
                       "retained_success": round(tot_l / tot_s, 4) if tot_s else None,
@@ -605,6 +698,13 @@ def retained_gain(init_report: dict, trained_report: dict) -> dict[str, Any]:
     for name, rep in (("parting", trained_report), ("parting_init", init_report)):
         out[name] = [{"family": e["family"], "index": e["index"], "parting": e.get("parting"),
                       "classes": sorted({d["class"] for d in e["divergences"]})} for e in rep["episodes"]]
+        # why each pair of episodes parts at its first differing step, counted per family
+        counts: dict[str, dict[str, int]] = {}
+        for e in rep["episodes"]:
+            why = (e.get("parting") or {}).get("class", "never" if e.get("parting") is None else "unclassified")
+            per = counts.setdefault(e["family"], {})
+            per[why] = per.get(why, 0) + 1
+        out[f"{name}_classes"] = counts
     return out
 
 

@@ -52,8 +52,11 @@ def policy_key(checkpoint: str | Path) -> str:
 
 
 def _run_key(settings: Settings, key: str) -> dict[str, Any]:
-    return {"policy": key, "pair": settings.pair, "families": list(settings.families or []),
-            "instances": settings.instances, "max_steps": settings.max_steps}
+    run_key = {"policy": key, "pair": settings.pair, "families": list(settings.families or []),
+               "instances": settings.instances, "max_steps": settings.max_steps}
+    if settings.first_seed:   # absent for seed 0, so reports written before the option still match
+        run_key["first_seed"] = settings.first_seed
+    return run_key
 
 
 def _kept(path: Path, run_key: dict[str, Any]) -> dict | None:
@@ -68,11 +71,12 @@ def _kept(path: Path, run_key: dict[str, Any]) -> dict | None:
 def run_learned(pair: str, checkpoint: str | Path, out: str | Path, *, families: Sequence[str] | None = None,
                 instances: int = 3, max_steps: int = 40, on_episode: Callable[[dict], None] | None = None,
                 progress: bool = False, echo: Callable[[str], None] | None = None, home: Path | None = None,
-                port: int | None = None, install: bool = True) -> dict[str, Any]:
+                port: int | None = None, install: bool = True, first_seed: int = 0) -> dict[str, Any]:
     """Run the untrained and the trained policy of ``checkpoint`` on the pair's instances and
     write ``out/retained.json``; returns its content. ``home``, ``port`` and ``install``
     are :class:`~simweb.sim2live.Settings`' (the counterpart's home, its port, whether a
-    missing install is installed)."""
+    missing install is installed), and so is ``first_seed`` (the instances from that simweb
+    seed on; 1000 and up are held out from training by construction)."""
     out = Path(out)
     ckpts = {"init": Path(checkpoint) / "init", "trained": Path(checkpoint)}
     keys = {which: policy_key(c) for which, c in ckpts.items()}
@@ -81,7 +85,7 @@ def run_learned(pair: str, checkpoint: str | Path, out: str | Path, *, families:
     for which in ("init", "trained"):
         settings = Settings(pair=pair, agent="learned", families=list(families) if families else None,
                             instances=instances, out=out / which, max_steps=max_steps, checkpoint=ckpts[which],
-                            home=home, port=port, install=install)
+                            home=home, port=port, install=install, first_seed=first_seed)
         if which == "trained" and keys["trained"] == keys["init"]:
             reports[which] = reports["init"]
             timing[which] = {"seconds": 0.0, "how": "same policy as init: not run again"}
@@ -106,7 +110,7 @@ def run_learned(pair: str, checkpoint: str | Path, out: str | Path, *, families:
         timing[which] = {"seconds": seconds, "how": "run"}
     gain = retained_gain(reports["init"], reports["trained"])
     gain.update(checkpoint=str(checkpoint), policies=keys, same_policy=keys["init"] == keys["trained"],
-                instances_per_family=instances, max_steps=max_steps, timing=timing)
+                instances_per_family=instances, first_seed=first_seed, max_steps=max_steps, timing=timing)
     from ..episodes.rollout import write_atomic
 
     write_atomic(str(out / "retained.json"), [json.dumps(gain, indent=1, sort_keys=True).encode()])

@@ -105,10 +105,14 @@ def _load_json(path: str, what: str) -> Any:
         raise UserError(f"{path} is not valid JSON: {exc}") from None
 
 
-def _make_env(app: str, world_seed: int, size: int | None):
+def _make_env(app: str, world_seed: int, size: int | None, variant: int = 0):
     from ..episodes.env import SimEnv
+    from ..runtime.variants import VariantError
 
-    return SimEnv(app, world_seed, size=size, progress=True)
+    try:
+        return SimEnv(app, world_seed, size=size, progress=True, variant=variant)
+    except VariantError as exc:   # a variant id past the app's count: one line
+        raise UserError(str(exc)) from None
 
 
 def _env_for_state(state: Any, path: str):
@@ -1134,13 +1138,15 @@ def demo_cmd(app_names: str | None, seeds: int, workers: int | None, branches: i
               help="learned: a `simweb train` folder (its trained policy) or its init/ folder (the untrained one).")
 @click.option("--screenshots", is_flag=True,
               help="browser: keep a screenshot of every page beside the trajectories (see `simweb view`).")
+@click.option("--variant", type=click.IntRange(min=0), default=0, show_default=True,
+              help="sim, ray: the site variant the episodes run on (docs/variants.md; 0: today's site).")
 @with_options(llm_options)
 @with_world
 @_guard
 def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, workers: int, address: str | None,
              out: str | None, max_steps: int | None, checkpoint: str | None, screenshots: bool, model: str | None,
              base_url: str | None, api_key: str | None, prompt: str, timeout: float, retries: int, world_seed: int,
-             size: int | None) -> None:
+             size: int | None, variant: int = 0) -> None:
     """Run an agent on an app's task instances; print success / progress / clean per
     template (and in total) and write the trajectories."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -1151,7 +1157,9 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
 
     if screenshots and backend != "browser":
         raise UserError("--screenshots is for --backend browser (in-process pages have no pixels)")
-    env = _make_env(app, world_seed, size)
+    if variant and backend == "browser":
+        raise UserError("--variant runs in-process (sim, ray); a variant in Chromium: `simweb serve --variant K`")
+    env = _make_env(app, world_seed, size, variant)
     ids = [t.strip() for t in tasks.split(",") if t.strip()] if tasks else None
     for t in ids or []:
         env.app_task(t)   # unknown or other-app templates: one line, with a suggestion
@@ -1191,7 +1199,7 @@ def eval_cmd(app: str, agent: str, tasks: str | None, seeds: str, backend: str, 
         except BrowserError as exc:
             raise UserError(str(exc)) from None
     out = out or f"eval-{app}-{agent}"
-    header: dict[str, Any] = {"backend": backend}
+    header: dict[str, Any] = {"backend": backend, **({"variant": variant} if variant else {})}
     if checkpoint is not None:
         header["checkpoint"] = str(checkpoint)
     if llm is not None:
@@ -1436,10 +1444,12 @@ def counterpart_status_cmd(name: str | None, as_json: bool) -> None:
 @click.option("--checkpoint", default=None, type=click.Path(),
               help="learned: a `simweb train` folder; its init/ and trained policies both run, and "
                    "retained.json gives sim gain, live gain and their ratio.")
+@click.option("--first-seed", type=click.IntRange(0, 10**6), default=0, show_default=True,
+              help="Instances from this simweb seed on (1000+: never drawn in training); issues:roundup only.")
 @_cp_guard
 def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, max_steps: int, out: str,
                  llm_base_url: str | None, llm_model: str | None, api_key: str | None, llm_format: str | None,
-                 timeout: float, retries: int, checkpoint: str | None) -> None:
+                 timeout: float, retries: int, checkpoint: str | None, first_seed: int) -> None:
     """Run one agent on the same instances in simweb and on the live counterpart; write a report."""
     from ..live.sim2live import Settings, Sim2LiveError, run
 
@@ -1473,13 +1483,14 @@ def sim2live_cmd(pair: str, agent: str, families: str | None, instances: int, ma
             from ..live.sim2live_learned import run_learned
 
             gain = run_learned(pair, checkpoint, out, families=fams, instances=instances, max_steps=max_steps,
-                               on_episode=show, progress=True, echo=lambda m: click.echo(m, err=True))
+                               first_seed=first_seed, on_episode=show, progress=True, echo=lambda m: click.echo(m, err=True))
             t = gain["total"]
             click.echo(f"{pair} learned: {t['n']} paired instances, sim gain {t['sim_gain']}, live gain "
                        f"{t['live_gain']}, retained {t['retained_gain']} -> {Path(out) / 'retained.json'}")
             return
         report = run(Settings(pair=pair, agent=agent, families=fams, instances=instances, out=Path(out),
-                              max_steps=max_steps, llm=llm or None), on_episode=show, progress=True)
+                              max_steps=max_steps, llm=llm or None, first_seed=first_seed), on_episode=show,
+                     progress=True)
     except Sim2LiveError as exc:
         raise UserError(str(exc)) from None
     t = report["total"]

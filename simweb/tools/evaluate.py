@@ -143,7 +143,7 @@ def run_eval(env: Any, specs: list[EpisodeSpec], agent_name: str, *, out: str | 
 
             app = env.app
             items = [WorkItem(app.name, s.task, s.seed, max_steps=max_steps, world_seed=app.seed,
-                              size=app.size) for s in specs]
+                              size=app.size, variant=int(getattr(env, "variant", 0) or 0)) for s in specs]
             outs = pool.run(items, policy if policy is not None else agent_name)
             for spec, blobs in zip(specs, outs):
                 record(trajectory_from_bytes(blobs[0]), spec)

@@ -69,8 +69,9 @@ DEFAULT_TASKS: dict[str, list[str]] = {
 
 
 #: ``simweb train``'s default iterations per app: what fits in about 20 minutes on 2
-#: loaded cores (forum: 60 iterations, measured 2026-12-05)
-DEFAULT_ITERATIONS: dict[str, int] = {"forum": 60, "shopping": 60, "issues": 100, "booking": 60, "cms": 60}
+#: loaded cores (forum: 80 iterations took 21 minutes at a load average of 6-11 and gave
+#: 0.00 -> 0.84 held out, measured 2026-12-05; docs/training.md)
+DEFAULT_ITERATIONS: dict[str, int] = {"forum": 80, "shopping": 60, "issues": 100, "booking": 60, "cms": 60}
 
 
 class TrainError(ValueError):
@@ -183,6 +184,13 @@ def _starts(env: Any, cfg: TrainConfig, rng: np.random.Generator, reach: dict[st
             u = rng.random()
             j = r if u < FRONTIER_SHARE or r <= 1 else 1 + int(rng.integers(r - 1))
         k = max(0, n - min(j, n))
+        # never start right after a fill: the policy's memory of filling a field is what
+        # points it at the button that submits it, and a fork of the oracle's state gives
+        # it no such memory (a start there is harder than the same page reached from the
+        # task's start, and the frontier stalls on it); start before the fill instead
+        while k > 0 and plan[k - 1].lstrip().startswith("fill("):
+            k -= 1
+        j = n - k   # the start's true distance from the end (a frontier past the plan: its start)
         for a in plan[:k]:
             env.step(a)
         out.append((task, seed, k, orjson.dumps(env.snapshot()) if k else None, j))

@@ -73,6 +73,15 @@ class PortableFamily:
     def instances(self, n: int) -> list[Instance]:
         raise NotImplementedError
 
+    def instances_from(self, n: int, first_seed: int) -> list[Instance]:
+        """The first ``n`` instances whose simweb seed is ``first_seed`` or above (seeds of
+        1000 and up are never drawn in training: held out by construction). Only a family
+        whose counterpart holds every instance's entities can; the others seed a fixed few."""
+        if first_seed == 0:
+            return self.instances(n)
+        raise RuntimeError(f"{self.pair} seeds only its families' first instances: it cannot start at seed "
+                           f"{first_seed}")
+
     def live_start(self, inst: Instance) -> str:
         """The path on the counterpart where the episode starts."""
         return "/"

@@ -109,13 +109,14 @@ def payload() -> dict:
 # ----------------------------------------------------------------------------- instances
 
 @cache
-def _scan(sim_task: str, n: int, fit_key: str) -> tuple[tuple[int, str, dict], ...]:
-    """The first ``n`` seeds of ``sim_task`` whose instance lies in :data:`PROJECT` and fits."""
+def _scan(sim_task: str, n: int, fit_key: str, first_seed: int = 0) -> tuple[tuple[int, str, dict], ...]:
+    """The first ``n`` seeds of ``sim_task`` from ``first_seed`` on whose instance lies in
+    :data:`PROJECT` and fits."""
     app = sim_app()
     template = app.tasks[sim_task]
     fit = _FITS[fit_key]
     out = []
-    for seed in range(MAX_SEEDS):
+    for seed in range(first_seed, first_seed + MAX_SEEDS):
         inst = template.instantiate(app, seed)
         if inst.params.get("project") == PROJECT and fit(inst.params):
             out.append((seed, inst.goal, inst.params))
@@ -166,9 +167,15 @@ class RoundupFamily(PortableFamily):
     fit: str = "any"
 
     def instances(self, n: int) -> list[Instance]:
-        found = _scan(self.sim_task, n, self.fit)
+        return self.instances_from(n, 0)
+
+    def instances_from(self, n: int, first_seed: int) -> list[Instance]:
+        """Any seed range will do: the tracker holds the whole project, so every instance's
+        issues and users are there."""
+        found = _scan(self.sim_task, n, self.fit, first_seed)
         if len(found) < n:
-            raise RuntimeError(f"{self.id}: only {len(found)} instances in {PROJECT} within {MAX_SEEDS} seeds")
+            raise RuntimeError(f"{self.id}: only {len(found)} instances in {PROJECT} within {MAX_SEEDS} seeds "
+                               f"from {first_seed}")
         return [Instance(self.id, k, self.sim_task, seed, goal, username(p["user_id"]) if p.get("user_id") else None,
                          dict(p)) for k, (seed, goal, p) in enumerate(found)]
 
