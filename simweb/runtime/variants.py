@@ -60,6 +60,12 @@ class Option:
     text: dict[str, str] = field(default_factory=dict)
     css: str = ""
     banner: str = ""
+    #: Layout (engine factors only): where the site's top bar goes ("", "left", "right",
+    #: "bottom"), the breadcrumb separator ("": no trail) and the page title's format
+    #: (("", "") today; else a "{site}"/"{page}" pattern and the joint of the page's parts).
+    nav: str = ""
+    crumbs: str = ""
+    title: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True)
@@ -111,8 +117,28 @@ def _engine_factors() -> list[Factor]:
                'style="padding:.5rem 1rem;color:#222;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
                'Help us improve: take a two-minute survey. <a bid="promo-survey" href="/">Start the survey</a></aside>'),
     )
+    navs = (Option("top"), Option("sidebar", nav="left", css=_NAV_CSS), Option("bottom", nav="bottom", css=_NAV_CSS),
+            Option("right-sidebar", nav="right", css=_NAV_CSS))
+    crumbs = (Option("none"), Option("slash", crumbs="/", css=_CRUMB_CSS), Option("chevron", crumbs="›", css=_CRUMB_CSS),
+              Option("arrow", crumbs="→", css=_CRUMB_CSS))
+    titles = (Option("page-site"), Option("site-page", title=("{site} | {page}", " | ")),
+              Option("page-pipe", title=("{page} | {site}", " | ")), Option("page-only", title=("{page}", " · ")),
+              Option("site-colon", title=("{site}: {page}", " - ")))
     return [Factor("skin", skins, frozenset({7}), "CSS palette and font (what screenshots show)"),
-            Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page")]
+            Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
+            Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
+            Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
+            Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)")]
+
+
+# The moved top bar: a column beside the page (its links stacked), or a bar below it. The
+# bar keeps its elements and bids; its role becomes a named navigation landmark.
+_NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-width:0}"
+            ".vframe>main{flex:1;min-width:0}"
+            ".vframe>header.top{flex:none;width:14rem;flex-direction:column;align-items:stretch;flex-wrap:nowrap}"
+            ".vframe>header.top nav,.vframe>header.top form{display:flex;flex-direction:column;gap:.4rem}"
+            "header.top.vnav-bottom{flex-wrap:wrap;margin-top:1rem}")
+_CRUMB_CSS = "nav.crumbs{padding:.4rem 0;font-size:.9rem}nav.crumbs span.sep{margin:0 .4rem;color:#888}"
 
 
 # ----------------------------------------------------------------------------- the catalogue
@@ -201,7 +227,9 @@ class Catalogue:
             text: dict[str, str] = {}
             for o in opts:
                 text.update(o.text)
-            hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts))
+            hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts),
+                                  next((o.nav for o in opts if o.nav), ""), next((o.crumbs for o in opts if o.crumbs), ""),
+                                  next((o.title for o in opts if o.title[0]), ("", "")))
         return hit
 
 
@@ -236,14 +264,24 @@ _SEGMENTS = re.compile(r"({\{.*?\}\}|{%.*?%\}|{#.*?#\}|<script\b.*?</script>|<st
 _SHOWN_ATTRS = re.compile(r'(\s(?:placeholder|aria-label|title)=")([^"{}]*)(")')
 
 
+# The site's top bar (every app's base templates have one) and the main landmark.
+_TOP_BAR = re.compile(r'<header class="top([^"]*)"([^>]*)>(.*?)</header>\n?', re.S)
+#: Separators of today's page titles ("Cart — Simshop", "Issues · acme/web · Simtracker").
+_TITLE_SEP = re.compile(r" [—·] ")
+
+
 @dataclass
 class Site:
-    """What a variant changes in rendering: phrase replacements, CSS, a banner."""
+    """What a variant changes in rendering: phrase replacements, CSS, a banner, and the
+    layout (where the top bar goes, a breadcrumb trail, the page title's format)."""
 
     variant: int
     text: dict[str, str]
     css: str
     banner: str
+    nav: str = ""
+    crumbs: str = ""
+    title: tuple[str, str] = ("", "")
 
     @cached_property
     def _pattern(self) -> re.Pattern[str] | None:
@@ -259,20 +297,72 @@ class Site:
             return s
         return pat.sub(lambda m: self.text[m.group(1)], s)
 
+    def title_parts(self, title: str, site_title: str) -> tuple[list[str], list[str]] | None:
+        """Today's page title as (page parts, site parts), most specific first; None for a
+        title that does not name the site (then no format applies to it)."""
+        parts = _TITLE_SEP.split(title)
+        site = [p for p in parts if p == site_title or p.startswith(site_title + " ")]
+        page = [p for p in parts if p not in site]
+        return (page, site) if site and page else None
+
+    def page_context(self, ctx: dict[str, Any], site_title: str) -> None:
+        """The render context's title, site title and breadcrumb trail in this variant's
+        format and words (``ctx["title"]`` is today's title on entry)."""
+        title = ctx["title"]
+        split = self.title_parts(title, site_title) if (self.title[0] or self.crumbs) else None
+        if split is not None and self.title[0]:
+            pattern, joint = self.title
+            title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
+        ctx["title"] = self.words(title)
+        ctx["spec_title"] = self.words(site_title)
+        if self.crumbs:
+            ctx["variant_crumbs"] = [self.words(p) for p in reversed(split[0])] if split is not None else []
+
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
+        out = self.shown_text(source)
+        if self.css and "</head>" in out:
+            out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
+        if self.banner and "<main>" in out:
+            out = out.replace("<main>", self.banner + "\n<main>", 1)
+        if self.nav and "<main>" in out and "</main>" in out:
+            out = self._move_top_bar(out)
+        if self.crumbs and "<main>" in out:
+            sep = f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
+            trail = ('<nav bid="site-crumbs" class="crumbs" aria-label="You are here"><a bid="site-crumb-home" href="/">Home</a>'
+                     '{% for c in variant_crumbs or [] %}' + sep +
+                     '{% if loop.last %}<span aria-current="page">{{ c }}</span>{% else %}<span>{{ c }}</span>{% endif %}'
+                     '{% endfor %}</nav>')
+            out = out.replace("<main>", "<main>\n" + trail, 1)
+        return out
+
+    def _move_top_bar(self, source: str) -> str:
+        """The top bar moved beside the main landmark (a sidebar, left or right) or below
+        it, as a navigation landmark named "Site": the same elements, in a new place."""
+        m = _TOP_BAR.search(source)
+        if m is None:
+            return source
+        bar = (f'<header class="top{m.group(1)} vnav-{self.nav}" role="navigation" aria-label="Site"{m.group(2)}>'
+               f'{m.group(3)}</header>\n')
+        out = source[:m.start()] + source[m.end():]
+        if self.nav == "bottom":
+            return out.replace("</main>", "</main>\n" + bar.rstrip("\n"), 1)
+        frame = f'<div class="vframe vframe-{self.nav}">\n'
+        if self.nav == "left":
+            out = out.replace("<main>", frame + bar + "<main>", 1)
+            return out.replace("</main>", "</main>\n</div>", 1)
+        out = out.replace("<main>", frame + "<main>", 1)
+        return out.replace("</main>", "</main>\n" + bar + "</div>", 1)
+
+    def shown_text(self, source: str) -> str:
+        """A template's source with this variant's phrases in what the page shows."""
         parts = _SEGMENTS.split(source)
         for i, part in enumerate(parts):
             if i % 2 == 0:
                 parts[i] = self.words(part)
             elif part.startswith("<") and not part.startswith(("<script", "<style")):
                 parts[i] = _SHOWN_ATTRS.sub(lambda m: m.group(1) + self.words(m.group(2)) + m.group(3), part)
-        out = "".join(parts)
-        if self.css and "</head>" in out:
-            out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
-        if self.banner and "<main>" in out:
-            out = out.replace("<main>", self.banner + "\n<main>", 1)
-        return out
+        return "".join(parts)
 
 
 class _VariantLoader(jinja2.BaseLoader):
@@ -317,6 +407,13 @@ def words(app: Any, variant: int, s: str) -> str:
     return catalogue(app).site(variant).words(s) if variant else s
 
 
+def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
+    """A page's render context for ``variant``: its title, site title and breadcrumbs
+    (:meth:`Site.page_context`); nothing for today's site."""
+    if variant:
+        catalogue(app).site(variant).page_context(ctx, app.spec.title)
+
+
 def parse_ids(text: str, app: Any) -> list[int]:
     """'0-49', '3,17,903' or '5' as checked variant ids of ``app`` (VariantError otherwise)."""
     cat = catalogue(app)
@@ -334,5 +431,5 @@ def parse_ids(text: str, app: Any) -> list[int]:
     return out
 
 
-__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "parse_ids",
-           "state_variant", "words"]
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "page_context",
+           "parse_ids", "state_variant", "words"]
