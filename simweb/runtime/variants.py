@@ -21,8 +21,9 @@ the variant's page. Page titles and the site title pass through the same replace
 Tasks, effects and verdicts are untouched: they are judged on state, never on wording.
 
 Which options a variant gets: the factors' option counts form a mixed radix of ``N``
-combinations; ``K`` maps to combination ``K * STRIDE mod N`` (``STRIDE`` a prime coprime
-to ``N``), so ``K -> factors`` is a bijection on ``0 <= K < N`` (no two ids share a site),
+combinations; ``K`` maps to combination ``K * A mod N`` (``A`` the first integer from
+``N`` times the golden ratio's fraction that is coprime to ``N``: consecutive ids land far
+apart, so every factor, the last ones too, varies among the first ids), so ``K -> factors`` is a bijection on ``0 <= K < N`` (no two ids share a site),
 deterministic across processes (no hashing, no global random), and variant 0 is the
 all-defaults combination. The *test* split is every variant that takes at least one
 held-out option; *train* is the rest, so held-out values never appear in a train variant.
@@ -33,6 +34,8 @@ are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry 
 """
 from __future__ import annotations
 
+import datetime
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -40,10 +43,14 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+import markupsafe
 import yaml
 
-#: A prime larger than any factor's option count, so it is coprime to the combination count.
-STRIDE = 7_919
+#: The fraction of the combination count the id -> combination multiplier starts from
+#: (the golden ratio's, as an exact integer ratio: no float in the mapping).
+_GOLDEN = (6_180_339_887, 10_000_000_000)
+#: Every option of every factor is taken by some variant among ids 0 to COVER - 1.
+COVER = 40
 #: Variant ids are ``0 <= K < min(combinations, MAX_VARIANTS)``.
 MAX_VARIANTS = 100_000
 
@@ -66,6 +73,10 @@ class Option:
     nav: str = ""
     crumbs: str = ""
     title: tuple[str, str] = ("", "")
+    #: How prices and dates are written (format factors: "" is today's "$1,234.50" and
+    #: "Mar 4, 2026"; see :data:`MONEY_FORMATS` and :data:`DATE_FORMATS`).
+    money: str = ""
+    date: str = ""
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,33 @@ def _engine_factors() -> list[Factor]:
             Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)")]
 
 
+#: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
+#: read back by the answer checkers (simweb.judging.verify.match_money) as the same amount;
+#: a decimal comma ("1.234,50 $") is not offered: "12,50" reads as two numbers there.
+MONEY_FORMATS = {"usd-after": "{sign}{amount} USD", "usd-before": "USD {sign}{amount}", "us-dollar": "{sign}US${amount}"}
+#: Date formats: today's "Mar 4, 2026" / "March 4, 2026" as a variant writes it; every one
+#: names the same date to match_date (a numeric day-first "04/03/2026" would read as April 3).
+DATE_FORMATS = {"iso": "{y:04d}-{m:02d}-{d:02d}", "day-month": "{d} {month} {y}", "weekday": "{wd}, {d} {month} {y}"}
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+_MONEY = re.compile(r"(-?)\$(\d[\d,]*\.\d\d)")
+_DAY = re.compile(r"\b(" + "|".join(f"{m[:3]}(?:{m[3:]})?" if len(m) > 3 else m for m in _MONTH_NAMES)
+                  + r") (\d{1,2}), (\d{4})\b")
+
+
+def _format_factors(kinds: dict[str, tuple[str, ...]]) -> list[Factor]:
+    """The price and date format factors, for an app whose variants file names the template
+    filters and functions that write prices (``money``) or dates (``date``)."""
+    out = []
+    if kinds.get("money"):
+        out.append(Factor("price_format", (Option("dollar-sign"), *(Option(n, money=n) for n in MONEY_FORMATS)),
+                          frozenset({3}), 'how prices are written: "$12.00", "12.00 USD", "USD 12.00"'))
+    if kinds.get("date"):
+        out.append(Factor("date_format", (Option("month-day"), *(Option(n, date=n) for n in DATE_FORMATS)),
+                          frozenset({3}), 'how dates are written: "Mar 4, 2026", "2026-03-04", "4 March 2026"'))
+    return out
+
+
 # The moved top bar: a column beside the page (its links stacked), or a bar below it. The
 # bar keeps its elements and bids; its role becomes a named navigation landmark.
 _NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-width:0}"
@@ -166,16 +204,33 @@ def _parse_factor(app: str, name: str, raw: Any) -> Factor:
 class Catalogue:
     """An app's factors and the id -> factor values mapping (see the module docstring)."""
 
-    def __init__(self, app: str, factors: list[Factor]):
+    def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None):
         self.app = app
         self.factors = tuple(factors)
+        #: The template filters and functions whose output is a price ("money") or a date
+        #: ("date"): a variant's format factors rewrite what they return.
+        self.formats = dict(formats or {})
         n = 1
         for f in self.factors:
             n *= len(f.options)
         self.combinations = n
         self.count = min(n, MAX_VARIANTS)
-        if n % STRIDE == 0:   # cannot happen with fewer than STRIDE options a factor
-            raise VariantError(f"{app} variants: {n} combinations share a factor with the stride")
+        a = max(1, n * _GOLDEN[0] // _GOLDEN[1])
+        # coprime, so K -> K * a mod n is a bijection; and every option of every factor
+        # among the first COVER ids (a multiplier near a multiple of a factor's place value
+        # would leave that factor at one or two options for hundreds of ids)
+        while math.gcd(a, n) != 1 or not self._covers(a):
+            a += 1
+        self.multiplier = a
+
+    def _covers(self, a: int) -> bool:
+        seen: list[set[int]] = [set() for _ in self.factors]
+        for k in range(min(COVER, self.combinations)):
+            c = k * a % self.combinations
+            for f, s in zip(self.factors, seen):
+                c, digit = divmod(c, len(f.options))
+                s.add(digit)
+        return all(len(s) == len(f.options) for f, s in zip(self.factors, seen)) or self.combinations <= COVER
 
     def check(self, variant: Any) -> int:
         """``variant`` as a valid id of this app, else VariantError (one line)."""
@@ -190,7 +245,7 @@ class Catalogue:
 
     def choice(self, variant: int) -> tuple[int, ...]:
         """The option index of every factor for ``variant``."""
-        c = (self.check(variant) * STRIDE) % self.combinations
+        c = (self.check(variant) * self.multiplier) % self.combinations
         out = []
         for f in self.factors:
             c, digit = divmod(c, len(f.options))
@@ -229,7 +284,8 @@ class Catalogue:
                 text.update(o.text)
             hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts),
                                   next((o.nav for o in opts if o.nav), ""), next((o.crumbs for o in opts if o.crumbs), ""),
-                                  next((o.title for o in opts if o.title[0]), ("", "")))
+                                  next((o.title for o in opts if o.title[0]), ("", "")),
+                                  next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""))
         return hit
 
 
@@ -253,8 +309,20 @@ def catalogue(app: Any) -> Catalogue:
     raw = yaml.safe_load(source) if source else {}
     for fname, fraw in ((raw or {}).get("factors") or {}).items():
         factors.append(_parse_factor(name, str(fname), fraw))
-    hit = _CATALOGUES[name] = Catalogue(name, factors)
+    formats = _parse_formats(name, (raw or {}).get("formats"))
+    factors.extend(_format_factors(formats))
+    hit = _CATALOGUES[name] = Catalogue(name, factors, formats)
     return hit
+
+
+def _parse_formats(app: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    """``formats: {money: [filter or function names], date: [...]}`` of a variants file."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or set(raw) - {"money", "date"} or not all(
+            isinstance(v, list) and all(isinstance(n, str) and n for n in v) for v in raw.values()):
+        raise VariantError(f"{app} variants: formats maps money and date to lists of filter or function names")
+    return {k: tuple(v) for k, v in raw.items()}
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -282,6 +350,29 @@ class Site:
     nav: str = ""
     crumbs: str = ""
     title: tuple[str, str] = ("", "")
+    money: str = ""
+    date: str = ""
+
+    def prices(self, s: str) -> str:
+        """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
+        fmt = MONEY_FORMATS.get(self.money)
+        if fmt is None or "$" not in s:
+            return s
+        return _MONEY.sub(lambda m: fmt.format(sign=m.group(1), amount=m.group(2)), s)
+
+    def dates(self, s: str) -> str:
+        """Today's dates in ``s`` ("Mar 4, 2026", "March 4, 2026") in this variant's format."""
+        fmt = DATE_FORMATS.get(self.date)
+        if fmt is None:
+            return s
+
+        def one(m: re.Match[str]) -> str:
+            month = next(i for i, n in enumerate(_MONTH_NAMES) if n.startswith(m.group(1))) + 1
+            y, d = int(m.group(3)), int(m.group(2))
+            wd = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[_weekday(y, month, d)]
+            return fmt.format(y=y, m=month, d=d, month=_MONTH_NAMES[month - 1], wd=wd)
+
+        return _DAY.sub(one, s)
 
     @cached_property
     def _pattern(self) -> re.Pattern[str] | None:
@@ -380,6 +471,23 @@ class _VariantLoader(jinja2.BaseLoader):
         return list(self.inner.list_templates())
 
 
+def _weekday(y: int, m: int, d: int) -> int:
+    return datetime.date(y, m, d).weekday()
+
+
+def _reformatting(fn: Any, rewrite: Any) -> Any:
+    """``fn`` whose text result goes through ``rewrite`` (other results pass unchanged)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if isinstance(out, markupsafe.Markup):
+            return markupsafe.Markup(rewrite(str(out)))
+        return rewrite(out) if isinstance(out, str) else out
+
+    call.__name__ = getattr(fn, "__name__", "call")
+    return call
+
+
 def jinja_for(app: Any, variant: int) -> Any:
     """The app's Jinja environment for ``variant`` (today's for 0), built and compiled once
     per process and app."""
@@ -391,6 +499,15 @@ def jinja_for(app: Any, variant: int) -> Any:
         site = catalogue(app).site(variant)
         env = app.jinja.overlay(loader=_VariantLoader(app.jinja.loader, site))
         env.cache = {}   # an overlay copies its parent's compiled templates: compile ours
+        # An overlay shares its parent's filters and globals: the variant's own copies, with
+        # the app's price and date writers (its variants file names them) reformatted.
+        env.filters, env.globals = dict(env.filters), dict(env.globals)
+        formats = catalogue(app).formats
+        for kind, rewrite in (("money", site.prices if site.money else None), ("date", site.dates if site.date else None)):
+            for fname in formats.get(kind, ()) if rewrite else ():
+                for table in (env.filters, env.globals):
+                    if fname in table:
+                        table[fname] = _reformatting(table[fname], rewrite)
         for name in app.jinja.list_templates(extensions=["html"]):
             env.get_template(name)
         envs[variant] = env
