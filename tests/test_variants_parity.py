@@ -38,12 +38,14 @@ def chromium() -> Iterator[Any]:
 
 def layout_variants(app: str) -> list[int]:
     """One variant per top-bar position other than today's, each with a breadcrumb trail,
-    a banner and a title format of its own."""
+    a banner, a title format and price and date formats (where the app writes them) of
+    its own."""
     cat = catalogue(app)
     out = []
     for nav in ("left", "right", "bottom"):
         out.append(next(k for k in range(1, cat.count) if cat.site(k).nav == nav and cat.site(k).crumbs
-                        and cat.site(k).banner and cat.site(k).title[0]))
+                        and cat.site(k).banner and cat.site(k).title[0]
+                        and (cat.site(k).money or "money" not in cat.formats) and cat.site(k).date))
     return out
 
 

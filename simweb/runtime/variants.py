@@ -406,8 +406,12 @@ class Site:
             title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
         ctx["title"] = self.words(title)
         ctx["spec_title"] = self.words(site_title)
-        if self.crumbs:
-            ctx["variant_crumbs"] = [self.words(p) for p in reversed(split[0])] if split is not None else []
+        if self.crumbs:   # the trail after "Home", the page itself last (markup built here: no loop in Jinja)
+            parts = [markupsafe.escape(self.words(p)) for p in reversed(split[0])] if split is not None else []
+            sep = f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
+            ctx["variant_crumbs"] = markupsafe.Markup("".join(
+                sep + (f'<span aria-current="page">{p}</span>' if i == len(parts) - 1 else f"<span>{p}</span>")
+                for i, p in enumerate(parts)))
 
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
@@ -419,11 +423,8 @@ class Site:
         if self.nav and "<main>" in out and "</main>" in out:
             out = self._move_top_bar(out)
         if self.crumbs and "<main>" in out:
-            sep = f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
             trail = ('<nav bid="site-crumbs" class="crumbs" aria-label="You are here"><a bid="site-crumb-home" href="/">Home</a>'
-                     '{% for c in variant_crumbs or [] %}' + sep +
-                     '{% if loop.last %}<span aria-current="page">{{ c }}</span>{% else %}<span>{{ c }}</span>{% endif %}'
-                     '{% endfor %}</nav>')
+                     '{{ variant_crumbs }}</nav>')
             out = out.replace("<main>", "<main>\n" + trail, 1)
         return out
 
@@ -475,17 +476,49 @@ def _weekday(y: int, m: int, d: int) -> int:
     return datetime.date(y, m, d).weekday()
 
 
-def _reformatting(fn: Any, rewrite: Any) -> Any:
-    """``fn`` whose text result goes through ``rewrite`` (other results pass unchanged)."""
+def _reformatting(fn: Any, rewrite: Any, pure: bool = False) -> Any:
+    """``fn`` whose text result goes through ``rewrite`` (other results pass unchanged).
+    Rewrites are memoised per variant (a page writes the same few prices and dates again
+    and again), by the text, and for a ``pure`` filter by its arguments too; the memos are
+    bounded, and pure functions of their keys."""
+    memo: dict[str, str] = {}
+    by_args: dict[Any, Any] = {}
+
+    def once(text: str) -> str:
+        hit = memo.get(text)
+        if hit is None:
+            if len(memo) >= 8192:
+                memo.clear()
+            hit = memo[text] = rewrite(text)
+        return hit
 
     def call(*args: Any, **kwargs: Any) -> Any:
         out = fn(*args, **kwargs)
         if isinstance(out, markupsafe.Markup):
-            return markupsafe.Markup(rewrite(str(out)))
-        return rewrite(out) if isinstance(out, str) else out
+            return markupsafe.Markup(once(str(out)))
+        return once(out) if isinstance(out, str) else out
 
-    call.__name__ = getattr(fn, "__name__", "call")
-    return call
+    if not pure:
+        call.__name__ = getattr(fn, "__name__", "call")
+        return call
+
+    def filter_call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            return call(*args, **kwargs)
+        key = (args, tuple(type(a) for a in args))   # 1 and 1.0 and True write differently
+        try:
+            return by_args[key]
+        except KeyError:
+            pass
+        except TypeError:   # an unhashable argument
+            return call(*args)
+        if len(by_args) >= 8192:
+            by_args.clear()
+        out = by_args[key] = call(*args)
+        return out
+
+    filter_call.__name__ = getattr(fn, "__name__", "call")
+    return filter_call
 
 
 def jinja_for(app: Any, variant: int) -> Any:
@@ -506,8 +539,8 @@ def jinja_for(app: Any, variant: int) -> Any:
         for kind, rewrite in (("money", site.prices if site.money else None), ("date", site.dates if site.date else None)):
             for fname in formats.get(kind, ()) if rewrite else ():
                 for table in (env.filters, env.globals):
-                    if fname in table:
-                        table[fname] = _reformatting(table[fname], rewrite)
+                    if fname in table:   # filters are pure (simweb.core.functions): memo by argument
+                        table[fname] = _reformatting(table[fname], rewrite, pure=table is env.filters)
         for name in app.jinja.list_templates(extensions=["html"]):
             env.get_template(name)
         envs[variant] = env
