@@ -13,7 +13,7 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              time to build a variant's templates (once per process and variant).
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--out FILE]
-    python benchmarks/bench_variants.py --screenshots docs/img --apps shopping   # two PNGs a app
+    python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
 """
@@ -157,10 +157,12 @@ def main() -> None:
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--screenshots", type=Path, default=None, help="write two screenshots per app here and stop")
+    ap.add_argument("--variant", type=int, default=None, help="the variant to compare with 0 (default: each app's "
+                    "first test variant whose every factor differs)")
     args = ap.parse_args()
     results: dict[str, Any] = {}
     for app in args.apps.split(","):
-        k = far_variant(app)
+        k = far_variant(app) if args.variant is None else catalogue(app).check(args.variant)
         if args.screenshots:
             print(app, screenshots(app, k, args.screenshots))
             continue

@@ -175,6 +175,7 @@ _NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-wid
             ".vframe>main{flex:1;min-width:0}"
             ".vframe>header.top{flex:none;width:14rem;flex-direction:column;align-items:stretch;flex-wrap:nowrap}"
             ".vframe>header.top nav,.vframe>header.top form{display:flex;flex-direction:column;gap:.4rem}"
+            ".vframe>header.top>*{margin-left:0!important}"
             "header.top.vnav-bottom{flex-wrap:wrap;margin-top:1rem}")
 _CRUMB_CSS = "nav.crumbs{padding:.4rem 0;font-size:.9rem}nav.crumbs span.sep{margin:0 .4rem;color:#888}"
 
