@@ -399,7 +399,20 @@ class Site:
 
     def page_context(self, ctx: dict[str, Any], site_title: str) -> None:
         """The render context's title, site title and breadcrumb trail in this variant's
-        format and words (``ctx["title"]`` is today's title on entry)."""
+        format and words (``ctx["title"]`` is today's title on entry). Memoised by title
+        (pages repeat their titles; the memo is bounded and a pure function of its key)."""
+        memo: dict[tuple[str, str], dict[str, Any]] = self.__dict__.setdefault("_page_memo", {})
+        key = (ctx["title"], site_title)
+        hit = memo.get(key)
+        if hit is None:
+            if len(memo) >= 4096:
+                memo.clear()
+            hit = memo[key] = {}
+            hit["title"] = ctx["title"]
+            self._page_context(hit, site_title)
+        ctx.update(hit)
+
+    def _page_context(self, ctx: dict[str, Any], site_title: str) -> None:
         title = ctx["title"]
         split = self.title_parts(title, site_title) if (self.title[0] or self.crumbs) else None
         if split is not None and self.title[0]:
