@@ -151,6 +151,8 @@ MONEY_FORMATS = {"usd-after": "{sign}{amount} USD", "usd-before": "USD {sign}{am
 DATE_FORMATS = {"iso": "{y:04d}-{m:02d}-{d:02d}", "day-month": "{d} {month} {y}", "weekday": "{wd}, {d} {month} {y}"}
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
                 "November", "December")
+_MONTH_OF = {n[:3]: i + 1 for i, n in enumerate(_MONTH_NAMES)}
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONEY = re.compile(r"(-?)\$(\d[\d,]*\.\d\d)")
 _DAY = re.compile(r"\b(" + "|".join(f"{m[:3]}(?:{m[3:]})?" if len(m) > 3 else m for m in _MONTH_NAMES)
                   + r") (\d{1,2}), (\d{4})\b")
@@ -335,6 +337,7 @@ _SHOWN_ATTRS = re.compile(r'(\s(?:placeholder|aria-label|title)=")([^"{}]*)(")')
 
 # The site's top bar (every app's base templates have one) and the main landmark.
 _TOP_BAR = re.compile(r'<header class="top([^"]*)"([^>]*)>(.*?)</header>\n?', re.S)
+_WORDS = re.compile(r"\w+")
 #: Separators of today's page titles ("Cart — Simshop", "Issues · acme/web · Simtracker").
 _TITLE_SEP = re.compile(r" [—·] ")
 
@@ -359,6 +362,9 @@ class Site:
         fmt = MONEY_FORMATS.get(self.money)
         if fmt is None or "$" not in s:
             return s
+        m = _MONEY.fullmatch(s)   # the usual case, a price alone: no substitution pass
+        if m is not None:
+            return fmt.format(sign=m.group(1), amount=m.group(2))
         return _MONEY.sub(lambda m: fmt.format(sign=m.group(1), amount=m.group(2)), s)
 
     def dates(self, s: str) -> str:
@@ -368,12 +374,13 @@ class Site:
             return s
 
         def one(m: re.Match[str]) -> str:
-            month = next(i for i, n in enumerate(_MONTH_NAMES) if n.startswith(m.group(1))) + 1
+            month = _MONTH_OF[m.group(1)[:3]]
             y, d = int(m.group(3)), int(m.group(2))
-            wd = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")[_weekday(y, month, d)]
+            wd = _WEEKDAYS[datetime.date(y, month, d).weekday()] if "{wd}" in fmt else ""
             return fmt.format(y=y, m=month, d=d, month=_MONTH_NAMES[month - 1], wd=wd)
 
-        return _DAY.sub(one, s)
+        m = _DAY.fullmatch(s)   # the usual case, a date alone
+        return one(m) if m is not None else _DAY.sub(one, s)
 
     @cached_property
     def _pattern(self) -> re.Pattern[str] | None:
@@ -382,11 +389,21 @@ class Site:
         phrases = sorted(self.text, key=len, reverse=True)   # longest first: "Add to cart" before "cart"
         return re.compile(r"(?<![\w])(" + "|".join(re.escape(p) for p in phrases) + r")(?![\w])")
 
+    @cached_property
+    def _first_words(self) -> frozenset[str] | None:
+        """The first word of every phrase: a text with none of them has no phrase (None
+        when a phrase has no word, so the quick test cannot be made)."""
+        firsts = [_WORDS.search(p) for p in self.text]
+        return None if None in firsts else frozenset(m.group(0) for m in firsts if m is not None)
+
     def words(self, s: str) -> str:
         """``s`` with the variant's phrases (one pass: a replacement is never replaced again)."""
         pat = self._pattern
         if pat is None or not s:
             return s
+        first = self._first_words
+        if first is not None and first.isdisjoint(_WORDS.findall(s)):
+            return s   # the quick case (world data in a title): the phrase pattern is slow
         return pat.sub(lambda m: self.text[m.group(1)], s)
 
     def title_parts(self, title: str, site_title: str) -> tuple[list[str], list[str]] | None:
@@ -486,10 +503,6 @@ class _VariantLoader(jinja2.BaseLoader):
         return list(self.inner.list_templates())
 
 
-def _weekday(y: int, m: int, d: int) -> int:
-    return datetime.date(y, m, d).weekday()
-
-
 def _reformatting(fn: Any, rewrite: Any, pure: bool = False) -> Any:
     """``fn`` whose text result goes through ``rewrite`` (other results pass unchanged).
     Rewrites are memoised per variant (a page writes the same few prices and dates again
@@ -519,7 +532,8 @@ def _reformatting(fn: Any, rewrite: Any, pure: bool = False) -> Any:
     def filter_call(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             return call(*args, **kwargs)
-        key = (args, tuple(type(a) for a in args))   # 1 and 1.0 and True write differently
+        # 1, 1.0 and True are one key to a dict but write differently: the types are keyed too
+        key = (args[0], type(args[0])) if len(args) == 1 else (args, tuple(map(type, args)))
         try:
             return by_args[key]
         except KeyError:
