@@ -12,8 +12,8 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              the same run with the two interleaved (ratio: goal <= 1.10), and the one-off
              time to build a variant's templates (once per process and variant).
 
-    python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--out FILE]
-    python benchmarks/bench_variants.py --screenshots docs/img --apps shopping   # two PNGs a app
+    python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--out FILE]
+    python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
 """
@@ -80,12 +80,17 @@ def diversity(app: str, k: int) -> dict[str, Any]:
             "distinct_structures": len({structure(t) for t in a} ^ {structure(t) for t in b})}
 
 
+#: The clock of the cost figures: wall time, or this process's CPU time (--clock cpu), which
+#: other processes' load on a shared machine does not inflate by preempting a step.
+CLOCK = time.perf_counter
+
+
 def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
     envs = {0: simweb.make(app), k: simweb.make(app, variant=k)}
     fresh = catalogue(app).count - 1   # a variant this process has not built yet
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     jinja_for(envs[k].app, fresh)
-    build = time.perf_counter() - t0
+    build = CLOCK() - t0
     tasks = list(envs[0].app.tasks)
     times: dict[int, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
     seed = 10_000
@@ -94,19 +99,19 @@ def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
             seed += 1
             for v in ((0, k) if r % 2 == 0 else (k, 0)):   # interleaved, alternating order
                 env = envs[v]
-                t = time.perf_counter()
+                t = CLOCK()
                 # the same instance on both sides (the same plan); what one side leaves memoised
                 # for the other (the task's parameters) is balanced by alternating who goes first
                 env.reset(seed=seed, options={"task": tid})
-                times[v]["cold_reset"].append(time.perf_counter() - t)
-                t = time.perf_counter()
+                times[v]["cold_reset"].append(CLOCK() - t)
+                t = CLOCK()
                 child = env.fork()
-                times[v]["fork"].append(time.perf_counter() - t)
+                times[v]["fork"].append(CLOCK() - t)
                 del child
                 for a in env.oracle_plan()[:-1]:
-                    t = time.perf_counter()
+                    t = CLOCK()
                     env.step(a)
-                    times[v]["step"].append(time.perf_counter() - t)
+                    times[v]["step"].append(CLOCK() - t)
 
     def med(xs: list[float]) -> float:
         xs = sorted(xs)
@@ -157,14 +162,20 @@ def main() -> None:
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--screenshots", type=Path, default=None, help="write two screenshots per app here and stop")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time the costs by wall clock or by this process's CPU time (steadier on a loaded machine)")
+    ap.add_argument("--variant", type=int, default=None, help="the variant to compare with 0 (default: each app's "
+                    "first test variant whose every factor differs)")
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     results: dict[str, Any] = {}
     for app in args.apps.split(","):
-        k = far_variant(app)
+        k = far_variant(app) if args.variant is None else catalogue(app).check(args.variant)
         if args.screenshots:
             print(app, screenshots(app, k, args.screenshots))
             continue
-        res = {"variant": k, "factors": catalogue(app).values(k), **diversity(app, k), "cost": cost(app, k, args.rounds)}
+        res = {"variant": k, "clock": args.clock, "factors": catalogue(app).values(k), **diversity(app, k), "cost": cost(app, k, args.rounds)}
         results[app] = res
         c = res["cost"]
         print(f"{app:9} variant {k:5}: distinct AX lines {res['distinct_ax_lines']:.0%}, names "

@@ -85,7 +85,8 @@ def test_cli_lists_200_variants_with_factors():
     p = subprocess.run([sys.executable, "-m", "simweb.cli", "variants", "issues", "--split", "test"],
                        capture_output=True, text=True, check=True)
     rows = p.stdout.strip().splitlines()
-    assert len(rows) == 201 and rows[0].startswith("variant\tsplit\tskin\tbanner\tsite_name")
+    names = "\t".join(f.name for f in catalogue("issues").factors)
+    assert len(rows) == 201 and rows[0] == "variant\tsplit\t" + names and "site_name" in names
     assert all(r.split("\t")[1] == "test" for r in rows[1:])
 
 
@@ -131,7 +132,8 @@ def test_words_change_but_elements_stay(app_name, env_of):
         env = simweb.make(app_name, variant=k)
         env.reset(seed=0, options={"task": None})
         page0, page = base.browser.page(), env.browser.page()
-        assert set(page.elements) - {b for b in page.elements if b.startswith("promo-")} == set(page0.elements)
+        added = {b for b in page.elements if b.startswith(("promo-", "site-crumb"))}
+        assert set(page.elements) - added == set(page0.elements)
         title = catalogue(app_name).values(k)["site_name"]
         assert title in env.browser.axtree()
 
@@ -200,8 +202,8 @@ def test_webgym_export_makes_one_website_per_variant(tmp_path):
 
 
 def test_rewrite_touches_only_shown_text(app_name, env_of):
-    """A variant's templates differ from today's only in shown text (and the skin and
-    banner it adds): every Jinja block, tag, bid, name, value and URL is kept as it was."""
+    """A variant's words change only shown text (the skin, banner and layout are added
+    apart): every Jinja block, tag, bid, name, value and URL is kept as it was."""
     import re
 
     from simweb.runtime.variants import _SEGMENTS, _SHOWN_ATTRS
@@ -213,8 +215,7 @@ def test_rewrite_touches_only_shown_text(app_name, env_of):
     changed = 0
     for name in jinja.list_templates(extensions=["html"]):
         source = jinja.loader.get_source(jinja, name)[0]
-        new = site.template_source(source)
-        new = new.replace(f'<style id="variant-skin">{site.css}</style>\n', "").replace(site.banner + "\n", "")
+        new = site.shown_text(source)
         old_parts, new_parts = _SEGMENTS.split(source), _SEGMENTS.split(new)
         assert len(old_parts) == len(new_parts), name
 

@@ -43,7 +43,7 @@ from .history import begin as begin_history
 from .variants import VariantError
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
-from .variants import words as variant_words
+from .variants import page_context as variant_page
 
 MAX_REDIRECTS = 5
 #: Entries one tab's history keeps (Chromium and Firefox both keep 50).
@@ -474,9 +474,8 @@ class App:
         else:
             ctx["title"] = page.title(ctx) if page.title else self.spec.title
             template = jinja.get_template(page.template)
-        if variant:
-            ctx["title"] = variant_words(self, variant, ctx["title"])
-            ctx["spec_title"] = variant_words(self, variant, self.spec.title)
+        if variant:   # the title's format and words, the breadcrumb trail
+            variant_page(self, variant, ctx)
         with using(self._ctx(state, tab["url"])):
             return template.render(ctx)
 

@@ -21,8 +21,9 @@ the variant's page. Page titles and the site title pass through the same replace
 Tasks, effects and verdicts are untouched: they are judged on state, never on wording.
 
 Which options a variant gets: the factors' option counts form a mixed radix of ``N``
-combinations; ``K`` maps to combination ``K * STRIDE mod N`` (``STRIDE`` a prime coprime
-to ``N``), so ``K -> factors`` is a bijection on ``0 <= K < N`` (no two ids share a site),
+combinations; ``K`` maps to combination ``K * A mod N`` (``A`` the first integer from
+``N`` times the golden ratio's fraction that is coprime to ``N``: consecutive ids land far
+apart, so every factor, the last ones too, varies among the first ids), so ``K -> factors`` is a bijection on ``0 <= K < N`` (no two ids share a site),
 deterministic across processes (no hashing, no global random), and variant 0 is the
 all-defaults combination. The *test* split is every variant that takes at least one
 held-out option; *train* is the rest, so held-out values never appear in a train variant.
@@ -33,6 +34,8 @@ are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry 
 """
 from __future__ import annotations
 
+import datetime
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -40,10 +43,14 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+import markupsafe
 import yaml
 
-#: A prime larger than any factor's option count, so it is coprime to the combination count.
-STRIDE = 7_919
+#: The fraction of the combination count the id -> combination multiplier starts from
+#: (the golden ratio's, as an exact integer ratio: no float in the mapping).
+_GOLDEN = (6_180_339_887, 10_000_000_000)
+#: Every option of every factor is taken by some variant among ids 0 to COVER - 1.
+COVER = 40
 #: Variant ids are ``0 <= K < min(combinations, MAX_VARIANTS)``.
 MAX_VARIANTS = 100_000
 
@@ -60,6 +67,16 @@ class Option:
     text: dict[str, str] = field(default_factory=dict)
     css: str = ""
     banner: str = ""
+    #: Layout (engine factors only): where the site's top bar goes ("", "left", "right",
+    #: "bottom"), the breadcrumb separator ("": no trail) and the page title's format
+    #: (("", "") today; else a "{site}"/"{page}" pattern and the joint of the page's parts).
+    nav: str = ""
+    crumbs: str = ""
+    title: tuple[str, str] = ("", "")
+    #: How prices and dates are written (format factors: "" is today's "$1,234.50" and
+    #: "Mar 4, 2026"; see :data:`MONEY_FORMATS` and :data:`DATE_FORMATS`).
+    money: str = ""
+    date: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,8 +128,58 @@ def _engine_factors() -> list[Factor]:
                'style="padding:.5rem 1rem;color:#222;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
                'Help us improve: take a two-minute survey. <a bid="promo-survey" href="/">Start the survey</a></aside>'),
     )
+    navs = (Option("top"), Option("sidebar", nav="left", css=_NAV_CSS), Option("bottom", nav="bottom", css=_NAV_CSS),
+            Option("right-sidebar", nav="right", css=_NAV_CSS))
+    crumbs = (Option("none"), Option("slash", crumbs="/", css=_CRUMB_CSS), Option("chevron", crumbs="›", css=_CRUMB_CSS),
+              Option("arrow", crumbs="→", css=_CRUMB_CSS))
+    titles = (Option("page-site"), Option("site-page", title=("{site} | {page}", " | ")),
+              Option("page-pipe", title=("{page} | {site}", " | ")), Option("page-only", title=("{page}", " · ")),
+              Option("site-colon", title=("{site}: {page}", " - ")))
     return [Factor("skin", skins, frozenset({7}), "CSS palette and font (what screenshots show)"),
-            Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page")]
+            Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
+            Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
+            Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
+            Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)")]
+
+
+#: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
+#: read back by the answer checkers (simweb.judging.verify.match_money) as the same amount;
+#: a decimal comma ("1.234,50 $") is not offered: "12,50" reads as two numbers there.
+MONEY_FORMATS = {"usd-after": "{sign}{amount} USD", "usd-before": "USD {sign}{amount}", "us-dollar": "{sign}US${amount}"}
+#: Date formats: today's "Mar 4, 2026" / "March 4, 2026" as a variant writes it; every one
+#: names the same date to match_date (a numeric day-first "04/03/2026" would read as April 3).
+DATE_FORMATS = {"iso": "{y:04d}-{m:02d}-{d:02d}", "day-month": "{d} {month} {y}", "weekday": "{wd}, {d} {month} {y}"}
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+_MONTH_OF = {n[:3]: i + 1 for i, n in enumerate(_MONTH_NAMES)}
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_MONEY = re.compile(r"(-?)\$(\d[\d,]*\.\d\d)")
+_DAY = re.compile(r"\b(" + "|".join(f"{m[:3]}(?:{m[3:]})?" if len(m) > 3 else m for m in _MONTH_NAMES)
+                  + r") (\d{1,2}), (\d{4})\b")
+
+
+def _format_factors(kinds: dict[str, tuple[str, ...]]) -> list[Factor]:
+    """The price and date format factors, for an app whose variants file names the template
+    filters and functions that write prices (``money``) or dates (``date``)."""
+    out = []
+    if kinds.get("money"):
+        out.append(Factor("price_format", (Option("dollar-sign"), *(Option(n, money=n) for n in MONEY_FORMATS)),
+                          frozenset({3}), 'how prices are written: "$12.00", "12.00 USD", "USD 12.00"'))
+    if kinds.get("date"):
+        out.append(Factor("date_format", (Option("month-day"), *(Option(n, date=n) for n in DATE_FORMATS)),
+                          frozenset({3}), 'how dates are written: "Mar 4, 2026", "2026-03-04", "4 March 2026"'))
+    return out
+
+
+# The moved top bar: a column beside the page (its links stacked), or a bar below it. The
+# bar keeps its elements and bids; its role becomes a named navigation landmark.
+_NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-width:0}"
+            ".vframe>main{flex:1;min-width:0}"
+            ".vframe>header.top{flex:none;width:14rem;flex-direction:column;align-items:stretch;flex-wrap:nowrap}"
+            ".vframe>header.top nav,.vframe>header.top form{display:flex;flex-direction:column;gap:.4rem}"
+            ".vframe>header.top>*{margin-left:0!important}"
+            "header.top.vnav-bottom{flex-wrap:wrap;margin-top:1rem}")
+_CRUMB_CSS = "nav.crumbs{padding:.4rem 0;font-size:.9rem}nav.crumbs span.sep{margin:0 .4rem;color:#888}"
 
 
 # ----------------------------------------------------------------------------- the catalogue
@@ -140,16 +207,33 @@ def _parse_factor(app: str, name: str, raw: Any) -> Factor:
 class Catalogue:
     """An app's factors and the id -> factor values mapping (see the module docstring)."""
 
-    def __init__(self, app: str, factors: list[Factor]):
+    def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None):
         self.app = app
         self.factors = tuple(factors)
+        #: The template filters and functions whose output is a price ("money") or a date
+        #: ("date"): a variant's format factors rewrite what they return.
+        self.formats = dict(formats or {})
         n = 1
         for f in self.factors:
             n *= len(f.options)
         self.combinations = n
         self.count = min(n, MAX_VARIANTS)
-        if n % STRIDE == 0:   # cannot happen with fewer than STRIDE options a factor
-            raise VariantError(f"{app} variants: {n} combinations share a factor with the stride")
+        a = max(1, n * _GOLDEN[0] // _GOLDEN[1])
+        # coprime, so K -> K * a mod n is a bijection; and every option of every factor
+        # among the first COVER ids (a multiplier near a multiple of a factor's place value
+        # would leave that factor at one or two options for hundreds of ids)
+        while math.gcd(a, n) != 1 or not self._covers(a):
+            a += 1
+        self.multiplier = a
+
+    def _covers(self, a: int) -> bool:
+        seen: list[set[int]] = [set() for _ in self.factors]
+        for k in range(min(COVER, self.combinations)):
+            c = k * a % self.combinations
+            for f, s in zip(self.factors, seen):
+                c, digit = divmod(c, len(f.options))
+                s.add(digit)
+        return all(len(s) == len(f.options) for f, s in zip(self.factors, seen)) or self.combinations <= COVER
 
     def check(self, variant: Any) -> int:
         """``variant`` as a valid id of this app, else VariantError (one line)."""
@@ -164,7 +248,7 @@ class Catalogue:
 
     def choice(self, variant: int) -> tuple[int, ...]:
         """The option index of every factor for ``variant``."""
-        c = (self.check(variant) * STRIDE) % self.combinations
+        c = (self.check(variant) * self.multiplier) % self.combinations
         out = []
         for f in self.factors:
             c, digit = divmod(c, len(f.options))
@@ -201,7 +285,10 @@ class Catalogue:
             text: dict[str, str] = {}
             for o in opts:
                 text.update(o.text)
-            hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts))
+            hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts),
+                                  next((o.nav for o in opts if o.nav), ""), next((o.crumbs for o in opts if o.crumbs), ""),
+                                  next((o.title for o in opts if o.title[0]), ("", "")),
+                                  next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""))
         return hit
 
 
@@ -225,8 +312,20 @@ def catalogue(app: Any) -> Catalogue:
     raw = yaml.safe_load(source) if source else {}
     for fname, fraw in ((raw or {}).get("factors") or {}).items():
         factors.append(_parse_factor(name, str(fname), fraw))
-    hit = _CATALOGUES[name] = Catalogue(name, factors)
+    formats = _parse_formats(name, (raw or {}).get("formats"))
+    factors.extend(_format_factors(formats))
+    hit = _CATALOGUES[name] = Catalogue(name, factors, formats)
     return hit
+
+
+def _parse_formats(app: str, raw: Any) -> dict[str, tuple[str, ...]]:
+    """``formats: {money: [filter or function names], date: [...]}`` of a variants file."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or set(raw) - {"money", "date"} or not all(
+            isinstance(v, list) and all(isinstance(n, str) and n for n in v) for v in raw.values()):
+        raise VariantError(f"{app} variants: formats maps money and date to lists of filter or function names")
+    return {k: tuple(v) for k, v in raw.items()}
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -236,14 +335,52 @@ _SEGMENTS = re.compile(r"({\{.*?\}\}|{%.*?%\}|{#.*?#\}|<script\b.*?</script>|<st
 _SHOWN_ATTRS = re.compile(r'(\s(?:placeholder|aria-label|title)=")([^"{}]*)(")')
 
 
+# The site's top bar (every app's base templates have one) and the main landmark.
+_TOP_BAR = re.compile(r'<header class="top([^"]*)"([^>]*)>(.*?)</header>\n?', re.S)
+_WORDS = re.compile(r"\w+")
+#: Separators of today's page titles ("Cart — Simshop", "Issues · acme/web · Simtracker").
+_TITLE_SEP = re.compile(r" [—·] ")
+
+
 @dataclass
 class Site:
-    """What a variant changes in rendering: phrase replacements, CSS, a banner."""
+    """What a variant changes in rendering: phrase replacements, CSS, a banner, and the
+    layout (where the top bar goes, a breadcrumb trail, the page title's format)."""
 
     variant: int
     text: dict[str, str]
     css: str
     banner: str
+    nav: str = ""
+    crumbs: str = ""
+    title: tuple[str, str] = ("", "")
+    money: str = ""
+    date: str = ""
+
+    def prices(self, s: str) -> str:
+        """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
+        fmt = MONEY_FORMATS.get(self.money)
+        if fmt is None or "$" not in s:
+            return s
+        m = _MONEY.fullmatch(s)   # the usual case, a price alone: no substitution pass
+        if m is not None:
+            return fmt.format(sign=m.group(1), amount=m.group(2))
+        return _MONEY.sub(lambda m: fmt.format(sign=m.group(1), amount=m.group(2)), s)
+
+    def dates(self, s: str) -> str:
+        """Today's dates in ``s`` ("Mar 4, 2026", "March 4, 2026") in this variant's format."""
+        fmt = DATE_FORMATS.get(self.date)
+        if fmt is None:
+            return s
+
+        def one(m: re.Match[str]) -> str:
+            month = _MONTH_OF[m.group(1)[:3]]
+            y, d = int(m.group(3)), int(m.group(2))
+            wd = _WEEKDAYS[datetime.date(y, month, d).weekday()] if "{wd}" in fmt else ""
+            return fmt.format(y=y, m=month, d=d, month=_MONTH_NAMES[month - 1], wd=wd)
+
+        m = _DAY.fullmatch(s)   # the usual case, a date alone
+        return one(m) if m is not None else _DAY.sub(one, s)
 
     @cached_property
     def _pattern(self) -> re.Pattern[str] | None:
@@ -252,27 +389,103 @@ class Site:
         phrases = sorted(self.text, key=len, reverse=True)   # longest first: "Add to cart" before "cart"
         return re.compile(r"(?<![\w])(" + "|".join(re.escape(p) for p in phrases) + r")(?![\w])")
 
+    @cached_property
+    def _first_words(self) -> frozenset[str] | None:
+        """The first word of every phrase: a text with none of them has no phrase (None
+        when a phrase has no word, so the quick test cannot be made)."""
+        firsts = [_WORDS.search(p) for p in self.text]
+        return None if None in firsts else frozenset(m.group(0) for m in firsts if m is not None)
+
     def words(self, s: str) -> str:
         """``s`` with the variant's phrases (one pass: a replacement is never replaced again)."""
         pat = self._pattern
         if pat is None or not s:
             return s
+        first = self._first_words
+        if first is not None and first.isdisjoint(_WORDS.findall(s)):
+            return s   # the quick case (world data in a title): the phrase pattern is slow
         return pat.sub(lambda m: self.text[m.group(1)], s)
+
+    def title_parts(self, title: str, site_title: str) -> tuple[list[str], list[str]] | None:
+        """Today's page title as (page parts, site parts), most specific first; None for a
+        title that does not name the site (then no format applies to it)."""
+        parts = _TITLE_SEP.split(title)
+        site = [p for p in parts if p == site_title or p.startswith(site_title + " ")]
+        page = [p for p in parts if p not in site]
+        return (page, site) if site and page else None
+
+    def page_context(self, ctx: dict[str, Any], site_title: str) -> None:
+        """The render context's title, site title and breadcrumb trail in this variant's
+        format and words (``ctx["title"]`` is today's title on entry). Memoised by title
+        (pages repeat their titles; the memo is bounded and a pure function of its key)."""
+        memo: dict[tuple[str, str], dict[str, Any]] = self.__dict__.setdefault("_page_memo", {})
+        key = (ctx["title"], site_title)
+        hit = memo.get(key)
+        if hit is None:
+            if len(memo) >= 4096:
+                memo.clear()
+            hit = memo[key] = {}
+            hit["title"] = ctx["title"]
+            self._page_context(hit, site_title)
+        ctx.update(hit)
+
+    def _page_context(self, ctx: dict[str, Any], site_title: str) -> None:
+        title = ctx["title"]
+        split = self.title_parts(title, site_title) if (self.title[0] or self.crumbs) else None
+        if split is not None and self.title[0]:
+            pattern, joint = self.title
+            title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
+        ctx["title"] = self.words(title)
+        ctx["spec_title"] = self.words(site_title)
+        if self.crumbs:   # the trail after "Home", the page itself last (markup built here: no loop in Jinja)
+            parts = [markupsafe.escape(self.words(p)) for p in reversed(split[0])] if split is not None else []
+            sep = f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
+            ctx["variant_crumbs"] = markupsafe.Markup("".join(
+                sep + (f'<span aria-current="page">{p}</span>' if i == len(parts) - 1 else f"<span>{p}</span>")
+                for i, p in enumerate(parts)))
 
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
+        out = self.shown_text(source)
+        if self.css and "</head>" in out:
+            out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
+        if self.banner and "<main>" in out:
+            out = out.replace("<main>", self.banner + "\n<main>", 1)
+        if self.nav and "<main>" in out and "</main>" in out:
+            out = self._move_top_bar(out)
+        if self.crumbs and "<main>" in out:
+            trail = ('<nav bid="site-crumbs" class="crumbs" aria-label="You are here"><a bid="site-crumb-home" href="/">Home</a>'
+                     '{{ variant_crumbs }}</nav>')
+            out = out.replace("<main>", "<main>\n" + trail, 1)
+        return out
+
+    def _move_top_bar(self, source: str) -> str:
+        """The top bar moved beside the main landmark (a sidebar, left or right) or below
+        it, as a navigation landmark named "Site": the same elements, in a new place."""
+        m = _TOP_BAR.search(source)
+        if m is None:
+            return source
+        bar = (f'<header class="top{m.group(1)} vnav-{self.nav}" role="navigation" aria-label="Site"{m.group(2)}>'
+               f'{m.group(3)}</header>\n')
+        out = source[:m.start()] + source[m.end():]
+        if self.nav == "bottom":
+            return out.replace("</main>", "</main>\n" + bar.rstrip("\n"), 1)
+        frame = f'<div class="vframe vframe-{self.nav}">\n'
+        if self.nav == "left":
+            out = out.replace("<main>", frame + bar + "<main>", 1)
+            return out.replace("</main>", "</main>\n</div>", 1)
+        out = out.replace("<main>", frame + "<main>", 1)
+        return out.replace("</main>", "</main>\n" + bar + "</div>", 1)
+
+    def shown_text(self, source: str) -> str:
+        """A template's source with this variant's phrases in what the page shows."""
         parts = _SEGMENTS.split(source)
         for i, part in enumerate(parts):
             if i % 2 == 0:
                 parts[i] = self.words(part)
             elif part.startswith("<") and not part.startswith(("<script", "<style")):
                 parts[i] = _SHOWN_ATTRS.sub(lambda m: m.group(1) + self.words(m.group(2)) + m.group(3), part)
-        out = "".join(parts)
-        if self.css and "</head>" in out:
-            out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
-        if self.banner and "<main>" in out:
-            out = out.replace("<main>", self.banner + "\n<main>", 1)
-        return out
+        return "".join(parts)
 
 
 class _VariantLoader(jinja2.BaseLoader):
@@ -290,6 +503,52 @@ class _VariantLoader(jinja2.BaseLoader):
         return list(self.inner.list_templates())
 
 
+def _reformatting(fn: Any, rewrite: Any, pure: bool = False) -> Any:
+    """``fn`` whose text result goes through ``rewrite`` (other results pass unchanged).
+    Rewrites are memoised per variant (a page writes the same few prices and dates again
+    and again), by the text, and for a ``pure`` filter by its arguments too; the memos are
+    bounded, and pure functions of their keys."""
+    memo: dict[str, str] = {}
+    by_args: dict[Any, Any] = {}
+
+    def once(text: str) -> str:
+        hit = memo.get(text)
+        if hit is None:
+            if len(memo) >= 8192:
+                memo.clear()
+            hit = memo[text] = rewrite(text)
+        return hit
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if isinstance(out, markupsafe.Markup):
+            return markupsafe.Markup(once(str(out)))
+        return once(out) if isinstance(out, str) else out
+
+    if not pure:
+        call.__name__ = getattr(fn, "__name__", "call")
+        return call
+
+    def filter_call(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            return call(*args, **kwargs)
+        # 1, 1.0 and True are one key to a dict but write differently: the types are keyed too
+        key = (args[0], type(args[0])) if len(args) == 1 else (args, tuple(map(type, args)))
+        try:
+            return by_args[key]
+        except KeyError:
+            pass
+        except TypeError:   # an unhashable argument
+            return call(*args)
+        if len(by_args) >= 8192:
+            by_args.clear()
+        out = by_args[key] = call(*args)
+        return out
+
+    filter_call.__name__ = getattr(fn, "__name__", "call")
+    return filter_call
+
+
 def jinja_for(app: Any, variant: int) -> Any:
     """The app's Jinja environment for ``variant`` (today's for 0), built and compiled once
     per process and app."""
@@ -301,6 +560,15 @@ def jinja_for(app: Any, variant: int) -> Any:
         site = catalogue(app).site(variant)
         env = app.jinja.overlay(loader=_VariantLoader(app.jinja.loader, site))
         env.cache = {}   # an overlay copies its parent's compiled templates: compile ours
+        # An overlay shares its parent's filters and globals: the variant's own copies, with
+        # the app's price and date writers (its variants file names them) reformatted.
+        env.filters, env.globals = dict(env.filters), dict(env.globals)
+        formats = catalogue(app).formats
+        for kind, rewrite in (("money", site.prices if site.money else None), ("date", site.dates if site.date else None)):
+            for fname in formats.get(kind, ()) if rewrite else ():
+                for table in (env.filters, env.globals):
+                    if fname in table:   # filters are pure (simweb.core.functions): memo by argument
+                        table[fname] = _reformatting(table[fname], rewrite, pure=table is env.filters)
         for name in app.jinja.list_templates(extensions=["html"]):
             env.get_template(name)
         envs[variant] = env
@@ -315,6 +583,13 @@ def state_variant(state: dict) -> int:
 def words(app: Any, variant: int, s: str) -> str:
     """A page title or site title in ``variant``'s words."""
     return catalogue(app).site(variant).words(s) if variant else s
+
+
+def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
+    """A page's render context for ``variant``: its title, site title and breadcrumbs
+    (:meth:`Site.page_context`); nothing for today's site."""
+    if variant:
+        catalogue(app).site(variant).page_context(ctx, app.spec.title)
 
 
 def parse_ids(text: str, app: Any) -> list[int]:
@@ -334,5 +609,5 @@ def parse_ids(text: str, app: Any) -> list[int]:
     return out
 
 
-__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "parse_ids",
-           "state_variant", "words"]
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "page_context",
+           "parse_ids", "state_variant", "words"]

@@ -1,0 +1,80 @@
+"""Price and date formats of site variants (simweb.variants, docs/variants.md): the page
+writes prices and dates in the variant's format, never in a form value or a URL; an
+answer read off the variant's page is judged the same (verdicts judge the value)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import simweb
+from simweb.core.worlddb import day_to_date
+from simweb.runtime.variants import DATE_FORMATS, MONEY_FORMATS, catalogue
+
+
+def _with(app: str, **want: str) -> int:
+    cat = catalogue(app)
+    return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items()))
+
+
+def test_apps_declare_their_price_and_date_writers():
+    want = {"shopping": {"price_format", "date_format"}, "booking": {"price_format", "date_format"},
+            "forum": {"date_format"}, "issues": {"date_format"}, "cms": {"date_format"}}
+    for app, factors in want.items():
+        names = {f.name for f in catalogue(app).factors}
+        assert factors <= names and not ({"price_format", "date_format"} - factors) & names, app
+
+
+@pytest.mark.parametrize("fmt", list(MONEY_FORMATS))
+def test_a_product_price_in_the_variants_format_is_the_right_answer(fmt):
+    k = _with("shopping", price_format=fmt)
+    env = simweb.make("shopping", variant=k)
+    env.reset(seed=4, options={"task": "shopping/product_price"})
+    plan = env.oracle_plan()
+    for a in plan[:-1]:
+        obs, *_ = env.step(a)
+    cents = env.episode.task.params["price_cents"]
+    shown = MONEY_FORMATS[fmt].format(sign="", amount=f"{cents // 100:,}.{cents % 100:02d}")
+    today = f"${cents // 100:,}.{cents % 100:02d}"
+    assert shown in obs["axtree"] and not re.search(r"(?<!US)" + re.escape(today), obs["axtree"])
+    *_, info = env.step(f"send_msg_to_user({'It costs ' + shown!r})")
+    assert info["verdict"]["success"] and info["verdict"]["clean"]
+
+
+@pytest.mark.parametrize("fmt", list(DATE_FORMATS))
+def test_an_order_date_in_the_variants_format_is_the_right_answer(fmt):
+    k = _with("shopping", date_format=fmt)
+    env = simweb.make("shopping", variant=k)
+    env.reset(seed=2, options={"task": "shopping/latest_order_status"})
+    obs, *_ = env.step("click('nav-orders')")
+    p = env.episode.task.params
+    d = day_to_date(p["day"])
+    shown = DATE_FORMATS[fmt].format(y=d.year, m=d.month, d=d.day, month=f"{d:%B}", wd=f"{d:%a}")
+    assert shown in obs["axtree"] and f"{d:%b} {d.day}, {d.year}" not in obs["axtree"]
+    *_, info = env.step(f"send_msg_to_user({p['status'] + ', placed ' + shown!r})")
+    assert info["verdict"]["success"] and info["verdict"]["clean"]
+
+
+def test_formats_never_touch_values_or_urls(app_name):
+    """Every element the format variant shares with today's site has the same link, field
+    name, value and options, along every template's oracle run."""
+    cat = catalogue(app_name)
+    kinds = [f for f in cat.factors if f.name in ("price_format", "date_format")]
+    want = {f.name: f.options[len(f.options) - 1].label for f in kinds}
+    k = _with(app_name, **want)
+    env0, env = simweb.make(app_name), simweb.make(app_name, variant=k)
+    changed = 0
+    for i, tid in enumerate(env.app.tasks):
+        env0.reset(seed=i, options={"task": tid})
+        env.reset(seed=i, options={"task": tid})
+        for a in env0.oracle_plan():
+            o0, *_ = env0.step(a)
+            o, *_ = env.step(a)
+            p0, p = env0.browser.page(), env.browser.page()
+            for bid in set(p0.elements) & set(p.elements):
+                e0, e = p0.elements[bid], p.elements[bid]
+                assert (e0.href, e0.field_name, e0.value, [o[0] for o in e0.options]) == \
+                       (e.href, e.field_name, e.value, [o[0] for o in e.options]), (tid, bid)
+            changed += o["axtree"] != o0["axtree"]
+        assert env.snapshot()["runtime"] == env0.snapshot()["runtime"], tid
+    assert changed, "the formats changed no page"
