@@ -202,3 +202,24 @@ def test_tab_from_the_body_focuses_the_first_element_as_chromium_does(envs: Any)
             got.append(urlsplit(obs["url"])._replace(scheme="", netloc="").geturl())
         seen.append(got)
     assert seen[0] == seen[1] and seen[0][0] != "" and seen[0][2] != "", seen
+
+
+@pytest.mark.apps("issues")
+def test_a_link_to_an_empty_query_adds_a_history_entry_as_in_chromium(envs: Any) -> None:
+    """'page?' (a link to '?', the active milestone tab) is another URL than 'page' to
+    Chromium: following it from 'page' adds a history entry, following it again from
+    'page?' replaces it. Found by the walks (issues: go_back after a click on the active
+    tab went back one page further in-process)."""
+    sim, web = envs("issues")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/projects/aperture/search-engine')")
+        got = []
+        for action in ("click('project-milestones')", "click('ms-active')", "click('ms-active')",
+                       "go_back()", "go_back()", "go_forward()"):
+            obs, *_ = env.step(action)
+            got.append(urlsplit(obs["url"]).path)
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0][3].endswith("/milestones") and seen[0][4] == "/projects/aperture/search-engine", seen

@@ -98,11 +98,18 @@ class SimBrowser:
         a form submission, or a redirect that lands on the same URL, adds one. Without
         ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at."""
         tab = self.tab
+        # The URL as Chromium's history entry has it: an empty query ('page?', from a link
+        # to '?' or a GET form without fields) is another URL than 'page' there, so going
+        # to it adds an entry; the request (and the tab's URL) is the page's.
+        shown = url
+        if url.endswith("?") and url.count("?") == 1:
+            url = url[:-1]
         kept = tab["history"][: tab["cursor"] + 1]
-        replace = not form and url == tab["url"]
+        current = kept[-1] if kept and kept[-1] in (tab["url"], tab["url"] + "?") else tab["url"]
+        replace = not form and shown == current
         resp = self.app.navigate(self.state, url, push=False)
         if push:
-            hist = (kept[:-1] if replace else kept) + [tab["url"]]
+            hist = (kept[:-1] if replace else kept) + [shown if tab["url"] == url else tab["url"]]
             if len(hist) > MAX_HISTORY:   # the oldest entries go, as in a real browser
                 del hist[: len(hist) - MAX_HISTORY]
             tab["history"] = hist
@@ -110,7 +117,7 @@ class SimBrowser:
         elif tab["history"] and 0 <= tab["cursor"] < len(tab["history"]):
             # A history entry that redirects (a page that now asks to sign in) takes the URL
             # it ends at, as Chromium's entry does.
-            tab["history"][tab["cursor"]] = tab["url"]
+            tab["history"][tab["cursor"]] = shown if tab["url"] == url else tab["url"]
         self._html = resp.html
         self._page = None
         self.last_response = resp
@@ -273,6 +280,8 @@ class SimBrowser:
             path = self._absolute_path(el.href)
             if path is None:
                 return f"net::ERR_NAME_NOT_RESOLVED at {el.href}"
+            if "?" not in path and el.href.partition("#")[0].endswith("?"):
+                path += "?"   # an empty query: another history entry in Chromium (_navigate)
             self._navigate(path)
             return None
         if el.input_type == "checkbox":
@@ -641,7 +650,7 @@ class SimBrowser:
         entries = self.form_entries(form, submitter)
         if method == "get":
             path = target.partition("?")[0]
-            self._navigate(path + ("?" + urlencode(entries) if entries else ""), form=True)
+            self._navigate(path + "?" + urlencode(entries), form=True)
             return None
         data: dict[str, Any] = {}
         for k, v in entries:
