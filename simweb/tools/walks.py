@@ -185,6 +185,7 @@ def start_state(sim: Any, rng: random.Random) -> dict:
     for tab in state["browser"]["tabs"]:
         tab["history"] = [tab["url"]]
         tab["cursor"] = 0
+        tab.pop("saved_fields", None)   # the entries it held are gone
     return state
 
 

@@ -15,6 +15,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 from ..core.state import new_tab
 from ..runtime.app import MAX_HISTORY, App, Response
+from ..runtime.history import secret_fields
 from .actions import ActionError, parse_action
 from .axtree import Element, Form, Page, parse_page
 
@@ -91,13 +92,23 @@ class SimBrowser:
         return self.page().axtree(values=values, checked=checked, focused=tab["focus"])
 
     # ------------------------------------------------------------------ navigation
-    def _navigate(self, url: str, push: bool = True, *, form: bool = False) -> None:
+    def _navigate(self, url: str, push: bool = True, *, form: bool = False, left: int | None = None) -> None:
         """GET ``url`` in the active tab. With ``push``, the tab's history gets an entry as
         Chromium's: a new one, except that a navigation that is not a form submission to
-        the URL the tab shows replaces the current entry (a link to the page itself);
+        the URL the tab shows replaces the current entry (a link to the page itself), and
+        keeps the entries after it;
         a form submission, or a redirect that lands on the same URL, adds one. Without
-        ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at."""
+        ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at.
+
+        Form state, as Chromium keeps it per history entry: the fields of the page a
+        navigation leaves (entry ``left``, the cursor's for a push) are saved with that
+        entry, and a history traversal (``left`` given) fills the page it lands on back
+        in from its entry's saved fields (:meth:`_save_fields`, :meth:`_restore_fields`)."""
         tab = self.tab
+        if push:
+            self._save_fields(tab, tab["cursor"])
+        elif left is not None:
+            self._save_fields(tab, left)
         # The URL as Chromium's history entry has it: an empty query ('page?', from a link
         # to '?' or a GET form without fields) is another URL than 'page' there, so going
         # to it adds an entry; the request (and the tab's URL) is the page's.
@@ -109,11 +120,26 @@ class SimBrowser:
         replace = not form and shown == current
         resp = self.app.navigate(self.state, url, push=False)
         if push:
-            hist = (kept[:-1] if replace else kept) + [shown if tab["url"] == url else tab["url"]]
-            if len(hist) > MAX_HISTORY:   # the oldest entries go, as in a real browser
-                del hist[: len(hist) - MAX_HISTORY]
-            tab["history"] = hist
-            tab["cursor"] = len(hist) - 1
+            entry = shown if tab["url"] == url else tab["url"]
+            saved = tab.get("saved_fields") or {}
+            if replace:
+                # Chromium replaces the current entry and keeps those after it (go_forward
+                # still works); the replaced document's form state goes with it.
+                tab["history"] = kept[:-1] + [entry] + tab["history"][len(kept):]
+                tab["cursor"] = len(kept) - 1
+                saved.pop(str(tab["cursor"]), None)
+            else:
+                hist = kept + [entry]
+                dropped = max(0, len(hist) - MAX_HISTORY)
+                del hist[:dropped]   # the oldest entries go, as in a real browser
+                tab["history"] = hist
+                tab["cursor"] = len(hist) - 1
+                # the entries after the one left are gone, with their form state
+                saved = {str(int(k) - dropped): v for k, v in saved.items() if dropped <= int(k) < len(kept)}
+            if saved:
+                tab["saved_fields"] = saved
+            else:
+                tab.pop("saved_fields", None)
         elif tab["history"] and 0 <= tab["cursor"] < len(tab["history"]):
             # A history entry that redirects (a page that now asks to sign in) takes the URL
             # it ends at, as Chromium's entry does.
@@ -123,6 +149,54 @@ class SimBrowser:
         self.last_response = resp
         if resp.error:
             self.site_error = resp.error   # an error page (404, empty cart, ...)
+        if left is not None:
+            self._restore_fields(tab)
+
+    def _save_fields(self, tab: dict, index: int) -> None:
+        """Keep the fields of history entry ``index``'s page (what was typed, chosen and
+        checked there) with the entry, as Chromium saves a document's form state when the
+        document is left; an entry left with no fields changed keeps none. A field its
+        form's event declares secret (a card number, a security code) is not kept: no
+        state shows one in clear text (:mod:`simweb.runtime.history`)."""
+        saved = tab.get("saved_fields") or {}
+        fields = {k: v for k, v in tab["fields"].items() if not self._secret(k)} if tab["fields"] else {}
+        if fields:
+            saved[str(index)] = fields
+        else:
+            saved.pop(str(index), None)
+        if saved:
+            tab["saved_fields"] = saved
+        else:
+            tab.pop("saved_fields", None)
+
+    def _secret(self, bid: str) -> bool:
+        """Whether the control ``bid`` of the page shown is a field its form's event
+        declares secret."""
+        page = self.page()
+        el = page.elements.get(bid)
+        if el is None or el.form is None or not el.field_name:
+            return False
+        target = self._absolute_path(page.form(el.form).action or self.tab["url"])
+        return target is not None and bool(secret_fields(self.app, target, {el.field_name: ""}))
+
+    def _restore_fields(self, tab: dict) -> None:
+        """After go_back/go_forward, fill the page back in from the entry's saved fields, as
+        Chromium restores form state: each saved value goes to the control with that bid
+        on the page now shown, if it has one of that kind (text for fields and selects, a
+        checked state for checkboxes and radios), but for passwords and autocomplete=off."""
+        saved = (tab.get("saved_fields") or {}).get(str(tab["cursor"]))
+        if not saved:
+            return
+        elements = self.page().elements
+        fields = {}
+        for bid, value in saved.items():
+            el = elements.get(bid)
+            if el is None or el.input_type == "password" or el.attrs.get("autocomplete") == "off":
+                continue   # Chromium saves no state for these
+            checkable = el.input_type in ("checkbox", "radio")
+            if checkable == isinstance(value, bool) and (checkable or el.tag in ("input", "textarea", "select")):
+                fields[bid] = value
+        tab["fields"] = fields
 
     def _absolute_path(self, href: str) -> str | None:
         """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
@@ -198,13 +272,13 @@ class SimBrowser:
         tab = self.tab
         if tab["cursor"] > 0:
             tab["cursor"] -= 1
-            self._navigate(tab["history"][tab["cursor"]], push=False)
+            self._navigate(tab["history"][tab["cursor"]], push=False, left=tab["cursor"] + 1)
 
     def _do_go_forward(self) -> None:
         tab = self.tab
         if tab["cursor"] < len(tab["history"]) - 1:
             tab["cursor"] += 1
-            self._navigate(tab["history"][tab["cursor"]], push=False)
+            self._navigate(tab["history"][tab["cursor"]], push=False, left=tab["cursor"] - 1)
 
     def _do_new_tab(self) -> None:
         b = self.state["browser"]
@@ -346,12 +420,10 @@ class SimBrowser:
 
     def _do_fill(self, bid: str, value: str) -> str | None:
         el = self._element(bid)
-        if el.input_type == "hidden" or el.hidden:
-            self._actionable(el, "fill")
-        if el.tag == "input":
-            # Playwright waits for an input to be enabled and editable before it looks at
-            # its type: a disabled checkbox times out rather than "cannot be filled".
-            self._actionable(el, "fill", editable=True)
+        # Playwright waits for any element to be visible and enabled, and a form control to
+        # be editable, before it looks at its kind: a disabled checkbox or select times
+        # out rather than "cannot be filled".
+        self._actionable(el, "fill", editable=el.tag in ("input", "textarea", "select"))
         if el.input_type not in TEXT_INPUTS:
             if el.tag == "input":
                 return f"Input of type \"{el.input_type}\" cannot be filled (bid '{bid}')"
