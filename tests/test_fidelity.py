@@ -298,3 +298,32 @@ def test_a_navigation_to_the_page_itself_keeps_the_entries_after_it(shop) -> Non
     assert shop.browser.tab["history"] == before and shop.browser.tab["cursor"] == len(before) - 2
     obs, *_ = shop.step("go_forward()")
     assert obs["url"].endswith("/cart")
+
+
+def test_a_link_to_another_host_shows_the_network_error_page(shop) -> None:
+    """No host but the app's resolves: Chromium follows a link to another host to its
+    network-error page (chrome-error://chromewebdata/, no bids) without an action error
+    and without a request to the app, as a new history entry; go_back returns to the
+    page, go_forward shows the error page again and reports the error; a goto there fails
+    and stays. Found by the walks on forum (a post's external link)."""
+    import re
+
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    m = re.search(r'<a bid="([^"]+)" href="(/[^"]*)"', shop.browser.html())
+    assert m is not None
+    html = shop.browser.html().replace(m.group(0), f'<a bid="{m.group(1)}" href="https://news.example.net/a?b=1#c"', 1)
+    shop.browser._html, shop.browser._page = html, None   # the same page, the link leading elsewhere
+    before, entries = _requests(shop), len(shop.browser.tab["history"])
+    obs, *_ = shop.step(f"click({m.group(1)!r})")
+    assert obs["last_action_error"] == "" and obs["url"] == "chrome-error://chromewebdata/"
+    assert _requests(shop) == before and len(shop.browser.tab["history"]) == entries + 1
+    assert "[" not in obs["axtree"] and shop.browser.tab["history"][-1] == "https://news.example.net/a?b=1"
+    obs, *_ = shop.step("go_back()")
+    assert obs["url"].endswith("/search?q=lamp") and obs["last_action_error"] == ""
+    obs, *_ = shop.step("go_forward()")
+    assert obs["url"] == "chrome-error://chromewebdata/" and error_class(obs["last_action_error"]) == "navigation"
+    assert _requests(shop) == before + 1   # the go_back's GET only
+    obs, *_ = shop.step("go_back()")
+    obs, *_ = shop.step("goto('https://news.example.net/a')")
+    assert error_class(obs["last_action_error"]) == "navigation" and obs["url"].endswith("/search?q=lamp")

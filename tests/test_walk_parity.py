@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import simweb
 from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
-from simweb.tools.walks import declared, run_walk, start_state
+from simweb.tools.walks import declared, error_class, run_walk, start_state
 
 pytestmark = pytest.mark.browser
 
@@ -223,3 +223,46 @@ def test_a_link_to_an_empty_query_adds_a_history_entry_as_in_chromium(envs: Any)
         seen.append(got)
     assert seen[0] == seen[1], seen
     assert seen[0][3].endswith("/milestones") and seen[0][4] == "/projects/aperture/search-engine", seen
+
+
+@pytest.mark.apps("issues")
+def test_go_back_restores_the_form_state_and_a_self_link_keeps_forward_entries(envs: Any) -> None:
+    """Chromium fills a page back in from its history entry's form state after go_back and
+    go_forward (a sort chosen, the filters applied, go_back, apply again: the chosen sort
+    is sent), and a link to the page itself replaces its entry but keeps those after it.
+    Found by the walks (issues: the filters' sort; forum: a comment sort link, go_forward)."""
+    sim, web = envs("issues")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/projects/soylent/docs/issues')")
+        got = []
+        for action in ("select_option('f-sort', 'Weight')", "fill('f-author', 'a@b.c')", "click('f-apply')",
+                       "go_back()", "click('f-apply')", "go_back()", "click('state-closed')", "go_back()",
+                       "click('state-opened')", "go_forward()"):
+            obs, *_ = env.step(action)
+            got.append((urlsplit(obs["url"]).path + "?" + urlsplit(obs["url"]).query, obs["last_action_error"]))
+        got.append(env.snapshot()["meta"]["requests"])
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert "sort=weight" in seen[0][4][0] and "author=a%40b.c" in seen[0][4][0], seen
+
+
+@pytest.mark.apps("forum")
+def test_a_link_to_another_host_shows_chromiums_network_error_page(envs: Any) -> None:
+    """A post's external link: Chromium goes to its network-error page without an action
+    error or a request to the app; go_back returns, go_forward fails there again."""
+    sim, web = envs("forum")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/p/12542')")
+        got = []
+        for action in ("click('post-url')", "go_back()", "go_forward()", "go_back()"):
+            obs, *_ = env.step(action)
+            got.append((obs["url"] if obs["url"].startswith("chrome-error:") else urlsplit(obs["url"]).path,
+                        error_class(obs["last_action_error"])))
+        got.append(env.snapshot()["meta"]["requests"])
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0][0] == ("chrome-error://chromewebdata/", "none") and seen[0][2][1] == "navigation", seen

@@ -75,12 +75,10 @@ _CHECK_ROLES = {"checkbox", "radio"}
 _ELEMENT_LINE = re.compile(r"^\s*\[([^\]]+)\]\s+([A-Za-z][\w-]*)")
 
 
-#: Divergences that cannot be modelled, by name, with the reason.
+#: Divergences that cannot be modelled, by name, with the reason. (A link to another host
+#: and the form state Chromium restores after go_back/go_forward were declared here until
+#: the in-process browser modelled them: its network-error page, its per-entry fields.)
 DECLARED = {
-    "external-link": "a link to another host: Chromium leaves for its network-error page without an action "
-                     "error; the in-process browser has only this app and reports net::ERR_NAME_NOT_RESOLVED",
-    "form-restoration": "after go_back/go_forward Chromium restores the values typed into the page's fields "
-                        "(its per-entry form state); the in-process history keeps URLs only",
     "late-timeout": "Chromium performed the action (its tab moved to the same URL, with the same state, as "
                     "in-process) but Playwright's wait after it outlasted the walk's action timeout on a "
                     "loaded machine, so BrowserGym reports a timeout: a timing artifact of the harness, "
@@ -90,11 +88,6 @@ DECLARED = {
 
 def declared(divergence: dict[str, Any]) -> str | None:
     """The :data:`DECLARED` class of a walk's divergence record, or None."""
-    if divergence.get("sim", {}).get("error_class") == "navigation" and \
-            divergence.get("chromium", {}).get("error_class") == "none":
-        return "external-link"
-    if divergence.get("after_history_with_fields") and "error" not in divergence.get("differs", ()):
-        return "form-restoration"
     chromium = divergence.get("chromium", {})
     if divergence.get("differs") == ["error"] and divergence.get("chromium_moved") and \
             divergence.get("sim", {}).get("error_class") == "none" and \
@@ -227,7 +220,7 @@ def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) ->
     records: list[dict[str, Any]] = []
     axtree = sim.browser.axtree()
     web_url = _path(state["browser"]["tabs"][state["browser"]["active"]]["url"])
-    restored = False   # a history step after which Chromium's fields differ (its form restoration)
+    restored = False   # a history step after which the fields differ (form state restored otherwise)
     for i in range(1, steps + 1):
         page = parse_page(sim.browser.html())
         action = random_action(rng, axtree, page)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from html import escape as html_escape
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
@@ -45,6 +46,24 @@ def origin(app_name: str) -> str:
     return f"http://{app_name}.simweb.localhost"
 
 
+#: The URL Chromium shows for its network-error page (a host that does not resolve).
+NET_ERROR_URL = "chrome-error://chromewebdata/"
+
+
+def net_error_html(url: str) -> str:
+    """The page the tab shows for an entry at another host: Chromium's network-error page
+    (no element with a bid; its title is the host)."""
+    host = html_escape(urlsplit(url).hostname or url)
+    return (f"<!DOCTYPE html><html><head><title>{host}</title></head><body><h1>This site can\u2019t be "
+            f"reached</h1><p>{host}\u2019s server IP address could not be found.</p>"
+            f"<p>ERR_NAME_NOT_RESOLVED</p></body></html>")
+
+
+def _foreign(url: str) -> bool:
+    """Whether a tab or history URL is at another host (this app's are paths)."""
+    return "://" in url
+
+
 #: An absolute path (not a network path) of unreserved, sub-delimiter (but ``;``: urljoin
 #: splits path parameters off and drops an empty one), ``%``, ``:``, ``@``, ``/`` and ``?``
 #: characters: nothing urljoin or urlsplit would rewrite or split off.
@@ -76,7 +95,8 @@ class SimBrowser:
 
     def html(self) -> str:
         if self._html is None:
-            self._html = self.app.render(self.state)
+            url = self.tab["url"]
+            self._html = net_error_html(url) if _foreign(url) else self.app.render(self.state)
         return self._html
 
     def page(self) -> Page:
@@ -118,7 +138,7 @@ class SimBrowser:
         kept = tab["history"][: tab["cursor"] + 1]
         current = kept[-1] if kept and kept[-1] in (tab["url"], tab["url"] + "?") else tab["url"]
         replace = not form and shown == current
-        resp = self.app.navigate(self.state, url, push=False)
+        resp = self._net_error(url) if _foreign(url) else self.app.navigate(self.state, url, push=False)
         if push:
             entry = shown if tab["url"] == url else tab["url"]
             saved = tab.get("saved_fields") or {}
@@ -151,6 +171,14 @@ class SimBrowser:
             self.site_error = resp.error   # an error page (404, empty cart, ...)
         if left is not None:
             self._restore_fields(tab)
+
+    def _net_error(self, url: str) -> Response:
+        """Show ``url`` (at another host) as Chromium does when the host does not resolve:
+        its network-error page, with no request to this app; the tab's UI state starts
+        afresh as on any new document."""
+        tab = self.tab
+        tab.update(url=url, page="net-error", status=0, fields={}, focus=None, scroll=[0, 0], flash=None)
+        return Response(status=0, url=url, page="net-error", html=net_error_html(url))
 
     def _save_fields(self, tab: dict, index: int) -> None:
         """Keep the fields of history entry ``index``'s page (what was typed, chosen and
@@ -226,7 +254,19 @@ class SimBrowser:
             return parts.path + (f"?{parts.query}" if parts.query else "")
         return None
 
+    def _external_url(self, href: str) -> str | None:
+        """The absolute http(s) URL at another host that ``href`` leads to, or None."""
+        base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
+        try:
+            full = urljoin(base, href)
+            parts = urlsplit(full)
+        except ValueError:
+            return None
+        return full.partition("#")[0] if parts.scheme in ("http", "https") and parts.hostname else None
+
     def display_url(self, url: str) -> str:
+        if _foreign(url):
+            return NET_ERROR_URL
         return url if url == "about:blank" else self.origin + url
 
     # ------------------------------------------------------------------ actions
@@ -268,17 +308,26 @@ class SimBrowser:
         self._navigate(path)
         return None
 
-    def _do_go_back(self) -> None:
+    def _do_go_back(self) -> str | None:
         tab = self.tab
         if tab["cursor"] > 0:
             tab["cursor"] -= 1
-            self._navigate(tab["history"][tab["cursor"]], push=False, left=tab["cursor"] + 1)
+            return self._traverse(tab["history"][tab["cursor"]], tab["cursor"] + 1)
+        return None
 
-    def _do_go_forward(self) -> None:
+    def _do_go_forward(self) -> str | None:
         tab = self.tab
         if tab["cursor"] < len(tab["history"]) - 1:
             tab["cursor"] += 1
-            self._navigate(tab["history"][tab["cursor"]], push=False, left=tab["cursor"] - 1)
+            return self._traverse(tab["history"][tab["cursor"]], tab["cursor"] - 1)
+        return None
+
+    def _traverse(self, url: str, left: int) -> str | None:
+        """Show history entry ``url`` (the cursor's), leaving entry ``left``. An entry at
+        another host shows the network-error page again, and Playwright's go_back or
+        go_forward reports the error."""
+        self._navigate(url, push=False, left=left)
+        return f"net::ERR_NAME_NOT_RESOLVED at {url}" if _foreign(url) else None
 
     def _do_new_tab(self) -> None:
         b = self.state["browser"]
@@ -353,7 +402,13 @@ class SimBrowser:
         if el.tag == "a" and el.href is not None:
             path = self._absolute_path(el.href)
             if path is None:
-                return f"net::ERR_NAME_NOT_RESOLVED at {el.href}"
+                external = self._external_url(el.href)
+                if external is None:
+                    return f"net::ERR_NAME_NOT_RESOLVED at {el.href}"
+                # Chromium follows the link to its network-error page (no host but this
+                # app's resolves), without an action error.
+                self._navigate(external)
+                return None
             if "?" not in path and el.href.partition("#")[0].endswith("?"):
                 path += "?"   # an empty query: another history entry in Chromium (_navigate)
             self._navigate(path)
