@@ -266,3 +266,7 @@ def test_a_link_to_another_host_shows_chromiums_network_error_page(envs: Any) ->
         seen.append(got)
     assert seen[0] == seen[1], seen
     assert seen[0][0] == ("chrome-error://chromewebdata/", "none") and seen[0][2][1] == "navigation", seen
+    sim.step("go_forward()")   # a state whose tab is at the other host, shown in Chromium
+    web.restore(sim.snapshot())
+    obs, *_ = web.step("noop()")
+    assert obs["url"] == "chrome-error://chromewebdata/" and obs["last_action_error"] == ""

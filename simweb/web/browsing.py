@@ -16,7 +16,7 @@ from urllib.parse import urlencode, urljoin, urlsplit
 
 from ..core.state import new_tab
 from ..runtime.app import MAX_HISTORY, App, Response
-from ..runtime.history import secret_fields
+from ..runtime.history import seal, secret_fields
 from .actions import ActionError, parse_action
 from .axtree import Element, Form, Page, parse_page
 
@@ -184,10 +184,11 @@ class SimBrowser:
         """Keep the fields of history entry ``index``'s page (what was typed, chosen and
         checked there) with the entry, as Chromium saves a document's form state when the
         document is left; an entry left with no fields changed keeps none. A field its
-        form's event declares secret (a card number, a security code) is not kept: no
-        state shows one in clear text (:mod:`simweb.runtime.history`)."""
+        form's event declares secret (a card number, a security code) is kept sealed, as
+        the request history keeps it: no state shows one in clear text
+        (:mod:`simweb.runtime.history`)."""
         saved = tab.get("saved_fields") or {}
-        fields = {k: v for k, v in tab["fields"].items() if not self._secret(k)} if tab["fields"] else {}
+        fields = {k: seal(v) if isinstance(v, str) and self._secret(k) else v for k, v in tab["fields"].items()}
         if fields:
             saved[str(index)] = fields
         else:
@@ -223,7 +224,7 @@ class SimBrowser:
                 continue   # Chromium saves no state for these
             checkable = el.input_type in ("checkbox", "radio")
             if checkable == isinstance(value, bool) and (checkable or el.tag in ("input", "textarea", "select")):
-                fields[bid] = value
+                fields[bid] = seal(value, unseal=True) if isinstance(value, str) and self._secret(bid) else value
         tab["fields"] = fields
 
     def _absolute_path(self, href: str) -> str | None:
