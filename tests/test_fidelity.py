@@ -327,3 +327,18 @@ def test_a_link_to_another_host_shows_the_network_error_page(shop) -> None:
     obs, *_ = shop.step("go_back()")
     obs, *_ = shop.step("goto('https://news.example.net/a')")
     assert error_class(obs["last_action_error"]) == "navigation" and obs["url"].endswith("/search?q=lamp")
+
+
+def test_a_date_chromium_picked_after_space_on_a_date_field_is_the_declared_date_picker_class() -> None:
+    """Space on a date field opens Chromium's picker, whose arrows pick a date counted from
+    the machine's real today (tests/test_walk_parity.py shows it): a divergence after it,
+    with a date only Chromium has, is declared; without such a date, or on an action's
+    error, it stays a failure. Found by the walks on booking (Space on the hotel page's
+    check-out, then ArrowDown, then Enter sent check-out=today+7 in Chromium)."""
+    d = {"differs": ["url", "state"], "after_date_picker": True, "chromium_only_dates": True,
+         "sim": {"url": "/hotels/101?checkout=", "error": "", "error_class": "none"},
+         "chromium": {"url": "/hotels/101?checkout=2026-12-12", "error": "", "error_class": "none"}}
+    assert declared(d) == "date-picker"
+    assert declared(d | {"chromium_only_dates": False}) is None
+    assert declared(d | {"after_date_picker": False}) is None
+    assert declared(d | {"differs": ["url", "error"]}) is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -270,3 +271,19 @@ def test_a_link_to_another_host_shows_chromiums_network_error_page(envs: Any) ->
     web.restore(sim.snapshot())
     obs, *_ = web.step("noop()")
     assert obs["url"] == "chrome-error://chromewebdata/" and obs["last_action_error"] == ""
+
+
+@pytest.mark.apps("booking")
+def test_space_on_a_date_field_opens_chromiums_picker_counted_from_today(envs: Any) -> None:
+    """The premise of the declared date-picker class: in Chromium, Space on an empty date
+    field opens its picker and ArrowDown then sets a date (a week after the machine's
+    today, within min/max); in-process there is no picker and the field stays empty."""
+    sim, web = envs("booking")
+    values = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/hotels/101')")
+        env.step("press('h-checkout', 'Space')")
+        env.step("press('dates-form', 'ArrowDown')")   # the key goes to the focused field
+        values.append(env.snapshot()["browser"]["tabs"][0]["fields"].get("h-checkout", ""))
+    assert values[0] == "" and re.fullmatch(r"\d{4}-\d\d-\d\d", values[1]), values
