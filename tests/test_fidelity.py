@@ -11,7 +11,7 @@ import pytest
 
 import simweb
 from simweb.tools.walks import declared, error_class, redeclare
-from simweb.web.browsing import _js_number, sanitize_value
+from simweb.web.browsing import _js_number, sanitize_value, step_number
 
 pytestmark = pytest.mark.apps("shopping")
 
@@ -342,3 +342,27 @@ def test_a_date_chromium_picked_after_space_on_a_date_field_is_the_declared_date
     assert declared(d | {"chromium_only_dates": False}) is None
     assert declared(d | {"after_date_picker": False}) is None
     assert declared(d | {"differs": ["url", "error"]}) is None
+
+
+@pytest.mark.parametrize("value,attrs,n,stepped", [
+    ("", {"min": "0", "step": "0.01"}, 1, "0.01"), ("", {"min": "0", "step": "0.01"}, -1, "0"),
+    ("7", {"min": "0", "step": "0.01"}, 1, "7.01"), ("-3.5", {"min": "0", "step": "0.01"}, 1, "0"),
+    ("-3.5", {"min": "0", "step": "0.01"}, -1, "-3.5"), ("1e3", {"min": "0", "step": "0.01"}, -1, "999.99"),
+    ("", {"min": "-100", "step": "3"}, 1, "2"), ("", {"min": "-100", "step": "3"}, -1, "-1"),
+    ("", {"min": "1", "max": "10"}, -1, "1"), ("10", {"min": "1", "max": "10"}, 1, "10"),
+    ("2.5", {}, 1, "3"), ("2.5", {}, -1, "2"), ("", {"step": "any"}, 1, "1"),
+])
+def test_arrows_step_a_number_as_chromium(value: str, attrs: dict, n: int, stepped: str) -> None:
+    """Chromium's keyboard stepping of a number input (the first six measured in
+    tests/test_walk_parity.py, the min=-100 step=3 pair from Chromium's own comment)."""
+    assert step_number(value, attrs, n) == stepped
+
+
+def test_arrow_up_on_a_number_field_steps_it(shop) -> None:
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    shop.step("press('f-min', 'ArrowUp')")
+    shop.step("press('f-min', 'ArrowUp')")
+    assert shop.browser.tab["fields"]["f-min"] == "0.02"
+    obs, *_ = shop.step("press('f-min', 'Enter')")
+    assert "min=0.02" in obs["url"]

@@ -287,3 +287,26 @@ def test_space_on_a_date_field_opens_chromiums_picker_counted_from_today(envs: A
         env.step("press('dates-form', 'ArrowDown')")   # the key goes to the focused field
         values.append(env.snapshot()["browser"]["tabs"][0]["fields"].get("h-checkout", ""))
     assert values[0] == "" and re.fullmatch(r"\d{4}-\d\d-\d\d", values[1]), values
+
+
+@pytest.mark.apps("shopping")
+def test_arrow_keys_step_a_number_field_as_chromium_does(envs: Any) -> None:
+    """ArrowUp/ArrowDown on a number field step its value as Chromium's keyboard does: from
+    empty, below or above the range, off the step grid, past the range. Measured on the
+    search filters' minimum price (min=0, step=0.01)."""
+    sim, web = envs("shopping")
+    seqs = [["ArrowUp"], ["ArrowDown"], ["7", "ArrowUp"], ["-3.5", "ArrowUp"], ["-3.5", "ArrowDown"],
+            ["1e3", "ArrowDown"], ["2.005", "ArrowUp"], ["2.005", "ArrowDown"], ["0", "ArrowDown"],
+            ["ArrowUp", "ArrowUp", "ArrowDown", "ArrowUp"]]
+    seen = []
+    for env in (sim, web):
+        got = []
+        for seq in seqs:
+            env.reset(seed=0)
+            env.step("goto('/search?q=lamp')")
+            for k in seq:
+                env.step(f"press('f-min', {k!r})" if k.startswith("Arrow") else f"fill('f-min', {k!r})")
+            got.append(env.snapshot()["browser"]["tabs"][0]["fields"].get("f-min", ""))
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0][:3] == ["0.01", "0", "7.01"], seen

@@ -9,6 +9,7 @@ back as an error string (``last_action_error``), never an exception.
 from __future__ import annotations
 
 import re
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from functools import lru_cache
 from html import escape as html_escape
 from typing import Any
@@ -579,7 +580,7 @@ class SimBrowser:
         """A key pressed on the focused element ``el``: what its default action is in
         Chromium (Enter submits a field's form, follows a link or presses a button; Space
         presses a button or toggles a box; arrows move a radio group's or a select's
-        choice; Tab moves the focus)."""
+        choice, and ArrowUp/ArrowDown step a number; Tab moves the focus)."""
         parts = str(key_comb).split("+")
         key, mods = parts[-1], set(parts[:-1])
         if mods - {"Shift"}:
@@ -614,6 +615,8 @@ class SimBrowser:
                 self._radio_step(el, step)
             elif el.tag == "select" and not el.multiple:   # a closed select: every arrow steps its choice
                 self._select_step(el, step)
+            elif el.input_type == "number" and key in ("ArrowUp", "ArrowDown") and "readonly" not in el.attrs:
+                self.tab["fields"][el.bid] = step_number(self._field_value(el), el.attrs, -step)
         return None
 
     def _tab_focus(self, el: Element, step: int) -> None:
@@ -858,6 +861,58 @@ def _number_invalid(value: str, attrs: dict[str, str]) -> bool:
     base = low if low is not None else 0.0
     q = (v - base) / step
     return abs(q - round(q)) > 1e-9 * max(1.0, abs(q))
+
+
+def _decimal(text: str | None) -> Decimal | None:
+    """A finite decimal of a number input's value or attribute, or None."""
+    try:
+        d = Decimal((text or "").strip())
+    except InvalidOperation:
+        return None
+    return d if d.is_finite() else None
+
+
+def step_number(value: str, attrs: dict[str, str], n: int) -> str:
+    """The value of a number input after ArrowUp (``n`` = 1) or ArrowDown (-1), as
+    Chromium steps it from the keyboard (its StepUpFromLayoutObject): an empty value counts
+    as 0, or becomes the minimum (maximum) when 0 is below (above) the range; a value below
+    the range goes to the minimum on ArrowUp, above it to the maximum on ArrowDown, and
+    stays otherwise; a value off the step grid goes to the grid point on the key's side; a
+    step out of range from 0 leaves 0; a step past the range stops at its last grid point.
+    Decimal arithmetic, as Chromium's, so 7 + 0.01 is 7.01."""
+    low, high = _decimal(attrs.get("min")), _decimal(attrs.get("max"))
+    step = _decimal(attrs.get("step"))
+    step = step if step is not None and step > 0 else Decimal(1)   # "any" steps by the default, 1
+    base = low if low is not None else (_decimal(attrs.get("value")) or Decimal(0))
+    current = _decimal(value)
+
+    def out(d: Decimal) -> str:
+        return format(d.normalize(), "f") if d else "0"
+
+    def grid(d: Decimal, up: bool) -> Decimal:   # the grid point at or beyond d on the key's side
+        q = (d - base) / step
+        k = q.to_integral_value(rounding=ROUND_CEILING if up else ROUND_FLOOR)
+        return base + k * step
+
+    if current is None:
+        if low is not None and low > 0:
+            return out(low)
+        if high is not None and high < 0:
+            return out(high)
+        new = grid(Decimal(0), n > 0) if (Decimal(0) - base) % step else n * step
+        if (low is not None and new < low) or (high is not None and new > high):
+            return "0"
+        return out(new)
+    if low is not None and current < low:
+        return out(low) if n > 0 else value
+    if high is not None and current > high:
+        return out(high) if n < 0 else value
+    new = grid(current, n > 0) if (current - base) % step else current + n * step
+    if high is not None and new > high:
+        new = grid(high, False)
+    if low is not None and new < low:
+        new = grid(low, True)
+    return out(new)
 
 
 def _valid_date(y: int, m: int, d: int) -> bool:
