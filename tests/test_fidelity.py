@@ -11,7 +11,7 @@ import pytest
 
 import simweb
 from simweb.tools.walks import declared, error_class, redeclare
-from simweb.web.browsing import _js_number, sanitize_value
+from simweb.web.browsing import _js_number, sanitize_value, step_number
 
 pytestmark = pytest.mark.apps("shopping")
 
@@ -230,3 +230,139 @@ def test_check_or_uncheck_already_in_state_is_done_even_disabled(shop) -> None:
     obs, *_ = shop.step("check('f-stock')")
     assert error_class(obs["last_action_error"]) == "not-actionable"
     assert obs["last_action_error"] and _requests(shop) == before
+
+
+@pytest.mark.parametrize("bid", ["f-sort", "f-apply"])
+def test_fill_on_any_disabled_element_waits_before_its_kind_is_checked(shop, bid: str) -> None:
+    """Playwright's fill waits for the element to be visible and enabled (and a form
+    control to be editable) before it looks at its kind, for every element, not only an
+    input: a disabled select or button times out (not-actionable); an enabled one is the
+    wrong kind of element. Found by the walks on cms (a fill on a post's category select,
+    disabled for a user who cannot edit the post)."""
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    obs, *_ = shop.step(f"fill({bid!r}, 'x')")
+    assert error_class(obs["last_action_error"]) == "wrong-element"
+    html = shop.browser.html().replace(f'bid="{bid}"', f'bid="{bid}" disabled', 1)
+    shop.browser._html, shop.browser._page = html, None   # the same page with it disabled
+    obs, *_ = shop.step(f"fill({bid!r}, 'x')")
+    assert error_class(obs["last_action_error"]) == "not-actionable"
+
+
+def test_go_back_and_forward_restore_the_entrys_form_state(shop) -> None:
+    """Chromium saves a page's form state with its history entry when the page is left
+    (by a link, a submission or a history step) and fills the page back in when go_back or
+    go_forward returns to the entry; a new navigation starts with the server's values.
+    Found by the walks on issues (a sort chosen, the filters applied, go_back, then the
+    filters applied again: Chromium sent the restored sort) and every app."""
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    shop.step("select_option('f-sort', 'Newest')")
+    shop.step("fill('f-min', '5')")
+    chosen = dict(shop.browser.tab["fields"])
+    shop.step("click('f-apply')")               # a GET submission: a new entry
+    assert "sort=newest" in shop.browser.tab["url"] and shop.browser.tab["fields"] == {}
+    shop.step("fill('f-max', '90')")
+    shop.step("go_back()")
+    assert shop.browser.tab["fields"] == chosen
+    obs, *_ = shop.step("click('f-apply')")     # the restored values are what is sent
+    assert "sort=newest" in obs["url"] and "min=5" in obs["url"]
+    shop.step("go_back()")                      # entry 2 (new: f-max's entry went) left unchanged
+    shop.step("go_forward()")
+    assert shop.browser.tab["fields"] == {}    # nothing to restore there
+    shop.step("fill('f-max', '90')")
+    shop.step("go_back()")
+    assert shop.browser.tab["fields"] == chosen
+    shop.step("go_forward()")
+    assert shop.browser.tab["fields"] == {"f-max": "90"}   # each entry its own state
+    shop.step("go_back()")
+    shop.step("goto('/')")
+    shop.step("goto('/search?q=lamp')")         # a navigation, not a traversal: the server's values
+    assert shop.browser.tab["fields"] == {}
+    state = shop.snapshot()
+    assert state["browser"]["tabs"][0]["history"] == ["about:blank", "/", "/search?q=lamp", "/", "/search?q=lamp"]
+    assert state["browser"]["tabs"][0]["saved_fields"] == {"2": chosen}   # the entries after it went
+    shop.app.validator.check(state)
+
+
+def test_a_navigation_to_the_page_itself_keeps_the_entries_after_it(shop) -> None:
+    """A link (or goto) to the URL the tab shows replaces the current entry, and Chromium
+    keeps the entries after it: go_forward still reaches them. Found by the walks on forum
+    (go_back, then the comment sort link of the page itself, then go_forward)."""
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    shop.step("goto('/cart')")
+    shop.step("go_back()")
+    before = list(shop.browser.tab["history"])
+    obs, *_ = shop.step("goto('/search?q=lamp')")
+    assert shop.browser.tab["history"] == before and shop.browser.tab["cursor"] == len(before) - 2
+    obs, *_ = shop.step("go_forward()")
+    assert obs["url"].endswith("/cart")
+
+
+def test_a_link_to_another_host_shows_the_network_error_page(shop) -> None:
+    """No host but the app's resolves: Chromium follows a link to another host to its
+    network-error page (chrome-error://chromewebdata/, no bids) without an action error
+    and without a request to the app, as a new history entry; go_back returns to the
+    page, go_forward shows the error page again and reports the error; a goto there fails
+    and stays. Found by the walks on forum (a post's external link)."""
+    import re
+
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    m = re.search(r'<a bid="([^"]+)" href="(/[^"]*)"', shop.browser.html())
+    assert m is not None
+    html = shop.browser.html().replace(m.group(0), f'<a bid="{m.group(1)}" href="https://news.example.net/a?b=1#c"', 1)
+    shop.browser._html, shop.browser._page = html, None   # the same page, the link leading elsewhere
+    before, entries = _requests(shop), len(shop.browser.tab["history"])
+    obs, *_ = shop.step(f"click({m.group(1)!r})")
+    assert obs["last_action_error"] == "" and obs["url"] == "chrome-error://chromewebdata/"
+    assert _requests(shop) == before and len(shop.browser.tab["history"]) == entries + 1
+    assert "[" not in obs["axtree"] and shop.browser.tab["history"][-1] == "https://news.example.net/a?b=1"
+    obs, *_ = shop.step("go_back()")
+    assert obs["url"].endswith("/search?q=lamp") and obs["last_action_error"] == ""
+    obs, *_ = shop.step("go_forward()")
+    assert obs["url"] == "chrome-error://chromewebdata/" and error_class(obs["last_action_error"]) == "navigation"
+    assert _requests(shop) == before + 1   # the go_back's GET only
+    obs, *_ = shop.step("go_back()")
+    obs, *_ = shop.step("goto('https://news.example.net/a')")
+    assert error_class(obs["last_action_error"]) == "navigation" and obs["url"].endswith("/search?q=lamp")
+
+
+def test_a_date_chromium_picked_after_space_on_a_date_field_is_the_declared_date_picker_class() -> None:
+    """Space on a date field opens Chromium's picker, whose arrows pick a date counted from
+    the machine's real today (tests/test_walk_parity.py shows it): a divergence after it,
+    with a date only Chromium has, is declared; without such a date, or on an action's
+    error, it stays a failure. Found by the walks on booking (Space on the hotel page's
+    check-out, then ArrowDown, then Enter sent check-out=today+7 in Chromium)."""
+    d = {"differs": ["url", "state"], "after_date_picker": True, "chromium_only_dates": True,
+         "sim": {"url": "/hotels/101?checkout=", "error": "", "error_class": "none"},
+         "chromium": {"url": "/hotels/101?checkout=2026-12-12", "error": "", "error_class": "none"}}
+    assert declared(d) == "date-picker"
+    assert declared(d | {"chromium_only_dates": False}) is None
+    assert declared(d | {"after_date_picker": False}) is None
+    assert declared(d | {"differs": ["url", "error"]}) is None
+
+
+@pytest.mark.parametrize("value,attrs,n,stepped", [
+    ("", {"min": "0", "step": "0.01"}, 1, "0.01"), ("", {"min": "0", "step": "0.01"}, -1, "0"),
+    ("7", {"min": "0", "step": "0.01"}, 1, "7.01"), ("-3.5", {"min": "0", "step": "0.01"}, 1, "0"),
+    ("-3.5", {"min": "0", "step": "0.01"}, -1, "-3.5"), ("1e3", {"min": "0", "step": "0.01"}, -1, "999.99"),
+    ("", {"min": "-100", "step": "3"}, 1, "2"), ("", {"min": "-100", "step": "3"}, -1, "-1"),
+    ("", {"min": "1", "max": "10"}, -1, "1"), ("10", {"min": "1", "max": "10"}, 1, "10"),
+    ("2.5", {}, 1, "3"), ("2.5", {}, -1, "2"), ("", {"step": "any"}, 1, "1"),
+])
+def test_arrows_step_a_number_as_chromium(value: str, attrs: dict, n: int, stepped: str) -> None:
+    """Chromium's keyboard stepping of a number input (the first six measured in
+    tests/test_walk_parity.py, the min=-100 step=3 pair from Chromium's own comment)."""
+    assert step_number(value, attrs, n) == stepped
+
+
+def test_arrow_up_on_a_number_field_steps_it(shop) -> None:
+    shop.reset(seed=0)
+    shop.step("goto('/search?q=lamp')")
+    shop.step("press('f-min', 'ArrowUp')")
+    shop.step("press('f-min', 'ArrowUp')")
+    assert shop.browser.tab["fields"]["f-min"] == "0.02"
+    obs, *_ = shop.step("press('f-min', 'Enter')")
+    assert "min=0.02" in obs["url"]

@@ -140,3 +140,22 @@ def test_a_paid_run_keeps_no_card_number_and_still_replays(app_name, tid):
     codes = [f["cvv"] for f in forms if "cvv" in f]
     assert codes and not typed_codes & set(codes), codes   # the security code is never kept as typed
     check_history(env.app, final)
+
+
+def test_a_card_number_left_on_a_page_is_kept_sealed_and_comes_back_on_go_back():
+    """Leaving the payment page keeps its fields with its history entry (Chromium's form
+    state): the card number is kept sealed, so the state never shows it in clear text, and
+    go_back fills it back in as typed."""
+    env = simweb.make("shopping", seed=0)
+    env.reset(seed=3, options={"task": "shopping/buy_product"})
+    plan = env.oracle_plan()
+    last = max(i for i, a in enumerate(plan) if a.startswith("fill('card-number'"))
+    for a in plan[: last + 1]:
+        env.step(a)
+    number = parse_action(plan[last]).args[1]
+    typed = env.browser.tab["fields"]["card-number"]
+    env.step("goto('/')")
+    text = orjson.dumps(env.snapshot()).decode()
+    assert number not in text and typed not in text and number.replace(" ", "") not in text
+    env.step("go_back()")
+    assert env.browser.tab["fields"]["card-number"] == typed

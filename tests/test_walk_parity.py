@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 import simweb
 from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
-from simweb.tools.walks import declared, run_walk, start_state
+from simweb.tools.walks import declared, error_class, run_walk, start_state
 
 pytestmark = pytest.mark.browser
 
@@ -202,3 +203,110 @@ def test_tab_from_the_body_focuses_the_first_element_as_chromium_does(envs: Any)
             got.append(urlsplit(obs["url"])._replace(scheme="", netloc="").geturl())
         seen.append(got)
     assert seen[0] == seen[1] and seen[0][0] != "" and seen[0][2] != "", seen
+
+
+@pytest.mark.apps("issues")
+def test_a_link_to_an_empty_query_adds_a_history_entry_as_in_chromium(envs: Any) -> None:
+    """'page?' (a link to '?', the active milestone tab) is another URL than 'page' to
+    Chromium: following it from 'page' adds a history entry, following it again from
+    'page?' replaces it. Found by the walks (issues: go_back after a click on the active
+    tab went back one page further in-process)."""
+    sim, web = envs("issues")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/projects/aperture/search-engine')")
+        got = []
+        for action in ("click('project-milestones')", "click('ms-active')", "click('ms-active')",
+                       "go_back()", "go_back()", "go_forward()"):
+            obs, *_ = env.step(action)
+            got.append(urlsplit(obs["url"]).path)
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0][3].endswith("/milestones") and seen[0][4] == "/projects/aperture/search-engine", seen
+
+
+@pytest.mark.apps("issues")
+def test_go_back_restores_the_form_state_and_a_self_link_keeps_forward_entries(envs: Any) -> None:
+    """Chromium fills a page back in from its history entry's form state after go_back and
+    go_forward (a sort chosen, the filters applied, go_back, apply again: the chosen sort
+    is sent), and a link to the page itself replaces its entry but keeps those after it.
+    Found by the walks (issues: the filters' sort; forum: a comment sort link, go_forward)."""
+    sim, web = envs("issues")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/projects/soylent/docs/issues')")
+        got = []
+        for action in ("select_option('f-sort', 'Weight')", "fill('f-author', 'a@b.c')", "click('f-apply')",
+                       "go_back()", "click('f-apply')", "go_back()", "click('state-closed')", "go_back()",
+                       "click('state-opened')", "go_forward()"):
+            obs, *_ = env.step(action)
+            got.append((urlsplit(obs["url"]).path + "?" + urlsplit(obs["url"]).query, obs["last_action_error"]))
+        got.append(env.snapshot()["meta"]["requests"])
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert "sort=weight" in seen[0][4][0] and "author=a%40b.c" in seen[0][4][0], seen
+
+
+@pytest.mark.apps("forum")
+def test_a_link_to_another_host_shows_chromiums_network_error_page(envs: Any) -> None:
+    """A post's external link: Chromium goes to its network-error page without an action
+    error or a request to the app; go_back returns, go_forward fails there again."""
+    sim, web = envs("forum")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/p/12542')")
+        got = []
+        for action in ("click('post-url')", "go_back()", "go_forward()", "go_back()"):
+            obs, *_ = env.step(action)
+            got.append((obs["url"] if obs["url"].startswith("chrome-error:") else urlsplit(obs["url"]).path,
+                        error_class(obs["last_action_error"])))
+        got.append(env.snapshot()["meta"]["requests"])
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0][0] == ("chrome-error://chromewebdata/", "none") and seen[0][2][1] == "navigation", seen
+    sim.step("go_forward()")   # a state whose tab is at the other host, shown in Chromium
+    web.restore(sim.snapshot())
+    obs, *_ = web.step("noop()")
+    assert obs["url"] == "chrome-error://chromewebdata/" and obs["last_action_error"] == ""
+
+
+@pytest.mark.apps("booking")
+def test_space_on_a_date_field_opens_chromiums_picker_counted_from_today(envs: Any) -> None:
+    """The premise of the declared date-picker class: in Chromium, Space on an empty date
+    field opens its picker and ArrowDown then sets a date (a week after the machine's
+    today, within min/max); in-process there is no picker and the field stays empty."""
+    sim, web = envs("booking")
+    values = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        env.step("goto('/hotels/101')")
+        env.step("press('h-checkout', 'Space')")
+        env.step("press('dates-form', 'ArrowDown')")   # the key goes to the focused field
+        values.append(env.snapshot()["browser"]["tabs"][0]["fields"].get("h-checkout", ""))
+    assert values[0] == "" and re.fullmatch(r"\d{4}-\d\d-\d\d", values[1]), values
+
+
+@pytest.mark.apps("shopping")
+def test_arrow_keys_step_a_number_field_as_chromium_does(envs: Any) -> None:
+    """ArrowUp/ArrowDown on a number field step its value as Chromium's keyboard does: from
+    empty, below or above the range, off the step grid, past the range. Measured on the
+    search filters' minimum price (min=0, step=0.01)."""
+    sim, web = envs("shopping")
+    seqs = [["ArrowUp"], ["ArrowDown"], ["7", "ArrowUp"], ["-3.5", "ArrowUp"], ["-3.5", "ArrowDown"],
+            ["1e3", "ArrowDown"], ["2.005", "ArrowUp"], ["2.005", "ArrowDown"], ["0", "ArrowDown"],
+            ["ArrowUp", "ArrowUp", "ArrowDown", "ArrowUp"]]
+    seen = []
+    for env in (sim, web):
+        got = []
+        for seq in seqs:
+            env.reset(seed=0)
+            env.step("goto('/search?q=lamp')")
+            for k in seq:
+                env.step(f"press('f-min', {k!r})" if k.startswith("Arrow") else f"fill('f-min', {k!r})")
+            got.append(env.snapshot()["browser"]["tabs"][0]["fields"].get("f-min", ""))
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0][:3] == ["0.01", "0", "7.01"], seen

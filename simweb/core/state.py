@@ -135,6 +135,8 @@ CORE_SCHEMA: dict[str, Any] = {
                 "focus": {"type": ["string", "null"]},
                 "scroll": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
                 "flash": {"$ref": "#/$defs/flash"},
+                # form state per history entry (str(index) -> fields), as Chromium keeps it
+                "saved_fields": {"type": "object", "additionalProperties": {"type": "object"}},
             },
         },
     },

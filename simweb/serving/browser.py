@@ -29,6 +29,7 @@ browser downloads are never used.
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -764,6 +765,10 @@ class BrowserEnv(EpisodeEnv):
         for i, tab in enumerate(tabs):
             page = self._pages[-1] if i == 0 else self._open_page()
             if tab["url"] == "about:blank":
+                continue
+            if "://" in tab["url"]:   # a page at another host: Chromium's network-error page
+                _safe(functools.partial(page.goto, tab["url"], timeout=max(self.timeout_ms, 10_000)))
+                self._forget_history(page)
                 continue
             html = self.app.render(state, tab)
             self._load_rendered(page, self._url(tab["url"]), html, int(tab["status"] or 200))

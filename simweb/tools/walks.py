@@ -75,12 +75,14 @@ _CHECK_ROLES = {"checkbox", "radio"}
 _ELEMENT_LINE = re.compile(r"^\s*\[([^\]]+)\]\s+([A-Za-z][\w-]*)")
 
 
-#: Divergences that cannot be modelled, by name, with the reason.
+#: Divergences that cannot be modelled, by name, with the reason. (A link to another host
+#: and the form state Chromium restores after go_back/go_forward were declared here until
+#: the in-process browser modelled them: its network-error page, its per-entry fields.)
 DECLARED = {
-    "external-link": "a link to another host: Chromium leaves for its network-error page without an action "
-                     "error; the in-process browser has only this app and reports net::ERR_NAME_NOT_RESOLVED",
-    "form-restoration": "after go_back/go_forward Chromium restores the values typed into the page's fields "
-                        "(its per-entry form state); the in-process history keeps URLs only",
+    "date-picker": "Space on a date, time, month, week or datetime-local field opens Chromium's picker "
+                   "popup, whose arrow keys then pick a value counted from the machine's real today when the "
+                   "field is empty; the simulator has no wall clock (its runs are deterministic), so the dates "
+                   "Chromium picks cannot be known",
     "late-timeout": "Chromium performed the action (its tab moved to the same URL, with the same state, as "
                     "in-process) but Playwright's wait after it outlasted the walk's action timeout on a "
                     "loaded machine, so BrowserGym reports a timeout: a timing artifact of the harness, "
@@ -90,12 +92,10 @@ DECLARED = {
 
 def declared(divergence: dict[str, Any]) -> str | None:
     """The :data:`DECLARED` class of a walk's divergence record, or None."""
-    if divergence.get("sim", {}).get("error_class") == "navigation" and \
-            divergence.get("chromium", {}).get("error_class") == "none":
-        return "external-link"
-    if divergence.get("after_history_with_fields") and "error" not in divergence.get("differs", ()):
-        return "form-restoration"
     chromium = divergence.get("chromium", {})
+    if divergence.get("after_date_picker") and divergence.get("chromium_only_dates") and \
+            "error" not in divergence.get("differs", ()):
+        return "date-picker"
     if divergence.get("differs") == ["error"] and divergence.get("chromium_moved") and \
             divergence.get("sim", {}).get("error_class") == "none" and \
             chromium.get("error_class") == "not-actionable" and "Timeout" in chromium.get("error", ""):
@@ -185,6 +185,7 @@ def start_state(sim: Any, rng: random.Random) -> dict:
     for tab in state["browser"]["tabs"]:
         tab["history"] = [tab["url"]]
         tab["cursor"] = 0
+        tab.pop("saved_fields", None)   # the entries it held are gone
     return state
 
 
@@ -217,6 +218,16 @@ def _fields(state: dict) -> dict:
     return {k: v for k, v in b["tabs"][b["active"]]["fields"].items() if v not in ("", False)}
 
 
+_PICKER_TYPES = {"date", "time", "month", "week", "datetime-local"}
+_DATE_TEXT = re.compile(r"\d{4}-\d\d(?:-\d\d)?|\d\d:\d\d|\d{4}-W\d\d")
+
+
+def _dates(state: dict, url: str) -> set[str]:
+    """The date-like texts in a step's URL, active tab's fields and last requests."""
+    text = url + repr(sorted(_fields(state).items())) + "".join(state["meta"]["history"]["log"][-3:])
+    return set(_DATE_TEXT.findall(text))
+
+
 def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) -> dict[str, Any]:
     """One walk of ``steps`` random actions from ``state`` in both envs; stops at the first
     step where the URL, the runtime/meta state or the error class differ. Returns
@@ -226,7 +237,8 @@ def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) ->
     records: list[dict[str, Any]] = []
     axtree = sim.browser.axtree()
     web_url = _path(state["browser"]["tabs"][state["browser"]["active"]]["url"])
-    restored = False   # a history step after which Chromium's fields differ (its form restoration)
+    restored = False   # a history step after which the fields differ (form state restored otherwise)
+    picker = False     # Space went to a date-like field: Chromium opened its picker popup
     for i in range(1, steps + 1):
         page = parse_page(sim.browser.html())
         action = random_action(rng, axtree, page)
@@ -255,6 +267,12 @@ def run_walk(sim: Any, web: Any, state: dict, rng: random.Random, steps: int) ->
             # Chromium filled the page's fields back in from its history entry.
             restored = _fields(w_state) != _fields(s_state)
         rec["after_history_with_fields"] = restored
+        focused = page.elements.get(sim.browser.tab["focus"] or "")
+        if action.endswith(", 'Space')") and focused is not None and focused.input_type in _PICKER_TYPES:
+            picker = True
+        rec["after_date_picker"] = picker
+        if differs and picker:
+            rec["chromium_only_dates"] = bool(_dates(w_state, rec["chromium"]["url"]) - _dates(s_state, rec["sim"]["url"]))
         records.append(rec)
         if differs:
             cls = f"{key}: {'+'.join(differs)} differ"

@@ -9,12 +9,15 @@ back as an error string (``last_action_error``), never an exception.
 from __future__ import annotations
 
 import re
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from functools import lru_cache
+from html import escape as html_escape
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from ..core.state import new_tab
 from ..runtime.app import MAX_HISTORY, App, Response
+from ..runtime.history import seal, secret_fields
 from .actions import ActionError, parse_action
 from .axtree import Element, Form, Page, parse_page
 
@@ -42,6 +45,24 @@ def _parse_action(text: str) -> Any:
 def origin(app_name: str) -> str:
     """The origin shown in in-process URLs ('.localhost' names are reserved for loopback)."""
     return f"http://{app_name}.simweb.localhost"
+
+
+#: The URL Chromium shows for its network-error page (a host that does not resolve).
+NET_ERROR_URL = "chrome-error://chromewebdata/"
+
+
+def net_error_html(url: str) -> str:
+    """The page the tab shows for an entry at another host: Chromium's network-error page
+    (no element with a bid; its title is the host)."""
+    host = html_escape(urlsplit(url).hostname or url)
+    return (f"<!DOCTYPE html><html><head><title>{host}</title></head><body><h1>This site can\u2019t be "
+            f"reached</h1><p>{host}\u2019s server IP address could not be found.</p>"
+            f"<p>ERR_NAME_NOT_RESOLVED</p></body></html>")
+
+
+def _foreign(url: str) -> bool:
+    """Whether a tab or history URL is at another host (this app's are paths)."""
+    return "://" in url
 
 
 #: An absolute path (not a network path) of unreserved, sub-delimiter (but ``;``: urljoin
@@ -75,7 +96,8 @@ class SimBrowser:
 
     def html(self) -> str:
         if self._html is None:
-            self._html = self.app.render(self.state)
+            url = self.tab["url"]
+            self._html = net_error_html(url) if _foreign(url) else self.app.render(self.state)
         return self._html
 
     def page(self) -> Page:
@@ -91,31 +113,120 @@ class SimBrowser:
         return self.page().axtree(values=values, checked=checked, focused=tab["focus"])
 
     # ------------------------------------------------------------------ navigation
-    def _navigate(self, url: str, push: bool = True, *, form: bool = False) -> None:
+    def _navigate(self, url: str, push: bool = True, *, form: bool = False, left: int | None = None) -> None:
         """GET ``url`` in the active tab. With ``push``, the tab's history gets an entry as
         Chromium's: a new one, except that a navigation that is not a form submission to
-        the URL the tab shows replaces the current entry (a link to the page itself);
+        the URL the tab shows replaces the current entry (a link to the page itself), and
+        keeps the entries after it;
         a form submission, or a redirect that lands on the same URL, adds one. Without
-        ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at."""
+        ``push`` (go_back, go_forward), the current entry takes the URL the GET ended at.
+
+        Form state, as Chromium keeps it per history entry: the fields of the page a
+        navigation leaves (entry ``left``, the cursor's for a push) are saved with that
+        entry, and a history traversal (``left`` given) fills the page it lands on back
+        in from its entry's saved fields (:meth:`_save_fields`, :meth:`_restore_fields`)."""
         tab = self.tab
-        kept = tab["history"][: tab["cursor"] + 1]
-        replace = not form and url == tab["url"]
-        resp = self.app.navigate(self.state, url, push=False)
         if push:
-            hist = (kept[:-1] if replace else kept) + [tab["url"]]
-            if len(hist) > MAX_HISTORY:   # the oldest entries go, as in a real browser
-                del hist[: len(hist) - MAX_HISTORY]
-            tab["history"] = hist
-            tab["cursor"] = len(hist) - 1
+            self._save_fields(tab, tab["cursor"])
+        elif left is not None:
+            self._save_fields(tab, left)
+        # The URL as Chromium's history entry has it: an empty query ('page?', from a link
+        # to '?' or a GET form without fields) is another URL than 'page' there, so going
+        # to it adds an entry; the request (and the tab's URL) is the page's.
+        shown = url
+        if url.endswith("?") and url.count("?") == 1:
+            url = url[:-1]
+        kept = tab["history"][: tab["cursor"] + 1]
+        current = kept[-1] if kept and kept[-1] in (tab["url"], tab["url"] + "?") else tab["url"]
+        replace = not form and shown == current
+        resp = self._net_error(url) if _foreign(url) else self.app.navigate(self.state, url, push=False)
+        if push:
+            entry = shown if tab["url"] == url else tab["url"]
+            saved = tab.get("saved_fields") or {}
+            if replace:
+                # Chromium replaces the current entry and keeps those after it (go_forward
+                # still works); the replaced document's form state goes with it.
+                tab["history"] = kept[:-1] + [entry] + tab["history"][len(kept):]
+                tab["cursor"] = len(kept) - 1
+                saved.pop(str(tab["cursor"]), None)
+            else:
+                hist = kept + [entry]
+                dropped = max(0, len(hist) - MAX_HISTORY)
+                del hist[:dropped]   # the oldest entries go, as in a real browser
+                tab["history"] = hist
+                tab["cursor"] = len(hist) - 1
+                # the entries after the one left are gone, with their form state
+                saved = {str(int(k) - dropped): v for k, v in saved.items() if dropped <= int(k) < len(kept)}
+            if saved:
+                tab["saved_fields"] = saved
+            else:
+                tab.pop("saved_fields", None)
         elif tab["history"] and 0 <= tab["cursor"] < len(tab["history"]):
             # A history entry that redirects (a page that now asks to sign in) takes the URL
             # it ends at, as Chromium's entry does.
-            tab["history"][tab["cursor"]] = tab["url"]
+            tab["history"][tab["cursor"]] = shown if tab["url"] == url else tab["url"]
         self._html = resp.html
         self._page = None
         self.last_response = resp
         if resp.error:
             self.site_error = resp.error   # an error page (404, empty cart, ...)
+        if left is not None:
+            self._restore_fields(tab)
+
+    def _net_error(self, url: str) -> Response:
+        """Show ``url`` (at another host) as Chromium does when the host does not resolve:
+        its network-error page, with no request to this app; the tab's UI state starts
+        afresh as on any new document."""
+        tab = self.tab
+        tab.update(url=url, page="net-error", status=0, fields={}, focus=None, scroll=[0, 0], flash=None)
+        return Response(status=0, url=url, page="net-error", html=net_error_html(url))
+
+    def _save_fields(self, tab: dict, index: int) -> None:
+        """Keep the fields of history entry ``index``'s page (what was typed, chosen and
+        checked there) with the entry, as Chromium saves a document's form state when the
+        document is left; an entry left with no fields changed keeps none. A field its
+        form's event declares secret (a card number, a security code) is kept sealed, as
+        the request history keeps it: no state shows one in clear text
+        (:mod:`simweb.runtime.history`)."""
+        saved = tab.get("saved_fields") or {}
+        fields = {k: seal(v) if isinstance(v, str) and self._secret(k) else v for k, v in tab["fields"].items()}
+        if fields:
+            saved[str(index)] = fields
+        else:
+            saved.pop(str(index), None)
+        if saved:
+            tab["saved_fields"] = saved
+        else:
+            tab.pop("saved_fields", None)
+
+    def _secret(self, bid: str) -> bool:
+        """Whether the control ``bid`` of the page shown is a field its form's event
+        declares secret."""
+        page = self.page()
+        el = page.elements.get(bid)
+        if el is None or el.form is None or not el.field_name:
+            return False
+        target = self._absolute_path(page.form(el.form).action or self.tab["url"])
+        return target is not None and bool(secret_fields(self.app, target, {el.field_name: ""}))
+
+    def _restore_fields(self, tab: dict) -> None:
+        """After go_back/go_forward, fill the page back in from the entry's saved fields, as
+        Chromium restores form state: each saved value goes to the control with that bid
+        on the page now shown, if it has one of that kind (text for fields and selects, a
+        checked state for checkboxes and radios), but for passwords and autocomplete=off."""
+        saved = (tab.get("saved_fields") or {}).get(str(tab["cursor"]))
+        if not saved:
+            return
+        elements = self.page().elements
+        fields = {}
+        for bid, value in saved.items():
+            el = elements.get(bid)
+            if el is None or el.input_type == "password" or el.attrs.get("autocomplete") == "off":
+                continue   # Chromium saves no state for these
+            checkable = el.input_type in ("checkbox", "radio")
+            if checkable == isinstance(value, bool) and (checkable or el.tag in ("input", "textarea", "select")):
+                fields[bid] = seal(value, unseal=True) if isinstance(value, str) and self._secret(bid) else value
+        tab["fields"] = fields
 
     def _absolute_path(self, href: str) -> str | None:
         """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
@@ -145,7 +256,19 @@ class SimBrowser:
             return parts.path + (f"?{parts.query}" if parts.query else "")
         return None
 
+    def _external_url(self, href: str) -> str | None:
+        """The absolute http(s) URL at another host that ``href`` leads to, or None."""
+        base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
+        try:
+            full = urljoin(base, href)
+            parts = urlsplit(full)
+        except ValueError:
+            return None
+        return full.partition("#")[0] if parts.scheme in ("http", "https") and parts.hostname else None
+
     def display_url(self, url: str) -> str:
+        if _foreign(url):
+            return NET_ERROR_URL
         return url if url == "about:blank" else self.origin + url
 
     # ------------------------------------------------------------------ actions
@@ -187,17 +310,26 @@ class SimBrowser:
         self._navigate(path)
         return None
 
-    def _do_go_back(self) -> None:
+    def _do_go_back(self) -> str | None:
         tab = self.tab
         if tab["cursor"] > 0:
             tab["cursor"] -= 1
-            self._navigate(tab["history"][tab["cursor"]], push=False)
+            return self._traverse(tab["history"][tab["cursor"]], tab["cursor"] + 1)
+        return None
 
-    def _do_go_forward(self) -> None:
+    def _do_go_forward(self) -> str | None:
         tab = self.tab
         if tab["cursor"] < len(tab["history"]) - 1:
             tab["cursor"] += 1
-            self._navigate(tab["history"][tab["cursor"]], push=False)
+            return self._traverse(tab["history"][tab["cursor"]], tab["cursor"] - 1)
+        return None
+
+    def _traverse(self, url: str, left: int) -> str | None:
+        """Show history entry ``url`` (the cursor's), leaving entry ``left``. An entry at
+        another host shows the network-error page again, and Playwright's go_back or
+        go_forward reports the error."""
+        self._navigate(url, push=False, left=left)
+        return f"net::ERR_NAME_NOT_RESOLVED at {url}" if _foreign(url) else None
 
     def _do_new_tab(self) -> None:
         b = self.state["browser"]
@@ -272,7 +404,15 @@ class SimBrowser:
         if el.tag == "a" and el.href is not None:
             path = self._absolute_path(el.href)
             if path is None:
-                return f"net::ERR_NAME_NOT_RESOLVED at {el.href}"
+                external = self._external_url(el.href)
+                if external is None:
+                    return f"net::ERR_NAME_NOT_RESOLVED at {el.href}"
+                # Chromium follows the link to its network-error page (no host but this
+                # app's resolves), without an action error.
+                self._navigate(external)
+                return None
+            if "?" not in path and el.href.partition("#")[0].endswith("?"):
+                path += "?"   # an empty query: another history entry in Chromium (_navigate)
             self._navigate(path)
             return None
         if el.input_type == "checkbox":
@@ -337,12 +477,10 @@ class SimBrowser:
 
     def _do_fill(self, bid: str, value: str) -> str | None:
         el = self._element(bid)
-        if el.input_type == "hidden" or el.hidden:
-            self._actionable(el, "fill")
-        if el.tag == "input":
-            # Playwright waits for an input to be enabled and editable before it looks at
-            # its type: a disabled checkbox times out rather than "cannot be filled".
-            self._actionable(el, "fill", editable=True)
+        # Playwright waits for any element to be visible and enabled, and a form control to
+        # be editable, before it looks at its kind: a disabled checkbox or select times
+        # out rather than "cannot be filled".
+        self._actionable(el, "fill", editable=el.tag in ("input", "textarea", "select"))
         if el.input_type not in TEXT_INPUTS:
             if el.tag == "input":
                 return f"Input of type \"{el.input_type}\" cannot be filled (bid '{bid}')"
@@ -442,7 +580,7 @@ class SimBrowser:
         """A key pressed on the focused element ``el``: what its default action is in
         Chromium (Enter submits a field's form, follows a link or presses a button; Space
         presses a button or toggles a box; arrows move a radio group's or a select's
-        choice; Tab moves the focus)."""
+        choice, and ArrowUp/ArrowDown step a number; Tab moves the focus)."""
         parts = str(key_comb).split("+")
         key, mods = parts[-1], set(parts[:-1])
         if mods - {"Shift"}:
@@ -477,6 +615,8 @@ class SimBrowser:
                 self._radio_step(el, step)
             elif el.tag == "select" and not el.multiple:   # a closed select: every arrow steps its choice
                 self._select_step(el, step)
+            elif el.input_type == "number" and key in ("ArrowUp", "ArrowDown") and "readonly" not in el.attrs:
+                self.tab["fields"][el.bid] = step_number(self._field_value(el), el.attrs, -step)
         return None
 
     def _tab_focus(self, el: Element, step: int) -> None:
@@ -641,7 +781,7 @@ class SimBrowser:
         entries = self.form_entries(form, submitter)
         if method == "get":
             path = target.partition("?")[0]
-            self._navigate(path + ("?" + urlencode(entries) if entries else ""), form=True)
+            self._navigate(path + "?" + urlencode(entries), form=True)
             return None
         data: dict[str, Any] = {}
         for k, v in entries:
@@ -721,6 +861,58 @@ def _number_invalid(value: str, attrs: dict[str, str]) -> bool:
     base = low if low is not None else 0.0
     q = (v - base) / step
     return abs(q - round(q)) > 1e-9 * max(1.0, abs(q))
+
+
+def _decimal(text: str | None) -> Decimal | None:
+    """A finite decimal of a number input's value or attribute, or None."""
+    try:
+        d = Decimal((text or "").strip())
+    except InvalidOperation:
+        return None
+    return d if d.is_finite() else None
+
+
+def step_number(value: str, attrs: dict[str, str], n: int) -> str:
+    """The value of a number input after ArrowUp (``n`` = 1) or ArrowDown (-1), as
+    Chromium steps it from the keyboard (its StepUpFromLayoutObject): an empty value counts
+    as 0, or becomes the minimum (maximum) when 0 is below (above) the range; a value below
+    the range goes to the minimum on ArrowUp, above it to the maximum on ArrowDown, and
+    stays otherwise; a value off the step grid goes to the grid point on the key's side; a
+    step out of range from 0 leaves 0; a step past the range stops at its last grid point.
+    Decimal arithmetic, as Chromium's, so 7 + 0.01 is 7.01."""
+    low, high = _decimal(attrs.get("min")), _decimal(attrs.get("max"))
+    step = _decimal(attrs.get("step"))
+    step = step if step is not None and step > 0 else Decimal(1)   # "any" steps by the default, 1
+    base = low if low is not None else (_decimal(attrs.get("value")) or Decimal(0))
+    current = _decimal(value)
+
+    def out(d: Decimal) -> str:
+        return format(d.normalize(), "f") if d else "0"
+
+    def grid(d: Decimal, up: bool) -> Decimal:   # the grid point at or beyond d on the key's side
+        q = (d - base) / step
+        k = q.to_integral_value(rounding=ROUND_CEILING if up else ROUND_FLOOR)
+        return base + k * step
+
+    if current is None:
+        if low is not None and low > 0:
+            return out(low)
+        if high is not None and high < 0:
+            return out(high)
+        new = grid(Decimal(0), n > 0) if (Decimal(0) - base) % step else n * step
+        if (low is not None and new < low) or (high is not None and new > high):
+            return "0"
+        return out(new)
+    if low is not None and current < low:
+        return out(low) if n > 0 else value
+    if high is not None and current > high:
+        return out(high) if n < 0 else value
+    new = grid(current, n > 0) if (current - base) % step else current + n * step
+    if high is not None and new > high:
+        new = grid(high, False)
+    if low is not None and new < low:
+        new = grid(low, True)
+    return out(new)
 
 
 def _valid_date(y: int, m: int, d: int) -> bool:
