@@ -4,7 +4,7 @@
                                 [--plots docs/img/bench]
 
 Reads the one-run results file of ``run_report.py`` (the current figures) and the dated
-results files of earlier, longer runs that the report cites (walk parity at 200 walks,
+results files of earlier, longer runs that the report cites (walk parity at 100 walks per app,
 the pools on an idle machine), and
 
 * prints every table as Markdown, or with ``--write FILE`` replaces each block between
@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 from simweb.tools.benchplots import load_benchmark, ratio_figure, target_rows  # noqa: E402
 
 #: earlier, longer runs the report cites (file in benchmarks/)
-PARITY_FILE = "results_walk_parity_200.json"
+PARITY_FILE = "results_walk_parity_100.json"
 POOL_FILE = "results_pool_scale_idle.json"
 QUIET_TARGETS_FILE = "results_targets_s19_final.json"
 #: sim2live runs kept in the repository (one folder per pair, report.json inside)
