@@ -159,3 +159,22 @@ def test_a_card_number_left_on_a_page_is_kept_sealed_and_comes_back_on_go_back()
     assert number not in text and typed not in text and number.replace(" ", "") not in text
     env.step("go_back()")
     assert env.browser.tab["fields"]["card-number"] == typed
+
+
+@pytest.mark.apps("issues")
+def test_a_state_showing_an_empty_query_verifies_offline():
+    """A GET form without fields leaves the tab at 'page?' (its own history entry, as in
+    Chromium), and the request it made was for the page: the oracle's final state of such a
+    run still verifies offline (the red team's forged-state check refused it as unmade)."""
+    from simweb.episodes.env import SimEnv
+    from simweb.episodes.replay import verify_state
+
+    env = SimEnv("issues")
+    env.reset(seed=1, options={"task": "issues/filtered_count"})
+    for action in env.oracle_plan():
+        env.step(action)
+    final = env.snapshot()
+    shown = [final["browser"]["tabs"][0]["url"], *final["browser"]["tabs"][0]["history"]]
+    assert any(u.endswith("?") for u in shown)          # the case: an empty query on the tab
+    verdict = verify_state(env.app, "issues/filtered_count", 1, final)   # the answer is in the state
+    assert verdict["success"] and verdict["clean"]
