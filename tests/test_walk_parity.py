@@ -310,3 +310,23 @@ def test_arrow_keys_step_a_number_field_as_chromium_does(envs: Any) -> None:
         seen.append(got)
     assert seen[0] == seen[1], seen
     assert seen[0][:3] == ["0.01", "0", "7.01"], seen
+
+
+@pytest.mark.apps("forum")
+def test_go_back_onto_an_entry_that_now_redirects_restores_no_form_state(envs: Any) -> None:
+    """A page left with text typed in (the search box on the compose page), then a sign-out,
+    then go_back: the entry now redirects to the sign-in page, another document, and
+    Chromium fills nothing back in there; the search sent next is empty on both sides.
+    Found by the walks (forum and issues, seed 1)."""
+    sim, web = envs("forum")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        got = []
+        for action in ("goto('/messages/compose')", "fill('search-q', 'abc')", "click('nav-logout')",
+                       "go_back()", "click('search-go')"):
+            obs, *_ = env.step(action)
+            got.append((urlsplit(obs["url"]).path + "?" + urlsplit(obs["url"]).query, obs["last_action_error"]))
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0][3][0].startswith("/login?") and seen[0][4][0] == "/search?q=", seen

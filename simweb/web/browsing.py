@@ -163,8 +163,12 @@ class SimBrowser:
                 tab.pop("saved_fields", None)
         elif tab["history"] and 0 <= tab["cursor"] < len(tab["history"]):
             # A history entry that redirects (a page that now asks to sign in) takes the URL
-            # it ends at, as Chromium's entry does.
+            # it ends at, as Chromium's entry does; the document it ends at is another one
+            # than the entry's, so the form state kept with the entry is not restored there
+            # (Chromium shows the sign-in page empty)
             tab["history"][tab["cursor"]] = shown if tab["url"] == url else tab["url"]
+            if tab["url"] != url:
+                self._drop_fields(tab, tab["cursor"])
         self._html = resp.html
         self._page = None
         self.last_response = resp
@@ -197,6 +201,13 @@ class SimBrowser:
         if saved:
             tab["saved_fields"] = saved
         else:
+            tab.pop("saved_fields", None)
+
+    def _drop_fields(self, tab: dict, index: int) -> None:
+        """Forget the form state kept with history entry ``index``."""
+        saved = tab.get("saved_fields") or {}
+        saved.pop(str(index), None)
+        if not saved:
             tab.pop("saved_fields", None)
 
     def _secret(self, bid: str) -> bool:
