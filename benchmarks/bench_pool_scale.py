@@ -39,7 +39,7 @@ from typing import Any
 from common import median, parser, print_table, target, write_json
 
 import simweb
-from simweb.episodes.rollout import LocalPool, RayPool, RolloutWorker, WorkItem, _chunks
+from simweb.episodes.rollout import LocalPool, RayPool, RolloutWorker, WorkItem, _chunks, start_local_ray
 
 
 def items_for(app: str, seeds: range) -> list[WorkItem]:
@@ -169,11 +169,10 @@ def handoff(times: dict[str, list[float]], cpu: dict[str, list[tuple[float, floa
 
 
 def start_ray_pools(workers: list[int]) -> dict[int, RayPool]:
-    import ray
-
     # logical CPUs for both pools' actors at once (3 on this 2-core machine): the pools
-    # never run at the same time, and an idle actor uses no core
-    ray.init(num_cpus=sum(workers), include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # never run at the same time, and an idle actor uses no core; started as RayPool
+    # starts its own (actors at nice 0, as the local pool's processes)
+    start_local_ray(sum(workers))
     return {w: RayPool(w) for w in workers}
 
 

@@ -21,3 +21,16 @@ class FirstLink:
         if not links:
             return Action("noop()", 0.0)
         return Action(f"click('{links[self.n % len(links)]}')", -1.0986)
+
+
+class SlowFirstLink(FirstLink):
+    """FirstLink that takes 20 ms of wall time per action (its actions are FirstLink's):
+    a worker holding a few of its items stays busy long enough for a test to act mid-run."""
+
+    name = "slow-first-link"
+
+    def act(self, obs: dict) -> Action:
+        import time
+
+        time.sleep(0.02)
+        return super().act(obs)

@@ -7,14 +7,14 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from simweb.episodes.rollout import RayPool, WorkItem, run_items  # noqa: E402
+from simweb.episodes.rollout import RayPool, WorkItem, run_items, start_local_ray  # noqa: E402
 
 TASK = "forum/save_post"
 
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    start_local_ray(2)      # as RayPool starts its own
     yield
     ray.shutdown()
 
@@ -31,19 +31,42 @@ def test_ray_gives_the_bytes_of_the_local_pool(local_ray):
         assert pool.run(items(), "tests.policy_fixture:FirstLink") == run_items(items(), "tests.policy_fixture:FirstLink")
 
 
+def niceness(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[16])
+
+
+def test_the_actors_run_at_the_niceness_of_the_local_pools_processes(local_ray):
+    """Ray's default (nice 15) made the actors yield their core to any other process on
+    the machine; a pool's actors are the work, so they run at nice 0 like the local pool's
+    processes (and the driver)."""
+    with RayPool(workers=2) as pool:
+        pids = ray.get([a.ping.remote() for a in pool.actors])
+    assert len(set(pids)) == 2
+    assert [niceness(p) for p in pids] == [0, 0]
+
+
 def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(local_ray):
-    expected = run_items(items(), "random")
+    """The actor that sent the first result is killed as it arrives: its other batch is
+    then still running (a slow policy keeps every batch busy for about a quarter of a
+    second, so the driver cannot fall a whole batch behind), and must be sent again."""
+    policy = "tests.policy_fixture:SlowFirstLink"
+    expected = run_items(items(), policy)
     seen: list[int] = []
     with RayPool(workers=2) as pool:
-        victim = pool.actors[0]
+        before = list(pool.actors)
+        killed: list[object] = []
 
         def on_done(i: int, out: list[bytes]) -> None:
             seen.append(i)
-            if len(seen) == 1:
-                ray.kill(victim, no_restart=True)   # mid-run: chunks are in flight on it
+            if not killed:
+                # batches are strided (item k in batch k mod 4) and handed out in order,
+                # two per actor: batches 0 and 1 to the first actor, 2 and 3 to the second
+                killed.append(before[0] if i % 4 < 2 else before[1])
+                ray.kill(killed[0], no_restart=True)
 
-        got = pool.run(items(), "random", on_done=on_done)
-        assert pool.restarts >= 1 and pool.actors[0] is not victim
+        got = pool.run(items(), policy, on_done=on_done)
+        assert pool.restarts >= 1 and killed[0] not in pool.actors
     assert got == expected
     assert sorted(seen) == list(range(len(expected)))   # every item reported exactly once
 

@@ -464,6 +464,24 @@ def _check_address(address: str, timeout: float) -> None:
         raise PoolError(f"no Ray cluster answers at {address} ({exc.strerror or exc})") from None
 
 
+def start_local_ray(num_cpus: int, env_vars: dict[str, str] | None = None) -> None:
+    """Start a Ray on this machine for a pool's actors (``num_cpus`` logical CPUs).
+
+    Ray runs its workers at nice 15 by default, so that its own daemons and the driver
+    stay responsive. A rollout pool's actors *are* the work: at nice 15 they yield the
+    core to every other process on the machine (another user's job, a test run, the
+    driver's own bookkeeping), and Ray's throughput and scaling efficiency then measured
+    the machine's other load rather than the pool (the local pool's processes run at
+    nice 0). Here they run at nice 0, as the local pool's do. A cluster joined by address
+    keeps the niceness its ``ray start`` gave it."""
+    import ray
+
+    ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.ERROR, configure_logging=False,
+             runtime_env={"env_vars": env_vars} if env_vars else None,
+             _system_config={"worker_niceness": 0})
+
+
 class RayPool:
     """Work items on Ray actors, one :class:`RolloutWorker` each (``num_cpus=1``).
 
@@ -496,9 +514,7 @@ class RayPool:
             env_vars = {k: os.environ[k] for k in ("SIMWEB_CACHE",) if k in os.environ}
             try:
                 if address in (None, "local"):
-                    ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                             logging_level=logging.ERROR, configure_logging=False,
-                             runtime_env={"env_vars": env_vars} if env_vars else None)
+                    start_local_ray(workers, env_vars)
                     self._own = True
                 else:
                     ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR, configure_logging=False)
