@@ -330,3 +330,66 @@ def test_go_back_onto_an_entry_that_now_redirects_restores_no_form_state(envs: A
         seen.append(got)
     assert seen[0] == seen[1], seen
     assert seen[0][3][0].startswith("/login?") and seen[0][4][0] == "/search?q=", seen
+
+
+@pytest.mark.apps("issues")
+def test_a_key_pressed_on_a_container_edits_the_focused_field(envs: Any) -> None:
+    """press() on an element that cannot take the focus (the main nav) sends the key to the
+    field that has it: Backspace after a fill deletes the password's last character, and
+    the sign-in posts what is left. Found by the walks (issues, seed 1, walk 15: the
+    sign-in posted the whole password in-process)."""
+    sim, web = envs("issues")
+    seen = []
+    for env in (sim, web):
+        env.reset(seed=0)
+        for action in ("click('nav-logout')", "goto('/login')", "fill('login-password', 'secret')",
+                       "press('nav-main', 'Backspace')", "click('login-submit')"):
+            obs, *_ = env.step(action)
+            assert obs["last_action_error"] == "", (type(env).__name__, action, obs["last_action_error"])
+        seen.append(env.snapshot()["meta"])
+    assert seen[0] == seen[1], (seen[0]["history"]["log"][-1:], seen[1]["history"]["log"][-1:])
+    posted = [e for e in seen[0]["history"]["log"] if e.startswith('["post","/login"')]
+    assert posted and '"password":"secre"' in posted[-1].replace(" ", ""), seen[0]["history"]["log"]
+
+
+# Editing keys in text fields at their caret (forum's compose page: a search box, two
+# one-line fields, a textarea; 'nav-account-menu' is a nav, which cannot take the focus):
+# the sequence and the fields it leaves, as Chromium leaves them.
+TEXT_KEYS = [
+    (["fill('msg-subject', 'abc')", "press('nav-account-menu', 'Backspace')"], {"msg-subject": "ab"}),
+    (["fill('msg-subject', 'abc')", "press('msg-subject', 'ArrowLeft')", "press('msg-subject', 'Space')",
+      "press('msg-subject', 'ArrowUp')", "press('msg-subject', 'Backspace')"], {"msg-subject": "ab c"}),
+    # press() focusing a field afresh puts its caret at the start
+    (["fill('msg-subject', 'abc')", "focus('msg-to')", "press('msg-subject', 'Backspace')",
+      "press('msg-subject', 'Space')"], {"msg-subject": " abc"}),
+    (["fill('search-q', 'abc')", "press('search-q', 'Escape')", "press('search-q', 'ArrowRight')"], {}),
+    # Tab into a field selects its text
+    (["fill('msg-subject', 'xyz')", "focus('msg-to')", "press('nav-account-menu', 'Tab')",
+      "press('nav-account-menu', 'Space')"], {"msg-subject": " "}),
+    (["fill('msg-body', 'ab')", "press('msg-body', 'Enter')", "press('msg-body', 'ArrowUp')",
+      "press('msg-body', 'Space')", "press('msg-body', 'ArrowDown')", "press('msg-body', 'Backspace')"],
+     {"msg-body": " ab"}),
+]
+
+
+@pytest.mark.apps("forum")
+def test_editing_keys_change_a_text_field_at_its_caret_as_in_chromium(envs: Any) -> None:
+    """Backspace, Space, Enter (in a textarea), the arrows and Escape (in a search box) edit
+    a text field at its caret as Chromium's keyboard does, the caret kept per field: at the
+    end after a fill, at the start when press() focuses a field afresh, the whole text
+    selected when Tab focuses it."""
+    sim, web = envs("forum")
+    seen = []
+    for env in (sim, web):
+        got = []
+        for actions, _ in TEXT_KEYS:
+            env.reset(seed=0)
+            env.step("goto('/messages/compose')")
+            for action in actions:
+                obs, *_ = env.step(action)
+                assert obs["last_action_error"] == "", (type(env).__name__, action, obs["last_action_error"])
+            fields = env.snapshot()["browser"]["tabs"][0]["fields"]
+            got.append({k: v for k, v in fields.items() if v != ""})
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    assert seen[0] == [want for _, want in TEXT_KEYS], seen
