@@ -591,10 +591,12 @@ class SimBrowser:
         if el is None and key in ("Tab", "Shift+Tab"):
             # With the focus on the document's body, Chromium's Tab goes to the first
             # element that takes the focus, Shift+Tab to the last.
-            order = [e.bid for e in self.page().elements.values()
+            order = [e for e in self.page().elements.values()
                      if _focusable(e) and not e.attrs.get("tabindex", "0").strip().startswith("-")]
             if order:
-                self.tab["focus"] = order[0] if key == "Tab" else order[-1]
+                first = order[0] if key == "Tab" else order[-1]
+                self.tab["focus"] = first.bid
+                self._keyboard_focused(first)
             return None
         return self._key(el, key) if el is not None else None
 
