@@ -343,3 +343,14 @@ def test_editing_keys_change_a_text_field_at_its_caret_as_in_chromium(envs: Any)
     for actions, want in TEXT_KEYS:
         got = run_both(envs, "forum", actions, before=("goto('/messages/compose')",), final=_fields)
         assert got[:-1] == [("/messages/compose", "none")] * len(actions) and got[-1] == want, (actions, got)
+
+
+@pytest.mark.apps("booking")
+def test_backspace_empties_a_date_field_as_in_chromium(envs: Any) -> None:
+    """Backspace in a date field clears the part of the date that has the focus, which
+    leaves the field without a value (whatever part it was, and however it got the focus)."""
+    for how in ("fill('h-checkout', '2027-01-03')", "click('h-checkout')"):
+        got = run_both(envs, "booking", [how, "press('h-checkout', 'Backspace')"],
+                       before=("goto('/hotels/101')", "fill('h-checkin', '2026-12-24')",
+                               "fill('h-checkout', '2027-01-03')"), final=_fields)
+        assert got[-1] == {"h-checkin": "2026-12-24"}, (how, got)
