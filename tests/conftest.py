@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -40,6 +42,22 @@ def env_of():
     return get
 
 
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """A headless Chromium (the project's launch flags) for one test module. A missing
+    Chromium fails the test rather than skipping it: the browser tests' modules skip only
+    when Playwright is not installed (their ``pytest.importorskip``)."""
+    from simweb.serving.browser import chromium_executable, launch_chromium
+
+    if not os.access(chromium_executable(), os.X_OK):
+        pytest.fail(f"Chromium not found at {chromium_executable()} (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    pw = sync_playwright().start()
+    browser = launch_chromium(pw, headless=True)
+    yield browser
+    browser.close()
+    pw.stop()
 
 
 def pytest_configure(config: pytest.Config) -> None:

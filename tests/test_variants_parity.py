@@ -5,9 +5,7 @@ the same transitions. CI-sized: one variant per top-bar position per app, two st
 states and one short walk each; one Chromium for the module."""
 from __future__ import annotations
 
-import os
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,23 +15,10 @@ from conftest import APPS
 
 import simweb
 from simweb.runtime.variants import catalogue
-from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
+from simweb.serving.browser import BrowserEnv, ServedApp
 from simweb.tools.walks import declared, run_walk, start_state
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    if not os.access(chromium_executable(), os.X_OK):
-        pytest.fail(f"Chromium not found at {chromium_executable()} (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    pw = sync_playwright().start()
-    browser = launch_chromium(pw, headless=True)
-    yield browser
-    browser.close()
-    pw.stop()
 
 
 def layout_variants(app: str) -> list[int]:

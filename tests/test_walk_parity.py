@@ -4,10 +4,9 @@ class agree after every step. CI-sized: a few short walks per app, one Chromium 
 module. A divergence of a declared class (simweb.walks.DECLARED) is allowed, by name."""
 from __future__ import annotations
 
-import os
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,23 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import simweb
-from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
+from simweb.serving.browser import BrowserEnv, ServedApp
 from simweb.tools.walks import declared, error_class, run_walk, start_state
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    if not os.access(chromium_executable(), os.X_OK):
-        pytest.fail(f"Chromium not found at {chromium_executable()} (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    pw = sync_playwright().start()
-    browser = launch_chromium(pw, headless=True)
-    yield browser
-    browser.close()
-    pw.stop()
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +41,45 @@ def envs(chromium: Any) -> Iterator[Any]:
     for _, web, served in made.values():
         web.close()
         served.close()
+
+
+def _where(obs: dict) -> tuple[str, str]:
+    """Where a step left the tab (path and query; Chromium's error page by its URL) and the
+    class of its error."""
+    url = obs["url"]
+    if not url.startswith("chrome-error:"):
+        parts = urlsplit(url)
+        url = parts.path + (f"?{parts.query}" if parts.query else "")
+    return url, error_class(obs["last_action_error"])
+
+
+def run_both(envs: Any, app: str, actions: list[str] | tuple[str, ...], *, before: tuple[str, ...] = (),
+             per_step: Callable[[dict], Any] = _where, final: Callable[[Any], Any] | None = None) -> list[Any]:
+    """The same actions in-process and in Chromium: each env of ``app`` reset (seed 0), the
+    ``before`` actions run, then ``actions``, each step recorded by ``per_step`` (by default
+    where it left the tab and its error class), and ``final(env)`` after the last. Asserts
+    the two records are equal and returns the in-process one."""
+    seen = []
+    for env in envs(app):
+        env.reset(seed=0)
+        for action in before:
+            env.step(action)
+        got = [per_step(env.step(action)[0]) for action in actions]
+        if final is not None:
+            got.append(final(env))
+        seen.append(got)
+    assert seen[0] == seen[1], seen
+    return seen[0]
+
+
+def _fields(env: Any) -> dict[str, Any]:
+    """The active tab's fields that hold a value."""
+    b = env.snapshot()["browser"]
+    return {k: v for k, v in b["tabs"][b["active"]]["fields"].items() if v != ""}
+
+
+def _meta(env: Any) -> dict[str, Any]:
+    return env.snapshot()["meta"]
 
 
 @pytest.mark.parametrize("app", APPS)
@@ -190,19 +215,10 @@ def test_tab_from_the_body_focuses_the_first_element_as_chromium_does(envs: Any)
     sends the key to the body, where Chromium's Tab focuses the first focusable element
     (Shift+Tab the last) and a later Enter follows it. Found by the walks (booking: Tab on a
     booking's definition list, then Enter on a date shown there, went to '/' in Chromium)."""
-    sim, web = envs("booking")
-    seen = []
-    for env in (sim, web):
-        got = []
-        for key in ("Tab", "Shift+Tab"):
-            env.reset(seed=0)
-            env.step("goto('/deals')")
-            obs, *_ = env.step(f"press('nav-main', {key!r})")
-            got.append(obs["focused_element_bid"])
-            obs, *_ = env.step("press('nav-main', 'Enter')")
-            got.append(urlsplit(obs["url"])._replace(scheme="", netloc="").geturl())
-        seen.append(got)
-    assert seen[0] == seen[1] and seen[0][0] != "" and seen[0][2] != "", seen
+    for key in ("Tab", "Shift+Tab"):
+        got = run_both(envs, "booking", [f"press('nav-main', {key!r})", "press('nav-main', 'Enter')"],
+                       before=("goto('/deals')",), per_step=lambda obs: (obs["focused_element_bid"], _where(obs)))
+        assert got[0][0] != "", (key, got)
 
 
 @pytest.mark.apps("issues")
@@ -211,19 +227,10 @@ def test_a_link_to_an_empty_query_adds_a_history_entry_as_in_chromium(envs: Any)
     Chromium: following it from 'page' adds a history entry, following it again from
     'page?' replaces it. Found by the walks (issues: go_back after a click on the active
     tab went back one page further in-process)."""
-    sim, web = envs("issues")
-    seen = []
-    for env in (sim, web):
-        env.reset(seed=0)
-        env.step("goto('/projects/aperture/search-engine')")
-        got = []
-        for action in ("click('project-milestones')", "click('ms-active')", "click('ms-active')",
-                       "go_back()", "go_back()", "go_forward()"):
-            obs, *_ = env.step(action)
-            got.append(urlsplit(obs["url"]).path)
-        seen.append(got)
-    assert seen[0] == seen[1], seen
-    assert seen[0][3].endswith("/milestones") and seen[0][4] == "/projects/aperture/search-engine", seen
+    got = run_both(envs, "issues", ["click('project-milestones')", "click('ms-active')", "click('ms-active')",
+                                    "go_back()", "go_back()", "go_forward()"],
+                   before=("goto('/projects/aperture/search-engine')",))
+    assert got[3][0].endswith("/milestones") and got[4][0] == "/projects/aperture/search-engine", got
 
 
 @pytest.mark.apps("issues")
@@ -232,41 +239,21 @@ def test_go_back_restores_the_form_state_and_a_self_link_keeps_forward_entries(e
     go_forward (a sort chosen, the filters applied, go_back, apply again: the chosen sort
     is sent), and a link to the page itself replaces its entry but keeps those after it.
     Found by the walks (issues: the filters' sort; forum: a comment sort link, go_forward)."""
-    sim, web = envs("issues")
-    seen = []
-    for env in (sim, web):
-        env.reset(seed=0)
-        env.step("goto('/projects/soylent/docs/issues')")
-        got = []
-        for action in ("select_option('f-sort', 'Weight')", "fill('f-author', 'a@b.c')", "click('f-apply')",
-                       "go_back()", "click('f-apply')", "go_back()", "click('state-closed')", "go_back()",
-                       "click('state-opened')", "go_forward()"):
-            obs, *_ = env.step(action)
-            got.append((urlsplit(obs["url"]).path + "?" + urlsplit(obs["url"]).query, obs["last_action_error"]))
-        got.append(env.snapshot()["meta"]["requests"])
-        seen.append(got)
-    assert seen[0] == seen[1], seen
-    assert "sort=weight" in seen[0][4][0] and "author=a%40b.c" in seen[0][4][0], seen
+    got = run_both(envs, "issues", ["select_option('f-sort', 'Weight')", "fill('f-author', 'a@b.c')",
+                                    "click('f-apply')", "go_back()", "click('f-apply')", "go_back()",
+                                    "click('state-closed')", "go_back()", "click('state-opened')", "go_forward()"],
+                   before=("goto('/projects/soylent/docs/issues')",), final=lambda env: _meta(env)["requests"])
+    assert "sort=weight" in got[4][0] and "author=a%40b.c" in got[4][0], got
 
 
 @pytest.mark.apps("forum")
 def test_a_link_to_another_host_shows_chromiums_network_error_page(envs: Any) -> None:
     """A post's external link: Chromium goes to its network-error page without an action
     error or a request to the app; go_back returns, go_forward fails there again."""
+    got = run_both(envs, "forum", ["click('post-url')", "go_back()", "go_forward()", "go_back()"],
+                   before=("goto('/p/12542')",), final=lambda env: _meta(env)["requests"])
+    assert got[0] == ("chrome-error://chromewebdata/", "none") and got[2][1] == "navigation", got
     sim, web = envs("forum")
-    seen = []
-    for env in (sim, web):
-        env.reset(seed=0)
-        env.step("goto('/p/12542')")
-        got = []
-        for action in ("click('post-url')", "go_back()", "go_forward()", "go_back()"):
-            obs, *_ = env.step(action)
-            got.append((obs["url"] if obs["url"].startswith("chrome-error:") else urlsplit(obs["url"]).path,
-                        error_class(obs["last_action_error"])))
-        got.append(env.snapshot()["meta"]["requests"])
-        seen.append(got)
-    assert seen[0] == seen[1], seen
-    assert seen[0][0] == ("chrome-error://chromewebdata/", "none") and seen[0][2][1] == "navigation", seen
     sim.step("go_forward()")   # a state whose tab is at the other host, shown in Chromium
     web.restore(sim.snapshot())
     obs, *_ = web.step("noop()")
@@ -294,22 +281,13 @@ def test_arrow_keys_step_a_number_field_as_chromium_does(envs: Any) -> None:
     """ArrowUp/ArrowDown on a number field step its value as Chromium's keyboard does: from
     empty, below or above the range, off the step grid, past the range. Measured on the
     search filters' minimum price (min=0, step=0.01)."""
-    sim, web = envs("shopping")
     seqs = [["ArrowUp"], ["ArrowDown"], ["7", "ArrowUp"], ["-3.5", "ArrowUp"], ["-3.5", "ArrowDown"],
             ["1e3", "ArrowDown"], ["2.005", "ArrowUp"], ["2.005", "ArrowDown"], ["0", "ArrowDown"],
             ["ArrowUp", "ArrowUp", "ArrowDown", "ArrowUp"]]
-    seen = []
-    for env in (sim, web):
-        got = []
-        for seq in seqs:
-            env.reset(seed=0)
-            env.step("goto('/search?q=lamp')")
-            for k in seq:
-                env.step(f"press('f-min', {k!r})" if k.startswith("Arrow") else f"fill('f-min', {k!r})")
-            got.append(env.snapshot()["browser"]["tabs"][0]["fields"].get("f-min", ""))
-        seen.append(got)
-    assert seen[0] == seen[1], seen
-    assert seen[0][:3] == ["0.01", "0", "7.01"], seen
+    values = [run_both(envs, "shopping", [f"press('f-min', {k!r})" if k.startswith("Arrow") else f"fill('f-min', {k!r})"
+                                          for k in seq], before=("goto('/search?q=lamp')",),
+                       final=lambda env: _fields(env).get("f-min", ""))[-1] for seq in seqs]
+    assert values[:3] == ["0.01", "0", "7.01"], values
 
 
 @pytest.mark.apps("forum")
@@ -318,15 +296,61 @@ def test_go_back_onto_an_entry_that_now_redirects_restores_no_form_state(envs: A
     then go_back: the entry now redirects to the sign-in page, another document, and
     Chromium fills nothing back in there; the search sent next is empty on both sides.
     Found by the walks (forum and issues, seed 1)."""
-    sim, web = envs("forum")
-    seen = []
-    for env in (sim, web):
-        env.reset(seed=0)
-        got = []
-        for action in ("goto('/messages/compose')", "fill('search-q', 'abc')", "click('nav-logout')",
-                       "go_back()", "click('search-go')"):
-            obs, *_ = env.step(action)
-            got.append((urlsplit(obs["url"]).path + "?" + urlsplit(obs["url"]).query, obs["last_action_error"]))
-        seen.append(got)
-    assert seen[0] == seen[1], seen
-    assert seen[0][3][0].startswith("/login?") and seen[0][4][0] == "/search?q=", seen
+    got = run_both(envs, "forum", ["goto('/messages/compose')", "fill('search-q', 'abc')", "click('nav-logout')",
+                                   "go_back()", "click('search-go')"])
+    assert got[3][0].startswith("/login?") and got[4][0] == "/search?q=", got
+
+
+@pytest.mark.apps("issues")
+def test_a_key_pressed_on_a_container_edits_the_focused_field(envs: Any) -> None:
+    """press() on an element that cannot take the focus (the main nav) sends the key to the
+    field that has it: Backspace after a fill deletes the password's last character, and
+    the sign-in posts what is left. Found by the walks (issues, seed 1, walk 15: the
+    sign-in posted the whole password in-process)."""
+    got = run_both(envs, "issues", ["click('nav-logout')", "goto('/login')", "fill('login-password', 'secret')",
+                                    "press('nav-main', 'Backspace')", "click('login-submit')"], final=_meta)
+    assert all(error == "none" for _, error in got[:-1]), got[:-1]
+    posted = [e for e in got[-1]["history"]["log"] if e.startswith('["post","/login"')]
+    assert posted and '"password":"secre"' in posted[-1].replace(" ", ""), got[-1]["history"]["log"]
+
+
+# Editing keys in text fields at their caret (forum's compose page: a search box, two
+# one-line fields, a textarea; 'nav-account-menu' is a nav, which cannot take the focus):
+# the sequence and the fields it leaves, as Chromium leaves them.
+TEXT_KEYS = [
+    (["fill('msg-subject', 'abc')", "press('nav-account-menu', 'Backspace')"], {"msg-subject": "ab"}),
+    (["fill('msg-subject', 'abc')", "press('msg-subject', 'ArrowLeft')", "press('msg-subject', 'Space')",
+      "press('msg-subject', 'ArrowUp')", "press('msg-subject', 'Backspace')"], {"msg-subject": "ab c"}),
+    # press() focusing a field afresh puts its caret at the start
+    (["fill('msg-subject', 'abc')", "focus('msg-to')", "press('msg-subject', 'Backspace')",
+      "press('msg-subject', 'Space')"], {"msg-subject": " abc"}),
+    (["fill('search-q', 'abc')", "press('search-q', 'Escape')", "press('search-q', 'ArrowRight')"], {}),
+    # Tab into a field selects its text
+    (["fill('msg-subject', 'xyz')", "focus('msg-to')", "press('nav-account-menu', 'Tab')",
+      "press('nav-account-menu', 'Space')"], {"msg-subject": " "}),
+    (["fill('msg-body', 'ab')", "press('msg-body', 'Enter')", "press('msg-body', 'ArrowUp')",
+      "press('msg-body', 'Space')", "press('msg-body', 'ArrowDown')", "press('msg-body', 'Backspace')"],
+     {"msg-body": " ab"}),
+]
+
+
+@pytest.mark.apps("forum")
+def test_editing_keys_change_a_text_field_at_its_caret_as_in_chromium(envs: Any) -> None:
+    """Backspace, Space, Enter (in a textarea), the arrows and Escape (in a search box) edit
+    a text field at its caret as Chromium's keyboard does, the caret kept per field: at the
+    end after a fill, at the start when press() focuses a field afresh, the whole text
+    selected when Tab focuses it."""
+    for actions, want in TEXT_KEYS:
+        got = run_both(envs, "forum", actions, before=("goto('/messages/compose')",), final=_fields)
+        assert got[:-1] == [("/messages/compose", "none")] * len(actions) and got[-1] == want, (actions, got)
+
+
+@pytest.mark.apps("booking")
+def test_backspace_empties_a_date_field_as_in_chromium(envs: Any) -> None:
+    """Backspace in a date field clears the part of the date that has the focus, which
+    leaves the field without a value (whatever part it was, and however it got the focus)."""
+    for how in ("fill('h-checkout', '2027-01-03')", "click('h-checkout')"):
+        got = run_both(envs, "booking", [how, "press('h-checkout', 'Backspace')"],
+                       before=("goto('/hotels/101')", "fill('h-checkin', '2026-12-24')",
+                               "fill('h-checkout', '2027-01-03')"), final=_fields)
+        assert got[-1] == {"h-checkin": "2026-12-24"}, (how, got)

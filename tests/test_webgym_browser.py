@@ -1,7 +1,6 @@
 """WebGym's action forms in the browser backend: coordinates execute in Chromium."""
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,27 +9,19 @@ import pytest
 pytest.importorskip("playwright.sync_api")
 
 from simweb.episodes.env import SimEnv
-from simweb.serving.browser import BrowserEnv, ServedApp, chromium_executable, launch_chromium
+from simweb.serving.browser import BrowserEnv, ServedApp
 
 pytestmark = pytest.mark.browser
 TASK = "shopping/buy_product"
 
 
 @pytest.fixture(scope="module")
-def shop() -> Iterator[BrowserEnv]:
-    if not os.access(chromium_executable(), os.X_OK):
-        pytest.fail(f"Chromium not found at {chromium_executable()} (apt-get install -y chromium)")
-    from playwright.sync_api import sync_playwright
-
-    pw = sync_playwright().start()
-    browser = launch_chromium(pw, headless=True)
+def shop(chromium: Any) -> Iterator[BrowserEnv]:
     served = ServedApp("shopping", world_seed=0)
-    env = BrowserEnv("shopping", 0, server=served, browser=browser)
+    env = BrowserEnv("shopping", 0, server=served, browser=chromium)
     yield env
     env.close()
     served.close()
-    browser.close()
-    pw.stop()
 
 
 def normalised(env: BrowserEnv, bid: str) -> list[int]:

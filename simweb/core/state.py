@@ -137,6 +137,8 @@ CORE_SCHEMA: dict[str, Any] = {
                 "flash": {"$ref": "#/$defs/flash"},
                 # form state per history entry (str(index) -> fields), as Chromium keeps it
                 "saved_fields": {"type": "object", "additionalProperties": {"type": "object"}},
+                # the caret of a text control left off its value's end: [bid, start, end]
+                "caret": {"type": "array", "minItems": 3, "maxItems": 3},
             },
         },
     },

@@ -432,6 +432,7 @@ class App:
         tab["status"] = status
         tab["fields"] = {}
         tab["focus"] = None
+        tab.pop("caret", None)   # the new document's controls have their carets afresh
         tab["scroll"] = [0, 0]
         tab["flash"] = browser["pending_flash"]
         browser["pending_flash"] = None

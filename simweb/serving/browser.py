@@ -221,7 +221,7 @@ _LIVE_STATE_JS = r"""
 
 #: Applies a tab's saved UI state (fields, focus, scroll) to the page (for restore).
 _APPLY_STATE_JS = r"""
-([fields, focus, scroll]) => {
+([fields, focus, scroll, caret]) => {
   const find = (bid) => document.querySelector('[bid="' + CSS.escape(bid) + '"]');
   for (const [bid, v] of Object.entries(fields)) {
     const el = find(bid);
@@ -235,6 +235,9 @@ _APPLY_STATE_JS = r"""
     }
   }
   if (focus) { const el = find(focus); if (el && el.focus) el.focus(); }
+  if (caret && caret[0] === focus) {   // the focused control's caret, where the state has it
+    try { find(focus).setSelectionRange(caret[1], caret[2]); } catch (e) {}
+  }
   window.scrollTo(scroll[0] || 0, scroll[1] || 0);
 }
 """
@@ -774,7 +777,7 @@ class BrowserEnv(EpisodeEnv):
             self._load_rendered(page, self._url(tab["url"]), html, int(tab["status"] or 200))
             self._forget_history(page)
             if tab["fields"] or tab["focus"] or tab["scroll"] != [0, 0]:
-                page.evaluate(_APPLY_STATE_JS, [tab["fields"], tab["focus"], tab["scroll"]])
+                page.evaluate(_APPLY_STATE_JS, [tab["fields"], tab["focus"], tab["scroll"], tab.get("caret")])
         self._active = min(int(browser["active"]), len(self._pages) - 1)
         _safe(self.page.bring_to_front)
 

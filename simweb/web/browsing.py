@@ -23,6 +23,12 @@ from .axtree import Element, Form, Page, parse_page
 
 TEXT_INPUTS = {"text", "email", "password", "search", "tel", "url", "number", "textarea", "date", "time",
                "datetime-local", "month", "week"}
+#: Controls whose text the keyboard edits at a caret (the date and time types edit by part).
+EDITABLE_TEXT = {"text", "email", "password", "search", "tel", "url", "number", "textarea"}
+#: Input types with a selection API (setSelectionRange throws on the others).
+_SELECTABLE = {"text", "search", "password", "tel", "url"}
+_PICKER_INPUTS = {"date", "time", "datetime-local", "month", "week"}
+_EDIT_KEYS = {"Backspace", "Space", " ", "Enter", "Escape", "ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown"}
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 COORDINATE_ACTIONS = {"mouse_click", "mouse_move", "mouse_dblclick", "drag_and_drop", "upload_file"}
 
@@ -183,6 +189,7 @@ class SimBrowser:
         afresh as on any new document."""
         tab = self.tab
         tab.update(url=url, page="net-error", status=0, fields={}, focus=None, scroll=[0, 0], flash=None)
+        tab.pop("caret", None)
         return Response(status=0, url=url, page="net-error", html=net_error_html(url))
 
     def _save_fields(self, tab: dict, index: int) -> None:
@@ -386,6 +393,8 @@ class SimBrowser:
     def _do_focus(self, bid: str) -> None:
         el = self._element(bid)
         if _focusable(el):   # focus() on anything else leaves the focus where it was
+            if self.tab["focus"] != el.bid:
+                self._cached_caret(el)
             self.tab["focus"] = el.bid
 
     def _do_click(self, bid: str, button: str = "left", modifiers: Any = ()) -> str | None:
@@ -402,6 +411,8 @@ class SimBrowser:
         target = el if _activatable(el) else self._activatable_ancestor(el)
         focus = el if _focusable(el) else (target if target is not None and _focusable(target) else None)
         self.tab["focus"] = focus.bid if focus is not None else None
+        if focus is not None and focus.input_type in EDITABLE_TEXT:
+            self._set_caret(focus, None)   # the click lands past the end of a value that fills half the box or less
         if target is None:
             return None
         return self._activate(target)
@@ -508,6 +519,7 @@ class SimBrowser:
             value = value[: int(max_len)]   # a browser silently truncates to maxlength
         self.tab["fields"][el.bid] = value
         self.tab["focus"] = el.bid
+        self._set_caret(el, None)   # Playwright selects the field's text and types over it
         return None
 
     def _do_clear(self, bid: str) -> str | None:
@@ -562,8 +574,15 @@ class SimBrowser:
 
     def _do_press(self, bid: str, key_comb: str) -> str | None:
         # Playwright focuses the element (a no-op for one that cannot take focus) and sends
-        # the key to whatever has the focus then.
+        # the key to whatever has the focus then. An input it focuses afresh gets its caret
+        # at the start (Playwright's setSelectionRange(0, 0), which the types without a
+        # selection API refuse); Enter goes through focus() first in the Chromium backend
+        # (simweb.serving.browser.ChromiumBackend._do_press), which leaves the caret alone.
+        el = self._element(bid)
+        fresh = _focusable(el) and self.tab["focus"] != el.bid
         self._do_focus(bid)
+        if fresh and el.tag == "input" and el.input_type in _SELECTABLE and str(key_comb).split("+")[-1] != "Enter":
+            self._set_caret(el, (0, 0))
         return self._do_keyboard_press(key_comb)
 
     def _do_keyboard_press(self, key: str) -> str | None:
@@ -572,10 +591,12 @@ class SimBrowser:
         if el is None and key in ("Tab", "Shift+Tab"):
             # With the focus on the document's body, Chromium's Tab goes to the first
             # element that takes the focus, Shift+Tab to the last.
-            order = [e.bid for e in self.page().elements.values()
+            order = [e for e in self.page().elements.values()
                      if _focusable(e) and not e.attrs.get("tabindex", "0").strip().startswith("-")]
             if order:
-                self.tab["focus"] = order[0] if key == "Tab" else order[-1]
+                first = order[0] if key == "Tab" else order[-1]
+                self.tab["focus"] = first.bid
+                self._keyboard_focused(first)
             return None
         return self._key(el, key) if el is not None else None
 
@@ -584,8 +605,12 @@ class SimBrowser:
         el = self.page().elements.get(focus) if focus else None
         if focus is None or el is None or el.input_type not in TEXT_INPUTS:
             return None   # typing with nothing editable focused does nothing
-        current = self.tab["fields"].get(focus, el.value or "")
-        return self._do_fill(focus, str(current) + str(text))
+        current = self._field_value(el)
+        start, end = self._caret(el)
+        error = self._do_fill(focus, current[:start] + str(text) + current[end:])
+        if error is None and el.input_type != "number":   # typed at the caret, which stays after the text
+            self._set_caret(el, (start + len(str(text)),) * 2)
+        return error
 
     def _key(self, el: Element, key_comb: str) -> str | None:
         """A key pressed on the focused element ``el``: what its default action is in
@@ -600,6 +625,14 @@ class SimBrowser:
             self._tab_focus(el, -1 if "Shift" in mods else 1)
             return None
         if mods:
+            return None
+        if el.input_type in EDITABLE_TEXT and "readonly" not in el.attrs and key in _EDIT_KEYS and \
+                (key != "Enter" or el.input_type == "textarea") and \
+                not (key in ("ArrowUp", "ArrowDown") and el.input_type == "number"):
+            self._edit(el, key)
+            return None
+        if key == "Backspace" and el.input_type in _PICKER_INPUTS and "readonly" not in el.attrs:
+            self.tab["fields"][el.bid] = ""   # clears the focused part of the date: the value is empty
             return None
         if key == "Enter":
             if el.tag == "a" and el.href is not None:
@@ -637,6 +670,92 @@ class SimBrowser:
             return
         j = i + step
         self.tab["focus"] = order[j].bid if 0 <= j < len(order) else None
+        if 0 <= j < len(order):
+            self._keyboard_focused(order[j])
+
+    def _keyboard_focused(self, el: Element) -> None:
+        """The caret of a control that Tab focused: an input's text is all selected, a
+        textarea's caret is where it was left."""
+        if el.input_type in EDITABLE_TEXT and el.tag == "input":
+            self._set_caret(el, (0, len(self._field_value(el))))
+        elif el.input_type in EDITABLE_TEXT:
+            self._cached_caret(el)
+
+    # ------------------------------------------------------------------ text editing
+    # The caret (the selection) of a text control, as Chromium keeps it per element: the
+    # tab's "caret" holds [bid, start, end] for the control whose caret is not at the end
+    # of its value (a fill, a click or typing leave it at the end); the other controls'
+    # carets are at the end of their value once it was changed, at the start before.
+
+    def _caret(self, el: Element) -> tuple[int, int]:
+        """The selection (start, end) in text control ``el``."""
+        n = len(self._field_value(el))
+        rec = self.tab.get("caret")
+        if rec and rec[0] == el.bid:
+            return min(rec[1], n), min(rec[2], n)
+        return n, n
+
+    def _set_caret(self, el: Element, sel: tuple[int, int] | None) -> None:
+        """Put ``el``'s selection at ``sel`` (None: the end of its value)."""
+        n = len(self._field_value(el))
+        if sel is None or sel[0] == sel[1] == n:
+            rec = self.tab.get("caret")
+            if rec is not None:
+                del self.tab["caret"]
+        elif el.bid is not None:
+            self.tab["caret"] = [el.bid, sel[0], sel[1]]
+
+    def _cached_caret(self, el: Element) -> None:
+        """focus() on a text control: Chromium puts back the selection the control had when
+        it lost the focus; one never edited has its caret at the start."""
+        if el.input_type not in EDITABLE_TEXT or el.bid is None:
+            return
+        rec = self.tab.get("caret")
+        if rec and rec[0] == el.bid:
+            return
+        self._set_caret(el, None if el.bid in self.tab["fields"] else (0, 0))
+
+    def _edit(self, el: Element, key: str) -> None:
+        """An editing key in a text control, at its caret: Backspace deletes the selection
+        or the character before the caret, Space types a space over the selection (Enter a
+        line break in a textarea), the arrows move the caret (Up and Down to the start and
+        the end of a one-line field, a line up or down in a textarea), Escape empties a
+        search field. A typed character the field would not hold (past its maxlength, a
+        space in a number) is not typed."""
+        value = self._field_value(el)
+        kind = el.input_type or "text"
+        start, end = self._caret(el)
+        if key == "Backspace":
+            if start == end == 0:
+                return
+            start = start - 1 if start == end else start
+            new = value[:start] + value[end:]
+        elif key in ("Space", " ", "Enter"):
+            text = "\n" if key == "Enter" else " "
+            if kind == "number":
+                return
+            new = value[:start] + text + value[end:]
+            max_len = el.attrs.get("maxlength")
+            if max_len and max_len.isdigit() and len(new) > int(max_len) and len(new) > len(value):
+                return
+            start += len(text)
+        elif key == "Escape":
+            if kind != "search":
+                return
+            new, start = "", 0
+        else:
+            new = value
+            if key == "ArrowLeft":
+                start = start - 1 if start == end and start > 0 else start
+            elif key == "ArrowRight":
+                start = end + 1 if start == end and end < len(value) else end
+            elif kind != "textarea":
+                start = 0 if key == "ArrowUp" else len(value)
+            else:
+                start = _line_step(value, start if key == "ArrowUp" else end, -1 if key == "ArrowUp" else 1)
+        if new != value:
+            self.tab["fields"][el.bid] = sanitize_value(kind, new)
+        self._set_caret(el, (start, start))
 
     def _radio_step(self, el: Element, step: int) -> None:
         peers = [c for c in (self.page().form(el.form).controls if el.form is not None
@@ -811,6 +930,24 @@ class SimBrowser:
 
     def _navigate_error(self, resp: Response) -> None:
         self._navigate(self.tab["url"], push=False)
+
+
+def _line_step(value: str, pos: int, step: int) -> int:
+    """The caret a line up (``step`` -1) or down (+1) from ``pos`` in a textarea's
+    ``value``, at the same column or the line's end; past the first or the last line, the
+    start or the end of the text."""
+    line_start = value.rfind("\n", 0, pos) + 1
+    col = pos - line_start
+    if step < 0:
+        if line_start == 0:
+            return 0
+        prev = value.rfind("\n", 0, line_start - 1) + 1
+        return min(prev + col, line_start - 1)
+    nl = value.find("\n", pos)
+    if nl < 0:
+        return len(value)
+    nxt_end = value.find("\n", nl + 1)
+    return min(nl + 1 + col, len(value) if nxt_end < 0 else nxt_end)
 
 
 def _activatable(el: Element) -> bool:
