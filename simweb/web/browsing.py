@@ -18,6 +18,8 @@ from urllib.parse import urlencode, urljoin, urlsplit
 from ..core.state import new_tab
 from ..runtime.app import MAX_HISTORY, App, Response
 from ..runtime.history import seal, secret_fields
+from ..runtime.url_schemes import UrlScheme
+from ..runtime.variants import url_scheme
 from .actions import ActionError, parse_action
 from .axtree import Element, Form, Page, parse_page
 
@@ -239,14 +241,32 @@ class SimBrowser:
                 fields[bid] = seal(value, unseal=True) if isinstance(value, str) and self._secret(bid) else value
         tab["fields"] = fields
 
+    # ------------------------------------------------------------------ URL schemes
+    def _scheme(self) -> UrlScheme | None:
+        """The site variant's URL scheme (None: today's URLs; simweb.runtime.url_schemes).
+        The state keeps today's URLs; the browser shows and resolves the variant's."""
+        variant = self.state["meta"].get("variant", 0)
+        return url_scheme(self.app, variant) if variant else None
+
+    def _wire(self, url: str) -> str:
+        """A URL of the state as the browser shows it (the variant's form)."""
+        scheme = self._scheme()
+        return url if scheme is None else scheme.to_wire(url)
+
     def _absolute_path(self, href: str) -> str | None:
-        """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
+        """Resolve a link or typed URL (the variant's form, against the page's URL as the
+        browser shows it) to a path on this app as the state keeps it; None for foreign
+        hosts."""
+        scheme = self._scheme()
+        path = self._resolve_path(href, self._wire(self.tab["url"]) if scheme is not None else self.tab["url"])
+        return path if scheme is None or path is None else scheme.to_canonical(path)
+
+    def _resolve_path(self, href: str, tab_url: str) -> str | None:
         if href == "about:blank":
             return href
         if href.startswith("?"):
             # A query-only reference keeps the page's path and replaces its query, even with
             # an empty one ("?" is the page without query); urljoin would keep the old query.
-            tab_url = self.tab["url"]
             href = (tab_url if tab_url.startswith("/") else "/").partition("?")[0].partition("#")[0] + href
         # An absolute path (or this origin's URL of one) of plain URL characters without dot
         # segments or fragment: what urljoin and urlsplit below would make of it, without
@@ -254,7 +274,7 @@ class SimBrowser:
         rest = href[len(self.origin):] if href.startswith(self.origin) else href
         if _PLAIN_PATH.match(rest) and "/." not in rest.partition("?")[0]:
             return rest[:-1] if rest.endswith("?") and rest.count("?") == 1 else rest
-        base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
+        base = self.origin + (tab_url if tab_url.startswith("/") else "/")
         try:
             full = urljoin(base, href)
             parts = urlsplit(full)
@@ -269,7 +289,8 @@ class SimBrowser:
 
     def _external_url(self, href: str) -> str | None:
         """The absolute http(s) URL at another host that ``href`` leads to, or None."""
-        base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
+        tab_url = self._wire(self.tab["url"])
+        base = self.origin + (tab_url if tab_url.startswith("/") else "/")
         try:
             full = urljoin(base, href)
             parts = urlsplit(full)
@@ -280,7 +301,7 @@ class SimBrowser:
     def display_url(self, url: str) -> str:
         if _foreign(url):
             return NET_ERROR_URL
-        return url if url == "about:blank" else self.origin + url
+        return url if url == "about:blank" else self.origin + self._wire(url)
 
     # ------------------------------------------------------------------ actions
     def execute(self, text: str) -> str | None:
@@ -802,7 +823,10 @@ class SimBrowser:
                 data[k] = v
         resp = self.app.submit(self.state, target, data)
         if resp.location is not None:
-            self._navigate(resp.location, form=True)
+            scheme = self._scheme()
+            # the site's redirect as a browser gets it (the variant's form), then requested
+            location = resp.location if scheme is None else scheme.to_canonical(scheme.to_wire(resp.location))
+            self._navigate(location, form=True)
         else:
             self._navigate_error(resp)
         if resp.error:
