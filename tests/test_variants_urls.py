@@ -15,6 +15,12 @@ from simweb.runtime.url_schemes import UNMAPPED, Rule, UrlScheme, UrlSchemeError
 from simweb.runtime.variants import catalogue, url_scheme
 
 
+def _scheme(app: str, k: int) -> UrlScheme:
+    s = url_scheme(app, k)
+    assert s is not None
+    return s
+
+
 def _scheme_variants(app: str) -> list[int]:
     """The first variant of every URL scheme other than today's."""
     cat = catalogue(app)
@@ -119,7 +125,7 @@ def _moved_url(env) -> tuple[str, str]:
     """(a task, a URL as the state keeps it) that the env's variant shows in another form:
     the first one an oracle run of the app's templates goes through."""
     u = env.unwrapped
-    s = url_scheme(u.app, u.variant)
+    s = _scheme(u.app.name, u.variant)
     for tid in sorted(u.app.tasks):
         env.reset(seed=0, options={"task": tid})
         for a in u.oracle_plan():
@@ -137,7 +143,7 @@ def test_a_url_in_todays_form_is_a_404_on_a_variant(app: str) -> None:
     k = _scheme_variants(app)[0]
     env = simweb.make(app, variant=k)
     tid, canon = _moved_url(env)
-    wire = url_scheme(app, k).to_wire(canon)
+    wire = _scheme(app, k).to_wire(canon)
     env.reset(seed=0, options={"task": tid})   # its start state (signed in where the task is)
     obs, *_ = env.step(f"goto({wire!r})")
     tab = env.unwrapped.state["browser"]["tabs"][0]
@@ -162,6 +168,7 @@ def test_sign_in_redirect_and_next_in_the_variants_form() -> None:
     assert _path(obs["url"]) == "/login?next=/account/order/3"
     assert u.state["browser"]["tabs"][0]["url"] == "/login?next=/account/orders/3"   # the state: today's form
     row = entity(u.app, u.state, "users", 1)
+    assert row is not None
     env.step(f"fill('login-user', {row['username']!r})")
     env.step(f"fill('login-password', {row['password']!r})")
     obs, *_ = env.step("click('login-submit')")
@@ -173,7 +180,7 @@ def test_snapshot_fork_restore_carry_the_scheme() -> None:
     k = _scheme_variants("forum")[0]
     env = simweb.make("forum", variant=k)
     tid, canon = _moved_url(env)
-    wire = url_scheme("forum", k).to_wire(canon)
+    wire = _scheme("forum", k).to_wire(canon)
     env.reset(seed=0, options={"task": tid})
     env.step(f"goto({wire!r})")
     state = env.unwrapped.snapshot()
@@ -195,7 +202,7 @@ def test_served_mode_maps_requests_and_redirects() -> None:
     k = next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == "item-query")
     env = simweb.make("shopping", variant=k)
     _, canon = _moved_url(env)
-    wire = url_scheme("shopping", k).to_wire(canon)
+    wire = _scheme("shopping", k).to_wire(canon)
     assert wire.startswith("/item?id=")
     client = create_app("shopping", variant=k).test_client()
     assert client.get(wire).status_code == 200
