@@ -213,3 +213,24 @@ def test_served_mode_maps_requests_and_redirects() -> None:
     client = create_app("shopping", variant=k2).test_client()
     r = client.get("/orders/3")
     assert r.status_code == 303 and r.headers["Location"].endswith("/login?next=/orders/3")
+
+
+def test_red_team_opens_the_urls_a_state_keeps_in_the_variants_form() -> None:
+    """The red team's page attacks goto the URLs of a state's history: on a variant with a
+    URL scheme they open the variant's form (today's would be a 404 and test nothing), and
+    the pages they find linked are kept as the state keeps URLs."""
+    from simweb.tools.redteam import _goto, _linked
+    from simweb.web.browsing import SimBrowser
+
+    cat = catalogue("shopping")
+    k = next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == "item-query")
+    env = simweb.make("shopping", variant=k)
+    u = env.unwrapped
+    _, canon = _moved_url(env)
+    state = u.snapshot()
+    action = _goto(u, state, canon)
+    assert action == f"goto({_scheme('shopping', k).to_wire(canon)!r})"
+    b = SimBrowser(u.app, state)
+    assert b.execute(action) is None and state["browser"]["tabs"][0]["status"] == 200
+    linked = _linked(u, u.snapshot(), [canon])
+    assert linked and not any(url.startswith(UNMAPPED) or url.startswith("/item") for url in linked)
