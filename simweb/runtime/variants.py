@@ -46,7 +46,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes
+from . import url_schemes, variant_flows
 
 #: The fraction of the combination count the id -> combination multiplier starts from
 #: (the golden ratio's, as an exact integer ratio: no float in the mapping).
@@ -82,6 +82,8 @@ class Option:
     #: URL scheme (an app's ``urls``: canonical route prefix -> the variant's form;
     #: simweb.runtime.url_schemes).
     urls: tuple[tuple[str, str], ...] = ()
+    #: Where the site's messages go ("": above the page's content; simweb.runtime.variant_flows).
+    messages: str = ""
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,9 @@ def _engine_factors() -> list[Factor]:
             Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
             Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
             Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
-            Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)")]
+            Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)"),
+            Factor("message_position", tuple(Option(p, messages=p if i else "") for i, p in enumerate(variant_flows.POSITIONS)),
+                   frozenset({2}), "where the site's messages (a refused form's error, a confirmation) are shown")]
 
 
 #: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
@@ -299,7 +303,8 @@ class Catalogue:
                                   next((o.nav for o in opts if o.nav), ""), next((o.crumbs for o in opts if o.crumbs), ""),
                                   next((o.title for o in opts if o.title[0]), ("", "")),
                                   next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""),
-                                  url_schemes.scheme(tuple(r for o in opts for r in o.urls)))
+                                  url_schemes.scheme(tuple(r for o in opts for r in o.urls)),
+                                  next((o.messages for o in opts if o.messages), ""))
         return hit
 
 
@@ -368,6 +373,7 @@ class Site:
     money: str = ""
     date: str = ""
     urls: url_schemes.UrlScheme | None = None   # None: today's URLs
+    messages: str = ""                           # "": the messages above the page's content
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -467,6 +473,8 @@ class Site:
             out = out.replace("<main>", self.banner + "\n<main>", 1)
         if self.nav and "<main>" in out and "</main>" in out:
             out = self._move_top_bar(out)
+        if self.messages:
+            out = variant_flows.move_messages(out, self.messages)
         if self.crumbs and "<main>" in out:
             trail = ('<nav bid="site-crumbs" class="crumbs" aria-label="You are here"><a bid="site-crumb-home" href="/">Home</a>'
                      '{{ variant_crumbs }}</nav>')
