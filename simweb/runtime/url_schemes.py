@@ -30,6 +30,12 @@ wording. The variant's form exists only where a URL meets the browser:
   resolves (against the page's URL in the variant's form), and the served site's request
   path and ``Referer``, are mapped back before routing.
 
+A Jinja expression that stands for a parameter in a template's URL is taken to write that
+one segment (issues' ``/projects/{{ p.path }}/issues`` writes two, which a path-form rule
+that keeps the parameters' order maps right); ``tests/test_variants_urls.py`` checks every
+link and form action of every page the oracles of every scheme go through for one left in
+today's form.
+
 **A canonical URL on a variant site is a 404**, as a real site that uses other URLs
 answers: ``goto('/p/12')`` on a site whose products are at ``/product/12`` shows "Page not
 found" (the state keeps it as ``/_unmapped/p/12``, a path no route matches, which the

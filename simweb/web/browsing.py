@@ -219,7 +219,7 @@ class SimBrowser:
         el = page.elements.get(bid)
         if el is None or el.form is None or not el.field_name:
             return False
-        target = self._absolute_path(page.form(el.form).action or self.tab["url"])
+        target = self._absolute_path(page.form(el.form).action or self._wire(self.tab["url"]))
         return target is not None and bool(secret_fields(self.app, target, {el.field_name: ""}))
 
     def _restore_fields(self, tab: dict) -> None:
@@ -807,14 +807,23 @@ class SimBrowser:
         if submitter is not None:
             action = submitter.attrs.get("formaction", action)
             method = submitter.attrs.get("formmethod", method).lower()
-        target = self._absolute_path(action or self.tab["url"])
+        scheme = self._scheme()
+        if scheme is None:
+            target = self._absolute_path(action or self.tab["url"])
+        else:   # the action as the page has it (the variant's form), then as the state keeps it
+            shown = self._wire(self.tab["url"])
+            target = self._resolve_path(action or shown, shown)
         if target is None:
             return f"net::ERR_NAME_NOT_RESOLVED at {action}"
         entries = self.form_entries(form, submitter)
         if method == "get":
-            path = target.partition("?")[0]
-            self._navigate(path + "?" + urlencode(entries), form=True)
+            # the form's fields replace the action's query, as a browser sends them (a
+            # query-form URL's id goes with it)
+            path = target.partition("?")[0] + "?" + urlencode(entries)
+            self._navigate(path if scheme is None else scheme.to_canonical(path), form=True)
             return None
+        if scheme is not None:
+            target = scheme.to_canonical(target)
         data: dict[str, Any] = {}
         for k, v in entries:
             if k in data:
@@ -823,7 +832,6 @@ class SimBrowser:
                 data[k] = v
         resp = self.app.submit(self.state, target, data)
         if resp.location is not None:
-            scheme = self._scheme()
             # the site's redirect as a browser gets it (the variant's form), then requested
             location = resp.location if scheme is None else scheme.to_canonical(scheme.to_wire(resp.location))
             self._navigate(location, form=True)
