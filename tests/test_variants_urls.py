@@ -69,7 +69,14 @@ def test_template_source_is_rewritten_once() -> None:
     assert 'href="{{ (it.url)|variant_url }}"' in out                 # a data link (a menu item's)
     assert 'href="{% filter variant_url %}/{{ k }}/{{ i }}/vote{% endfilter %}"' in out
     assert 'href="/c/{{ c }}"' in out and 'href="/product/12"' in out
-    assert 'href="{{ (qs(base, page=2))|variant_url }}"' in out
+    assert 'href="{{ qs(base, page=2) }}"' in out                       # a query of this page: nothing to map
+    more = UrlScheme([Rule.parse("/p/<int:pid>", "/thread?id=<pid>")]).rewrite_source(
+        '<a href="/p/{{ p.id }}/reply/{{ c.id }}">r</a><a href="/{{ \'unsave\' if s else \'save\' }}">s</a>'
+        '<a href="/p/{{ p.id }}{{ \'?sort=\' ~ s }}">o</a><a href="{{ \'/p/1\' if a else \'/x\' }}">c</a>')
+    assert 'href="/thread/reply/{{ c.id }}?id={{ p.id }}"' in more     # path parameters: written in the source
+    assert 'href="/{{ \'unsave\' if s else \'save\' }}"' in more      # no alternative moves: left as it is
+    assert 'href="{% filter variant_url %}/p/{{ p.id }}{{ \'?sort=\' ~ s }}{% endfilter %}"' in more
+    assert 'href="{{ (\'/p/1\' if a else \'/x\')|variant_url }}"' in more
 
 
 def test_scheme_urls_are_no_routes_of_today(app_name: str, env_of) -> None:

@@ -265,10 +265,17 @@ class UrlScheme:
             return value
         if not value.startswith("/"):
             if value.startswith("{{") and value.endswith("}}") and value.count("{{") == 1 and "{%" not in value:
+                alts = _alternatives(value[2:-2])
+                if alts is not None and all(self.to_wire(v) == v for v in alts):
+                    return value   # 'qs(...)', "'/messages' if ... else '/messages/sent'": none moves
                 return "{{ (" + value[2:-2].strip() + ")|variant_url }}"   # a data link (a menu item's)
             return _filtered(value) if value.startswith(("{{", "{%")) else value
         first = value[1:].split("/", 1)[0].split("?", 1)[0]
         if "{" in first:
+            m = _FIRST_EXPR.match(value)
+            alts = _alternatives(m.group(1)) if m else None
+            if alts is not None and not any(self._maybe("/" + v) for v in alts):
+                return value   # "/{{ 'unsave' if saved else 'save' }}": no alternative moves
             return _filtered(value)   # '/{{ kind }}/{{ id }}/vote': known at render only
         if not self._maybe("/" + first):
             return value              # a literal head no rule moves ('/c/{{ name }}/subscribe')
@@ -292,8 +299,10 @@ class UrlScheme:
             rest = flat[end:]
             wpath = "/" + "/".join(params[n] if n else lit for lit, n in rule.wire_path)
             if rule.wire_query:
-                if "\x00" in rest:
-                    return None   # a query written at render: merged then
+                tail = rest.partition("#")[0]
+                if "?" in tail or any("\x00" in seg and not (_TOKEN.fullmatch(seg) and blocks[int(seg[1:-1])].startswith("{{"))
+                                      for seg in tail.split("/")):
+                    return None   # a query (or what may write one) at render: merged then
                 path, q, query, hash_, frag = _split(rest)
                 mine = "&amp;".join(f"{k}={params[n]}" for k, n in rule.wire_query)
                 rest = path + "?" + (mine + "&amp;" + query if query else mine) + hash_ + frag
@@ -310,6 +319,24 @@ _BLOCK = re.compile(r"{{.*?}}|{%.*?%}", re.S)
 
 _TOKEN = re.compile(r"\x00(\d+)\x00")
 _SEGMENT = re.compile(r"\x00(\d+)\x00|[^/?#\x00]+")
+
+
+#: "{{ expr }}" as a URL's first segment.
+_FIRST_EXPR = re.compile(r"/{{(.*?)}}", re.S)
+_CONDITIONAL = re.compile(r"\s*'([^'\\{}]*)'\s+if\s+[^'\"]+\s+else\s+'([^'\\{}]*)'\s*")
+_QS = re.compile(r"\s*qs\([^'\"]*(?:'[^'\"]*'[^'\"]*)*\)\s*(?:or\s+'([^'\\{}]*)'\s*)?")
+
+
+def _alternatives(expr: str) -> list[str] | None:
+    """The values a template expression can write, when it is one of two literals
+    (``'a' if cond else 'b'``) or a query (``qs(...)``, ``or 'literal'``); else None."""
+    m = _CONDITIONAL.fullmatch(expr)
+    if m:
+        return [m.group(1), m.group(2)]
+    m = _QS.fullmatch(expr)
+    if m:
+        return ["?"] + ([m.group(1)] if m.group(1) is not None else [])
+    return None
 
 
 def _filtered(value: str) -> str:
@@ -366,7 +393,9 @@ def template_filter(scheme: UrlScheme) -> Any:
     """The ``variant_url`` Jinja filter: a URL (or, in a ``{% filter %}`` block, an
     attribute's escaped text) in the variant's form."""
     def variant_url(value: Any) -> Any:
-        if isinstance(value, markupsafe.Markup):
+        if isinstance(value, markupsafe.Markup):   # a {% filter %} block's escaped text
+            if "&" not in value:   # nothing escaped in it (the usual path): no round trip
+                return markupsafe.Markup(scheme.to_wire(str(value)))
             return markupsafe.Markup(markupsafe.escape(scheme.to_wire(value.unescape())))
         return scheme.to_wire(value)
     return variant_url
