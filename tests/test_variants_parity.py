@@ -127,3 +127,28 @@ def test_a_url_scheme_is_the_same_in_chromium(app: str, chromium: Any) -> None:
     finally:
         web.close()
         served.close()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_moved_message_is_the_same_in_chromium(app: str, chromium: Any) -> None:
+    """A refused sign-in's error, moved to the end of the page's content or above the
+    site's header (the message_position flow option): the same AX tree in Chromium."""
+    served = ServedApp(app, world_seed=0)
+    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
+    cat = catalogue(app)
+    try:
+        for pos in ("bottom", "header"):
+            k = next(k for k in range(1, cat.count) if cat.values(k)["message_position"] == pos)
+            sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
+            sim.reset(seed=0, options={"task": None})
+            for a in ("goto('/login')", "fill('login-user', 'nobody-at-all')", "fill('login-password', 'wrong')",
+                      "click('login-submit')"):
+                so, *_ = sim.step(a)
+            assert " alert " in so["axtree"] or "\talert" in so["axtree"] or "alert ''" in so["axtree"], (app, pos)
+            web.restore(sim.snapshot())
+            wo, *_ = web.step("noop()")
+            so, *_ = sim.step("noop()")
+            assert so["axtree"] == wo["axtree"], (app, k, pos)
+    finally:
+        web.close()
+        served.close()
