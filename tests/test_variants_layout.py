@@ -68,7 +68,8 @@ def test_title_formats(fmt, expect):
 
 
 def test_breadcrumbs_follow_the_title_most_general_first():
-    k = _with("issues", breadcrumbs="chevron", title_format="page-site", nav_position="top", item_words="issues")
+    k = _with("issues", breadcrumbs="chevron", title_format="page-site", nav_position="top", item_words="issues",
+              url_scheme="projects")   # today's URLs: the test opens one
     env = simweb.make("issues", variant=k)
     env.reset(seed=0, options={"task": None})
     path = env.app.world.projects()[0]["path"]

@@ -56,3 +56,84 @@ def test_a_variants_pages_are_the_same_in_chromium(app: str, chromium: Any) -> N
     finally:
         web.close()
         served.close()
+
+
+def scheme_variant(app: str) -> int:
+    """A variant whose URL scheme moves the app's main entity, a query-form one where the
+    app has one (its URLs differ most from today's)."""
+    cat = catalogue(app)
+    factor = next(f for f in cat.factors if f.name == "url_scheme")
+    label = next((o.label for o in factor.options if any("?" in w for _, w in o.urls)), factor.options[1].label)
+    return next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == label)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_url_scheme_is_the_same_in_chromium(app: str, chromium: Any) -> None:
+    """On a variant with its own URL scheme, Chromium (through the served site) and the
+    in-process browser show the same URL and AX tree, random walks make the same
+    transitions, and today's form of a moved URL is the same 404 in both."""
+    from simweb.runtime.variants import url_scheme
+
+    served = ServedApp(app, world_seed=0)
+    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
+    k = scheme_variant(app)
+    scheme = url_scheme(app, k)
+    assert scheme is not None
+    try:
+        sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
+        rng = random.Random(k)
+        moved = None
+        state: dict = {}
+        for i in range(10):   # four with walks, then until a start state is on a moved URL
+            if i >= 4 and moved:
+                break
+            state = start_state(sim, rng)
+            sim.restore(state)
+            web.restore(state)
+            so, *_ = sim.step("noop()")
+            wo, *_ = web.step("noop()")
+            assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3], (app, k, so["url"], wo["url"])
+            assert so["axtree"] == wo["axtree"], (app, k, so["url"])
+            url = state["browser"]["tabs"][0]["url"]
+            moved = moved or (url if scheme.to_wire(url) != url else None)
+            if i >= 4:
+                continue
+            walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
+            d = walk["divergence"]
+            assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
+        assert moved, f"{app}: no start state on a moved URL"
+        if moved:   # a goto of today's form: the same 404 in both
+            sim.restore(state)
+            web.restore(state)
+            so, *_ = sim.step(f"goto({moved!r})")
+            wo, *_ = web.step(f"goto({moved!r})")
+            assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3] == moved.lstrip("/")
+            assert so["axtree"] == wo["axtree"] and sim.state["browser"]["tabs"][0]["status"] == 404
+    finally:
+        web.close()
+        served.close()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_moved_message_is_the_same_in_chromium(app: str, chromium: Any) -> None:
+    """A refused sign-in's error, moved to the end of the page's content or above the
+    site's header (the message_position flow option): the same AX tree in Chromium."""
+    served = ServedApp(app, world_seed=0)
+    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
+    cat = catalogue(app)
+    try:
+        for pos in ("bottom", "header"):
+            k = next(k for k in range(1, cat.count) if cat.values(k)["message_position"] == pos)
+            sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
+            sim.reset(seed=0, options={"task": None})
+            for a in ("goto('/login')", "fill('login-user', 'nobody-at-all')", "fill('login-password', 'wrong')",
+                      "click('login-submit')"):
+                so, *_ = sim.step(a)
+            assert " alert " in so["axtree"] or "\talert" in so["axtree"] or "alert ''" in so["axtree"], (app, pos)
+            web.restore(sim.snapshot())
+            wo, *_ = web.step("noop()")
+            so, *_ = sim.step("noop()")
+            assert so["axtree"] == wo["axtree"], (app, k, pos)
+    finally:
+        web.close()
+        served.close()

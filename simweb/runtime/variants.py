@@ -46,6 +46,8 @@ import jinja2
 import markupsafe
 import yaml
 
+from . import url_schemes, variant_flows
+
 #: The fraction of the combination count the id -> combination multiplier starts from
 #: (the golden ratio's, as an exact integer ratio: no float in the mapping).
 _GOLDEN = (6_180_339_887, 10_000_000_000)
@@ -77,6 +79,11 @@ class Option:
     #: "Mar 4, 2026"; see :data:`MONEY_FORMATS` and :data:`DATE_FORMATS`).
     money: str = ""
     date: str = ""
+    #: URL scheme (an app's ``urls``: canonical route prefix -> the variant's form;
+    #: simweb.runtime.url_schemes).
+    urls: tuple[tuple[str, str], ...] = ()
+    #: Where the site's messages go ("": above the page's content; simweb.runtime.variant_flows).
+    messages: str = ""
 
 
 @dataclass(frozen=True)
@@ -139,7 +146,9 @@ def _engine_factors() -> list[Factor]:
             Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
             Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
             Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
-            Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)")]
+            Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)"),
+            Factor("message_position", tuple(Option(p, messages=p if i else "") for i, p in enumerate(variant_flows.POSITIONS)),
+                   frozenset({2}), "where the site's messages (a refused form's error, a confirmation) are shown")]
 
 
 #: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
@@ -191,11 +200,16 @@ def _parse_factor(app: str, name: str, raw: Any) -> Factor:
         if not isinstance(opt, dict) or not isinstance(opt.get("label"), str):
             raise VariantError(f"{app} variants: factor {name!r} option {i} needs a label")
         text = opt.get("text") or {}
-        if i == 0 and (text or opt.get("css") or opt.get("banner")):
+        if i == 0 and (text or opt.get("css") or opt.get("banner") or opt.get("urls")):
             raise VariantError(f"{app} variants: factor {name!r} option 0 must be today's site (no changes)")
         if not all(isinstance(k, str) and isinstance(v, str) and k and v for k, v in text.items()):
             raise VariantError(f"{app} variants: factor {name!r} option {i}: text maps phrases to phrases")
-        options.append(Option(opt["label"], dict(text), str(opt.get("css") or ""), str(opt.get("banner") or "")))
+        try:
+            urls = url_schemes.parse_urls(app, name, i, opt.get("urls"))
+        except url_schemes.UrlSchemeError as exc:
+            raise VariantError(str(exc)) from None
+        options.append(Option(opt["label"], dict(text), str(opt.get("css") or ""), str(opt.get("banner") or ""),
+                              urls=urls))
     held = raw.get("held_out") or []
     if not all(isinstance(h, int) and 0 < h < len(options) for h in held):
         raise VariantError(f"{app} variants: factor {name!r}: held_out lists option indexes other than 0")
@@ -288,7 +302,9 @@ class Catalogue:
             hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts),
                                   next((o.nav for o in opts if o.nav), ""), next((o.crumbs for o in opts if o.crumbs), ""),
                                   next((o.title for o in opts if o.title[0]), ("", "")),
-                                  next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""))
+                                  next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""),
+                                  url_schemes.scheme(tuple(r for o in opts for r in o.urls)),
+                                  next((o.messages for o in opts if o.messages), ""))
         return hit
 
 
@@ -356,6 +372,8 @@ class Site:
     title: tuple[str, str] = ("", "")
     money: str = ""
     date: str = ""
+    urls: url_schemes.UrlScheme | None = None   # None: today's URLs
+    messages: str = ""                           # "": the messages above the page's content
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -447,12 +465,16 @@ class Site:
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
         out = self.shown_text(source)
+        if self.urls is not None:
+            out = self.urls.rewrite_source(out)
         if self.css and "</head>" in out:
             out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
         if self.banner and "<main>" in out:
             out = out.replace("<main>", self.banner + "\n<main>", 1)
         if self.nav and "<main>" in out and "</main>" in out:
             out = self._move_top_bar(out)
+        if self.messages:
+            out = variant_flows.move_messages(out, self.messages)
         if self.crumbs and "<main>" in out:
             trail = ('<nav bid="site-crumbs" class="crumbs" aria-label="You are here"><a bid="site-crumb-home" href="/">Home</a>'
                      '{{ variant_crumbs }}</nav>')
@@ -563,6 +585,8 @@ def jinja_for(app: Any, variant: int) -> Any:
         # An overlay shares its parent's filters and globals: the variant's own copies, with
         # the app's price and date writers (its variants file names them) reformatted.
         env.filters, env.globals = dict(env.filters), dict(env.globals)
+        if site.urls is not None:   # links whose URL is an expression (a menu item's)
+            env.filters["variant_url"] = url_schemes.template_filter(site.urls)
         formats = catalogue(app).formats
         for kind, rewrite in (("money", site.prices if site.money else None), ("date", site.dates if site.date else None)):
             for fname in formats.get(kind, ()) if rewrite else ():
@@ -573,6 +597,18 @@ def jinja_for(app: Any, variant: int) -> Any:
             env.get_template(name)
         envs[variant] = env
     return env
+
+
+def url_scheme(app: Any, variant: int) -> url_schemes.UrlScheme | None:
+    """The URL scheme of ``variant`` (None when it uses today's URLs)."""
+    return catalogue(app).site(variant).urls if variant else None
+
+
+def shown_url(app: Any, state: dict, url: str) -> str:
+    """A URL ``state`` keeps (today's form) as the browser shows it on the state's variant."""
+    variant = state["meta"].get("variant", 0)
+    scheme = url_scheme(app, variant) if variant else None
+    return url if scheme is None else scheme.to_wire(url)
 
 
 def state_variant(state: dict) -> int:
@@ -610,4 +646,5 @@ def parse_ids(text: str, app: Any) -> list[int]:
 
 
 __all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "page_context",
-           "parse_ids", "state_variant", "words"]
+           "parse_ids", "shown_url", "state_variant", "url_scheme",
+           "words"]

@@ -43,6 +43,7 @@ from ..core.state import StateError, deep_copy, state_hash
 from ..episodes.episode import Episode, EpisodeEnv, observation_space, plan_budget
 from ..runtime.app import App
 from ..runtime.registry import definition, step_cap
+from ..runtime.variants import shown_url
 from ..web.actions import ActionError, _css_bid, parse_action
 from ..web.axtree import parse_page
 from ..web.spaces import JsonValue, Unicode
@@ -774,7 +775,7 @@ class BrowserEnv(EpisodeEnv):
                 self._forget_history(page)
                 continue
             html = self.app.render(state, tab)
-            self._load_rendered(page, self._url(tab["url"]), html, int(tab["status"] or 200))
+            self._load_rendered(page, self._url(shown_url(self.app, state, tab["url"])), html, int(tab["status"] or 200))
             self._forget_history(page)
             if tab["fields"] or tab["focus"] or tab["scroll"] != [0, 0]:
                 page.evaluate(_APPLY_STATE_JS, [tab["fields"], tab["focus"], tab["scroll"], tab.get("caret")])
@@ -1198,7 +1199,8 @@ class BrowserEnv(EpisodeEnv):
         fields: dict[str, Any] = dict(live["values"])
         fields.update({k: "\x1f".join(v) for k, v in live["multi"].items()})
         fields.update(live["checked"])
-        if tab["url"] != "about:blank" and _request_url(self.page.url) == _request_url(self._url(tab["url"])):
+        if tab["url"] != "about:blank" and _request_url(self.page.url) == _request_url(
+                self._url(shown_url(self.app, state, tab["url"]))):
             tab["fields"] = fields
             tab["focus"] = live["focused"]
             tab["scroll"] = [max(0, int(v)) for v in live["scroll"]]
@@ -1221,19 +1223,19 @@ class BrowserEnv(EpisodeEnv):
         if task is None:
             ep.begin(None, None, None)
         elif ep.task is None or ep.task.id != task["id"] or ep.task.params != task["params"]:
-            self._attach_task(task["id"], task["params"], state["meta"]["rng"]["seed"])
+            self._attach_task(task["id"], task["params"], state["meta"]["rng"]["seed"], state["meta"].get("variant", 0))
         self._show(state)
         self.backend.fresh(state)
         ep.step_count = int(state["meta"]["step"])
         ep.last_action = ep.last_error = ""
         ep.rebase(ep.verdict(state))
 
-    def _attach_task(self, task_id: str, params: dict, seed: int) -> None:
+    def _attach_task(self, task_id: str, params: dict, seed: int, variant: int = 0) -> None:
         """Rebuild the task and its start state from (id, params): both are deterministic."""
         from ..episodes.env import episode_start
 
         self.episode.lookup(task_id)
-        start = episode_start(self.app, task_id, seed, params)
+        start = episode_start(self.app, task_id, seed, params, variant)
         self.episode.begin(start.task, deep_copy(start.state), None, budget=lambda: start.budget)
 
     def fork(self) -> BrowserEnv:

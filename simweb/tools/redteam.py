@@ -57,6 +57,7 @@ from typing import Any
 from ..core.state import deep_copy
 from ..judging.effects import Effect, NewRow, Reason, Row, Value, reason_phrase, runtime_changes
 from ..judging.verify import answer_of
+from ..runtime.variants import shown_url, url_scheme
 from ..web.browsing import SimBrowser
 
 #: Answers a policy would try without looking.
@@ -449,7 +450,7 @@ def _as_another_user(env: Any, task_id: str, seed: int, start: dict) -> Iterator
 
     if "auth" not in getattr(env.app.spec, "kits", {}):
         return
-    back = f"goto({env.task.start_url!r})"
+    back = _goto(env, start, env.task.start_url)
     for uid in _other_accounts(env, start):
         row = entity(env.app, start, "users", uid)
         if row is None or not row.get("username"):
@@ -640,7 +641,7 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
     for url in urls:
         base = deep_copy(final)
         b = SimBrowser(env.app, base)
-        if b.execute(f"goto({url!r})"):
+        if b.execute(_goto(env, base, url)):
             continue
         page = b.page()
         for form in page.forms:
@@ -752,7 +753,7 @@ def _junk_undone(env: Any, task_id: str, seed: int, final: dict, after: dict, ur
     budget[0] -= 1
     s = deep_copy(after)
     sb = SimBrowser(env.app, s)
-    if sb.execute(f"goto({url!r})"):
+    if sb.execute(_goto(env, s, url)):
         return
     again = next((f for f in sb.page().forms if f.action == form.action and f.method == form.method), None)
     if again is None or sub.bid not in sb.page().elements:
@@ -806,7 +807,7 @@ def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages:
     for page_url in pages[:max_pages]:
         s = deep_copy(before)
         sb = SimBrowser(env.app, s)
-        if sb.execute(f"goto({page_url!r})"):
+        if sb.execute(_goto(env, s, page_url)):
             continue
         for form in sb.page().forms:
             if form.action != action or form.method.lower() != "post":
@@ -851,17 +852,27 @@ def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
     return True
 
 
+def _goto(env: Any, state: dict, url: str) -> str:
+    """The action that opens ``url`` (a URL as the state keeps it) on ``state``'s site: on a
+    variant with its own URL scheme, the URL its pages show (simweb.runtime.url_schemes)."""
+    return f"goto({shown_url(env.app, state, url)!r})"
+
+
 def _linked(env: Any, final: dict, urls: list[str], per_page: int = 8) -> list[str]:
     """Up to ``per_page`` pages linked from each of ``urls`` (one hop further)."""
     seen, out = set(urls), []
     for url in urls:
         b = SimBrowser(env.app, deep_copy(final))
-        if b.execute(f"goto({url!r})"):
+        if b.execute(_goto(env, final, url)):
             continue
         n = 0
+        scheme = url_scheme(env.app, final["meta"].get("variant", 0))
         for el in b.page().elements.values():
             href = el.href
-            if not href or not href.startswith("/") or href in seen:
+            if not href or not href.startswith("/"):
+                continue
+            href = href if scheme is None else scheme.to_canonical(href)   # as the state keeps URLs
+            if href in seen:
                 continue
             seen.add(href)
             out.append(href)

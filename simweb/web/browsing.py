@@ -18,6 +18,8 @@ from urllib.parse import urlencode, urljoin, urlsplit
 from ..core.state import new_tab
 from ..runtime.app import MAX_HISTORY, App, Response
 from ..runtime.history import seal, secret_fields
+from ..runtime.url_schemes import UrlScheme
+from ..runtime.variants import url_scheme
 from .actions import ActionError, parse_action
 from .axtree import Element, Form, Page, parse_page
 
@@ -224,7 +226,7 @@ class SimBrowser:
         el = page.elements.get(bid)
         if el is None or el.form is None or not el.field_name:
             return False
-        target = self._absolute_path(page.form(el.form).action or self.tab["url"])
+        target = self._absolute_path(page.form(el.form).action or self._wire(self.tab["url"]))
         return target is not None and bool(secret_fields(self.app, target, {el.field_name: ""}))
 
     def _restore_fields(self, tab: dict) -> None:
@@ -246,14 +248,32 @@ class SimBrowser:
                 fields[bid] = seal(value, unseal=True) if isinstance(value, str) and self._secret(bid) else value
         tab["fields"] = fields
 
+    # ------------------------------------------------------------------ URL schemes
+    def _scheme(self) -> UrlScheme | None:
+        """The site variant's URL scheme (None: today's URLs; simweb.runtime.url_schemes).
+        The state keeps today's URLs; the browser shows and resolves the variant's."""
+        variant = self.state["meta"].get("variant", 0)
+        return url_scheme(self.app, variant) if variant else None
+
+    def _wire(self, url: str) -> str:
+        """A URL of the state as the browser shows it (the variant's form)."""
+        scheme = self._scheme()
+        return url if scheme is None else scheme.to_wire(url)
+
     def _absolute_path(self, href: str) -> str | None:
-        """Resolve a link or typed URL to a path on this app; None for foreign hosts."""
+        """Resolve a link or typed URL (the variant's form, against the page's URL as the
+        browser shows it) to a path on this app as the state keeps it; None for foreign
+        hosts."""
+        scheme = self._scheme()
+        path = self._resolve_path(href, self._wire(self.tab["url"]) if scheme is not None else self.tab["url"])
+        return path if scheme is None or path is None else scheme.to_canonical(path)
+
+    def _resolve_path(self, href: str, tab_url: str) -> str | None:
         if href == "about:blank":
             return href
         if href.startswith("?"):
             # A query-only reference keeps the page's path and replaces its query, even with
             # an empty one ("?" is the page without query); urljoin would keep the old query.
-            tab_url = self.tab["url"]
             href = (tab_url if tab_url.startswith("/") else "/").partition("?")[0].partition("#")[0] + href
         # An absolute path (or this origin's URL of one) of plain URL characters without dot
         # segments or fragment: what urljoin and urlsplit below would make of it, without
@@ -261,7 +281,7 @@ class SimBrowser:
         rest = href[len(self.origin):] if href.startswith(self.origin) else href
         if _PLAIN_PATH.match(rest) and "/." not in rest.partition("?")[0]:
             return rest[:-1] if rest.endswith("?") and rest.count("?") == 1 else rest
-        base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
+        base = self.origin + (tab_url if tab_url.startswith("/") else "/")
         try:
             full = urljoin(base, href)
             parts = urlsplit(full)
@@ -276,7 +296,8 @@ class SimBrowser:
 
     def _external_url(self, href: str) -> str | None:
         """The absolute http(s) URL at another host that ``href`` leads to, or None."""
-        base = self.origin + (self.tab["url"] if self.tab["url"].startswith("/") else "/")
+        tab_url = self._wire(self.tab["url"])
+        base = self.origin + (tab_url if tab_url.startswith("/") else "/")
         try:
             full = urljoin(base, href)
             parts = urlsplit(full)
@@ -287,7 +308,7 @@ class SimBrowser:
     def display_url(self, url: str) -> str:
         if _foreign(url):
             return NET_ERROR_URL
-        return url if url == "about:blank" else self.origin + url
+        return url if url == "about:blank" else self.origin + self._wire(url)
 
     # ------------------------------------------------------------------ actions
     def execute(self, text: str) -> str | None:
@@ -905,14 +926,23 @@ class SimBrowser:
         if submitter is not None:
             action = submitter.attrs.get("formaction", action)
             method = submitter.attrs.get("formmethod", method).lower()
-        target = self._absolute_path(action or self.tab["url"])
+        scheme = self._scheme()
+        if scheme is None:
+            target = self._absolute_path(action or self.tab["url"])
+        else:   # the action as the page has it (the variant's form), then as the state keeps it
+            shown = self._wire(self.tab["url"])
+            target = self._resolve_path(action or shown, shown)
         if target is None:
             return f"net::ERR_NAME_NOT_RESOLVED at {action}"
         entries = self.form_entries(form, submitter)
         if method == "get":
-            path = target.partition("?")[0]
-            self._navigate(path + "?" + urlencode(entries), form=True)
+            # the form's fields replace the action's query, as a browser sends them (a
+            # query-form URL's id goes with it)
+            path = target.partition("?")[0] + "?" + urlencode(entries)
+            self._navigate(path if scheme is None else scheme.to_canonical(path), form=True)
             return None
+        if scheme is not None:
+            target = scheme.to_canonical(target)
         data: dict[str, Any] = {}
         for k, v in entries:
             if k in data:
@@ -921,7 +951,9 @@ class SimBrowser:
                 data[k] = v
         resp = self.app.submit(self.state, target, data)
         if resp.location is not None:
-            self._navigate(resp.location, form=True)
+            # the site's redirect as a browser gets it (the variant's form), then requested
+            location = resp.location if scheme is None else scheme.to_canonical(scheme.to_wire(resp.location))
+            self._navigate(location, form=True)
         else:
             self._navigate_error(resp)
         if resp.error:

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, request
 
+from ...runtime.variants import shown_url
 from ..browser import ServedApp
 from .handling import NO_CAPACITY, Reply, at_port, failure, json_body, json_reply, omnibox, query, route
 from .instance import BrowserInstance
@@ -204,7 +205,7 @@ def snapshot_of(server: OmniboxServer, inst: BrowserInstance) -> dict:
     state = read_state(inst.context, served)
     live = inst.driver.live_ui_state()
     tab = state["browser"]["tabs"][state["browser"]["active"]]
-    if tab["url"] != "about:blank" and inst.page.url == served.base_url + tab["url"]:
+    if tab["url"] != "about:blank" and inst.page.url == served.base_url + shown_url(served.app, state, tab["url"]):
         fields: dict[str, Any] = dict(live["values"])
         fields.update({k: "\x1f".join(v) for k, v in live["multi"].items()})
         fields.update(live["checked"])
@@ -231,7 +232,8 @@ def restore_to(server: OmniboxServer, inst: BrowserInstance, state: dict) -> dic
     if tab["url"] == "about:blank":
         inst.page.goto("about:blank")
     else:
-        inst.driver.show(served.base_url, served.app.render(state, tab), tab)
+        # at the URL the browser shows (a site variant's form; the state keeps today's)
+        inst.driver.show(served.base_url, served.app.render(state, tab), dict(tab, url=shown_url(served.app, state, tab["url"])))
     return {"status": "success", "url": inst.page.url}
 
 

@@ -17,6 +17,7 @@ from flask import Blueprint, Response, make_response, request
 from ...core.limits import LimitError, check_shape
 from ...core.state import deep_copy
 from ...core.urls import local_path
+from ...runtime.variants import url_scheme
 from ..served import COOKIE
 from ..sessions import Lookup
 from .responses import error, finish, gone, page_html, served
@@ -48,7 +49,9 @@ def handle_page() -> Response:
     if len(url) > limits.max_url:
         return error(f"URL of {len(url)} characters is over the limit of {limits.max_url}", 414)
     sid = request.cookies.get(COOKIE)
-    if sid is None and request.method == "POST" and served().app.spec.match_event(path) is None:
+    scheme = url_scheme(served().app, served().variant) if served().variant else None
+    if sid is None and request.method == "POST" and served().app.spec.match_event(
+            path if scheme is None else scheme.to_canonical(path).partition("?")[0]) is None:
         # No form of this site posts here, and a browser with no session has no page to
         # show again: a short 405, and no session for it.
         resp = error(f"405 Method Not Allowed: {path} takes no form posts", 405)
@@ -98,11 +101,19 @@ def _in_session(sid: str, url: str) -> Response:
 
 
 def run(state: dict, url: str) -> Response:
-    """One request of the simulated site on ``state`` (changes it)."""
+    """One request of the simulated site on ``state`` (changes it). On a site variant
+    with its own URL scheme the request (and its Referer) is mapped to today's URL, which
+    the state keeps, and a redirect's target to the variant's (simweb.runtime.url_schemes)."""
     sim = served().app
+    variant = state["meta"].get("variant", 0)
+    scheme = url_scheme(sim, variant) if variant else None
+    referrer = _referrer_path()
+    if scheme is not None:
+        url = scheme.to_canonical(url)
+        referrer = referrer if referrer is None else scheme.to_canonical(referrer)
     if request.method == "POST":
         form = {k: (v if len(v) > 1 else v[0]) for k, v in request.form.lists()}
-        resp = sim.submit(state, url, form, referrer=_referrer_path())
+        resp = sim.submit(state, url, form, referrer=referrer)
         if resp.location is None:
             # The page shown again, as the in-process browser shows it.
             html = sim.navigate(state, state["browser"]["tabs"][state["browser"]["active"]]["url"],
@@ -115,7 +126,7 @@ def run(state: dict, url: str) -> Response:
         resp = sim.navigate(state, url, follow=False)
         if resp.location is None:
             return make_response(page_html(resp.html), resp.status)
-    location = local_path(_encode_unsafe(resp.location))
+    location = local_path(_encode_unsafe(resp.location if scheme is None else scheme.to_wire(resp.location)))
     if location is None:
         return error("refused a redirect off this site", 400)
     out = Response(status=303)

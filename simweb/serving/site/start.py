@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 from flask import Blueprint, Response, redirect, request
 
+from ...runtime.variants import url_scheme
 from ..omnibox.start import START_PATH, parse_seed
 from ..served import COOKIE
 from ..sessions import SESSION_HEADER
@@ -87,7 +88,10 @@ def _start_page(state: dict) -> Response:
         bid_attribute = served().bid_attribute
         if bid_attribute != "bid":
             html = html.replace(' bid="', f' {bid_attribute}="')
-        resp = Response(_with_script(html, _address_script(tab["url"])), status=int(tab["status"] or 200),
+        variant = state["meta"].get("variant", 0)
+        scheme = url_scheme(served().app, variant) if variant else None   # the address bar: the variant's URL
+        shown = tab["url"] if scheme is None else scheme.to_wire(tab["url"])
+        resp = Response(_with_script(html, _address_script(shown)), status=int(tab["status"] or 200),
                         mimetype="text/html")
     return resp
 

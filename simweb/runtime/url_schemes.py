@@ -1,0 +1,409 @@
+"""URL schemes of site variants: ``/p/12`` on today's site, ``/product/12`` or
+``/item?id=12`` on a variant's (:mod:`simweb.runtime.variants`).
+
+An app declares the schemes as data, a factor of its ``variants.yaml`` whose options map
+route prefixes of today's site to the variant's form::
+
+    url_scheme:
+      options:
+        - {label: p}                                      # option 0: today's URLs
+        - {label: product, urls: {/p/<int:pid>: /product/<pid>}}
+        - {label: item, urls: {/p/<int:pid>: /item?id=<pid>}}
+
+A rule maps every URL whose path *starts* with the canonical pattern (pages and form
+actions under it too: ``/p/12/reviews`` is ``/product/12/reviews`` or
+``/item/reviews?id=12``); a parameter is a whole path segment (``<int:name>`` digits only,
+``<name>`` any segment), and goes to a path segment or to a query parameter of the
+variant's form.
+
+**The state keeps today's URLs.** Tabs, history entries, the request history, tasks,
+effects and verifiers all read canonical URLs, so verdicts never depend on a variant's
+wording. The variant's form exists only where a URL meets the browser:
+
+* outgoing (:meth:`UrlScheme.to_wire`): every ``href``, ``action`` and ``formaction`` of a
+  variant's pages, rewritten once in the templates' *source* when the variant's templates
+  are built (a link whose URL is one Jinja expression, a data link such as a menu item's,
+  goes through the ``variant_url`` filter, memoised); the observation's URL and the open
+  tabs' (``Browser.display_url``); the served site's ``Location`` headers and start pages;
+  local paths in the query (a ``next=`` the spec builds);
+* incoming (:meth:`UrlScheme.to_canonical`): a link, form action or typed URL the browser
+  resolves (against the page's URL in the variant's form), and the served site's request
+  path and ``Referer``, are mapped back before routing.
+
+A Jinja expression that stands for a parameter in a template's URL is taken to write that
+one segment (issues' ``/projects/{{ p.path }}/issues`` writes two, which a path-form rule
+that keeps the parameters' order maps right); ``tests/test_variants_urls.py`` checks every
+link and form action of every page the oracles of every scheme go through for one left in
+today's form.
+
+**A canonical URL on a variant site is a 404**, as a real site that uses other URLs
+answers: ``goto('/p/12')`` on a site whose products are at ``/product/12`` shows "Page not
+found" (the state keeps it as ``/_unmapped/p/12``, a path no route matches, which the
+browser shows as ``/p/12``), so a goto on today's URL is no way around the variant. Its
+``next=`` values alike: ``/login?next=/p/12`` signs in and lands on the 404.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
+import markupsafe
+
+#: Where the state keeps a URL in today's form typed on a variant whose scheme moves it:
+#: a prefix no route of any app matches (tested), so the request is a 404.
+UNMAPPED = "/_unmapped"
+#: Memo bounds (memos are pure functions of their keys).
+_MEMO = 8192
+
+_PARAM = re.compile(r"^<(?:(int|str|slug):)?([a-z_][a-z0-9_]*)>$")
+_KINDS = {"int": re.compile(r"\d{1,12}"), "str": re.compile(r"[^/?#]+"), "slug": re.compile(r"[a-z0-9\-]+")}
+# An attribute whose value is a URL the browser follows, in a template's source.
+_URL_ATTR = re.compile(r'(\s(?:href|action|formaction)=")([^"]*)(")')
+
+
+class UrlSchemeError(ValueError):
+    """A malformed ``urls`` mapping in a variants file."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One prefix mapping: canonical path segments -> the variant's path and query."""
+
+    canon: tuple[tuple[str, str], ...]       # (literal, "") or ("", kind:name)
+    wire_path: tuple[tuple[str, str], ...]   # (literal, "") or ("", name)
+    wire_query: tuple[tuple[str, str], ...]  # (key, param name)
+
+    @staticmethod
+    def parse(canon: str, wire: str) -> Rule:
+        if not canon.startswith("/") or not wire.startswith("/") or "#" in canon + wire or "?" in canon:
+            raise UrlSchemeError(f"url rule {canon!r}: {wire!r}: two paths, the second may have a query")
+        csegs: list[tuple[str, str]] = []
+        kinds: dict[str, str] = {}
+        for seg in canon[1:].split("/"):
+            m = _PARAM.match(seg)
+            if m:
+                kinds[m.group(2)] = m.group(1) or "str"
+                csegs.append(("", f"{kinds[m.group(2)]}:{m.group(2)}"))
+            elif seg and "<" not in seg:
+                csegs.append((seg, ""))
+            else:
+                raise UrlSchemeError(f"url rule {canon!r}: a segment is a literal or one <param>")
+        path, _, query = wire.partition("?")
+        wsegs: list[tuple[str, str]] = []
+        used: list[str] = []
+        for seg in path[1:].split("/"):
+            m = _PARAM.match(seg)
+            if m:
+                wsegs.append(("", m.group(2)))
+                used.append(m.group(2))
+            elif seg and "<" not in seg:
+                wsegs.append((seg, ""))
+            else:
+                raise UrlSchemeError(f"url rule {wire!r}: a segment is a literal or one <param>")
+        wquery: list[tuple[str, str]] = []
+        for pair in query.split("&") if query else []:
+            key, _, val = pair.partition("=")
+            m = _PARAM.match(val)
+            if not key or m is None:
+                raise UrlSchemeError(f"url rule {wire!r}: a query is key=<param> pairs")
+            wquery.append((key, m.group(2)))
+            used.append(m.group(2))
+        if sorted(used) != sorted(kinds) or not wsegs or wsegs[0][1]:
+            raise UrlSchemeError(f"url rule {canon!r}: {wire!r}: every parameter once, and a literal first segment")
+        return Rule(tuple(csegs), tuple(wsegs), tuple(wquery))
+
+    def match_canon(self, segs: list[str]) -> dict[str, str] | None:
+        """The parameters when path segments ``segs`` start with the canonical pattern."""
+        if len(segs) < len(self.canon):
+            return None
+        out: dict[str, str] = {}
+        for seg, (lit, param) in zip(segs, self.canon):
+            if param:
+                kind, _, name = param.partition(":")
+                if not _KINDS[kind].fullmatch(seg):
+                    return None
+                out[name] = seg
+            elif seg != lit:
+                return None
+        return out
+
+    def match_wire(self, segs: list[str], pairs: list[tuple[str, str]]) -> tuple[dict[str, str], set[int]] | None:
+        """(parameters, indexes of the query pairs taken) when a URL is in this rule's form."""
+        if len(segs) < len(self.wire_path):
+            return None
+        out: dict[str, str] = {}
+        for seg, (lit, name) in zip(segs, self.wire_path):
+            if name:
+                out[name] = seg
+            elif seg != lit:
+                return None
+        taken: set[int] = set()
+        for key, name in self.wire_query:
+            i = next((i for i, (k, _) in enumerate(pairs) if k == key and i not in taken), None)
+            if i is None:
+                return None
+            out[name] = pairs[i][1]
+            taken.add(i)
+        for _lit, param in self.canon:   # the values must be ones the canonical route takes
+            if param:
+                kind, _, name = param.partition(":")
+                if not out.get(name) or not _KINDS[kind].fullmatch(out[name]):
+                    return None
+        return out, taken
+
+
+def _split(url: str) -> tuple[str, str, str, str, str]:
+    """(path, '?' or '', query, '#' or '', fragment)."""
+    rest, hash_, frag = url.partition("#")
+    path, q, query = rest.partition("?")
+    return path, q, query, hash_, frag
+
+
+class UrlScheme:
+    """A variant's URL scheme: canonical <-> the variant's form (see the module docstring)."""
+
+    def __init__(self, rules: list[Rule]):
+        self.rules = tuple(rules)
+        self._wire: dict[str, str] = {}
+        self._canon: dict[str, str] = {}
+        #: The first literal segment of every canonical pattern: a cheap "maybe" test.
+        self._heads = frozenset("/" + r.canon[0][0] for r in self.rules if r.canon[0][0])
+
+    # ------------------------------------------------------------------ outgoing
+    def to_wire(self, url: Any) -> Any:
+        """``url`` (today's form, as the state keeps it) as this variant shows it; anything
+        else (another host, a relative reference, a non-string) unchanged."""
+        if not isinstance(url, str) or not url.startswith("/"):
+            return url
+        hit = self._wire.get(url)
+        if hit is None:
+            if len(self._wire) >= _MEMO:
+                self._wire.clear()
+            hit = self._wire[url] = self._to_wire(url)
+        return hit
+
+    def _to_wire(self, url: str) -> str:
+        if url.startswith(UNMAPPED + "/"):
+            return url[len(UNMAPPED):]
+        path, q, query, hash_, frag = _split(url)
+        query = self._map_values(query, self.to_wire)
+        segs = path[1:].split("/")
+        for rule in self.rules:
+            params = rule.match_canon(segs)
+            if params is None:
+                continue
+            rest = segs[len(rule.canon):]
+            wpath = "/" + "/".join([params[n] if n else lit for lit, n in rule.wire_path] + rest)
+            if rule.wire_query:
+                mine = "&".join(f"{k}={quote(params[n], safe='')}" for k, n in rule.wire_query)
+                query, q = (mine + "&" + query if query else mine), "?"
+            return wpath + q + query + hash_ + frag
+        return path + q + query + hash_ + frag
+
+    # ------------------------------------------------------------------ incoming
+    def to_canonical(self, url: str) -> str:
+        """A URL the browser requests (the variant's form) as the state keeps it: today's
+        form; today's form of a route this scheme moves is kept under :data:`UNMAPPED`
+        (a 404, as a real site answers a URL it does not use)."""
+        if not url.startswith("/"):
+            return url
+        hit = self._canon.get(url)
+        if hit is None:
+            if len(self._canon) >= _MEMO:
+                self._canon.clear()
+            hit = self._canon[url] = self._to_canonical(url)
+        return hit
+
+    def _to_canonical(self, url: str) -> str:
+        path, q, query, hash_, frag = _split(url)
+        segs = path[1:].split("/")
+        pairs = [(k, v) for k, _, v in (p.partition("=") for p in query.split("&"))] if query else []
+        for rule in self.rules:
+            hit = rule.match_wire(segs, pairs)
+            if hit is None:
+                continue
+            params, taken = hit
+            rest = segs[len(rule.wire_path):]
+            cpath = "/" + "/".join([unquote(params[p.partition(":")[2]]) if p else lit for lit, p in rule.canon] + rest)
+            if taken:
+                query = "&".join(p for i, p in enumerate(query.split("&")) if i not in taken)
+                q = "?" if query else ""
+            return cpath + q + self._map_values(query, self.to_canonical) + hash_ + frag
+        if any(r.match_canon(segs) is not None for r in self.rules):
+            return UNMAPPED + url   # today's URL of a moved route: this site does not have it
+        return path + q + self._map_values(query, self.to_canonical) + hash_ + frag
+
+    @staticmethod
+    def _map_values(query: str, fn: Any) -> str:
+        """``query`` with its local-path values (``next=/p/12``, raw or percent-encoded)
+        mapped by ``fn``, each written back in the form it came in."""
+        if not query or ("=/" not in query and "=%2F" not in query and "=%2f" not in query):
+            return query
+        out = []
+        for pair in query.split("&"):
+            key, eq, val = pair.partition("=")
+            if val.startswith("/"):
+                val = fn(val)
+            elif val[:3] in ("%2F", "%2f"):
+                val = quote(fn(unquote(val)), safe="")
+            out.append(key + eq + val)
+        return "&".join(out)
+
+    # ------------------------------------------------------------------ templates
+    def rewrite_source(self, source: str) -> str:
+        """A template's source with every URL attribute in the variant's form: a value
+        with a literal path (``/p/{{ p.id }}/reviews``) is rewritten here, once; a value
+        that is one Jinja expression goes through the ``variant_url`` filter at render."""
+        return _URL_ATTR.sub(lambda m: m.group(1) + self._attr(m.group(2)) + m.group(3), source)
+
+    def _attr(self, value: str) -> str:
+        if "{" not in value:   # a literal URL: mapped now
+            if value.startswith("/") and self._maybe(value):
+                return self.to_wire(value.replace("&amp;", "&")).replace("&", "&amp;")
+            return value
+        if not value.startswith("/"):
+            if value.startswith("{{") and value.endswith("}}") and value.count("{{") == 1 and "{%" not in value:
+                alts = _alternatives(value[2:-2])
+                if alts is not None and all(self.to_wire(v) == v for v in alts):
+                    return value   # 'qs(...)', "'/messages' if ... else '/messages/sent'": none moves
+                return "{{ (" + value[2:-2].strip() + ")|variant_url }}"   # a data link (a menu item's)
+            return _filtered(value) if value.startswith(("{{", "{%")) else value
+        first = value[1:].split("/", 1)[0].split("?", 1)[0]
+        if "{" in first:
+            m = _FIRST_EXPR.match(value)
+            alts = _alternatives(m.group(1)) if m else None
+            if alts is not None and not any(self._maybe("/" + v) for v in alts):
+                return value   # "/{{ 'unsave' if saved else 'save' }}": no alternative moves
+            return _filtered(value)   # '/{{ kind }}/{{ id }}/vote': known at render only
+        if not self._maybe("/" + first):
+            return value              # a literal head no rule moves ('/c/{{ name }}/subscribe')
+        return self._static(value) or _filtered(value)
+
+    def _maybe(self, url: str) -> bool:
+        return any(url == h or url.startswith((h + "/", h + "?", h + "#")) for h in self._heads)
+
+    def _static(self, value: str) -> str | None:
+        """``value`` (a literal head, Jinja parameters) in the variant's form, written in
+        the source; None when only the rendered value can tell (then it is filtered)."""
+        blocks = _BLOCK.findall(value)
+        tokens = [f"\x00{i}\x00" for i in range(len(blocks))]
+        counter = iter(tokens)
+        flat = _BLOCK.sub(lambda m: next(counter), value)
+        for rule in self.rules:
+            cut = _match_prefix(rule, flat, blocks)
+            if cut is None:
+                continue
+            params, end = cut
+            rest = flat[end:]
+            wpath = "/" + "/".join(params[n] if n else lit for lit, n in rule.wire_path)
+            if rule.wire_query:
+                tail = rest.partition("#")[0]
+                if "?" in tail or any("\x00" in seg and not (_TOKEN.fullmatch(seg) and blocks[int(seg[1:-1])].startswith("{{"))
+                                      for seg in tail.split("/")):
+                    return None   # a query (or what may write one) at render: merged then
+                path, q, query, hash_, frag = _split(rest)
+                mine = "&amp;".join(f"{k}={params[n]}" for k, n in rule.wire_query)
+                rest = path + "?" + (mine + "&amp;" + query if query else mine) + hash_ + frag
+            out = wpath + rest
+            for tok, block in zip(tokens, blocks):
+                out = out.replace(tok, block)
+            return out
+        return None
+
+
+#: Jinja's expressions and statements in an attribute value.
+_BLOCK = re.compile(r"{{.*?}}|{%.*?%}", re.S)
+
+
+_TOKEN = re.compile(r"\x00(\d+)\x00")
+_SEGMENT = re.compile(r"\x00(\d+)\x00|[^/?#\x00]+")
+
+
+#: "{{ expr }}" as a URL's first segment.
+_FIRST_EXPR = re.compile(r"/{{(.*?)}}", re.S)
+_CONDITIONAL = re.compile(r"\s*'([^'\\{}]*)'\s+if\s+[^'\"]+\s+else\s+'([^'\\{}]*)'\s*")
+_QS = re.compile(r"\s*qs\([^'\"]*(?:'[^'\"]*'[^'\"]*)*\)\s*(?:or\s+'([^'\\{}]*)'\s*)?")
+
+
+def _alternatives(expr: str) -> list[str] | None:
+    """The values a template expression can write, when it is one of two literals
+    (``'a' if cond else 'b'``) or a query (``qs(...)``, ``or 'literal'``); else None."""
+    m = _CONDITIONAL.fullmatch(expr)
+    if m:
+        return [m.group(1), m.group(2)]
+    m = _QS.fullmatch(expr)
+    if m:
+        return ["?"] + ([m.group(1)] if m.group(1) is not None else [])
+    return None
+
+
+def _filtered(value: str) -> str:
+    """An attribute value mapped when rendered (a URL its template writes in parts)."""
+    return "{% filter variant_url %}" + value + "{% endfilter %}"
+
+
+def _match_prefix(rule: Rule, flat: str, blocks: list[str]) -> tuple[dict[str, str], int] | None:
+    """Whether a template value (Jinja blocks as tokens) starts with the rule's canonical
+    pattern: (each parameter's source text, where the matched prefix ends), or None. A
+    parameter is a literal segment or one ``{{ }}`` expression; what follows the prefix
+    (more segments, a query, ``{% if %}`` blocks) is kept as written."""
+    pos = 0
+    out: dict[str, str] = {}
+    for lit, param in rule.canon:
+        if not flat.startswith("/", pos):
+            return None
+        pos += 1
+        m = _SEGMENT.match(flat, pos)
+        if m is None:
+            return None
+        seg = m.group(0)
+        if param:
+            if m.group(1) is not None:
+                if not blocks[int(m.group(1))].startswith("{{"):
+                    return None
+            elif not _KINDS[param.partition(":")[0]].fullmatch(seg):
+                return None
+            out[param.partition(":")[2]] = seg
+        elif seg != lit:
+            return None
+        pos = m.end()
+        nxt = _TOKEN.match(flat, pos)
+        if pos < len(flat) and flat[pos] not in "/?#" and not (nxt and blocks[int(nxt.group(1))].startswith("{%")):
+            return None   # the segment goes on ('{{ a }}{{ b }}', '12abc'): not one parameter
+    return out, pos
+
+
+def parse_urls(app: str, factor: str, index: int, raw: Any) -> tuple[tuple[str, str], ...]:
+    """An option's ``urls`` mapping (canonical prefix -> the variant's form), checked."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise UrlSchemeError(f"{app} variants: factor {factor!r} option {index}: urls maps paths to paths")
+    for k, v in raw.items():
+        try:
+            Rule.parse(k, v)
+        except UrlSchemeError as exc:
+            raise UrlSchemeError(f"{app} variants: factor {factor!r} option {index}: {exc}") from None
+    return tuple(raw.items())
+
+
+def template_filter(scheme: UrlScheme) -> Any:
+    """The ``variant_url`` Jinja filter: a URL (or, in a ``{% filter %}`` block, an
+    attribute's escaped text) in the variant's form."""
+    def variant_url(value: Any) -> Any:
+        if isinstance(value, markupsafe.Markup):   # a {% filter %} block's escaped text
+            if "&" not in value:   # nothing escaped in it (the usual path): no round trip
+                return markupsafe.Markup(scheme.to_wire(str(value)))
+            return markupsafe.Markup(markupsafe.escape(scheme.to_wire(value.unescape())))
+        return scheme.to_wire(value)
+    return variant_url
+
+
+def scheme(rules: tuple[tuple[str, str], ...]) -> UrlScheme | None:
+    """The scheme of a variant's rules (None for today's URLs)."""
+    return UrlScheme([Rule.parse(k, v) for k, v in rules]) if rules else None
+
+
+__all__ = ["UNMAPPED", "Rule", "UrlScheme", "UrlSchemeError", "parse_urls", "scheme", "template_filter"]
