@@ -593,14 +593,22 @@ def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
 
 
 def parse_ids(text: str, app: Any) -> list[int]:
-    """'0-49', '3,17,903' or '5' as checked variant ids of ``app`` (VariantError otherwise)."""
+    """'0-49', '3,17,903', '5', or 'test:10' / 'train:10' (the first ten variants of that
+    split, in id order), or a list of these, as checked variant ids of ``app``
+    (VariantError otherwise)."""
     cat = catalogue(app)
     out: list[int] = []
     for part in str(text).split(","):
         part = part.strip()
+        split, colon, n = part.partition(":")
+        if colon:
+            if split.strip() not in ("train", "test") or not n.strip().isdigit() or int(n) < 1:
+                raise VariantError(f"bad variant ids {text!r}: a split is train:N or test:N with N >= 1")
+            out.extend(r["variant"] for r in cat.listing(split.strip(), int(n)))
+            continue
         lo, dash, hi = part.partition("-")
         if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
-            raise VariantError(f"bad variant ids {text!r}: use N, N-M or a comma-separated list")
+            raise VariantError(f"bad variant ids {text!r}: use N, N-M, train:N, test:N or a comma-separated list")
         a = cat.check(int(lo))
         b = cat.check(int(hi)) if dash else a
         if b < a:
