@@ -418,7 +418,9 @@ class Site:
         """The render context's title, site title and breadcrumb trail in this variant's
         format and words (``ctx["title"]`` is today's title on entry). Memoised by title
         (pages repeat their titles; the memo is bounded and a pure function of its key)."""
-        memo: dict[tuple[str, str], dict[str, Any]] = self.__dict__.setdefault("_page_memo", {})
+        memo: dict[tuple[str, str], dict[str, Any]] | None = self.__dict__.get("_page_memo")
+        if memo is None:   # (not setdefault: that would build a dict on every page)
+            memo = self.__dict__["_page_memo"] = {}
         key = (ctx["title"], site_title)
         hit = memo.get(key)
         if hit is None:
@@ -587,9 +589,15 @@ def words(app: Any, variant: int, s: str) -> str:
 
 def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
     """A page's render context for ``variant``: its title, site title and breadcrumbs
-    (:meth:`Site.page_context`); nothing for today's site."""
+    (:meth:`Site.page_context`); nothing for today's site. Every page of a variant's site
+    renders through here: the Site is kept on the app (a checked id's lookup in the
+    catalogue costs more than the memoised rewrite itself)."""
     if variant:
-        catalogue(app).site(variant).page_context(ctx, app.spec.title)
+        sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
+        site = sites.get(variant) if sites is not None else None
+        if site is None:
+            site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
+        site.page_context(ctx, app.spec.title)
 
 
 def parse_ids(text: str, app: Any) -> list[int]:
