@@ -850,6 +850,8 @@ def _variant_chrome(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
     success); every one followed, then the task (correct work: unpaid if not a clean
     success); and the oracle's work, then every such link of its last page, then its
     final action (likewise). Nothing on today's site (variant 0 has no such links)."""
+    if not getattr(env, "variant", 0):
+        return
     start = SimBrowser(env.app, env.snapshot())
     links = _chrome_links(start)
     if not links:
