@@ -139,3 +139,53 @@ def test_cli_redteam_and_check_over_variants():
     assert p.returncode == 0, p.stdout + p.stderr
     assert f"contract holds (site variants {ks[0]})" in p.stdout
     assert f"ok   variant {ks[0]}: the red team pays nothing" in p.stdout
+
+
+def _reference_page_context(site, title: str, site_title: str) -> dict:
+    """The documented rewrite: the title in the variant's format, then its words as a
+    whole; the trail's parts each in the variant's words."""
+    import markupsafe
+
+    split = site.title_parts(title, site_title) if (site.title[0] or site.crumbs) else None
+    if split is not None and site.title[0]:
+        pattern, joint = site.title
+        title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
+    out = {"title": site.words(title), "spec_title": site.words(site_title)}
+    if site.crumbs:
+        parts = [markupsafe.escape(site.words(p)) for p in reversed(split[0])] if split is not None else []
+        sep = f' <span class="sep" aria-hidden="true">{site.crumbs}</span> '
+        out["variant_crumbs"] = markupsafe.Markup("".join(
+            sep + (f'<span aria-current="page">{p}</span>' if i == len(parts) - 1 else f"<span>{p}</span>")
+            for i, p in enumerate(parts)))
+    return out
+
+
+def test_a_titles_rewrite_by_parts_is_the_whole_titles():
+    """Site._page_context rewrites a title part by part (each part's words once, memoised)
+    instead of the whole title and then each part again: the same title, site title and
+    trail for every title format and trail, and, when a phrase holds a title separator,
+    the whole title's rewrite."""
+    import dataclasses
+
+    for app in APPS:
+        env = simweb.make(app)
+        cat, site_title = catalogue(app), env.app.spec.title
+        titles = {site_title, "A page of no site", f"{site_title} · {site_title} Plus · x", f"x · {site_title}"}
+        for tid in sorted(env.app.tasks)[:6]:
+            env.reset(seed=0, options={"task": tid})
+            titles.add(env.browser.page().title)
+            for a in env.oracle_plan()[:-1]:
+                env.step(a)
+                titles.add(env.browser.page().title)
+        ks = [k for k in range(1, COVER) if cat.site(k).title[0] or cat.site(k).crumbs][:12]
+        sites = [cat.site(k) for k in ks]
+        # a lexicon whose phrase spans a separator: the whole title is rewritten
+        span = dataclasses.replace(sites[0], text={**sites[0].text, f"x · {site_title}": "joined"})
+        assert not span._parts_apart and sites[0]._parts_apart
+        for site in [*sites, span]:
+            for t in sorted(titles):
+                for _ in range(2):   # the second time from the memo of parts
+                    got = {"title": t}
+                    site._page_context(got, site_title)
+                    assert got == _reference_page_context(site, t, site_title), (app, site.variant, t)
+        assert span.words(f"x · {site_title}") == "joined"

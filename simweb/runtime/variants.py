@@ -340,6 +340,7 @@ _TOP_BAR = re.compile(r'<header class="top([^"]*)"([^>]*)>(.*?)</header>\n?', re
 _WORDS = re.compile(r"\w+")
 #: Separators of today's page titles ("Cart — Simshop", "Issues · acme/web · Simtracker").
 _TITLE_SEP = re.compile(r" [—·] ")
+_TITLE_SEP_KEPT = re.compile(r"( [—·] )")
 
 
 @dataclass
@@ -431,16 +432,48 @@ class Site:
             self._page_context(hit, site_title)
         ctx.update(hit)
 
+    @cached_property
+    def _parts_apart(self) -> bool:
+        """No phrase holds a title separator or a title format's joint: then a title's
+        words are its parts' words, joined (a phrase never spans two parts)."""
+        return not any(c in p for p in self.text for c in ("—", "·", "|", ":", " - "))
+
+    def _words_of(self, s: str) -> str:
+        """:meth:`words`, memoised (a title's parts repeat: the site's name, "Search",
+        "Your cart"; only its world-data part is new on a new instance's page). Bounded."""
+        memo: dict[str, str] | None = self.__dict__.get("_words_memo")
+        if memo is None:
+            memo = self.__dict__["_words_memo"] = {}
+        hit = memo.get(s)
+        if hit is None:
+            if len(memo) >= 8192:
+                memo.clear()
+            hit = memo[s] = self.words(s)
+        return hit
+
     def _page_context(self, ctx: dict[str, Any], site_title: str) -> None:
         title = ctx["title"]
         split = self.title_parts(title, site_title) if (self.title[0] or self.crumbs) else None
-        if split is not None and self.title[0]:
-            pattern, joint = self.title
-            title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
-        ctx["title"] = self.words(title)
-        ctx["spec_title"] = self.words(site_title)
+        if split is not None and self._parts_apart:
+            # each part's words once (the title and the trail share them), the same text
+            # as the whole title's words (no phrase spans a separator: _parts_apart)
+            w = self._words_of
+            page = [w(p) for p in split[0]]
+            if self.title[0]:
+                pattern, joint = self.title
+                ctx["title"] = pattern.replace("{site}", w(" ".join(split[1]))).replace("{page}", joint.join(page))
+            else:
+                ctx["title"] = "".join(piece if i % 2 else w(piece) for i, piece in enumerate(_TITLE_SEP_KEPT.split(title)))
+            ctx["spec_title"] = w(site_title)
+        else:
+            if split is not None and self.title[0]:
+                pattern, joint = self.title
+                title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
+            ctx["title"] = self.words(title)
+            ctx["spec_title"] = self.words(site_title)
+            page = [self.words(p) for p in split[0]] if split is not None and self.crumbs else []
         if self.crumbs:   # the trail after "Home", the page itself last (markup built here: no loop in Jinja)
-            parts = [markupsafe.escape(self.words(p)) for p in reversed(split[0])] if split is not None else []
+            parts = [markupsafe.escape(p) for p in reversed(page)] if split is not None else []
             sep = f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
             ctx["variant_crumbs"] = markupsafe.Markup("".join(
                 sep + (f'<span aria-current="page">{p}</span>' if i == len(parts) - 1 else f"<span>{p}</span>")
