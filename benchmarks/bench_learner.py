@@ -114,16 +114,11 @@ def main() -> None:
         ap.error("held-out seeds are 1000 and up")
     variants = None
     if args.variants:
-        from simweb.runtime.variants import VariantError, catalogue, parse_ids
+        from simweb.runtime.variants import VariantError, parse_ids
 
         app = json.loads((args.run / "policy.json").read_text())["train"]["config"]["app"]
         try:
-            if args.variants.startswith("test:"):
-                cat = catalogue(app)
-                want = int(args.variants[5:])
-                variants = [k for k in range(cat.count) if cat.split(k) == "test"][:want]
-            else:
-                variants = parse_ids(args.variants, app)
+            variants = parse_ids(args.variants, app)   # N, N-M, a list, or test:K (the first K held-out ones)
         except (VariantError, ValueError) as exc:
             ap.error(str(exc))
     metrics = [json.loads(line) for line in (args.run / "metrics.jsonl").read_text().splitlines() if line]

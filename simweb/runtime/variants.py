@@ -356,6 +356,7 @@ _TOP_BAR = re.compile(r'<header class="top([^"]*)"([^>]*)>(.*?)</header>\n?', re
 _WORDS = re.compile(r"\w+")
 #: Separators of today's page titles ("Cart — Simshop", "Issues · acme/web · Simtracker").
 _TITLE_SEP = re.compile(r" [—·] ")
+_TITLE_SEP_KEPT = re.compile(r"( [—·] )")
 
 
 @dataclass
@@ -436,7 +437,9 @@ class Site:
         """The render context's title, site title and breadcrumb trail in this variant's
         format and words (``ctx["title"]`` is today's title on entry). Memoised by title
         (pages repeat their titles; the memo is bounded and a pure function of its key)."""
-        memo: dict[tuple[str, str], dict[str, Any]] = self.__dict__.setdefault("_page_memo", {})
+        memo: dict[tuple[str, str], dict[str, Any]] | None = self.__dict__.get("_page_memo")
+        if memo is None:   # (not setdefault: that would build a dict on every page)
+            memo = self.__dict__["_page_memo"] = {}
         key = (ctx["title"], site_title)
         hit = memo.get(key)
         if hit is None:
@@ -447,16 +450,48 @@ class Site:
             self._page_context(hit, site_title)
         ctx.update(hit)
 
+    @cached_property
+    def _parts_apart(self) -> bool:
+        """No phrase holds a title separator or a title format's joint: then a title's
+        words are its parts' words, joined (a phrase never spans two parts)."""
+        return not any(c in p for p in self.text for c in ("—", "·", "|", ":", " - "))
+
+    def _words_of(self, s: str) -> str:
+        """:meth:`words`, memoised (a title's parts repeat: the site's name, "Search",
+        "Your cart"; only its world-data part is new on a new instance's page). Bounded."""
+        memo: dict[str, str] | None = self.__dict__.get("_words_memo")
+        if memo is None:
+            memo = self.__dict__["_words_memo"] = {}
+        hit = memo.get(s)
+        if hit is None:
+            if len(memo) >= 8192:
+                memo.clear()
+            hit = memo[s] = self.words(s)
+        return hit
+
     def _page_context(self, ctx: dict[str, Any], site_title: str) -> None:
         title = ctx["title"]
         split = self.title_parts(title, site_title) if (self.title[0] or self.crumbs) else None
-        if split is not None and self.title[0]:
-            pattern, joint = self.title
-            title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
-        ctx["title"] = self.words(title)
-        ctx["spec_title"] = self.words(site_title)
+        if split is not None and self._parts_apart:
+            # each part's words once (the title and the trail share them), the same text
+            # as the whole title's words (no phrase spans a separator: _parts_apart)
+            w = self._words_of
+            page = [w(p) for p in split[0]]
+            if self.title[0]:
+                pattern, joint = self.title
+                ctx["title"] = pattern.replace("{site}", w(" ".join(split[1]))).replace("{page}", joint.join(page))
+            else:
+                ctx["title"] = "".join(piece if i % 2 else w(piece) for i, piece in enumerate(_TITLE_SEP_KEPT.split(title)))
+            ctx["spec_title"] = w(site_title)
+        else:
+            if split is not None and self.title[0]:
+                pattern, joint = self.title
+                title = pattern.replace("{site}", " ".join(split[1])).replace("{page}", joint.join(split[0]))
+            ctx["title"] = self.words(title)
+            ctx["spec_title"] = self.words(site_title)
+            page = [self.words(p) for p in split[0]] if split is not None and self.crumbs else []
         if self.crumbs:   # the trail after "Home", the page itself last (markup built here: no loop in Jinja)
-            parts = [markupsafe.escape(self.words(p)) for p in reversed(split[0])] if split is not None else []
+            parts = [markupsafe.escape(p) for p in reversed(page)] if split is not None else []
             sep = f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
             ctx["variant_crumbs"] = markupsafe.Markup("".join(
                 sep + (f'<span aria-current="page">{p}</span>' if i == len(parts) - 1 else f"<span>{p}</span>")
@@ -623,20 +658,34 @@ def words(app: Any, variant: int, s: str) -> str:
 
 def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
     """A page's render context for ``variant``: its title, site title and breadcrumbs
-    (:meth:`Site.page_context`); nothing for today's site."""
+    (:meth:`Site.page_context`); nothing for today's site. Every page of a variant's site
+    renders through here: the Site is kept on the app (a checked id's lookup in the
+    catalogue costs more than the memoised rewrite itself)."""
     if variant:
-        catalogue(app).site(variant).page_context(ctx, app.spec.title)
+        sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
+        site = sites.get(variant) if sites is not None else None
+        if site is None:
+            site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
+        site.page_context(ctx, app.spec.title)
 
 
 def parse_ids(text: str, app: Any) -> list[int]:
-    """'0-49', '3,17,903' or '5' as checked variant ids of ``app`` (VariantError otherwise)."""
+    """'0-49', '3,17,903', '5', or 'test:10' / 'train:10' (the first ten variants of that
+    split, in id order), or a list of these, as checked variant ids of ``app``
+    (VariantError otherwise)."""
     cat = catalogue(app)
     out: list[int] = []
     for part in str(text).split(","):
         part = part.strip()
+        split, colon, n = part.partition(":")
+        if colon:
+            if split.strip() not in ("train", "test") or not n.strip().isdigit() or int(n) < 1:
+                raise VariantError(f"bad variant ids {text!r}: a split is train:N or test:N with N >= 1")
+            out.extend(r["variant"] for r in cat.listing(split.strip(), int(n)))
+            continue
         lo, dash, hi = part.partition("-")
         if not lo.strip().isdigit() or (dash and not hi.strip().isdigit()):
-            raise VariantError(f"bad variant ids {text!r}: use N, N-M or a comma-separated list")
+            raise VariantError(f"bad variant ids {text!r}: use N, N-M, train:N, test:N or a comma-separated list")
         a = cat.check(int(lo))
         b = cat.check(int(hi)) if dash else a
         if b < a:

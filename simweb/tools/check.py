@@ -13,6 +13,15 @@ nothing; every template that WebGym's rule lets split yields sub-tasks or says w
 and every sub-task (simweb.decompose) reaches a clean success, resists a random agent and
 pays the red team nothing; and, with ``browser=True``, every oracle runs identically in Chromium.
 The limits are the app's own (:class:`AppLimits` on its AppDefinition).
+
+Over site variants (docs/variants.md)::
+
+    report = simweb.check_app("shopping", variants="0,test:3")   # or [0, 27, 54]; the spec of demo --variants
+
+the checks that read pages (oracles, the random agent, fork replay, determinism, the red
+team, sub-tasks) run on every variant given, each result naming its variant; the ones
+that do not (the spec, the world, the templates, decomposition) once. Chromium parity per
+variant is tests/test_variants_parity.py's (``browser=True`` runs today's site).
 """
 from __future__ import annotations
 
@@ -35,6 +44,8 @@ class AppCheckError(AssertionError):
 class CheckResult:
     name: str
     problems: list[str]
+    #: The site variant the check ran on (None: a check that reads no page, run once).
+    variant: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -45,15 +56,25 @@ class CheckResult:
 class AppReport:
     app: str
     results: list[CheckResult] = field(default_factory=list)
+    #: The site variants the page checks ran on ([0]: today's site only).
+    variants: list[int] = field(default_factory=lambda: [0])
 
     @property
     def passed(self) -> bool:
         return all(r.passed for r in self.results)
 
+    def failed_variants(self) -> list[int]:
+        """The variants on which some check failed."""
+        return sorted({r.variant for r in self.results if not r.passed and r.variant is not None})
+
     def __str__(self) -> str:
-        lines = [f"{self.app}: {'contract holds' if self.passed else 'contract broken'}"]
+        lines = [f"{self.app}: {'contract holds' if self.passed else 'contract broken'}"
+                 + (f" (site variants {', '.join(map(str, self.variants))}"
+                    + (f"; failed on {', '.join(map(str, self.failed_variants()))}" if self.failed_variants() else "")
+                    + ")" if self.variants != [0] else "")]
         for r in self.results:
-            lines.append(f"  {'ok  ' if r.passed else 'FAIL'} {r.name}" + (f": {r.problems[0]}" if r.problems else "")
+            where = f"variant {r.variant}: " if r.variant is not None and self.variants != [0] else ""
+            lines.append(f"  {'ok  ' if r.passed else 'FAIL'} {where}{r.name}" + (f": {r.problems[0]}" if r.problems else "")
                          + (f" (+{len(r.problems) - 1} more)" if len(r.problems) > 1 else ""))
         return "\n".join(lines)
 
@@ -180,13 +201,13 @@ def check_fork_replay(env: Any, task_id: str, seed: int, steps: int = 12) -> lis
     return problems
 
 
-def check_determinism(app: str, task_id: str, seed: int) -> list[str]:
-    """Two independent envs give byte-identical observations and states."""
+def check_determinism(app: str, task_id: str, seed: int, variant: int = 0) -> list[str]:
+    """Two independent envs (of site ``variant``) give byte-identical observations and states."""
     from ..episodes.env import SimEnv
 
     traces = []
     for _ in range(2):
-        env = SimEnv(app, seed=0)
+        env = SimEnv(app, seed=0, variant=variant)
         obs, _ = env.reset(seed=seed, options={"task": task_id})
         trace = [obs["axtree"]]
         for a in env.oracle_plan():
@@ -196,10 +217,11 @@ def check_determinism(app: str, task_id: str, seed: int) -> list[str]:
     return [] if traces[0] == traces[1] else [f"{task_id} seed {seed}: two runs differ"]
 
 
-def check_red_team(app: str, seeds: Iterable[int]) -> list[str]:
+def check_red_team(app: str, seeds: Iterable[int], variant: int = 0) -> list[str]:
+    """The red team (simweb.redteam) on site ``variant``: no attack paid, no correct work unpaid."""
     from .redteam import redteam
 
-    return [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}" for a in redteam(app, seeds)
+    return [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}" for a in redteam(app, seeds, variant=variant)
             if a.paid or a.false_negative]
 
 
@@ -211,7 +233,7 @@ def check_decomposition(env: Any) -> list[str]:
     return unsplit_templates(env.app)
 
 
-def check_sub_tasks(app: str, env: Any, seeds: Iterable[int]) -> list[str]:
+def check_sub_tasks(app: str, env: Any, seeds: Iterable[int]) -> list[str]:   # on env's site variant
     """Every sub-task (simweb.decompose) is a task like any other: its oracle reaches a
     clean success, a random agent almost never succeeds, and the red team pays nothing
     on it."""
@@ -223,7 +245,7 @@ def check_sub_tasks(app: str, env: Any, seeds: Iterable[int]) -> list[str]:
     if ids:
         problems += check_random_agent(env, seeds[:2], ids)
         problems += [f"{a.task} seed {a.seed}: {a.family}: {a.name}: {a.detail}"
-                     for a in redteam(app, seeds[:2], tasks=ids) if a.paid or a.false_negative]
+                     for a in redteam(app, seeds[:2], tasks=ids, variant=env.variant) if a.paid or a.false_negative]
     return problems
 
 
@@ -285,20 +307,40 @@ def check_browser_parity(app: str, task_id: str, seed: int, *, web: Any = None) 
 
 # ----------------------------------------------------------------------------- all of it
 
+def _page_checks(name: str, env: Any, seeds: list[int], run: Callable[..., None]) -> None:
+    """The checks that read pages, on ``env``'s site variant (``run(title, fn, variant)``)."""
+    k = env.variant
+    run("oracles reach a clean success", lambda: [p for t in env.app.tasks for p in check_oracle(env, t, seeds)], k)
+    run("a random agent almost never succeeds; states stay valid", lambda: check_random_agent(env, seeds[:2]), k)
+    run("a fork replays as its parent",
+        lambda: [p for t in env.app.tasks for p in check_fork_replay(env, t, seeds[0])], k)
+    run("same seed, same bytes",
+        lambda: [p for t in sorted(env.app.tasks)[:5] for p in check_determinism(name, t, 1, k)], k)
+    run("the red team pays nothing", lambda: check_red_team(name, seeds[:2], k), k)
+    run("sub-tasks reach a clean success, resist a random agent and pay nothing to the red team",
+        lambda: check_sub_tasks(name, env, seeds), k)
+
+
 def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = False,
+              variants: str | Iterable[int] | None = None,
               raise_on_failure: bool = True, progress: Callable[[str], None] | None = None) -> AppReport:
     """Check an app's whole contract (see the module docstring). Raises
-    :class:`AppCheckError` on any failure unless ``raise_on_failure`` is False."""
+    :class:`AppCheckError` on any failure unless ``raise_on_failure`` is False.
+
+    ``variants``: the site variants the page checks run on, as ids or as the spec
+    ``simweb demo --variants`` takes ("0-4", "3,17", "test:5"); None: today's site only.
+    A variant the app does not have is a VariantError, before any check runs."""
     from ..core.spec import SpecError
     from ..episodes.env import SimEnv
+    from ..runtime.variants import catalogue, parse_ids
 
     seeds = list(seeds)
     report = AppReport(name)
 
-    def run(title: str, fn: Callable[[], list[str]]) -> None:
+    def run(title: str, fn: Callable[[], list[str]], variant: int | None = None) -> None:
         if progress is not None:
-            progress(title)
-        report.results.append(CheckResult(title, fn()))
+            progress(title if variant is None or report.variants == [0] else f"variant {variant}: {title}")
+        report.results.append(CheckResult(title, fn(), variant))
 
     try:
         env = SimEnv(name, seed=0)
@@ -307,18 +349,20 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
         if raise_on_failure:
             raise AppCheckError(str(report)) from None
         return report
+    if variants is None:
+        ids = [0]
+    elif isinstance(variants, str):
+        ids = parse_ids(variants, name)
+    else:
+        ids = [catalogue(name).check(v) for v in variants]
+    report.variants = list(dict.fromkeys(ids)) or [0]
     report.results.append(CheckResult("the app loads and its spec compiles", []))
     run("the world keeps its contract", lambda: check_world(env.app))
     run("templates and their effects", lambda: check_templates(env))
-    run("oracles reach a clean success",
-        lambda: [p for t in env.app.tasks for p in check_oracle(env, t, seeds)])
-    run("a random agent almost never succeeds; states stay valid", lambda: check_random_agent(env, seeds[:2]))
-    run("a fork replays as its parent", lambda: [p for t in env.app.tasks for p in check_fork_replay(env, t, seeds[0])])
-    run("same seed, same bytes", lambda: [p for t in sorted(env.app.tasks)[:5] for p in check_determinism(name, t, 1)])
-    run("the red team pays nothing", lambda: check_red_team(name, seeds[:2]))
     run("every decomposable template yields sub-tasks or says why not", lambda: check_decomposition(env))
-    run("sub-tasks reach a clean success, resist a random agent and pay nothing to the red team",
-        lambda: check_sub_tasks(name, env, seeds))
+    for k in report.variants:
+        # the checks that read pages, on the variant's site (the world and tasks are the same)
+        _page_checks(name, env if k == 0 else SimEnv(name, seed=0, variant=k), seeds, run)
     if browser:
         run("oracles run identically in Chromium",
             lambda: [p for t in env.app.tasks for p in check_browser_parity(name, t, seeds[0])])

@@ -483,10 +483,12 @@ def verify_cmd(task: str, seed: int, state_path: str, answer: str | None) -> Non
 @click.option("--decomposed", is_flag=True, help="Also attack the sub-tasks of the templates (simweb tasks --decomposed).")
 @click.option("--no-events", is_flag=True, help="Skip submitting the pages' forms (faster).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None, help="Every attack as JSONL.")
+@click.option("--variants", "variant_ids", default=None,
+              help="Site variants to attack, as demo --variants takes them (N, N-M, test:K, a list; docs/variants.md).")
 @with_world
 @_guard
 def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, no_events: bool, out: str | None,
-                world_seed: int, size: int | None) -> None:
+                variant_ids: str | None, world_seed: int, size: int | None) -> None:
     """Attack every task template's reward: zero work, undo, junk, deletion, over-doing,
     every form of the visited pages; and check that right answers in other forms are paid.
     Exits 1 if any attack was paid or any correct solution was not."""
@@ -502,11 +504,21 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
         env.app_task(t)
     if decomposed:
         ids += [s.id for t in list(ids) for s in env.app.tasks.sub_tasks(t)]
+    variants = _demo_variants([app], variant_ids)[app]
+    attacks = []
     with Progress(TextColumn("[bold]red team"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), transient=True, disable=not sys.stderr.isatty()) as bar:
-        job = bar.add_task("", total=len(ids))
-        attacks = redteam(app, range(seeds), tasks=ids, events=not no_events, world_seed=world_seed,
-                          progress=lambda tid: bar.update(job, advance=1, description=tid))
+        job = bar.add_task("", total=len(ids) * len(variants))
+        for v in variants:
+            def step(tid: str, v: int = v) -> None:
+                bar.update(job, advance=1, description=tid + (f" (variant {v})" if v else ""))
+
+            attacks += redteam(app, range(seeds), tasks=ids, events=not no_events, world_seed=world_seed, variant=v,
+                               progress=step)
+    if variant_ids is not None:
+        from .variants_cli import redteam_report
+
+        redteam_report(_console(), app, attacks, variants)
     rows = table(attacks)
     view = Table(title=f"{app} red team ({seeds} seeds per template)")
     for col in ("template", "attacks tried", "attacks paid", "correct work unpaid", "example"):
@@ -525,7 +537,8 @@ def redteam_cmd(app: str, seeds: int, tasks: tuple[str, ...], decomposed: bool, 
     if out:
         from ..episodes.trajectory import write_attacks
 
-        write_attacks(out, app, attacks, seeds=seeds, world={"seed": world_seed, "size": size})
+        write_attacks(out, app, attacks, seeds=seeds, world={"seed": world_seed, "size": size},
+                      **({"variants": variants} if variant_ids is not None else {}))
     if paid or unpaid:
         sys.exit(1)
 
@@ -1605,9 +1618,10 @@ def _demo_variants(names: list[str], ids: str | None) -> dict[str, list[int]]:
 
 
 def _register_variants() -> None:
-    from .variants_cli import register
+    from .variants_cli import register, register_check
 
     register(main, _guard)
+    register_check(main, _guard, _demo_variants)
 
 
 _register_variants()

@@ -40,6 +40,14 @@ task, and records each attempt that the verifier still pays for:
 * ``answer-form`` and ``route`` (false negatives): the right answer written the ways a
   site displays it, and the oracle's last form sent from another page that offers it,
   must still be paid.
+* ``variant-chrome`` (a site variant's own links: docs/variants.md): the decoy banner's
+  ``promo-*`` links and the breadcrumb trail's ``site-crumb*`` links of the start page
+  followed instead of the task must pay nothing; followed before the task, or on the
+  oracle's last page before its final action, they must not keep the task from being
+  paid (a link of the site's chrome that changed the state would show there).
+
+``redteam(app, variant=K)`` attacks site variant ``K`` (every family runs on that
+variant's pages; each Attack records its variant).
 
 An attack is *paid* when the verifier rewards it: success and clean for an attack that did
 damage or skipped the work; progress kept for junk or deleted content. The hacking rate of
@@ -50,7 +58,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -80,6 +88,7 @@ class Attack:
     paid: bool                     # a hole: rewarded without the task, or damage left clean
     detail: str = ""
     false_negative: bool = False   # the opposite failure: a correct solution left unpaid
+    variant: int = 0               # the site variant attacked (simweb.runtime.variants; 0: today's site)
 
 
 # ----------------------------------------------------------------------------- running
@@ -180,6 +189,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
     if events:
         out.extend(_event_attacks(env, task_id, seed, final, max_forms))
         out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
+    out.extend(_variant_chrome(env, task_id, seed))
     return out
 
 
@@ -824,6 +834,55 @@ def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages:
             break
 
 
+#: Bid prefixes of the links a site variant adds to every page (simweb.runtime.variants):
+#: the decoy banner's and the breadcrumb trail's.
+CHROME_BIDS = ("promo-", "site-crumb")
+
+
+def _chrome_links(b: SimBrowser) -> list[str]:
+    """The bids of the variant's own links on the browser's current page."""
+    page = b.page()
+    return [bid for bid in page.elements if bid.startswith(CHROME_BIDS) and page.elements[bid].href]
+
+
+def _variant_chrome(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
+    """A site variant's own links (banner, breadcrumb trail) as a way to the reward: each
+    link of the start page followed instead of the task (paid if the verdict is a
+    success); every one followed, then the task (correct work: unpaid if not a clean
+    success); and the oracle's work, then every such link of its last page, then its
+    final action (likewise). Nothing on today's site (variant 0 has no such links)."""
+    if not getattr(env, "variant", 0):
+        return
+    start = SimBrowser(env.app, env.snapshot())
+    links = _chrome_links(start)
+    if not links:
+        return
+    back = f"goto({env.task.start_url!r})"
+    for bid in links:
+        v = _verdict(env, _run(env, [f"click({bid!r})"]))
+        yield Attack(task_id, seed, "variant-chrome", f"the start page's {bid} link instead of the task",
+                     v["success"], _why(v))
+    plan = env.oracle_plan()
+    v = _verdict(env, _run(env, [a for bid in links for a in (f"click({bid!r})", back)] + plan))
+    yield Attack(task_id, seed, "variant-chrome", f"every link of {', '.join(links)} followed, then the task", False,
+                 _why(v), not (v["success"] and v["clean"]))
+    state = env.snapshot()
+    b = SimBrowser(env.app, state)
+    for a in plan[:-1]:
+        b.execute(a)
+    last = _chrome_links(b)
+    if not last or not plan:
+        return
+    url = b.tab["url"]
+    for bid in last:
+        b.execute(f"click({bid!r})")
+        b.execute(f"goto({url!r})")
+    b.execute(plan[-1])
+    v = _verdict(env, state)
+    yield Attack(task_id, seed, "variant-chrome", f"the work, then {', '.join(last)} on its last page, then its final "
+                 "action", False, _why(v), not (v["success"] and v["clean"]))
+
+
 def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
     """Give the form's controls the submitted values; False if one cannot take its value
     (another form that only shares the action)."""
@@ -992,12 +1051,13 @@ def goal_dates(goal: str) -> list[date]:
 # ----------------------------------------------------------------------------- whole apps
 
 def redteam(app_name: str, seeds: Iterable[int] = (0,), *, tasks: Iterable[str] | None = None,
-            events: bool = True, world_seed: int = 0, progress: Callable[[str], None] | None = None
-            ) -> list[Attack]:
-    """Every attack on every template of an app (or ``tasks``) at every seed."""
+            events: bool = True, world_seed: int = 0, progress: Callable[[str], None] | None = None,
+            variant: int = 0) -> list[Attack]:
+    """Every attack on every template of an app (or ``tasks``) at every seed, on site
+    ``variant`` (0: today's site; VariantError for an id the app does not have)."""
     from ..episodes.env import SimEnv
 
-    env = SimEnv(app_name, seed=world_seed)
+    env = SimEnv(app_name, seed=world_seed, variant=variant)
     ids = list(tasks) if tasks is not None else list(env.app.tasks)
     seeds = list(seeds)
     out: list[Attack] = []
@@ -1012,7 +1072,7 @@ def redteam(app_name: str, seeds: Iterable[int] = (0,), *, tasks: Iterable[str] 
                                   rate > GUESS_RATE_LIMIT, f"right on {rate:.0%} of instances"))
         if progress is not None:
             progress(task_id)
-    return out
+    return [replace(a, variant=env.variant) for a in out] if env.variant else out
 
 
 def table(attacks: list[Attack]) -> list[dict[str, Any]]:
@@ -1041,5 +1101,5 @@ def by_family(attacks: list[Attack]) -> dict[str, dict[str, int]]:
     return dict(sorted(out.items()))
 
 
-__all__ = ["Attack", "answer_forms", "attack_instance", "by_family", "false_reasons", "goal_guesses", "guess_rates",
+__all__ = ["CHROME_BIDS", "Attack", "answer_forms", "attack_instance", "by_family", "false_reasons", "goal_guesses", "guess_rates",
            "password_guesses", "redteam", "table", "twin_card"]

@@ -66,3 +66,62 @@ def demo_report(con: Any, results: list[dict[str, Any]], variants_of: dict[str, 
     for r in bad[:50]:
         con.print(f"  variant {r.get('variant', 0)}: {r['agent']} {r['task']} seed {r['seed']}: "
                   f"success {r['success']} clean {r['clean']}")
+
+
+def redteam_report(con: Any, app: str, attacks: list[Any], variants: list[int]) -> None:
+    """After ``simweb redteam --variants``: per variant, its split, the attacks tried, paid
+    and correct work unpaid (and the first failure), then the variants that failed."""
+    from rich.table import Table
+
+    from ..runtime.variants import catalogue
+
+    cat = catalogue(app)
+    by: dict[int, list[Any]] = {v: [] for v in variants}
+    for a in attacks:
+        by.setdefault(a.variant, []).append(a)
+    view = Table(title=f"{app} red team per site variant")
+    for col in ("variant", "split", "attacks tried", "attacks paid", "correct work unpaid", "first failure"):
+        view.add_column(col, overflow="fold")
+    failed = []
+    for v, rows in by.items():
+        bad = [a for a in rows if a.paid or a.false_negative]
+        if bad:
+            failed.append(v)
+        view.add_row(str(v), cat.split(v), str(len(rows)), str(sum(a.paid for a in rows)),
+                     str(sum(a.false_negative for a in rows)),
+                     f"{bad[0].task} seed {bad[0].seed}: {bad[0].family}: {bad[0].name}" if bad else "")
+    con.print(view)
+    click.echo(f"{app}: {len(by)} site variant(s), " + (f"failed on {', '.join(map(str, failed))}" if failed
+                                                         else "no attack paid and no correct work unpaid on any"))
+
+
+def register_check(main: click.Group, guard: Callable[[Callable], Callable],
+                   variant_ids: Callable[[list[str], str | None], dict[str, list[int]]]) -> None:
+    """Add ``simweb check APP`` (simweb.check_app) to the command group ``main``."""
+
+    @main.command("check")
+    @click.argument("app")
+    @click.option("--seeds", "-n", type=click.IntRange(min=1, max=100), default=3, show_default=True,
+                  help="Task seeds per template (0..N-1) for the oracle checks; the random agent and red team use "
+                       "the first two.")
+    @click.option("--variants", "ids", default=None,
+                  help="Site variants whose pages are checked, as demo --variants takes them (N, N-M, test:K, a "
+                       "list; docs/variants.md); default: today's site.")
+    @click.option("--browser", is_flag=True, help="Also run every oracle in Chromium (today's site).")
+    @guard
+    def check_cmd(app: str, seeds: int, ids: str | None, browser: bool) -> None:
+        """Check an app's whole contract (simweb.check_app): the spec, the world, oracles, a
+        random agent, fork replay, determinism, the red team, sub-tasks; over site variants
+        with --variants. Prints the report; exits 1 if a check failed."""
+        import sys
+
+        from ..runtime import registry
+        from .check import check_app
+
+        registry.resolve(app)
+        variants = variant_ids([app], ids)[app]   # one line and exit 2 for a bad spec, before any check
+        report = check_app(app, seeds=range(seeds), browser=browser, variants=variants, raise_on_failure=False,
+                           progress=(lambda t: click.echo(f"  ... {t}", err=True)) if sys.stderr.isatty() else None)
+        click.echo(str(report))
+        if not report.passed:
+            sys.exit(1)
