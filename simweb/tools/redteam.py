@@ -857,7 +857,7 @@ def _variant_chrome(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
     links = _chrome_links(start)
     if not links:
         return
-    back = f"goto({env.task.start_url!r})"
+    back = _goto(env, start.state, env.task.start_url)   # in the variant's URL form
     for bid in links:
         v = _verdict(env, _run(env, [f"click({bid!r})"]))
         yield Attack(task_id, seed, "variant-chrome", f"the start page's {bid} link instead of the task",
@@ -876,7 +876,7 @@ def _variant_chrome(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
     url = b.tab["url"]
     for bid in last:
         b.execute(f"click({bid!r})")
-        b.execute(f"goto({url!r})")
+        b.execute(_goto(env, state, url))
     b.execute(plan[-1])
     v = _verdict(env, state)
     yield Attack(task_id, seed, "variant-chrome", f"the work, then {', '.join(last)} on its last page, then its final "
