@@ -45,6 +45,7 @@ browser shows as ``/p/12``), so a goto on today's URL is no way around the varia
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
@@ -61,6 +62,17 @@ _PARAM = re.compile(r"^<(?:(int|str|slug):)?([a-z_][a-z0-9_]*)>$")
 _KINDS = {"int": re.compile(r"\d{1,12}"), "str": re.compile(r"[^/?#]+"), "slug": re.compile(r"[a-z0-9\-]+")}
 # An attribute whose value is a URL the browser follows, in a template's source.
 _URL_ATTR = re.compile(r'(\s(?:href|action|formaction)=")([^"]*)(")')
+
+
+def _memoised(memo: dict[str, str], url: str, compute: Callable[[str], str]) -> str:
+    """``compute(url)``, remembered in ``memo`` (emptied when it reaches :data:`_MEMO`
+    entries; ``compute`` is a pure function of the URL, so a cleared memo only costs time)."""
+    hit = memo.get(url)
+    if hit is None:
+        if len(memo) >= _MEMO:
+            memo.clear()
+        hit = memo[url] = compute(url)
+    return hit
 
 
 class UrlSchemeError(ValueError):
@@ -177,12 +189,7 @@ class UrlScheme:
         else (another host, a relative reference, a non-string) unchanged."""
         if not isinstance(url, str) or not url.startswith("/"):
             return url
-        hit = self._wire.get(url)
-        if hit is None:
-            if len(self._wire) >= _MEMO:
-                self._wire.clear()
-            hit = self._wire[url] = self._to_wire(url)
-        return hit
+        return _memoised(self._wire, url, self._to_wire)
 
     def _to_wire(self, url: str) -> str:
         if url.startswith(UNMAPPED + "/"):
@@ -209,12 +216,7 @@ class UrlScheme:
         (a 404, as a real site answers a URL it does not use)."""
         if not url.startswith("/"):
             return url
-        hit = self._canon.get(url)
-        if hit is None:
-            if len(self._canon) >= _MEMO:
-                self._canon.clear()
-            hit = self._canon[url] = self._to_canonical(url)
-        return hit
+        return _memoised(self._canon, url, self._to_canonical)
 
     def _to_canonical(self, url: str) -> str:
         path, q, query, hash_, frag = _split(url)
