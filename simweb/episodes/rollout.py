@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import time
 from collections.abc import Callable
@@ -269,26 +270,47 @@ def _policy_blob(policy: Any) -> bytes:
                         f"{exc}); give an import path or a picklable policy") from None
 
 
-def _chunks(items: list[WorkItem], workers: int, most: int = 64, per_worker: int = 2
+def _spread(n: int) -> list[int]:
+    """A fixed permutation of ``range(n)`` whose every run of consecutive positions takes
+    items from all over the list: position ``k`` holds item ``k * s mod n`` for a stride
+    ``s`` near ``0.618 n`` coprime to ``n`` (items come grouped by template, and templates
+    differ in length: every batch cut from this order gets a like mix). Integer arithmetic
+    only, so the same ``n`` gives the same order everywhere."""
+    if n < 3:
+        return list(range(n))
+    s = max(1, (n * 618034) // 1000000)
+    while math.gcd(s, n) != 1:
+        s += 1
+    return [(k * s) % n for k in range(n)]
+
+
+def _chunks(items: list[WorkItem], workers: int, most: int = 64, least: int = 2
             ) -> list[list[tuple[int, WorkItem]]]:
-    """Items in batches, one dispatch each: ``per_worker`` batches per worker, more only to
-    keep a batch within ``most`` items (so a lost worker costs little and progress is
-    reported as it goes).
+    """Items in batches, one dispatch each, largest first (guided self-scheduling): each
+    batch takes a ``1 / (2 workers)`` share of what is left, within ``least`` and ``most``
+    items, and the workers pull the next batch when they are done with one.
 
     A dispatch costs the parent a fixed amount of CPU (pickling the call and the policy,
     waking a worker, reading the results back) that on a machine with as many workers as
-    cores is taken from the workers themselves: few large batches keep it small beside the
-    rollouts (measured in benchmarks/bench_pool_scale.py, docs/scale.md). The batches are
-    strided (item k goes to batch k mod n), not contiguous: items come grouped by template
-    and templates differ in length, so every batch gets a like mix and the workers finish
-    together. The number of batches is a multiple of the workers (5 batches on 2 workers
-    left one worker idle for the last: 15-18% of the workers' time on forum and cms, measured
-    by benchmarks/bench_pool_scale.py). Results are keyed by item index, so the split never
-    changes what comes back."""
-    n = max(workers * per_worker, -(-len(items) // most))
-    n = min(len(items), -(-n // workers) * workers)   # a multiple of the workers: none waits alone on a last batch
-    indexed = list(enumerate(items))
-    return [indexed[k::n] for k in range(n)] if n else []
+    cores is taken from the workers themselves: large batches keep it small beside the
+    rollouts, and ``most`` bounds what a lost worker costs and how long progress goes
+    unreported. Equal batches handed out in advance leave the workers finishing apart by
+    up to a whole batch (another process takes a core for a moment, one batch has longer
+    items): on 2 workers the first done idled while the other ran its last batch, 6-15% of
+    the actors' time on the short-trajectory apps (benchmarks/bench_pool_scale.py). With
+    batches that shrink towards the end, pulled as workers free up, they finish within a
+    batch of ``least`` items of each other. Each batch is a run of :func:`_spread`'s order,
+    so it mixes the templates. Results are keyed by item index, so the split never changes
+    what comes back."""
+    order = _spread(len(items))
+    out: list[list[tuple[int, WorkItem]]] = []
+    k = 0
+    while k < len(order):
+        left = len(order) - k
+        size = min(left, max(least, min(most, -(-left // (2 * workers)))))
+        out.append([(i, items[i]) for i in order[k:k + size]])
+        k += size
+    return out
 
 
 _LOCAL_WORKER: RolloutWorker | None = None
