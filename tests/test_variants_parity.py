@@ -137,3 +137,30 @@ def test_a_moved_message_is_the_same_in_chromium(app: str, chromium: Any) -> Non
     finally:
         web.close()
         served.close()
+
+
+def test_check_app_runs_the_oracles_in_chromium_on_a_variant(chromium: Any, monkeypatch: Any) -> None:
+    """check_browser_parity (check_app's browser=True) on a variant with its own URLs and
+    layout: every step agrees in Chromium; and it does read the variant: a Chromium handed
+    today's site instead (the start state without its variant) fails the check."""
+    from simweb.tools.check import check_browser_parity
+
+    app = "shopping"
+    k = scheme_variant(app)
+    served = ServedApp(app, world_seed=0)
+    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
+    try:
+        tid = "shopping/buy_product"
+        assert check_browser_parity(app, tid, 0, web=web, variant=k) == []
+        restore = BrowserEnv.restore
+
+        def as_todays_site(self: Any, state: dict) -> None:
+            state = {**state, "meta": {kk: v for kk, v in state["meta"].items() if kk != "variant"}}
+            restore(self, state)
+
+        monkeypatch.setattr(BrowserEnv, "restore", as_todays_site)
+        problems = check_browser_parity(app, tid, 0, web=web, variant=k)
+        assert problems and ("differs" in problems[0] or "Chromium is on" in problems[0]), problems
+    finally:
+        web.close()
+        served.close()

@@ -20,8 +20,8 @@ Over site variants (docs/variants.md)::
 
 the checks that read pages (oracles, the random agent, fork replay, determinism, the red
 team, sub-tasks) run on every variant given, each result naming its variant; the ones
-that do not (the spec, the world, the templates, decomposition) once. Chromium parity per
-variant is tests/test_variants_parity.py's (``browser=True`` runs today's site).
+that do not (the spec, the world, the templates, decomposition) once; with
+``browser=True`` every oracle also runs in Chromium on each variant.
 """
 from __future__ import annotations
 
@@ -249,12 +249,14 @@ def check_sub_tasks(app: str, env: Any, seeds: Iterable[int]) -> list[str]:   # 
     return problems
 
 
-def check_browser_parity(app: str, task_id: str, seed: int, *, web: Any = None) -> list[str]:
+def check_browser_parity(app: str, task_id: str, seed: int, *, web: Any = None, variant: int = 0) -> list[str]:
     """The oracle plan makes the same transitions in Chromium as in-process: the same
     start, the same page, AX tree, chat and action errors (none) at every step, the same
     runtime and meta (requests, simulated clock) after every step, and the same verdict,
     a clean full success, at the end. ``web`` is a BrowserEnv of the app to use (one is
-    started, and closed, otherwise)."""
+    started, and closed, otherwise). On a site ``variant`` the episode starts in-process
+    and Chromium restores its start state (a state renders as its variant: the variant's
+    URLs, words and layout are what Chromium loads)."""
     from ..episodes.env import SimEnv
     from ..serving.browser import make_browser_env
 
@@ -262,14 +264,18 @@ def check_browser_parity(app: str, task_id: str, seed: int, *, web: Any = None) 
         parts = urlsplit(url)
         return parts.path + (f"?{parts.query}" if parts.query else "")
 
-    sim = SimEnv(app, seed=0)
+    sim = SimEnv(app, seed=0, variant=variant)
     own = web is None
     if own:
         web = make_browser_env(app, 0, screenshots=False)
-    where = f"{task_id} seed {seed}"
+    where = f"{task_id} seed {seed}" + (f" variant {variant}" if variant else "")
     try:
         so, _ = sim.reset(seed=seed, options={"task": task_id})
-        wo, _ = web.reset(seed=seed, options={"task": task_id})
+        if variant:
+            web.restore(sim.snapshot())
+            wo, _ = web.observe()
+        else:
+            wo, _ = web.reset(seed=seed, options={"task": task_id})
         plan = sim.oracle_plan()
         if web.oracle_plan() != plan:
             return [f"{where}: the oracle plan differs in Chromium"]
@@ -303,6 +309,17 @@ def check_browser_parity(app: str, task_id: str, seed: int, *, web: Any = None) 
         if own:
             web.close()
     return []
+
+
+def _browser_parity(app: str, tasks: list[str], seed: int, variant: int) -> list[str]:
+    """:func:`check_browser_parity` for every task, in one Chromium."""
+    from ..serving.browser import make_browser_env
+
+    web = make_browser_env(app, 0, screenshots=False)
+    try:
+        return [p for t in tasks for p in check_browser_parity(app, t, seed, web=web, variant=variant)]
+    finally:
+        web.close()
 
 
 # ----------------------------------------------------------------------------- all of it
@@ -364,8 +381,8 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
         # the checks that read pages, on the variant's site (the world and tasks are the same)
         _page_checks(name, env if k == 0 else SimEnv(name, seed=0, variant=k), seeds, run)
     if browser:
-        run("oracles run identically in Chromium",
-            lambda: [p for t in env.app.tasks for p in check_browser_parity(name, t, seeds[0])])
+        for k in report.variants:
+            run("oracles run identically in Chromium", lambda k=k: _browser_parity(name, list(env.app.tasks), seeds[0], k), k)
     if raise_on_failure and not report.passed:
         raise AppCheckError(str(report))
     return report

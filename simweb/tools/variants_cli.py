@@ -107,7 +107,7 @@ def register_check(main: click.Group, guard: Callable[[Callable], Callable],
     @click.option("--variants", "ids", default=None,
                   help="Site variants whose pages are checked, as demo --variants takes them (N, N-M, test:K, a "
                        "list; docs/variants.md); default: today's site.")
-    @click.option("--browser", is_flag=True, help="Also run every oracle in Chromium (today's site).")
+    @click.option("--browser", is_flag=True, help="Also run every oracle in Chromium, on each variant checked.")
     @guard
     def check_cmd(app: str, seeds: int, ids: str | None, browser: bool) -> None:
         """Check an app's whole contract (simweb.check_app): the spec, the world, oracles, a
