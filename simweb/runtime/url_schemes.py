@@ -177,8 +177,8 @@ class Rule:
                 out[name] = seg
             elif seg != lit:
                 return None
-        for i, name, _table, _column, first in self.slugs:
-            m = (_SLUG_ID if first else _ID_SLUG).fullmatch(segs[i])
+        for at, name, _table, _column, first in self.slugs:
+            m = (_SLUG_ID if first else _ID_SLUG).fullmatch(segs[at])
             if m is None:
                 return None
             out[name], given[name] = (m.group(2), m.group(1) or "") if first else (m.group(1), m.group(2) or "")

@@ -441,7 +441,8 @@ class Site:
         memo: dict[tuple[str, str], dict[str, Any]] | None = self.__dict__.get("_page_memo")
         if memo is None:   # (not setdefault: that would build a dict on every page)
             memo = self.__dict__["_page_memo"] = {}
-        ctx.update(memoised(memo, (ctx["title"], site_title), self._page_entry, 4096))
+        entry: dict[str, Any] = memoised(memo, (ctx["title"], site_title), self._page_entry, 4096)
+        ctx.update(entry)
 
     def _page_entry(self, key: tuple[str, str]) -> dict[str, Any]:
         """What :meth:`page_context` sets for a (title, site title)."""
