@@ -109,9 +109,20 @@ def test_slug_rules_map_both_ways() -> None:
 
 def test_slug_links_in_templates_are_written_at_render() -> None:
     s = UrlScheme([Rule.parse("/p/<int:pid>", "/product/<slug:products.name>-<pid>")])
-    out = s.rewrite_source('<a href="/p/{{ p.id }}/reviews">x</a><a href="/p/12">l</a><a href="/cart">c</a>')
-    assert 'href="{% filter variant_url %}/p/{{ p.id }}/reviews{% endfilter %}"' in out
+    out = s.rewrite_source('<a href="/p/{{ p.id }}/reviews">x</a><a href="/p/12">l</a><a href="/cart">c</a>'
+                           '<a href="{{ it.url }}">m</a>')
+    # the id's segment through a per-id filter, written in the source; a literal or a data link at render
+    assert 'href="/product/{{ (p.id)|variant_slug(\'products\', \'name\', True) }}/reviews"' in out
     assert 'href="{% filter variant_url %}/p/12{% endfilter %}"' in out and 'href="/cart"' in out
+    assert 'href="{{ (it.url)|variant_url }}"' in out
+    import jinja2
+
+    from simweb.runtime.url_schemes import template_filters
+    env = jinja2.Environment(autoescape=True)
+    env.filters.update(template_filters(s.bind(_World())))
+    html = env.from_string(out).render(p={"id": 12}, it={"url": "/p/7"})
+    assert 'href="/product/grey-wool-scarf-12/reviews"' in html and 'href="/product/ete-hat-7"' in html
+    assert 'href="/product/grey-wool-scarf-12"' in html
 
 
 @pytest.mark.parametrize("app", SLUG_APPS)

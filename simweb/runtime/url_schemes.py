@@ -397,11 +397,14 @@ class UrlScheme:
             cut = _match_prefix(rule, flat, blocks)
             if cut is None:
                 continue
-            if rule.slugs:
-                return None   # the slug is the world's, known at render
             params, end = cut
             rest = flat[end:]
-            wpath = "/" + "/".join(params[n] if n else lit for lit, n in rule.wire_path)
+            wsegs = [params[n] if n else lit for lit, n in rule.wire_path]
+            for i, name, table, column, first in rule.slugs:   # the slug is the world's: the id's filter at render
+                tok = _TOKEN.fullmatch(params[name])
+                expr = blocks[int(tok.group(1))][2:-2].strip() if tok else repr(params[name])
+                wsegs[i] = f"{{{{ ({expr})|variant_slug({table!r}, {column!r}, {first}) }}}}"
+            wpath = "/" + "/".join(wsegs)
             if rule.wire_query:
                 tail = rest.partition("#")[0]
                 if "?" in tail or any("\x00" in seg and not (_TOKEN.fullmatch(seg) and blocks[int(seg[1:-1])].startswith("{{"))
@@ -493,6 +496,19 @@ def parse_urls(app: str, factor: str, index: int, raw: Any) -> tuple[tuple[str, 
     return tuple(raw.items())
 
 
+def template_filters(scheme: UrlScheme) -> dict[str, Any]:
+    """The scheme's Jinja filters: ``variant_url`` (:func:`template_filter`) and
+    ``variant_slug``, a slug rule's segment for an id (``12`` -> ``grey-scarf-12``), which
+    the templates' source writes where the id is (:meth:`UrlScheme.rewrite_source`)."""
+    def variant_slug(value: Any, table: str, column: str, first: bool) -> str:
+        rid = str(value)
+        if not _KINDS["int"].fullmatch(rid):
+            return rid
+        slug = scheme.slug(table, column, rid)
+        return rid if not slug else f"{slug}-{rid}" if first else f"{rid}-{slug}"
+    return {"variant_url": template_filter(scheme), "variant_slug": variant_slug}
+
+
 def template_filter(scheme: UrlScheme) -> Any:
     """The ``variant_url`` Jinja filter: a URL (or, in a ``{% filter %}`` block, an
     attribute's escaped text) in the variant's form."""
@@ -511,4 +527,4 @@ def scheme(rules: tuple[tuple[str, str], ...]) -> UrlScheme | None:
 
 
 __all__ = ["SLUG_MAX", "UNMAPPED", "Rule", "UrlScheme", "UrlSchemeError", "parse_urls", "scheme", "slugify",
-           "template_filter"]
+           "template_filter", "template_filters"]

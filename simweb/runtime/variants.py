@@ -612,7 +612,7 @@ def jinja_for(app: Any, variant: int) -> Any:
         env.filters, env.globals = dict(env.filters), dict(env.globals)
         scheme = url_scheme(app, variant)
         if scheme is not None:   # links whose URL is an expression (a menu item's), slugs
-            env.filters["variant_url"] = url_schemes.template_filter(scheme)
+            env.filters.update(url_schemes.template_filters(scheme))
         formats = catalogue(app).formats
         for kind, rewrite in (("money", site.prices if site.money else None), ("date", site.dates if site.date else None)):
             for fname in formats.get(kind, ()) if rewrite else ():
