@@ -401,8 +401,8 @@ class UrlScheme:
             rest = flat[end:]
             wsegs = [params[n] if n else lit for lit, n in rule.wire_path]
             for i, name, table, column, first in rule.slugs:   # the slug is the world's: the id's filter at render
-                tok = _TOKEN.fullmatch(params[name])
-                expr = blocks[int(tok.group(1))][2:-2].strip() if tok else repr(params[name])
+                ref = _TOKEN.fullmatch(params[name])
+                expr = blocks[int(ref.group(1))][2:-2].strip() if ref else repr(params[name])
                 wsegs[i] = f"{{{{ ({expr})|variant_slug({table!r}, {column!r}, {first}) }}}}"
             wpath = "/" + "/".join(wsegs)
             if rule.wire_query:
