@@ -245,3 +245,21 @@ def test_served_site_redirects_a_wrong_slug() -> None:
     home = client.get("/").get_data(as_text=True)
     links = re.findall(r'href="(/' + rule.wire_path[0][0] + r'/[^"]+)"', home)
     assert links and all(re.fullmatch(r"/[a-z]+/[a-z0-9-]+-\d+", x) for x in links), links[:3]
+
+
+def test_one_bounded_memo() -> None:
+    """simweb.runtime.memo.memoised: computed once per key, emptied at its bound."""
+    from simweb.runtime.memo import memoised
+
+    calls: list[int] = []
+
+    def double(x: int) -> int:
+        calls.append(x)
+        return 2 * x
+
+    memo: dict[int, int] = {}
+    assert [memoised(memo, x, double, 3) for x in (1, 2, 1, 2)] == [2, 4, 2, 4] and calls == [1, 2]
+    memoised(memo, 3, double, 3)
+    assert len(memo) == 3
+    assert memoised(memo, 4, double, 3) == 8 and memo == {4: 8}   # at the bound: emptied first
+    assert memoised(memo, 1, double, 3) == 2 and calls == [1, 2, 3, 4, 1]

@@ -30,6 +30,25 @@ wording. The variant's form exists only where a URL meets the browser:
   resolves (against the page's URL in the variant's form), and the served site's request
   path and ``Referer``, are mapped back before routing.
 
+**Slugs.** A segment of the variant's form may carry a slug of world data beside an
+``<int:>`` parameter, the slug first or the id first::
+
+    - {label: product-slug, urls: {/p/<int:pid>: /product/<slug:products.name>-<pid>}}
+    - {label: hotel-slug, urls: {/hotels/<int:pid>: /hotel/<pid>-<slug:properties.name>}}
+
+``/p/12`` is then ``/product/grey-wool-scarf-12``: the slug is column ``name`` of row 12 of
+the world's table ``products`` (``WorldFile.column_value``), through :func:`slugify`
+(ASCII, lower case, hyphens, at most :data:`SLUG_MAX` characters), memoised per scheme.
+The world is the App's (:func:`simweb.runtime.variants.url_scheme` binds the scheme to it,
+:meth:`UrlScheme.bind`); a row the world does not have (one made at run time) has no
+slug, and its segment is the id alone (``/product/12``). A row renamed in the state keeps
+the world's slug, as a real site keeps a permalink. In the templates' source the id's
+segment becomes a ``variant_slug`` filter on the id's expression, memoised by id.
+Incoming, a slug segment takes any slug text with the id: a URL with the right id and a
+wrong or absent slug names the same page, which the in-process browser opens at its own
+URL (the state keeps today's, which shows as the slug URL: what a browser shows after a
+redirect), and the served site answers with a 301 to it (:meth:`UrlScheme.redirect`).
+
 A Jinja expression that stands for a parameter in a template's URL is taken to write that
 one segment (issues' ``/projects/{{ p.path }}/issues`` writes two, which a path-form rule
 that keeps the parameters' order maps right); ``tests/test_variants_urls.py`` checks every
