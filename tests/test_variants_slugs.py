@@ -112,7 +112,7 @@ def test_slug_links_in_templates_are_written_at_render() -> None:
     out = s.rewrite_source('<a href="/p/{{ p.id }}/reviews">x</a><a href="/p/12">l</a><a href="/cart">c</a>'
                            '<a href="{{ it.url }}">m</a>')
     # the id's segment through a per-id filter, written in the source; a literal or a data link at render
-    assert 'href="/product/{{ (p.id)|variant_slug(\'products\', \'name\', True) }}/reviews"' in out
+    assert 'href="/product/{{ (p.id)|variant_slug_0 }}/reviews"' in out
     assert 'href="{% filter variant_url %}/p/12{% endfilter %}"' in out and 'href="/cart"' in out
     assert 'href="{{ (it.url)|variant_url }}"' in out
     import jinja2
@@ -122,6 +122,8 @@ def test_slug_links_in_templates_are_written_at_render() -> None:
     env.filters.update(template_filters(s.bind(_World())))
     html = env.from_string(out).render(p={"id": 12}, it={"url": "/p/7"})
     assert 'href="/product/grey-wool-scarf-12/reviews"' in html and 'href="/product/ete-hat-7"' in html
+    for value, seg in ((12, "grey-wool-scarf-12"), ("12", "grey-wool-scarf-12"), (99, "99"), ("new", "new"), (None, "None")):
+        assert env.from_string("{{ x|variant_slug_0 }}").render(x=value) == seg   # as to_wire writes the id's segment
     assert 'href="/product/grey-wool-scarf-12"' in html
 
 

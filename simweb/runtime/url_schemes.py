@@ -240,6 +240,10 @@ class UrlScheme:
         self._heads = frozenset("/" + r.canon[0][0] for r in self.rules if r.canon[0][0])
         #: Whether any rule writes a slug of world data.
         self.slugged = any(r.slugs for r in self.rules)
+        #: Every slug segment's source (table, column, slug first), in rule order: the
+        #: template filter ``variant_slug_<i>`` writes source ``i``'s segment for an id.
+        self.slug_sources: tuple[tuple[str, str, bool], ...] = tuple(dict.fromkeys(
+            (table, column, first) for r in self.rules for _i, _n, table, column, first in r.slugs))
 
     def bind(self, world: Any) -> UrlScheme:
         """This scheme reading its slugs from ``world`` (UrlSchemeError when the world has
@@ -422,7 +426,7 @@ class UrlScheme:
             for i, name, table, column, first in rule.slugs:   # the slug is the world's: the id's filter at render
                 ref = _TOKEN.fullmatch(params[name])
                 expr = blocks[int(ref.group(1))][2:-2].strip() if ref else repr(params[name])
-                wsegs[i] = f"{{{{ ({expr})|variant_slug({table!r}, {column!r}, {first}) }}}}"
+                wsegs[i] = f"{{{{ ({expr})|variant_slug_{self.slug_sources.index((table, column, first))} }}}}"
             wpath = "/" + "/".join(wsegs)
             if rule.wire_query:
                 tail = rest.partition("#")[0]
@@ -516,16 +520,31 @@ def parse_urls(app: str, factor: str, index: int, raw: Any) -> tuple[tuple[str, 
 
 
 def template_filters(scheme: UrlScheme) -> dict[str, Any]:
-    """The scheme's Jinja filters: ``variant_url`` (:func:`template_filter`) and
-    ``variant_slug``, a slug rule's segment for an id (``12`` -> ``grey-scarf-12``), which
-    the templates' source writes where the id is (:meth:`UrlScheme.rewrite_source`)."""
-    def variant_slug(value: Any, table: str, column: str, first: bool) -> str:
-        rid = str(value)
+    """The scheme's Jinja filters: ``variant_url`` (:func:`template_filter`) and, for each
+    slug source ``i`` (:attr:`UrlScheme.slug_sources`), ``variant_slug_<i>``: a slug
+    rule's segment for an id (``12`` -> ``grey-scarf-12``), which the templates' source
+    writes where the id is (:meth:`UrlScheme.rewrite_source`); memoised by the id."""
+    out = {"variant_url": template_filter(scheme)}
+    for i, source in enumerate(scheme.slug_sources):
+        out[f"variant_slug_{i}"] = _slug_filter(scheme, *source)
+    return out
+
+
+def _slug_filter(scheme: UrlScheme, table: str, column: str, first: bool) -> Any:
+    """The ``variant_slug_<i>`` filter of one slug source (see :func:`template_filters`)."""
+    def segment(rid: str) -> str:
         if not _KINDS["int"].fullmatch(rid):
-            return rid
+            return rid   # not an id: written as it is (as a rule without a slug writes it)
         slug = scheme.slug(table, column, rid)
         return rid if not slug else f"{slug}-{rid}" if first else f"{rid}-{slug}"
-    return {"variant_url": template_filter(scheme), "variant_slug": variant_slug}
+
+    by_id: dict[int, str] = {}
+
+    def variant_slug(value: Any) -> str:
+        if type(value) is int:   # the usual case, a row's id: one dict lookup
+            return memoised(by_id, value, lambda v: segment(str(v)))
+        return segment(str(value))
+    return variant_slug
 
 
 def template_filter(scheme: UrlScheme) -> Any:
