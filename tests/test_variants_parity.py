@@ -84,7 +84,7 @@ def test_a_url_scheme_is_the_same_in_chromium(app: str, chromium: Any) -> None:
         rng = random.Random(k)
         moved = None
         state: dict = {}
-        for i in range(10):   # four with walks, then until a start state is on a moved URL
+        for i in range(40):   # four with walks, then until a start state is on a moved URL
             if i >= 4 and moved:
                 break
             state = start_state(sim, rng)
@@ -169,15 +169,20 @@ def test_slug_urls_are_the_same_in_chromium(app: str, chromium: Any) -> None:
         state = sim.unwrapped.snapshot()
         web.restore(state)
         for typed in (wire, wire.replace(slug, "not-the-name"), wire.replace(slug + "-", "").replace("-" + slug, "")):
+            # from another page: typed on the page itself, Chromium adds a history entry
+            # where the served session's state replaces it (docs/variants.md, Slug URLs)
+            sim.step("goto('/')")
+            web.step("goto('/')")
             so, *_ = sim.step(f"goto({typed!r})")
             wo, *_ = web.step(f"goto({typed!r})")
             assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3] == wire.lstrip("/"), (app, typed, wo["url"])
             assert so["axtree"] == wo["axtree"], (app, typed)
             assert sim.unwrapped.state["browser"]["tabs"][0]["url"] == canon
         rng = random.Random(k)
-        walk = run_walk(sim, web, sim.unwrapped.snapshot(), rng, steps=8)
-        d = walk["divergence"]
-        assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
+        for _ in range(2):   # walks from start states (a restore does not replay the history in Chromium)
+            walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
+            d = walk["divergence"]
+            assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
     finally:
         web.close()
         served.close()

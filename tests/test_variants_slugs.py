@@ -212,6 +212,9 @@ def test_typed_slug_urls_and_wrong_slugs(app: str) -> None:
     obs, *_ = env.step(f"goto({canon!r})")
     tab = u.state["browser"]["tabs"][0]
     assert tab["status"] == 404 and tab["url"] == UNMAPPED + canon and _path(obs["url"]) == canon
+    # typed on the page itself, the redirected URL replaces its entry (as the served
+    # session's state records it; docs/variants.md: Chromium itself adds one)
+    assert u.state["browser"]["tabs"][0]["history"][-2:] == [canon, UNMAPPED + canon]
     obs, *_ = env.step("go_back()")
     assert _path(obs["url"]) == wire
     state = u.snapshot()
