@@ -43,7 +43,7 @@ The world is the App's (:func:`simweb.runtime.variants.url_scheme` binds the sch
 :meth:`UrlScheme.bind`); a row the world does not have (one made at run time) has no
 slug, and its segment is the id alone (``/product/12``). A row renamed in the state keeps
 the world's slug, as a real site keeps a permalink. In the templates' source the id's
-segment becomes a ``variant_slug`` filter on the id's expression, memoised by id.
+segment becomes a ``variant_slug_<i>`` filter on the id's expression, memoised by id.
 Incoming, a slug segment takes any slug text with the id: a URL with the right id and a
 wrong or absent slug names the same page, which the in-process browser opens at its own
 URL (the state keeps today's, which shows as the slug URL: what a browser shows after a
