@@ -1,7 +1,9 @@
 """What a site variant's URL scheme costs a step (simweb.runtime.url_schemes).
 
 Per app, one variant with a URL scheme (a query-form one where the app has one: its links
-go through the most mapping), timed with its scheme and, in the same process, with the
+go through the most mapping) and, where the app has one, a variant of its slug scheme
+(``/product/grey-scarf-12``: every entity link mapped at render, its slug read from the
+world, memoised; rows ``APP/slug``), each timed with its scheme and, in the same process, with the
 scheme taken out (the same variant's templates built without it, so its pages show
 today's URLs): every template's oracle run at seed 0, the two sides interleaved round by
 round and alternating who goes first; the figure is CPU time per step (this process's,
@@ -27,12 +29,17 @@ from simweb.runtime.variants import catalogue, jinja_for
 APPS = ("shopping", "forum", "issues", "cms", "booking")
 
 
-def scheme_variant(app: str) -> int:
-    """The first variant whose URL scheme has a query form, else the first with one."""
+def scheme_variants(app: str) -> dict[str, int]:
+    """Row name -> variant: the first variant whose URL scheme has a query form (else the
+    first with a scheme), and the first of a slug scheme (``APP/slug``) where there is one."""
     cat = catalogue(app)
     factor = next(f for f in cat.factors if f.name == "url_scheme")
-    label = next((o.label for o in factor.options if any("?" in w for _, w in o.urls)), factor.options[1].label)
-    return next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == label)
+    labels = {app: next((o.label for o in factor.options if any("?" in w for _, w in o.urls)), factor.options[1].label)}
+    slug = next((o.label for o in factor.options if any("<slug:" in w and "." in w for _, w in o.urls)), None)
+    if slug is not None:
+        labels[f"{app}/slug"] = slug
+    return {row: next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == label)
+            for row, label in labels.items()}
 
 
 def run_all(env: Any, tasks: list[str]) -> tuple[float, int]:
@@ -53,30 +60,31 @@ def run_all(env: Any, tasks: list[str]) -> tuple[float, int]:
     return spent, steps
 
 
-def measure(app: str, rounds: int) -> dict[str, Any]:
-    k = scheme_variant(app)
+def measure(app: str, k: int, rounds: int) -> dict[str, Any]:
     env = simweb.make(app, variant=k, max_steps=100_000)
     u = env.unwrapped
     site = catalogue(app).site(k)
     scheme = site.urls
     with_scheme = jinja_for(u.app, k)
     envs: dict[int, Any] = u.app.__dict__["_variant_jinja"]
-    site.urls = None
+    bound: dict[int, Any] = u.app.__dict__["_variant_schemes"]   # the scheme of this world (url_scheme)
+    app_scheme = bound[k]
+    site.urls = bound[k] = None
     del envs[k]
     without = jinja_for(u.app, k)
     tasks = sorted(u.app.tasks)
-    sides = {"with": (scheme, with_scheme), "without": (None, without)}
+    sides = {"with": (scheme, app_scheme, with_scheme), "without": (None, None, without)}
     totals = {"with": [0.0, 0], "without": [0.0, 0]}
     try:
         for r in range(rounds):
             for name in (("with", "without") if r % 2 == 0 else ("without", "with")):
-                site.urls, envs[k] = sides[name]
+                site.urls, bound[k], envs[k] = sides[name]
                 spent, steps = run_all(env, tasks)
                 if r:   # the first round warms both up
                     totals[name][0] += spent
                     totals[name][1] += steps
     finally:
-        site.urls, envs[k] = scheme, with_scheme
+        site.urls, bound[k], envs[k] = scheme, app_scheme, with_scheme
     per = {n: round(1e3 * t / max(1, s), 4) for n, (t, s) in totals.items()}
     return {"variant": k, "url_scheme": catalogue(app).values(k)["url_scheme"], "steps": int(totals["with"][1]),
             "step_ms_cpu": per, "ratio": round(per["with"] / per["without"], 3)}
@@ -89,9 +97,10 @@ def main() -> None:
     args = ap.parse_args()
     results = {}
     for app in args.apps.split(","):
-        res = results[app] = measure(app, args.rounds)
-        print(f"{app:9} variant {res['variant']:5} ({res['url_scheme']}): step {res['step_ms_cpu']['without']} -> "
-              f"{res['step_ms_cpu']['with']} ms CPU (x{res['ratio']}) over {res['steps']} steps", flush=True)
+        for row, k in scheme_variants(app).items():
+            res = results[row] = measure(app, k, args.rounds)
+            print(f"{row:14} variant {res['variant']:5} ({res['url_scheme']}): step {res['step_ms_cpu']['without']} -> "
+                  f"{res['step_ms_cpu']['with']} ms CPU (x{res['ratio']}) over {res['steps']} steps", flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps({"command": " ".join(sys.argv), "apps": results}, indent=1) + "\n")
 

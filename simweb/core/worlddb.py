@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sqlite3
 import sys
 import tempfile
@@ -774,6 +775,10 @@ def forget_open_worlds() -> None:
         _OPEN_WORLDS.clear()
 
 
+#: A table or column name a world query may name (never user text).
+_IDENT = re.compile(r"[a-z_][a-z0-9_]*")
+
+
 class WorldFile:
     """What every app's read-only world shares: the cached file, its identity and ids.
 
@@ -838,6 +843,22 @@ class WorldFile:
 
     def _conn(self) -> sqlite3.Connection:
         return self._db.conn()
+
+    def column_value(self, table: str, column: str, rid: int) -> Any:
+        """Column ``column`` of the row with id ``rid`` of world table ``table`` (None when
+        the world has no such row: a row created at run time). ``table`` and ``column`` are
+        identifiers the app declares (a site variant's slug source); anything else, or a
+        table or column this world does not have, is a ValueError."""
+        columns = self.__dict__.setdefault("_columns", {})
+        known = columns.get(table)
+        if known is None:
+            if not _IDENT.fullmatch(table):
+                raise ValueError(f"not a table name: {table!r}")
+            known = columns[table] = frozenset(r[1] for r in self._conn().execute(f"PRAGMA table_info({table})"))
+        if column not in known or not _IDENT.fullmatch(column):
+            raise ValueError(f"the {self.APP} world has no column {table}.{column}")
+        row = self._conn().execute(f"SELECT {column} FROM {table} WHERE id = ?", (rid,)).fetchone()
+        return None if row is None else row[0]
 
     def max_id(self, table: str) -> int:
         """Largest id in ``table`` (new simulator rows get ids above it)."""

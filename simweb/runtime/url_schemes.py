@@ -30,6 +30,25 @@ wording. The variant's form exists only where a URL meets the browser:
   resolves (against the page's URL in the variant's form), and the served site's request
   path and ``Referer``, are mapped back before routing.
 
+**Slugs.** A segment of the variant's form may carry a slug of world data beside an
+``<int:>`` parameter, the slug first or the id first::
+
+    - {label: product-slug, urls: {/p/<int:pid>: /product/<slug:products.name>-<pid>}}
+    - {label: hotel-slug, urls: {/hotels/<int:pid>: /hotel/<pid>-<slug:properties.name>}}
+
+``/p/12`` is then ``/product/grey-wool-scarf-12``: the slug is column ``name`` of row 12 of
+the world's table ``products`` (``WorldFile.column_value``), through :func:`slugify`
+(ASCII, lower case, hyphens, at most :data:`SLUG_MAX` characters), memoised per scheme.
+The world is the App's (:func:`simweb.runtime.variants.url_scheme` binds the scheme to it,
+:meth:`UrlScheme.bind`); a row the world does not have (one made at run time) has no
+slug, and its segment is the id alone (``/product/12``). A row renamed in the state keeps
+the world's slug, as a real site keeps a permalink. In the templates' source the id's
+segment becomes a ``variant_slug_<i>`` filter on the id's expression, memoised by id.
+Incoming, a slug segment takes any slug text with the id: a URL with the right id and a
+wrong or absent slug names the same page, which the in-process browser opens at its own
+URL (the state keeps today's, which shows as the slug URL: what a browser shows after a
+redirect), and the served site answers with a 301 to it (:meth:`UrlScheme.redirect`).
+
 A Jinja expression that stands for a parameter in a template's URL is taken to write that
 one segment (issues' ``/projects/{{ p.path }}/issues`` writes two, which a path-form rule
 that keeps the parameters' order maps right); ``tests/test_variants_urls.py`` checks every
@@ -45,34 +64,43 @@ browser shows as ``/p/12``), so a goto on today's URL is no way around the varia
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
 
 import markupsafe
 
+from .memo import memoised
+
 #: Where the state keeps a URL in today's form typed on a variant whose scheme moves it:
 #: a prefix no route of any app matches (tested), so the request is a 404.
 UNMAPPED = "/_unmapped"
-#: Memo bounds (memos are pure functions of their keys).
-_MEMO = 8192
-
 _PARAM = re.compile(r"^<(?:(int|str|slug):)?([a-z_][a-z0-9_]*)>$")
 _KINDS = {"int": re.compile(r"\d{1,12}"), "str": re.compile(r"[^/?#]+"), "slug": re.compile(r"[a-z0-9\-]+")}
 # An attribute whose value is a URL the browser follows, in a template's source.
 _URL_ATTR = re.compile(r'(\s(?:href|action|formaction)=")([^"]*)(")')
+# A variant's path segment that is a slug of world data and an id: "<slug:products.name>-<pid>"
+# ("grey-wool-scarf-12") or "<pid>-<slug:products.name>" ("12-grey-wool-scarf").
+_IDENT = r"([a-z_][a-z0-9_]*)"
+_SLUG_SEG = re.compile(rf"^<slug:{_IDENT}\.{_IDENT}>-<{_IDENT}>$|^<{_IDENT}>-<slug:{_IDENT}\.{_IDENT}>$")
+# Such a segment as a browser requests it: any slug text (a wrong or absent one too) and the id.
+_SLUG_ID = re.compile(r"(?:(.*)-)?(\d{1,12})", re.S)
+_ID_SLUG = re.compile(r"(\d{1,12})(?:-(.*))?", re.S)
+#: A slug's length bound (cut at a hyphen).
+SLUG_MAX = 60
 
 
-def _memoised(memo: dict[str, str], url: str, compute: Callable[[str], str]) -> str:
-    """``compute(url)``, remembered in ``memo`` (emptied when it reaches :data:`_MEMO`
-    entries; ``compute`` is a pure function of the URL, so a cleared memo only costs time)."""
-    hit = memo.get(url)
-    if hit is None:
-        if len(memo) >= _MEMO:
-            memo.clear()
-        hit = memo[url] = compute(url)
-    return hit
+def slugify(text: str) -> str:
+    """``text`` as a URL slug: ASCII (accents dropped), lower case, every run of other
+    characters one hyphen, no hyphen at either end, at most :data:`SLUG_MAX` characters
+    (cut at a word's end); "" when nothing is left. Deterministic: no locale, no table."""
+    s = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
+    if len(s) > SLUG_MAX:
+        s = s[:SLUG_MAX + 1]
+        s = s.rsplit("-", 1)[0] if "-" in s else s[:SLUG_MAX]
+    return s
 
 
 class UrlSchemeError(ValueError):
@@ -86,6 +114,9 @@ class Rule:
     canon: tuple[tuple[str, str], ...]       # (literal, "") or ("", kind:name)
     wire_path: tuple[tuple[str, str], ...]   # (literal, "") or ("", name)
     wire_query: tuple[tuple[str, str], ...]  # (key, param name)
+    #: The variant's path segments that carry a slug of world data beside their parameter:
+    #: (segment index, param name, world table, column, slug first).
+    slugs: tuple[tuple[int, str, str, str, bool], ...] = ()
 
     @staticmethod
     def parse(canon: str, wire: str) -> Rule:
@@ -105,11 +136,21 @@ class Rule:
         path, _, query = wire.partition("?")
         wsegs: list[tuple[str, str]] = []
         used: list[str] = []
+        slugs: list[tuple[int, str, str, str, bool]] = []
         for seg in path[1:].split("/"):
             m = _PARAM.match(seg)
+            sm = _SLUG_SEG.match(seg)
             if m:
                 wsegs.append(("", m.group(2)))
                 used.append(m.group(2))
+            elif sm:
+                first = sm.group(1) is not None
+                table, column, name = sm.group(1, 2, 3) if first else sm.group(5, 6, 4)
+                if kinds.get(name) != "int":
+                    raise UrlSchemeError(f"url rule {canon!r}: {wire!r}: a slug goes with an <int:> parameter")
+                slugs.append((len(wsegs), name, table, column, first))
+                wsegs.append(("", name))
+                used.append(name)
             elif seg and "<" not in seg:
                 wsegs.append((seg, ""))
             else:
@@ -124,7 +165,7 @@ class Rule:
             used.append(m.group(2))
         if sorted(used) != sorted(kinds) or not wsegs or wsegs[0][1]:
             raise UrlSchemeError(f"url rule {canon!r}: {wire!r}: every parameter once, and a literal first segment")
-        return Rule(tuple(csegs), tuple(wsegs), tuple(wquery))
+        return Rule(tuple(csegs), tuple(wsegs), tuple(wquery), tuple(slugs))
 
     def match_canon(self, segs: list[str]) -> dict[str, str] | None:
         """The parameters when path segments ``segs`` start with the canonical pattern."""
@@ -141,16 +182,25 @@ class Rule:
                 return None
         return out
 
-    def match_wire(self, segs: list[str], pairs: list[tuple[str, str]]) -> tuple[dict[str, str], set[int]] | None:
-        """(parameters, indexes of the query pairs taken) when a URL is in this rule's form."""
+    def match_wire(self, segs: list[str], pairs: list[tuple[str, str]]
+                   ) -> tuple[dict[str, str], set[int], dict[str, str]] | None:
+        """(parameters, indexes of the query pairs taken, the slug each slug segment was
+        requested with: "" when absent) when a URL is in this rule's form. A slug segment
+        takes any slug text with the id: which slug the page has is the scheme's to say."""
         if len(segs) < len(self.wire_path):
             return None
         out: dict[str, str] = {}
+        given: dict[str, str] = {}
         for seg, (lit, name) in zip(segs, self.wire_path):
             if name:
                 out[name] = seg
             elif seg != lit:
                 return None
+        for at, name, _table, _column, first in self.slugs:
+            m = (_SLUG_ID if first else _ID_SLUG).fullmatch(segs[at])
+            if m is None:
+                return None
+            out[name], given[name] = (m.group(2), m.group(1) or "") if first else (m.group(1), m.group(2) or "")
         taken: set[int] = set()
         for key, name in self.wire_query:
             i = next((i for i, (k, _) in enumerate(pairs) if k == key and i not in taken), None)
@@ -163,7 +213,7 @@ class Rule:
                 kind, _, name = param.partition(":")
                 if not out.get(name) or not _KINDS[kind].fullmatch(out[name]):
                     return None
-        return out, taken
+        return out, taken, given
 
 
 def _split(url: str) -> tuple[str, str, str, str, str]:
@@ -174,14 +224,78 @@ def _split(url: str) -> tuple[str, str, str, str, str]:
 
 
 class UrlScheme:
-    """A variant's URL scheme: canonical <-> the variant's form (see the module docstring)."""
+    """A variant's URL scheme: canonical <-> the variant's form (see the module docstring).
 
-    def __init__(self, rules: list[Rule]):
+    A scheme with slug rules reads its slugs from ``world`` (an app's world, which answers
+    ``column_value(table, column, id)``): :meth:`bind` gives the scheme of one world. An
+    unbound scheme knows no slug, and writes such a segment as the id alone."""
+
+    def __init__(self, rules: list[Rule], world: Any = None):
         self.rules = tuple(rules)
+        self.world = world
         self._wire: dict[str, str] = {}
         self._canon: dict[str, str] = {}
+        self._slugs: dict[tuple[str, str, str], str] = {}
         #: The first literal segment of every canonical pattern: a cheap "maybe" test.
         self._heads = frozenset("/" + r.canon[0][0] for r in self.rules if r.canon[0][0])
+        #: Whether any rule writes a slug of world data.
+        self.slugged = any(r.slugs for r in self.rules)
+        #: Every slug segment's source (table, column, slug first), in rule order: the
+        #: template filter ``variant_slug_<i>`` writes source ``i``'s segment for an id.
+        self.slug_sources: tuple[tuple[str, str, bool], ...] = tuple(dict.fromkeys(
+            (table, column, first) for r in self.rules for _i, _n, table, column, first in r.slugs))
+
+    def bind(self, world: Any) -> UrlScheme:
+        """This scheme reading its slugs from ``world`` (UrlSchemeError when the world has
+        no table or column a slug rule names)."""
+        for rule in self.rules:
+            for _i, _name, table, column, _first in rule.slugs:
+                try:
+                    world.column_value(table, column, 0)
+                except (AttributeError, ValueError) as exc:
+                    raise UrlSchemeError(f"url rule slug {table}.{column}: {exc}") from None
+        return UrlScheme(list(self.rules), world)
+
+    # ------------------------------------------------------------------ slugs
+    def slug(self, table: str, column: str, rid: str) -> str:
+        """The slug of row ``rid`` of world table ``table`` (its ``column``, through
+        :func:`slugify`; memoised): "" for a row the world does not have (one created at
+        run time, whose URL is the id alone) and on an unbound scheme. A row keeps the
+        world's slug when the state renames it, as a real site keeps a permalink."""
+        return memoised(self._slugs, (table, column, rid), self._slug)
+
+    def _slug(self, key: tuple[str, str, str]) -> str:
+        if self.world is None:
+            return ""
+        value = self.world.column_value(key[0], key[1], int(key[2]))
+        return slugify(value) if isinstance(value, str) else ""
+
+    def _wire_path(self, rule: Rule, params: dict[str, str]) -> list[str]:
+        """The variant's path segments of ``rule`` for ``params`` (slugs looked up)."""
+        out = [params[n] if n else lit for lit, n in rule.wire_path]
+        for i, name, table, column, first in rule.slugs:
+            slug = self.slug(table, column, params[name])
+            if slug:
+                out[i] = f"{slug}-{params[name]}" if first else f"{params[name]}-{slug}"
+        return out
+
+    def redirect(self, url: str) -> str | None:
+        """The variant's URL of the page ``url`` names with a wrong or absent slug (where a
+        real site answers a permanent redirect); None for any other URL."""
+        if not self.slugged or not url.startswith("/"):
+            return None
+        path, _q, query, _h, _f = _split(url)
+        segs = path[1:].split("/")
+        pairs = [(k, v) for k, _, v in (p.partition("=") for p in query.split("&"))] if query else []
+        for rule in self.rules:
+            hit = rule.match_wire(segs, pairs)
+            if hit is None:
+                continue
+            params, _taken, given = hit
+            if any(given[name] != self.slug(table, column, params[name]) for _i, name, table, column, _f in rule.slugs):
+                return self.to_wire(self.to_canonical(url))
+            return None
+        return None
 
     # ------------------------------------------------------------------ outgoing
     def to_wire(self, url: Any) -> Any:
@@ -189,7 +303,7 @@ class UrlScheme:
         else (another host, a relative reference, a non-string) unchanged."""
         if not isinstance(url, str) or not url.startswith("/"):
             return url
-        return _memoised(self._wire, url, self._to_wire)
+        return memoised(self._wire, url, self._to_wire)
 
     def _to_wire(self, url: str) -> str:
         if url.startswith(UNMAPPED + "/"):
@@ -202,7 +316,7 @@ class UrlScheme:
             if params is None:
                 continue
             rest = segs[len(rule.canon):]
-            wpath = "/" + "/".join([params[n] if n else lit for lit, n in rule.wire_path] + rest)
+            wpath = "/" + "/".join(self._wire_path(rule, params) + rest)
             if rule.wire_query:
                 mine = "&".join(f"{k}={quote(params[n], safe='')}" for k, n in rule.wire_query)
                 query, q = (mine + "&" + query if query else mine), "?"
@@ -216,7 +330,7 @@ class UrlScheme:
         (a 404, as a real site answers a URL it does not use)."""
         if not url.startswith("/"):
             return url
-        return _memoised(self._canon, url, self._to_canonical)
+        return memoised(self._canon, url, self._to_canonical)
 
     def _to_canonical(self, url: str) -> str:
         path, q, query, hash_, frag = _split(url)
@@ -226,7 +340,7 @@ class UrlScheme:
             hit = rule.match_wire(segs, pairs)
             if hit is None:
                 continue
-            params, taken = hit
+            params, taken, _given = hit   # a wrong or absent slug: the page all the same (redirect)
             rest = segs[len(rule.wire_path):]
             cpath = "/" + "/".join([unquote(params[p.partition(":")[2]]) if p else lit for lit, p in rule.canon] + rest)
             if taken:
@@ -261,9 +375,12 @@ class UrlScheme:
         return _URL_ATTR.sub(lambda m: m.group(1) + self._attr(m.group(2)) + m.group(3), source)
 
     def _attr(self, value: str) -> str:
-        if "{" not in value:   # a literal URL: mapped now
+        if "{" not in value:   # a literal URL: mapped now (one with a slug: by its world, at render)
             if value.startswith("/") and self._maybe(value):
-                return self.to_wire(value.replace("&amp;", "&")).replace("&", "&amp;")
+                url = value.replace("&amp;", "&")
+                if self._slug_rule(url):
+                    return _filtered(value)
+                return self.to_wire(url).replace("&", "&amp;")
             return value
         if not value.startswith("/"):
             if value.startswith("{{") and value.endswith("}}") and value.count("{{") == 1 and "{%" not in value:
@@ -283,6 +400,12 @@ class UrlScheme:
             return value              # a literal head no rule moves ('/c/{{ name }}/subscribe')
         return self._static(value) or _filtered(value)
 
+    def _slug_rule(self, url: str) -> bool:
+        """Whether the rule that moves canonical ``url`` writes a slug."""
+        segs = _split(url)[0][1:].split("/")
+        rule = next((r for r in self.rules if r.match_canon(segs) is not None), None)
+        return rule is not None and bool(rule.slugs)
+
     def _maybe(self, url: str) -> bool:
         return any(url == h or url.startswith((h + "/", h + "?", h + "#")) for h in self._heads)
 
@@ -299,7 +422,12 @@ class UrlScheme:
                 continue
             params, end = cut
             rest = flat[end:]
-            wpath = "/" + "/".join(params[n] if n else lit for lit, n in rule.wire_path)
+            wsegs = [params[n] if n else lit for lit, n in rule.wire_path]
+            for i, name, table, column, first in rule.slugs:   # the slug is the world's: the id's filter at render
+                ref = _TOKEN.fullmatch(params[name])
+                expr = blocks[int(ref.group(1))][2:-2].strip() if ref else repr(params[name])
+                wsegs[i] = f"{{{{ ({expr})|variant_slug_{self.slug_sources.index((table, column, first))} }}}}"
+            wpath = "/" + "/".join(wsegs)
             if rule.wire_query:
                 tail = rest.partition("#")[0]
                 if "?" in tail or any("\x00" in seg and not (_TOKEN.fullmatch(seg) and blocks[int(seg[1:-1])].startswith("{{"))
@@ -391,6 +519,34 @@ def parse_urls(app: str, factor: str, index: int, raw: Any) -> tuple[tuple[str, 
     return tuple(raw.items())
 
 
+def template_filters(scheme: UrlScheme) -> dict[str, Any]:
+    """The scheme's Jinja filters: ``variant_url`` (:func:`template_filter`) and, for each
+    slug source ``i`` (:attr:`UrlScheme.slug_sources`), ``variant_slug_<i>``: a slug
+    rule's segment for an id (``12`` -> ``grey-scarf-12``), which the templates' source
+    writes where the id is (:meth:`UrlScheme.rewrite_source`); memoised by the id."""
+    out = {"variant_url": template_filter(scheme)}
+    for i, source in enumerate(scheme.slug_sources):
+        out[f"variant_slug_{i}"] = _slug_filter(scheme, *source)
+    return out
+
+
+def _slug_filter(scheme: UrlScheme, table: str, column: str, first: bool) -> Any:
+    """The ``variant_slug_<i>`` filter of one slug source (see :func:`template_filters`)."""
+    def segment(rid: str) -> str:
+        if not _KINDS["int"].fullmatch(rid):
+            return rid   # not an id: written as it is (as a rule without a slug writes it)
+        slug = scheme.slug(table, column, rid)
+        return rid if not slug else f"{slug}-{rid}" if first else f"{rid}-{slug}"
+
+    by_id: dict[int, str] = {}
+
+    def variant_slug(value: Any) -> str:
+        if type(value) is int:   # the usual case, a row's id: one dict lookup
+            return memoised(by_id, value, lambda v: segment(str(v)))
+        return segment(str(value))
+    return variant_slug
+
+
 def template_filter(scheme: UrlScheme) -> Any:
     """The ``variant_url`` Jinja filter: a URL (or, in a ``{% filter %}`` block, an
     attribute's escaped text) in the variant's form."""
@@ -408,4 +564,5 @@ def scheme(rules: tuple[tuple[str, str], ...]) -> UrlScheme | None:
     return UrlScheme([Rule.parse(k, v) for k, v in rules]) if rules else None
 
 
-__all__ = ["UNMAPPED", "Rule", "UrlScheme", "UrlSchemeError", "parse_urls", "scheme", "template_filter"]
+__all__ = ["SLUG_MAX", "UNMAPPED", "Rule", "UrlScheme", "UrlSchemeError", "parse_urls", "scheme", "slugify",
+           "template_filter", "template_filters"]

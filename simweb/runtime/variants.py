@@ -47,6 +47,7 @@ import markupsafe
 import yaml
 
 from . import url_schemes, variant_flows
+from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
 #: (the golden ratio's, as an exact integer ratio: no float in the mapping).
@@ -440,15 +441,14 @@ class Site:
         memo: dict[tuple[str, str], dict[str, Any]] | None = self.__dict__.get("_page_memo")
         if memo is None:   # (not setdefault: that would build a dict on every page)
             memo = self.__dict__["_page_memo"] = {}
-        key = (ctx["title"], site_title)
-        hit = memo.get(key)
-        if hit is None:
-            if len(memo) >= 4096:
-                memo.clear()
-            hit = memo[key] = {}
-            hit["title"] = ctx["title"]
-            self._page_context(hit, site_title)
-        ctx.update(hit)
+        entry: dict[str, Any] = memoised(memo, (ctx["title"], site_title), self._page_entry, 4096)
+        ctx.update(entry)
+
+    def _page_entry(self, key: tuple[str, str]) -> dict[str, Any]:
+        """What :meth:`page_context` sets for a (title, site title)."""
+        entry: dict[str, Any] = {"title": key[0]}
+        self._page_context(entry, key[1])
+        return entry
 
     @cached_property
     def _parts_apart(self) -> bool:
@@ -462,12 +462,7 @@ class Site:
         memo: dict[str, str] | None = self.__dict__.get("_words_memo")
         if memo is None:
             memo = self.__dict__["_words_memo"] = {}
-        hit = memo.get(s)
-        if hit is None:
-            if len(memo) >= 8192:
-                memo.clear()
-            hit = memo[s] = self.words(s)
-        return hit
+        return memoised(memo, s, self.words)
 
     def _page_context(self, ctx: dict[str, Any], site_title: str) -> None:
         title = ctx["title"]
@@ -569,12 +564,7 @@ def _reformatting(fn: Any, rewrite: Any, pure: bool = False) -> Any:
     by_args: dict[Any, Any] = {}
 
     def once(text: str) -> str:
-        hit = memo.get(text)
-        if hit is None:
-            if len(memo) >= 8192:
-                memo.clear()
-            hit = memo[text] = rewrite(text)
-        return hit
+        return memoised(memo, text, rewrite)
 
     def call(*args: Any, **kwargs: Any) -> Any:
         out = fn(*args, **kwargs)
@@ -620,8 +610,9 @@ def jinja_for(app: Any, variant: int) -> Any:
         # An overlay shares its parent's filters and globals: the variant's own copies, with
         # the app's price and date writers (its variants file names them) reformatted.
         env.filters, env.globals = dict(env.filters), dict(env.globals)
-        if site.urls is not None:   # links whose URL is an expression (a menu item's)
-            env.filters["variant_url"] = url_schemes.template_filter(site.urls)
+        scheme = url_scheme(app, variant)
+        if scheme is not None:   # links whose URL is an expression (a menu item's), slugs
+            env.filters.update(url_schemes.template_filters(scheme))
         formats = catalogue(app).formats
         for kind, rewrite in (("money", site.prices if site.money else None), ("date", site.dates if site.date else None)):
             for fname in formats.get(kind, ()) if rewrite else ():
@@ -635,8 +626,26 @@ def jinja_for(app: Any, variant: int) -> Any:
 
 
 def url_scheme(app: Any, variant: int) -> url_schemes.UrlScheme | None:
-    """The URL scheme of ``variant`` (None when it uses today's URLs)."""
-    return catalogue(app).site(variant).urls if variant else None
+    """The URL scheme of ``variant`` (None when it uses today's URLs). For an App, the
+    scheme of its world (slug rules read their slugs from it; kept on the app); for an
+    app's name, the catalogue's, which knows no slug (a slug segment is the id alone)."""
+    if not variant:
+        return None
+    if isinstance(app, str):
+        return catalogue(app).site(variant).urls
+    schemes: dict[int, url_schemes.UrlScheme | None] | None = app.__dict__.get("_variant_schemes")
+    if schemes is None:
+        schemes = app.__dict__["_variant_schemes"] = {}
+    if variant in schemes:
+        return schemes[variant]
+    urls = catalogue(app).site(variant).urls
+    if urls is not None and urls.slugged:
+        try:
+            urls = urls.bind(app.world)
+        except url_schemes.UrlSchemeError as exc:
+            raise VariantError(f"{app.name} variant {variant}: {exc}") from None
+    schemes[variant] = urls
+    return urls
 
 
 def shown_url(app: Any, state: dict, url: str) -> str:

@@ -103,11 +103,21 @@ def _in_session(sid: str, url: str) -> Response:
 def run(state: dict, url: str) -> Response:
     """One request of the simulated site on ``state`` (changes it). On a site variant
     with its own URL scheme the request (and its Referer) is mapped to today's URL, which
-    the state keeps, and a redirect's target to the variant's (simweb.runtime.url_schemes)."""
+    the state keeps, and a redirect's target to the variant's (simweb.runtime.url_schemes);
+    a page's URL with a wrong or absent slug is a permanent redirect to its own, which
+    changes nothing (the in-process browser opens that page at its own URL alike)."""
     sim = served().app
     variant = state["meta"].get("variant", 0)
     scheme = url_scheme(sim, variant) if variant else None
     referrer = _referrer_path()
+    if scheme is not None and request.method in ("GET", "HEAD"):
+        moved = scheme.redirect(url)   # a page's URL with a wrong or absent slug: its own URL
+        if moved is not None:
+            target = local_path(_encode_unsafe(moved))
+            if target is not None:
+                out = Response(status=301)
+                out.headers["Location"] = target
+                return out
     if scheme is not None:
         url = scheme.to_canonical(url)
         referrer = referrer if referrer is None else scheme.to_canonical(referrer)
