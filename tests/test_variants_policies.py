@@ -19,7 +19,7 @@ from simweb.runtime.variants import Catalogue, VariantError, _parse_factor, cata
 from simweb.tools.redteam import redteam
 
 #: The apps that declare policies, and each policy's values (option 0's first).
-POLICIES = {"booking": {"min_stay_nights": (1, 2, 3), "free_cancel_days": (None, 3, 10)},
+POLICIES: dict[str, dict[str, tuple[Any, ...]]] = {"booking": {"min_stay_nights": (1, 2, 3), "free_cancel_days": (None, 3, 10)},
             "cms": {"comment_moderation": (True, False)}}
 
 
@@ -284,3 +284,15 @@ def test_the_red_team_pays_nothing_on_policy_variants() -> None:
     k = with_policies("cms", comment_moderation=False)
     bad = [a for a in redteam("cms", [0], tasks=["cms/approve_comment"], variant=k) if a.paid or a.false_negative]
     assert bad == [], bad[:3]
+
+
+def test_the_factor_listing_names_each_options_policies() -> None:
+    from click.testing import CliRunner
+
+    from simweb.tools.cli import main
+
+    out = CliRunner().invoke(main, ["variants", "booking", "--factors"]).output
+    assert "minimum_stay: any-stay (min_stay_nights=1), two-nights (min_stay_nights=2)" in out
+    assert "cancellation: per-property (free_cancel_days=none), three-days (free_cancel_days=3)" in out
+    out = CliRunner().invoke(main, ["variants", "cms", "--factors"]).output
+    assert "comment_moderation: queue (comment_moderation=true), open (comment_moderation=false)" in out
