@@ -28,6 +28,12 @@ deterministic across processes (no hashing, no global random), and variant 0 is 
 all-defaults combination. The *test* split is every variant that takes at least one
 held-out option; *train* is the rest, so held-out values never appear in a train variant.
 
+An option may also set *policies* (``policies: {min_stay_nights: 2}``; option 0 gives
+today's values): named values that change what the site does (a minimum stay, a free
+cancellation window, a moderation queue). They are read only through :func:`policy`
+(``App.policy``, the spec's ``site_policy('name')``); task templates draw their instances
+under them (simweb.judging.tasks, ``TaskTemplate.policies``). docs/variants.md, "Policies".
+
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
 ``App.render`` draws the page with that variant's templates, compiled once per process.
