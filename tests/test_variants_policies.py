@@ -296,3 +296,16 @@ def test_the_factor_listing_names_each_options_policies() -> None:
     assert "cancellation: per-property (free_cancel_days=none), three-days (free_cancel_days=3)" in out
     out = CliRunner().invoke(main, ["variants", "cms", "--factors"]).output
     assert "comment_moderation: queue (comment_moderation=true), open (comment_moderation=false)" in out
+
+
+def test_a_webgym_export_of_a_policy_variant_gives_that_variants_goal_and_answer() -> None:
+    from simweb.live.tasks import export_task
+
+    app = simweb.make("booking").app
+    k = with_policies("booking", free_cancel_days=10)
+    tid = "booking/free_cancellation_until"
+    task = export_task(app, tid, 0, "http://sim", 1, variant=k)
+    inst = app.tasks[tid].instantiate(app, 0, variant=k)
+    assert task.task_name == inst.goal and "up to 10 days before arrival" in task.task_name
+    assert task.definite_answer == app.tasks[tid].oracle(app, inst.params)[-1].split("'")[1]
+    assert task.extra["simweb_variant"] == k and task.website.endswith(f"variant={k}")
