@@ -14,7 +14,10 @@ from simweb.runtime.variants import DATE_FORMATS, MONEY_FORMATS, catalogue
 
 def _with(app: str, **want: str) -> int:
     cat = catalogue(app)
-    return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items()))
+    # with today's policies: these tests replay today's plan on the variant (a policy changes
+    # what the site does and which instance a task draws; tests/test_variants_policies.py)
+    return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
+                and cat.policies(k) == cat.policy_defaults)
 
 
 def test_apps_declare_their_price_and_date_writers():

@@ -15,7 +15,10 @@ from simweb.runtime.variants import catalogue, jinja_for
 def _with(app: str, **want: str) -> int:
     """The first variant whose factors take these values (by label)."""
     cat = catalogue(app)
-    return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items()))
+    # with today's policies: these tests replay today's plan on the variant (a policy changes
+    # what the site does and which instance a task draws; tests/test_variants_policies.py)
+    return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
+                and cat.policies(k) == cat.policy_defaults)
 
 
 def _landmarks(axtree: str) -> list[str]:

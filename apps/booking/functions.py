@@ -28,6 +28,7 @@ BOOKINGS = ("world.bookings", "runtime.entities.bookings.*")
 ROOMS = ("world.properties", "world.room_types")
 HOLDS = ("runtime.holds.*",)
 ME = ("browser.user",)
+SITE = ("meta.variant",)       # the site variant's policies (simweb.runtime.variants)
 PER_PAGE = 20
 POINTS_PER_DOLLAR = 1          # points earned per whole dollar paid
 POINT_CENTS = 1                # 100 points are worth $1
@@ -117,10 +118,11 @@ def iso_day(ctx: Ctx, day: Any) -> str:
     return day_to_date(int(day)).isoformat() if day is not None else ""
 
 
-@fn()
+@fn(reads=SITE)
 def stay(ctx: Ctx, checkin: Any, checkout: Any) -> dict:
     """A stay from two date inputs: ``{checkin, checkout, nights, error}``; ``error`` is the
-    message a booking site shows for missing, malformed or impossible dates (None if fine)."""
+    message a booking site shows for missing, malformed or impossible dates, or a stay
+    shorter than the site's minimum (its ``min_stay_nights`` policy) (None if fine)."""
     out: dict[str, Any] = {"checkin": None, "checkout": None, "nights": 0, "error": None, "given": False}
     a_txt, b_txt = str(checkin or "").strip(), str(checkout or "").strip()
     if not a_txt and not b_txt:
@@ -137,6 +139,8 @@ def stay(ctx: Ctx, checkin: Any, checkout: Any) -> dict:
         out["error"] = f"We take bookings for stays until {date_label(day_to_date(YEAR_DAYS))}."
     elif b - a > MAX_NIGHTS:
         out["error"] = f"Stays are limited to {MAX_NIGHTS} nights."
+    elif b - a < (least := ctx.app.policy(ctx.state, "min_stay_nights")):
+        out["error"] = f"The minimum stay on this site is {least} nights: choose a later check-out date."
     else:
         out.update(checkin=a, checkout=b, nights=b - a)
     return out
@@ -444,16 +448,28 @@ def my_bookings(ctx: Ctx, which: str = "upcoming") -> list[dict]:
     return out
 
 
-@fn(reads=ROOMS)
+@fn(reads=ROOMS + SITE)
+def free_cancel_days(ctx: Ctx, p: Any) -> int:
+    """Until how many days before arrival a stay at property ``p`` can be cancelled or
+    changed free of charge: the site's window (its ``free_cancel_days`` policy) when it has
+    one for every booking, else the property's own."""
+    site = ctx.app.policy(ctx.state, "free_cancel_days")
+    return int(site) if site is not None else int(p["free_cancel_days"])
+
+
+@fn(reads=ROOMS + SITE)
 def policy(ctx: Ctx, b: Any) -> dict:
     """A booking's cancellation and change policy now: the last free day, whether changes
-    and free cancellation are still possible and the fee if cancelled today."""
+    and free cancellation are still possible and the fee if cancelled today (the window is
+    :func:`free_cancel_days`'s; the fee is the property's share of the total)."""
     p = ctx.world.property(b["property_id"])
-    free_until = b["checkin_day"] - p["free_cancel_days"]
+    days = free_cancel_days(ctx, p)
+    free_until = b["checkin_day"] - days
     free = ctx.today <= free_until
     fee = 0 if free else b["total_cents"] * p["cancel_fee_pct"] // 100
-    return {"free_until": free_until, "free": free, "fee": fee, "days": p["free_cancel_days"],
-            "pct": p["cancel_fee_pct"], "started": ctx.today >= b["checkin_day"]}
+    return {"free_until": free_until, "free": free, "fee": fee, "days": days,
+            "pct": p["cancel_fee_pct"], "started": ctx.today >= b["checkin_day"],
+            "site_wide": ctx.app.policy(ctx.state, "free_cancel_days") is not None}
 
 
 @fn(reads=BOOKINGS + ROOMS + ("world.discount_codes",))

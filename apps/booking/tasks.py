@@ -15,7 +15,7 @@ from simweb.core.kits.cards import card_record
 from simweb.core.worlddb import day_to_date
 from simweb.judging.decompose import Part, view_part
 from simweb.judging.effects import ANY, Answer, Effect, Reason, Refusal, Value, eq, same_set, text, where
-from simweb.judging.tasks import FactGroup, Rng, TaskTemplate
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, site_policy
 from simweb.verifiers import booking as V
 
 from .world import YEAR_DAYS, n_users_for, night_cents
@@ -67,13 +67,16 @@ def pick_user(app: Any, rng: Rng, need: Callable[[dict], bool] | None = None) ->
 
 
 def pick_stay(app: Any, rng: Rng, need: Callable[[dict, dict, int, int, int], bool] | None = None,
-              lo: int = 3, hi: int = 330) -> dict:
-    """A property, room type and stay (checkin, nights, guests) that is bookable in the world."""
+              lo: int = 3, hi: int = 330, min_stay: int = 1) -> dict:
+    """A property, room type and stay (checkin, nights, guests) that is bookable in the world,
+    of at least ``min_stay`` nights (the site's minimum stay, a policy: such a stay is
+    bookable, and priced and ranked alike, under every minimum up to it)."""
     ids = app.world.property_ids()
     for _ in range(2000):
         p = app.world.property(rng.choice(ids))
         rt = rng.choice(app.world.room_types_of(p["id"]))
-        nights = rng.randint(max(1, rt["min_nights"]), max(rt["min_nights"], 5))
+        least = max(min_stay, rt["min_nights"])
+        nights = rng.randint(least, max(least, 5))
         checkin = rng.randint(lo, min(hi, YEAR_DAYS - nights))
         guests = rng.randint(1, rt["capacity"])
         if need is None and not bookable(rt, checkin, nights, guests):
@@ -211,12 +214,36 @@ def pick_booking(app: Any, rng: Rng, need: Callable[[dict, dict], bool], lo: int
     raise RuntimeError("no booking satisfies the task's needs")
 
 
-def free_until(b: dict, p: dict) -> int:
-    return b["checkin_day"] - p["free_cancel_days"]
+def window(p: dict, pol: Any = None) -> int:
+    """The days before arrival a stay at ``p`` is free to cancel or change until: the
+    site's window (the ``free_cancel_days`` policy, ``pol``) if it has one, else the
+    property's (what functions.free_cancel_days gives the site)."""
+    return int(pol) if pol is not None else int(p["free_cancel_days"])
 
 
-def fee_now(b: dict, p: dict, today: int = 0) -> int:
-    return 0 if today <= free_until(b, p) else b["total_cents"] * p["cancel_fee_pct"] // 100
+def free_until(b: dict, p: dict, pol: Any = None) -> int:
+    return b["checkin_day"] - window(p, pol)
+
+
+def fee_now(b: dict, p: dict, today: int = 0, pol: Any = None) -> int:
+    return 0 if today <= free_until(b, p, pol) else b["total_cents"] * p["cancel_fee_pct"] // 100
+
+
+def free_under(b: dict, p: dict, policy: Any, free: bool = True) -> bool:
+    """Free to cancel today (``free``; else: costs a fee) under the site's cancellation
+    policy ``policy`` (the policies an instance is drawn under) and under today's (each
+    property's own window): an instance whose goal does not state the window then needs
+    the same on every site that has either."""
+    fees = [fee_now(b, p, pol=w) for w in dict.fromkeys((None, policy["free_cancel_days"]))]
+    return all(f == 0 for f in fees) if free else all(f > 0 for f in fees)
+
+
+def policy_text(app: Any, p: dict) -> str:
+    """The site's cancellation window as a goal states it (nothing on a site whose window
+    is each property's own)."""
+    days = site_policy(app, p, "free_cancel_days")
+    return "" if days is None else (f" (This site lets every booking be cancelled free of charge up to {days} days "
+                                    f"before arrival.)")
 
 
 def cheapest_in_city(app: Any, city: str, checkin: int, nights: int, guests: int, stars: int = 0
@@ -242,9 +269,10 @@ class StayPrice(TaskTemplate):
     id = "booking/stay_price"
     kind = "info"
     title = "Find the total price of a stay"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
-        s = pick_stay(app, rng)
+    def sample_with(self, app, rng, policy):
+        s = pick_stay(app, rng, min_stay=policy["min_stay_nights"])
         return dict(s, user_id=pick_user(app, rng)["id"])
 
     def goal(self, app, p):
@@ -313,17 +341,20 @@ class FreeCancellationUntil(TaskTemplate):
     id = "booking/free_cancellation_until"
     kind = "info"
     title = "Find the last day of free cancellation"
+    # The answer is the site's window when it has one: the goal then states it.
+    policies = ("free_cancel_days",)
 
-    def sample(self, app, rng):
-        b, p = pick_booking(app, rng, lambda b, p: free_until(b, p) >= 0, lo=5)
+    def sample_with(self, app, rng, policy):
+        days = policy["free_cancel_days"]
+        b, p = pick_booking(app, rng, lambda b, p: free_until(b, p, days) >= 0, lo=5)
         return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "code": b["code"],
-                "until": free_until(b, p)}
+                "until": free_until(b, p, days)}
 
     def goal(self, app, p):
         # The booking goes by its confirmation code: a goal naming the arrival date would let
         # "that date minus a week" be right whenever the hotel's window is a week (1 in 6).
-        return (f"Until which date can I cancel my booking {p['code']} at {p['hotel']} free of charge? Answer "
-                f"with the date.")
+        return (f"Until which date can I cancel my booking {p['code']} at {p['hotel']} free of charge?"
+                f"{policy_text(app, p)} Answer with the date.")
 
     def facts(self, app, p):
         return [fg("until", "The policy's last free day is read", f"free until {iso(p['until'])}")]
@@ -340,15 +371,18 @@ class CancellationFee(TaskTemplate):
     id = "booking/cancellation_fee"
     kind = "info"
     title = "Find what cancelling a booking today would cost"
+    # Whether there is a fee is the site's window when it has one: the goal then states it.
+    policies = ("free_cancel_days",)
 
-    def sample(self, app, rng):
-        b, p = pick_booking(app, rng, lambda b, p: fee_now(b, p) > 0, lo=1, hi=15)
+    def sample_with(self, app, rng, policy):
+        days = policy["free_cancel_days"]
+        b, p = pick_booking(app, rng, lambda b, p: fee_now(b, p, pol=days) > 0, lo=1, hi=15)
         return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "checkin": b["checkin_day"],
-                "fee": fee_now(b, p)}
+                "fee": fee_now(b, p, pol=days)}
 
     def goal(self, app, p):
         return (f"If I cancelled {'my booking at ' + p['hotel']} arriving on {label(p['checkin'])} today, how much "
-                f"would the cancellation fee be? Do not cancel it; answer with the amount.")
+                f"would the cancellation fee be?{policy_text(app, p)} Do not cancel it; answer with the amount.")
 
     def facts(self, app, p):
         return [fg("fee", "The fee is read from the booking's policy", f"fee {p['fee'] / 100:.2f}", "not cancelled")]
@@ -361,9 +395,9 @@ class CancellationFee(TaskTemplate):
         return Effect(answer=Answer("money", p["fee"], "cancellation fee"))
 
 
-def _city_stay(app: Any, rng: Rng, stars_choices=(0,)) -> dict:
+def _city_stay(app: Any, rng: Rng, stars_choices=(0,), min_stay: int = 1) -> dict:
     for _ in range(500):
-        s = pick_stay(app, rng, lo=3, hi=300)
+        s = pick_stay(app, rng, lo=3, hi=300, min_stay=min_stay)
         stars = rng.choice(stars_choices)
         ranked = cheapest_in_city(app, s["city"], s["checkin"], s["nights"], s["guests"], stars)
         if len(ranked) >= 3 and ranked[0][0] != ranked[1][0]:
@@ -383,9 +417,10 @@ class CheapestHotel(TaskTemplate):
     id = "booking/cheapest_hotel"
     kind = "info"
     title = "Find the cheapest available hotel in a city for a stay"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
-        s = _city_stay(app, rng, (0, 3, 4))
+    def sample_with(self, app, rng, policy):
+        s = _city_stay(app, rng, (0, 3, 4), policy["min_stay_nights"])
         return dict(s, user_id=pick_user(app, rng)["id"])
 
     def goal(self, app, p):
@@ -418,9 +453,10 @@ class CheapestPriceInCity(TaskTemplate):
     id = "booking/cheapest_price_in_city"
     kind = "info"
     title = "Find the lowest total price for a stay in a city"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
-        s = _city_stay(app, rng, (0,))
+    def sample_with(self, app, rng, policy):
+        s = _city_stay(app, rng, (0,), policy["min_stay_nights"])
         return dict(s, user_id=pick_user(app, rng)["id"])
 
     def goal(self, app, p):
@@ -481,9 +517,10 @@ class BookRoom(TaskTemplate):
     id = "booking/book_room"
     kind = "state"
     title = "Book a room for someone else"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
-        s = pick_stay(app, rng)
+    def sample_with(self, app, rng, policy):
+        s = pick_stay(app, rng, min_stay=policy["min_stay_nights"])
         u = pick_user(app, rng)
         return dict(s, user_id=u["id"], guest=guest_name(rng), card_name=u["full_name"])
 
@@ -532,10 +569,11 @@ class BookWithCode(TaskTemplate):
     id = "booking/book_with_code"
     kind = "state"
     title = "Book a room with a discount code"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         for _ in range(300):
-            s = pick_stay(app, rng)
+            s = pick_stay(app, rng, min_stay=policy["min_stay_nights"])
             c = _valid_code(app, s, False)
             if c is not None:
                 u = pick_user(app, rng)
@@ -569,10 +607,11 @@ class BookWithPoints(TaskTemplate):
     id = "booking/book_with_points"
     kind = "state"
     title = "Book a room paying partly with loyalty points"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         for _ in range(300):
-            s = pick_stay(app, rng)
+            s = pick_stay(app, rng, min_stay=policy["min_stay_nights"])
             u = pick_user(app, rng, lambda u: u["points"] >= 300)
             most = min(u["points"], s["subtotal"]) // 100
             if most >= 2:
@@ -609,9 +648,10 @@ class CancelFree(TaskTemplate):
     id = "booking/cancel_free"
     kind = "state"
     title = "Cancel a booking inside its free cancellation period"
+    policies = ("free_cancel_days",)
 
-    def sample(self, app, rng):
-        b, p = pick_booking(app, rng, lambda b, p: free_until(b, p) >= 0)
+    def sample_with(self, app, rng, policy):
+        b, p = pick_booking(app, rng, lambda b, p: free_under(b, p, policy))
         return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "checkin": b["checkin_day"]}
 
     def goal(self, app, p):
@@ -631,9 +671,11 @@ class CancelWithFee(TaskTemplate):
     id = "booking/cancel_with_fee"
     kind = "state"
     title = "Cancel a booking and accept the late cancellation fee"
+    policies = ("free_cancel_days",)
 
-    def sample(self, app, rng):
-        b, p = pick_booking(app, rng, lambda b, p: fee_now(b, p) > 0, lo=1, hi=15)
+    def sample_with(self, app, rng, policy):
+        # late under the site's window and each property's: the fee (the property's share) is the same
+        b, p = pick_booking(app, rng, lambda b, p: free_under(b, p, policy, free=False), lo=1, hi=15)
         return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "checkin": b["checkin_day"],
                 "fee": fee_now(b, p)}
 
@@ -657,10 +699,12 @@ class ChangeDates(TaskTemplate):
     id = "booking/change_dates"
     kind = "state"
     title = "Move a booking to other dates"
+    policies = ("min_stay_nights", "free_cancel_days")
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
+        least = policy["min_stay_nights"]
         for _ in range(500):
-            b, p = pick_booking(app, rng, lambda b, p: free_until(b, p) >= 0, lo=5, hi=300)
+            b, p = pick_booking(app, rng, lambda b, p: free_under(b, p, policy) and b["nights"] >= least, lo=5, hi=300)
             shift = rng.choice((-3, -2, -1, 1, 2, 3, 7, 14))
             new = b["checkin_day"] + shift
             rt = app.world.room_type(b["room_type_id"])
@@ -749,10 +793,13 @@ class CancelAndRebook(TaskTemplate):
     id = "booking/cancel_and_rebook"
     kind = "state"
     title = "Cancel a booking and book another hotel for the same dates"
+    policies = ("min_stay_nights", "free_cancel_days")
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
+        least = policy["min_stay_nights"]
         for _ in range(500):
-            b, old = pick_booking(app, rng, lambda b, p: free_until(b, p) >= 0, lo=5, hi=320)
+            b, old = pick_booking(app, rng, lambda b, p: free_under(b, p, policy) and b["nights"] >= least, lo=5,
+                                  hi=320)
             others = [q for q in app.world.properties_in(old["city"]) if q["id"] != old["id"]]
             q = rng.choice(others) if others else None
             if q is None:
@@ -807,16 +854,20 @@ class CancelIfFree(TaskTemplate):
     kind = "mixed"
     may_refuse = True
     title = "Cancel a booking only if that is still free, else refuse"
+    # Which twin an instance is depends on the site's window when it has one: the goal then states it.
+    policies = ("free_cancel_days",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         feasible = rng.chance(0.5)
-        b, p = pick_booking(app, rng, lambda b, p: (fee_now(b, p) == 0) == feasible, lo=1, hi=25)
+        days = policy["free_cancel_days"]
+        b, p = pick_booking(app, rng, lambda b, p: (fee_now(b, p, pol=days) == 0) == feasible, lo=1, hi=25)
         return {"user_id": b["user_id"], "booking_id": b["id"], "hotel": p["name"], "checkin": b["checkin_day"],
-                "fee": fee_now(b, p), "feasible": feasible}
+                "fee": fee_now(b, p, pol=days), "feasible": feasible}
 
     def goal(self, app, p):
         return (f"Cancel {'my booking at ' + p['hotel']} arriving on {label(p['checkin'])}, but only if it is still "
-                f"free of charge. If cancelling would cost a fee, leave it as it is and tell me why.")
+                f"free of charge.{policy_text(app, p)} If cancelling would cost a fee, leave it as it is and tell me "
+                f"why.")
 
     def facts(self, app, p):
         if p["feasible"]:
@@ -850,15 +901,17 @@ class ReserveIfAvailable(TaskTemplate):
     kind = "mixed"
     may_refuse = True
     title = "Book a room if it is available for the dates, else refuse"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         feasible = rng.chance(0.5)
 
         def need(p, rt, checkin, nights, guests):
             ok = guests <= rt["capacity"] and nights >= rt["min_nights"]
             return ok and ((left(rt, checkin, nights) > 0) == feasible)
 
-        s = pick_stay(app, rng, need)
+        # (a stay of at least the site's minimum: sold out is then the only reason to refuse)
+        s = pick_stay(app, rng, need, min_stay=policy["min_stay_nights"])
         u = pick_user(app, rng)
         return dict(s, user_id=u["id"], feasible=feasible, card_name=u["full_name"], me=u["full_name"])
 
@@ -903,11 +956,12 @@ class GoldCode(TaskTemplate):
     kind = "mixed"
     may_refuse = True
     title = "Book with a Gold-members code if the account may use it, else refuse"
+    policies = ("min_stay_nights",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         feasible = rng.chance(0.5)
         for _ in range(400):
-            s = pick_stay(app, rng)
+            s = pick_stay(app, rng, min_stay=policy["min_stay_nights"])
             c = _valid_code(app, s, True)
             if c is None:
                 continue

@@ -210,6 +210,11 @@ def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[
             raise ValueError(f"unknown role {minimum!r} (roles: {', '.join(ladder)})")
         return role in ladder and ladder.index(role) >= ladder.index(minimum)
 
+    def site_policy(ctx: Ctx, name: str) -> Any:
+        """The value of the site's policy ``name`` on the state's site variant (today's on
+        variant 0; simweb.runtime.variants, "Policies")."""
+        return ctx.app.policy(ctx.state, name)
+
     def next_states(ctx: Ctx, workflow: str, current: str | None) -> list[str]:
         """The states workflow ``workflow`` may move to from ``current``, in declared order."""
         wf = ctx.app.spec.workflows.get(workflow)
@@ -223,6 +228,7 @@ def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[
         "can": AppFunction("can", can, ("runtime.*", "world.*", "browser.user"), can.__doc__ or ""),
         "at_least": AppFunction("at_least", at_least, (), at_least.__doc__ or ""),
         "next_states": AppFunction("next_states", next_states, (), next_states.__doc__ or ""),
+        "site_policy": AppFunction("site_policy", site_policy, ("meta.variant",), site_policy.__doc__ or ""),
         "safe_next": AppFunction("safe_next", safe_next, (), safe_next.__doc__ or ""),
         "qs": AppFunction("qs", qs, (), qs.__doc__ or ""),
     }

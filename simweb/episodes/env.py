@@ -350,7 +350,7 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
     task = None
     if task_id:
         template = app.tasks[task_id]
-        task = template.instantiate(app, seed, params)
+        task = template.instantiate(app, seed, params, variant)
         state["meta"]["task"] = {"id": task.id, "params": task.params}
         if template.sign_in and task.params.get("user_id") is not None:
             state["browser"]["user"] = int(task.params["user_id"])

@@ -112,7 +112,7 @@ def verify_state(app: App, task_id: str, seed: int, state: Any, answer: str | No
     unknown task) otherwise, one line. ``answer`` None: the state's own last message."""
     app.check_state(state)
     template = find_task(app, task_id)
-    params = template.instantiate(app, seed).params
+    params = template.instantiate(app, seed, variant=int(state["meta"].get("variant", 0))).params
     made_for = state["meta"]["task"]
     if made_for is None:
         raise StateError(f"the state records no task: it was not made for {task_id} (a run on a task records it)")

@@ -24,7 +24,7 @@ so an env resets on ``shopping/buy_product.1`` like on any task.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -189,6 +189,7 @@ class SubTask(TaskTemplate):
         self.start_url = parent.start_url
         self.sign_in = parent.sign_in
         self.may_refuse = False
+        self.policies = parent.policies
 
     # As its part says (Part.sub_task_kind); without one, a part of an information task
     # answers and a part of any other task changes the site (a template that may refuse
@@ -206,24 +207,33 @@ class SubTask(TaskTemplate):
         return parts[self.n - 1]
 
     def sample(self, app: Any, rng: Rng) -> dict[str, Any]:
-        # The parent's draw, again until the instance splits into at least n parts (a
-        # template's instances may differ, e.g. a feasible twin and a refusal).
+        return self._split_draw(app, rng, None)
+
+    def sample_with(self, app: Any, rng: Rng, policy: Mapping[str, Any]) -> dict[str, Any]:
+        return self._split_draw(app, rng, policy)
+
+    def _split_draw(self, app: Any, rng: Rng, policy: Mapping[str, Any] | None) -> dict[str, Any]:
+        # The parent's draw (under the site's policies, when given), again until the
+        # instance splits into at least n parts (a template's instances may differ, e.g. a
+        # feasible twin and a refusal).
         # Each draw on a stream of its own, keyed by the sub-task's stream, as the parent's
         # seeds are (one stream drawn on and on can stay in a region of the world).
         for _ in range(_SAMPLE_TRIES):
-            p = self.parent.sample(app, Rng.derive("sub-task", self.id, rng.next64()))
+            r = Rng.derive("sub-task", self.id, rng.next64())
+            p = self.parent.sample(app, r) if policy is None else self.parent.sample_with(app, r, policy)
             if decomposable(self.parent.facts(app, p)) and len(self.parent.parts(app, p)) >= self.n:
                 return p
         raise RuntimeError(f"no instance of {self.parent.id} splits into {self.n} parts")
 
-    def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None) -> Any:
-        """Seed ``s`` is a part of the parent's instance ``s`` when that instance splits
-        (the same task, scaled down); otherwise a draw of the sub-task's own."""
+    def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None, variant: int = 0) -> Any:
+        """Seed ``s`` is a part of the parent's instance ``s`` (on the same site variant)
+        when that instance splits (the same task, scaled down); otherwise a draw of the
+        sub-task's own."""
         if params is None:
-            p = self.parent.sample(app, Rng.derive("task", self.parent.id, seed))
+            p = self.parent.draw(app, Rng.derive("task", self.parent.id, seed), variant)
             if decomposable(self.parent.facts(app, p)) and len(self.parent.parts(app, p)) >= self.n:
                 params = p
-        return super().instantiate(app, seed, params)
+        return super().instantiate(app, seed, params, variant)
 
     def goal(self, app: Any, p: dict[str, Any]) -> str:
         part = self.part(app, p)

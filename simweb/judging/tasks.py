@@ -8,7 +8,7 @@ a deterministic function of those parameters.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -95,6 +95,29 @@ class TaskInstance:
                           "evaluator_reference": [g.to_json() for g in self.fact_groups]})
 
 
+def policy_changes(app: Any, variant: int, names: tuple[str, ...]) -> dict[str, Any]:
+    """The policies among ``names`` whose value on site ``variant`` differs from today's,
+    with the variant's values (empty on variant 0, and for a template no policy changes)."""
+    if not variant or not names:
+        return {}
+    from ..runtime.variants import catalogue
+
+    cat = catalogue(app)
+    now = cat.policies(variant)
+    return {n: now[n] for n in names if now[n] != cat.policy_defaults[n]}
+
+
+def site_policy(app: Any, p: Mapping[str, Any], name: str) -> Any:
+    """The value of policy ``name`` an instance was drawn under (its parameters'
+    ``site_policy``, else today's): what a template's goal, oracle and effect read."""
+    given = p.get("site_policy") or {}
+    if name in given:
+        return given[name]
+    from ..runtime.variants import catalogue
+
+    return catalogue(app).policy_defaults[name]
+
+
 class TaskTemplate:
     """Base class of every task template. Subclasses set the class attributes and
     implement sample / goal / facts / oracle / effect; setup is optional.
@@ -110,9 +133,30 @@ class TaskTemplate:
     #: an instance may be infeasible (a refusal with feasible twins of the same phrasing)
     may_refuse: bool = False
 
+    #: The site policies (simweb.runtime.variants, "Policies") whose value changes what an
+    #: instance needs: on a site variant that changes one of them, the parameters are drawn
+    #: by :meth:`sample_with` under the variant's values and keep those values
+    #: (``params["site_policy"]``, only the ones that differ from today's), so the goal,
+    #: oracle and effect read them (:func:`site_policy`). Empty: no policy changes the
+    #: template's outcome, and its instances are the same on every variant.
+    policies: tuple[str, ...] = ()
+
     # -- to implement -------------------------------------------------------------
     def sample(self, app: Any, rng: Rng) -> dict[str, Any]:
+        """The parameters on today's site. A template with ``policies`` implements
+        :meth:`sample_with` instead (this then draws with today's policy values)."""
+        if type(self).sample_with is not TaskTemplate.sample_with:
+            from ..runtime.variants import catalogue
+
+            return self.sample_with(app, rng, catalogue(app).policy_defaults)
         raise NotImplementedError
+
+    def sample_with(self, app: Any, rng: Rng, policy: Mapping[str, Any]) -> dict[str, Any]:
+        """The parameters on a site whose policies are ``policy`` (every policy of the app
+        -> its value): drawn so that the goal is achievable as written under them, and so
+        that a goal that does not state a policy has the same success condition under every
+        value of it. Today's values draw exactly what :meth:`sample` draws."""
+        return self.sample(app, rng)
 
     def goal(self, app: Any, p: dict[str, Any]) -> str:
         raise NotImplementedError
@@ -160,8 +204,22 @@ class TaskTemplate:
             cache[key] = hit
         return hit
 
-    def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None) -> TaskInstance:
-        p = params if params is not None else self.sample(app, Rng.derive("task", self.id, seed))
+    def draw(self, app: Any, rng: Rng, variant: int = 0) -> dict[str, Any]:
+        """An instance's parameters on site ``variant``: :meth:`sample`, or on a variant
+        that changes one of the template's ``policies``, :meth:`sample_with` under the
+        variant's values, which the parameters keep (``site_policy``)."""
+        changed = policy_changes(app, variant, self.policies)
+        if not changed:
+            return self.sample(app, rng)
+        from ..runtime.variants import catalogue
+
+        return dict(self.sample_with(app, rng, catalogue(app).policies(variant)), site_policy=changed)
+
+    def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None,
+                    variant: int = 0) -> TaskInstance:
+        """Instance ``seed`` on site ``variant`` (its policies: :meth:`draw`); given
+        ``params`` (a recorded instance's) are taken as they are: they carry their policies."""
+        p = params if params is not None else self.draw(app, Rng.derive("task", self.id, seed), variant)
         return TaskInstance(id=self.id, params=p, goal=self.goal(app, p), fact_groups=self.facts(app, p),
                             start_url=self.start_url_for(app, p), kind=self.kind)
 

@@ -366,7 +366,7 @@ def export_task(app: Any, template_id: str, seed: int, base_url: str, task_id: i
     from ..web.actions import ActionError, parse_action
 
     template = app.tasks[template_id]
-    inst = template.instantiate(app, seed)
+    inst = template.instantiate(app, seed, variant=variant)   # the variant's instance: its policies (goal, answer)
     answer = ""
     plan = template.oracle(app, inst.params)
     if plan:

@@ -44,6 +44,7 @@ from .variants import VariantError
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
+from .variants import policy as variant_policy
 
 MAX_REDIRECTS = 5
 #: Entries one tab's history keeps (Chromium and Firefox both keep 50).
@@ -334,6 +335,12 @@ class App:
         for i, tab in enumerate(browser["tabs"]):
             if tab["cursor"] >= len(tab["history"]):
                 raise StateError(f"invalid state at $.browser.tabs[{i}].cursor: {tab['cursor']} is past the history")
+
+    def policy(self, state: dict, name: str) -> Any:
+        """The value of the site's policy ``name`` on the site ``state`` renders as (its
+        variant's; today's on variant 0): :func:`simweb.runtime.variants.policy`, what the
+        spec's ``site_policy('name')`` and the app's functions read."""
+        return variant_policy(self, state["meta"].get("variant", 0), name)
 
     # ------------------------------------------------------------------ expression env
     def _env(self, state: dict, url: str, query: dict[str, Any]) -> dict[str, Any]:

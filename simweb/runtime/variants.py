@@ -28,6 +28,12 @@ deterministic across processes (no hashing, no global random), and variant 0 is 
 all-defaults combination. The *test* split is every variant that takes at least one
 held-out option; *train* is the rest, so held-out values never appear in a train variant.
 
+An option may also set *policies* (``policies: {min_stay_nights: 2}``; option 0 gives
+today's values): named values that change what the site does (a minimum stay, a free
+cancellation window, a moderation queue). They are read only through :func:`policy`
+(``App.policy``, the spec's ``site_policy('name')``); task templates draw their instances
+under them (simweb.judging.tasks, ``TaskTemplate.policies``). docs/variants.md, "Policies".
+
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
 ``App.render`` draws the page with that variant's templates, compiled once per process.
@@ -85,6 +91,9 @@ class Option:
     urls: tuple[tuple[str, str], ...] = ()
     #: Where the site's messages go ("": above the page's content; simweb.runtime.variant_flows).
     messages: str = ""
+    #: The site's policies this option sets (an app's ``policies``: name -> a JSON scalar;
+    #: option 0 gives today's values). Read through :func:`policy`; see "Policies" below.
+    policies: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -210,7 +219,11 @@ def _parse_factor(app: str, name: str, raw: Any) -> Factor:
         except url_schemes.UrlSchemeError as exc:
             raise VariantError(str(exc)) from None
         options.append(Option(opt["label"], dict(text), str(opt.get("css") or ""), str(opt.get("banner") or ""),
-                              urls=urls))
+                              urls=urls, policies=_parse_policies(app, name, i, opt.get("policies"))))
+    named = {tuple(sorted(o.policies)) for o in options}
+    if len(named) > 1:
+        raise VariantError(f"{app} variants: factor {name!r}: every option sets the same policies "
+                           f"(option 0 with today's values)")
     held = raw.get("held_out") or []
     if not all(isinstance(h, int) and 0 < h < len(options) for h in held):
         raise VariantError(f"{app} variants: factor {name!r}: held_out lists option indexes other than 0")
@@ -219,12 +232,32 @@ def _parse_factor(app: str, name: str, raw: Any) -> Factor:
     return Factor(name, tuple(options), frozenset(held), str(raw.get("doc") or ""))
 
 
+def _parse_policies(app: str, factor: str, i: int, raw: Any) -> dict[str, Any]:
+    """An option's ``policies: {name: value}``: names are identifiers, values JSON scalars
+    (a number, a string, a boolean, or null for "none")."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(
+            isinstance(k, str) and k.isidentifier() and (v is None or isinstance(v, (bool, int, float, str)))
+            for k, v in raw.items()):
+        raise VariantError(f"{app} variants: factor {factor!r} option {i}: policies maps names to numbers, strings, "
+                           f"booleans or null")
+    return dict(raw)
+
+
 class Catalogue:
     """An app's factors and the id -> factor values mapping (see the module docstring)."""
 
     def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None):
         self.app = app
         self.factors = tuple(factors)
+        #: Every policy the app declares and its value on today's site (option 0's).
+        self.policy_defaults: dict[str, Any] = {}
+        for f in self.factors:
+            for pname, value in f.options[0].policies.items():
+                if pname in self.policy_defaults:
+                    raise VariantError(f"{app} variants: policy {pname!r} is set by two factors")
+                self.policy_defaults[pname] = value
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -279,6 +312,10 @@ class Catalogue:
         """Factor name -> option label for ``variant``."""
         return {f.name: f.options[i].label for f, i in zip(self.factors, self.choice(variant))}
 
+    def policies(self, variant: int) -> dict[str, Any]:
+        """Every policy of the app -> its value on ``variant`` (today's on variant 0)."""
+        return dict(self.site(variant).policies) if variant else dict(self.policy_defaults)
+
     def listing(self, split: str | None = None, limit: int = 200, start: int = 0) -> list[dict[str, Any]]:
         """The first ``limit`` variants from ``start`` (of a split, when given)."""
         out: list[dict[str, Any]] = []
@@ -305,7 +342,8 @@ class Catalogue:
                                   next((o.title for o in opts if o.title[0]), ("", "")),
                                   next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""),
                                   url_schemes.scheme(tuple(r for o in opts for r in o.urls)),
-                                  next((o.messages for o in opts if o.messages), ""))
+                                  next((o.messages for o in opts if o.messages), ""),
+                                  {k: v for o in opts for k, v in o.policies.items()})
         return hit
 
 
@@ -376,6 +414,7 @@ class Site:
     date: str = ""
     urls: url_schemes.UrlScheme | None = None   # None: today's URLs
     messages: str = ""                           # "": the messages above the page's content
+    policies: dict[str, Any] = field(default_factory=dict)   # every policy's value on this site
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -678,6 +717,18 @@ def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
         site.page_context(ctx, app.spec.title)
 
 
+def policy(app: Any, variant: int, name: str) -> Any:
+    """The value of the app's policy ``name`` on site ``variant`` (today's on variant 0):
+    the one accessor through which spec expressions (``site_policy('name')``), an app's
+    functions and task templates read a policy. VariantError for a name the app does not
+    declare."""
+    cat = catalogue(app)
+    if name not in cat.policy_defaults:
+        known = ", ".join(sorted(cat.policy_defaults)) or "none"
+        raise VariantError(f"{cat.app} declares no policy {name!r} (its policies: {known})")
+    return cat.site(variant).policies[name] if variant else cat.policy_defaults[name]
+
+
 def parse_ids(text: str, app: Any) -> list[int]:
     """'0-49', '3,17,903', '5', or 'test:10' / 'train:10' (the first ten variants of that
     split, in id order), or a list of these, as checked variant ids of ``app``
@@ -704,5 +755,5 @@ def parse_ids(text: str, app: Any) -> list[int]:
 
 
 __all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "page_context",
-           "parse_ids", "shown_url", "state_variant", "url_scheme",
+           "parse_ids", "policy", "shown_url", "state_variant", "url_scheme",
            "words"]

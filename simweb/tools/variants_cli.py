@@ -31,7 +31,8 @@ def register(main: click.Group, guard: Callable[[Callable], Callable]) -> None:
         cat = catalogue(app)
         if show_factors:
             for f in cat.factors:
-                opts = ", ".join(f"{o.label}{' (held out)' if i in f.held_out else ''}" for i, o in enumerate(f.options))
+                opts = ", ".join(f"{o.label}{_policy_values(o.policies)}{' (held out)' if i in f.held_out else ''}"
+                                 for i, o in enumerate(f.options))
                 click.echo(f"{f.name}: {opts}" + (f"  # {f.doc}" if f.doc else ""))
             return
         rows = cat.listing(split, limit, cat.check(start))
@@ -45,6 +46,13 @@ def register(main: click.Group, guard: Callable[[Callable], Callable]) -> None:
             click.echo("\t".join([str(r["variant"]), r["split"], *(r["factors"][n] for n in names)]))
         click.echo(f"# {len(rows)} of {cat.count} {app} variants"
                    + (f" ({split} split)" if split else "") + f"; {cat.combinations} factor combinations", err=True)
+
+
+def _policy_values(policies: dict[str, Any]) -> str:
+    """An option's policies as ``--factors`` lists them: `` (min_stay_nights=2)``; null is "none"."""
+    if not policies:
+        return ""
+    return " (" + ", ".join(f"{k}={'none' if v is None else json.dumps(v)}" for k, v in policies.items()) + ")"
 
 
 def demo_report(con: Any, results: list[dict[str, Any]], variants_of: dict[str, list[int]]) -> None:
