@@ -46,7 +46,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_flows
+from . import url_schemes, variant_confirm, variant_flows
 
 #: The fraction of the combination count the id -> combination multiplier starts from
 #: (the golden ratio's, as an exact integer ratio: no float in the mapping).
@@ -84,6 +84,8 @@ class Option:
     urls: tuple[tuple[str, str], ...] = ()
     #: Where the site's messages go ("": above the page's content; simweb.runtime.variant_flows).
     messages: str = ""
+    #: The confirmation step's style ("": none; simweb.runtime.variant_confirm.STYLES).
+    confirm: str = ""
 
 
 @dataclass(frozen=True)
@@ -221,9 +223,13 @@ def _parse_factor(app: str, name: str, raw: Any) -> Factor:
 class Catalogue:
     """An app's factors and the id -> factor values mapping (see the module docstring)."""
 
-    def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None):
+    def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None,
+                 confirmables: dict[str, variant_confirm.Confirmable] | None = None):
         self.app = app
         self.factors = tuple(factors)
+        #: The events a variant with a confirmation step asks to confirm (the app's
+        #: ``confirm`` section; simweb.runtime.variant_confirm).
+        self.confirmables = dict(confirmables or {})
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -304,7 +310,8 @@ class Catalogue:
                                   next((o.title for o in opts if o.title[0]), ("", "")),
                                   next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""),
                                   url_schemes.scheme(tuple(r for o in opts for r in o.urls)),
-                                  next((o.messages for o in opts if o.messages), ""))
+                                  next((o.messages for o in opts if o.messages), ""),
+                                  next((o.confirm for o in opts if o.confirm), ""))
         return hit
 
 
@@ -330,7 +337,16 @@ def catalogue(app: Any) -> Catalogue:
         factors.append(_parse_factor(name, str(fname), fraw))
     formats = _parse_formats(name, (raw or {}).get("formats"))
     factors.extend(_format_factors(formats))
-    hit = _CATALOGUES[name] = Catalogue(name, factors, formats)
+    try:
+        confirmables = variant_confirm.parse(name, (raw or {}).get("confirm"))
+    except variant_confirm.ConfirmError as exc:
+        raise VariantError(str(exc)) from None
+    if confirmables:   # a flow factor for an app that names the forms a real site confirms
+        factors.append(Factor("confirm_step", tuple(Option(label, confirm=label if i else "")
+                                                    for i, label in enumerate(variant_confirm.OPTIONS)),
+                              frozenset({variant_confirm.HELD_OUT}),
+                              "a review-and-confirm page before the forms a real site confirms (an order, a deletion)"))
+    hit = _CATALOGUES[name] = Catalogue(name, factors, formats, confirmables)
     return hit
 
 
@@ -375,6 +391,7 @@ class Site:
     date: str = ""
     urls: url_schemes.UrlScheme | None = None   # None: today's URLs
     messages: str = ""                           # "": the messages above the page's content
+    confirm: str = ""                            # "": no confirmation step (variant_confirm.STYLES)
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -669,6 +686,32 @@ def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
         site.page_context(ctx, app.spec.title)
 
 
+def _site_of(app: Any, variant: int) -> Site:
+    """The Site of ``variant``, kept on the app (a checked catalogue lookup costs more)."""
+    sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
+    site = sites.get(variant) if sites is not None else None
+    if site is None:
+        site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
+    return site
+
+
+def confirm_step(app: Any, state: dict) -> str:
+    """The confirmation step's style on ``state``'s variant ("" when it has none: today's
+    site, or a variant that does not take the factor; simweb.runtime.variant_confirm).
+    The app's declared events are checked against its spec on first use (VariantError)."""
+    variant = state["meta"].get("variant", 0)
+    if not variant:
+        return ""
+    style = _site_of(app, variant).confirm
+    if style and not app.__dict__.get("_confirm_checked"):
+        try:
+            variant_confirm.check_events(app, catalogue(app).confirmables)
+        except variant_confirm.ConfirmError as exc:
+            raise VariantError(str(exc)) from None
+        app.__dict__["_confirm_checked"] = True
+    return style
+
+
 def parse_ids(text: str, app: Any) -> list[int]:
     """'0-49', '3,17,903', '5', or 'test:10' / 'train:10' (the first ten variants of that
     split, in id order), or a list of these, as checked variant ids of ``app``
@@ -694,6 +737,6 @@ def parse_ids(text: str, app: Any) -> list[int]:
     return out
 
 
-__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "page_context",
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "jinja_for", "page_context",
            "parse_ids", "shown_url", "state_variant", "url_scheme",
            "words"]

@@ -65,6 +65,7 @@ from typing import Any
 from ..core.state import deep_copy
 from ..judging.effects import Effect, NewRow, Reason, Row, Value, reason_phrase, runtime_changes
 from ..judging.verify import answer_of
+from ..runtime import variant_confirm
 from ..runtime.variants import shown_url, url_scheme
 from ..web.browsing import SimBrowser
 
@@ -92,6 +93,14 @@ class Attack:
 
 
 # ----------------------------------------------------------------------------- running
+
+def _confirmed(b: SimBrowser) -> None:
+    """On a site variant with a confirmation step, the form the site just held for
+    confirmation confirmed, as an agent's next click does (simweb.runtime.variant_confirm):
+    the attacks that send a form judge what the form does, not the page in between."""
+    if variant_confirm.awaiting(b.state):
+        b.execute(variant_confirm.CONFIRM_ACTION)
+
 
 def _run(env: Any, actions: Iterable[str]) -> dict:
     """The state after ``actions`` from the env's current state (a private browser, so the
@@ -680,6 +689,7 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                         for bid, opt in choices:
                             sb.execute(f"select_option({bid!r}, {opt!r})")
                     err = sb.execute(f"click({sub.bid!r})")
+                    _confirmed(sb)
                     changed = _judged_changes(env, final, s)
                     if err or not changed:
                         continue
@@ -745,6 +755,7 @@ def _and_back(env: Any, task_id: str, seed: int, final: dict, after: dict, first
         sb._html, sb._page = b._html, b._page
         if sb.execute(f"click({sub.bid!r})"):
             continue
+        _confirmed(sb)
         left = [c.path for c in runtime_changes(env.app, final, s) if c.path.partition(".")[0] not in heads]
         if not left or _judged_changes(env, final, s):
             continue   # nothing stays, or a judged change stays (the single-form attack covers it)
@@ -773,6 +784,7 @@ def _junk_undone(env: Any, task_id: str, seed: int, final: dict, after: dict, ur
             sb.execute(f"fill({c.bid!r}, {c.value or ''!r})")
     if sb.execute(f"click({sub.bid!r})"):
         return
+    _confirmed(sb)
     # What stays beyond the rows and values the task judges (their own echoes, a new edit
     # time on the judged comment, are the task's), the counters and the timers.
     t = env.task
@@ -802,7 +814,9 @@ def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages:
         if act.name == "click":
             el = b.page().elements.get(str(act.args[0]))
             if el is not None and el.form is not None and SimBrowser._is_submitter(el) \
-                    and b.page().forms[el.form].method.lower() == "post":
+                    and b.page().forms[el.form].method.lower() == "post" \
+                    and variant_confirm.parse_path(b.page().forms[el.form].action.partition("?")[0]) is None:
+                # (a variant's confirmation page holds no form of the site: the one it confirms is)
                 form = b.page().forms[el.form]
                 posts.append((deep_copy(state), form.action, b.form_entries(form, el), b.tab["url"], i))
         b.execute(a)
