@@ -38,13 +38,12 @@ from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
-from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from . import variant_confirm
+from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError
+from .variants import VariantError, confirm_step
 from .variants import catalogue as variant_catalogue
-from .variants import confirm_step
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
 
