@@ -281,3 +281,23 @@ def test_every_held_out_style_is_test_only() -> None:
         assert "confirm_step" in cat.values(0) and cat.values(0)["confirm_step"] == "none"
         for row in cat.listing("train", 200):
             assert row["factors"]["confirm_step"] != "are-you-sure"
+
+
+def test_the_red_team_finds_no_way_around_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The confirm-step family: the plan without its Confirms, with Cancel for them, and a
+    Confirm posted to another token's address pay nothing; a site that confirmed any
+    token (a broken exactly-once rule) is caught."""
+    from simweb.tools.redteam import attack_instance
+
+    env, plan, i = at_confirmation("shopping", confirming("shopping"))
+    u = env.unwrapped
+    tid = u.task.id
+    attacks = [a for a in attack_instance(u, tid, 0, events=False) if a.family == "confirm-step"]
+    assert len(attacks) == 3 and not any(a.paid for a in attacks)
+
+    def any_token(state: dict, token: int) -> dict | None:
+        return state["browser"].pop("confirm", None)
+
+    monkeypatch.setattr(variant_confirm, "take", any_token)
+    attacks = [a for a in attack_instance(u, tid, 0, events=False) if a.family == "confirm-step"]
+    assert any(a.paid and "without its page" in a.name for a in attacks)

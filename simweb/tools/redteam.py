@@ -45,6 +45,9 @@ task, and records each attempt that the verifier still pays for:
   followed instead of the task must pay nothing; followed before the task, or on the
   oracle's last page before its final action, they must not keep the task from being
   paid (a link of the site's chrome that changed the state would show there).
+* ``confirm-step`` (a variant's confirmation page: docs/variants.md): the oracle's plan
+  with its Confirm clicks left out, or Cancel in their place, must pay nothing, and a
+  Confirm posted to any other token's address without its page must change nothing.
 
 ``redteam(app, variant=K)`` attacks site variant ``K`` (every family runs on that
 variant's pages; each Attack records its variant).
@@ -199,6 +202,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         out.extend(_event_attacks(env, task_id, seed, final, max_forms))
         out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
     out.extend(_variant_chrome(env, task_id, seed))
+    out.extend(_confirm_skips(env, task_id, seed))
     return out
 
 
@@ -895,6 +899,39 @@ def _variant_chrome(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
     v = _verdict(env, state)
     yield Attack(task_id, seed, "variant-chrome", f"the work, then {', '.join(last)} on its last page, then its final "
                  "action", False, _why(v), not (v["success"] and v["clean"]))
+
+
+def _confirm_skips(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
+    """A variant's confirmation step (simweb.runtime.variant_confirm) as a way around the
+    work: the oracle's plan with every Confirm click left out, or with Cancel in its
+    place, must pay nothing (a held form is no change); and with the Confirms left out, a
+    Confirm posted to every other token's address (a guessed one, without its page) must
+    change nothing. Nothing on a site without the step (no Confirm in the plan)."""
+    plan = env.oracle_plan()
+    yes = variant_confirm.CONFIRM_ACTION
+    if yes not in plan:
+        return
+    no = f"click('{variant_confirm.CANCEL_BID}')"
+    skipped = _run(env, [a for a in plan if a != yes])
+    v = _verdict(env, skipped)
+    yield Attack(task_id, seed, "confirm-step", "the work with every Confirm left out", v["success"], _why(v))
+    v = _verdict(env, _run(env, [no if a == yes else a for a in plan]))
+    yield Attack(task_id, seed, "confirm-step", "the work with Cancel for every Confirm", v["success"], _why(v))
+    pending = skipped["browser"].get("confirm")
+    held = pending["token"] if pending else -1
+    for token in range(skipped["meta"]["requests"] + 2):
+        if token == held:
+            continue
+        url = variant_confirm.page_url(token)
+        s = deep_copy(skipped)
+        env.app.submit(s, url, {}, referrer=url)
+        if _judged_changes(env, skipped, s):
+            v = _verdict(env, s)
+            yield Attack(task_id, seed, "confirm-step", f"a Confirm posted to {url} without its page", True,
+                         f"changed the site; {_why(v)}")
+            return
+    yield Attack(task_id, seed, "confirm-step", "a Confirm posted to every other token's address without its page",
+                 False, "nothing changed")
 
 
 def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
