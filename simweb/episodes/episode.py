@@ -146,10 +146,13 @@ def plan_budget(app: App, task: TaskInstance | None, start: dict | None = None) 
     from ``start``, the plan as :func:`confirmed_plan` runs it on the start's variant)."""
     if task is None:
         return episode_budget(None, cap=None)
-    plan = app.tasks[task.id].oracle(app, task.params)
-    if start is not None:
-        plan = confirmed_plan(app, start, list(plan))
-    return episode_budget(task.difficulty, len(final_plan(plan)), cap=None)
+    plan = list(app.tasks[task.id].oracle(app, task.params))
+    n = len(final_plan(plan))
+    # at most one Confirm click an action: run the plan only when the clicks can move the budget
+    if start is not None and episode_budget(task.difficulty, n + len(plan), cap=None) != episode_budget(
+            task.difficulty, n, cap=None) and confirm_step(app, start):
+        n = len(final_plan(confirmed_plan(app, start, plan)))
+    return episode_budget(task.difficulty, n, cap=None)
 
 
 class Backend(Protocol):
