@@ -28,6 +28,11 @@ deterministic across processes (no hashing, no global random), and variant 0 is 
 all-defaults combination. The *test* split is every variant that takes at least one
 held-out option; *train* is the rest, so held-out values never appear in a train variant.
 
+Flow options change what a site does, not only how it looks: where its messages go
+(:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
+naming the forms a real site confirms, a confirmation page before them (the
+``confirm_step`` factor, :mod:`variant_confirm`).
+
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
 ``App.render`` draws the page with that variant's templates, compiled once per process.
