@@ -84,7 +84,7 @@ def test_a_url_scheme_is_the_same_in_chromium(app: str, chromium: Any) -> None:
         rng = random.Random(k)
         moved = None
         state: dict = {}
-        for i in range(10):   # four with walks, then until a start state is on a moved URL
+        for i in range(40):   # four with walks, then until a start state is on a moved URL
             if i >= 4 and moved:
                 break
             state = start_state(sim, rng)
