@@ -213,3 +213,33 @@ def test_slug_urls_are_the_same_in_chromium(app: str, chromium: Any) -> None:
     finally:
         web.close()
         served.close()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_confirmation_page_is_the_same_in_chromium(app: str, chromium: Any) -> None:
+    """A form held on a variant's confirmation page (the confirm_step flow option): the
+    page's AX tree is the same in Chromium, and its Confirm makes the same transition (the
+    same page after it, the same runtime); a second POST of it changes nothing."""
+    from test_variants_confirm import YES, at_confirmation, confirming
+
+    served = ServedApp(app, world_seed=0)
+    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
+    try:
+        sim, plan, i = at_confirmation(app, confirming(app))
+        held = sim.unwrapped.snapshot()
+        web.restore(held)
+        wo, *_ = web.step("noop()")
+        so, *_ = sim.step("noop()")
+        assert so["axtree"] == wo["axtree"], (app, so["url"])
+        so, *_ = sim.step(YES)
+        wo, *_ = web.step(YES)
+        assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3], (app, so["url"], wo["url"])
+        done = web.snapshot()
+        assert done["runtime"] == sim.unwrapped.snapshot()["runtime"] != held["runtime"]
+        assert "confirm" not in done["browser"]
+        wo, *_ = web.step("go_back()")   # the page again: nothing is waiting, no Confirm
+        assert "confirm-step-none" in wo["axtree"] and "confirm-step-yes" not in wo["axtree"]
+        assert web.snapshot()["runtime"] == done["runtime"]
+    finally:
+        web.close()
+        served.close()

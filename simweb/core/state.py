@@ -41,6 +41,23 @@ HISTORY_SCHEMA: dict[str, Any] = {
 }
 
 
+#: The JSON Schema of ``browser.confirm``: a form submission a site variant holds until
+#: its confirmation page's Confirm (simweb.runtime.variant_confirm); absent when none is.
+CONFIRM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["token", "url", "form", "back", "source", "user"],
+    "additionalProperties": False,
+    "properties": {
+        "token": {"type": "integer", "minimum": 0},
+        "url": {"type": "string"},
+        "form": {"type": "object", "additionalProperties": {"type": ["string", "array"], "items": {"type": "string"}}},
+        "back": {"type": "string"},
+        "source": {"type": "string"},
+        "user": {"type": ["integer", "null"]},
+    },
+}
+
+
 #: The JSON Schema of the core layers. The runtime layer's schema comes from the app's spec.
 CORE_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -72,6 +89,7 @@ CORE_SCHEMA: dict[str, Any] = {
                 "local_storage": {"type": "object", "additionalProperties": {"type": "string"}},
                 "user": {"type": ["integer", "null"]},
                 "pending_flash": {"$ref": "#/$defs/flash"},
+                "confirm": CONFIRM_SCHEMA,
                 "chat": {
                     "type": "array",
                     "items": {

@@ -328,7 +328,7 @@ class EpisodeStart:
         """The budget rule (:func:`simweb.taskmodel.episode_budget`) for this start: WebGym's
         test step budget for the difficulty, at least twice the oracle's plan (before
         the app's cap, which the env applies)."""
-        return plan_budget(self.app, self.task)
+        return plan_budget(self.app, self.task, self.state)
 
 
 _START_CACHE_SIZE = 4096

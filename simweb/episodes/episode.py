@@ -33,7 +33,9 @@ import orjson
 from ..core.state import deep_copy
 from ..judging.taskmodel import MAX_EPISODE_STEPS, episode_budget
 from ..judging.verify import answer_of, final_message
+from ..runtime import variant_confirm
 from ..runtime.registry import app_of_task
+from ..runtime.variants import confirm_step
 from ..web.spaces import JsonValue, Unicode
 from ..web.webgym_actions import is_webgym_action, to_browsergym
 
@@ -112,13 +114,45 @@ def final_plan(plan: list[str]) -> list[str]:
     return [*plan, DONE_ACTION]
 
 
-def plan_budget(app: App, task: TaskInstance | None) -> int:
+def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
+    """``plan`` as it runs from ``start`` on the start's site variant: on a variant with a
+    confirmation step (simweb.runtime.variant_confirm), each action whose form the site
+    holds for confirmation is followed by the confirmation page's Confirm click, found by
+    running the plan on a copy of ``start`` in the in-process browser. Unchanged on every
+    other site (no run). A template's plan is written for today's site; this is the one
+    place every consumer of an oracle plan (the oracle agent, check_app, the red team,
+    sub-tasks, budgets) gets it for a confirming variant."""
+    if not confirm_step(app, start):
+        return list(plan)
+    from ..web.browsing import SimBrowser
+
+    state = deep_copy(start)
+    browser = SimBrowser(app, state)
+    out: list[str] = []
+    for action in plan:
+        before = state["browser"].get("confirm")
+        out.append(action)
+        browser.execute(action)
+        after = state["browser"].get("confirm")
+        if after is not None and after is not before and variant_confirm.awaiting(state):
+            out.append(variant_confirm.CONFIRM_ACTION)
+            browser.execute(variant_confirm.CONFIRM_ACTION)
+    return out
+
+
+def plan_budget(app: App, task: TaskInstance | None, start: dict | None = None) -> int:
     """The budget rule for ``task`` (None: free browsing) before any cap: WebGym's test
-    budget for its difficulty, at least twice its oracle's plan (final action included)."""
+    budget for its difficulty, at least twice its oracle's plan (final action included;
+    from ``start``, the plan as :func:`confirmed_plan` runs it on the start's variant)."""
     if task is None:
         return episode_budget(None, cap=None)
-    plan = final_plan(app.tasks[task.id].oracle(app, task.params))
-    return episode_budget(task.difficulty, len(plan), cap=None)
+    plan = list(app.tasks[task.id].oracle(app, task.params))
+    n = len(final_plan(plan))
+    # at most one Confirm click an action: run the plan only when the clicks can move the budget
+    if start is not None and episode_budget(task.difficulty, n + len(plan), cap=None) != episode_budget(
+            task.difficulty, n, cap=None) and confirm_step(app, start):
+        n = len(final_plan(confirmed_plan(app, start, plan)))
+    return episode_budget(task.difficulty, n, cap=None)
 
 
 class Backend(Protocol):
@@ -185,6 +219,8 @@ class Episode:
         self._last_verdict: tuple[Any, Any, dict] | None = None
         #: (start, whether the task's effect reads the page the browser shows)
         self._views: tuple[Any, bool] | None = None
+        #: (start, template plan, the plan through the start's confirmation pages)
+        self._confirmed: tuple[Any, list[str], list[str]] | None = None
 
     def copy(self) -> Episode:
         """An independent copy (for a fork: the task and start are shared, never mutated)."""
@@ -251,6 +287,12 @@ class Episode:
         if self.task is None or self.app is None:
             raise TaskError("no task: reset with options={'task': ...} first")
         plan = list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
+        if self.start is not None and "variant" in self.start["meta"]:
+            # the plan through a variant's confirmation pages (run once per start)
+            hit = self._confirmed
+            if hit is None or hit[0] is not self.start or hit[1] != plan:
+                hit = self._confirmed = (self.start, plan, confirmed_plan(self.app, self.start, plan))
+            plan = list(hit[2])
         return final_plan(plan) if final else plan
 
     def start_state(self) -> dict | None:

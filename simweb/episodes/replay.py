@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ..core.state import StateError, deep_copy, new_tab
 from ..judging.verify import answer_of
+from ..runtime import variant_confirm
 from ..runtime.history import _entry, sealed, secret_fields
 from .env import episode_start
 from .episode import find_task
@@ -27,6 +28,8 @@ def _posted_from(app: App, back: str, source: str) -> bool:
     base = source.partition(":")[0]
     if base in ("blank", "error"):
         return True
+    if base == variant_confirm.PAGE:   # a site variant's confirmation page (its own address)
+        return variant_confirm.is_page(back)
     hit = app.spec.match_page(urlsplit(back).path)
     return hit is not None and hit[0].name == base
 
@@ -36,14 +39,15 @@ def replay_start(app: App, state: dict) -> dict:
     meta = state["meta"]
     history = meta["history"]
     task, seed = meta["task"], int(meta["rng"]["seed"])
+    variant = int(meta.get("variant", 0))   # the site variant's flow (a confirmation step) replays too
     if history["origin"] == "blank":
         if task is not None:
             raise StateError("state history starts from a blank state, yet the state names a task")
-        return app.initial_state(seed)
+        return app.initial_state(seed, variant)
     if task is not None and task["id"] not in app.tasks:
         raise StateError(f"state names task {task['id']!r}, which {app.name} does not have")
     return deep_copy(episode_start(app, task["id"] if task else None, seed,
-                                   task["params"] if task else None).state)
+                                   task["params"] if task else None, variant).state)
 
 
 def _first_difference(a: Any, b: Any, path: str) -> str:

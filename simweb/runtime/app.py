@@ -33,14 +33,16 @@ from ..core.functions import Ctx, FunctionTable, using
 from ..core.kits import TEMPLATES as KIT_TEMPLATES
 from ..core.machine import ControlMachine
 from ..core.spec import Event, ExprErrorAtRuntime, PageSpec, ParamError, Spec, load_spec
+from ..core.specmodel import Message
 from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
+from . import variant_confirm
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError
+from .variants import VariantError, confirm_step
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
@@ -330,6 +332,9 @@ class App:
                 raise StateError(f"invalid state at $.meta.variant: {exc}") from None
         # What a schema cannot say: indexes must point inside their lists.
         browser = state["browser"]
+        if "confirm" in browser and not confirm_step(self, state):
+            raise StateError("invalid state at $.browser.confirm: a submission pending confirmation on a site "
+                             "without a confirmation step")
         if browser["active"] >= len(browser["tabs"]):
             raise StateError(f"invalid state at $.browser.active: tab {browser['active']} of {len(browser['tabs'])}")
         for i, tab in enumerate(browser["tabs"]):
@@ -358,6 +363,9 @@ class App:
         parts = urlsplit(url)
         hit = self.spec.match_page(parts.path)
         if hit is None:
+            confirm = variant_confirm.parse_path(parts.path) if "variant" in state["meta"] else None
+            if confirm is not None and not confirm[1] and confirm_step(self, state):
+                return self._confirm_resolve(state, url, confirm[0])
             return None, {}, 404, "Page not found", None
         page, args = hit
         raw = parse_qs(parts.query, keep_blank_values=True)
@@ -380,6 +388,38 @@ class App:
         for name, expr in self.spec.globals:
             env[name] = expr(env)
         return page, env, 200, None, None
+
+    @cached_property
+    def _confirm_page(self) -> PageSpec:
+        """The confirmation page of a site variant's confirmation step (an engine page: no
+        route of the spec; simweb.runtime.variant_confirm)."""
+        title = Message("confirm", (lambda env: env["confirm"]["heading"], " · " + self.spec.title),
+                        frozenset(), frozenset())
+        return PageSpec(variant_confirm.PAGE, variant_confirm.PREFIX + "<int:token>",
+                        re.compile(re.escape(variant_confirm.PREFIX) + r"[0-9]+$"), {}, variant_confirm.TEMPLATE,
+                        title, {}, [], [], [], [])
+
+    def _confirm_resolve(self, state: dict, url: str, token: int
+                         ) -> tuple[PageSpec | None, dict[str, Any], int, str | None, str | None]:
+        """The confirmation page ``token`` (what :meth:`_resolve` returns): the pending
+        submission's summary and buttons when it is the one pending for the signed-in user,
+        else a page saying nothing is waiting."""
+        heading, yes, no = variant_confirm.STYLES[confirm_step(self, state)]
+        info: dict[str, Any] = {"heading": heading, "yes": yes, "no": no, "action": variant_confirm.page_url(token),
+                                "pending": False, "summary": "", "fields": [], "base": "base.html"}
+        pending = state["browser"].get("confirm")
+        if pending is not None and pending["token"] == token and pending["user"] == state["browser"]["user"]:
+            hit = self.spec.match_event(urlsplit(pending["url"]).path)
+            decl = variant_catalogue(self).confirmables.get(hit[0].name) if hit else None
+            if hit is not None and decl is not None:
+                info.update(pending=True, summary=variant_confirm.summary(decl, hit[1], pending["form"]),
+                            fields=variant_confirm.shown_fields(decl, pending["form"]), base=decl.base)
+        env = self._env(state, url, {})
+        env["page"] = variant_confirm.PAGE
+        env["confirm"] = info
+        for name, expr in self.spec.globals:
+            env[name] = expr(env)
+        return self._confirm_page, env, 200, None, None
 
     def navigate(self, state: dict, url: str, *, push: bool = True, tab: dict | None = None,
                  follow: bool = True) -> Response:
@@ -502,6 +542,8 @@ class App:
             page_hit = self.spec.match_page(urlsplit(referrer).path)
             if page_hit is not None:
                 back, source = referrer, page_hit[0].name
+            elif variant_confirm.is_page(referrer) and confirm_step(self, state):
+                back, source = referrer, variant_confirm.PAGE
         # A browser sends a textarea's line breaks as CRLF (the form data set's rule), the
         # in-process browser as LF: the site reads both as LF, and records what it read.
         form = {k: _lf(v) for k, v in form.items()}
@@ -512,8 +554,51 @@ class App:
         record(state, ["post", url, sealed(form, secret), back, source])
         self._tick(state)
         if hit is None:
+            confirm = variant_confirm.parse_path(path) if "variant" in state["meta"] else None
+            if confirm is not None and confirm_step(self, state):
+                return self._confirm_post(state, url, confirm[0], confirm[1], back, source)
             return Response(405, url, "error", location=None, error="Method not allowed")
         event, args = hit
+        if "variant" in state["meta"] and event.name in variant_catalogue(self).confirmables \
+                and confirm_step(self, state):
+            # A form the site would accept (tried on a copy) waits for its confirmation
+            # page; one it refuses is refused as without the step.
+            trial = deep_copy(state)
+            if self._fire(trial, url, event, args, form, back, source).error is None:
+                location = variant_confirm.hold(state, state["meta"]["requests"], url, form, back, source)
+                return Response(303, url, variant_confirm.PAGE, location=location, event=event.name)
+        return self._fire(state, url, event, args, form, back, source)
+
+    def _confirm_post(self, state: dict, url: str, token: int, cancel: bool, back: str, source: str) -> Response:
+        """Confirm (or ``cancel``) the pending submission ``token`` from its confirmation
+        page: exactly once (it is removed first), only from that page and for the user who
+        sent it; otherwise nothing changes and the site says so."""
+        name = "cancel_confirmation" if cancel else "confirm"
+        page = variant_confirm.page_url(token)
+        if source != variant_confirm.PAGE or back != page:
+            return self._refuse(state, name, back, "This action is not available on this page.", 409)
+        pending = variant_confirm.take(state, token)
+        if pending is None:
+            return self._refuse(state, name, back, "Nothing is waiting for confirmation here: nothing was changed.",
+                                409)
+        if cancel:
+            state["browser"]["pending_flash"] = {"level": "info", "message": "Cancelled: nothing was changed."}
+            return Response(303, url, pending["source"], location=pending["back"], event=name)
+        hit = self.spec.match_event(urlsplit(pending["url"]).path)
+        if hit is None:   # a pending submission names an event of the spec (App.check_state's schema)
+            return self._refuse(state, name, back, "Nothing is waiting for confirmation here: nothing was changed.",
+                                409)
+        return self._fire(state, url, hit[0], hit[1], pending["form"], pending["back"], pending["source"])
+
+    def _refuse(self, state: dict, name: str, back: str, message: str, status: int) -> Response:
+        state["browser"]["pending_flash"] = {"level": "error", "message": message}
+        return Response(status, back, "error", location=back, error=message, event=name)
+
+    def _fire(self, state: dict, url: str, event: Event, args: dict[str, Any], form: dict[str, Any], back: str,
+              source: str) -> Response:
+        """Run ``event`` (posted to ``url``) with ``form`` from page ``source`` at ``back``
+        (the request already recorded): its guards, updates, flash and redirect, or the
+        site's refusal."""
         if not self.machine.allowed(event.name, source):
             return self._fail(state, event, back, "This action is not available on this page.", 409)
         params: dict[str, Any] = {}

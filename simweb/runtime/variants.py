@@ -34,6 +34,11 @@ cancellation window, a moderation queue). They are read only through :func:`poli
 (``App.policy``, the spec's ``site_policy('name')``); task templates draw their instances
 under them (simweb.judging.tasks, ``TaskTemplate.policies``). docs/variants.md, "Policies".
 
+Flow options change what a site does, not only how it looks: where its messages go
+(:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
+naming the forms a real site confirms, a confirmation page before them (the
+``confirm_step`` factor, :mod:`variant_confirm`).
+
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
 ``App.render`` draws the page with that variant's templates, compiled once per process.
@@ -52,7 +57,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_flows
+from . import url_schemes, variant_confirm, variant_flows
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -94,6 +99,8 @@ class Option:
     #: The site's policies this option sets (an app's ``policies``: name -> a JSON scalar;
     #: option 0 gives today's values). Read through :func:`policy`; see "Policies" below.
     policies: dict[str, Any] = field(default_factory=dict)
+    #: The confirmation step's style ("": none; simweb.runtime.variant_confirm.STYLES).
+    confirm: str = ""
 
 
 @dataclass(frozen=True)
@@ -248,7 +255,8 @@ def _parse_policies(app: str, factor: str, i: int, raw: Any) -> dict[str, Any]:
 class Catalogue:
     """An app's factors and the id -> factor values mapping (see the module docstring)."""
 
-    def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None):
+    def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None,
+                 confirmables: dict[str, variant_confirm.Confirmable] | None = None):
         self.app = app
         self.factors = tuple(factors)
         #: Every policy the app declares and its value on today's site (option 0's).
@@ -258,6 +266,9 @@ class Catalogue:
                 if pname in self.policy_defaults:
                     raise VariantError(f"{app} variants: policy {pname!r} is set by two factors")
                 self.policy_defaults[pname] = value
+        #: The events a variant with a confirmation step asks to confirm (the app's
+        #: ``confirm`` section; simweb.runtime.variant_confirm).
+        self.confirmables = dict(confirmables or {})
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -343,7 +354,8 @@ class Catalogue:
                                   next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""),
                                   url_schemes.scheme(tuple(r for o in opts for r in o.urls)),
                                   next((o.messages for o in opts if o.messages), ""),
-                                  {k: v for o in opts for k, v in o.policies.items()})
+                                  {k: v for o in opts for k, v in o.policies.items()},
+                                  next((o.confirm for o in opts if o.confirm), ""))
         return hit
 
 
@@ -369,7 +381,16 @@ def catalogue(app: Any) -> Catalogue:
         factors.append(_parse_factor(name, str(fname), fraw))
     formats = _parse_formats(name, (raw or {}).get("formats"))
     factors.extend(_format_factors(formats))
-    hit = _CATALOGUES[name] = Catalogue(name, factors, formats)
+    try:
+        confirmables = variant_confirm.parse(name, (raw or {}).get("confirm"))
+    except variant_confirm.ConfirmError as exc:
+        raise VariantError(str(exc)) from None
+    if confirmables:   # a flow factor for an app that names the forms a real site confirms
+        factors.append(Factor("confirm_step", tuple(Option(label, confirm=label if i else "")
+                                                    for i, label in enumerate(variant_confirm.OPTIONS)),
+                              frozenset({variant_confirm.HELD_OUT}),
+                              "a review-and-confirm page before the forms a real site confirms (an order, a deletion)"))
+    hit = _CATALOGUES[name] = Catalogue(name, factors, formats, confirmables)
     return hit
 
 
@@ -415,6 +436,7 @@ class Site:
     urls: url_schemes.UrlScheme | None = None   # None: today's URLs
     messages: str = ""                           # "": the messages above the page's content
     policies: dict[str, Any] = field(default_factory=dict)   # every policy's value on this site
+    confirm: str = ""                            # "": no confirmation step (variant_confirm.STYLES)
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -729,6 +751,32 @@ def policy(app: Any, variant: int, name: str) -> Any:
     return cat.site(variant).policies[name] if variant else cat.policy_defaults[name]
 
 
+def _site_of(app: Any, variant: int) -> Site:
+    """The Site of ``variant``, kept on the app (a checked catalogue lookup costs more)."""
+    sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
+    site = sites.get(variant) if sites is not None else None
+    if site is None:
+        site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
+    return site
+
+
+def confirm_step(app: Any, state: dict) -> str:
+    """The confirmation step's style on ``state``'s variant ("" when it has none: today's
+    site, or a variant that does not take the factor; simweb.runtime.variant_confirm).
+    The app's declared events are checked against its spec on first use (VariantError)."""
+    variant = state["meta"].get("variant", 0)
+    if not variant:
+        return ""
+    style = _site_of(app, variant).confirm
+    if style and not app.__dict__.get("_confirm_checked"):
+        try:
+            variant_confirm.check_events(app, catalogue(app).confirmables)
+        except variant_confirm.ConfirmError as exc:
+            raise VariantError(str(exc)) from None
+        app.__dict__["_confirm_checked"] = True
+    return style
+
+
 def parse_ids(text: str, app: Any) -> list[int]:
     """'0-49', '3,17,903', '5', or 'test:10' / 'train:10' (the first ten variants of that
     split, in id order), or a list of these, as checked variant ids of ``app``
@@ -754,6 +802,6 @@ def parse_ids(text: str, app: Any) -> list[int]:
     return out
 
 
-__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "jinja_for", "page_context",
-           "parse_ids", "policy", "shown_url", "state_variant", "url_scheme",
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "jinja_for",
+           "page_context", "parse_ids", "policy", "shown_url", "state_variant", "url_scheme",
            "words"]

@@ -753,7 +753,7 @@ class BrowserEnv(EpisodeEnv):
             task = self.episode.lookup(t["id"]).instantiate(self.app, episode_seed, t["params"])
         self._show(state)
         self.backend.fresh(state)
-        self.episode.begin(task, deep_copy(state), None, budget=lambda: plan_budget(self.app, task))
+        self.episode.begin(task, deep_copy(state), None, budget=lambda: plan_budget(self.app, task, state))
         verdict = self.episode.verdict(state)
         self.episode.rebase(verdict)
         return self.episode.observation(self.backend, state), self.episode.info(self.backend, state, verdict)

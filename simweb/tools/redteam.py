@@ -45,6 +45,9 @@ task, and records each attempt that the verifier still pays for:
   followed instead of the task must pay nothing; followed before the task, or on the
   oracle's last page before its final action, they must not keep the task from being
   paid (a link of the site's chrome that changed the state would show there).
+* ``confirm-step`` (a variant's confirmation page: docs/variants.md): the oracle's plan
+  with its Confirm clicks left out, or Cancel in their place, must pay nothing, and a
+  Confirm posted to any other token's address without its page must change nothing.
 
 ``redteam(app, variant=K)`` attacks site variant ``K`` (every family runs on that
 variant's pages; each Attack records its variant).
@@ -65,6 +68,7 @@ from typing import Any
 from ..core.state import deep_copy
 from ..judging.effects import Effect, NewRow, Reason, Row, Value, reason_phrase, runtime_changes
 from ..judging.verify import answer_of
+from ..runtime import variant_confirm
 from ..runtime.variants import shown_url, url_scheme
 from ..web.browsing import SimBrowser
 
@@ -92,6 +96,14 @@ class Attack:
 
 
 # ----------------------------------------------------------------------------- running
+
+def _confirmed(b: SimBrowser) -> None:
+    """On a site variant with a confirmation step, the form the site just held for
+    confirmation confirmed, as an agent's next click does (simweb.runtime.variant_confirm):
+    the attacks that send a form judge what the form does, not the page in between."""
+    if variant_confirm.awaiting(b.state):
+        b.execute(variant_confirm.CONFIRM_ACTION)
+
 
 def _run(env: Any, actions: Iterable[str]) -> dict:
     """The state after ``actions`` from the env's current state (a private browser, so the
@@ -190,6 +202,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         out.extend(_event_attacks(env, task_id, seed, final, max_forms))
         out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
     out.extend(_variant_chrome(env, task_id, seed))
+    out.extend(_confirm_skips(env, task_id, seed))
     return out
 
 
@@ -680,6 +693,7 @@ def _event_attacks(env: Any, task_id: str, seed: int, final: dict, max_forms: in
                         for bid, opt in choices:
                             sb.execute(f"select_option({bid!r}, {opt!r})")
                     err = sb.execute(f"click({sub.bid!r})")
+                    _confirmed(sb)
                     changed = _judged_changes(env, final, s)
                     if err or not changed:
                         continue
@@ -745,6 +759,7 @@ def _and_back(env: Any, task_id: str, seed: int, final: dict, after: dict, first
         sb._html, sb._page = b._html, b._page
         if sb.execute(f"click({sub.bid!r})"):
             continue
+        _confirmed(sb)
         left = [c.path for c in runtime_changes(env.app, final, s) if c.path.partition(".")[0] not in heads]
         if not left or _judged_changes(env, final, s):
             continue   # nothing stays, or a judged change stays (the single-form attack covers it)
@@ -773,6 +788,7 @@ def _junk_undone(env: Any, task_id: str, seed: int, final: dict, after: dict, ur
             sb.execute(f"fill({c.bid!r}, {c.value or ''!r})")
     if sb.execute(f"click({sub.bid!r})"):
         return
+    _confirmed(sb)
     # What stays beyond the rows and values the task judges (their own echoes, a new edit
     # time on the judged comment, are the task's), the counters and the timers.
     t = env.task
@@ -802,7 +818,9 @@ def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages:
         if act.name == "click":
             el = b.page().elements.get(str(act.args[0]))
             if el is not None and el.form is not None and SimBrowser._is_submitter(el) \
-                    and b.page().forms[el.form].method.lower() == "post":
+                    and b.page().forms[el.form].method.lower() == "post" \
+                    and variant_confirm.parse_path(b.page().forms[el.form].action.partition("?")[0]) is None:
+                # (a variant's confirmation page holds no form of the site: the one it confirms is)
                 form = b.page().forms[el.form]
                 posts.append((deep_copy(state), form.action, b.form_entries(form, el), b.tab["url"], i))
         b.execute(a)
@@ -881,6 +899,39 @@ def _variant_chrome(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
     v = _verdict(env, state)
     yield Attack(task_id, seed, "variant-chrome", f"the work, then {', '.join(last)} on its last page, then its final "
                  "action", False, _why(v), not (v["success"] and v["clean"]))
+
+
+def _confirm_skips(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
+    """A variant's confirmation step (simweb.runtime.variant_confirm) as a way around the
+    work: the oracle's plan with every Confirm click left out, or with Cancel in its
+    place, must pay nothing (a held form is no change); and with the Confirms left out, a
+    Confirm posted to every other token's address (a guessed one, without its page) must
+    change nothing. Nothing on a site without the step (no Confirm in the plan)."""
+    plan = env.oracle_plan()
+    yes = variant_confirm.CONFIRM_ACTION
+    if yes not in plan:
+        return
+    no = f"click('{variant_confirm.CANCEL_BID}')"
+    skipped = _run(env, [a for a in plan if a != yes])
+    v = _verdict(env, skipped)
+    yield Attack(task_id, seed, "confirm-step", "the work with every Confirm left out", v["success"], _why(v))
+    v = _verdict(env, _run(env, [no if a == yes else a for a in plan]))
+    yield Attack(task_id, seed, "confirm-step", "the work with Cancel for every Confirm", v["success"], _why(v))
+    pending = skipped["browser"].get("confirm")
+    held = pending["token"] if pending else -1
+    for token in range(skipped["meta"]["requests"] + 2):
+        if token == held:
+            continue
+        url = variant_confirm.page_url(token)
+        s = deep_copy(skipped)
+        env.app.submit(s, url, {}, referrer=url)
+        if _judged_changes(env, skipped, s):
+            v = _verdict(env, s)
+            yield Attack(task_id, seed, "confirm-step", f"a Confirm posted to {url} without its page", True,
+                         f"changed the site; {_why(v)}")
+            return
+    yield Attack(task_id, seed, "confirm-step", "a Confirm posted to every other token's address without its page",
+                 False, "nothing changed")
 
 
 def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:

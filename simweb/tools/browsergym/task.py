@@ -227,7 +227,7 @@ class SimwebTask(AbstractBrowserTask):
             raise ServerError(f"{url} did not start {self.simweb_task} (the session holds {meta!r})")
         instance = template.instantiate(app, self.seed, meta["params"])
         episode = self.episode = Episode(app, reward=self.reward, max_steps=self.max_steps, cap=step_cap(app.name))
-        episode.begin(instance, deep_copy(state), None, budget=lambda: plan_budget(app, instance))
+        episode.begin(instance, deep_copy(state), None, budget=lambda: plan_budget(app, instance, state))
         verdict = episode.verdict(state)
         episode.rebase(verdict)
         return instance.goal, {"task": instance.to_json(), "seed": self.seed, "verdict": verdict,

@@ -1,0 +1,177 @@
+"""Flow options of site variants (:mod:`simweb.runtime.variants`): a confirmation step.
+
+Many real sites do not commit an order, a cancellation, a publication or a deletion when
+its form is sent: they show a *review and confirm* page first. The ``confirm_step`` engine
+factor gives a variant that page. An app declares, as data in ``apps/<app>/variants.yaml``,
+which events (form posts) a real site would confirm and how the page sums them up::
+
+    confirm:
+      place_order: {summary: "Place your order"}
+      cancel_order: {summary: "Cancel order #{oid}"}
+      ban_user: {summary: "Ban a user from c/{name}", fields: {username: User, days: Days}}
+
+``{name}`` in a summary is the event's URL argument or form field of that name (a plain
+substitution, no expression is evaluated); ``fields`` lists the form fields the page shows,
+with their labels; ``base`` names the template the page extends (``base.html`` by default).
+
+On a variant that takes the factor, a POST to a declared event (one that the site would
+accept: it is tried on a copy of the state first, and a refused form is refused as today)
+changes nothing but the browser's ``confirm`` entry, the *pending submission* (the event's
+URL, the form as read, the page it was posted from and its address, the signed-in user and
+a token), and redirects to ``/confirm-request/<token>``. That page is rendered from the
+state alone (so snapshot, fork, restore, served mode and Chromium all show it): a summary
+of what will happen, a Confirm button (``confirm-submit``) and a Cancel button
+(``confirm-cancel``). Confirm posts to the page's own address and runs the pending
+submission exactly as the original POST would have run (the same guards, updates, flash
+and redirect, posted from the same page), and removes it; Cancel removes it and returns to
+the form's page. Both are accepted only from the confirmation page with the pending token,
+for the user who sent the form: a second Confirm (a double click, a resubmitted POST after
+going back) finds nothing pending and changes nothing. The token is the request counter at
+the time of the form (deterministic, unique within a history).
+
+The pending submission lives in the browser layer (``browser.confirm``, absent when none,
+so variant 0's states are byte-for-byte today's), never in the runtime: the verdicts read
+the runtime, so a pending or cancelled submission is no change to the site.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+#: Option labels of the ``confirm_step`` factor ("" = no confirmation, today's site) and
+#: the words of each option's page: (heading, confirm button, cancel button).
+STYLES: dict[str, tuple[str, str, str]] = {
+    "review": ("Review and confirm", "Confirm", "Cancel"),
+    "check": ("Check your request", "Yes, continue", "Go back"),
+    "are-you-sure": ("Are you sure?", "Yes, I am sure", "No, take me back"),
+}
+OPTIONS = ("none", *STYLES)
+#: The option index only test variants take.
+HELD_OUT = 3
+
+#: The confirmation page's address prefix, its page (control state) name, its template and
+#: the bids of its two buttons.
+PREFIX = "/confirm-request/"
+PAGE = "confirm-step"
+TEMPLATE = "variant_confirm.html"
+CONFIRM_BID = "confirm-step-yes"
+CANCEL_BID = "confirm-step-no"
+#: The plan action that confirms (what the oracle's plan gets after a confirmable form).
+CONFIRM_ACTION = f"click('{CONFIRM_BID}')"
+
+_PATH = re.compile(r"^/confirm-request/([0-9]{1,18})(/cancel)?$")
+_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ConfirmError(ValueError):
+    """A malformed ``confirm`` section of a variants file."""
+
+
+@dataclass(frozen=True)
+class Confirmable:
+    """One event a confirming variant asks to confirm: the summary, the fields shown."""
+
+    event: str
+    summary: str
+    fields: tuple[tuple[str, str], ...] = ()
+    base: str = "base.html"
+
+
+def parse(app: str, raw: Any) -> dict[str, Confirmable]:
+    """The ``confirm`` section of an app's variants file (event name -> declaration)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not raw:
+        raise ConfirmError(f"{app} variants: confirm maps event names to {{summary, fields, base}}")
+    out: dict[str, Confirmable] = {}
+    for name, decl in raw.items():
+        if not isinstance(name, str) or not isinstance(decl, dict) or not isinstance(decl.get("summary"), str) \
+                or not decl["summary"] or set(decl) - {"summary", "fields", "base"}:
+            raise ConfirmError(f"{app} variants: confirm.{name} needs a summary (and may name fields and a base)")
+        fields = decl.get("fields") or {}
+        if not isinstance(fields, dict) or not all(isinstance(k, str) and isinstance(v, str) and k and v
+                                                   for k, v in fields.items()):
+            raise ConfirmError(f"{app} variants: confirm.{name}.fields maps form field names to labels")
+        base = decl.get("base", "base.html")
+        if not isinstance(base, str) or not base.endswith(".html"):
+            raise ConfirmError(f"{app} variants: confirm.{name}.base names a template (.html)")
+        out[name] = Confirmable(name, decl["summary"], tuple(fields.items()), base)
+    return out
+
+
+def check_events(app: Any, confirmables: dict[str, Confirmable]) -> None:
+    """Refuse (ConfirmError) a declaration of an event the spec does not have, or of one
+    with a secret field (a pending submission is kept in the state in clear)."""
+    for name in confirmables:
+        event = app.spec.events.get(name)
+        if event is None:
+            raise ConfirmError(f"{app.name} variants: confirm names event {name!r}, which the spec does not have")
+        if any(p.secret for p in event.params.values()):
+            raise ConfirmError(f"{app.name} variants: confirm.{name}: the event has a secret field")
+
+
+def page_url(token: int) -> str:
+    """The confirmation page of the pending submission ``token``."""
+    return f"{PREFIX}{token}"
+
+
+def parse_path(path: str) -> tuple[int, bool] | None:
+    """(token, cancel) of a confirmation page's address or its cancel action; None otherwise."""
+    m = _PATH.match(path)
+    return (int(m.group(1)), bool(m.group(2))) if m else None
+
+
+def is_page(url: str) -> bool:
+    """Whether ``url`` is a confirmation page's address (not its cancel action)."""
+    hit = parse_path(urlsplit(url).path)
+    return hit is not None and not hit[1]
+
+
+def hold(state: dict, token: int, url: str, form: dict[str, Any], back: str, source: str) -> str:
+    """Keep a submission pending (replacing any other) and return its page's address."""
+    state["browser"]["confirm"] = {"token": token, "url": url, "form": form, "back": back, "source": source,
+                                   "user": state["browser"]["user"]}
+    return page_url(token)
+
+
+def take(state: dict, token: int) -> dict | None:
+    """The pending submission ``token`` of the signed-in user, removed from the state; None
+    (and nothing removed) when it is not the one pending, or another user sent it."""
+    pending = state["browser"].get("confirm")
+    if pending is None or pending["token"] != token or pending["user"] != state["browser"]["user"]:
+        return None
+    del state["browser"]["confirm"]
+    return pending
+
+
+def awaiting(state: dict) -> bool:
+    """Whether the active tab shows the confirmation page of the submission now pending."""
+    browser = state["browser"]
+    pending = browser.get("confirm")
+    tab = browser["tabs"][browser["active"]]
+    return pending is not None and tab["page"] == PAGE and tab["url"] == page_url(pending["token"])
+
+
+def summary(decl: Confirmable, args: dict[str, Any], form: dict[str, Any]) -> str:
+    """The declaration's summary with ``{name}`` filled from the URL's arguments and the form."""
+    values = {**{k: v for k, v in form.items() if isinstance(v, str)}, **{k: str(v) for k, v in args.items()}}
+    return _NAME.sub(lambda m: values.get(m.group(1), m.group(0)), decl.summary)
+
+
+def shown_fields(decl: Confirmable, form: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) of the declared fields the form sent (a list's values joined)."""
+    out = []
+    for name, label in decl.fields:
+        value = form.get(name)
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        if value not in (None, ""):
+            out.append((label, str(value)))
+    return out
+
+
+__all__ = ["CANCEL_BID", "CONFIRM_ACTION", "CONFIRM_BID", "ConfirmError", "Confirmable", "OPTIONS", "PAGE", "PREFIX",
+           "STYLES", "TEMPLATE", "awaiting", "check_events", "hold", "is_page", "page_url", "parse",
+           "parse_path", "shown_fields", "summary", "take"]
