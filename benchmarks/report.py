@@ -33,7 +33,7 @@ from simweb.tools.benchplots import load_benchmark, ratio_figure, target_rows  #
 
 #: earlier, longer runs the report cites (file in benchmarks/)
 PARITY_FILE = "results_walk_parity_200_final.json"
-POOL_FILE = "results_pool_scale_idle3.json"
+POOL_FILE = "results_pool_scale_idle4.json"
 QUIET_TARGETS_FILE = "results_targets_s19_final.json"
 #: sim2live runs kept in the repository (one folder per pair, report.json inside)
 SIM2LIVE_DIR = "sim2live"
