@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -381,8 +382,9 @@ def check_app(name: str, *, seeds: Iterable[int] = range(3), browser: bool = Fal
         # the checks that read pages, on the variant's site (the world and tasks are the same)
         _page_checks(name, env if k == 0 else SimEnv(name, seed=0, variant=k), seeds, run)
     if browser:
+        tasks = list(env.app.tasks)
         for k in report.variants:
-            run("oracles run identically in Chromium", lambda k=k: _browser_parity(name, list(env.app.tasks), seeds[0], k), k)
+            run("oracles run identically in Chromium", partial(_browser_parity, name, tasks, seeds[0], k), k)
     if raise_on_failure and not report.passed:
         raise AppCheckError(str(report))
     return report
