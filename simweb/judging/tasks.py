@@ -100,11 +100,8 @@ def policy_changes(app: Any, variant: int, names: tuple[str, ...]) -> dict[str, 
     with the variant's values (empty on variant 0, and for a template no policy changes)."""
     if not variant or not names:
         return {}
-    from ..runtime.variants import catalogue
-
-    cat = catalogue(app)
-    now = cat.policies(variant)
-    return {n: now[n] for n in names if now[n] != cat.policy_defaults[n]}
+    now, today = app.site_policies(variant), app.site_policies(0)
+    return {n: now[n] for n in names if now[n] != today[n]}
 
 
 def site_policy(app: Any, p: Mapping[str, Any], name: str) -> Any:
@@ -113,9 +110,7 @@ def site_policy(app: Any, p: Mapping[str, Any], name: str) -> Any:
     given = p.get("site_policy") or {}
     if name in given:
         return given[name]
-    from ..runtime.variants import catalogue
-
-    return catalogue(app).policy_defaults[name]
+    return app.site_policies(0)[name]
 
 
 class TaskTemplate:
@@ -146,9 +141,7 @@ class TaskTemplate:
         """The parameters on today's site. A template with ``policies`` implements
         :meth:`sample_with` instead (this then draws with today's policy values)."""
         if type(self).sample_with is not TaskTemplate.sample_with:
-            from ..runtime.variants import catalogue
-
-            return self.sample_with(app, rng, catalogue(app).policy_defaults)
+            return self.sample_with(app, rng, app.site_policies(0))
         raise NotImplementedError
 
     def sample_with(self, app: Any, rng: Rng, policy: Mapping[str, Any]) -> dict[str, Any]:
@@ -211,9 +204,7 @@ class TaskTemplate:
         changed = policy_changes(app, variant, self.policies)
         if not changed:
             return self.sample(app, rng)
-        from ..runtime.variants import catalogue
-
-        return dict(self.sample_with(app, rng, catalogue(app).policies(variant)), site_policy=changed)
+        return dict(self.sample_with(app, rng, app.site_policies(variant)), site_policy=changed)
 
     def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None,
                     variant: int = 0) -> TaskInstance:

@@ -347,6 +347,12 @@ class App:
         spec's ``site_policy('name')`` and the app's functions read."""
         return variant_policy(self, state["meta"].get("variant", 0), name)
 
+    def site_policies(self, variant: int = 0) -> dict[str, Any]:
+        """Every policy the app declares -> its value on site ``variant`` (today's on
+        variant 0): what task templates (simweb.judging.tasks, a wing below this one) draw
+        their instances under."""
+        return variant_catalogue(self).policies(variant)
+
     # ------------------------------------------------------------------ expression env
     def _env(self, state: dict, url: str, query: dict[str, Any]) -> dict[str, Any]:
         clock = state["meta"]["clock"]
