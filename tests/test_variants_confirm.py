@@ -22,15 +22,18 @@ NO = f"click('{variant_confirm.CANCEL_BID}')"
 
 
 def confirming(app: str, style: str | None = None) -> int:
-    """The first variant id of ``app`` with a confirmation step (of ``style``)."""
+    """The first variant id of ``app`` with a confirmation step (of ``style``) and today's
+    site policies (so a template draws today's instance there)."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count)
-                if cat.values(k)["confirm_step"] != "none" and style in (None, cat.values(k)["confirm_step"]))
+                if cat.values(k)["confirm_step"] != "none" and style in (None, cat.values(k)["confirm_step"])
+                and cat.policies(k) == cat.policy_defaults)
 
 
 def without(app: str) -> int:
     cat = catalogue(app)
-    return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none")
+    return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none"
+                and cat.policies(k) == cat.policy_defaults)
 
 
 def at_confirmation(app: str, k: int) -> tuple[Any, list[str], int]:

@@ -17,6 +17,7 @@ from flask import Blueprint, Response, make_response, request
 from ...core.limits import LimitError, check_shape
 from ...core.state import deep_copy
 from ...core.urls import local_path
+from ...runtime.url_schemes import UrlScheme
 from ...runtime.variants import url_scheme
 from ..served import COOKIE
 from ..sessions import Lookup
@@ -111,13 +112,9 @@ def run(state: dict, url: str) -> Response:
     scheme = url_scheme(sim, variant) if variant else None
     referrer = _referrer_path()
     if scheme is not None and request.method in ("GET", "HEAD"):
-        moved = scheme.redirect(url)   # a page's URL with a wrong or absent slug: its own URL
-        if moved is not None:
-            target = local_path(_encode_unsafe(moved))
-            if target is not None:
-                out = Response(status=301)
-                out.headers["Location"] = target
-                return out
+        slug_fix = _slug_redirect(scheme, url)
+        if slug_fix is not None:
+            return slug_fix
     if scheme is not None:
         url = scheme.to_canonical(url)
         referrer = referrer if referrer is None else scheme.to_canonical(referrer)
@@ -141,6 +138,18 @@ def run(state: dict, url: str) -> Response:
         return error("refused a redirect off this site", 400)
     out = Response(status=303)
     out.headers["Location"] = location
+    return out
+
+
+def _slug_redirect(scheme: UrlScheme, url: str) -> Response | None:
+    """The permanent redirect of a page's URL with a wrong or absent slug to its own URL
+    (None when ``url`` is not such a URL)."""
+    moved = scheme.redirect(url)
+    target = local_path(_encode_unsafe(moved)) if moved is not None else None
+    if target is None:
+        return None
+    out = Response(status=301)
+    out.headers["Location"] = target
     return out
 
 
