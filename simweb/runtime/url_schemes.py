@@ -284,17 +284,25 @@ class UrlScheme:
         real site answers a permanent redirect); None for any other URL."""
         if not self.slugged or not url.startswith("/"):
             return None
-        path, _q, query, _h, _f = _split(url)
+        found = self._wire_rule(_split(url))
+        if found is None:
+            return None
+        rule, (params, _taken, given), _segs = found
+        if any(given[name] != self.slug(table, column, params[name]) for _i, name, table, column, _f in rule.slugs):
+            return self.to_wire(self.to_canonical(url))
+        return None
+
+    def _wire_rule(self, parts: tuple[str, str, str, str, str]
+                   ) -> tuple[Rule, tuple[Any, Any, Any], list[str]] | None:
+        """The first rule whose variant form matches the split URL ``parts``, with its match
+        and the path's segments (what a redirect and the mapping to today's form both read)."""
+        path, _q, query, _h, _f = parts
         segs = path[1:].split("/")
         pairs = [(k, v) for k, _, v in (p.partition("=") for p in query.split("&"))] if query else []
         for rule in self.rules:
             hit = rule.match_wire(segs, pairs)
-            if hit is None:
-                continue
-            params, _taken, given = hit
-            if any(given[name] != self.slug(table, column, params[name]) for _i, name, table, column, _f in rule.slugs):
-                return self.to_wire(self.to_canonical(url))
-            return None
+            if hit is not None:
+                return rule, hit, segs
         return None
 
     # ------------------------------------------------------------------ outgoing
@@ -333,20 +341,18 @@ class UrlScheme:
         return memoised(self._canon, url, self._to_canonical)
 
     def _to_canonical(self, url: str) -> str:
-        path, q, query, hash_, frag = _split(url)
-        segs = path[1:].split("/")
-        pairs = [(k, v) for k, _, v in (p.partition("=") for p in query.split("&"))] if query else []
-        for rule in self.rules:
-            hit = rule.match_wire(segs, pairs)
-            if hit is None:
-                continue
-            params, taken, _given = hit   # a wrong or absent slug: the page all the same (redirect)
+        parts = _split(url)
+        path, q, query, hash_, frag = parts
+        found = self._wire_rule(parts)
+        if found is not None:
+            rule, (params, taken, _given), segs = found   # a wrong or absent slug: the page all the same (redirect)
             rest = segs[len(rule.wire_path):]
             cpath = "/" + "/".join([unquote(params[p.partition(":")[2]]) if p else lit for lit, p in rule.canon] + rest)
             if taken:
                 query = "&".join(p for i, p in enumerate(query.split("&")) if i not in taken)
                 q = "?" if query else ""
             return cpath + q + self._map_values(query, self.to_canonical) + hash_ + frag
+        segs = path[1:].split("/")
         if any(r.match_canon(segs) is not None for r in self.rules):
             return UNMAPPED + url   # today's URL of a moved route: this site does not have it
         return path + q + self._map_values(query, self.to_canonical) + hash_ + frag
