@@ -494,6 +494,17 @@ def pinned(ctx: Ctx, cid: Any) -> list[dict]:
 
 
 @fn(reads=POSTS + VOTES + USERS + SAVED + COMMENTS)
+def pending_posts(ctx: Ctx, cid: Any) -> list[dict]:
+    """The community's posts waiting for a moderator's approval (the post_approval policy),
+    oldest first. Only posts made at run time can wait: the world has none."""
+    c = _int(cid)
+    rows = [r for r in (_entity(ctx, "posts", int(k)) for k in sorted(overlay(ctx.state, "posts"), key=int))
+            if r is not None and r["community_id"] == c and r["status"] == "pending"]
+    rows.sort(key=lambda r: (r["created"], r["id"]))
+    return _decorate(ctx, rows)
+
+
+@fn(reads=POSTS + VOTES + USERS + SAVED + COMMENTS)
 def search_posts(ctx: Ctx, q: str = "", community: Any = None, author: Any = None, kind: str = "any",
                  t: str = "all", sort: str = "relevance", page: int = 1) -> dict:
     """Full-text search over post titles and bodies with filters and sort (20 per page);
@@ -571,8 +582,9 @@ def user_posts(ctx: Ctx, uid: Any, page: int = 1) -> dict:
     new = [r for r in reversed(new_rows(ctx.world, ctx.state, "posts")) if r["user_id"] == u]
     world = ctx.world.user_posts(u, offset + PER_PAGE + 1) if u <= ctx.world.max_id("users") else []
     rows = new + merged_rows(ctx.world, ctx.state, "posts", world)
-    # Deleted posts are gone; removed ones only show to their author and the community's moderators.
-    rows = [r for r in rows if r["status"] == "live" or (r["status"] == "removed" and (
+    # Deleted posts are gone; removed ones, and ones waiting for approval, only show to their
+    # author and the community's moderators.
+    rows = [r for r in rows if r["status"] == "live" or (r["status"] in ("removed", "pending") and (
         ctx.user == u or is_mod(ctx, r["community_id"])))]
     return {"items": _decorate(ctx, rows[offset:offset + PER_PAGE]), "page": page,
             "has_next": len(rows) > offset + PER_PAGE}
