@@ -67,15 +67,17 @@ def unban(community_id: int, target_id: int, target: str) -> Effect:
                   checks=(Check(f"u/{target}'s ban is lifted", lifted),))
 
 
-def new_post(user_id: int, community_id: int, kind: str, title: str, body: str = "", url: str = "") -> NewRow:
-    """One live post by the user in the community with exactly this title and text (or URL)."""
+def new_post(user_id: int, community_id: int, kind: str, title: str, body: str = "", url: str = "",
+             status: str = "live") -> NewRow:
+    """One post by the user in the community with exactly this title and text (or URL), in
+    ``status``: live, or pending where the site's post_approval policy holds it."""
     fields = {"user_id": eq(user_id), "community_id": eq(community_id), "kind": eq(kind), "title": text(title),
-              "status": eq("live")}
+              "status": eq(status)}
     if kind == "text":
         fields["body"] = text(body)
     else:
         fields["url"] = where(lambda v: isinstance(v, str) and v.strip() == url, f"= {url!r}")
-    return NewRow("posts", fields, label=f"a live {kind} post “{title}” in community {community_id}")
+    return NewRow("posts", fields, label=f"a {status} {kind} post “{title}” in community {community_id}")
 
 
 def new_comment(user_id: int, post_id: int, body: str, parent_id: int | None = None) -> NewRow:

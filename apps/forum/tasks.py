@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from simweb.core.worlddb import day_to_date
 from simweb.judging.decompose import Part, view_part
 from simweb.judging.effects import Answer, Effect, Reason, Row, eq, text
-from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, site_policy, world_memo
 from simweb.verifiers import forum as V
 
 from .functions import PER_PAGE, date_label, plural
@@ -582,19 +582,45 @@ class SavePost(TaskTemplate):
 
 # ============================================================================= posting
 
+def may_post(app: Any, c: dict, policy: Any) -> Any:
+    """Who may be drawn to post in community ``c`` on a site with policies ``policy``: not
+    banned there, and, where the post_approval policy holds new posts, not one of its
+    moderators (whose posts skip the queue), so every instance's post waits for approval."""
+    if not policy["post_approval"]:
+        return lambda x: app.world.ban(c["id"], x["id"]) is None
+    mods = set(app.world.moderators(c["id"]))
+    return lambda x: app.world.ban(c["id"], x["id"]) is None and x["id"] not in mods
+
+
+def held(app: Any, p: dict) -> bool:
+    """Whether the instance's new post waits for a moderator's approval (post_approval)."""
+    return bool(site_policy(app, p, "post_approval"))
+
+
+def new_post_status(app: Any, p: dict) -> str:
+    return "pending" if held(app, p) else "live"
+
+
+def approval_note(app: Any, p: dict) -> str:
+    """What the goal says of the site's approval queue (nothing on today's site)."""
+    return (" (On this site a new post waits for a moderator's approval before it is listed in the community: "
+            "that is expected.)" if held(app, p) else "")
+
+
 class SubmitTextPost(TaskTemplate):
     id = "forum/submit_text_post"
     title = "Submit a text post"
+    policies = ("post_approval",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         c = rng.choice(app.world.communities())
-        u = pick_user(app, rng, lambda x: app.world.ban(c["id"], x["id"]) is None)
+        u = pick_user(app, rng, may_post(app, c, policy))
         return {"user_id": u["id"], "community": c["name"], "community_id": c["id"], "kind": "text",
                 "title": rng.choice(_TITLES), "body": rng.choice(_BODIES)}
 
     def goal(self, app, p):
         return (f"Post a text post in c/{p['community']} with the title “{p['title']}” and the text "
-                f"“{p['body']}”.")
+                f"“{p['body']}”.{approval_note(app, p)}")
 
     def facts(self, app, p):
         return [fg("post", "The post exists as asked", f"in c/{p['community']}", "a text post",
@@ -606,23 +632,25 @@ class SubmitTextPost(TaskTemplate):
                 "click('submit-go')"]
 
     def effect(self, app, p, start):
-        return Effect((V.new_post(p["user_id"], p["community_id"], "text", p["title"], body=p["body"]),))
+        return Effect((V.new_post(p["user_id"], p["community_id"], "text", p["title"], body=p["body"],
+                                  status=new_post_status(app, p)),))
 
 
 class SubmitLinkPost(TaskTemplate):
     id = "forum/submit_link_post"
     title = "Share a link"
+    policies = ("post_approval",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         c = rng.choice(app.world.communities())
-        u = pick_user(app, rng, lambda x: app.world.ban(c["id"], x["id"]) is None)
+        u = pick_user(app, rng, may_post(app, c, policy))
         title = rng.choice(_TITLES)
         url = rng.choice(_DOMAINS) + str(rng.randint(1000, 99999))
         return {"user_id": u["id"], "community": c["name"], "community_id": c["id"], "kind": "link", "title": title,
                 "url": url}
 
     def goal(self, app, p):
-        return f"Share the link {p['url']} in c/{p['community']} with the title “{p['title']}”."
+        return f"Share the link {p['url']} in c/{p['community']} with the title “{p['title']}”.{approval_note(app, p)}"
 
     def facts(self, app, p):
         return [fg("post", "The link post exists as asked", f"in c/{p['community']}", "a link post",
@@ -634,7 +662,8 @@ class SubmitLinkPost(TaskTemplate):
                 f"fill('submit-url', {p['url']!r})", "click('submit-go')"]
 
     def effect(self, app, p, start):
-        return Effect((V.new_post(p["user_id"], p["community_id"], "link", p["title"], url=p["url"]),))
+        return Effect((V.new_post(p["user_id"], p["community_id"], "link", p["title"], url=p["url"],
+                                  status=new_post_status(app, p)),))
 
 
 def _commentable(app: Any, p: dict) -> bool:
@@ -1081,13 +1110,14 @@ class RefuseModerate(TaskTemplate):
 class JoinPostAndEngage(TaskTemplate):
     id = "forum/join_post_engage"
     title = "Join a community, post in it, upvote and comment on a post there"
+    policies = ("post_approval",)
 
-    def sample(self, app, rng):
+    def sample_with(self, app, rng, policy):
         for _ in range(500):
             p = pick_post(app, rng, lambda x: not x["locked"])
-            u = pick_user(app, rng, lambda x, p=p: p["community_id"] not in app.world.subscriptions(x["id"])
-                          and app.world.vote(x["id"], "post", p["id"]) == 0
-                          and app.world.ban(p["community_id"], x["id"]) is None)
+            ok = may_post(app, app.world.community(p["community_id"]), policy)
+            u = pick_user(app, rng, lambda x, p=p, ok=ok: p["community_id"] not in app.world.subscriptions(x["id"])
+                          and app.world.vote(x["id"], "post", p["id"]) == 0 and ok(x))
             return {"user_id": u["id"], **post_params(app, p), "kind": "text", "new_title": rng.choice(_TITLES),
                     "body": rng.choice(_BODIES), "comment": rng.choice(_TEXTS)}
         raise RuntimeError("no post")
@@ -1095,7 +1125,7 @@ class JoinPostAndEngage(TaskTemplate):
     def goal(self, app, p):
         return (f"Join c/{p['community']}, then post a text post there titled “{p['new_title']}” with the text "
                 f"“{p['body']}”. Also upvote the post “{p['title']}” in c/{p['community']} and comment on it: "
-                f"{p['comment']}")
+                f"{p['comment']}{approval_note(app, p)}")
 
     def facts(self, app, p):
         return [fg("sub", "The community is joined", f"subscribed to c/{p['community']}"),
@@ -1117,7 +1147,7 @@ class JoinPostAndEngage(TaskTemplate):
                        f"fill('submit-title-input', {p['new_title']!r})", f"fill('submit-body', {p['body']!r})",
                        "click('submit-go')"]),
                  f"Join c/{p['community']}, then post a text post there titled “{p['new_title']}” with the text "
-                 f"“{p['body']}”. Do nothing else."),
+                 f"“{p['body']}”. Do nothing else.{approval_note(app, p)}"),
             Part(("engage",), ("votes", "comments"),
                  tuple(open_post(app, p["post_id"]) + ["click('post-up')", f"fill('comment-body', {p['comment']!r})",
                                                        "click('comment-submit')"]),
@@ -1126,7 +1156,8 @@ class JoinPostAndEngage(TaskTemplate):
 
     def effect(self, app, p, start):
         return Effect((V.subscription(p["user_id"], p["community_id"], p["community"], True),
-                       V.new_post(p["user_id"], p["community_id"], "text", p["new_title"], body=p["body"]),
+                       V.new_post(p["user_id"], p["community_id"], "text", p["new_title"], body=p["body"],
+                                  status=new_post_status(app, p)),
                        V.vote(p["user_id"], f"p{p['post_id']}", 1),
                        V.new_comment(p["user_id"], p["post_id"], p["comment"])))
 
@@ -1360,10 +1391,102 @@ class ModSpamSweep(TaskTemplate):
                        *V.ban(p["user_id"], p["community_id"], p["target_id"], p["target"], 0, p["reason"])))
 
 
+#: The spam that reaches a community's newest posts in the queue template: link posts to one
+#: domain the goal names (titles no world post has).
+SPAM_DOMAIN = "deals.example.biz"
+_SPAM_TITLES = ("Cheap designer watches, 90% off today only", "Make $500 a day from home, click here",
+                "Free gift cards for the first 100 visitors", "Lose 10 kilos in a week with this one trick")
+
+
+class ModReviewQueue(TaskTemplate):
+    """Members have just posted in a community the user moderates, some of it spam (links
+    to one domain the goal names). Where the site's post_approval policy holds new posts,
+    they wait in the community's approval queue: approve the others, remove the spam. Where
+    it does not (today's site), they are listed already: remove the spam, leave the rest.
+    The goal states which site it is; the posts are set up in the start state."""
+
+    id = "forum/mod_review_queue"
+    title = "As a moderator, deal with the community's new posts: approve the good ones, remove the spam"
+    policies = ("post_approval",)
+
+    def sample_with(self, app, rng, policy):
+        c = rng.choice(app.world.communities())
+        mods = set(app.world.moderators(c["id"]))
+        m = rng.choice(sorted(mods))
+        n_spam = rng.choice((1, 2))
+        spam_titles = rng.sample(_SPAM_TITLES, n_spam)
+        good_titles = rng.sample(_TITLES, 4 - n_spam)
+        authors: list[int] = []
+        while len(authors) < 4:
+            u = pick_user(app, rng, lambda x: x["id"] not in mods and x["id"] not in authors
+                          and app.world.ban(c["id"], x["id"]) is None)
+            authors.append(u["id"])
+        posts = [{"kind": "link", "title": t, "body": "", "url": f"https://{SPAM_DOMAIN}/offer/{rng.randint(100, 9999)}",
+                  "spam": True} for t in spam_titles]
+        for i, t in enumerate(good_titles):
+            if i == 0:   # one good post is a link too: the rule is the domain, not the kind
+                posts.append({"kind": "link", "title": t, "body": "",
+                              "url": rng.choice(_DOMAINS) + str(rng.randint(1000, 99999)), "spam": False})
+            else:
+                posts.append({"kind": "text", "title": t, "body": rng.choice(_BODIES), "url": None, "spam": False})
+        rng.shuffle(posts)
+        top = app.world.max_id("posts")
+        for i, (row, a) in enumerate(zip(posts, authors)):
+            row.update(id=top + 1 + i, author_id=a, author=uname(app, a))
+        return {"user_id": m, "community": c["name"], "community_id": c["id"], "posts": posts}
+
+    def setup(self, app, state, p):
+        """The members' posts, made in the hour before the episode starts: pending where the
+        site holds new posts, live where it does not (as submit_post leaves them)."""
+        rt = state["runtime"]
+        status = "pending" if held(app, p) else "live"
+        for i, x in enumerate(p["posts"]):
+            rt["entities"].setdefault("posts", {})[str(x["id"])] = {
+                "id": x["id"], "community_id": p["community_id"], "user_id": x["author_id"], "kind": x["kind"],
+                "title": x["title"], "body": x["body"], "url": x["url"], "created": START - 600 * (len(p["posts"]) - i),
+                "ups": 0, "downs": 0, "score": 0, "comment_count": 0, "locked": False, "pinned": False,
+                "edited": None, "status": status}
+        rt.setdefault("counters", {})["posts"] = rt.get("counters", {}).get("posts", 0) + len(p["posts"])
+
+    def goal(self, app, p):
+        if held(app, p):
+            return (f"I moderate c/{p['community']}. On this site a member's new post waits in the community's "
+                    f"approval queue until a moderator approves it. Go through the approval queue of "
+                    f"c/{p['community']}: the posts linking to {SPAM_DOMAIN} are spam, remove them; approve every "
+                    f"other post waiting there.")
+        return (f"I moderate c/{p['community']}. On this site new posts are listed at once, without approval. "
+                f"Among the newest posts in c/{p['community']}, the ones linking to {SPAM_DOMAIN} are spam: remove "
+                f"them and leave the other posts up.")
+
+    def facts(self, app, p):
+        spam = [fg("remove", "The spam posts are removed", *[f"“{x['title']}” removed" for x in p["posts"] if x["spam"]])]
+        if not held(app, p):
+            return spam
+        return [fg("approve", "The other waiting posts are approved",
+                   *[f"“{x['title']}” approved" for x in p["posts"] if not x["spam"]])] + spam
+
+    def oracle(self, app, p):
+        if held(app, p):
+            return open_community(p["community"]) + ["click('mod-queue')"] + [
+                f"click('{'reject' if x['spam'] else 'approve'}-{x['id']}')" for x in p["posts"]]
+        plan: list[str] = []
+        for x in p["posts"]:
+            if x["spam"]:
+                plan += open_community(p["community"]) + ["click('sort-new')", f"click('post-{x['id']}')",
+                                                          "click('mod-remove')"]
+        return plan
+
+    def effect(self, app, p, start):
+        keep = "live" if held(app, p) else None
+        return Effect(tuple(Row("posts", x["id"], {"status": eq("removed" if x["spam"] else keep)},
+                                label=f"post {x['id']}") for x in p["posts"] if x["spam"] or keep))
+
+
 TASKS: list[TaskTemplate] = [
     TopPostThisWeek(), PostScore(), CommentCount(), UserJoined(), UserModerates(), AuthorMostComments(),
     KeywordTopYear(), UpvotePost(), DownvoteComment(), RemoveVote(), SubscribeMany(), Unsubscribe(), SavePost(),
     SubmitTextPost(), SubmitLinkPost(), ReplyToComment(), EditComment(), DeleteOwnPost(), SendMessage(),
     ModLockPost(), ModPinPost(), ModUnban(), ModRemoveComment(), ModBanUser(), ModCleanup(), RefuseDeleteOthersComment(), RefuseModerate(),
     JoinPostAndEngage(), KeywordScoreGap(), MessagePostStats(), SaveWeekTopUpvote(), ModSpamSweep(),
+    ModReviewQueue(),
 ]
