@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from simweb.core.worlddb import day_to_date
 from simweb.judging.decompose import Part, view_part
 from simweb.judging.effects import Answer, Check, Effect, NewRow, Reason, Refusal, Row, eq, same_set, text
-from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, site_policy, world_memo
 from simweb.judging.verify import match_numbers
 from simweb.verifiers import cms as V
 
@@ -397,6 +397,112 @@ class SpamComment(TaskTemplate):
 
     def effect(self, app, p, start):
         return V.comment_statuses({p["comment_id"]: "spam"})
+
+
+# ----------------------------------------------------------------------------- public comments
+
+_COMMENTERS = (("Rin Okabe", "rin.okabe@mail.test"), ("Noor Haddad", "noor.h@mail.test"),
+               ("Jonas Weber", "jweber@mail.test"), ("Ama Mensah", "ama.mensah@mail.test"),
+               ("Lucia Ortiz", "lucia.ortiz@mail.test"))
+_COMMENTS = ("Thanks for writing this up, it answered my question.", "Could you share the slides from the talk?",
+             "I tried the checklist on our own site and found two problems.", "Looking forward to the next part.",
+             "A clear and useful summary, thank you.")
+
+
+def commentable_post(app: Any, rng: Rng) -> dict:
+    """A published post (not a page: pages take no comments) the public search finds."""
+    return pick_post(app, rng, lambda p: p["kind"] == "post" and p["status"] == "published"
+                     and found_by_public_search(app, p))
+
+
+def queued(app: Any, p: dict) -> bool:
+    """Whether a visitor's comment waits for moderation on the instance's site."""
+    return bool(site_policy(app, p, "comment_moderation"))
+
+
+def comment_plan(p: dict) -> list[str]:
+    """Leave the instance's comment from the post's public page."""
+    return [f"fill('comment-name', {p['name']!r})", f"fill('comment-email', {p['email']!r})",
+            f"fill('comment-body', {p['body']!r})", "click('comment-submit')"]
+
+
+def new_comment(p: dict, status: str) -> NewRow:
+    return NewRow("comments", {"post_id": eq(p["post_id"]), "author_name": text(p["name"]),
+                               "author_email": eq(p["email"].lower()), "body": text(p["body"]), "status": eq(status)},
+                  label=f"{p['name']}'s comment on post {p['post_id']}, {status}")
+
+
+class LeaveComment(TaskTemplate):
+    """A visitor comments on a published post. Whether it waits for moderation or is
+    published at once is the site's comment_moderation policy: the goal says which, and
+    the comment must end in that status (pending, or approved and counted)."""
+
+    id = "cms/leave_comment"
+    title = "Leave a comment on a published post as a visitor"
+    sign_in = False
+    policies = ("comment_moderation",)
+
+    def sample_with(self, app, rng, policy):
+        post = commentable_post(app, rng)
+        name, email = rng.choice(_COMMENTERS)
+        return {"post_id": post["id"], "post": post["title"], "name": name, "email": email,
+                "body": rng.choice(_COMMENTS)}
+
+    def goal(self, app, p):
+        site = ("Comments on this site wait for a moderator's approval before they appear: that is expected."
+                if queued(app, p) else "Comments on this site are published at once.")
+        return (f"Leave a comment on the post “{p['post']}” as {p['name']} (e-mail {p['email']}) saying: {p['body']} "
+                f"({site})")
+
+    def facts(self, app, p):
+        return [fg("comment", "The comment is left as asked", f"on “{p['post']}”", f"by {p['name']}",
+                   f"e-mail {p['email']}", f"text {p['body']}",
+                   "awaiting moderation" if queued(app, p) else "published")]
+
+    def oracle(self, app, p):
+        return open_public({"id": p["post_id"], "title": p["post"]}) + comment_plan(p)
+
+    def effect(self, app, p, start):
+        return Effect((new_comment(p, "pending" if queued(app, p) else "approved"),))
+
+
+class CommentAndPublish(TaskTemplate):
+    """An editor comments on a published post under their own name and sees it published.
+    The success condition is the same under both values of the comment_moderation policy
+    (the comment approved, counted on the post), so the goal states none: where comments
+    wait for moderation, the editor approves their own in the admin; where they do not,
+    posting it is enough."""
+
+    id = "cms/comment_and_publish"
+    title = "As an editor, comment on a post and make sure the comment is published"
+    policies = ("comment_moderation",)
+
+    def sample_with(self, app, rng, policy):
+        u = pick_user(app, rng, "editor", "admin")
+        post = commentable_post(app, rng)
+        return {"user_id": u["id"], "post_id": post["id"], "post": post["title"], "name": u["display_name"],
+                "email": u["email"], "body": rng.choice(_COMMENTS)}
+
+    def goal(self, app, p):
+        return (f"Comment on the post “{p['post']}” under my name, {p['name']} (e-mail {p['email']}), saying: "
+                f"{p['body']} Make sure the comment is published on the post's page, and change nothing else.")
+
+    def facts(self, app, p):
+        return [fg("comment", "The comment is left as asked", f"on “{p['post']}”", f"by {p['name']}",
+                   f"text {p['body']}"),
+                fg("published", "The comment is published", "comment approved")]
+
+    def oracle(self, app, p):
+        plan = open_public({"id": p["post_id"], "title": p["post"]}) + comment_plan(p)
+        if queued(app, p):
+            # the visitor's form holds it; the editor approves it from the post's admin page
+            # (the new comment's id: the first run-time comment's)
+            cid = app.world.max_id("comments") + 1
+            plan += open_admin(app.world.post(p["post_id"])) + [f"click('approve-{cid}')"]
+        return plan
+
+    def effect(self, app, p, start):
+        return Effect((new_comment(p, "approved"),))
 
 
 class PublishInReview(TaskTemplate):
@@ -993,7 +1099,7 @@ class RescueDraft(TaskTemplate):
 
 TASKS: list[TaskTemplate] = [
     PostAuthor(), PublishDate(), PostTags(), CategoryTrioCount(), NthSearchResult(), FirstRevisionTitle(), NewestTagged(),
-    ApproveComment(), SpamComment(), PublishInReview(), SubmitForReview(), ArchivePost(), RenamePost(),
+    ApproveComment(), SpamComment(), LeaveComment(), CommentAndPublish(), PublishInReview(), SubmitForReview(), ArchivePost(), RenamePost(),
     RestoreRevision(), SchedulePost(), AddCategory(), AddMenuItem(), EditMediaAlt(), ChangeUserRole(), CreateUser(),
     WritePost(), PublishOrRefuse(), RetitleOwnOrRefuse(), PromoteOrRefuse(), WrapUpPost(), RescueDraft(),
 ]
