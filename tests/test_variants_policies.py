@@ -20,7 +20,7 @@ from simweb.tools.redteam import redteam
 
 #: The apps that declare policies, and each policy's values (option 0's first).
 POLICIES: dict[str, dict[str, tuple[Any, ...]]] = {"booking": {"min_stay_nights": (1, 2, 3), "free_cancel_days": (None, 3, 10)},
-            "cms": {"comment_moderation": (True, False)}}
+            "cms": {"comment_moderation": (True, False)}, "forum": {"post_approval": (False, True)}}
 
 
 def with_policies(app: str, **want: Any) -> int:
@@ -70,7 +70,7 @@ def test_the_catalogue_declares_each_policy_with_todays_value_first(app: str) ->
 
 
 def test_apps_without_policies_and_unknown_names() -> None:
-    for app in ("shopping", "forum", "issues"):
+    for app in ("shopping", "issues"):
         assert catalogue(app).policy_defaults == {}
     with pytest.raises(VariantError, match="no policy 'min_stay'"):
         policy("booking", 1, "min_stay")
@@ -299,6 +299,8 @@ def test_the_factor_listing_names_each_options_policies() -> None:
     assert "cancellation: per-property (free_cancel_days=none), three-days (free_cancel_days=3)" in out
     out = CliRunner().invoke(main, ["variants", "cms", "--factors"]).output
     assert "comment_moderation: queue (comment_moderation=true), open (comment_moderation=false)" in out
+    out = CliRunner().invoke(main, ["variants", "forum", "--factors"]).output
+    assert "post_approval: off (post_approval=false), on (post_approval=true)" in out
 
 
 def test_a_webgym_export_of_a_policy_variant_gives_that_variants_goal_and_answer() -> None:
