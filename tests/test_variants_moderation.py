@@ -75,7 +75,9 @@ def test_the_catalogue_has_post_approval_off_today() -> None:
     assert {cat.policies(k)["post_approval"] for k in range(50)} == {False, True}
 
 
-def test_a_members_post_is_listed_at_once_on_todays_site() -> None:
+def todays_site_lists_a_members_post_at_once() -> None:
+    """Variant 0 (post_approval off): the post is live and listed, nothing states a queue,
+    and there is no queue page."""
     site = fresh("forum", 0)
     c, u, _ = member_and_mod(site.env.app.world)
     pid = submit(site, u, c["name"], "Straight to the front page")
@@ -90,6 +92,7 @@ def test_a_members_post_is_listed_at_once_on_todays_site() -> None:
 
 
 def test_with_post_approval_a_members_post_waits_and_a_moderator_approves_it() -> None:
+    todays_site_lists_a_members_post_at_once()
     k = variant_with("forum", post_approval=True)
     site = fresh("forum", k)
     world = site.env.app.world
