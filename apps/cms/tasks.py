@@ -488,9 +488,9 @@ class CommentAndPublish(TaskTemplate):
                 f"{p['body']} Make sure the comment is published on the post's page, and change nothing else.")
 
     def facts(self, app, p):
-        return [fg("comment", "The comment is left as asked", f"on “{p['post']}”", f"by {p['name']}",
-                   f"text {p['body']}"),
-                fg("published", "The comment is published", "comment approved")]
+        # one group: one comment row, left and published (its status is no separate piece of work to split off)
+        return [fg("comment", "The comment is published as asked", f"on “{p['post']}”", f"by {p['name']}",
+                   f"text {p['body']}", "published")]
 
     def oracle(self, app, p):
         plan = open_public({"id": p["post_id"], "title": p["post"]}) + comment_plan(p)

@@ -1459,11 +1459,13 @@ class ModReviewQueue(TaskTemplate):
                 f"them and leave the other posts up.")
 
     def facts(self, app, p):
-        spam = [fg("remove", "The spam posts are removed", *[f"“{x['title']}” removed" for x in p["posts"] if x["spam"]])]
+        # One group: each waiting post's verdict is one decision of the same sweep (no part of
+        # it is a task on its own to split off).
         if not held(app, p):
-            return spam
-        return [fg("approve", "The other waiting posts are approved",
-                   *[f"“{x['title']}” approved" for x in p["posts"] if not x["spam"]])] + spam
+            return [fg("remove", "The spam posts are removed",
+                       *[f"“{x['title']}” removed" for x in p["posts"] if x["spam"]])]
+        return [fg("queue", "Each waiting post is approved, or removed as spam",
+                   *[f"“{x['title']}” {'removed' if x['spam'] else 'approved'}" for x in p["posts"]])]
 
     def oracle(self, app, p):
         if held(app, p):
