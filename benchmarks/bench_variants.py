@@ -1,6 +1,7 @@
 """Site variants (simweb.variants): how different they are, and what they cost.
 
-Per app, variant 0 (today's site) against a test variant whose every app factor differs:
+Per app, variant 0 (today's site) against a test variant whose every app factor differs
+(but the policies and the confirmation step: see far_variant):
 
   diversity  on the same pages (the start page and the final page of every template's
              oracle run, seed 0), the share of distinct AX-tree lines (lines in one
@@ -36,10 +37,14 @@ _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
 def far_variant(app: str) -> int:
-    """The first test variant whose every factor differs from today's site."""
+    """The first test variant whose every factor differs from today's site, but the
+    policies and the confirmation step, which stay today's: those change what the oracle
+    does (a confirmation page is one more step, a minimum stay another instance), and the
+    cost is compared on the same steps."""
     cat = catalogue(app)
+    same = [any(o.policies or o.confirm for o in f.options) for f in cat.factors]
     for k in range(1, cat.count):
-        if all(i != 0 for i in cat.choice(k)) and cat.split(k) == "test":
+        if all((i == 0) == keep for i, keep in zip(cat.choice(k), same)) and cat.split(k) == "test":
             return k
     raise RuntimeError(f"{app}: no variant changes every factor")
 
