@@ -27,6 +27,9 @@ What it reads, and how selectolax reads the same thing (selectolax 1.0.x):
 
 lexbor's functions are taken from selectolax's own extension module (already loaded) with
 dlsym: the lexbor headers are not installed, so they cannot be included.
+
+``utf8`` gives the bytes lexbor parses (``str.encode("utf-8", "ignore")``, what selectolax
+would make of the str), faster for a page held as two-byte characters.
 """
 
 cimport cython
