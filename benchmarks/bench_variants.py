@@ -1,6 +1,7 @@
 """Site variants (simweb.variants): how different they are, and what they cost.
 
-Per app, variant 0 (today's site) against a test variant whose every app factor differs:
+Per app, variant 0 (today's site) against a test variant whose every app factor differs
+(but the policies and the confirmation step: see far_variant):
 
   diversity  on the same pages (the start page and the final page of every template's
              oracle run, seed 0), the share of distinct AX-tree lines (lines in one
@@ -10,9 +11,12 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
   cost       median time of an oracle step, a fork and a cold reset (an instance never
              reset before in this process) on the variant against variant 0, measured in
              the same run with the two interleaved (ratio: goal <= 1.10), and the one-off
-             time to build a variant's templates (once per process and variant).
+             time to build a variant's templates (once per process and variant);
+  hot step   (--hot) each oracle step at one seed as the best of 12 runs on a fresh fork,
+             parse cache emptied, collector off, wall clock: the step's own work, without
+             what the loop around it adds (caches other work evicted, the collector).
 
-    python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--out FILE]
+    python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
@@ -36,10 +40,14 @@ _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
 def far_variant(app: str) -> int:
-    """The first test variant whose every factor differs from today's site."""
+    """The first test variant whose every factor differs from today's site, but the
+    policies and the confirmation step, which stay today's: those change what the oracle
+    does (a confirmation page is one more step, a minimum stay another instance), and the
+    cost is compared on the same steps."""
     cat = catalogue(app)
+    same = [any(o.policies or o.confirm for o in f.options) for f in cat.factors]
     for k in range(1, cat.count):
-        if all(i != 0 for i in cat.choice(k)) and cat.split(k) == "test":
+        if all((i == 0) == keep for i, keep in zip(cat.choice(k), same)) and cat.split(k) == "test":
             return k
     raise RuntimeError(f"{app}: no variant changes every factor")
 
@@ -125,6 +133,45 @@ def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
     return out
 
 
+def hot_step(app: str, k: int, repeats: int = 12) -> dict[str, Any]:
+    """The step without what the loop around it adds (caches other work has evicted, the
+    collector, the parse cache): every oracle step of every template at one seed, timed as
+    the best of ``repeats`` runs, each on a fresh fork with the parse cache emptied and the
+    collector off; variant 0 and ``k`` take the same step in turn. Summed over the steps."""
+    import gc
+
+    from simweb.web.browsing import parse_cached
+
+    envs = {0: simweb.make(app), k: simweb.make(app, variant=k)}
+    total = {v: 0.0 for v in envs}
+    steps = 0
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for tid in envs[0].app.tasks:
+            plans = {}
+            for v, env in envs.items():
+                env.reset(seed=10_001, options={"task": tid})
+                plans[v] = env.oracle_plan()[:-1]
+            for i in range(len(plans[0])):
+                steps += 1
+                for v, env in envs.items():
+                    best = float("inf")
+                    for _ in range(repeats):
+                        child = env.fork()
+                        parse_cached.cache_clear()
+                        t = time.perf_counter()
+                        child.step(plans[v][i])
+                        best = min(best, time.perf_counter() - t)
+                    total[v] += best
+                    env.step(plans[v][i])
+    finally:
+        if enabled:
+            gc.enable()
+    return {"steps": steps, "variant0_ms": round(total[0] / steps * 1e3, 4),
+            "variant_ms": round(total[k] / steps * 1e3, 4), "ratio": round(total[k] / total[0], 3)}
+
+
 def screenshots(app: str, k: int, folder: Path) -> list[str]:
     """PNG screenshots of the home page (signed out) of variant 0 and variant ``k``, drawn
     by Chromium from the in-process HTML with the app's stylesheet inlined."""
@@ -164,6 +211,8 @@ def main() -> None:
     ap.add_argument("--screenshots", type=Path, default=None, help="write two screenshots per app here and stop")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="time the costs by wall clock or by this process's CPU time (steadier on a loaded machine)")
+    ap.add_argument("--hot", action="store_true", help="also time each step as the best of 12 runs on a fresh "
+                    "fork (parse cache emptied, collector off): the step's own work, without the loop's cache effects")
     ap.add_argument("--variant", type=int, default=None, help="the variant to compare with 0 (default: each app's "
                     "first test variant whose every factor differs)")
     args = ap.parse_args()
@@ -176,12 +225,15 @@ def main() -> None:
             print(app, screenshots(app, k, args.screenshots))
             continue
         res = {"variant": k, "clock": args.clock, "factors": catalogue(app).values(k), **diversity(app, k), "cost": cost(app, k, args.rounds)}
+        if args.hot:
+            res["hot_step"] = hot_step(app, k)
         results[app] = res
         c = res["cost"]
         print(f"{app:9} variant {k:5}: distinct AX lines {res['distinct_ax_lines']:.0%}, names "
               f"{res['distinct_names']:.0%}, identical pages {res['identical_pages']}/{res['pages']}; "
               f"step x{c['step']['ratio']}, fork x{c['fork']['ratio']}, cold reset x{c['cold_reset']['ratio']}, "
-              f"template build {c['template_build_s']:.2f} s", flush=True)
+              f"template build {c['template_build_s']:.2f} s"
+              + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
     if args.out and results:
         Path(args.out).write_text(json.dumps({"command": " ".join(sys.argv), "apps": results}, indent=1) + "\n")
 

@@ -335,6 +335,50 @@ def test_unicode_text_collapses_like_split_and_join(text: str) -> None:
                 f"<input bid='i' placeholder='{esc}'></body>")
 
 
+# The page's UTF-8 for lexbor: exactly what selectolax makes of a str (``encode("utf-8",
+# "ignore")``) for every kind of str: ASCII, Latin-1, two-byte (ASCII runs of every length
+# and alignment around the wide characters, the one- two- and three-byte UTF-8 boundaries),
+# four-byte, and lone surrogates (which "ignore" drops).
+_UTF8_CHARS = st.sampled_from(["a", "<", "\x7f", "\x80", "\u00e9", "\u00ff", "\u0100", "\u07ff", "\u0800",
+                               "\u2014", "\u203a", "\ud7ff", "\ud800", "\udbff", "\udc00", "\udfff", "\ue000",
+                               "\ufffd", "\uffff", "\U0001F600"])
+
+
+@needs_ext
+@settings(max_examples=600, deadline=None)
+@given(parts=st.lists(st.tuples(st.integers(0, 9), _UTF8_CHARS), max_size=12))
+def test_utf8_is_what_selectolax_feeds_lexbor(parts: list[tuple[int, str]]) -> None:
+    text = "".join("x" * n + c for n, c in parts)
+    assert FAST.utf8(text) == text.encode("utf-8", "ignore")
+    wide = text + "\u203a"   # the same text held as two-byte characters (unless it has four-byte ones)
+    assert FAST.utf8(wide) == wide.encode("utf-8", "ignore")
+
+
+@needs_ext
+def test_utf8_of_pages_and_of_a_long_page_after_a_short_one() -> None:
+    short, long = "\u2014" + "ab" * 3, "<p>" + "caf\u00e9 \u203a x " * 5000 + "</p>"
+    for text in (short, long, short, "", "\u0100"):   # the scratch buffer grows and is reused
+        assert FAST.utf8(text) == text.encode("utf-8", "ignore")
+    assert type(FAST.utf8(long)) is bytes
+
+
+@needs_ext
+def test_the_compiled_parse_feeds_lexbor_the_utf8_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    fed: list[Any] = []
+    real = axtree.LexborHTMLParser
+
+    def recording(html: Any) -> Any:
+        fed.append(html)
+        return real(html)
+
+    monkeypatch.setattr(axtree, "LexborHTMLParser", recording)
+    page_html = "<title>A \u2014 B</title><body><nav><a bid='h' href='/'>Home</a> <span>\u203a</span> \ud800x</nav></body>"
+    compiled, python = _parse_page(page_html, FAST), _parse_page(page_html, None)
+    assert fed == [page_html.encode("utf-8", "ignore"), page_html]   # bytes for the compiled walk, the str for Python's
+    assert _fingerprint(compiled) == _fingerprint(python)
+    assert compiled.title == "A \u2014 B" and "\t\tStaticText 'x'" in compiled.axtree().split("\n")
+
+
 @needs_ext
 @pytest.mark.parametrize("html", [
     "<input bid='a' type=' SUBMIT '><input bid='b' type='Hidden'><input bid='c' type='checkBox' checked>",

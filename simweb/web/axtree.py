@@ -1425,8 +1425,9 @@ def parse_page(html: str) -> Page:
 def _parse_page(html: str, compiled: Any) -> Page:
     """parse_page with a chosen walk: `compiled` is the simweb._axwalk module (its walk
     and line formatting), or None for the Python ones (tests and benchmarks compare the
-    two through this)."""
-    tree = LexborHTMLParser(html)
+    two through this). With the compiled walk, lexbor is fed the page's UTF-8 from its
+    ``utf8`` (the bytes selectolax would make of the str, made faster for two-byte strings)."""
+    tree = LexborHTMLParser(compiled.utf8(html) if compiled is not None else html)
     b = _Builder(tree)
     body = tree.body
     page = Page()
