@@ -69,7 +69,7 @@ from ..core.state import deep_copy
 from ..judging.effects import Effect, NewRow, Reason, Row, Value, reason_phrase, runtime_changes
 from ..judging.verify import answer_of
 from ..runtime import variant_confirm
-from ..runtime.variants import shown_url, url_scheme
+from ..runtime.variants import confirm_step, shown_url, url_scheme
 from ..web.browsing import SimBrowser
 
 #: Answers a policy would try without looking.
@@ -101,7 +101,7 @@ def _confirmed(b: SimBrowser) -> None:
     """On a site variant with a confirmation step, the form the site just held for
     confirmation confirmed, as an agent's next click does (simweb.runtime.variant_confirm):
     the attacks that send a form judge what the form does, not the page in between."""
-    if variant_confirm.awaiting(b.state):
+    if variant_confirm.awaiting(b.state, confirm_step(b.app, b.state) == variant_confirm.INLINE):
         b.execute(variant_confirm.CONFIRM_ACTION)
 
 
