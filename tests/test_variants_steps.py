@@ -407,3 +407,71 @@ def test_the_inline_cancel_is_clean() -> None:
         env.step(a)
     v = env.unwrapped.verdict()
     assert v["success"] and v["clean"], v
+
+
+# ----------------------------------------------------------------------------- Chromium parity
+def _chromium_env(app: str, chromium: Any) -> tuple[Any, Any]:
+    pytest.importorskip("playwright.sync_api")
+    from simweb.serving.browser import BrowserEnv, ServedApp
+
+    served = ServedApp(app, world_seed=0)
+    return served, BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
+                              max_steps=100_000)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("app", APPS)
+def test_a_multi_step_form_is_the_same_in_chromium(app: str, chromium: Any) -> None:
+    """A multi-step form's first page, its Continue, its second page and its final submit
+    make the same pages (AX tree, URL) and the same runtime in Chromium; the second page
+    again after it shows nothing held and changes nothing."""
+    served, web = _chromium_env(app, chromium)
+    try:
+        k = variant(app, steps="two-step-numbered")
+        sim, plan, i = at_second_page(app, k)
+        first = _before(app, k, sim.unwrapped.task.id, plan[:i])
+        sim.unwrapped.restore(deep_copy(first))
+        web.restore(first)
+        so, *_ = sim.step("noop()")
+        wo, *_ = web.step("noop()")
+        assert so["axtree"] == wo["axtree"] and "Step 1 of 2" in so["axtree"], (app, so["url"])
+        for a in plan[i:]:
+            so, *_ = sim.step(a)
+            wo, *_ = web.step(a)
+            assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3], (app, a, so["url"], wo["url"])
+            assert so["axtree"] == wo["axtree"], (app, a, so["url"])
+            if "steps" not in sim.unwrapped.snapshot()["browser"]:
+                break
+        done = web.snapshot()
+        assert done["runtime"] == sim.unwrapped.snapshot()["runtime"] != first["runtime"]
+        assert "steps" not in done["browser"]
+        wo, *_ = web.step("go_back()")   # the second page again: nothing held, no form
+        assert "form-step-none" in wo["axtree"] and web.snapshot()["runtime"] == done["runtime"]
+    finally:
+        web.close()
+        served.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("app", APPS)
+def test_an_inline_confirm_is_the_same_in_chromium(app: str, chromium: Any) -> None:
+    """The inline confirmation panel on the form's page is the same AX tree in Chromium,
+    and its Confirm makes the same transition (page, runtime); nothing is left to confirm."""
+    served, web = _chromium_env(app, chromium)
+    try:
+        sim, plan, i = at_inline_confirm(app, variant(app, confirm="inline"))
+        held = sim.unwrapped.snapshot()
+        web.restore(held)
+        wo, *_ = web.step("noop()")
+        so, *_ = sim.step("noop()")
+        assert so["axtree"] == wo["axtree"] and "dialog 'Please confirm'" in so["axtree"], (app, so["url"])
+        so, *_ = sim.step(YES)
+        wo, *_ = web.step(YES)
+        assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3], (app, so["url"], wo["url"])
+        assert so["axtree"] == wo["axtree"]
+        done = web.snapshot()
+        assert done["runtime"] == sim.unwrapped.snapshot()["runtime"] != held["runtime"]
+        assert "confirm" not in done["browser"]
+    finally:
+        web.close()
+        served.close()
