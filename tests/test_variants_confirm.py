@@ -22,18 +22,21 @@ NO = f"click('{variant_confirm.CANCEL_BID}')"
 
 
 def confirming(app: str, style: str | None = None) -> int:
-    """The first variant id of ``app`` with a confirmation step (of ``style``) and today's
-    site policies (so a template draws today's instance there)."""
+    """The first variant id of ``app`` with a confirmation page (of ``style``; any but the
+    inline panel, tests/test_variants_steps.py, when None) and today's site policies (so a
+    template draws today's instance there)."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count)
                 if cat.values(k)["confirm_step"] != "none" and style in (None, cat.values(k)["confirm_step"])
+                and (style is not None or cat.values(k)["confirm_step"] != variant_confirm.INLINE)
+                and cat.values(k).get("form_steps", "one-step") == "one-step"   # (a plan with no Continue)
                 and cat.policies(k) == cat.policy_defaults)
 
 
 def without(app: str) -> int:
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none"
-                and cat.policies(k) == cat.policy_defaults)
+                and cat.values(k).get("form_steps", "one-step") == "one-step" and cat.policies(k) == cat.policy_defaults)
 
 
 def at_confirmation(app: str, k: int) -> tuple[Any, list[str], int]:
