@@ -476,9 +476,15 @@ class App:
         style = form_steps(self, state)
         if not style or "<form" not in html:
             return html
+        cat = variant_catalogue(self)
+        pages: frozenset[str] | None = self.__dict__.get("_steps_sources")
+        if pages is None:   # the pages a declared form can be sent from (its event's sources)
+            pages = self.__dict__["_steps_sources"] = frozenset(
+                src for name in cat.steppables if name in self.spec.events for src in self.spec.events[name].sources)
+        if tab["page"].partition(":")[0] not in pages | {variant_steps.PAGE}:
+            return html
         import html as html_lib
 
-        cat = variant_catalogue(self)
         scheme = variant_url_scheme(self, state["meta"]["variant"])
 
         def declared(action: str) -> variant_steps.Steppable | None:
