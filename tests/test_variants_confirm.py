@@ -290,8 +290,9 @@ def test_every_held_out_style_is_test_only() -> None:
 
 
 def test_the_red_team_finds_no_way_around_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The confirm-step family: the plan without its Confirms, with Cancel for them, and a
-    Confirm posted to another token's address pay nothing; a site that confirmed any
+    """The confirm-step family: the plan without its Confirms, with Cancel for them, the
+    held Confirm posted from another page and a Confirm posted to another token's address
+    pay nothing; a site that confirmed any
     token (a broken exactly-once rule) is caught."""
     from simweb.tools.redteam import attack_instance
 
@@ -299,7 +300,8 @@ def test_the_red_team_finds_no_way_around_the_page(monkeypatch: pytest.MonkeyPat
     u = env.unwrapped
     tid = u.task.id
     attacks = [a for a in attack_instance(u, tid, 0, events=False) if a.family == "confirm-step"]
-    assert len(attacks) == 3 and not any(a.paid for a in attacks)
+    assert len(attacks) == 4 and not any(a.paid for a in attacks)
+    assert any("held Confirm posted from" in a.name for a in attacks)   # its own token, from another page
 
     def any_token(state: dict, token: int) -> dict | None:
         return state["browser"].pop("confirm", None)
