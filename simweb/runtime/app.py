@@ -12,6 +12,7 @@ calls, so they follow the same transitions:
 """
 from __future__ import annotations
 
+import html as html_lib
 import importlib
 import importlib.metadata
 import io
@@ -483,8 +484,6 @@ class App:
                 src for name in cat.steppables if name in self.spec.events for src in self.spec.events[name].sources)
         if tab["page"].partition(":")[0] not in pages | {variant_steps.PAGE}:
             return html
-        import html as html_lib
-
         scheme = variant_url_scheme(self, state["meta"]["variant"])
 
         def declared(action: str) -> variant_steps.Steppable | None:
