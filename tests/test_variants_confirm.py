@@ -22,18 +22,21 @@ NO = f"click('{variant_confirm.CANCEL_BID}')"
 
 
 def confirming(app: str, style: str | None = None) -> int:
-    """The first variant id of ``app`` with a confirmation step (of ``style``) and today's
-    site policies (so a template draws today's instance there)."""
+    """The first variant id of ``app`` with a confirmation page (of ``style``; any but the
+    inline panel, tests/test_variants_steps.py, when None) and today's site policies (so a
+    template draws today's instance there)."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count)
                 if cat.values(k)["confirm_step"] != "none" and style in (None, cat.values(k)["confirm_step"])
+                and (style is not None or cat.values(k)["confirm_step"] != variant_confirm.INLINE)
+                and cat.values(k).get("form_steps", "one-step") == "one-step"   # (a plan with no Continue)
                 and cat.policies(k) == cat.policy_defaults)
 
 
 def without(app: str) -> int:
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none"
-                and cat.policies(k) == cat.policy_defaults)
+                and cat.values(k).get("form_steps", "one-step") == "one-step" and cat.policies(k) == cat.policy_defaults)
 
 
 def at_confirmation(app: str, k: int) -> tuple[Any, list[str], int]:
@@ -287,8 +290,9 @@ def test_every_held_out_style_is_test_only() -> None:
 
 
 def test_the_red_team_finds_no_way_around_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The confirm-step family: the plan without its Confirms, with Cancel for them, and a
-    Confirm posted to another token's address pay nothing; a site that confirmed any
+    """The confirm-step family: the plan without its Confirms, with Cancel for them, the
+    held Confirm posted from another page and a Confirm posted to another token's address
+    pay nothing; a site that confirmed any
     token (a broken exactly-once rule) is caught."""
     from simweb.tools.redteam import attack_instance
 
@@ -296,7 +300,8 @@ def test_the_red_team_finds_no_way_around_the_page(monkeypatch: pytest.MonkeyPat
     u = env.unwrapped
     tid = u.task.id
     attacks = [a for a in attack_instance(u, tid, 0, events=False) if a.family == "confirm-step"]
-    assert len(attacks) == 3 and not any(a.paid for a in attacks)
+    assert len(attacks) == 4 and not any(a.paid for a in attacks)
+    assert any("held Confirm posted from" in a.name for a in attacks)   # its own token, from another page
 
     def any_token(state: dict, token: int) -> dict | None:
         return state["browser"].pop("confirm", None)

@@ -66,6 +66,7 @@ def test_formats_never_touch_values_or_urls(app_name):
     want = {f.name: f.options[len(f.options) - 1].label for f in kinds}
     want["url_scheme"] = next(f for f in cat.factors if f.name == "url_scheme").options[0].label   # links compared as they are
     want["confirm_step"] = "none"   # today's plan, action for action (a confirmation page would add a click)
+    want["form_steps"] = "one-step"   # (and a multi-step form would move a plan's second-page actions)
     k = _with(app_name, **want)
     env0, env = simweb.make(app_name), simweb.make(app_name, variant=k)
     changed = 0

@@ -58,6 +58,13 @@ CONFIRM_SCHEMA: dict[str, Any] = {
 }
 
 
+#: The JSON Schema of ``browser.steps``: the first page of a multi-step form a site variant
+#: holds until its second page is sent (simweb.runtime.variant_steps); absent when none is.
+#: The same shape as a pending confirmation: the event's URL, the first page's fields as
+#: read, the page and its address, the token and the user who sent it.
+STEPS_SCHEMA: dict[str, Any] = CONFIRM_SCHEMA
+
+
 #: The JSON Schema of the core layers. The runtime layer's schema comes from the app's spec.
 CORE_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -90,6 +97,7 @@ CORE_SCHEMA: dict[str, Any] = {
                 "user": {"type": ["integer", "null"]},
                 "pending_flash": {"$ref": "#/$defs/flash"},
                 "confirm": CONFIRM_SCHEMA,
+                "steps": STEPS_SCHEMA,
                 "chat": {
                     "type": "array",
                     "items": {

@@ -33,9 +33,9 @@ import orjson
 from ..core.state import deep_copy
 from ..judging.taskmodel import MAX_EPISODE_STEPS, episode_budget
 from ..judging.verify import answer_of, final_message
-from ..runtime import variant_confirm
+from ..runtime import variant_confirm, variant_steps
 from ..runtime.registry import app_of_task
-from ..runtime.variants import confirm_step
+from ..runtime.variants import confirm_step, form_steps
 from ..web.spaces import JsonValue, Unicode
 from ..web.webgym_actions import is_webgym_action, to_browsergym
 
@@ -114,29 +114,82 @@ def final_plan(plan: list[str]) -> list[str]:
     return [*plan, DONE_ACTION]
 
 
+def flow_rewrites(app: App, start: dict) -> bool:
+    """Whether the start's site variant has a flow that a plan written for today's site
+    meets (a confirmation step, multi-step forms): then :func:`confirmed_plan` runs it."""
+    return bool(confirm_step(app, start) or form_steps(app, start))
+
+
 def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
-    """``plan`` as it runs from ``start`` on the start's site variant: on a variant with a
-    confirmation step (simweb.runtime.variant_confirm), each action whose form the site
-    holds for confirmation is followed by the confirmation page's Confirm click, found by
-    running the plan on a copy of ``start`` in the in-process browser. Unchanged on every
-    other site (no run). A template's plan is written for today's site; this is the one
-    place every consumer of an oracle plan (the oracle agent, check_app, the red team,
-    sub-tasks, budgets) gets it for a confirming variant."""
-    if not confirm_step(app, start):
+    """``plan`` as it runs from ``start`` on the start's site variant, found by running it on
+    a copy of ``start`` in the in-process browser:
+
+    * a confirmation step (simweb.runtime.variant_confirm): each action whose form the site
+      holds for confirmation is followed by the Confirm click (on the confirmation page, or
+      in the inline panel of the form's own page);
+    * multi-step forms (simweb.runtime.variant_steps): an action that fails on a form's
+      first page (a field or button of its second page) waits; when a click of that page
+      fails and the first page's Continue leads to the second page where it works, the plan
+      gets Continue, then the actions that waited, then the click.
+
+    Unchanged on every other site (no run). A template's plan is written for today's site;
+    this is the one place every consumer of an oracle plan (the oracle agent, check_app,
+    the red team, sub-tasks, budgets) gets it for such a variant."""
+    if not flow_rewrites(app, start):
         return list(plan)
     from ..web.browsing import SimBrowser
 
+    inline = confirm_step(app, start) == variant_confirm.INLINE
+    steps = bool(form_steps(app, start))
     state = deep_copy(start)
     browser = SimBrowser(app, state)
     out: list[str] = []
-    for action in plan:
+    waiting: list[str] = []
+
+    def run(action: str) -> None:
         before = state["browser"].get("confirm")
         out.append(action)
         browser.execute(action)
         after = state["browser"].get("confirm")
-        if after is not None and after is not before and variant_confirm.awaiting(state):
+        if after is not None and after is not before and variant_confirm.awaiting(state, inline):
             out.append(variant_confirm.CONFIRM_ACTION)
             browser.execute(variant_confirm.CONFIRM_ACTION)
+
+    def restore(saved: dict) -> None:
+        nonlocal browser
+        state.clear()
+        state.update(saved)
+        browser = SimBrowser(app, state)
+
+    def continues(saved: dict, action: str) -> bool:
+        """Whether ``action`` works on the second page that Continue leads to from ``saved``."""
+        if not action.lstrip().startswith("click("):
+            return False
+        trial = deep_copy(saved)
+        tb = SimBrowser(app, trial)
+        if tb.execute(variant_steps.CONTINUE_ACTION) or not variant_steps.awaiting(trial):
+            return False
+        for a in waiting:
+            tb.execute(a)
+        return not tb.execute(action)
+
+    for action in plan:
+        if not (steps and variant_steps.CONTINUE_BID in browser.page().elements):
+            run(action)
+            continue
+        saved = deep_copy(state)
+        failed = browser.execute(action)
+        restore(saved)
+        if not failed:
+            run(action)
+        elif continues(saved, action):
+            for a in [variant_steps.CONTINUE_ACTION, *waiting, action]:
+                run(a)
+            waiting = []
+        else:   # a field or button of the second page: it waits for Continue
+            waiting.append(action)
+    for a in waiting:   # (never on a second page: they fail as they did)
+        run(a)
     return out
 
 
@@ -150,7 +203,7 @@ def plan_budget(app: App, task: TaskInstance | None, start: dict | None = None) 
     n = len(final_plan(plan))
     # at most one Confirm click an action: run the plan only when the clicks can move the budget
     if start is not None and episode_budget(task.difficulty, n + len(plan), cap=None) != episode_budget(
-            task.difficulty, n, cap=None) and confirm_step(app, start):
+            task.difficulty, n, cap=None) and flow_rewrites(app, start):
         n = len(final_plan(confirmed_plan(app, start, plan)))
     return episode_budget(task.difficulty, n, cap=None)
 

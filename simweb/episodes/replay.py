@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from ..core.state import StateError, deep_copy, new_tab
 from ..judging.verify import answer_of
-from ..runtime import variant_confirm
+from ..runtime import variant_confirm, variant_steps
 from ..runtime.history import _entry, sealed, secret_fields
 from .env import episode_start
 from .episode import find_task
@@ -30,6 +30,8 @@ def _posted_from(app: App, back: str, source: str) -> bool:
         return True
     if base == variant_confirm.PAGE:   # a site variant's confirmation page (its own address)
         return variant_confirm.is_page(back)
+    if base == variant_steps.PAGE:   # a multi-step form's second page (its own address)
+        return variant_steps.is_page(back)
     hit = app.spec.match_page(urlsplit(back).path)
     return hit is not None and hit[0].name == base
 

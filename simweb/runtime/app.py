@@ -12,6 +12,7 @@ calls, so they follow the same transitions:
 """
 from __future__ import annotations
 
+import html as html_lib
 import importlib
 import importlib.metadata
 import io
@@ -38,15 +39,16 @@ from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
-from . import variant_confirm
+from . import variant_confirm, variant_steps
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError, confirm_step
+from .variants import VariantError, confirm_step, form_steps
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
 from .variants import policy as variant_policy
+from .variants import url_scheme as variant_url_scheme
 
 MAX_REDIRECTS = 5
 #: Entries one tab's history keeps (Chromium and Firefox both keep 50).
@@ -335,6 +337,13 @@ class App:
         if "confirm" in browser and not confirm_step(self, state):
             raise StateError("invalid state at $.browser.confirm: a submission pending confirmation on a site "
                              "without a confirmation step")
+        if "steps" in browser:
+            if not form_steps(self, state):
+                raise StateError("invalid state at $.browser.steps: a form held for its second page on a site "
+                                 "without multi-step forms")
+            hit = self.spec.match_event(urlsplit(browser["steps"]["url"]).path)
+            if hit is None or hit[0].name not in variant_catalogue(self).steppables:
+                raise StateError("invalid state at $.browser.steps.url: not the address of a multi-step form")
         if browser["active"] >= len(browser["tabs"]):
             raise StateError(f"invalid state at $.browser.active: tab {browser['active']} of {len(browser['tabs'])}")
         for i, tab in enumerate(browser["tabs"]):
@@ -370,8 +379,11 @@ class App:
         hit = self.spec.match_page(parts.path)
         if hit is None:
             confirm = variant_confirm.parse_path(parts.path) if "variant" in state["meta"] else None
-            if confirm is not None and not confirm[1] and confirm_step(self, state):
+            if confirm is not None and not confirm[1] and confirm_step(self, state) not in ("", variant_confirm.INLINE):
                 return self._confirm_resolve(state, url, confirm[0])
+            token = variant_steps.parse_path(parts.path) if "variant" in state["meta"] else None
+            if token is not None and form_steps(self, state):
+                return self._steps_resolve(state, url, token)
             return None, {}, 404, "Page not found", None
         page, args = hit
         raw = parse_qs(parts.query, keep_blank_values=True)
@@ -426,6 +438,87 @@ class App:
         for name, expr in self.spec.globals:
             env[name] = expr(env)
         return self._confirm_page, env, 200, None, None
+
+    def _steps_page(self, page: PageSpec | None) -> PageSpec:
+        """The second page of a multi-step form on ``page`` (its template and title, under
+        the engine's page name and address; None: the page saying nothing is held)."""
+        pages: dict[str, PageSpec] = self.__dict__.setdefault("_steps_pages", {})
+        key = page.name if page is not None else ""
+        hit = pages.get(key)
+        if hit is None:
+            title = page.title if page is not None else Message(
+                "steps", ("Nothing to continue · " + self.spec.title,), frozenset(), frozenset())
+            hit = pages[key] = PageSpec(variant_steps.PAGE, variant_steps.PREFIX + "<int:token>",
+                                        re.compile(re.escape(variant_steps.PREFIX) + r"[0-9]+$"), {},
+                                        page.template if page is not None else variant_steps.TEMPLATE, title, {}, [],
+                                        [], [], [])
+        return hit
+
+    def _steps_resolve(self, state: dict, url: str, token: int
+                       ) -> tuple[PageSpec | None, dict[str, Any], int, str | None, str | None]:
+        """The second page of the held form ``token`` (what :meth:`_resolve` returns): the
+        form's own page (its requirements too), whose form :meth:`_render_resolved` shows
+        with the second page's fields; else a page saying nothing is held."""
+        entry = variant_steps.held(state, token)
+        if entry is None:
+            env = self._env(state, url, {})
+            env["page"] = variant_steps.PAGE
+            for name, expr in self.spec.globals:
+                env[name] = expr(env)
+            return self._steps_page(None), env, 200, None, None
+        page, env, status, error, location = self._resolve(state, entry["back"])
+        if page is None or status != 200 or location is not None:
+            return page, env, status, error, location
+        return self._steps_page(page), env, 200, None, None
+
+    def _split_forms(self, state: dict, tab: dict, html: str) -> str:
+        """A page of a variant with multi-step forms: each declared form as its first page
+        shows it, or (the tab on a held form's second page) as its second page shows it."""
+        style = form_steps(self, state)
+        if not style or "<form" not in html:
+            return html
+        cat = variant_catalogue(self)
+        pages: frozenset[str] | None = self.__dict__.get("_steps_sources")
+        if pages is None:   # the pages a declared form can be sent from (its event's sources)
+            pages = self.__dict__["_steps_sources"] = frozenset(
+                src for name in cat.steppables if name in self.spec.events for src in self.spec.events[name].sources)
+        if tab["page"].partition(":")[0] not in pages | {variant_steps.PAGE}:
+            return html
+        scheme = variant_url_scheme(self, state["meta"]["variant"])
+
+        def declared(action: str) -> variant_steps.Steppable | None:
+            path = urlsplit(html_lib.unescape(action)).path
+            if scheme is not None:
+                path = urlsplit(scheme.to_canonical(path)).path
+            hit = self.spec.match_event(path)
+            return cat.steppables.get(hit[0].name) if hit is not None else None
+
+        second = None
+        entry = state["browser"].get("steps")
+        if tab["page"] == variant_steps.PAGE and entry is not None and tab["url"] == variant_steps.page_url(
+                entry["token"]) and entry["user"] == state["browser"]["user"]:
+            event = self.spec.match_event(urlsplit(entry["url"]).path)
+            labels = {n: p.label or n for n, p in event[0].params.items()} if event else {}
+            shown = [(labels.get(k, k), ", ".join(v) if isinstance(v, list) else v)
+                     for k, v in entry["form"].items() if v not in ("", [])]
+            wire = scheme.to_wire if scheme is not None else (lambda u: u)
+            second = (entry["token"], wire(entry["back"]), wire(entry["url"]), shown)
+        return variant_steps.split_forms(html, declared, style, second)
+
+    def _confirm_panel(self, state: dict, tab: dict) -> markupsafe.Markup | str:
+        """The inline confirmation panel a page shows: the pending submission's, on the page
+        it was sent from, for the user who sent it ("" on any other page)."""
+        pending = state["browser"].get("confirm")
+        if pending is None or pending["user"] != state["browser"]["user"] or tab["url"].partition("#")[0] != pending["back"]:
+            return ""
+        hit = self.spec.match_event(urlsplit(pending["url"]).path)
+        decl = variant_catalogue(self).confirmables.get(hit[0].name) if hit else None
+        if hit is None or decl is None:
+            return ""
+        heading, yes, no = variant_confirm.STYLES[variant_confirm.INLINE]
+        return markupsafe.Markup(variant_confirm.panel(
+            heading, yes, no, variant_confirm.summary(decl, hit[1], pending["form"]),
+            variant_confirm.shown_fields(decl, pending["form"]), pending["token"]))
 
     def navigate(self, state: dict, url: str, *, push: bool = True, tab: dict | None = None,
                  follow: bool = True) -> Response:
@@ -530,8 +623,11 @@ class App:
             template = jinja.get_template(page.template)
         if variant:   # the title's format and words, the breadcrumb trail
             variant_page(self, variant, ctx)
+            if confirm_step(self, state) == variant_confirm.INLINE:
+                ctx["variant_confirm_panel"] = self._confirm_panel(state, tab)
         with using(self._ctx(state, tab["url"])):
-            return template.render(ctx)
+            html = template.render(ctx)
+        return self._split_forms(state, tab, html) if variant else html
 
     # ------------------------------------------------------------------ events
     def submit(self, state: dict, url: str, form: dict[str, Any], *, tab: dict | None = None,
@@ -550,6 +646,8 @@ class App:
                 back, source = referrer, page_hit[0].name
             elif variant_confirm.is_page(referrer) and confirm_step(self, state):
                 back, source = referrer, variant_confirm.PAGE
+            elif variant_steps.is_page(referrer) and form_steps(self, state):
+                back, source = referrer, variant_steps.PAGE
         # A browser sends a textarea's line breaks as CRLF (the form data set's rule), the
         # in-process browser as LF: the site reads both as LF, and records what it read.
         form = {k: _lf(v) for k, v in form.items()}
@@ -563,8 +661,14 @@ class App:
             confirm = variant_confirm.parse_path(path) if "variant" in state["meta"] else None
             if confirm is not None and confirm_step(self, state):
                 return self._confirm_post(state, url, confirm[0], confirm[1], back, source)
+            token = variant_steps.parse_path(path) if "variant" in state["meta"] else None
+            if token is not None and form_steps(self, state):
+                return self._steps_post(state, url, token, form, back, source)
             return Response(405, url, "error", location=None, error="Method not allowed")
         event, args = hit
+        if "variant" in state["meta"] and event.name in variant_catalogue(self).steppables \
+                and form_steps(self, state):
+            return self._steps_first(state, url, event, form, back, source)
         if "variant" in state["meta"] and event.name in variant_catalogue(self).confirmables \
                 and confirm_step(self, state):
             # A form the site would accept (tried on a copy) waits for its confirmation
@@ -572,6 +676,8 @@ class App:
             trial = deep_copy(state)
             if self._fire(trial, url, event, args, form, back, source).error is None:
                 location = variant_confirm.hold(state, state["meta"]["requests"], url, form, back, source)
+                if confirm_step(self, state) == variant_confirm.INLINE:   # the form's page, with the panel
+                    return Response(303, url, source, location=back, event=event.name)
                 return Response(303, url, variant_confirm.PAGE, location=location, event=event.name)
         return self._fire(state, url, event, args, form, back, source)
 
@@ -581,7 +687,11 @@ class App:
         sent it; otherwise nothing changes and the site says so."""
         name = "cancel_confirmation" if cancel else "confirm"
         page = variant_confirm.page_url(token)
-        if source != variant_confirm.PAGE or back != page:
+        if confirm_step(self, state) == variant_confirm.INLINE:   # the panel is on the form's own page
+            held = state["browser"].get("confirm")
+            if held is not None and back != held["back"]:
+                return self._refuse(state, name, back, "This action is not available on this page.", 409)
+        elif source != variant_confirm.PAGE or back != page:
             return self._refuse(state, name, back, "This action is not available on this page.", 409)
         pending = variant_confirm.take(state, token)
         if pending is None:
@@ -595,6 +705,48 @@ class App:
             return self._refuse(state, name, back, "Nothing is waiting for confirmation here: nothing was changed.",
                                 409)
         return self._fire(state, url, hit[0], hit[1], pending["form"], pending["back"], pending["source"])
+
+    def _steps_first(self, state: dict, url: str, event: Event, form: dict[str, Any], back: str,
+                     source: str) -> Response:
+        """A multi-step form's first page sent: its fields checked as the event's parameters
+        (a bad one refused as today), then held (nothing else changes) and the browser sent
+        to the second page."""
+        if not self.machine.allowed(event.name, source):
+            return self._fail(state, event, back, "This action is not available on this page.", 409)
+        decl = variant_catalogue(self).steppables[event.name]
+        for name in decl.first:
+            try:
+                event.params[name].parse(form.get(name))
+            except ParamError as exc:
+                return self._fail(state, event, back, str(exc), 400)
+        first = {k: form[k] for k in decl.first if k in form}
+        location = variant_steps.hold(state, state["meta"]["requests"], url, first, back, source)
+        return Response(303, url, variant_steps.PAGE, location=location, event=event.name)
+
+    def _steps_post(self, state: dict, url: str, token: int, form: dict[str, Any], back: str,
+                    source: str) -> Response:
+        """A multi-step form's second page sent: the held form's event run exactly once with
+        the held first fields and this page's others (a first field this POST names is
+        ignored); only from that page, by the user who sent the first. A refused one keeps
+        the held form and shows the second page again with the site's message."""
+        page = variant_steps.page_url(token)
+        if source != variant_steps.PAGE or back != page:
+            return self._refuse(state, "form_step", back, "This action is not available on this page.", 409)
+        entry = variant_steps.held(state, token)
+        hit = self.spec.match_event(urlsplit(entry["url"]).path) if entry is not None else None
+        decl = variant_catalogue(self).steppables.get(hit[0].name) if hit is not None else None
+        if entry is None or hit is None or decl is None:
+            return self._refuse(state, "form_step", back,
+                                "Nothing is waiting to be continued here: nothing was changed.", 409)
+        del state["browser"]["steps"]   # taken before the event runs: exactly once
+        merged = {k: v for k, v in form.items() if k not in decl.first}
+        merged.update(entry["form"])
+        resp = self._fire(state, url, hit[0], hit[1], merged, entry["back"], entry["source"])
+        if resp.error is not None:   # refused: the form stays held, its second page shows the message
+            state["browser"]["steps"] = entry
+            if resp.location == entry["back"]:
+                resp = Response(resp.status, resp.url, resp.page, location=page, error=resp.error, event=resp.event)
+        return resp
 
     def _refuse(self, state: dict, name: str, back: str, message: str, status: int) -> Response:
         state["browser"]["pending_flash"] = {"level": "error", "message": message}

@@ -24,7 +24,10 @@ of what will happen, a Confirm button (``confirm-submit``) and a Cancel button
 (``confirm-cancel``). Confirm posts to the page's own address and runs the pending
 submission exactly as the original POST would have run (the same guards, updates, flash
 and redirect, posted from the same page), and removes it; Cancel removes it and returns to
-the form's page. Both are accepted only from the confirmation page with the pending token,
+the form's page. With the ``inline`` style there is no page of its own: the browser is
+sent back to the form's page, which shows the same summary and buttons in a confirmation
+panel (a dialog in the page, :func:`panel`). Both are accepted only from the confirmation
+page (inline: the form's page) with the pending token,
 for the user who sent the form: a second Confirm (a double click, a resubmitted POST after
 going back) finds nothing pending and changes nothing. The token is the request counter at
 the time of the form (deterministic, unique within a history).
@@ -46,8 +49,11 @@ STYLES: dict[str, tuple[str, str, str]] = {
     "review": ("Review and confirm", "Confirm", "Cancel"),
     "check": ("Check your request", "Yes, continue", "Go back"),
     "are-you-sure": ("Are you sure?", "Yes, I am sure", "No, take me back"),
+    "inline": ("Please confirm", "Confirm", "Cancel"),
 }
 OPTIONS = ("none", *STYLES)
+#: The style that confirms in a panel of the form's own page instead of a page of its own.
+INLINE = "inline"
 #: The option index only test variants take.
 HELD_OUT = 3
 
@@ -146,12 +152,38 @@ def take(state: dict, token: int) -> dict | None:
     return pending
 
 
-def awaiting(state: dict) -> bool:
-    """Whether the active tab shows the confirmation page of the submission now pending."""
+def awaiting(state: dict, inline: bool = False) -> bool:
+    """Whether the active tab shows the Confirm of the submission now pending: its
+    confirmation page, or (``inline``: a variant of the inline style) the form's own page,
+    where the confirmation panel is."""
     browser = state["browser"]
     pending = browser.get("confirm")
+    if pending is None:
+        return False
     tab = browser["tabs"][browser["active"]]
-    return pending is not None and tab["page"] == PAGE and tab["url"] == page_url(pending["token"])
+    if inline:
+        return tab["url"].partition("#")[0] == pending["back"] and pending["user"] == browser["user"]
+    return tab["page"] == PAGE and tab["url"] == page_url(pending["token"])
+
+
+def panel(heading: str, yes: str, no: str, summary_text: str, fields: list[tuple[str, str]], token: int) -> str:
+    """The inline style's confirmation panel (HTML, every value escaped): a dialog on the
+    form's own page with the summary, the fields and the Confirm and Cancel buttons, which
+    post to the pending submission's address as the confirmation page's do."""
+    from markupsafe import escape
+
+    action = page_url(token)
+    details = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in fields)
+    return (f'<section bid="confirm-step" class="confirm-step confirm-inline" role="dialog" aria-modal="false" '
+            f'aria-labelledby="confirm-step-title" style="border:2px solid #888;padding:.5rem 1rem;margin:.5rem 0">'
+            f'<h2 bid="confirm-step-title" id="confirm-step-title">{escape(heading)}</h2>'
+            f'<p bid="confirm-step-summary">You are about to: <strong>{escape(summary_text)}</strong></p>'
+            + (f'<dl bid="confirm-step-details" aria-label="Details">{details}</dl>' if fields else "")
+            + '<p>Nothing has been changed yet.</p>'
+            f'<form bid="confirm-step-form" class="inline" action="{action}" method="post">'
+            f'<button bid="{CONFIRM_BID}" type="submit">{escape(yes)}</button></form> '
+            f'<form bid="confirm-step-cancel-form" class="inline" action="{action}/cancel" method="post">'
+            f'<button bid="{CANCEL_BID}" type="submit">{escape(no)}</button></form></section>')
 
 
 def summary(decl: Confirmable, args: dict[str, Any], form: dict[str, Any]) -> str:
@@ -172,6 +204,6 @@ def shown_fields(decl: Confirmable, form: dict[str, Any]) -> list[tuple[str, str
     return out
 
 
-__all__ = ["CANCEL_BID", "CONFIRM_ACTION", "CONFIRM_BID", "ConfirmError", "Confirmable", "OPTIONS", "PAGE", "PREFIX",
-           "STYLES", "TEMPLATE", "awaiting", "check_events", "hold", "is_page", "page_url", "parse",
+__all__ = ["CANCEL_BID", "CONFIRM_ACTION", "CONFIRM_BID", "ConfirmError", "Confirmable", "INLINE", "OPTIONS", "PAGE",
+           "PREFIX", "STYLES", "TEMPLATE", "awaiting", "check_events", "hold", "is_page", "page_url", "panel", "parse",
            "parse_path", "shown_fields", "summary", "take"]

@@ -37,7 +37,8 @@ under them (simweb.judging.tasks, ``TaskTemplate.policies``). docs/variants.md, 
 Flow options change what a site does, not only how it looks: where its messages go
 (:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
 naming the forms a real site confirms, a confirmation page before them (the
-``confirm_step`` factor, :mod:`variant_confirm`).
+``confirm_step`` factor, :mod:`variant_confirm`), and for one whose ``steps`` section names
+long forms, those forms over two pages (the ``form_steps`` factor, :mod:`variant_steps`).
 
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
@@ -57,7 +58,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_confirm, variant_flows
+from . import url_schemes, variant_confirm, variant_flows, variant_steps
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -101,6 +102,8 @@ class Option:
     policies: dict[str, Any] = field(default_factory=dict)
     #: The confirmation step's style ("": none; simweb.runtime.variant_confirm.STYLES).
     confirm: str = ""
+    #: Multi-step forms' style ("": one step; simweb.runtime.variant_steps.STYLES).
+    steps: str = ""
 
 
 @dataclass(frozen=True)
@@ -256,7 +259,8 @@ class Catalogue:
     """An app's factors and the id -> factor values mapping (see the module docstring)."""
 
     def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None,
-                 confirmables: dict[str, variant_confirm.Confirmable] | None = None):
+                 confirmables: dict[str, variant_confirm.Confirmable] | None = None,
+                 steppables: dict[str, variant_steps.Steppable] | None = None):
         self.app = app
         self.factors = tuple(factors)
         #: Every policy the app declares and its value on today's site (option 0's).
@@ -269,6 +273,9 @@ class Catalogue:
         #: The events a variant with a confirmation step asks to confirm (the app's
         #: ``confirm`` section; simweb.runtime.variant_confirm).
         self.confirmables = dict(confirmables or {})
+        #: The forms a variant with multi-step forms splits (the app's ``steps`` section;
+        #: simweb.runtime.variant_steps).
+        self.steppables = dict(steppables or {})
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -355,7 +362,8 @@ class Catalogue:
                                   url_schemes.scheme(tuple(r for o in opts for r in o.urls)),
                                   next((o.messages for o in opts if o.messages), ""),
                                   {k: v for o in opts for k, v in o.policies.items()},
-                                  next((o.confirm for o in opts if o.confirm), ""))
+                                  next((o.confirm for o in opts if o.confirm), ""),
+                                  next((o.steps for o in opts if o.steps), ""))
         return hit
 
 
@@ -390,7 +398,16 @@ def catalogue(app: Any) -> Catalogue:
                                                     for i, label in enumerate(variant_confirm.OPTIONS)),
                               frozenset({variant_confirm.HELD_OUT}),
                               "a review-and-confirm page before the forms a real site confirms (an order, a deletion)"))
-    hit = _CATALOGUES[name] = Catalogue(name, factors, formats, confirmables)
+    try:
+        steppables = variant_steps.parse(name, (raw or {}).get("steps"))
+    except variant_steps.StepsError as exc:
+        raise VariantError(str(exc)) from None
+    if steppables:   # a flow factor for an app that names the forms a real site splits over pages
+        factors.append(Factor("form_steps", tuple(Option(label, steps=label if i else "")
+                                                  for i, label in enumerate(variant_steps.OPTIONS)),
+                              frozenset({variant_steps.HELD_OUT}),
+                              "long forms over two pages: the first fields and Continue, then the rest"))
+    hit = _CATALOGUES[name] = Catalogue(name, factors, formats, confirmables, steppables)
     return hit
 
 
@@ -437,6 +454,7 @@ class Site:
     messages: str = ""                           # "": the messages above the page's content
     policies: dict[str, Any] = field(default_factory=dict)   # every policy's value on this site
     confirm: str = ""                            # "": no confirmation step (variant_confirm.STYLES)
+    steps: str = ""                              # "": one-step forms (variant_steps.STYLES)
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -566,6 +584,8 @@ class Site:
             out = self._move_top_bar(out)
         if self.messages:
             out = variant_flows.move_messages(out, self.messages)
+        if self.confirm == variant_confirm.INLINE and "<main>" in out:   # the inline confirmation panel
+            out = out.replace("<main>", "<main>\n{{ variant_confirm_panel }}", 1)
         if self.crumbs and "<main>" in out:
             trail = ('<nav bid="site-crumbs" class="crumbs" aria-label="You are here"><a bid="site-crumb-home" href="/">Home</a>'
                      '{{ variant_crumbs }}</nav>')
@@ -777,6 +797,24 @@ def confirm_step(app: Any, state: dict) -> str:
     return style
 
 
+def form_steps(app: Any, state: dict) -> str:
+    """The multi-step forms' style on ``state``'s variant ("" when its forms are one page:
+    today's site, or a variant that does not take the factor; simweb.runtime.variant_steps).
+    The app's declared forms are checked against its spec on first use (VariantError)."""
+    variant = state["meta"].get("variant", 0)
+    if not variant:
+        return ""
+    style = _site_of(app, variant).steps
+    if style and not app.__dict__.get("_steps_checked"):
+        cat = catalogue(app)
+        try:
+            variant_steps.check_events(app, cat.steppables, cat.confirmables)
+        except variant_steps.StepsError as exc:
+            raise VariantError(str(exc)) from None
+        app.__dict__["_steps_checked"] = True
+    return style
+
+
 def parse_ids(text: str, app: Any) -> list[int]:
     """'0-49', '3,17,903', '5', or 'test:10' / 'train:10' (the first ten variants of that
     split, in id order), or a list of these, as checked variant ids of ``app``
@@ -802,6 +840,6 @@ def parse_ids(text: str, app: Any) -> list[int]:
     return out
 
 
-__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "jinja_for",
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "form_steps", "jinja_for",
            "page_context", "parse_ids", "policy", "shown_url", "state_variant", "url_scheme",
            "words"]

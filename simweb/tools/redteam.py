@@ -68,8 +68,8 @@ from typing import Any
 from ..core.state import deep_copy
 from ..judging.effects import Effect, NewRow, Reason, Row, Value, reason_phrase, runtime_changes
 from ..judging.verify import answer_of
-from ..runtime import variant_confirm
-from ..runtime.variants import shown_url, url_scheme
+from ..runtime import variant_confirm, variant_steps
+from ..runtime.variants import confirm_step, shown_url, url_scheme
 from ..web.browsing import SimBrowser
 
 #: Answers a policy would try without looking.
@@ -99,9 +99,16 @@ class Attack:
 
 def _confirmed(b: SimBrowser) -> None:
     """On a site variant with a confirmation step, the form the site just held for
-    confirmation confirmed, as an agent's next click does (simweb.runtime.variant_confirm):
-    the attacks that send a form judge what the form does, not the page in between."""
-    if variant_confirm.awaiting(b.state):
+    confirmation confirmed, as an agent's next click does (simweb.runtime.variant_confirm);
+    on one with multi-step forms, the second page of the form just held sent as it stands
+    (simweb.runtime.variant_steps): the attacks that send a form judge what the form does,
+    not the pages in between."""
+    if variant_steps.awaiting(b.state):
+        sub = next((c for f in b.page().forms if variant_steps.is_page(f.action) for c in f.controls
+                    if c.bid and SimBrowser._is_submitter(c)), None)
+        if sub is not None:
+            b.execute(f"click({sub.bid!r})")
+    if variant_confirm.awaiting(b.state, confirm_step(b.app, b.state) == variant_confirm.INLINE):
         b.execute(variant_confirm.CONFIRM_ACTION)
 
 
@@ -203,6 +210,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         out.extend(_other_routes(env, task_id, seed, env.oracle_plan()))
     out.extend(_variant_chrome(env, task_id, seed))
     out.extend(_confirm_skips(env, task_id, seed))
+    out.extend(_step_skips(env, task_id, seed))
     return out
 
 
@@ -819,8 +827,10 @@ def _other_routes(env: Any, task_id: str, seed: int, plan: list[str], max_pages:
             el = b.page().elements.get(str(act.args[0]))
             if el is not None and el.form is not None and SimBrowser._is_submitter(el) \
                     and b.page().forms[el.form].method.lower() == "post" \
-                    and variant_confirm.parse_path(b.page().forms[el.form].action.partition("?")[0]) is None:
-                # (a variant's confirmation page holds no form of the site: the one it confirms is)
+                    and variant_confirm.parse_path(b.page().forms[el.form].action.partition("?")[0]) is None \
+                    and not variant_steps.is_page(b.page().forms[el.form].action):
+                # (a variant's confirmation page, or a multi-step form's second page, holds no
+                # form of the site: the one it confirms or continues is)
                 form = b.page().forms[el.form]
                 posts.append((deep_copy(state), form.action, b.form_entries(form, el), b.tab["url"], i))
         b.execute(a)
@@ -919,6 +929,13 @@ def _confirm_skips(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
     yield Attack(task_id, seed, "confirm-step", "the work with Cancel for every Confirm", v["success"], _why(v))
     pending = skipped["browser"].get("confirm")
     held = pending["token"] if pending else -1
+    if pending is not None:   # the held token's own Confirm, posted from a page that does not show it
+        other = next(u for u in ("/", "/?from=elsewhere") if u != pending["back"])
+        s = deep_copy(skipped)
+        env.app.submit(s, variant_confirm.page_url(held), {}, referrer=other)
+        changed = _judged_changes(env, skipped, s)
+        yield Attack(task_id, seed, "confirm-step", f"the held Confirm posted from {other}", bool(changed),
+                     f"changed {changed[:3]}" if changed else "nothing changed")
     for token in range(skipped["meta"]["requests"] + 2):
         if token == held:
             continue
@@ -932,6 +949,89 @@ def _confirm_skips(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
             return
     yield Attack(task_id, seed, "confirm-step", "a Confirm posted to every other token's address without its page",
                  False, "nothing changed")
+
+
+def _step_skips(env: Any, task_id: str, seed: int) -> Iterator[Attack]:
+    """A variant's multi-step forms (simweb.runtime.variant_steps) as a way around the work,
+    on every template whose plan meets a form's first page (a Continue click): the plan
+    with each second page left unsent must pay nothing (a held first page is no change);
+    the whole form (the first page's fields and the second's) posted straight to the
+    event's address from the first page must change nothing but a new held entry (a POST
+    there is always a first page); a second page's POST to every other token's address
+    (without its first page) must change nothing; the second page's POST sent again after
+    the work (a replayed token) must change nothing more; and the first page continued
+    with junk, then the second page's POST carrying the right first-page values, must pay
+    nothing (the held values are the ones sent). Nothing on a site without them."""
+    plan = env.oracle_plan()
+    if variant_steps.CONTINUE_ACTION not in plan:
+        return
+    state = env.snapshot()
+    b = SimBrowser(env.app, state)
+    sends: list[int] = []   # the plan's actions that sent a held form's second page
+    seconds: list[tuple[dict, dict, dict, str]] = []   # (state before, held entry, second page's form, its URL)
+    before_continue: dict | None = None
+    for i, a in enumerate(plan):
+        if a == variant_steps.CONTINUE_ACTION and before_continue is None:
+            before_continue = deep_copy(state)
+        entry = state["browser"].get("steps")
+        if entry is not None and variant_steps.awaiting(state) and a.lstrip().startswith("click("):
+            el = b.page().elements.get(a.split("'")[1]) if "'" in a else None
+            if el is not None and el.form is not None and SimBrowser._is_submitter(el):
+                form = b.page().forms[el.form]
+                values: dict[str, Any] = {}
+                for name, value in b.form_entries(form, el):
+                    values.setdefault(name, []).append(value)
+                seconds.append((deep_copy(state), deep_copy(entry),
+                                {k: v[0] if len(v) == 1 else v for k, v in values.items()}, b.tab["url"]))
+        b.execute(a)
+        if entry is not None and "steps" not in state["browser"]:
+            sends.append(i)
+    final = state
+    skipped = _run(env, [a for i, a in enumerate(plan) if i not in sends])
+    v = _verdict(env, skipped)
+    yield Attack(task_id, seed, "form-steps", "the work with every second page left unsent", v["success"], _why(v))
+    if not seconds or before_continue is None:
+        return
+    at, entry, second, page = seconds[0]
+    whole = {**second, **entry["form"]}
+    s = deep_copy(at)
+    s["browser"].pop("steps", None)
+    env.app.submit(s, entry["url"], whole, referrer=entry["back"])
+    changed = _judged_changes(env, at, s)
+    yield Attack(task_id, seed, "form-steps", f"the whole form posted to {entry['url']}, skipping its second page",
+                 bool(changed), f"changed {changed[:3]}" if changed else "held again, nothing changed")
+    for token in range(at["meta"]["requests"] + 2):
+        if token == entry["token"]:
+            continue
+        url = variant_steps.page_url(token)
+        s = deep_copy(at)
+        env.app.submit(s, url, whole, referrer=url)
+        if _judged_changes(env, at, s):
+            yield Attack(task_id, seed, "form-steps", f"a second page posted to {url} without its first", True,
+                         f"changed the site; {_why(_verdict(env, s))}")
+            break
+    else:
+        yield Attack(task_id, seed, "form-steps", "a second page posted to every other token's address", False,
+                     "nothing changed")
+    s = deep_copy(final)
+    env.app.submit(s, page, second, referrer=page)
+    changed = _judged_changes(env, final, s)
+    yield Attack(task_id, seed, "form-steps", f"the second page's POST to {page} sent again after the work",
+                 bool(changed), f"changed {changed[:3]}" if changed else "nothing changed")
+    # from before the first Continue (no held entry yet): each first-page value changed
+    for how, change in (("junk", lambda v: JUNK), ("changed", lambda v: v + "x")):
+        s = deep_copy(before_continue)
+        wrong = {k: v if isinstance(v, list) else change(v) for k, v in entry["form"].items()}
+        env.app.submit(s, entry["url"], {**second, **wrong}, referrer=entry["back"])
+        forged = s["browser"].get("steps")
+        if forged is None:
+            continue   # refused on the first page: nothing held
+        url = variant_steps.page_url(forged["token"])
+        env.app.submit(s, url, whole, referrer=url)
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "form-steps", f"the first page continued with {how} values, the right ones "
+                     "forged into the second page's POST", v["success"], _why(v))
+        break
 
 
 def _fill_like(b: SimBrowser, form: Any, values: dict[str, list[str]]) -> bool:
