@@ -41,11 +41,11 @@ _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 def far_variant(app: str) -> int:
     """The first test variant whose every factor differs from today's site, but the
-    policies and the confirmation step, which stay today's: those change what the oracle
-    does (a confirmation page is one more step, a minimum stay another instance), and the
-    cost is compared on the same steps."""
+    policies, the confirmation step and multi-step forms, which stay today's: those change
+    what the oracle does (a confirmation page or a form's second page is one more step, a
+    minimum stay another instance), and the cost is compared on the same steps."""
     cat = catalogue(app)
-    same = [any(o.policies or o.confirm for o in f.options) for f in cat.factors]
+    same = [any(o.policies or o.confirm or o.steps for o in f.options) for f in cat.factors]
     for k in range(1, cat.count):
         if all((i == 0) == keep for i, keep in zip(cat.choice(k), same)) and cat.split(k) == "test":
             return k
