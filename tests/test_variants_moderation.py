@@ -20,11 +20,12 @@ FORUM_POSTING = ("forum/submit_text_post", "forum/submit_link_post", "forum/join
 CMS_COMMENTING = ("cms/leave_comment", "cms/comment_and_publish")
 
 
-def variant_with(app: str, confirm: bool = False, **want: Any) -> int:
-    """The first variant id >= 1 with these policy values, with (or without) a confirmation step."""
+def variant_with(app: str, confirm: bool = False, steps: bool = False, **want: Any) -> int:
+    """The first variant id >= 1 with these policy values, with (or without) a confirmation
+    step, with (or without) multi-step forms."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if all(cat.policies(k)[n] == v for n, v in want.items())
-                and bool(cat.site(k).confirm) is confirm)
+                and bool(cat.site(k).confirm) is confirm and bool(cat.site(k).steps) is steps)
 
 
 def fresh(app: str, k: int) -> Site:
@@ -192,8 +193,8 @@ def run(env: Any, tid: str, seed: int, plan: list[str] | None = None) -> dict:
                                            ("cms", CMS_COMMENTING, "comment_moderation")])
 def test_the_templates_oracles_succeed_cleanly_under_both_values(app: str, tids: tuple, name: str) -> None:
     for value in (True, False):
-        for confirm in (False, True):
-            k = variant_with(app, confirm=confirm, **{name: value})
+        for confirm, steps in ((False, False), (True, False), (False, True)):
+            k = variant_with(app, confirm=confirm, steps=steps, **{name: value})
             env = simweb.make(app, variant=k, max_steps=100_000)
             for tid in tids:
                 for seed in range(2):
