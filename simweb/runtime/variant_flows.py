@@ -130,10 +130,10 @@ def mark_fields(source: str, style: str, params: Callable[[str], dict[str, bool]
         if form is not None and not form[2]:
             continue   # a search or filter form: nothing it sends is kept
         cond: str | None    # "": always required; an expression: required when it holds
-        if _bare_required(tag):
-            cond = ""
-        elif (c := _IF_REQUIRED.search(tag)) is not None:
+        if (c := _IF_REQUIRED.search(tag)) is not None:
             cond = c.group(1)
+        elif _bare_required(tag):
+            cond = ""
         elif form is not None and form[3] is not None and (name := _param_of(source, form, name)) in form[3]:
             cond = "" if form[3][name] else None
         else:
