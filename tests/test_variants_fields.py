@@ -203,3 +203,69 @@ def test_every_oracle_solves_variants_with_markers_and_inline_messages(app: str)
                 _, _, _, _, info = env.step(a)
             v = info["verdict"]
             assert v["success"] and v["clean"], (app, k, tid, v)
+
+
+# ----------------------------------------------------------------------------- Chromium
+#: Properties BrowserGym's flatten_axtree_to_str leaves out (browsergym.utils.obs).
+_BG_IGNORED = ("editable", "readonly", "level", "settable", "multiline", "invalid", "focusable")
+
+
+def _browsergym_line(node: dict) -> str:
+    """A CDP AX node as BrowserGym's flattened text writes it (without its bid)."""
+    out = f"{node['role']['value']} {node.get('name', {}).get('value', '')!r}"
+    for prop in node.get("properties", []):
+        if "value" not in prop.get("value", {}) or prop["name"] in _BG_IGNORED:
+            continue
+        v = prop["value"]["value"]
+        if prop["name"] in ("required", "focused", "atomic"):
+            out += f", {prop['name']}" if v else ""
+        else:
+            out += f", {prop['name']}={v!r}"
+    return out
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("markers,errors", [("asterisk", "inline"), ("required", "inline-summary"),
+                                            ("optional", "inline")])
+def test_markers_and_inline_messages_are_the_same_in_chromium(markers: str, errors: str, chromium: Any) -> None:
+    """The sign-up page and its refusal on a variant with each marker style and inline
+    option: the same AX tree in Chromium (the served site) and in-process, after the same
+    fills and click (Chromium sends the form itself); and each form field's line is the one
+    BrowserGym writes from Chromium's own accessibility tree (CDP): the marker in the name
+    as Chromium computes it, ``describedby`` on the refused field."""
+    pytest.importorskip("playwright.sync_api")
+    from simweb.serving.browser import BrowserEnv, ServedApp
+
+    k = _with("shopping", field_markers=markers, field_errors=errors)
+    served = ServedApp("shopping", world_seed=0)
+    web = BrowserEnv("shopping", 0, server=served, browser=chromium, screenshots=False, timeout_ms=2000,
+                     max_steps=100_000)
+    try:
+        sim = simweb.make("shopping", seed=0, variant=k, max_steps=100_000)
+        sim.reset(seed=0, options={"task": None})
+        sim.step("goto('/register')")
+        web.restore(sim.unwrapped.snapshot())
+        acts = [f"fill('{b}', '{v}')" for b, v in zip(REGISTER, ("Ann Lee", "ab", "ann@example.com", "secret123",
+                                                               "secret123"))]
+        so, *_ = sim.step("noop()")
+        wo, *_ = web.step("noop()")
+        assert so["axtree"] == wo["axtree"]
+        for a in [*acts, "click('reg-submit')"]:
+            so, *_ = sim.step(a)
+            wo, *_ = web.step(a)
+        assert so["axtree"] == wo["axtree"]
+        assert web.snapshot()["browser"]["tabs"][0]["flash"] == sim.unwrapped.snapshot()["browser"]["tabs"][0]["flash"]
+        assert "describedby='field-error-username'" in so["axtree"]
+        cdp = web.context.new_cdp_session(web.page)
+        try:
+            nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+        finally:
+            cdp.detach()
+        ours = {re.sub(r"^\[[^\]]+\] ", "", ln.strip()) for ln in so["axtree"].splitlines()}
+        fields = [_browsergym_line(n) for n in nodes if n.get("role", {}).get("value") == "textbox"]
+        assert len(fields) == 5 and all(f in ours for f in fields), (fields, sorted(ours))
+        if markers != "optional":
+            assert all(f.split("'")[1].endswith(" *" if markers == "asterisk" else " (required)") for f in fields)
+    finally:
+        web.close()
+        served.close()
