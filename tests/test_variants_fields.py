@@ -269,3 +269,19 @@ def test_markers_and_inline_messages_are_the_same_in_chromium(markers: str, erro
     finally:
         web.close()
         served.close()
+
+
+def test_the_ax_tree_writes_a_controls_describedby_as_chromium_gives_it() -> None:
+    """``aria-describedby`` on a form control: BrowserGym prints Chromium's ``describedby``
+    (the attribute as written) after the other properties; ``aria-invalid`` is a property
+    it leaves out. Both walks (compiled and pure Python) write the same line."""
+    from simweb.web import axtree
+
+    page = ('<html><head><title>t</title></head><body><form><label for="u">User</label>'
+            '<input bid="u" id="u" name="u" required aria-invalid="true" aria-describedby="e1 e2">'
+            '<span id="e1" role="alert">Too short</span><button bid="b" aria-describedby="e1">Go</button></form></body></html>')
+    for walk in {axtree._compiled_walk, None}:
+        tree = axtree._parse_page(page, walk).axtree()
+        assert "[u] textbox 'User', required, describedby='e1 e2'" in tree
+        assert "[b] button 'Go', describedby='e1'" in tree
+        assert "invalid" not in tree
