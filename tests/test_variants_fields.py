@@ -285,3 +285,22 @@ def test_the_ax_tree_writes_a_controls_describedby_as_chromium_gives_it() -> Non
         assert "[u] textbox 'User', required, describedby='e1 e2'" in tree
         assert "[b] button 'Go', describedby='e1'" in tree
         assert "invalid" not in tree
+
+
+@pytest.mark.parametrize("scheme", ["product-slug", "item-query"])
+def test_an_inline_message_finds_its_form_under_the_variants_urls(scheme: str) -> None:
+    """The message keeps the URL its form posted to in today's form; the page writes the
+    form's action in the variant's (a slug, a query), and the message still finds it."""
+    k = _with("shopping", url_scheme=scheme, field_errors="inline", confirm_step="none")
+    env = simweb.make("shopping", variant=k)
+    env.reset(seed=0, options={"task": "shopping/write_review"})
+    for a in env.oracle_plan():
+        obs, *_ = env.step(a)
+        if "[review-rating]" in obs["axtree"]:
+            break
+    env.step("select_option('review-rating', '5')")
+    obs, *_ = env.step("click('review-submit')")
+    flash = env.snapshot()["browser"]["tabs"][0]["flash"]
+    assert flash["field"] == "title" and flash["form"].startswith("/p/")
+    assert re.search(r'<form[^>]*action="/(product|item)/[^"]*review', obs["html"])
+    assert 'aria-describedby="field-error-title"' in obs["html"] and 'class="flash error"' not in obs["html"]
