@@ -34,8 +34,9 @@ cancellation window, a moderation queue). They are read only through :func:`poli
 (``App.policy``, the spec's ``site_policy('name')``); task templates draw their instances
 under them (simweb.judging.tasks, ``TaskTemplate.policies``). docs/variants.md, "Policies".
 
-Flow options change what a site does, not only how it looks: where its messages go
-(:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
+Flow options change what a site does, not only how it looks: where its messages go, how
+its forms mark required or optional fields and whether a refused form's message goes
+beside its field (:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
 naming the forms a real site confirms, a confirmation page before them (the
 ``confirm_step`` factor, :mod:`variant_confirm`).
 
