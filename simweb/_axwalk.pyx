@@ -1495,7 +1495,7 @@ cdef class Walker:
                 # Named by its content alone: no need to wait for resolve().
                 p.name = rec[5] = collapse(content)
                 rec[8] = post1
-                rec[10] = post2
+                rec[10] = post2 + described(attrs)
                 return 0
         elif code == C_SELECT:
             listbox = p.multiple or select_size(attrs) > 1
@@ -1518,7 +1518,7 @@ cdef class Walker:
                 v = "•" * len(v)
             rec[6] = v or None
         rec[8] = post1
-        rec[10] = post2
+        rec[10] = post2 + described(attrs)
         self.need_names.append((p, rec, attrs))
         return 0
 
@@ -1694,6 +1694,14 @@ cdef int quote_kind(str s) noexcept:
     if not single:
         return 1
     return 0 if double else 2
+
+
+cdef inline str described(dict attrs):
+    """A form control's describedby property (simweb/web/axtree.py's _described)."""
+    if not attrs:
+        return ""
+    d = attrs.get("aria-describedby")
+    return ", describedby=" + quoted(d) if d else ""
 
 
 cdef inline str quoted(str s):

@@ -198,6 +198,7 @@ class _Compiler:
                 error=self.message(c["error"], f + ".error", names) if "error" in c else None,
                 status=int(c.get("status", default_status)),
                 redirect=self.expr(c["redirect"], f + ".redirect", names) if "redirect" in c else None,
+                field=c.get("field"),
             ))
         return out
 
@@ -480,6 +481,9 @@ def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
             lets.append((var, c.expr(text, f"let.{var}", names)))
             names.add(var)
         guards = c.checks(e.get("guards"), "guards", names, 400)
+        for i, g in enumerate(guards):
+            if g.field is not None and g.field not in params:
+                raise c.fail(f"guards[{i}].field", f"'{g.field}' is not a param of this event")
         updates = c.updates(e.get("updates"), "updates", names)
         names |= {u.bind for u in updates if u.bind}
         ev = Event(

@@ -83,6 +83,9 @@ _CHECK = {
         "error": {"type": "string"},
         "status": {"type": "integer", "minimum": 300, "maximum": 599},
         "redirect": _EXPR,
+        # the form field the refusal is about (one of the event's params): a variant may
+        # show its message beside that field (simweb.runtime.variant_flows)
+        "field": {"type": "string", "pattern": _IDENT},
     },
 }
 

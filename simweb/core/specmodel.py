@@ -125,6 +125,8 @@ class Guard:
     error: Message | None
     status: int
     redirect: Expr | None
+    #: the form field the refusal is about (an event's parameter), or None
+    field: str | None = None
 
 
 def split_message(text: str) -> list[tuple[str, str]]:

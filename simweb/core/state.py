@@ -145,7 +145,10 @@ CORE_SCHEMA: dict[str, Any] = {
             "type": ["object", "null"],
             "required": ["level", "message"],
             "additionalProperties": False,
-            "properties": {"level": {"enum": ["info", "success", "error"]}, "message": {"type": "string"}},
+            "properties": {"level": {"enum": ["info", "success", "error"]}, "message": {"type": "string"},
+                           # simweb.runtime.variant_flows: a refusal about one form field (the
+                           # field, the URL its form posted to), on a variant that shows it there
+                           "field": {"type": "string"}, "form": {"type": "string"}},
         },
         "tab": {
             "type": "object",

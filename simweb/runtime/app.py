@@ -39,11 +39,11 @@ from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
-from . import variant_confirm, variant_steps
+from . import variant_confirm, variant_flows, variant_steps
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError, confirm_step, form_steps
+from .variants import VariantError, confirm_step, field_errors, form_steps, shown_url
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
@@ -627,6 +627,11 @@ class App:
                 ctx["variant_confirm_panel"] = self._confirm_panel(state, tab)
         with using(self._ctx(state, tab["url"])):
             html = template.render(ctx)
+        flash = tab["flash"]
+        if flash is not None and "field" in flash:   # a refusal about one field, on a variant that shows it there
+            html = variant_flows.inline_error(html, flash["message"], flash["field"],
+                                              shown_url(self, state, flash["form"]),
+                                              field_errors(self, state) == "inline-summary")
         return self._split_forms(state, tab, html) if variant else html
 
     # ------------------------------------------------------------------ events
@@ -764,7 +769,7 @@ class App:
             for name, p in event.params.items():
                 params[name] = p.parse(form.get(name))
         except ParamError as exc:
-            return self._fail(state, event, back, str(exc), 400)
+            return self._fail(state, event, back, str(exc), 400, field=(name, url))
         env = self._env(state, back, {})
         env.update(args)
         env["params"] = params
@@ -779,6 +784,7 @@ class App:
                 for g in event.guards:
                     if not g.cond(env):
                         failed["status"] = g.status
+                        failed["field"] = g.field
                         failed["redirect"] = g.redirect(env) if g.redirect is not None else None
                         return g.error(env) if g.error else "Request refused."
                 return None
@@ -787,7 +793,8 @@ class App:
                 outcome = self.machine.fire(event.name, source, check)
                 if outcome.error is not None:
                     return self._fail(state, event, back, outcome.error, failed.get("status", 400),
-                                      redirect=failed.get("redirect"))
+                                      redirect=failed.get("redirect"),
+                                      field=(failed["field"], url) if failed.get("field") else None)
                 apply_updates(event.updates, state, env, self.world, self._entity)
                 location = event.redirect(env) if event.redirect else back
                 message = event.flash(env) if event.flash else None
@@ -801,8 +808,13 @@ class App:
         return Response(303, url, outcome.state, location=location, event=event.name)
 
     def _fail(self, state: dict, event: Event, back: str, message: str, status: int,
-              redirect: str | None = None) -> Response:
+              redirect: str | None = None, field: tuple[str, str] | None = None) -> Response:
+        """The site's refusal of ``event``: its message for the next page. ``field`` is
+        (the form field the refusal is about, the URL the form posted to): kept in the
+        message on a variant that shows it beside the field (simweb.runtime.variant_flows)."""
         state["browser"]["pending_flash"] = {"level": "error", "message": message}
+        if field is not None and field_errors(self, state):
+            state["browser"]["pending_flash"].update(field=field[0], form=field[1])
         return Response(status, back, "error", location=redirect or back, error=message, event=event.name)
 
     def _tick(self, state: dict) -> None:

@@ -34,8 +34,9 @@ cancellation window, a moderation queue). They are read only through :func:`poli
 (``App.policy``, the spec's ``site_policy('name')``); task templates draw their instances
 under them (simweb.judging.tasks, ``TaskTemplate.policies``). docs/variants.md, "Policies".
 
-Flow options change what a site does, not only how it looks: where its messages go
-(:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
+Flow options change what a site does, not only how it looks: where its messages go, how
+its forms mark required or optional fields and whether a refused form's message goes
+beside its field (:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
 naming the forms a real site confirms, a confirmation page before them (the
 ``confirm_step`` factor, :mod:`variant_confirm`), and for one whose ``steps`` section names
 long forms, those forms over two pages (the ``form_steps`` factor, :mod:`variant_steps`).
@@ -104,6 +105,9 @@ class Option:
     confirm: str = ""
     #: Multi-step forms' style ("": one step; simweb.runtime.variant_steps.STYLES).
     steps: str = ""
+    #: Form flow settings (engine factors; simweb.runtime.variant_flows): ("markers",
+    #: "asterisk"), ("field_errors", "inline")...; none on today's options.
+    flow: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,13 @@ def _engine_factors() -> list[Factor]:
             Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
             Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)"),
             Factor("message_position", tuple(Option(p, messages=p if i else "") for i, p in enumerate(variant_flows.POSITIONS)),
-                   frozenset({2}), "where the site's messages (a refused form's error, a confirmation) are shown")]
+                   frozenset({2}), "where the site's messages (a refused form's error, a confirmation) are shown"),
+            Factor("field_markers", tuple(Option(m, flow=(("markers", m),) if i else (), css=_MARKER_CSS if i else "")
+                                          for i, m in enumerate(variant_flows.MARKERS)),
+                   frozenset({2}), "how a form's labels mark required fields (\"*\", \"(required)\") or optional ones"),
+            Factor("field_errors", tuple(Option(e, flow=(("field_errors", e),) if i else (), css=_ERROR_CSS if i else "")
+                                         for i, e in enumerate(variant_flows.FIELD_ERRORS)),
+                   frozenset({2}), "a refused form's message beside the field it is about, or where the messages go")]
 
 
 #: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
@@ -208,6 +218,8 @@ _NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-wid
             ".vframe>header.top nav,.vframe>header.top form{display:flex;flex-direction:column;gap:.4rem}"
             ".vframe>header.top>*{margin-left:0!important}"
             "header.top.vnav-bottom{flex-wrap:wrap;margin-top:1rem}")
+_MARKER_CSS = ".field-marker{color:#b00020;font-weight:bold}"
+_ERROR_CSS = ".field-error{display:block;color:#b00020;font-size:.9rem;margin:.2rem 0}[aria-invalid=true]{border-color:#b00020}"
 _CRUMB_CSS = "nav.crumbs{padding:.4rem 0;font-size:.9rem}nav.crumbs span.sep{margin:0 .4rem;color:#888}"
 
 
@@ -363,7 +375,8 @@ class Catalogue:
                                   next((o.messages for o in opts if o.messages), ""),
                                   {k: v for o in opts for k, v in o.policies.items()},
                                   next((o.confirm for o in opts if o.confirm), ""),
-                                  next((o.steps for o in opts if o.steps), ""))
+                                  next((o.steps for o in opts if o.steps), ""),
+                                  flow={k: v for o in opts for k, v in o.flow})
         return hit
 
 
@@ -455,6 +468,7 @@ class Site:
     policies: dict[str, Any] = field(default_factory=dict)   # every policy's value on this site
     confirm: str = ""                            # "": no confirmation step (variant_confirm.STYLES)
     steps: str = ""                              # "": one-step forms (variant_steps.STYLES)
+    flow: dict[str, str] = field(default_factory=dict)   # form flow settings (variant_flows): markers, field_errors
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -624,13 +638,24 @@ class Site:
 class _VariantLoader(jinja2.BaseLoader):
     """Wraps the app's loader: the same templates, rewritten for one variant."""
 
-    def __init__(self, inner: Any, site: Site):
+    def __init__(self, inner: Any, site: Site, spec: Any = None):
         self.inner = inner
         self.site = site
+        self.spec = spec   # the app's spec: which form fields its events require (field markers)
 
     def get_source(self, environment: Any, template: str) -> tuple[str, str | None, Any]:
         source, filename, uptodate = self.inner.get_source(environment, template)
+        markers = self.site.flow.get("markers")
+        if markers and self.spec is not None:   # before the URL scheme: actions in today's form
+            source = variant_flows.mark_fields(source, markers, self._event_params)
         return self.site.template_source(source), filename, uptodate
+
+    def _event_params(self, action: str) -> dict[str, bool] | None:
+        """The parameters (and whether each is required) of the spec's event that a form
+        posting to ``action`` (its source: a Jinja expression stands for one segment) runs."""
+        path = re.sub(r"{{.*?}}", "1", action, flags=re.S).partition("?")[0]
+        hit = self.spec.match_event(path) if path.startswith("/") and "{" not in path else None
+        return None if hit is None else {n: p.required for n, p in hit[0].params.items()}
 
     def list_templates(self) -> list[str]:
         return list(self.inner.list_templates())
@@ -686,7 +711,7 @@ def jinja_for(app: Any, variant: int) -> Any:
     env = envs.get(variant)
     if env is None:
         site = catalogue(app).site(variant)
-        env = app.jinja.overlay(loader=_VariantLoader(app.jinja.loader, site))
+        env = app.jinja.overlay(loader=_VariantLoader(app.jinja.loader, site, app.spec))
         env.cache = {}   # an overlay copies its parent's compiled templates: compile ours
         # An overlay shares its parent's filters and globals: the variant's own copies, with
         # the app's price and date writers (its variants file names them) reformatted.
@@ -780,6 +805,13 @@ def _site_of(app: Any, variant: int) -> Site:
     return site
 
 
+def field_errors(app: Any, state: dict) -> str:
+    """How ``state``'s variant shows a refused form's message about one field ("" where the
+    site's messages go, today's; "inline" or "inline-summary": simweb.runtime.variant_flows)."""
+    variant = state["meta"].get("variant", 0)
+    return _site_of(app, variant).flow.get("field_errors", "") if variant else ""
+
+
 def confirm_step(app: Any, state: dict) -> str:
     """The confirmation step's style on ``state``'s variant ("" when it has none: today's
     site, or a variant that does not take the factor; simweb.runtime.variant_confirm).
@@ -840,6 +872,7 @@ def parse_ids(text: str, app: Any) -> list[int]:
     return out
 
 
-__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "form_steps", "jinja_for",
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "field_errors",
+           "form_steps", "jinja_for",
            "page_context", "parse_ids", "policy", "shown_url", "state_variant", "url_scheme",
            "words"]

@@ -35,7 +35,8 @@ Output format (as produced by BrowserGym from Chromium's AX tree)::
   not part of the comma-separated property list) and is omitted when empty;
   the properties follow as ``, prop`` items in this fixed order: ``disabled``,
   ``focused``, ``hasPopup``, ``required``, ``checked``, ``expanded``,
-  ``pressed``, ``selected``, ``multiselectable``, ``url``.
+  ``pressed``, ``selected``, ``multiselectable``, ``url``; a form control's
+  ``describedby`` (its ``aria-describedby`` as written) comes last.
 
 Roles and names follow Chromium where the two could differ: ``<img>`` is
 ``image``; a ``<label>`` is ``LabelText ''`` with its text as ``StaticText``
@@ -367,6 +368,13 @@ def _attr_str(attrs: dict[str, str | None]) -> dict[str, str]:
 def _tristate(v: str | None) -> str:
     v = (v or "").strip().lower()
     return v if v in ("true", "false", "mixed") else "false"
+
+
+def _described(attrs: dict[str, str | None] | None) -> str:
+    """A form control's ``describedby`` property: Chromium gives the ``aria-describedby``
+    attribute as written (an idref list), and BrowserGym prints it after the others."""
+    d = attrs.get("aria-describedby") if attrs else None
+    return f", describedby={d!r}" if d else ""
 
 
 def _aria_props(attrs: dict[str, str | None]) -> tuple[str, str, str]:
@@ -1219,7 +1227,7 @@ class _Builder:
                 # Named by its content alone: no need to wait for resolve().
                 p.name = rec[_R_NAME] = " ".join(content.split())
                 rec[_R_POST1] = post1
-                rec[_R_POST2] = post2
+                rec[_R_POST2] = post2 + _described(attrs)
                 return
         elif tag == "select":
             listbox = p.multiple or _select_size(attrs) > 1
@@ -1242,7 +1250,7 @@ class _Builder:
                 v = "•" * len(v)
             rec[_R_VALUE] = v or None
         rec[_R_POST1] = post1
-        rec[_R_POST2] = post2
+        rec[_R_POST2] = post2 + _described(attrs)
         self.need_names.append((p, rec, attrs))
 
     def options(self, node: LexborNode, p: _Pending, rec: list | None, depth: int) -> None:
@@ -1565,6 +1573,7 @@ _PROBE_HTML = """<!DOCTYPE html><html><head><title> Probe &amp; tête </title></
 <input type="submit" bid="sub"><input type="image" alt="Go" bid="img3"><input type="reset" value="Clear">
 <input type="number" bid="num"><input type="range"><input type="search" bid="srch"><input type="date">
 <input aria-labelledby="lbl1 lbl2 nope" bid="lb"><input aria-label=" A  lab " title="T" bid="al">
+<input bid="dsc" aria-invalid="true" aria-describedby="lbl1 it's"><button aria-describedby="lbl2" bid="b4">d</button>
 <textarea bid="ta" name="body">Some
 text</textarea><button bid="b1" name="go" value="1">Go <i>now</i></button>
 <button bid="b2" title="Btn title"></button><button aria-labelledby="lbl1" bid="b3">x</button>
