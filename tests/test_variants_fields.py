@@ -16,7 +16,8 @@ import simweb
 from simweb.runtime import variant_flows
 from simweb.runtime.variants import catalogue
 
-QUIET = {"nav_position": "top", "banner": "none", "breadcrumbs": "none", "message_position": "top"}
+QUIET = {"nav_position": "top", "banner": "none", "breadcrumbs": "none", "message_position": "top",
+         "form_steps": "one-step"}
 
 
 def _with(app: str, **want: str) -> int:

@@ -25,11 +25,12 @@ POLICIES: dict[str, dict[str, tuple[Any, ...]]] = {"booking": {"min_stay_nights"
 
 def with_policies(app: str, **want: Any) -> int:
     """The first variant id >= 1 whose policies have the values ``want`` (the others any)
-    and that has no confirmation step (these tests post forms and read their effect at once;
-    the confirmation step is tests/test_variants_confirm.py's)."""
+    and that has no confirmation step, one-step forms and its messages where today's are
+    (these tests post forms and read their effect and message at once; the other flows are
+    tests/test_variants_confirm.py's, test_variants_steps.py's and test_variants_fields.py's)."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if all(cat.policies(k)[n] == v for n, v in want.items())
-                and not cat.site(k).confirm)
+                and not cat.site(k).confirm and not cat.site(k).steps and "field_errors" not in cat.site(k).flow)
 
 
 def go(site: Site, url: str) -> Site:
