@@ -495,10 +495,11 @@ class CommentAndPublish(TaskTemplate):
     def oracle(self, app, p):
         plan = open_public({"id": p["post_id"], "title": p["post"]}) + comment_plan(p)
         if queued(app, p):
-            # the visitor's form holds it; the editor approves it from the post's admin page
-            # (the new comment's id: the first run-time comment's)
+            # the visitor's form holds it; the editor approves it from the post's admin page,
+            # reached through the site's admin link and its search (the new comment's id: the
+            # first run-time comment's)
             cid = app.world.max_id("comments") + 1
-            plan += open_admin(app.world.post(p["post_id"])) + [f"click('approve-{cid}')"]
+            plan += ["click('nav-admin')"] + open_admin(app.world.post(p["post_id"])) + [f"click('approve-{cid}')"]
         return plan
 
     def effect(self, app, p, start):
