@@ -243,3 +243,30 @@ def test_a_confirmation_page_is_the_same_in_chromium(app: str, chromium: Any) ->
     finally:
         web.close()
         served.close()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_moved_top_bar_leaves_the_page_its_width_in_chromium(app: str, chromium: Any) -> None:
+    """Wherever the top bar goes, Chromium lays the main landmark out at a usable width and
+    the breadcrumb trail can take a click: a bar below a main landmark that is a flex item
+    (cms's public pages) once took the whole row and left the main landmark 0 px wide, so
+    the trail was not clickable in Chromium while the in-process browser clicked it."""
+    served = ServedApp(app, world_seed=0)
+    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
+    try:
+        for k in layout_variants(app):
+            sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
+            rng = random.Random(k)
+            for goto in (None, "goto('/')"):
+                state = start_state(sim, rng)
+                web.restore(state)
+                obs, *_ = web.step(goto or "noop()")
+                assert obs["last_action_error"] == "", (app, k, goto, obs["last_action_error"])
+                widths = web.page.evaluate(
+                    "() => [document.querySelector('main').getBoundingClientRect().width,"
+                    " document.querySelector('[bid=site-crumbs]').getBoundingClientRect().width, innerWidth]")
+                main, crumbs, _ = widths
+                assert main >= 200 and crumbs > 0, (app, k, obs["url"], widths)   # a usable column
+    finally:
+        web.close()
+        served.close()

@@ -217,7 +217,10 @@ _NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-wid
             ".vframe>header.top{flex:none;width:14rem;flex-direction:column;align-items:stretch;flex-wrap:nowrap}"
             ".vframe>header.top nav,.vframe>header.top form{display:flex;flex-direction:column;gap:.4rem}"
             ".vframe>header.top>*{margin-left:0!important}"
-            "header.top.vnav-bottom{flex-wrap:wrap;margin-top:1rem}")
+            "header.top.vnav-bottom{flex-wrap:wrap;margin-top:1rem;order:1;flex:1 0 100%}"
+            # a page whose main landmark is a flex item (cms's public layout): the bar below
+            # it goes on a line of its own instead of squeezing the main landmark to nothing
+            ":has(>header.top.vnav-bottom){flex-wrap:wrap}")
 _MARKER_CSS = ".field-marker{color:#b00020;font-weight:bold}"
 _ERROR_CSS = ".field-error{display:block;color:#b00020;font-size:.9rem;margin:.2rem 0}[aria-invalid=true]{border-color:#b00020}"
 _CRUMB_CSS = "nav.crumbs{padding:.4rem 0;font-size:.9rem}nav.crumbs span.sep{margin:0 .4rem;color:#888}"
