@@ -50,6 +50,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from importlib import resources
@@ -815,39 +816,39 @@ def field_errors(app: Any, state: dict) -> str:
     return _site_of(app, variant).flow.get("field_errors", "") if variant else ""
 
 
+def _flow_style(app: Any, state: dict, attr: str, check: Callable[[], None], error: type[Exception]) -> str:
+    """The style (the :class:`Site` field ``attr``) of a flow whose forms the app declares,
+    on ``state``'s variant ("" on today's site or a variant without it). The first time
+    an app uses the flow, ``check`` validates its declarations against the spec; its
+    ``error`` becomes a VariantError."""
+    variant = state["meta"].get("variant", 0)
+    if not variant:
+        return ""
+    style: str = getattr(_site_of(app, variant), attr)
+    flag = f"_{attr}_checked"
+    if style and not app.__dict__.get(flag):
+        try:
+            check()
+        except error as exc:
+            raise VariantError(str(exc)) from None
+        app.__dict__[flag] = True
+    return style
+
+
 def confirm_step(app: Any, state: dict) -> str:
     """The confirmation step's style on ``state``'s variant ("" when it has none: today's
     site, or a variant that does not take the factor; simweb.runtime.variant_confirm).
     The app's declared events are checked against its spec on first use (VariantError)."""
-    variant = state["meta"].get("variant", 0)
-    if not variant:
-        return ""
-    style = _site_of(app, variant).confirm
-    if style and not app.__dict__.get("_confirm_checked"):
-        try:
-            variant_confirm.check_events(app, catalogue(app).confirmables)
-        except variant_confirm.ConfirmError as exc:
-            raise VariantError(str(exc)) from None
-        app.__dict__["_confirm_checked"] = True
-    return style
+    return _flow_style(app, state, "confirm", lambda: variant_confirm.check_events(app, catalogue(app).confirmables),
+                       variant_confirm.ConfirmError)
 
 
 def form_steps(app: Any, state: dict) -> str:
     """The multi-step forms' style on ``state``'s variant ("" when its forms are one page:
     today's site, or a variant that does not take the factor; simweb.runtime.variant_steps).
     The app's declared forms are checked against its spec on first use (VariantError)."""
-    variant = state["meta"].get("variant", 0)
-    if not variant:
-        return ""
-    style = _site_of(app, variant).steps
-    if style and not app.__dict__.get("_steps_checked"):
-        cat = catalogue(app)
-        try:
-            variant_steps.check_events(app, cat.steppables, cat.confirmables)
-        except variant_steps.StepsError as exc:
-            raise VariantError(str(exc)) from None
-        app.__dict__["_steps_checked"] = True
-    return style
+    return _flow_style(app, state, "steps", lambda: variant_steps.check_events(
+        app, catalogue(app).steppables, catalogue(app).confirmables), variant_steps.StepsError)
 
 
 def parse_ids(text: str, app: Any) -> list[int]:
