@@ -161,6 +161,27 @@ def test_back_returns_to_the_first_page_and_the_held_form_stays() -> None:
     assert v["success"] and v["clean"], v
 
 
+@pytest.mark.parametrize("app", APPS)
+def test_back_shows_the_held_answers_and_continue_keeps_them(app: str) -> None:
+    """The second page's Back shows the first page filled as it was sent (as a site keeping
+    the wizard in its session does); Continue there without typing holds the same answers,
+    and the form completes clean."""
+    k = variant(app, steps="two-step")
+    env, plan, i = at_second_page(app, k)
+    held = dict(_state(env)["browser"]["steps"]["form"])
+    assert held
+    obs, *_ = env.step(f"click('{variant_steps.BACK_BID}')")
+    texts = [v for v in held.values() if isinstance(v, str) and len(v) > 8]   # what text boxes hold
+    assert texts and all(f"value='{v}'" in obs["axtree"] for v in texts), (app, held, obs["axtree"])
+    obs, *_ = env.step(CONTINUE)
+    assert not obs["last_action_error"] and variant_steps.is_page(obs["url"])
+    assert _state(env)["browser"]["steps"]["form"] == held
+    for a in plan[i + 1:]:
+        env.step(a)
+    v = env.unwrapped.verdict()
+    assert v["success"] and v["clean"], v
+
+
 def test_a_refused_page_shows_todays_message_and_changes_nothing() -> None:
     """A bad first field is refused on the first page (today's message, nothing held); a
     bad second field leaves the form held and shows its second page again."""
@@ -448,6 +469,27 @@ def test_a_multi_step_form_is_the_same_in_chromium(app: str, chromium: Any) -> N
         assert "steps" not in done["browser"]
         wo, *_ = web.step("go_back()")   # the second page again: nothing held, no form
         assert "form-step-none" in wo["axtree"] and web.snapshot()["runtime"] == done["runtime"]
+    finally:
+        web.close()
+        served.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("app", APPS)
+def test_back_to_a_filled_first_page_is_the_same_in_chromium(app: str, chromium: Any) -> None:
+    """The second page's Back makes the same filled first page in Chromium, and Continue
+    from it sends the same held answers."""
+    served, web = _chromium_env(app, chromium)
+    try:
+        k = variant(app, steps="two-step")
+        sim, plan, i = at_second_page(app, k)
+        second = deep_copy(_state(sim))
+        web.restore(second)
+        for a in (f"click('{variant_steps.BACK_BID}')", CONTINUE):
+            so, *_ = sim.step(a)
+            wo, *_ = web.step(a)
+            assert so["axtree"] == wo["axtree"], (app, a, so["url"])
+        assert web.snapshot()["browser"]["steps"]["form"] == second["browser"]["steps"]["form"]
     finally:
         web.close()
         served.close()

@@ -503,7 +503,12 @@ class App:
                      for k, v in entry["form"].items() if v not in ("", [])]
             wire = scheme.to_wire if scheme is not None else (lambda u: u)
             second = (entry["token"], wire(entry["back"]), wire(entry["url"]), shown)
-        return variant_steps.split_forms(html, declared, style, second)
+        refill = None
+        if entry is not None and tab["url"] == entry["back"] and entry["user"] == state["browser"]["user"]:
+            # the form's own page while its first fields are held (the second page's Back):
+            # they show what was sent, as a site keeping the wizard in the session does
+            refill = ((scheme.to_wire if scheme is not None else (lambda u: u))(entry["url"]), entry["form"])
+        return variant_steps.split_forms(html, declared, style, second, refill)
 
     def _confirm_panel(self, state: dict, tab: dict) -> markupsafe.Markup | str:
         """The inline confirmation panel a page shows: the pending submission's, on the page

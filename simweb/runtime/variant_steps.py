@@ -31,7 +31,7 @@ The held entry lives in the browser layer (``browser.steps``, absent when none, 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import unescape
 from typing import Any
@@ -271,11 +271,14 @@ def _left_out(root: _Node, first: set[str], second: bool) -> list[tuple[int, int
     return spans
 
 
-def _cut(html: str, start: int, end: int, spans: list[tuple[int, int]], inserts: list[tuple[int, str]]) -> str:
+def _cut(html: str, start: int, end: int, spans: list[tuple[int, int]], inserts: list[tuple[int, str]],
+         replaced: Sequence[tuple[int, int, str]] = ()) -> str:
     """``html[start:end]`` without the ``spans`` (overlapping ones merged), with ``inserts``
-    (position, text) added; an insert inside a span taken out goes where the span was."""
+    (position, text) added and the ``replaced`` spans (start, end, text; none inside a span
+    taken out) given new text; an insert inside a span taken out goes where the span was."""
     keep = _merged(spans)
-    edits = sorted([(a, b, "") for a, b in keep] + [(p, p, t) for p, t in inserts], key=lambda e: (e[0], e[1]))
+    edits = sorted([(a, b, "") for a, b in keep] + [(p, p, t) for p, t in inserts] + list(replaced),
+                   key=lambda e: (e[0], e[1]))
     out, pos = [], start
     for a, b, text in edits:
         a = max(a, pos)
@@ -286,12 +289,67 @@ def _cut(html: str, start: int, end: int, spans: list[tuple[int, int]], inserts:
     return "".join(out)
 
 
+_VALUE_ATTRS = re.compile(r"""\s(?:value|checked|selected)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?(?=[\s/>])""", re.I)
+
+
+def _set_attrs(html: str, n: _Node, value: str | None, flag: str | None) -> tuple[int, int, str]:
+    """The start tag of element ``n`` (an input, or an option) with its value, checked and
+    selected attributes replaced: ``value`` (None: none) and the boolean ``flag`` (None: none)."""
+    m = _TOKEN.match(html, n.start)
+    end = m.end() if m is not None else n.end
+    tag = html[n.start:end]
+    close = "/>" if tag.endswith("/>") else ">"
+    body = _VALUE_ATTRS.sub("", tag[:-len(close)] + " ")[:-1] if tag else tag
+    body += f' value="{escape(value)}"' if value is not None else ""
+    body += f" {flag}" if flag is not None else ""
+    return n.start, end, body + close
+
+
+def _refilled(html: str, root: _Node, first: set[str], values: dict[str, Any]) -> list[tuple[int, int, str]]:
+    """The edits that show the held ``values`` of the ``first`` fields in their controls (a
+    text box's value, a text area's text, the checked boxes and radios, the chosen options),
+    as the page was filled when Continue was pressed."""
+    out: list[tuple[int, int, str]] = []
+    for n in _walk(root):
+        name = _field_of(n)
+        if name is None or name not in first or name not in values:
+            continue
+        held = values[name]
+        chosen = {str(v) for v in held} if isinstance(held, list) else {str(held)}
+        kind = n.attrs.get("type", "").lower()
+        if n.tag == "textarea":
+            m = _TOKEN.match(html, n.start)
+            body = m.end() if m is not None else n.end
+            close = html.rfind("</", body, n.end)
+            out.append((body, close if close >= 0 else n.end, str(escape(str(held)))))
+        elif n.tag == "select":
+            for o in (c for c in _walk(n) if c.tag == "option"):
+                value = o.attrs.get("value")
+                if value is None:
+                    m = _TOKEN.match(html, o.start)
+                    text = html[m.end() if m is not None else o.end:o.end]
+                    value = re.sub(r"<[^>]*>", "", text)
+                    value = " ".join(unescape(value).split())
+                    out.append(_set_attrs(html, o, None, "selected" if value in chosen else None))
+                else:
+                    out.append(_set_attrs(html, o, unescape(value), "selected" if unescape(value) in chosen else None))
+        elif kind in ("checkbox", "radio"):
+            value = unescape(n.attrs.get("value", "on"))
+            out.append(_set_attrs(html, n, value if "value" in n.attrs else None, "checked" if value in chosen else None))
+        else:
+            out.append(_set_attrs(html, n, str(held), None))
+    return out
+
+
 def split_forms(html: str, declared: Callable[[str], Steppable | None], style: str,
-                second: tuple[int, str, str, list[tuple[str, str]]] | None = None) -> str:
+                second: tuple[int, str, str, list[tuple[str, str]]] | None = None,
+                refill: tuple[str, dict[str, Any]] | None = None) -> str:
     """A page's HTML with every declared form (``declared(action)``: its declaration, or
     None for a form no declaration names) as its first page shows it; with ``second`` =
     (token, the form's page as shown, its event's action, the held fields (label, value))
-    the form whose action is that event's as its second page shows it instead."""
+    the form whose action is that event's as its second page shows it instead. With
+    ``refill`` = (an event's action, the held first fields), that form's first page shows
+    the held values again (the second page's Back)."""
     words = STYLES[style]
     if "<form" not in html:
         return html
@@ -321,8 +379,10 @@ def split_forms(html: str, declared: Callable[[str], Steppable | None], style: s
             button = f'<button bid="{CONTINUE_BID}" type="submit">{words[0]}</button>'
             inserts = [(subs[0].start if subs else close, button)]
             spans = _left_out(root, first, False) + [(n.start, n.end) for n in subs]
+            again = (_refilled(html, root, first, refill[1])
+                     if refill is not None and unescape(attrs.get("action", "")) == refill[0] else [])
             out.append(html[m.start():m.end()] + (f'<p bid="form-step-progress">{progress}</p>' if progress else "")
-                       + _cut(html, m.end(), close, spans, inserts))
+                       + _cut(html, m.end(), close, spans, inserts, again))
         pos = close
     out.append(html[pos:])
     return "".join(out)
