@@ -275,10 +275,46 @@ def test_the_confirm_section_is_checked() -> None:
     with pytest.raises(ConfirmError, match="secret"):
         check_events(app, parse("shopping", {"set_payment": {"summary": "s"}}))
     assert issubclass(ConfirmError, ValueError) and not issubclass(ConfirmError, VariantError)
-    d = parse("x", {"ban_user": {"summary": "Ban {username} from c/{name} {missing}", "fields": {"days": "Days"}}})
-    decl = d["ban_user"]
-    assert variant_confirm.summary(decl, {"name": "news"}, {"username": "<b>"}) == "Ban <b> from c/news {missing}"
-    assert variant_confirm.shown_fields(decl, {"days": "3"}) == [("Days", "3")]
+    with pytest.raises(ConfirmError, match=r"confirm\.cancel_order\.summary"):   # a name the event does not have
+        check_events(app, parse("shopping", {"cancel_order": {"summary": "Cancel {order.total}"}}))
+    with pytest.raises(ConfirmError, match=r"confirm\.cancel_order\.summary"):   # not an expression
+        check_events(app, parse("shopping", {"cancel_order": {"summary": "Cancel {oid +}"}}))
+    decl = parse("x", {"ban_user": {"summary": "Ban {params.username} from c/{name}", "fields": {"days": "Days"}}})
+    assert variant_confirm.shown_fields(decl["ban_user"], {"days": "3"}) == [("Days", "3")]
+
+
+def test_the_summary_names_the_thing_as_the_site_shows_it() -> None:
+    """A summary reads the event's ``let`` names: cms's publication names the post by its
+    title (escaped: a title is user text), in the confirmation page and the inline panel;
+    where what it names is gone since the form was sent, the page keeps the words."""
+    for style in ("review", variant_confirm.INLINE):
+        k = confirming("cms", style)
+        env = simweb.make("cms", variant=k, max_steps=100_000)
+        for tid in env.unwrapped.app.tasks:
+            env.reset(seed=0, options={"task": tid})
+            plan = env.unwrapped.oracle_plan()
+            if YES not in plan:
+                continue
+            i = plan.index(YES)
+            for a in plan[:i]:
+                obs, *_ = env.step(a)
+            s = _state(env)
+            if "/publish" not in s["browser"]["confirm"]["url"]:
+                continue
+            pid = int(s["browser"]["confirm"]["url"].split("/")[3])
+            title = env.unwrapped.app.world.post(pid)["title"]
+            assert f"Publish “{title}” on the public site" in obs["axtree"], (style, title)
+            break
+        else:
+            raise AssertionError(f"cms variant {k}: no oracle publishes through a confirmation")
+    app = env.unwrapped.app
+    decl = variant_confirm.Confirmable("publish", "Publish “{p.title}” now")
+    event = app.spec.events["publish"]
+    pending = {"url": "/admin/posts/1/publish", "form": {}, "back": "/admin/posts/1"}
+    shown = variant_confirm.summary(app, s, decl, event, {"pid": 1}, pending)
+    assert shown.startswith("Publish “") and shown.endswith("” now") and len(shown) > len("Publish “” now")
+    evil = variant_confirm.Confirmable("publish", "Publish “{p.title.upper()}”")   # no such post: the words stay
+    assert variant_confirm.summary(app, s, evil, event, {"pid": 10**9}, pending) == "Publish “”"
 
 
 def test_every_held_out_style_is_test_only() -> None:

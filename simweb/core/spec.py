@@ -412,6 +412,14 @@ def load_spec(path: str | FsPath, functions: Mapping[str, Any] | None = None, *,
     return compile_spec(doc, file, functions or {}, function_reads or {}, columns=columns)
 
 
+def compile_message(text: str, where: str, functions: Mapping[str, Any], names: set[str]) -> Message:
+    """A message of the spec language outside a spec document (``{expression}`` parts over
+    ``names`` and the app's ``functions``): a SpecError naming ``where`` if it does not compile."""
+    c = _Compiler(where, functions, {})
+    c.where = "message"
+    return c.message(text, "text", names)
+
+
 def compile_spec(doc: Any, file: str, functions: Mapping[str, Any],
                  function_reads: Mapping[str, tuple[str, ...]], *,
                  columns: Mapping[str, Sequence[str]] | None = None) -> Spec:
@@ -728,4 +736,4 @@ def _derive_effects(events: dict[str, Event], function_reads: Mapping[str, tuple
         ev.effect = declared or derived
 
 
-__all__ = ["AppendOp", "BASE_NAMES", "Bookkeeping", "CancelOp", "CompiledValue", "DeleteOp", "Event", "ExprErrorAtRuntime", "Guard", "IncOp", "InsertOp", "MergeOp", "Message", "PageSpec", "ParamError", "ParamSpec", "PathUpdate", "Permission", "PermissionCheck", "RemoveOp", "RowUpdate", "ScheduleOp", "SetOp", "Spec", "SpecError", "StatePath", "Timer", "TokenOp", "TombstoneOp", "Update", "UpdateRowOp", "WRITABLE_ROOTS", "Workflow", "compile_spec", "load_spec", "split_message", "validate_spec_document"]
+__all__ = ["AppendOp", "BASE_NAMES", "Bookkeeping", "CancelOp", "CompiledValue", "DeleteOp", "Event", "ExprErrorAtRuntime", "Guard", "IncOp", "InsertOp", "MergeOp", "Message", "PageSpec", "ParamError", "ParamSpec", "PathUpdate", "Permission", "PermissionCheck", "RemoveOp", "RowUpdate", "ScheduleOp", "SetOp", "Spec", "SpecError", "StatePath", "Timer", "TokenOp", "TombstoneOp", "Update", "UpdateRowOp", "WRITABLE_ROOTS", "Workflow", "compile_message", "compile_spec", "load_spec", "split_message", "validate_spec_document"]

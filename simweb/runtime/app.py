@@ -430,7 +430,7 @@ class App:
             hit = self.spec.match_event(urlsplit(pending["url"]).path)
             decl = variant_catalogue(self).confirmables.get(hit[0].name) if hit else None
             if hit is not None and decl is not None:
-                info.update(pending=True, summary=variant_confirm.summary(decl, hit[1], pending["form"]),
+                info.update(pending=True, summary=variant_confirm.summary(self, state, decl, hit[0], hit[1], pending),
                             fields=variant_confirm.shown_fields(decl, pending["form"]), base=decl.base)
         env = self._env(state, url, {})
         env["page"] = variant_confirm.PAGE
@@ -522,7 +522,7 @@ class App:
             return ""
         heading, yes, no = variant_confirm.STYLES[variant_confirm.INLINE]
         return markupsafe.Markup(variant_confirm.panel(
-            heading, yes, no, variant_confirm.summary(decl, hit[1], pending["form"]),
+            heading, yes, no, variant_confirm.summary(self, state, decl, hit[0], hit[1], pending),
             variant_confirm.shown_fields(decl, pending["form"]), pending["token"]))
 
     def navigate(self, state: dict, url: str, *, push: bool = True, tab: dict | None = None,

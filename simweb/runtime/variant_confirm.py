@@ -8,11 +8,14 @@ which events (form posts) a real site would confirm and how the page sums them u
     confirm:
       place_order: {summary: "Place your order"}
       cancel_order: {summary: "Cancel order #{oid}"}
-      ban_user: {summary: "Ban a user from c/{name}", fields: {username: User, days: Days}}
+      ban_user: {summary: "Ban {params.username} from c/{name}", fields: {days: Days}}
 
-``{name}`` in a summary is the event's URL argument or form field of that name (a plain
-substitution, no expression is evaluated); ``fields`` lists the form fields the page shows,
-with their labels; ``base`` names the template the page extends (``base.html`` by default).
+A summary is a message of the spec language evaluated as the event would be: ``{expr}``
+reads the event's URL arguments, its form (``params``, as parsed; a field that does not
+parse is None) and its ``let`` names (``Publish “{p.title}”`` where the event lets ``p`` be
+the post), so the page names the thing by what the site shows of it, not by its id;
+``fields`` lists the form fields the page shows, with their labels; ``base`` names the
+template the page extends (``base.html`` by default).
 
 On a variant that takes the factor, a POST to a declared event (one that the site would
 accept: it is tried on a copy of the state first, and a refused form is refused as today)
@@ -43,6 +46,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core.expr import ExprRuntimeError
+from ..core.functions import using
+from ..core.spec import ExprErrorAtRuntime, ParamError, SpecError, compile_message
+from ..core.specmodel import BASE_NAMES, Message
+
 #: Option labels of the ``confirm_step`` factor ("" = no confirmation, today's site) and
 #: the words of each option's page: (heading, confirm button, cancel button).
 STYLES: dict[str, tuple[str, str, str]] = {
@@ -68,7 +76,6 @@ CANCEL_BID = "confirm-step-no"
 CONFIRM_ACTION = f"click('{CONFIRM_BID}')"
 
 _PATH = re.compile(r"^/confirm-request/([0-9]{1,18})(/cancel)?$")
-_NAME = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class ConfirmError(ValueError):
@@ -116,6 +123,23 @@ def check_events(app: Any, confirmables: dict[str, Confirmable]) -> None:
             raise ConfirmError(f"{app.name} variants: confirm names event {name!r}, which the spec does not have")
         if any(p.secret for p in event.params.values()):
             raise ConfirmError(f"{app.name} variants: confirm.{name}: the event has a secret field")
+        compiled_summary(app, confirmables[name], event)
+
+
+def compiled_summary(app: Any, decl: Confirmable, event: Any) -> Message:
+    """The declaration's summary compiled against ``event`` (its URL arguments, ``params``
+    and its ``let`` names) and the app's functions, once per app (ConfirmError if it does
+    not compile)."""
+    cache: dict[tuple[str, str], Message] = app.__dict__.setdefault("_confirm_summaries", {})
+    hit = cache.get((decl.event, decl.summary))
+    if hit is None:
+        names = set(BASE_NAMES) | set(event.converters) | {"params"} | {n for n, _ in event.lets}
+        try:
+            hit = cache[decl.event, decl.summary] = compile_message(decl.summary, f"{app.name} variants: confirm.{decl.event}.summary",
+                                                      app.callables, names)
+        except SpecError as exc:
+            raise ConfirmError(str(exc)) from None
+    return hit
 
 
 def page_url(token: int) -> str:
@@ -186,10 +210,28 @@ def panel(heading: str, yes: str, no: str, summary_text: str, fields: list[tuple
             f'<button bid="{CANCEL_BID}" type="submit">{escape(no)}</button></form></section>')
 
 
-def summary(decl: Confirmable, args: dict[str, Any], form: dict[str, Any]) -> str:
-    """The declaration's summary with ``{name}`` filled from the URL's arguments and the form."""
-    values = {**{k: v for k, v in form.items() if isinstance(v, str)}, **{k: str(v) for k, v in args.items()}}
-    return _NAME.sub(lambda m: values.get(m.group(1), m.group(0)), decl.summary)
+def summary(app: Any, state: dict, decl: Confirmable, event: Any, args: dict[str, Any], pending: dict) -> str:
+    """The declaration's summary of the ``pending`` submission, evaluated as the event would
+    be on ``state`` (URL arguments ``args``, the form as parsed, the event's ``let`` names).
+    Where that fails (what it names is gone since the form was sent), the words without
+    their values: the page still says what Confirm does."""
+    msg = compiled_summary(app, decl, event)
+    env = app._env(state, pending["back"], {})
+    env.update(args)
+    params: dict[str, Any] = {}
+    for name, p in event.params.items():
+        try:
+            params[name] = p.parse(pending["form"].get(name))
+        except ParamError:
+            params[name] = None
+    env["params"] = params
+    with using(app._ctx(state, pending["back"])):
+        try:
+            for name, expr in event.lets:
+                env[name] = expr(env)
+            return msg(env)
+        except (ExprRuntimeError, ExprErrorAtRuntime):
+            return " ".join("".join(p for p in msg.parts if isinstance(p, str)).split())
 
 
 def shown_fields(decl: Confirmable, form: dict[str, Any]) -> list[tuple[str, str]]:
