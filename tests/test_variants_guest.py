@@ -338,11 +338,20 @@ def test_served_sessions_keep_separate_session_carts() -> None:
 
 
 def test_the_red_team_pays_nothing_on_guest_shops() -> None:
+    """The red team on both guest options: nothing paid; on guest checkout its families
+    try the guest order with a junk email and address (wrong-content), a form of a page
+    the oracle visited sent after the order (event: a product added to the session cart
+    and left there) and the order placed signed in as another member."""
     for option in ("guest-cart", "guest-checkout"):
         k = variant_with(option, plain=False)
-        bad = [x for x in redteam("shopping", [0], tasks=["shopping/guest_order", "shopping/add_to_cart"], variant=k)
-               if x.paid or x.false_negative]
+        attacks = redteam("shopping", [0], tasks=["shopping/guest_order", "shopping/add_to_cart"], variant=k)
+        bad = [x for x in attacks if x.paid or x.false_negative]
         assert bad == [], (option, bad[:3])
+        if option == "guest-checkout":
+            mine = [x for x in attacks if x.task == "shopping/guest_order"]
+            assert any(x.family == "wrong-content" and "email" in x.name for x in mine)
+            assert any(x.family == "event" and "/cart/add" in x.name for x in mine)
+            assert any(x.family == "as-another-user" for x in mine)
 
 
 # ----------------------------------------------------------------------------- Chromium
