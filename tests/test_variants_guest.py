@@ -290,6 +290,15 @@ def test_the_guest_order_template_states_the_policy_and_its_oracle_succeeds_on_e
                 order = next(o for key, o in env.unwrapped.state["runtime"]["entities"]["orders"].items()
                              if int(key) > top)
                 assert (order["user_id"] is None) is as_guest
+                # its sub-task: the session cart as a guest, the account otherwise
+                obs, _ = env.reset(seed=seed, options={"task": "shopping/guest_order.1"})
+                assert ("Without signing in" in obs["goal"]) is as_guest
+                for a in env.unwrapped.oracle_plan():
+                    env.step(a)
+                v = env.unwrapped.verdict()
+                assert v["success"] and v["clean"], (option, k, seed, v)
+                carts = env.unwrapped.state["runtime"]["carts"]
+                assert ("session" in carts) is as_guest
 
 
 def test_forks_and_restores_keep_the_session_cart() -> None:

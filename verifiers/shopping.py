@@ -48,9 +48,10 @@ def _show(lines: dict[tuple, int]) -> str:
                            for (pid, s, c), qty in sorted(lines.items(), key=repr)) + "}"
 
 
-def cart_is(user_id: int, want: Iterable[Item], label: str = "the cart", weight: float = 1.0) -> Value:
-    """The user's cart ends holding exactly ``want`` (units per product and options):
-    another product, another size or one more unit fails it."""
+def cart_is(user_id: int | str, want: Iterable[Item], label: str = "the cart", weight: float = 1.0) -> Value:
+    """The user's cart (``user_id``: the user's id, or the key of a visitor's session
+    cart) ends holding exactly ``want`` (units per product and options): another product,
+    another size or one more unit fails it."""
     lines = cart_lines_of(want)
     return Value(f"carts.{user_id}.items", where(lambda v: cart_lines(v) == lines, f"holds exactly {_show(lines)}"),
                  label, weight)

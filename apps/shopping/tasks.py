@@ -22,7 +22,7 @@ from simweb.judging.effects import Answer, Effect, NewRow, Reason, Refusal, Row,
 from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, site_policy, world_memo
 from simweb.verifiers import shopping as V
 
-from .functions import date_label, money
+from .functions import SESSION_CART, date_label, money
 
 CARD = {"name": "Alex Morgan", "number": "4111 1111 1111 1111", "expiry": "12/29", "cvv": "123"}
 #: What an order keeps of the goal's card (simweb/kits/cards.py), and what the verifier checks.
@@ -1074,7 +1074,8 @@ class GuestOrder(ShopTask):
                       f"to {p['street']}, {p['city']}")
         item = fg("item", "The right item is ordered", p["name"], "quantity 1")
         if self.as_guest(app, p):
-            return [item, delivery, fg("guest", "Ordered as a guest", f"email {p['email']}", "no account")]
+            return [item, fg("guest", "Checked out as a guest as asked", f"email {p['email']}", f"{p['method']} shipping",
+                             f"to {p['street']}, {p['city']}", "no account created")]
         return [fg("account", "The account exists as asked", f"username {p['username']}", f"email {p['email']}",
                    "the given password"), item, delivery, fg("order", "The order is placed", "an order is placed")]
 
@@ -1100,6 +1101,23 @@ class GuestOrder(ShopTask):
                  "select_option('addr-country', 'US')", "click('addr-submit')"]
                 + open_product(app, prod) + add_to_cart(prod)
                 + ["click('nav-cart')", "click('checkout')", f"click('ship-{p['method']}')"] + pay)
+
+    def parts(self, app, p):
+        # As a guest: the session cart first (checkout consumes it, so it is an effect of
+        # its own). Otherwise: the account first, the one step no later one undoes.
+        plan = self.oracle(app, p)
+        if self.as_guest(app, p):
+            prod = app.world.product(p["product_id"])
+            line = (p["product_id"], 1, None, None)
+            item = self.facts(app, p)[0]
+            cart = FactGroup(item.id, "The product is in the cart", item.facts)
+            return [Part((cart,), (), tuple(open_product(app, prod) + add_to_cart(prod)),
+                         f"Without signing in or creating an account, put one “{p['name']}” in the cart of this "
+                         f"shop. Do not check out yet.",
+                         extra=lambda start: Effect((V.cart_is(SESSION_CART, [line], "the session cart"),)))]
+        return [Part(("account",), ("users",), tuple(plan[:plan.index("click('reg-submit')") + 1]),
+                     f"Create an account on this shop for {p['full_name']} with username {p['username']}, email "
+                     f"{p['email']} and password {p['password']}. Do not buy anything yet.")]
 
     def effect(self, app, p, start):
         want = [(p["product_id"], 1, None, None)]
