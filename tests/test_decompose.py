@@ -261,3 +261,43 @@ def test_served_start_url_sets_up_a_sub_task():
     state = orjson.loads(client.get("/_simweb/state", headers={"Authorization": f"Bearer {token}"}).data)
     assert state == env.snapshot() and state["meta"]["task"]["id"] == "shopping/buy_product.1"
     assert client.get(start_url("shopping/buy_product.7", 2)).status_code == 400
+
+
+class _SplitsOnlyAsGuest(TaskTemplate):
+    """A template whose instances split (WebGym's rule) only under the shop's
+    guest_checkout policy, and then only for an even ``n``: its sub-task's own draws (for
+    an odd parent instance) must be judged with the policy the instance carries."""
+
+    id = "shopping/_splits_only_as_guest"
+    policies = ("guest_checkout",)
+
+    def sample_with(self, app: Any, rng: Any, policy: Any) -> dict[str, Any]:
+        return {"user_id": None, "n": rng.randint(1, 1000)}
+
+    def facts(self, app: Any, p: dict[str, Any]) -> list[FactGroup]:
+        from simweb.judging.tasks import site_policy
+
+        if site_policy(app, p, "guest_checkout") and p["n"] % 2 == 0:
+            return _groups(3, 1)
+        return _groups(1)
+
+    def goal(self, app: Any, p: dict[str, Any]) -> str:
+        return f"Do thing {p['n']}."
+
+    def parts(self, app: Any, p: dict[str, Any]) -> list[Part]:
+        return [Part(("g0",), (), ("noop()",), "Do the first thing.")]
+
+
+def test_a_sub_task_is_drawn_under_the_policies_its_instance_carries() -> None:
+    """On a site whose policy makes the parent split, the sub-task's draw is judged with
+    that policy (TaskTemplate.draw adds it to the parameters): it is found at once."""
+    from simweb.runtime.variants import catalogue
+
+    app = simweb.make("shopping").app
+    cat = catalogue("shopping")
+    k = next(v for v in range(1, cat.count) if cat.policies(v)["guest_checkout"])
+    sub = SubTask(_SplitsOnlyAsGuest(), 1)
+    for seed in range(6):       # odd parent instances among them: the sub-task draws its own
+        inst = sub.instantiate(app, seed, variant=k)
+        assert inst.params["site_policy"] == {"guest_checkout": True} and inst.goal == "Do the first thing."
+        assert inst.params["n"] % 2 == 0

@@ -48,9 +48,10 @@ def _show(lines: dict[tuple, int]) -> str:
                            for (pid, s, c), qty in sorted(lines.items(), key=repr)) + "}"
 
 
-def cart_is(user_id: int, want: Iterable[Item], label: str = "the cart", weight: float = 1.0) -> Value:
-    """The user's cart ends holding exactly ``want`` (units per product and options):
-    another product, another size or one more unit fails it."""
+def cart_is(user_id: int | str, want: Iterable[Item], label: str = "the cart", weight: float = 1.0) -> Value:
+    """The user's cart (``user_id``: the user's id, or the key of a visitor's session
+    cart) ends holding exactly ``want`` (units per product and options): another product,
+    another size or one more unit fails it."""
     lines = cart_lines_of(want)
     return Value(f"carts.{user_id}.items", where(lambda v: cart_lines(v) == lines, f"holds exactly {_show(lines)}"),
                  label, weight)
@@ -98,6 +99,30 @@ def order_placed(user_id: int, want: Iterable[Item], method: str, address_id: in
               "coupon": eq(coupon)}
     if coupon is not None:
         fields["discount_cents"] = where(lambda v: isinstance(v, int) and v > 0, "> 0")
+    return NewRow("orders", fields, label, weight=2.0)
+
+
+def shipped_to(address: Mapping[str, str]) -> Any:
+    """A guest order's ``ship_to`` (the guest_checkout policy): the address as given, name,
+    street, city and state as text (case and spacing aside), postal code and country exact,
+    and nothing else in it."""
+    def test(v: Any) -> bool:
+        if not isinstance(v, dict) or set(v) != set(address):
+            return False
+        return all((normalise_text(str(v[k])) == normalise_text(str(want)) if k in ("full_name", "street", "city", "state")
+                    else str(v[k]).strip() == want) for k, want in address.items())
+    return where(test, "shipped to " + ", ".join(f"{k}={v}" for k, v in address.items()))
+
+
+def guest_order_placed(email: str, address: Mapping[str, str], want: Iterable[Item], method: str,
+                       card: Mapping[str, str], label: str = "the guest order") -> NewRow:
+    """One new processing order placed without an account (the guest_checkout policy):
+    no user, the goal's email and address, exactly ``want``, shipped and paid as asked. An
+    order of a signed-in account (a user id) never is one, and a guest order never is the
+    order :func:`order_placed` wants (its user id is the account's)."""
+    fields = {"user_id": eq(None), "email": eq(email.lower()), "ship_to": shipped_to(address),
+              "address_id": eq(None), "status": eq("processing"), "items": _order_items(want),
+              "shipping_method": eq(method), **payment_fields(card), "coupon": eq(None)}
     return NewRow("orders", fields, label, weight=2.0)
 
 

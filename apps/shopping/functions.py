@@ -239,14 +239,28 @@ def user_name(ctx: Ctx, uid: Any) -> str:
 
 # ----------------------------------------------------------------------------- cart
 
+#: The key of ``runtime.carts`` under which a visitor who is not signed in keeps a cart
+#: (the guest_cart policy): a state holds one browser session, so there is at most one
+#: such cart, and signing in merges it into the account's (specs/shopping.yaml, sign_in).
+SESSION_CART = "session"
+
+
+@fn(reads=("browser.user",))
+def cart_key(ctx: Ctx) -> str:
+    """The key of the visitor's cart and checkout draft in the runtime: the signed-in
+    user's id, or the browser session's key (``"session"``) for a visitor who is not."""
+    return str(ctx.user) if ctx.user is not None else SESSION_CART
+
+
 def _cart(ctx: Ctx) -> dict:
-    c = ctx.state["runtime"]["carts"].get(str(ctx.user)) if ctx.user is not None else None
+    c = ctx.state["runtime"]["carts"].get(cart_key(ctx))
     return c or {"items": [], "coupon": None}
 
 
 @fn(reads=CART)
 def cart(ctx: Ctx) -> dict:
-    """The signed-in user's cart: {items: [{line, product_id, qty, size, color}], coupon}."""
+    """The visitor's cart (the signed-in user's, or the session's where the site keeps
+    one for visitors): {items: [{line, product_id, qty, size, color}], coupon}."""
     return _cart(ctx)
 
 
@@ -340,7 +354,7 @@ def cart_totals(ctx: Ctx) -> dict:
     if code and coupon_error(ctx, code) is None:
         discount = coupon_discount_cents(ctx.world.coupon(code), [(line["category_id"], line["line_cents"]) for line in lines],
                                          day=ctx.today)
-    co = ctx.state["runtime"]["checkout"].get(str(ctx.user)) or {}
+    co = ctx.state["runtime"]["checkout"].get(cart_key(ctx)) or {}
     method = co.get("shipping")
     shipping = shipping_cents(method, subtotal - discount) if method in SHIPPING_METHODS else 0
     return {"subtotal": subtotal, "discount": discount, "shipping": shipping,
@@ -389,7 +403,7 @@ def my_orders(ctx: Ctx) -> list[dict]:
 def my_order(ctx: Ctx, oid: Any) -> dict | None:
     """An order of the signed-in user (None if it is someone else's: no leaking)."""
     o = _entity(ctx, "orders", oid)
-    return o if o is not None and o["user_id"] == ctx.user else None
+    return o if o is not None and ctx.user is not None and o["user_id"] == ctx.user else None
 
 
 RETURN_WINDOW_DAYS = 30

@@ -18,11 +18,11 @@ from urllib.parse import urlencode
 from simweb.core.kits.cards import card_record
 from simweb.core.worlddb import day_to_date
 from simweb.judging.decompose import Part, view_part
-from simweb.judging.effects import Answer, Effect, NewRow, Reason, Refusal, Row, Value, eq, text
-from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, world_memo
+from simweb.judging.effects import Answer, Effect, NewRow, Reason, Refusal, Row, Value, eq, text, where
+from simweb.judging.tasks import FactGroup, Rng, TaskTemplate, site_policy, world_memo
 from simweb.verifiers import shopping as V
 
-from .functions import date_label, money
+from .functions import SESSION_CART, date_label, money
 
 CARD = {"name": "Alex Morgan", "number": "4111 1111 1111 1111", "expiry": "12/29", "cvv": "123"}
 #: What an order keeps of the goal's card (simweb/kits/cards.py), and what the verifier checks.
@@ -1021,10 +1021,130 @@ class CheapestWithAttribute(ShopTask):
         return Effect(answer=Answer("text", p["answer"], "cheapest matching product"))
 
 
+class GuestOrder(ShopTask):
+    """An order by a shopper who has no account. The shop's ``guest_checkout`` policy
+    (docs/variants.md, "Policies") decides how: where it allows checking out as a guest, the
+    goal asks for exactly that (no account created: an order with no user, the goal's email
+    and the address typed at checkout); on a shop that needs an account to check out
+    (today's, and one that only keeps a guest's cart), the goal says so and asks to create
+    the account first and order under it, to the address saved in it. Either way the goal
+    is achievable as written and states what the site asks for."""
+
+    id = "shopping/guest_order"
+    title = "Order a product without an account (as a guest where the shop allows it)"
+    sign_in = False
+    policies = ("guest_checkout",)
+
+    def sample_with(self, app, rng, policy):
+        prod = pick_product(app, rng, lambda x: plain(x) and in_stock(x))
+        first, last = rng.choice(RegisterAccount.FIRST), rng.choice(RegisterAccount.LAST)
+        n = rng.randint(100, 999)
+        city, state, zip_ = rng.choice(CITIES)
+        return {"user_id": None, "product_id": prod["id"], "name": prod["name"],
+                "method": rng.choice(["standard", "express", "overnight"]),
+                "full_name": f"{first} {last}", "username": f"{first.lower()}{last.lower()}{n}",
+                "email": f"{first.lower()}.{last.lower()}{n}@mailbox.example", "password": f"Maple-{n}-tree",
+                "street": rng.choice(STREETS), "city": city, "state": state, "zip": zip_}
+
+    @staticmethod
+    def as_guest(app: Any, p: dict) -> bool:
+        """Whether the instance's shop lets a visitor check out without an account."""
+        return bool(site_policy(app, p, "guest_checkout"))
+
+    @staticmethod
+    def address(p: dict) -> dict[str, str]:
+        return {"full_name": p["full_name"], "street": p["street"], "city": p["city"], "state": p["state"],
+                "zip": p["zip"], "country": "US"}
+
+    def goal(self, app, p):
+        to = f"{p['full_name']}, {p['street']}, {p['city']}, {p['state']} {p['zip']}, United States"
+        pay = (f"Pay with the card {CARD['number']} (expires {CARD['expiry']}, security code {CARD['cvv']}, "
+               f"name {CARD['name']}).")
+        if self.as_guest(app, p):
+            return (f"I have no account on this shop and do not want one: it lets you check out as a guest, so "
+                    f"buy one “{p['name']}” as a guest, without signing in or creating an account. Give the "
+                    f"email {p['email']} and ship it {p['method']} to {to}. {pay}")
+        return (f"I have no account on this shop, and it needs one to check out. Create an account for "
+                f"{p['full_name']} with username {p['username']}, email {p['email']} and password "
+                f"{p['password']}, save the address {to} in it, then buy one “{p['name']}” shipped "
+                f"{p['method']} to that address. {pay}")
+
+    def facts(self, app, p):
+        delivery = fg("delivery", "Delivery is as asked", f"{p['method']} shipping",
+                      f"to {p['street']}, {p['city']}")
+        item = fg("item", "The right item is ordered", p["name"], "quantity 1")
+        if self.as_guest(app, p):
+            return [item, fg("guest", "Checked out as a guest as asked", f"email {p['email']}", f"{p['method']} shipping",
+                             f"to {p['street']}, {p['city']}", "no account created")]
+        return [fg("account", "The account exists as asked", f"username {p['username']}", f"email {p['email']}",
+                   "the given password"), item, delivery, fg("order", "The order is placed", "an order is placed")]
+
+    def oracle(self, app, p):
+        prod = app.world.product(p["product_id"])
+        pay = ["click('continue-payment')", f"fill('card-name', {CARD['name']!r})",
+               f"fill('card-number', {CARD['number']!r})", f"fill('card-expiry', {CARD['expiry']!r})",
+               f"fill('card-cvv', {CARD['cvv']!r})", "click('continue-review')", "click('place-order')"]
+        if self.as_guest(app, p):
+            return (open_product(app, prod) + add_to_cart(prod)
+                    + ["click('nav-cart')", "click('checkout')", f"fill('guest-email', {p['email']!r})",
+                       f"fill('guest-name', {p['full_name']!r})", f"fill('guest-street', {p['street']!r})",
+                       f"fill('guest-city', {p['city']!r})", f"fill('guest-state', {p['state']!r})",
+                       f"fill('guest-zip', {p['zip']!r})", "select_option('guest-country', 'US')",
+                       f"click('ship-{p['method']}')"] + pay)
+        # the account's one address is the one the shipping page has chosen
+        return (["click('nav-register')", f"fill('reg-name', {p['full_name']!r})",
+                 f"fill('reg-username', {p['username']!r})", f"fill('reg-email', {p['email']!r})",
+                 f"fill('reg-password', {p['password']!r})", f"fill('reg-confirm', {p['password']!r})",
+                 "click('reg-submit')", "click('acct-addresses')", f"fill('addr-name', {p['full_name']!r})",
+                 f"fill('addr-street', {p['street']!r})", f"fill('addr-city', {p['city']!r})",
+                 f"fill('addr-state', {p['state']!r})", f"fill('addr-zip', {p['zip']!r})",
+                 "select_option('addr-country', 'US')", "click('addr-submit')"]
+                + open_product(app, prod) + add_to_cart(prod)
+                + ["click('nav-cart')", "click('checkout')", f"click('ship-{p['method']}')"] + pay)
+
+    def parts(self, app, p):
+        # As a guest: the session cart first (checkout consumes it, so it is an effect of
+        # its own). Otherwise: the account first, the one step no later one undoes.
+        plan = self.oracle(app, p)
+        if self.as_guest(app, p):
+            prod = app.world.product(p["product_id"])
+            line = (p["product_id"], 1, None, None)
+            item = self.facts(app, p)[0]
+            cart = FactGroup(item.id, "The product is in the cart", item.facts)
+            return [Part((cart,), (), tuple(open_product(app, prod) + add_to_cart(prod)),
+                         f"Without signing in or creating an account, put one “{p['name']}” in the cart of this "
+                         f"shop. Do not check out yet.",
+                         extra=lambda start: Effect((V.cart_is(SESSION_CART, [line], "the session cart"),)))]
+        return [Part(("account",), ("users",), tuple(plan[:plan.index("click('reg-submit')") + 1]),
+                     f"Create an account on this shop for {p['full_name']} with username {p['username']}, email "
+                     f"{p['email']} and password {p['password']}. Do not buy anything yet.")]
+
+    def effect(self, app, p, start):
+        want = [(p["product_id"], 1, None, None)]
+        if self.as_guest(app, p):
+            return Effect((V.guest_order_placed(p["email"], self.address(p), want, p["method"], PAID_WITH),))
+        # The account the goal asks for is the one new user (another is collateral), so
+        # the order and the address must be that account's: the first id past the start's.
+        uid = app.world.max_id("users") + int(start["runtime"]["counters"].get("users", 0)) + 1
+        account = NewRow("users", {"username": eq(p["username"]), "full_name": text(p["full_name"]),
+                                   "email": eq(p["email"].lower()), "password": eq(p["password"])},
+                         f"the account {p['username']}")
+        addr = {**V.new_address(uid, p).where, "country": eq("US")}
+        top = app.world.max_id("addresses") + int(start["runtime"]["counters"].get("addresses", 0))
+        order = V.order_placed(uid, want, p["method"], 0, PAID_WITH)
+        fields = {**order.where, "address_id": where(lambda v: isinstance(v, int) and v > top,
+                                                     f"the account's new address (id > {top})")}
+        # What the order leaves of the new account's cart: empty, as the site writes it.
+        cart = Value(f"carts.{uid}", where(lambda v: v is None or v == {"items": [], "coupon": None},
+                                           "empty after the order"), "the new account's cart", weight=0.0)
+        return Effect((account, NewRow("addresses", addr, "the account's address"),
+                       NewRow("orders", fields, order.label, weight=order.weight), cart))
+
+
 TASKS: list[TaskTemplate] = [
     ProductPrice(), ProductRating(), OrderTotal(), LatestOrderStatus(), CheapestInCategory(), CompareProducts(),
     AddToCart(), AddWithOptions(), RemoveFromCart(), BuyProduct(), BuyWithCoupon(), CancelOrder(), ReturnOrder(),
     AddAddress(), UpdateProfile(), ChangePassword(), RegisterAccount(), WishlistAdd(), WriteReview(),
     FilteredPurchase(), CartCleanup(), OrderDate(), AvailableColors(), CancelIfPossible(),
-    CheapestWithAttribute(),
+    CheapestWithAttribute(), GuestOrder(),
 ]

@@ -218,10 +218,15 @@ class SubTask(TaskTemplate):
         # feasible twin and a refusal).
         # Each draw on a stream of its own, keyed by the sub-task's stream, as the parent's
         # seeds are (one stream drawn on and on can stay in a region of the world).
+        # The draw is judged as the instance will be: with the policies it will carry
+        # (TaskTemplate.draw adds them), since its facts and parts may follow them.
+        today = app.site_policies(0) if policy is not None else {}
+        carried = {n: policy[n] for n in self.policies if policy[n] != today[n]} if policy is not None else {}
         for _ in range(_SAMPLE_TRIES):
             r = Rng.derive("sub-task", self.id, rng.next64())
             p = self.parent.sample(app, r) if policy is None else self.parent.sample_with(app, r, policy)
-            if decomposable(self.parent.facts(app, p)) and len(self.parent.parts(app, p)) >= self.n:
+            q = dict(p, site_policy=carried) if carried else p
+            if decomposable(self.parent.facts(app, q)) and len(self.parent.parts(app, q)) >= self.n:
                 return p
         raise RuntimeError(f"no instance of {self.parent.id} splits into {self.n} parts")
 
