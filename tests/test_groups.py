@@ -156,6 +156,37 @@ def test_a_worker_dying_part_way_through_writing_its_results_costs_one_restart(t
     assert got == expected
 
 
+def test_a_batch_crosses_the_process_boundary_as_field_tuples_and_one_blob():
+    """The pools send a batch's items as plain tuples (no dataclass pickled per item) and
+    get its results back as one bytes blob (the driver slices it, never unpickles or
+    parses it): both round-trip exactly, an item with no trajectory and an empty
+    trajectory included, and a blob whose header does not account for its bytes is
+    refused."""
+    import pickle
+
+    from simweb.episodes.rollout import (
+        RolloutWorker,
+        _policy_blob,
+        decode_batch,
+        encode_batch,
+        pack_results,
+        unpack_results,
+    )
+
+    chunk = [(7, WorkItem("forum", TASK, 3, max_steps=2, lean=True)), (2, WorkItem("forum", None, 4, group=2, variant=5))]
+    batch = encode_batch(chunk)
+    assert decode_batch(batch) == chunk
+    assert b"WorkItem" not in pickle.dumps(batch)      # only ints, strings and tuples cross
+    done = [(7, [b"a\nb", b"", "é".encode()]), (2, []), (0, [bytes(range(256)) * 40])]
+    blob = pack_results(done)
+    assert isinstance(blob, bytes) and unpack_results(blob) == done
+    with pytest.raises(ValueError):
+        unpack_results(blob + b"x")
+    worker, policy = RolloutWorker(), [_policy_blob("random")]
+    items = [(i, WorkItem("forum", TASK, s, max_steps=2)) for i, s in ((4, 0), (1, 1))]
+    assert unpack_results(worker.run_packed(encode_batch(items), policy)) == worker.run(items, policy)
+
+
 def test_batched_hand_off_covers_every_item_once_in_a_like_mix():
     """Batches largest first, within ``most``, each a run of a spread order so that it
     mixes the templates; every item in exactly one."""
@@ -164,13 +195,13 @@ def test_batched_hand_off_covers_every_item_once_in_a_like_mix():
     items = [WorkItem("forum", t, s) for t in ("a", "b", "c") for s in range(8)]   # grouped by template
     batches = _chunks(items, 2)
     sizes = [len(b) for b in batches]
-    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 6 and sum(sizes) == len(items)
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 8 and sum(sizes) == len(items)   # a third at 2
     assert sorted(i for b in batches for i, _ in b) == list(range(len(items)))
     assert all({it.task for _, it in b} == {"a", "b", "c"} for b in batches if len(b) >= 4)
     big = _chunks([WorkItem("forum", TASK, s) for s in range(1000)], 2, most=64)
-    assert max(len(b) for b in big) == 64 and len(big) < 40
+    assert max(len(b) for b in big) == 64 and len(big) <= 23 and min(len(b) for b in big[:-1]) >= 4
     assert sorted(i for b in big for i, _ in b) == list(range(1000))
-    assert _chunks([], 2) == [] and [len(b) for b in _chunks(items[:3], 2)] == [2, 1]   # never an empty batch
+    assert _chunks([], 2) == [] and [len(b) for b in _chunks(items[:3], 2)] == [3]   # never an empty batch
 
 
 @pytest.mark.parametrize("n_items,workers,slow", [(250, 2, 1.2), (320, 2, 1.5), (330, 3, 1.3), (1000, 2, 1.1)])
@@ -190,8 +221,10 @@ def test_workers_pulling_the_batches_finish_together(n_items, workers, slow):
         t, w = heapq.heappop(free)
         heapq.heappush(free, (t + len(b) * speed[w], w))
     ends = sorted(t for t, _ in free)
-    assert ends[-1] - ends[0] <= 2 * slow + 1e-9                   # apart by at most a last batch of 2
-    assert ends[-1] <= 1.02 * n_items / sum(1 / s for s in speed) + 2 * slow   # ~ the ideal split
+    assert ends[-1] - ends[0] <= 4 * slow + 1e-9                   # apart by at most a last batch of 4
+    assert ends[-1] <= 1.02 * n_items / sum(1 / s for s in speed) + 4 * slow   # ~ the ideal split
+    if workers == 2 and n_items <= 330:    # few dispatches: each costs CPU outside the workers
+        assert len(batches) <= 12
 
 
 def test_a_worker_killed_holding_a_batch_loses_and_duplicates_nothing():

@@ -351,30 +351,33 @@ def _spread(n: int) -> list[int]:
     return [(k * s) % n for k in range(n)]
 
 
-def _chunks(items: list[WorkItem], workers: int, most: int = 64, least: int = 2
+def _chunks(items: list[WorkItem], workers: int, most: int = 64, least: int = 4
             ) -> list[list[tuple[int, WorkItem]]]:
     """Items in batches, one dispatch each, largest first (guided self-scheduling): each
-    batch takes a ``1 / (2 workers)`` share of what is left, within ``least`` and ``most``
-    items, and the workers pull the next batch when they are done with one.
+    batch takes a ``1 / (workers + 1)`` share of what is left, within ``least`` and
+    ``most`` items, and the workers pull the next batch when they are done with one.
 
-    A dispatch costs the parent a fixed amount of CPU (pickling the call and the policy,
-    waking a worker, reading the results back) that on a machine with as many workers as
-    cores is taken from the workers themselves: large batches keep it small beside the
-    rollouts, and ``most`` bounds what a lost worker costs and how long progress goes
-    unreported. Equal batches handed out in advance leave the workers finishing apart by
-    up to a whole batch (another process takes a core for a moment, one batch has longer
-    items): on 2 workers the first done idled while the other ran its last batch, 6-15% of
-    the actors' time on the short-trajectory apps (benchmarks/bench_pool_scale.py). With
-    batches that shrink towards the end, pulled as workers free up, they finish within a
-    batch of ``least`` items of each other. Each batch is a run of :func:`_spread`'s order,
-    so it mixes the templates. Results are keyed by item index, so the split never changes
-    what comes back."""
+    A dispatch costs CPU outside the workers (pickling the call, waking a worker, reading
+    the results back; on Ray also raylet's and GCS's share, 1-4 ms a dispatch on this
+    2-core machine) that on a machine with as many workers as cores is taken from the
+    workers themselves: large batches keep it small beside the rollouts, and ``most``
+    bounds what a lost worker costs and how long progress goes unreported. Equal batches
+    handed out in advance leave the workers finishing apart by up to a whole batch
+    (another process takes a core for a moment, one batch has longer items): on 2 workers
+    the first done idled while the other ran its last batch, 6-15% of the actors' time on
+    the short-trajectory apps (benchmarks/bench_pool_scale.py). With batches that shrink
+    towards the end, pulled as workers free up, they finish within a batch of ``least``
+    items of each other. The share (a third of what is left at 2 workers, against a
+    quarter before) and the floor of 4 (against 2) cut the dispatches of a 200-330 item
+    round at 2 workers from 15-17 to 10-12, for a last batch of at most 4 items (16-60 ms
+    of work). Each batch is a run of :func:`_spread`'s order, so it mixes the templates.
+    Results are keyed by item index, so the split never changes what comes back."""
     order = _spread(len(items))
     out: list[list[tuple[int, WorkItem]]] = []
     k = 0
     while k < len(order):
         left = len(order) - k
-        size = min(left, max(least, min(most, -(-left // (2 * workers)))))
+        size = min(left, max(least, min(most, -(-left // (workers + 1)))))
         out.append([(i, items[i]) for i in order[k:k + size]])
         k += size
     return out
