@@ -216,21 +216,39 @@ def block_pool(run: Doc | None) -> str:
     return _pool_table(doc)
 
 
+def _eff(r: dict, backend: str) -> str:
+    """An efficiency with its bootstrap interval when the run has one (older runs: the
+    median alone)."""
+    e = r.get(f"efficiency_{backend}_2")
+    if e is None:
+        return "-"
+    iv = r.get(f"efficiency_{backend}_2_interval")
+    return f"{e:.2f} [{iv['bootstrap_95'][0]:.2f}-{iv['bootstrap_95'][1]:.2f}]" if iv else f"{e:.2f}"
+
+
 def _pool_table(doc: Doc) -> str:
     res = doc["results"]
     rows = []
     for app, r in res["throughput"].items():
         t = r["trajectories_per_hour"]
         g = res.get("group", {}).get(app, {})
-        rows.append([app, f"{t['single loop']:,.0f}", f"{t['local x2']:,.0f}", f"{r['efficiency_local_2']:.2f}",
+        ray2 = t.get("ray x2")
+        rows.append([app, f"{t['single loop']:,.0f}", f"{t['local x2']:,.0f}", _eff(r, "local"),
+                     f"{ray2:,.0f}" if ray2 else "-", _eff(r, "ray"),
                      "yes" if all(r["byte_identical"].values()) else "NO",
                      f"{g.get('ratio', float('nan')):.1f}x"])
     m = res.get("memory", {})
     mem = f" Memory: {m['n']:,} {doc.get('mem_app', 'forum')} envs in one process, " \
           f"{m['per_env_bytes'] / 1024:.1f} KB per env (target: 10,000 in 3 GiB)." if "per_env_bytes" in m else ""
+    mc = res.get("machine")
+    load = (f" Other users' load during the timed passes: {mc['other_load_cores_in_passes']:.2f} cores "
+            f"(load average {mc['loadavg_start'][0]:.2f} at the start, {mc['loadavg_end'][0]:.2f} at the end)."
+            if mc else "")
     return (_table(["app", "trajectories/h, one loop", "trajectories/h, 2 local workers",
-                    "efficiency at 2 (≥ 0.9)", "same bytes", "group of 16 from forks vs cold resets (≥ 10x)"],
-                   rows) + f"\n\n{mem} From {_provenance(doc)}.")
+                    "efficiency at 2, local (≥ 0.9) [95%]", "trajectories/h, 2 Ray actors",
+                    "efficiency at 2, Ray (≥ 0.9) [95%]", "same bytes",
+                    "group of 16 from forks vs cold resets (≥ 10x)"],
+                   rows) + f"\n\n{mem}{load} From {_provenance(doc)}.")
 
 
 def block_pool_idle(_run: Doc | None) -> str:

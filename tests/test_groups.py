@@ -156,6 +156,44 @@ def test_a_worker_dying_part_way_through_writing_its_results_costs_one_restart(t
     assert got == expected
 
 
+def test_local_workers_exit_when_their_parent_is_killed_outright():
+    """A driver killed with SIGKILL never closes its pipes, and its forked workers hold
+    copies of the parent's ends (theirs and the other workers'): they used to wait on
+    their pipes for ever, orphans holding their worlds' memory. They now see the parent
+    gone and exit."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import time\nfrom simweb.episodes.rollout import LocalPool, WorkItem\n"
+            "pool = LocalPool(2)\n"
+            f"pool.run([WorkItem('forum', {TASK!r}, s, max_steps=1) for s in range(4)], 'random')\n"
+            "print(*pool.pids(), flush=True)\ntime.sleep(120)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]   # type: ignore[union-attr]
+        assert len(pids) == 2
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+    def running(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"   # a zombie has exited
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 15
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [p for p in pids if running(p)]
+    for p in alive:   # never leave them behind, whatever the verdict
+        os.kill(p, signal.SIGKILL)
+    assert not alive
+
+
 def test_a_batch_crosses_the_process_boundary_as_field_tuples_and_one_blob():
     """The pools send a batch's items as plain tuples (no dataclass pickled per item) and
     get its results back as one bytes blob (the driver slices it, never unpickles or

@@ -529,9 +529,18 @@ class _LocalProcess:
 
 
 def _serve_local(conn: Any) -> None:
-    """A worker process's loop: batches in, results out, until told to stop."""
+    """A worker process's loop: batches in, results out, until told to stop, or until
+    the process that started it is gone. Its pipe alone cannot tell that: forked workers
+    inherit copies of the parent's ends of every pipe open at the fork (their own
+    included), so a parent killed outright never reads as end-of-file, and the workers
+    were left waiting for ever. While idle it looks at its parent once a second; a batch
+    still wakes it at once."""
+    parent = os.getppid()
     while True:
         try:
+            while not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
             msg = conn.recv()
         except (EOFError, OSError):
             return
