@@ -110,6 +110,9 @@ def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, Ra
             res["ray_overhead_us_per_episode"] = (median(times["ray x1"]) - median(times["single loop"])) / n * 1e6
         res["handoff"] = handoff(passes, pools, n)
         out[app] = res
+        print(f"{app}: " + ", ".join(f"{k} {v:,.0f}/h" for k, v in tph.items()) + "; efficiency at 2: " +
+              ", ".join(f"{b} {res[f'efficiency_{b}_2']:.2f}" for b in ("local", "ray") if f"efficiency_{b}_2" in res),
+              file=sys.stderr, flush=True)
     return out
 
 
