@@ -7,21 +7,31 @@ the group call's cost per child against a cold reset.
    * Ray at 1 and 2 actors (a local Ray started for them, its start not timed),
    each after a warm-up pass (worlds opened in every worker), in two phases: the single
    loop and the local pools with no Ray running, then the single loop again and Ray's
-   pools (Ray's idle daemons take CPU that on 2 cores is the local workers'), the timed
-   passes interleaved round by round within a phase. Reported: trajectories/hour (median
-   of rounds), scaling efficiency at 2 workers (tph(2) / (2 tph(1)), within a phase),
-   Ray's per-episode overhead against its phase's single loop, and whether every backend
-   returned the reference's bytes.
+   pools (Ray's idle daemons take CPU that on 2 cores is the local workers'). Within a
+   phase the timed passes are interleaved round by round, the pools in an order reversed
+   every other round. Reported: trajectories/hour (median of rounds); scaling efficiency
+   at 2 workers, ``tph(2) / (2 tph(1))`` from the medians (the headline, within a
+   phase), with a 95% bootstrap interval over the rounds and the least and most of the
+   rounds' own ratios, and the same against the single loop (``tph(2) / (2 tph(single
+   loop))``); Ray's per-episode overhead against its phase's single loop; whether every
+   backend returned the reference's bytes. Beside the wall clock, the CPU view of the
+   same passes: per item, the driver's CPU, the harness's (the driver and every other
+   process this run started: raylet, GCS, idle Ray workers) and the workers'; and the
+   machine's cores split into what the workers, the harness and other users' processes
+   took (the machine's busy CPU from /proc/stat less this run's) and what stayed idle, so
+   that efficiency lost to the harness is told apart from efficiency lost to the
+   machine's other load. The load averages at the start and end and the other load in
+   cores over the passes are printed with the figures.
 2. Memory: N envs of one app made and reset in one fresh process (the world shared):
    RSS growth per env; and the RSS of one Ray actor process holding an env.
 3. The group call: a group of 16 from forks (fork + observe per child) against 16 cold
    resets of new instances, interleaved in the same process; and, for comparison, forks
    whose children verify their start again (the path before reset's verdict was reused).
 
-On an idle machine (the figures docs/scale.md and docs/groups.md quote):
+The latest figures (docs/scale.md, BENCHMARKS.md):
 
-    python benchmarks/bench_pool_scale.py --seeds 10 --rounds 5 --mem-envs 10000 \
-        --out benchmarks/results_pool_scale_idle2.json
+    python benchmarks/bench_pool_scale.py --seeds 6 --rounds 6 --mem-envs 1000 \
+        --out benchmarks/results_pool_scale_intervals.json
 
     python benchmarks/bench_pool_scale.py [--quick] [--apps forum,issues] [--seeds 10]
         [--rounds 3] [--mem-envs 10000] [--no-ray] [--out FILE]
@@ -34,6 +44,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from common import median, parser, percentile, print_table, target, write_json
@@ -106,6 +117,7 @@ def throughput(apps: list[str], seeds: int, rounds: int, ray_pools: dict[int, Ra
                 res[f"efficiency_{backend}_2_interval"] = e
                 res[f"efficiency_{backend}_2_vs_single_loop"] = efficiency(times["single loop"],
                                                                            times[f"{backend} x2"])
+                res[f"cpu_efficiency_{backend}_2"] = cpu_efficiency(passes[f"{backend} x1"], passes[f"{backend} x2"])
         if "ray x1" in tph:
             res["ray_overhead_us_per_episode"] = (median(times["ray x1"]) - median(times["single loop"])) / n * 1e6
         res["handoff"] = handoff(passes, pools, n)
@@ -140,6 +152,25 @@ def efficiency(t1: list[float], t2: list[float], resamples: int = 2000) -> dict:
             "round_max": max(per_round, default=float("nan")), "rounds": per_round}
 
 
+def cpu_efficiency(one: list[dict], two: list[dict]) -> dict:
+    """The scaling efficiency at 2 workers that the CPU they and the harness spent allows
+    on 2 cores with nothing else running: one worker's CPU per item over the CPU per item
+    of two workers and the harness together (driver, raylet, GCS, idle Ray workers):
+    ``w1 / (w2 + h2)``. At 1 worker the harness runs on the spare core, at 2 it takes the
+    workers' share; other users' load and the workers' waits are left out, which is what
+    sets it apart from the wall-clock figure. From the rounds' sums (10 ms ticks), with
+    the least and most of the rounds' own values."""
+    def per_round(a: dict, b: dict) -> float:
+        spent = b["workers_cpu"] + b["driver_cpu"] + b["harness_cpu"]
+        return a["workers_cpu"] / spent if spent else float("nan")
+
+    total = per_round({"workers_cpu": sum(r["workers_cpu"] for r in one)},
+                      {k: sum(r[k] for r in two) for k in ("workers_cpu", "driver_cpu", "harness_cpu")})
+    rounds = [per_round(a, b) for a, b in zip(one, two)]
+    return {"value": total, "round_min": min(rounds, default=float("nan")),
+            "round_max": max(rounds, default=float("nan"))}
+
+
 def merge_ray_phase(local: dict, ray: dict) -> None:
     """Ray's figures into the local phase's, per app; the Ray phase's own single loop is
     kept as "single loop (ray phase)" (Ray's overhead is against it)."""
@@ -153,7 +184,7 @@ def merge_ray_phase(local: dict, ray: dict) -> None:
         h["single loop (ray phase)"] = h.pop("single loop")
         res["handoff"].update(h)
         for key in ("efficiency_ray_2", "efficiency_ray_2_interval", "efficiency_ray_2_vs_single_loop",
-                    "ray_overhead_us_per_episode"):
+                    "cpu_efficiency_ray_2", "ray_overhead_us_per_episode"):
             if key in r:
                 res[key] = r[key]
 
@@ -372,7 +403,21 @@ def main(argv: list[str]) -> None:
     p.add_argument("--mem-envs", type=int, default=10_000)
     p.add_argument("--mem-app", default="forum")
     p.add_argument("--no-ray", action="store_true")
+    p.add_argument("--tables", type=Path, default=None, metavar="FILE",
+                   help="measure nothing: print the tables of a results file this script wrote")
     a = p.parse_args(argv)
+    if a.tables:
+        try:
+            saved: dict[str, Any] = json.loads(a.tables.read_text())["results"]
+        except (OSError, ValueError, KeyError) as exc:
+            print(f"bench_pool_scale: {a.tables} is not a results file of this script ({exc})", file=sys.stderr)
+            raise SystemExit(2) from None
+        for r in saved["throughput"].values():   # a file from before the CPU view had it
+            for b in ("local", "ray"):
+                if f"{b} x2" in r["passes"] and f"cpu_efficiency_{b}_2" not in r:
+                    r[f"cpu_efficiency_{b}_2"] = cpu_efficiency(r["passes"][f"{b} x1"], r["passes"][f"{b} x2"])
+        report(saved)
+        return
     apps = a.apps.split(",") if a.apps else simweb.app_names()
     if a.quick:
         a.seeds, a.rounds, a.mem_envs = 2, 2, 500
@@ -419,6 +464,10 @@ def _iv(e: dict | None) -> str:
     return f"{e['median']:.2f} [{lo:.2f}-{hi:.2f}] ({e['round_min']:.2f}-{e['round_max']:.2f})"
 
 
+def _cpu(e: dict | None) -> str:
+    return f"{e['value']:.2f} ({e['round_min']:.2f}-{e['round_max']:.2f})" if e else "-"
+
+
 def report(results: dict) -> None:
     rows = []
     for app, r in results["throughput"].items():
@@ -430,10 +479,12 @@ def report(results: dict) -> None:
                      all(r["byte_identical"].values())])
     print_table("oracle trajectories per hour", ["app", "items", "single loop", "local x1", "local x2", "ray x1",
                                                  "ray x2", "eff local", "eff ray", "ray us/ep", "same bytes"], rows)
-    print_table("scaling efficiency at 2 workers: median [bootstrap 95%] (least-most of the rounds)",
-                ["app", "local", "ray", "local vs single loop", "ray vs single loop"],
+    print_table("scaling efficiency at 2 workers: median [bootstrap 95%] (least-most of the rounds); "
+                "by CPU: w1 / (w2 + harness2) (least-most)",
+                ["app", "local", "ray", "local vs single loop", "ray vs single loop", "local by CPU", "ray by CPU"],
                 [[app, _iv(r.get("efficiency_local_2_interval")), _iv(r.get("efficiency_ray_2_interval")),
-                  _iv(r.get("efficiency_local_2_vs_single_loop")), _iv(r.get("efficiency_ray_2_vs_single_loop"))]
+                  _iv(r.get("efficiency_local_2_vs_single_loop")), _iv(r.get("efficiency_ray_2_vs_single_loop")),
+                  _cpu(r.get("cpu_efficiency_local_2")), _cpu(r.get("cpu_efficiency_ray_2"))]
                  for app, r in results["throughput"].items()])
     print_table("CPU per item (us) and shares of the machine's cores during the passes (sums over the rounds)",
                 ["app", "backend", "driver", "harness", "worker", "workers idle", "cores: workers", "harness",
