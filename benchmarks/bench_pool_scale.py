@@ -430,18 +430,33 @@ def main(argv: list[str]) -> None:
             pools = start_ray_pools([1, 2])
         except Exception as exc:   # no Ray here: the local figures still stand
             print(f"Ray not measured: {exc}")
+    ray_idle = None
     if pools:
+        for pool in pools.values():
+            pool.run(items_for(apps[0], range(100_000, 100_001)), "oracle")   # every actor up
+        ray_idle = idle_cost(3.0)
         merge_ray_phase(local, throughput(apps, a.seeds, a.rounds, pools, local=False))
     machine_at_end, load_at_end = machine_cpu(), os.getloadavg()
     results: dict[str, Any] = {"throughput": local,
                "memory": memory(a.mem_app, a.mem_envs, pools.get(1)),
                "group": {app: group_cost(app, max(5, a.rounds * 5)) for app in apps},
                "load_note": load_note(load_at_start[0]),
-               "machine": background(local, load_at_start, load_at_end, machine_at_start, machine_at_end)}
+               "machine": background(local, load_at_start, load_at_end, machine_at_start, machine_at_end),
+               "ray_idle_cores": ray_idle}
     for pool in pools.values():
         pool.close()
     report(results)
     write_json(a.out, "pool_scale", results, argv)
+
+
+def idle_cost(seconds: float) -> float:
+    """The CPU (in cores) that this run's other processes take while nothing is asked of
+    them: a local Ray's GCS, raylet, agents and idle actors. The harness's CPU per item
+    on Ray includes it, spread over the items by the wall time they took."""
+    pids = descendants()
+    before = _snapshot(pids)
+    time.sleep(seconds)
+    return _spent(before, _snapshot(pids)) / seconds
 
 
 def background(thr: dict, load_start: tuple[float, ...], load_end: tuple[float, ...],
@@ -500,6 +515,8 @@ def report(results: dict) -> None:
           f"{m['idle_share']:.0%} of its {m['cores']} cores idle over the {m['seconds'] / (m['cores'] or 1):.0f} s of "
           f"throughput passes and gaps; other users' load during the timed passes "
           f"{m['other_load_cores_in_passes']:.2f} cores")
+    if results.get("ray_idle_cores") is not None:
+        print(f"a local Ray with both pools' actors, idle: {results['ray_idle_cores']:.3f} cores")
     m = results["memory"]
     print(f"\nmemory: {m}")
     print_table("group of 16: fork+observe per child vs cold reset per instance (us)",
