@@ -24,11 +24,16 @@ def items() -> list[WorkItem]:
            [WorkItem("forum", TASK, 3, group=4, max_steps=3)]
 
 
-def test_ray_gives_the_bytes_of_the_local_pool(local_ray):
+def test_ray_gives_the_bytes_of_the_local_pool(local_ray, monkeypatch):
+    from simweb.episodes import rollout
+
     local = run_items(items(), "random", workers=2)
     with RayPool(workers=2) as pool:
         assert pool.run(items(), "random") == local
         assert pool.run(items(), "tests.policy_fixture:FirstLink") == run_items(items(), "tests.policy_fixture:FirstLink")
+        # a policy too large to go inline goes once into the object store: the same bytes
+        monkeypatch.setattr(rollout, "INLINE_POLICY_BYTES", 0)
+        assert pool.run(items(), "random") == local
 
 
 def niceness(pid: int) -> int:
