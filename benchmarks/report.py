@@ -34,6 +34,8 @@ from simweb.tools.benchplots import load_benchmark, ratio_figure, target_rows  #
 #: earlier, longer runs the report cites (file in benchmarks/)
 PARITY_FILE = "results_walk_parity_200_final.json"
 POOL_FILE = "results_pool_scale_idle4.json"
+#: the pools with intervals and the CPU view (bench_pool_scale.py since the interleaved rounds)
+POOL_INTERVALS_FILE = "results_pool_scale_intervals.json"
 QUIET_TARGETS_FILE = "results_targets_s19_final.json"
 #: sim2live runs kept in the repository (one folder per pair, report.json inside)
 SIM2LIVE_DIR = "sim2live"
@@ -216,21 +218,74 @@ def block_pool(run: Doc | None) -> str:
     return _pool_table(doc)
 
 
+def _eff(r: dict, backend: str) -> str:
+    """An efficiency with its bootstrap interval when the run has one (older runs: the
+    median alone)."""
+    e = r.get(f"efficiency_{backend}_2")
+    if e is None:
+        return "-"
+    iv = r.get(f"efficiency_{backend}_2_interval")
+    return f"{e:.2f} [{iv['bootstrap_95'][0]:.2f}-{iv['bootstrap_95'][1]:.2f}]" if iv else f"{e:.2f}"
+
+
 def _pool_table(doc: Doc) -> str:
     res = doc["results"]
     rows = []
     for app, r in res["throughput"].items():
         t = r["trajectories_per_hour"]
         g = res.get("group", {}).get(app, {})
-        rows.append([app, f"{t['single loop']:,.0f}", f"{t['local x2']:,.0f}", f"{r['efficiency_local_2']:.2f}",
+        ray2 = t.get("ray x2")
+        rows.append([app, f"{t['single loop']:,.0f}", f"{t['local x2']:,.0f}", _eff(r, "local"),
+                     f"{ray2:,.0f}" if ray2 else "-", _eff(r, "ray"),
                      "yes" if all(r["byte_identical"].values()) else "NO",
                      f"{g.get('ratio', float('nan')):.1f}x"])
     m = res.get("memory", {})
     mem = f" Memory: {m['n']:,} {doc.get('mem_app', 'forum')} envs in one process, " \
           f"{m['per_env_bytes'] / 1024:.1f} KB per env (target: 10,000 in 3 GiB)." if "per_env_bytes" in m else ""
+    mc = res.get("machine")
+    load = (f" Other users' load during the timed passes: {mc['other_load_cores_in_passes']:.2f} cores "
+            f"(load average {mc['loadavg_start'][0]:.2f} at the start, {mc['loadavg_end'][0]:.2f} at the end)."
+            if mc else "")
     return (_table(["app", "trajectories/h, one loop", "trajectories/h, 2 local workers",
-                    "efficiency at 2 (≥ 0.9)", "same bytes", "group of 16 from forks vs cold resets (≥ 10x)"],
-                   rows) + f"\n\n{mem} From {_provenance(doc)}.")
+                    "efficiency at 2, local (≥ 0.9) [95%]", "trajectories/h, 2 Ray actors",
+                    "efficiency at 2, Ray (≥ 0.9) [95%]", "same bytes",
+                    "group of 16 from forks vs cold resets (≥ 10x)"],
+                   rows) + f"\n\n{mem}{load} From {_provenance(doc)}.")
+
+
+def block_pool_intervals(_run: Doc | None) -> str:
+    """The pools' efficiency at 2 workers with its interval, beside the CPU view: what the
+    workers' and the harness's CPU allow on 2 otherwise idle cores, the harness's CPU per
+    item, and the other users' load during the passes."""
+    doc = _load(HERE / POOL_INTERVALS_FILE)
+    if not doc:
+        return f"_benchmarks/{POOL_INTERVALS_FILE} is missing._"
+    res = doc["results"]
+    rows = []
+    for app, r in res["throughput"].items():
+        h = r["handoff"]
+        cells = [app]
+        for b in ("local", "ray"):
+            if f"{b} x2" not in h:
+                cells += ["-"] * 3
+                continue
+            iv = r[f"efficiency_{b}_2_interval"]
+            c = r.get(f"cpu_efficiency_{b}_2")
+            cells += [f"{iv['median']:.2f} [{iv['bootstrap_95'][0]:.2f}-{iv['bootstrap_95'][1]:.2f}]",
+                      f"{c['value']:.2f}" if c else "-",
+                      f"{h[f'{b} x2']['harness_cpu_us_per_item']:.0f} / {h[f'{b} x2']['worker_cpu_us_per_item']:,.0f}"]
+        cells.append(f"{(h['local x2']['share_of_cores']['other_load']) * 2:.2f}" if "local x2" in h else "-")
+        cells.append(f"{(h['ray x2']['share_of_cores']['other_load']) * 2:.2f}" if "ray x2" in h else "-")
+        cells.append("yes" if all(r["byte_identical"].values()) else "NO")
+        rows.append(cells)
+    mc = res.get("machine", {})
+    note = (f" The machine: load average {mc['loadavg_start'][0]:.2f} at the start, {mc['loadavg_end'][0]:.2f} at "
+            f"the end; other users' load {mc['other_load_cores_in_passes']:.2f} cores on average during the timed "
+            "passes." if mc else "")
+    return (_table(["app", "local: efficiency at 2 [95%]", "local: by CPU", "local x2: harness / worker CPU per item "
+                    "(us)", "Ray: efficiency at 2 [95%]", "Ray: by CPU", "Ray x2: harness / worker CPU per item (us)",
+                    "other load, local x2 passes (cores)", "other load, Ray x2 passes (cores)", "same bytes"], rows)
+            + f"\n\n{note} From {_provenance(doc)}.")
 
 
 def block_pool_idle(_run: Doc | None) -> str:
@@ -273,7 +328,7 @@ def block_parity(_run: Doc | None) -> str:
 BLOCKS: dict[str, Callable[[Doc | None], str]] = {
     "run": block_run, "summary": block_summary, "targets": block_targets, "targets_quiet": block_targets_quiet,
     "sim2live": block_sim2live, "reference": block_reference, "redteam": block_redteam,
-    "pool": block_pool, "pool_idle": block_pool_idle, "viewer": block_viewer, "parity": block_parity,
+    "pool": block_pool, "pool_idle": block_pool_idle, "pool_intervals": block_pool_intervals, "viewer": block_viewer, "parity": block_parity,
 }
 
 

@@ -156,6 +156,75 @@ def test_a_worker_dying_part_way_through_writing_its_results_costs_one_restart(t
     assert got == expected
 
 
+def test_local_workers_exit_when_their_parent_is_killed_outright():
+    """A driver killed with SIGKILL never closes its pipes, and its forked workers hold
+    copies of the parent's ends (theirs and the other workers'): they used to wait on
+    their pipes for ever, orphans holding their worlds' memory. They now see the parent
+    gone and exit."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import time\nfrom simweb.episodes.rollout import LocalPool, WorkItem\n"
+            "pool = LocalPool(2)\n"
+            f"pool.run([WorkItem('forum', {TASK!r}, s, max_steps=1) for s in range(4)], 'random')\n"
+            "print(*pool.pids(), flush=True)\ntime.sleep(120)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]   # type: ignore[union-attr]
+        assert len(pids) == 2
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+    def running(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"   # a zombie has exited
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 15
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [p for p in pids if running(p)]
+    for p in alive:   # never leave them behind, whatever the verdict
+        os.kill(p, signal.SIGKILL)
+    assert not alive
+
+
+def test_a_batch_crosses_the_process_boundary_as_field_tuples_and_one_blob():
+    """The pools send a batch's items as plain tuples (no dataclass pickled per item) and
+    get its results back as one bytes blob (the driver slices it, never unpickles or
+    parses it): both round-trip exactly, an item with no trajectory and an empty
+    trajectory included, and a blob whose header does not account for its bytes is
+    refused."""
+    import pickle
+
+    from simweb.episodes.rollout import (
+        RolloutWorker,
+        _policy_blob,
+        decode_batch,
+        encode_batch,
+        pack_results,
+        unpack_results,
+    )
+
+    chunk = [(7, WorkItem("forum", TASK, 3, max_steps=2, lean=True)), (2, WorkItem("forum", None, 4, group=2, variant=5))]
+    batch = encode_batch(chunk)
+    assert decode_batch(batch) == chunk
+    assert b"WorkItem" not in pickle.dumps(batch)      # only ints, strings and tuples cross
+    done = [(7, [b"a\nb", b"", "é".encode()]), (2, []), (0, [bytes(range(256)) * 40])]
+    blob = pack_results(done)
+    assert isinstance(blob, bytes) and unpack_results(blob) == done
+    with pytest.raises(ValueError):
+        unpack_results(blob + b"x")
+    worker, policy = RolloutWorker(), [_policy_blob("random")]
+    items = [(i, WorkItem("forum", TASK, s, max_steps=2)) for i, s in ((4, 0), (1, 1))]
+    assert unpack_results(worker.run_packed(encode_batch(items), policy)) == worker.run(items, policy)
+
+
 def test_batched_hand_off_covers_every_item_once_in_a_like_mix():
     """Batches largest first, within ``most``, each a run of a spread order so that it
     mixes the templates; every item in exactly one."""
@@ -164,13 +233,13 @@ def test_batched_hand_off_covers_every_item_once_in_a_like_mix():
     items = [WorkItem("forum", t, s) for t in ("a", "b", "c") for s in range(8)]   # grouped by template
     batches = _chunks(items, 2)
     sizes = [len(b) for b in batches]
-    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 6 and sum(sizes) == len(items)
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 8 and sum(sizes) == len(items)   # a third at 2
     assert sorted(i for b in batches for i, _ in b) == list(range(len(items)))
     assert all({it.task for _, it in b} == {"a", "b", "c"} for b in batches if len(b) >= 4)
     big = _chunks([WorkItem("forum", TASK, s) for s in range(1000)], 2, most=64)
-    assert max(len(b) for b in big) == 64 and len(big) < 40
+    assert max(len(b) for b in big) == 64 and len(big) <= 23 and min(len(b) for b in big[:-1]) >= 4
     assert sorted(i for b in big for i, _ in b) == list(range(1000))
-    assert _chunks([], 2) == [] and [len(b) for b in _chunks(items[:3], 2)] == [2, 1]   # never an empty batch
+    assert _chunks([], 2) == [] and [len(b) for b in _chunks(items[:3], 2)] == [3]   # never an empty batch
 
 
 @pytest.mark.parametrize("n_items,workers,slow", [(250, 2, 1.2), (320, 2, 1.5), (330, 3, 1.3), (1000, 2, 1.1)])
@@ -190,8 +259,10 @@ def test_workers_pulling_the_batches_finish_together(n_items, workers, slow):
         t, w = heapq.heappop(free)
         heapq.heappush(free, (t + len(b) * speed[w], w))
     ends = sorted(t for t, _ in free)
-    assert ends[-1] - ends[0] <= 2 * slow + 1e-9                   # apart by at most a last batch of 2
-    assert ends[-1] <= 1.02 * n_items / sum(1 / s for s in speed) + 2 * slow   # ~ the ideal split
+    assert ends[-1] - ends[0] <= 4 * slow + 1e-9                   # apart by at most a last batch of 4
+    assert ends[-1] <= 1.02 * n_items / sum(1 / s for s in speed) + 4 * slow   # ~ the ideal split
+    if workers == 2 and n_items <= 330:    # few dispatches: each costs CPU outside the workers
+        assert len(batches) <= 12
 
 
 def test_a_worker_killed_holding_a_batch_loses_and_duplicates_nothing():

@@ -24,11 +24,16 @@ def items() -> list[WorkItem]:
            [WorkItem("forum", TASK, 3, group=4, max_steps=3)]
 
 
-def test_ray_gives_the_bytes_of_the_local_pool(local_ray):
+def test_ray_gives_the_bytes_of_the_local_pool(local_ray, monkeypatch):
+    from simweb.episodes import rollout
+
     local = run_items(items(), "random", workers=2)
     with RayPool(workers=2) as pool:
         assert pool.run(items(), "random") == local
         assert pool.run(items(), "tests.policy_fixture:FirstLink") == run_items(items(), "tests.policy_fixture:FirstLink")
+        # a policy too large to go inline goes once into the object store: the same bytes
+        monkeypatch.setattr(rollout, "INLINE_POLICY_BYTES", 0)
+        assert pool.run(items(), "random") == local
 
 
 def niceness(pid: int) -> int:
@@ -48,10 +53,18 @@ def test_the_actors_run_at_the_niceness_of_the_local_pools_processes(local_ray):
 
 def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(local_ray):
     """The actor that sent the first result is killed as it arrives: its other batch is
-    then still running (a slow policy keeps every batch busy for about a quarter of a
-    second, so the driver cannot fall a whole batch behind), and must be sent again."""
+    then still running (a slow policy keeps every batch busy for a quarter of a second or
+    more, so the driver cannot fall a whole batch behind), and must be sent again."""
+    from simweb.episodes.rollout import _chunks
+
     policy = "tests.policy_fixture:SlowFirstLink"
-    expected = run_items(items(), policy)
+    work = items() + [WorkItem("forum", TASK, s, max_steps=4) for s in range(10, 21)]
+    expected = run_items(work, policy)
+    # batches are handed out in order, two per actor: 0 and 1 to the first, 2 and 3 to
+    # the second (each actor then still holds one when its first comes back)
+    batches = _chunks(work, 2)
+    assert len(batches) >= 4
+    holder = {i: 0 if b < 2 else 1 for b, batch in enumerate(batches[:4]) for i, _ in batch}
     seen: list[int] = []
     with RayPool(workers=2) as pool:
         before = list(pool.actors)
@@ -60,12 +73,10 @@ def test_an_actor_killed_mid_run_loses_and_duplicates_nothing(local_ray):
         def on_done(i: int, out: list[bytes]) -> None:
             seen.append(i)
             if not killed:
-                # batches are strided (item k in batch k mod 4) and handed out in order,
-                # two per actor: batches 0 and 1 to the first actor, 2 and 3 to the second
-                killed.append(before[0] if i % 4 < 2 else before[1])
+                killed.append(before[holder[i]])
                 ray.kill(killed[0], no_restart=True)
 
-        got = pool.run(items(), policy, on_done=on_done)
+        got = pool.run(work, policy, on_done=on_done)
         assert pool.restarts >= 1 and killed[0] not in pool.actors
     assert got == expected
     assert sorted(seen) == list(range(len(expected)))   # every item reported exactly once

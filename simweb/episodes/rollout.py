@@ -13,6 +13,7 @@ import hashlib
 import logging
 import math
 import os
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -176,6 +177,67 @@ def trajectory_from_bytes(data: bytes) -> Trajectory:
     return Trajectory(lines[0], lines[1:])
 
 
+# A batch crosses the process boundary in compact form both ways: out, the items as plain
+# tuples of their fields (a tuple pickles ~9x faster than the dataclass, whose pickle
+# carries every field's name); back, one bytes blob per batch (:func:`pack_results`),
+# which the worker builds with one join and the driver only slices. No per-item Python
+# object is pickled either way, and the driver never parses a trajectory.
+
+_ITEM_FIELDS: tuple[str, ...] = ()
+
+
+def _item_fields() -> tuple[str, ...]:
+    global _ITEM_FIELDS
+    if not _ITEM_FIELDS:
+        import dataclasses
+
+        _ITEM_FIELDS = tuple(f.name for f in dataclasses.fields(WorkItem))
+    return _ITEM_FIELDS
+
+
+def encode_batch(chunk: list[tuple[int, WorkItem]]) -> tuple[list[int], list[tuple[Any, ...]]]:
+    """A batch of (index, item) as (indices, field tuples): what the pools send."""
+    names = _item_fields()
+    return [i for i, _ in chunk], [tuple(getattr(it, n) for n in names) for _, it in chunk]
+
+
+def decode_batch(batch: tuple[list[int], list[tuple[Any, ...]]]) -> list[tuple[int, WorkItem]]:
+    """The inverse of :func:`encode_batch`."""
+    indices, fields = batch
+    return [(i, WorkItem(*f)) for i, f in zip(indices, fields)]
+
+
+def pack_results(done: list[tuple[int, list[bytes]]]) -> bytes:
+    """A batch's results as one blob: a little-endian int64 header (its length in bytes,
+    then per item its index, its number of trajectories and their lengths), then every
+    trajectory's bytes back to back."""
+    head: list[int] = []
+    for i, outs in done:
+        head.append(i)
+        head.append(len(outs))
+        head.extend(len(b) for b in outs)
+    return b"".join([struct.pack(f"<q{len(head)}q", 8 * len(head), *head), *(b for _, outs in done for b in outs)])
+
+
+def unpack_results(blob: bytes) -> list[tuple[int, list[bytes]]]:
+    """The inverse of :func:`pack_results` (each trajectory one slice of the blob)."""
+    (hlen,) = struct.unpack_from("<q", blob, 0)
+    head = struct.unpack_from(f"<{hlen // 8}q", blob, 8)
+    view = memoryview(blob)
+    pos, k, out = 8 + hlen, 0, []
+    while k < len(head):
+        i, n = head[k], head[k + 1]
+        outs = []
+        for ln in head[k + 2:k + 2 + n]:
+            outs.append(bytes(view[pos:pos + ln]))
+            pos += ln
+        out.append((i, outs))
+        k += 2 + n
+    if pos != len(blob):
+        raise ValueError(f"a batch's results are {len(blob)} bytes, their header accounts for {pos}")
+    return out
+
+
 class RolloutWorker:
     """What runs work items in one process (the local pool's workers, a Ray actor):
     envs by (app, world seed, size, variant), opened on first use, and policies by version."""
@@ -256,6 +318,11 @@ class RolloutWorker:
             out.append((i, self.run_item(item, pol)))
         return out
 
+    def run_packed(self, batch: tuple[list[int], list[tuple[Any, ...]]], policy_blob: list[Any]) -> bytes:
+        """:meth:`run` on a batch as :func:`encode_batch` gives it, its results as
+        :func:`pack_results` gives them (what both pools send and receive)."""
+        return pack_results(self.run(decode_batch(batch), policy_blob))
+
     def ping(self) -> int:
         return os.getpid()
 
@@ -284,30 +351,33 @@ def _spread(n: int) -> list[int]:
     return [(k * s) % n for k in range(n)]
 
 
-def _chunks(items: list[WorkItem], workers: int, most: int = 64, least: int = 2
+def _chunks(items: list[WorkItem], workers: int, most: int = 64, least: int = 4
             ) -> list[list[tuple[int, WorkItem]]]:
     """Items in batches, one dispatch each, largest first (guided self-scheduling): each
-    batch takes a ``1 / (2 workers)`` share of what is left, within ``least`` and ``most``
-    items, and the workers pull the next batch when they are done with one.
+    batch takes a ``1 / (workers + 1)`` share of what is left, within ``least`` and
+    ``most`` items, and the workers pull the next batch when they are done with one.
 
-    A dispatch costs the parent a fixed amount of CPU (pickling the call and the policy,
-    waking a worker, reading the results back) that on a machine with as many workers as
-    cores is taken from the workers themselves: large batches keep it small beside the
-    rollouts, and ``most`` bounds what a lost worker costs and how long progress goes
-    unreported. Equal batches handed out in advance leave the workers finishing apart by
-    up to a whole batch (another process takes a core for a moment, one batch has longer
-    items): on 2 workers the first done idled while the other ran its last batch, 6-15% of
-    the actors' time on the short-trajectory apps (benchmarks/bench_pool_scale.py). With
-    batches that shrink towards the end, pulled as workers free up, they finish within a
-    batch of ``least`` items of each other. Each batch is a run of :func:`_spread`'s order,
-    so it mixes the templates. Results are keyed by item index, so the split never changes
-    what comes back."""
+    A dispatch costs CPU outside the workers (pickling the call, waking a worker, reading
+    the results back; on Ray also raylet's and GCS's share, 1-4 ms a dispatch on this
+    2-core machine) that on a machine with as many workers as cores is taken from the
+    workers themselves: large batches keep it small beside the rollouts, and ``most``
+    bounds what a lost worker costs and how long progress goes unreported. Equal batches
+    handed out in advance leave the workers finishing apart by up to a whole batch
+    (another process takes a core for a moment, one batch has longer items): on 2 workers
+    the first done idled while the other ran its last batch, 6-15% of the actors' time on
+    the short-trajectory apps (benchmarks/bench_pool_scale.py). With batches that shrink
+    towards the end, pulled as workers free up, they finish within a batch of ``least``
+    items of each other. The share (a third of what is left at 2 workers, against a
+    quarter before) and the floor of 4 (against 2) cut the dispatches of a 200-330 item
+    round at 2 workers from 15-17 to 10-12, for a last batch of at most 4 items (16-60 ms
+    of work). Each batch is a run of :func:`_spread`'s order, so it mixes the templates.
+    Results are keyed by item index, so the split never changes what comes back."""
     order = _spread(len(items))
     out: list[list[tuple[int, WorkItem]]] = []
     k = 0
     while k < len(order):
         left = len(order) - k
-        size = min(left, max(least, min(most, -(-left // (2 * workers)))))
+        size = min(left, max(least, min(most, -(-left // (workers + 1)))))
         out.append([(i, items[i]) for i in order[k:k + size]])
         k += size
     return out
@@ -316,12 +386,12 @@ def _chunks(items: list[WorkItem], workers: int, most: int = 64, least: int = 2
 _LOCAL_WORKER: RolloutWorker | None = None
 
 
-def _local_chunk(args: tuple[list[tuple[int, WorkItem]], bytes]) -> list[tuple[int, list[bytes]]]:
+def _local_chunk(args: tuple[tuple[list[int], list[tuple[Any, ...]]], bytes]) -> bytes:
     global _LOCAL_WORKER
     if _LOCAL_WORKER is None:
         _LOCAL_WORKER = RolloutWorker()
-    chunk, blob = args
-    return _LOCAL_WORKER.run(chunk, [blob])
+    batch, blob = args
+    return _LOCAL_WORKER.run_packed(batch, [blob])
 
 
 class LocalPool:
@@ -430,7 +500,7 @@ class _LocalProcess:
     def send(self, chunk: list[tuple[int, WorkItem]], blob: bytes) -> None:
         self.chunk = chunk
         try:
-            self.conn.send((chunk, blob))
+            self.conn.send((encode_batch(chunk), blob))
         except OSError:   # already dead: receive() reports it
             pass
 
@@ -440,11 +510,11 @@ class _LocalProcess:
         try:
             if not self.conn.poll():   # exited with nothing written
                 return None
-            done = self.conn.recv()
+            blob = self.conn.recv_bytes()   # one blob per batch, never unpickled
         except (EOFError, OSError):   # exited part-way through writing
             return None
         self.chunk = None
-        return done
+        return unpack_results(blob)
 
     def stop(self) -> None:
         try:
@@ -459,15 +529,24 @@ class _LocalProcess:
 
 
 def _serve_local(conn: Any) -> None:
-    """A worker process's loop: batches in, results out, until told to stop."""
+    """A worker process's loop: batches in, results out, until told to stop, or until
+    the process that started it is gone. Its pipe alone cannot tell that: forked workers
+    inherit copies of the parent's ends of every pipe open at the fork (their own
+    included), so a parent killed outright never reads as end-of-file, and the workers
+    were left waiting for ever. While idle it looks at its parent once a second; a batch
+    still wakes it at once."""
+    parent = os.getppid()
     while True:
         try:
+            while not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
             msg = conn.recv()
         except (EOFError, OSError):
             return
         if msg is None:
             return
-        conn.send(_local_chunk(msg))
+        conn.send_bytes(_local_chunk(msg))
 
 
 def _check_address(address: str, timeout: float) -> None:
@@ -502,6 +581,12 @@ def start_local_ray(num_cpus: int, env_vars: dict[str, str] | None = None) -> No
              logging_level=logging.ERROR, configure_logging=False,
              runtime_env={"env_vars": env_vars} if env_vars else None,
              _system_config={"worker_niceness": 0})
+
+
+#: a policy pickle at most this large is sent with every Ray call rather than put in the
+#: object store once: a reference nested in the call's arguments costs the driver and
+#: raylet more per call (ownership bookkeeping) than a few KB of inline bytes
+INLINE_POLICY_BYTES = 16 * 1024
 
 
 class RayPool:
@@ -557,7 +642,10 @@ class RayPool:
         from collections import deque
 
         ray = self.ray
-        blob = [ray.put(_policy_blob(policy))]
+        data = _policy_blob(policy)
+        # a small policy (an import path, a scripted agent) goes inline with each call; a
+        # large one (a model's weights) once into the object store, fetched once per actor
+        blob = [data if len(data) <= INLINE_POLICY_BYTES else ray.put(data)]
         results: list[list[bytes] | None] = [None] * len(items)
         queue = deque(_chunks(items, self.workers))
         pending: dict[Any, tuple[int, Any, list[tuple[int, WorkItem]]]] = {}   # ref -> (slot, actor, chunk)
@@ -567,7 +655,7 @@ class RayPool:
             load = sum(1 for s, a, _ in pending.values() if s == slot and a is actor)
             while queue and load < in_flight:
                 chunk = queue.popleft()
-                pending[actor.run.remote(chunk, blob)] = (slot, actor, chunk)
+                pending[actor.run_packed.remote(encode_batch(chunk), blob)] = (slot, actor, chunk)
                 load += 1
 
         for slot in range(len(self.actors)):
@@ -576,7 +664,7 @@ class RayPool:
             ready, _ = ray.wait(list(pending), num_returns=1)
             slot, actor, chunk = pending.pop(ready[0])
             try:
-                done = ray.get(ready[0])
+                done = unpack_results(ray.get(ready[0]))
             except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError,
                     ray.exceptions.ObjectLostError):
                 # the actor (or its node) died: its chunk goes back in the queue; the slot
