@@ -323,7 +323,8 @@ class UrlScheme:
         else (another host, a relative reference, a non-string) unchanged."""
         if not isinstance(url, str) or not url.startswith("/"):
             return url
-        return memoised(self._wire, url, self._to_wire)
+        hit = self._wire.get(url)   # the hit inline (URLs repeat): memoised() on a miss
+        return hit if hit is not None else memoised(self._wire, url, self._to_wire)
 
     def _to_wire(self, url: str) -> str:
         if url.startswith(UNMAPPED + "/"):
@@ -350,7 +351,8 @@ class UrlScheme:
         (a 404, as a real site answers a URL it does not use)."""
         if not url.startswith("/"):
             return url
-        return memoised(self._canon, url, self._to_canonical)
+        hit = self._canon.get(url)
+        return hit if hit is not None else memoised(self._canon, url, self._to_canonical)
 
     def _to_canonical(self, url: str) -> str:
         parts = _split(url)
@@ -560,7 +562,8 @@ def _slug_filter(scheme: UrlScheme, table: str, column: str, first: bool) -> Any
 
     def variant_slug(value: Any) -> str:
         if type(value) is int:   # the usual case, a row's id: one dict lookup
-            return memoised(by_id, value, lambda v: segment(str(v)))
+            hit = by_id.get(value)
+            return hit if hit is not None else memoised(by_id, value, lambda v: segment(str(v)))
         return segment(str(value))
     return variant_slug
 
