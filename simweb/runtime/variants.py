@@ -363,8 +363,15 @@ class Catalogue:
         return out
 
     def site(self, variant: int) -> Site:
-        """The variant's rendering recipe (memoised)."""
-        sites: dict[int, Site] = self.__dict__.setdefault("_sites", {})
+        """The variant's rendering recipe (memoised; a built site's id, an int, is one
+        lookup: policies, flows and the title's words ask on every step)."""
+        sites: dict[int, Site] | None = self.__dict__.get("_sites")
+        if sites is None:
+            sites = self.__dict__["_sites"] = {}
+        if type(variant) is int:   # (not a bool: True would find site 1, and check() refuses it)
+            hit = sites.get(variant)
+            if hit is not None:
+                return hit
         v = self.check(variant)
         hit = sites.get(v)
         if hit is None:
