@@ -22,7 +22,10 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              cost as above against variant 0 in the same run, interleaved; reported as the
              median, p90 and max of the per-variant ratios and the share within 1.10, with
              ``--aa M`` runs of variant 0 against itself (a second environment) as the
-             noise floor of the same measurement.
+             noise floor of the same measurement. The step is also given paired
+             (paired_ratio): the median over steps of one step's time on the variant over
+             the same step's on variant 0 (the same instance and plan, run next to it),
+             which the mix of step kinds does not move as it moves a median of all steps.
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --apps shopping --clock cpu --sample 20 --rounds 2   # about 3 min
@@ -141,12 +144,18 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000) -
         build = CLOCK() - t0
     tasks = list(envs["v0"].app.tasks)
     times: dict[str, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
+    plans: dict[str, list[int]] = {v: [] for v in envs}   # where each episode's steps end
+    from simweb.web.browsing import parse_cached
+
     seed = seed0
     for r in range(rounds + rounds % 2):   # an even number: each side goes first as often
         for tid in tasks:
             seed += 1
             for v in (("v0", "k") if r % 2 == 0 else ("k", "v0")):   # interleaved, alternating order
                 env = envs[v]
+                # each episode starts with an empty parse cache: no side parses a page the
+                # other side just parsed (in the A/A control the two sides' pages are the same)
+                parse_cached.cache_clear()
                 t = CLOCK()
                 # the same instance on both sides (the same plan); what one side leaves memoised
                 # for the other (the task's parameters) is balanced by alternating who goes first
@@ -160,6 +169,7 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000) -
                     t = CLOCK()
                     env.step(a)
                     times[v]["step"].append(CLOCK() - t)
+                plans[v].append(len(times[v]["step"]))
 
     def med(xs: list[float]) -> float:
         xs = sorted(xs)
@@ -170,6 +180,13 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000) -
         m0, mk = med(times["v0"][what]), med(times["k"][what])
         out[what] = {"variant0_ms": round(m0 * 1e3, 4), "variant_ms": round(mk * 1e3, 4),
                      "ratio": round(mk / m0, 3), "n": len(times["k"][what]), "n0": len(times["v0"][what])}
+    # Paired: the two sides take the same steps (the same instance, the same plan) when the
+    # variant keeps today's policies and flows; then the median of each step's ratio (its
+    # time on the variant over the same step's on variant 0, run next to it) is free of
+    # the step mix, which moves a median of many kinds of steps from run to run.
+    if plans["v0"] == plans["k"]:
+        pairs = sorted(b / a for a, b in zip(times["v0"]["step"], times["k"]["step"]) if a > 0)
+        out["step"]["paired_ratio"] = round(pairs[len(pairs) // 2], 3)
     return out
 
 
@@ -196,14 +213,18 @@ def sample(app: str, n: int, rounds: int, aa: int) -> dict[str, Any]:
         seed0 += 1000   # each run on instances no run has reset before
         per.append({"variant": k, "factors": catalogue(app).values(k) if k else {},
                     **{w: c[w] for w in ("step", "fork", "cold_reset")}})
-        print(f"  {app} variant {k:6}: step x{c['step']['ratio']}, fork x{c['fork']['ratio']}, "
+        print(f"  {app} variant {k:6}: step x{c['step']['ratio']} (paired x{c['step'].get('paired_ratio')}), "
+              f"fork x{c['fork']['ratio']}, "
               f"cold reset x{c['cold_reset']['ratio']}", flush=True)
     variants = [p for p in per if p["variant"]]
     controls = [p for p in per if not p["variant"]]
+    paired = [p["step"]["paired_ratio"] for p in variants if "paired_ratio" in p["step"]]
     return {"rounds": rounds, "variants": per,
             **{f"{w}_ratio": _distribution([p[w]["ratio"] for p in variants]) for w in ("step", "fork", "cold_reset")},
+            **({"step_paired_ratio": _distribution(paired)} if paired else {}),
             **({f"aa_{w}_ratio": [p[w]["ratio"] for p in controls] for w in ("step", "fork", "cold_reset")}
-               if controls else {})}
+               if controls else {}),
+            **({"aa_step_paired_ratio": [p["step"].get("paired_ratio") for p in controls]} if controls else {})}
 
 
 def hot_step(app: str, k: int, repeats: int = 12) -> dict[str, Any]:
@@ -308,6 +329,8 @@ def main() -> None:
             if args.hot:
                 res["hot_step"] = hot_step(app, k)
             c = res["cost"]
+            if "paired_ratio" in c["step"]:
+                print(f"{app:9} variant {k:5}: step, paired by step: x{c['step']['paired_ratio']}")
             print(f"{app:9} variant {k:5}: distinct AX lines {res['distinct_ax_lines']:.0%}, names "
                   f"{res['distinct_names']:.0%}, identical pages {res['identical_pages']}/{res['pages']}; "
                   f"step x{c['step']['ratio']}, fork x{c['fork']['ratio']}, cold reset x{c['cold_reset']['ratio']}, "
@@ -315,7 +338,9 @@ def main() -> None:
                   + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
         if args.sample:
             smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa)
-            for w in ("step", "fork", "cold_reset"):
+            for w in ("step", "step_paired", "fork", "cold_reset"):
+                if f"{w}_ratio" not in smp:
+                    continue
                 d = smp[f"{w}_ratio"]
                 aa = smp.get(f"aa_{w}_ratio", [])
                 print(f"{app:9} {d['n']} sampled variants, {w}: median x{d['median']}, p90 x{d['p90']}, "
