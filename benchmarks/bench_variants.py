@@ -28,7 +28,7 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              which the mix of step kinds does not move as it moves a median of all steps.
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
-    python benchmarks/bench_variants.py --apps shopping --clock cpu --sample 20 --rounds 2   # about 3 min
+    python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
     python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
