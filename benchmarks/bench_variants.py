@@ -14,9 +14,21 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              time to build a variant's templates (once per process and variant);
   hot step   (--hot) each oracle step at one seed as the best of 12 runs on a fresh fork,
              parse cache emptied, collector off, wall clock: the step's own work, without
-             what the loop around it adds (caches other work evicted, the collector).
+             what the loop around it adds (caches other work evicted, the collector);
+  sample     (--sample N) the distribution over N variants drawn from the catalogue (by a
+             hash of the app's name: the same ids every run) among those that keep today's
+             policies, no confirmation step and one-step forms (the others make the oracle
+             take other steps, so their step medians are not comparable): per variant, the
+             cost as above against variant 0 in the same run, interleaved; reported as the
+             median, p90 and max of the per-variant ratios and the share within 1.10, with
+             ``--aa M`` runs of variant 0 against itself (a second environment) as the
+             noise floor of the same measurement. The step is also given paired
+             (paired_ratio): the median over steps of one step's time on the variant over
+             the same step's on variant 0 (the same instance and plan, run next to it),
+             which the mix of step kinds does not move as it moves a median of all steps.
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
+    python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
     python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
@@ -30,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import parser
+from common import parser, percentile
 
 import simweb
 from simweb.runtime.variants import catalogue, jinja_for
@@ -39,13 +51,37 @@ APPS = ("shopping", "forum", "issues", "cms", "booking")
 _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
+def _keeps_flows(app: str) -> list[bool]:
+    """Per factor of ``app``'s catalogue: whether it holds a policy, the confirmation step
+    or multi-step forms (what changes the oracle's steps)."""
+    return [any(o.policies or o.confirm or o.steps for o in f.options) for f in catalogue(app).factors]
+
+
+def sample_variants(app: str, n: int) -> list[int]:
+    """``n`` variant ids of ``app`` that keep today's policies, no confirmation step and
+    one-step forms (the oracle takes today's steps on them), drawn over the whole
+    catalogue by a hash of the app's name and a counter: the same ids every run."""
+    import hashlib
+
+    cat = catalogue(app)
+    keep = _keeps_flows(app)
+    out: list[int] = []
+    i = 0
+    while len(out) < n and i < 1000 * n:
+        i += 1
+        k = 1 + int(hashlib.sha256(f"{app}/sample/{i}".encode()).hexdigest(), 16) % (cat.count - 1)
+        if k not in out and all(c == 0 for c, kept in zip(cat.choice(k), keep) if kept):
+            out.append(k)
+    return out
+
+
 def far_variant(app: str) -> int:
     """The first test variant whose every factor differs from today's site, but the
     policies, the confirmation step and multi-step forms, which stay today's: those change
     what the oracle does (a confirmation page or a form's second page is one more step, a
     minimum stay another instance), and the cost is compared on the same steps."""
     cat = catalogue(app)
-    same = [any(o.policies or o.confirm or o.steps for o in f.options) for f in cat.factors]
+    same = _keeps_flows(app)
     for k in range(1, cat.count):
         if all((i == 0) == keep for i, keep in zip(cat.choice(k), same)) and cat.split(k) == "test":
             return k
@@ -93,20 +129,33 @@ def diversity(app: str, k: int) -> dict[str, Any]:
 CLOCK = time.perf_counter
 
 
-def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
-    envs = {0: simweb.make(app), k: simweb.make(app, variant=k)}
+def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000) -> dict[str, Any]:
+    """Variant ``k``'s step, fork and cold reset against variant 0's (``base``, an
+    environment of variant 0, or a new one), interleaved in this run; ``k`` = 0 measures
+    variant 0 against a second environment of it (the noise floor). Each new instance's
+    seed counts up from ``seed0`` (a cold reset is an instance not reset before)."""
+    envs = {"v0": base if base is not None else simweb.make(app),
+            "k": simweb.make(app, variant=k) if k else simweb.make(app)}
     fresh = catalogue(app).count - 1   # a variant this process has not built yet
-    t0 = CLOCK()
-    jinja_for(envs[k].app, fresh)
-    build = CLOCK() - t0
-    tasks = list(envs[0].app.tasks)
-    times: dict[int, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
-    seed = 10_000
+    build = 0.0
+    if fresh not in envs["k"].app.__dict__.get("_variant_jinja", {}):
+        t0 = CLOCK()
+        jinja_for(envs["k"].app, fresh)
+        build = CLOCK() - t0
+    tasks = list(envs["v0"].app.tasks)
+    times: dict[str, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
+    plans: dict[str, list[int]] = {v: [] for v in envs}   # where each episode's steps end
+    from simweb.web.browsing import parse_cached
+
+    seed = seed0
     for r in range(rounds + rounds % 2):   # an even number: each side goes first as often
         for tid in tasks:
             seed += 1
-            for v in ((0, k) if r % 2 == 0 else (k, 0)):   # interleaved, alternating order
+            for v in (("v0", "k") if r % 2 == 0 else ("k", "v0")):   # interleaved, alternating order
                 env = envs[v]
+                # each episode starts with an empty parse cache: no side parses a page the
+                # other side just parsed (in the A/A control the two sides' pages are the same)
+                parse_cached.cache_clear()
                 t = CLOCK()
                 # the same instance on both sides (the same plan); what one side leaves memoised
                 # for the other (the task's parameters) is balanced by alternating who goes first
@@ -120,6 +169,7 @@ def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
                     t = CLOCK()
                     env.step(a)
                     times[v]["step"].append(CLOCK() - t)
+                plans[v].append(len(times[v]["step"]))
 
     def med(xs: list[float]) -> float:
         xs = sorted(xs)
@@ -127,10 +177,54 @@ def cost(app: str, k: int, rounds: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {"template_build_s": round(build, 4)}
     for what in ("step", "fork", "cold_reset"):
-        m0, mk = med(times[0][what]), med(times[k][what])
+        m0, mk = med(times["v0"][what]), med(times["k"][what])
         out[what] = {"variant0_ms": round(m0 * 1e3, 4), "variant_ms": round(mk * 1e3, 4),
-                     "ratio": round(mk / m0, 3), "n": len(times[k][what])}
+                     "ratio": round(mk / m0, 3), "n": len(times["k"][what]), "n0": len(times["v0"][what])}
+    # Paired: the two sides take the same steps (the same instance, the same plan) when the
+    # variant keeps today's policies and flows; then the median of each step's ratio (its
+    # time on the variant over the same step's on variant 0, run next to it) is free of
+    # the step mix, which moves a median of many kinds of steps from run to run.
+    if plans["v0"] == plans["k"]:
+        pairs = sorted(b / a for a, b in zip(times["v0"]["step"], times["k"]["step"]) if a > 0)
+        out["step"]["paired_ratio"] = round(pairs[len(pairs) // 2], 3)
     return out
+
+
+def _distribution(ratios: list[float]) -> dict[str, Any]:
+    xs = sorted(ratios)
+    return {"n": len(xs), "median": round(percentile(xs, 50), 3), "p90": round(percentile(xs, 90), 3),
+            "max": round(xs[-1], 3), "min": round(xs[0], 3),
+            "within_1.10": round(sum(1 for x in xs if x <= 1.10) / len(xs), 3)}
+
+
+def sample(app: str, n: int, rounds: int, aa: int) -> dict[str, Any]:
+    """The cost of ``n`` sampled variants (:func:`sample_variants`) and ``aa`` runs of
+    variant 0 against itself, each against one environment of variant 0 in the same run,
+    interleaved; the runs themselves alternate (A/A runs spread among the variants')."""
+    base = simweb.make(app)
+    ids = sample_variants(app, n)
+    order: list[int] = list(ids)
+    for j in range(aa):   # the A/A runs spread through the run, not all first or last
+        order.insert((j + 1) * len(order) // (aa + 1), 0)
+    per: list[dict[str, Any]] = []
+    seed0 = 20_000
+    for k in order:
+        c = cost(app, k, rounds, base=base, seed0=seed0)
+        seed0 += 1000   # each run on instances no run has reset before
+        per.append({"variant": k, "factors": catalogue(app).values(k) if k else {},
+                    **{w: c[w] for w in ("step", "fork", "cold_reset")}})
+        print(f"  {app} variant {k:6}: step x{c['step']['ratio']} (paired x{c['step'].get('paired_ratio')}), "
+              f"fork x{c['fork']['ratio']}, "
+              f"cold reset x{c['cold_reset']['ratio']}", flush=True)
+    variants = [p for p in per if p["variant"]]
+    controls = [p for p in per if not p["variant"]]
+    paired = [p["step"]["paired_ratio"] for p in variants if "paired_ratio" in p["step"]]
+    return {"rounds": rounds, "variants": per,
+            **{f"{w}_ratio": _distribution([p[w]["ratio"] for p in variants]) for w in ("step", "fork", "cold_reset")},
+            **({"step_paired_ratio": _distribution(paired)} if paired else {}),
+            **({f"aa_{w}_ratio": [p[w]["ratio"] for p in controls] for w in ("step", "fork", "cold_reset")}
+               if controls else {}),
+            **({"aa_step_paired_ratio": [p["step"].get("paired_ratio") for p in controls]} if controls else {})}
 
 
 def hot_step(app: str, k: int, repeats: int = 12) -> dict[str, Any]:
@@ -215,6 +309,10 @@ def main() -> None:
                     "fork (parse cache emptied, collector off): the step's own work, without the loop's cache effects")
     ap.add_argument("--variant", type=int, default=None, help="the variant to compare with 0 (default: each app's "
                     "first test variant whose every factor differs)")
+    ap.add_argument("--sample", type=int, default=0, help="also measure N variants drawn from the catalogue (today's "
+                    "policies and flows) and report the distribution of their ratios")
+    ap.add_argument("--aa", type=int, default=2, help="with --sample: runs of variant 0 against itself (noise floor)")
+    ap.add_argument("--no-far", action="store_true", help="with --sample: skip the heaviest variant's diversity and cost")
     args = ap.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -224,16 +322,31 @@ def main() -> None:
         if args.screenshots:
             print(app, screenshots(app, k, args.screenshots))
             continue
-        res = {"variant": k, "clock": args.clock, "factors": catalogue(app).values(k), **diversity(app, k), "cost": cost(app, k, args.rounds)}
-        if args.hot:
-            res["hot_step"] = hot_step(app, k)
+        res: dict[str, Any] = {"clock": args.clock}
+        if not (args.sample and args.no_far):
+            res.update({"variant": k, "factors": catalogue(app).values(k), **diversity(app, k),
+                        "cost": cost(app, k, args.rounds)})
+            if args.hot:
+                res["hot_step"] = hot_step(app, k)
+            c = res["cost"]
+            if "paired_ratio" in c["step"]:
+                print(f"{app:9} variant {k:5}: step, paired by step: x{c['step']['paired_ratio']}")
+            print(f"{app:9} variant {k:5}: distinct AX lines {res['distinct_ax_lines']:.0%}, names "
+                  f"{res['distinct_names']:.0%}, identical pages {res['identical_pages']}/{res['pages']}; "
+                  f"step x{c['step']['ratio']}, fork x{c['fork']['ratio']}, cold reset x{c['cold_reset']['ratio']}, "
+                  f"template build {c['template_build_s']:.2f} s"
+                  + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
+        if args.sample:
+            smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa)
+            for w in ("step", "step_paired", "fork", "cold_reset"):
+                if f"{w}_ratio" not in smp:
+                    continue
+                d = smp[f"{w}_ratio"]
+                aa = smp.get(f"aa_{w}_ratio", [])
+                print(f"{app:9} {d['n']} sampled variants, {w}: median x{d['median']}, p90 x{d['p90']}, "
+                      f"max x{d['max']}, within x1.10: {d['within_1.10']:.0%}"
+                      + (f"; variant 0 against itself x{', x'.join(map(str, aa))}" if aa else ""), flush=True)
         results[app] = res
-        c = res["cost"]
-        print(f"{app:9} variant {k:5}: distinct AX lines {res['distinct_ax_lines']:.0%}, names "
-              f"{res['distinct_names']:.0%}, identical pages {res['identical_pages']}/{res['pages']}; "
-              f"step x{c['step']['ratio']}, fork x{c['fork']['ratio']}, cold reset x{c['cold_reset']['ratio']}, "
-              f"template build {c['template_build_s']:.2f} s"
-              + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
     if args.out and results:
         Path(args.out).write_text(json.dumps({"command": " ".join(sys.argv), "apps": results}, indent=1) + "\n")
 

@@ -14,6 +14,15 @@ controls), which covers what the browser reads besides the AX text.
 
     python benchmarks/obs_corpus.py --out /tmp/corpus_before.json       # record
     python benchmarks/obs_corpus.py --check /tmp/corpus_before.json     # compare, exit 1 on a difference
+
+With ``--variants N`` it hashes site variants instead (simweb.runtime.variants): per app,
+N variants of the catalogue (:func:`variant_sample`: the benchmark's heaviest variant, then
+ids spread evenly over the catalogue), every task template's oracle plan at ``--seeds``
+seeds on each, every step's URL, HTML and AX tree (and the parsed page of each distinct
+HTML), one hash per variant: what a change to the variants' rendering must leave as is.
+
+    python benchmarks/obs_corpus.py --variants 6 --seeds 2 --out /tmp/variants_before.json
+    python benchmarks/obs_corpus.py --variants 6 --seeds 2 --check /tmp/variants_before.json
 """
 from __future__ import annotations
 
@@ -107,13 +116,71 @@ def corpus_app(name: str, seeds: int, random_runs: int, random_steps: int, n_sea
             "pages": h.pages.hexdigest(), "episodes": per}
 
 
+def variant_sample(name: str, n: int) -> list[int]:
+    """``n`` variant ids of ``name``: bench_variants.far_variant's (every factor but the
+    policies and flows changed), then ids drawn over the whole catalogue by a hash of the
+    app's name and a counter (deterministic)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_variants import far_variant
+
+    from simweb.runtime.variants import catalogue
+
+    count = catalogue(name).count
+    ids = [far_variant(name)]
+    for i in range(1, 10 * n):
+        if len(ids) >= n:
+            break
+        k = 1 + int(hashlib.sha256(f"{name}/{i}".encode()).hexdigest(), 16) % (count - 1)
+        if k not in ids:
+            ids.append(k)
+    return ids
+
+
+def corpus_variants(name: str, seeds: int, ids: list[int]) -> dict[str, Any]:
+    """One hash per variant of every oracle step's URL, HTML and AX tree (and each
+    distinct page's parse) at ``seeds`` seeds of every template."""
+    import simweb
+
+    out: dict[str, Any] = {}
+    for k in ids:
+        env = simweb.make(name, seed=0, variant=k)
+        h = _Hasher()
+        for seed in range(seeds):
+            for tid in sorted(env.app.tasks):
+                if not try_reset(env, seed, tid):
+                    continue
+                for a in env.oracle_plan():
+                    h.obs(env, env.step(a)[0])
+        out[str(k)] = {"observations": h.n_obs, "distinct_pages": len(h.seen), "steps": h.steps.hexdigest(),
+                       "pages": h.pages.hexdigest()}
+    return out
+
+
 def main() -> None:
     ap = parser(__doc__.splitlines()[0])
     ap.add_argument("--apps", default=",".join(APPS))
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--check", type=Path, help="compare with a recorded corpus; exit 1 on any difference")
+    ap.add_argument("--variants", type=int, default=0,
+                    help="hash N site variants per app (oracle steps only) instead of today's site")
     args = ap.parse_args()
     out: dict[str, Any] = {}
+    if args.variants:
+        for name in args.apps.split(","):
+            out[name] = corpus_variants(name, args.seeds, variant_sample(name, args.variants))
+            print(f"{name}: variants {', '.join(out[name])}: "
+                  f"{sum(v['observations'] for v in out[name].values())} observations", flush=True)
+        if args.out:
+            args.out.write_text(json.dumps(out, indent=1, sort_keys=True))
+        if args.check:
+            ref = json.loads(args.check.read_text())
+            bad = [f"{name} variant {k}: differs" for name, res in out.items() for k, v in res.items()
+                   if ref.get(name, {}).get(k) != v]
+            if bad:
+                print("\n".join(bad))
+                raise SystemExit(1)
+            print(f"identical to {args.check}")
+        return
     for name in args.apps.split(","):
         out[name] = corpus_app(name, args.seeds, 3, 45, 30)
         print(f"{name}: {out[name]['observations']} observations, {out[name]['distinct_pages']} distinct pages, "

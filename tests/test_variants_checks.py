@@ -189,3 +189,26 @@ def test_a_titles_rewrite_by_parts_is_the_whole_titles():
                     site._page_context(got, site_title)
                     assert got == _reference_page_context(site, t, site_title), (app, site.variant, t)
         assert span.words(f"x · {site_title}") == "joined"
+
+
+def test_kept_flow_styles_are_each_variants_own():
+    """confirm_step and form_steps keep a variant's style on the app after its first check:
+    asked in turn for variants of different styles on one App (and for today's site), each
+    answers its own site's style every time; two variants never share a kept style."""
+    from simweb.runtime.variants import confirm_step, form_steps
+
+    for app in APPS:
+        cat = catalogue(app)
+        env = simweb.make(app)
+        styles: dict[tuple[str, str], int] = {}
+        for k in range(1, cat.count):
+            site = cat.site(k)
+            styles.setdefault((site.confirm, site.steps), k)
+            if len(styles) >= 6:
+                break
+        assert len({c for c, _ in styles}) > 1 and len({s for _, s in styles}) > 1, app
+        states = {k: env.app.initial_state(0, variant=k) for k in [0, *styles.values()]}
+        for _ in range(2):   # the second pass from the kept styles
+            for k, state in states.items():
+                want = (cat.site(k).confirm, cat.site(k).steps) if k else ("", "")
+                assert (confirm_step(env.app, state), form_steps(env.app, state)) == want, (app, k)

@@ -65,12 +65,12 @@ def test_slugify_is_ascii_lowercase_hyphens() -> None:
 
 
 class _World:
-    """A world of two products (the column_value contract)."""
+    """A world of two products (the column_values contract)."""
 
-    def column_value(self, table: str, column: str, rid: int) -> object:
+    def column_values(self, table: str, column: str) -> dict[int, object]:
         if (table, column) != ("products", "name"):
             raise ValueError(f"no column {table}.{column}")
-        return {12: "Grey Wool Scarf", 7: "Été Hat"}.get(rid)
+        return {12: "Grey Wool Scarf", 7: "Été Hat"}
 
 
 def test_slug_rules_map_both_ways() -> None:
@@ -141,6 +141,34 @@ def test_world_slug_sources_exist(app: str, env_of) -> None:
     for table, column in (("products; drop", "name"), ("nope", "name"), ("users", "nope")):
         with pytest.raises(ValueError):
             world.column_value(table, column, 1)
+        with pytest.raises(ValueError):
+            world.column_values(table, column)
+
+
+@pytest.mark.parametrize("app", SLUG_APPS)
+def test_slugs_are_read_once_per_world_column(app: str, env_of, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bound scheme reads each slug column whole, once, and keeps it by (table, column):
+    every row's slug is its own row's, a column never answers for another, and rendering
+    a slug link queries the world no more (a step makes no slug query)."""
+    world = env_of(app).unwrapped.app.world
+    factor = next(f for f in catalogue(app).factors if f.name == "url_scheme")
+    rules = [r for opt in factor.options for r in opt.urls if "<slug:" in r[1]]
+    bound = [scheme((r,)).bind(world) for r in rules]   # type: ignore[union-attr]
+    sources = {(t, c) for s in bound for t, c, _f in s.slug_sources}
+    for table, column in sources:
+        values = world.column_values(table, column)
+        assert world.column_values(table, column) is values   # kept on the world: one read
+        top = world.max_id(table)
+        for rid in (1, 2, top // 2, top):
+            assert values[rid] == world.column_value(table, column, rid)
+        assert top + 1 not in values
+    monkeypatch.setattr(type(world), "column_value", lambda *a: pytest.fail("a slug read the world per row"))
+    for s in bound:
+        for table, column, _first in s.slug_sources:
+            top = world.max_id(table)
+            for rid in (1, 3, top):
+                assert s.slug(table, column, str(rid)) == slugify(world.column_values(table, column)[rid])
+            assert s.slug(table, column, str(top + 1)) == ""   # a row made at run time: no slug
 
 
 # ----------------------------------------------------------------------------- the browser

@@ -849,6 +849,23 @@ class WorldFile:
         the world has no such row: a row created at run time). ``table`` and ``column`` are
         identifiers the app declares (a site variant's slug source); anything else, or a
         table or column this world does not have, is a ValueError."""
+        self._check_column(table, column)
+        row = self._conn().execute(f"SELECT {column} FROM {table} WHERE id = ?", (rid,)).fetchone()
+        return None if row is None else row[0]
+
+    def column_values(self, table: str, column: str) -> dict[int, Any]:
+        """Column ``column`` of every row of world table ``table``, by id: one query, once
+        per world and column (the world is read-only: kept on the world; shared by every
+        site variant whose slugs read it). ValueError as :meth:`column_value`."""
+        kept: dict[tuple[str, str], dict[int, Any]] = self.__dict__.setdefault("_column_values", {})
+        values = kept.get((table, column))
+        if values is None:
+            self._check_column(table, column)
+            values = kept[(table, column)] = dict(self._conn().execute(f"SELECT id, {column} FROM {table}").fetchall())
+        return values
+
+    def _check_column(self, table: str, column: str) -> None:
+        """ValueError unless ``table.column`` is an identifier pair this world has."""
         columns = self.__dict__.setdefault("_columns", {})
         known = columns.get(table)
         if known is None:
@@ -857,8 +874,6 @@ class WorldFile:
             known = columns[table] = frozenset(r[1] for r in self._conn().execute(f"PRAGMA table_info({table})"))
         if column not in known or not _IDENT.fullmatch(column):
             raise ValueError(f"the {self.APP} world has no column {table}.{column}")
-        row = self._conn().execute(f"SELECT {column} FROM {table} WHERE id = ?", (rid,)).fetchone()
-        return None if row is None else row[0]
 
     def max_id(self, table: str) -> int:
         """Largest id in ``table`` (new simulator rows get ids above it)."""

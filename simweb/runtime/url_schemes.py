@@ -37,7 +37,7 @@ wording. The variant's form exists only where a URL meets the browser:
     - {label: hotel-slug, urls: {/hotels/<int:pid>: /hotel/<pid>-<slug:properties.name>}}
 
 ``/p/12`` is then ``/product/grey-wool-scarf-12``: the slug is column ``name`` of row 12 of
-the world's table ``products`` (``WorldFile.column_value``), through :func:`slugify`
+the world's table ``products`` (read whole once per world: ``WorldFile.column_values``), through :func:`slugify`
 (ASCII, lower case, hyphens, at most :data:`SLUG_MAX` characters), memoised per scheme.
 The world is the App's (:func:`simweb.runtime.variants.url_scheme` binds the scheme to it,
 :meth:`UrlScheme.bind`); a row the world does not have (one made at run time) has no
@@ -227,7 +227,7 @@ class UrlScheme:
     """A variant's URL scheme: canonical <-> the variant's form (see the module docstring).
 
     A scheme with slug rules reads its slugs from ``world`` (an app's world, which answers
-    ``column_value(table, column, id)``): :meth:`bind` gives the scheme of one world. An
+    ``column_values(table, column)``): :meth:`bind` gives the scheme of one world. An
     unbound scheme knows no slug, and writes such a segment as the id alone."""
 
     def __init__(self, rules: list[Rule], world: Any = None):
@@ -236,6 +236,8 @@ class UrlScheme:
         self._wire: dict[str, str] = {}
         self._canon: dict[str, str] = {}
         self._slugs: dict[tuple[str, str, str], str] = {}
+        #: (table, column) -> the world's values by id (:meth:`_column`).
+        self._columns: dict[tuple[str, str], dict[int, Any]] = {}
         #: The first literal segment of every canonical pattern: a cheap "maybe" test.
         self._heads = frozenset("/" + r.canon[0][0] for r in self.rules if r.canon[0][0])
         #: Whether any rule writes a slug of world data.
@@ -247,14 +249,24 @@ class UrlScheme:
 
     def bind(self, world: Any) -> UrlScheme:
         """This scheme reading its slugs from ``world`` (UrlSchemeError when the world has
-        no table or column a slug rule names)."""
+        no table or column a slug rule names). Each slug source's column is read whole,
+        once (``world.column_values``: one query per world and column, shared by every
+        variant that reads it), so a step never queries the world for a slug."""
+        bound = UrlScheme(list(self.rules), world)
         for rule in self.rules:
             for _i, _name, table, column, _first in rule.slugs:
                 try:
-                    world.column_value(table, column, 0)
+                    bound._column(table, column)
                 except (AttributeError, ValueError) as exc:
                     raise UrlSchemeError(f"url rule slug {table}.{column}: {exc}") from None
-        return UrlScheme(list(self.rules), world)
+        return bound
+
+    def _column(self, table: str, column: str) -> dict[int, Any]:
+        """The world's ``table.column`` by id (read whole on first use: see :meth:`bind`)."""
+        values = self._columns.get((table, column))
+        if values is None:
+            values = self._columns[(table, column)] = self.world.column_values(table, column)
+        return values
 
     # ------------------------------------------------------------------ slugs
     def slug(self, table: str, column: str, rid: str) -> str:
@@ -267,7 +279,7 @@ class UrlScheme:
     def _slug(self, key: tuple[str, str, str]) -> str:
         if self.world is None:
             return ""
-        value = self.world.column_value(key[0], key[1], int(key[2]))
+        value = self._column(key[0], key[1]).get(int(key[2]))   # None: a row created at run time
         return slugify(value) if isinstance(value, str) else ""
 
     def _wire_path(self, rule: Rule, params: dict[str, str]) -> list[str]:
@@ -311,7 +323,8 @@ class UrlScheme:
         else (another host, a relative reference, a non-string) unchanged."""
         if not isinstance(url, str) or not url.startswith("/"):
             return url
-        return memoised(self._wire, url, self._to_wire)
+        hit = self._wire.get(url)   # the hit inline (URLs repeat): memoised() on a miss
+        return hit if hit is not None else memoised(self._wire, url, self._to_wire)
 
     def _to_wire(self, url: str) -> str:
         if url.startswith(UNMAPPED + "/"):
@@ -338,7 +351,8 @@ class UrlScheme:
         (a 404, as a real site answers a URL it does not use)."""
         if not url.startswith("/"):
             return url
-        return memoised(self._canon, url, self._to_canonical)
+        hit = self._canon.get(url)
+        return hit if hit is not None else memoised(self._canon, url, self._to_canonical)
 
     def _to_canonical(self, url: str) -> str:
         parts = _split(url)
@@ -548,7 +562,8 @@ def _slug_filter(scheme: UrlScheme, table: str, column: str, first: bool) -> Any
 
     def variant_slug(value: Any) -> str:
         if type(value) is int:   # the usual case, a row's id: one dict lookup
-            return memoised(by_id, value, lambda v: segment(str(v)))
+            hit = by_id.get(value)
+            return hit if hit is not None else memoised(by_id, value, lambda v: segment(str(v)))
         return segment(str(value))
     return variant_slug
 

@@ -70,6 +70,7 @@ _GOLDEN = (6_180_339_887, 10_000_000_000)
 COVER = 40
 #: Variant ids are ``0 <= K < min(combinations, MAX_VARIANTS)``.
 MAX_VARIANTS = 100_000
+_UNSET = object()   # a memo's "not there" where None is a value
 
 
 class VariantError(ValueError):
@@ -362,8 +363,15 @@ class Catalogue:
         return out
 
     def site(self, variant: int) -> Site:
-        """The variant's rendering recipe (memoised)."""
-        sites: dict[int, Site] = self.__dict__.setdefault("_sites", {})
+        """The variant's rendering recipe (memoised; a built site's id, an int, is one
+        lookup: policies, flows and the title's words ask on every step)."""
+        sites: dict[int, Site] | None = self.__dict__.get("_sites")
+        if sites is None:
+            sites = self.__dict__["_sites"] = {}
+        if type(variant) is int:   # (not a bool: True would find site 1, and check() refuses it)
+            hit = sites.get(variant)
+            if hit is not None:
+                return hit
         v = self.check(variant)
         hit = sites.get(v)
         if hit is None:
@@ -538,7 +546,10 @@ class Site:
         memo: dict[tuple[str, str], dict[str, Any]] | None = self.__dict__.get("_page_memo")
         if memo is None:   # (not setdefault: that would build a dict on every page)
             memo = self.__dict__["_page_memo"] = {}
-        entry: dict[str, Any] = memoised(memo, (ctx["title"], site_title), self._page_entry, 4096)
+        key = (ctx["title"], site_title)
+        entry = memo.get(key)   # the hit inline (a revisited title): memoised() on a miss
+        if entry is None:
+            entry = memoised(memo, key, self._page_entry, 4096)
         ctx.update(entry)
 
     def _page_entry(self, key: tuple[str, str]) -> dict[str, Any]:
@@ -559,7 +570,8 @@ class Site:
         memo: dict[str, str] | None = self.__dict__.get("_words_memo")
         if memo is None:
             memo = self.__dict__["_words_memo"] = {}
-        return memoised(memo, s, self.words)
+        hit = memo.get(s)
+        return hit if hit is not None else memoised(memo, s, self.words)
 
     def _page_context(self, ctx: dict[str, Any], site_title: str) -> None:
         title = ctx["title"]
@@ -674,7 +686,8 @@ def _reformatting(fn: Any, rewrite: Any, pure: bool = False) -> Any:
     by_args: dict[Any, Any] = {}
 
     def once(text: str) -> str:
-        return memoised(memo, text, rewrite)
+        hit = memo.get(text)
+        return hit if hit is not None else memoised(memo, text, rewrite)
 
     def call(*args: Any, **kwargs: Any) -> Any:
         out = fn(*args, **kwargs)
@@ -711,7 +724,9 @@ def jinja_for(app: Any, variant: int) -> Any:
     per process and app."""
     if not variant:
         return app.jinja
-    envs: dict[int, Any] = app.__dict__.setdefault("_variant_jinja", {})
+    envs: dict[int, Any] | None = app.__dict__.get("_variant_jinja")
+    if envs is None:   # (not setdefault: that would build a dict on every render)
+        envs = app.__dict__["_variant_jinja"] = {}
     env = envs.get(variant)
     if env is None:
         site = catalogue(app).site(variant)
@@ -746,8 +761,9 @@ def url_scheme(app: Any, variant: int) -> url_schemes.UrlScheme | None:
     schemes: dict[int, url_schemes.UrlScheme | None] | None = app.__dict__.get("_variant_schemes")
     if schemes is None:
         schemes = app.__dict__["_variant_schemes"] = {}
-    if variant in schemes:
-        return schemes[variant]
+    hit = schemes.get(variant, _UNSET)   # one lookup (the browser asks on every URL it shows)
+    if hit is not _UNSET:
+        return hit   # type: ignore[return-value]
     urls = catalogue(app).site(variant).urls
     if urls is not None and urls.slugged:
         try:
@@ -816,14 +832,12 @@ def field_errors(app: Any, state: dict) -> str:
     return _site_of(app, variant).flow.get("field_errors", "") if variant else ""
 
 
-def _flow_style(app: Any, state: dict, attr: str, check: Callable[[], None], error: type[Exception]) -> str:
+def _flow_style(app: Any, variant: int, attr: str, check: Callable[[], None], error: type[Exception]) -> str:
     """The style (the :class:`Site` field ``attr``) of a flow whose forms the app declares,
-    on ``state``'s variant ("" on today's site or a variant without it). The first time
-    an app uses the flow, ``check`` validates its declarations against the spec; its
-    ``error`` becomes a VariantError."""
-    variant = state["meta"].get("variant", 0)
-    if not variant:
-        return ""
+    on site ``variant`` (not 0). The first time an app uses the flow, ``check`` validates
+    its declarations against the spec; its ``error`` becomes a VariantError. The style is
+    then kept on the app by (variant, attr): :func:`confirm_step` and :func:`form_steps`,
+    asked several times a step, answer a kept style with one lookup."""
     style: str = getattr(_site_of(app, variant), attr)
     flag = f"_{attr}_checked"
     if style and not app.__dict__.get(flag):
@@ -832,14 +846,30 @@ def _flow_style(app: Any, state: dict, attr: str, check: Callable[[], None], err
         except error as exc:
             raise VariantError(str(exc)) from None
         app.__dict__[flag] = True
+    styles: dict[tuple[int, str], str] | None = app.__dict__.get("_flow_styles")
+    if styles is None:
+        styles = app.__dict__["_flow_styles"] = {}
+    styles[(variant, attr)] = style
     return style
+
+
+def _kept_style(app: Any, variant: int, attr: str) -> str | None:
+    """A flow style :func:`_flow_style` has checked and kept (None: not yet)."""
+    styles: dict[tuple[int, str], str] | None = app.__dict__.get("_flow_styles")
+    return None if styles is None else styles.get((variant, attr))
 
 
 def confirm_step(app: Any, state: dict) -> str:
     """The confirmation step's style on ``state``'s variant ("" when it has none: today's
     site, or a variant that does not take the factor; simweb.runtime.variant_confirm).
     The app's declared events are checked against its spec on first use (VariantError)."""
-    return _flow_style(app, state, "confirm", lambda: variant_confirm.check_events(app, catalogue(app).confirmables),
+    variant = state["meta"].get("variant", 0)
+    if not variant:
+        return ""
+    kept = _kept_style(app, variant, "confirm")
+    if kept is not None:
+        return kept
+    return _flow_style(app, variant, "confirm", lambda: variant_confirm.check_events(app, catalogue(app).confirmables),
                        variant_confirm.ConfirmError)
 
 
@@ -847,7 +877,13 @@ def form_steps(app: Any, state: dict) -> str:
     """The multi-step forms' style on ``state``'s variant ("" when its forms are one page:
     today's site, or a variant that does not take the factor; simweb.runtime.variant_steps).
     The app's declared forms are checked against its spec on first use (VariantError)."""
-    return _flow_style(app, state, "steps", lambda: variant_steps.check_events(
+    variant = state["meta"].get("variant", 0)
+    if not variant:
+        return ""
+    kept = _kept_style(app, variant, "steps")
+    if kept is not None:
+        return kept
+    return _flow_style(app, variant, "steps", lambda: variant_steps.check_events(
         app, catalogue(app).steppables, catalogue(app).confirmables), variant_steps.StepsError)
 
 
