@@ -165,6 +165,7 @@ DEF F_PLAIN = 8
 DEF F_CONTROL = 16
 DEF F_CONTEXT = 32
 DEF F_FAST_NFC = 64     # the fast role names from content
+DEF F_LIVE = 128        # the tag's own role is a live region's (output: status)
 
 # Attribute-name bits, set while an element's attributes are read
 DEF B_SLOW = 1
@@ -181,7 +182,7 @@ DEF B_HREF = 64
 ctypedef unsigned long long mask_t
 ATTR_NAMES = ("role", "aria-label", "aria-labelledby", "title", "form", "name", "disabled", "type",
               "value", "checked", "multiple", "required", "aria-selected", "open", "for", "id",
-              "method", "action", "alt")
+              "method", "action", "alt", "aria-live")
 cdef mask_t A_ROLE = (<mask_t> 1) << 8
 cdef mask_t A_ARIA_LABEL = (<mask_t> 1) << 9
 cdef mask_t A_ARIA_LABELLEDBY = (<mask_t> 1) << 10
@@ -201,6 +202,7 @@ cdef mask_t A_ID = (<mask_t> 1) << 23
 cdef mask_t A_METHOD = (<mask_t> 1) << 24
 cdef mask_t A_ACTION = (<mask_t> 1) << 25
 cdef mask_t A_ALT = (<mask_t> 1) << 26
+cdef mask_t A_ARIA_LIVE = (<mask_t> 1) << 27
 
 # Attribute names by name id, per walk: an attribute's qualified name is lexbor's name for
 # its id (a built-in id, or one this document defined), so within one document the id
@@ -228,6 +230,7 @@ cdef object attr_str = None
 cdef object DuplicateBidError = None
 cdef frozenset NAME_FROM_CONTENT = frozenset()
 cdef frozenset CHECKABLE_ROLES = frozenset()
+cdef dict LIVE_ROLES = {}
 cdef frozenset ARIA_ROLES = frozenset()
 cdef dict TEXT_INPUTS = {}
 cdef frozenset BUTTON_INPUTS = frozenset()
@@ -259,7 +262,7 @@ def configure(ns: dict, tag_ids: dict) -> None:
 
     `tag_ids` maps "-text", "-comment", "-doctype", "-document" and "title" to lexbor's
     tag ids (``LexborNode.tag_id`` of such nodes)."""
-    global Element, attr_str, DuplicateBidError, NAME_FROM_CONTENT, CHECKABLE_ROLES, ARIA_ROLES
+    global Element, attr_str, DuplicateBidError, NAME_FROM_CONTENT, CHECKABLE_ROLES, ARIA_ROLES, LIVE_ROLES
     global TEXT_INPUTS, BUTTON_INPUTS, CONTROL_NAMES, DEFAULT_BUTTON_LABEL, configured
     global TAG_TEXT, TAG_DOCUMENT, TAG_COMMENT, TAG_DOCTYPE, TAG_TITLE
     cdef int i, code
@@ -275,6 +278,7 @@ def configure(ns: dict, tag_ids: dict) -> None:
     DuplicateBidError = ns["DuplicateBidError"]
     NAME_FROM_CONTENT = ns["_NAME_FROM_CONTENT"]
     CHECKABLE_ROLES = ns["_CHECKABLE_ROLES"]
+    LIVE_ROLES = ns["_LIVE_ROLES"]
     ARIA_ROLES = ns["_ARIA_ROLES"]
     TEXT_INPUTS = ns["_TEXT_INPUTS"]
     BUTTON_INPUTS = ns["_BUTTON_INPUTS"]
@@ -320,6 +324,8 @@ def configure(ns: dict, tag_ids: dict) -> None:
         fr = ns["_FAST_ROLES"].get(name)
         if fr is not None and fr in NAME_FROM_CONTENT:
             f |= F_FAST_NFC
+        if ns["_TAG_ROLES"].get(name) in LIVE_ROLES:
+            f |= F_LIVE
         tag_flags[code] = f
         fast_roles[code] = fr
         tag_roles[code] = ns["_TAG_ROLES"].get(name)
@@ -1151,6 +1157,8 @@ cdef class Walker:
                 expanded = "open" in attrs_only(self.ac, par)
                 role = role or "DisclosureTriangle"
 
+        if role is None and bits & A_ARIA_LIVE and attrs["aria-live"] and live_props("generic", attrs):
+            role = "generic"   # a live region: Chromium gives it properties, so BrowserGym a line
         if role is None:
             self.visit_generic(node, tag, code, attrs, bits, bid, depth, parent, acc, ctx)
             return 0
@@ -1180,6 +1188,10 @@ cdef class Walker:
                 rec[9] = ", selected=True" if attrs["aria-selected"] == "true" else ", selected=False"
         elif role in CHECKABLE_ROLES:
             rec[9] = ", checked='false'"
+        if (f & F_LIVE) or (bits & (A_ROLE | A_ARIA_LIVE)):
+            live = live_props(role, attrs)
+            if live:
+                rec[7] = live + rec[7]
         if expanded >= 0:
             post2 = (", expanded=True" if expanded else ", expanded=False") + post2
         if code == C_FORM:
@@ -1694,6 +1706,24 @@ cdef int quote_kind(str s) noexcept:
     if not single:
         return 1
     return 0 if double else 2
+
+
+cdef str live_props(str role, dict attrs):
+    """A live region's properties (simweb/web/axtree.py's _live)."""
+    d = LIVE_ROLES.get(role)
+    live, atomic = d if d is not None else ("", False)
+    relevant = None
+    if attrs:
+        v = attrs.get("aria-live")
+        if v:
+            live = v
+        a = attrs.get("aria-atomic")
+        if a:
+            atomic = a.lower() == "true"
+        relevant = attrs.get("aria-relevant")
+    if not live or live == "off":
+        return ""
+    return ", live=" + quoted(live) + (", atomic" if atomic else "") + ", relevant=" + quoted(relevant or "additions text")
 
 
 cdef inline str described(dict attrs):

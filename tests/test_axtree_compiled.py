@@ -11,6 +11,7 @@ from __future__ import annotations
 import html as html_lib
 import importlib
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -465,3 +466,71 @@ def test_threads_parsing_at_once_get_the_same_pages() -> None:
     finally:
         sys.setswitchinterval(old)
     assert got == want * 4
+
+
+LIVE_PAGE = """<html><head><title>t</title></head><body>
+<div role="alert">Bad thing</div><div role="status">Saved</div><p role="alert" aria-label="Err">x</p>
+<div role="log">l1</div><div aria-live="polite">pol</div>
+<div aria-live="assertive" aria-atomic="true" aria-relevant="all">ass</div><div aria-live="off">off</div>
+<div role="status" aria-live="off">statoff</div><div role="alert" aria-atomic="false">alnoatomic</div>
+<div role="timer">t</div><output>out</output><p aria-live="polite">para</p>
+<div role="status" aria-disabled="true">dis</div><div role="alert"><a href="/x">link in alert</a></div>
+<section aria-live="polite" aria-label="S">sec</section><span bid="e" role="alert">inline</span>
+</body></html>"""
+
+#: What BrowserGym prints from Chromium's own tree (CDP Accessibility.getFullAXTree) for
+#: LIVE_PAGE's elements, in order, without their text (measured with Chromium 1xx).
+LIVE_LINES = [
+    "alert '', live='assertive', atomic, relevant='additions text'",
+    "status '', live='polite', atomic, relevant='additions text'",
+    "alert 'Err', live='assertive', atomic, relevant='additions text'",
+    "log '', live='polite', relevant='additions text'",
+    "generic '', live='polite', relevant='additions text'",
+    "generic '', live='assertive', atomic, relevant='all'",
+    "status ''",
+    "alert '', live='assertive', relevant='additions text'",
+    "timer ''",
+    "status '', live='polite', atomic, relevant='additions text'",
+    "paragraph '', live='polite', relevant='additions text'",
+    "status '', live='polite', atomic, relevant='additions text', disabled=True",
+    "alert '', live='assertive', atomic, relevant='additions text'",
+    "link 'link in alert', url='/x'",
+    "region 'S', live='polite', relevant='additions text'",
+    "[e] alert '', live='assertive', atomic, relevant='additions text'",
+]
+
+
+def test_live_regions_have_chromiums_properties_in_both_walks() -> None:
+    """A live region's own line carries ``live``, ``atomic`` and ``relevant`` first, as
+    Chromium gives them (the role's defaults, aria-live/-atomic/-relevant as written; none
+    when off) and BrowserGym prints them; its descendants have none; a generic container
+    with aria-live gets a line. Both walks write the same tree."""
+    from simweb.web import axtree
+
+    trees = {walk: axtree._parse_page(LIVE_PAGE, walk).axtree() for walk in {axtree._compiled_walk, None}}
+    assert len(set(trees.values())) == 1
+    lines = [ln.strip() for ln in next(iter(trees.values())).splitlines()[1:] if "StaticText" not in ln]
+    assert lines == LIVE_LINES
+
+
+@pytest.mark.browser
+def test_live_region_lines_are_chromiums(chromium: Any) -> None:
+    """LIVE_LINES are what BrowserGym writes from Chromium's accessibility tree for LIVE_PAGE
+    (its links aside: Chromium's url is absolute)."""
+    pytest.importorskip("playwright.sync_api")
+    from test_variants_fields import _browsergym_line
+
+    page = chromium.new_page()
+    try:
+        page.set_content(LIVE_PAGE)
+        cdp = page.context.new_cdp_session(page)
+        nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+        cdp.detach()
+    finally:
+        page.close()
+    got = [_browsergym_line(n) for n in nodes if not n.get("ignored") and n["role"]["value"] not in
+           ("RootWebArea", "StaticText", "InlineTextBox", "LineBreak", "link")
+           and not (n["role"]["value"] == "generic" and not any(
+               "value" in p.get("value", {}) for p in n.get("properties", [])))]
+    want = [re.sub(r"^\[[^\]]+\] ", "", ln) for ln in LIVE_LINES if not ln.startswith("link ")]
+    assert sorted(got) == sorted(want)   # (CDP lists a node's children after its siblings)

@@ -128,7 +128,8 @@ def test_a_refusal_about_a_field_is_shown_beside_it(mode: str) -> None:
     assert re.search(r'<input bid="reg-username"[^>]* aria-invalid="true" aria-describedby="field-error-username"', html)
     assert f'<span bid="field-error" id="field-error-username" class="field-error" role="alert">{msg}</span>' in html
     i = next(i for i, ln in enumerate(lines) if "[reg-username]" in ln)
-    assert lines[i + 1].strip() == "[field-error] alert ''" and lines[i + 2].strip() == f"StaticText '{msg}'"
+    assert lines[i + 1].strip() == "[field-error] alert '', live='assertive', atomic, relevant='additions text'"
+    assert lines[i + 2].strip() == f"StaticText '{msg}'"
     assert top is (mode == "inline-summary")
 
 

@@ -33,7 +33,9 @@ Output format (as produced by BrowserGym from Chromium's AX tree)::
   backslash escapes for anything else (``'a\\'b"c'``, ``'line1\\nline2'``).
 * As in BrowserGym, ``value=...`` follows the name after a plain space (it is
   not part of the comma-separated property list) and is omitted when empty;
-  the properties follow as ``, prop`` items in this fixed order: ``disabled``,
+  the properties follow as ``, prop`` items in this fixed order: a live
+  region's ``live``, ``atomic`` and ``relevant`` (an alert, a status, a log, an
+  output or an element with ``aria-live``: Chromium's values, see ``_live``), ``disabled``,
   ``focused``, ``hasPopup``, ``required``, ``checked``, ``expanded``,
   ``pressed``, ``selected``, ``multiselectable``, ``url``; a form control's
   ``describedby`` (its ``aria-describedby`` as written) comes last.
@@ -377,6 +379,32 @@ def _described(attrs: dict[str, str | None] | None) -> str:
     return f", describedby={d!r}" if d else ""
 
 
+#: Roles Chromium makes live regions of, with their defaults (aria-live, aria-atomic).
+_LIVE_ROLES: dict[str, tuple[str, bool]] = {"alert": ("assertive", True), "status": ("polite", True),
+                                            "log": ("polite", False), "marquee": ("off", False),
+                                            "timer": ("off", False)}
+
+
+def _live(role: str, attrs: dict[str, str | None] | None) -> str:
+    """A live region's properties, as Chromium gives them and BrowserGym prints them
+    first: ``live`` (aria-live as written, else the role's), ``atomic`` (aria-atomic, else
+    the role's) and ``relevant`` (aria-relevant as written, else 'additions text'); none
+    where the region is off. Only the region's own line has them, not its descendants."""
+    live, atomic = _LIVE_ROLES.get(role, ("", False))
+    relevant: str | None = None
+    if attrs:
+        v = attrs.get("aria-live")
+        if v:
+            live = v
+        a = attrs.get("aria-atomic")
+        if a:
+            atomic = a.lower() == "true"
+        relevant = attrs.get("aria-relevant")
+    if not live or live == "off":
+        return ""
+    return f", live={live!r}" + (", atomic" if atomic else "") + f", relevant={relevant or 'additions text'!r}"
+
+
 def _aria_props(attrs: dict[str, str | None]) -> tuple[str, str, str]:
     """(pre, post1, post2) property strings from ARIA state attributes."""
     pre = ", disabled=True" if attrs.get("aria-disabled") == "true" else ""
@@ -714,19 +742,19 @@ _PLAIN_GENERIC = frozenset(
     address hgroup tt strike nobr""".split()
 )
 _SPECIAL_ATTRS = frozenset(
-    {"bid", "role", "aria-label", "aria-labelledby", "hidden", "aria-hidden", "style"})
+    {"bid", "role", "aria-label", "aria-labelledby", "hidden", "aria-hidden", "style", "aria-live"})
 
 # Tags whose role never depends on context, handled by visit_simple() when
 # none of _SLOW_ATTRS is present (an <a> also needs its href).
 _FAST_ROLES = {
     t: r for t, r in _TAG_ROLES.items()
     if t not in ("form", "fieldset", "details", "dialog", "label", "nav", "main", "article",
-                 "aside", "table")
+                 "aside", "table", "output")   # (output: a live region, see _live)
 }
 _FAST_ROLES["a"] = "link"
 _SLOW_ATTRS = frozenset(
     """role aria-label aria-labelledby aria-hidden hidden style title aria-disabled
-    aria-haspopup aria-required aria-expanded aria-pressed aria-selected aria-checked
+    aria-haspopup aria-required aria-expanded aria-pressed aria-selected aria-checked aria-live
     """.split()
 )
 
@@ -902,6 +930,8 @@ class _Builder:
                 expanded = "open" in par.attributes
                 role = role or "DisclosureTriangle"
 
+        if role is None and attrs and attrs.get("aria-live") and _live("generic", attrs):
+            role = "generic"   # a live region: Chromium gives it properties, so BrowserGym a line
         if role is None:
             self.visit_generic(node, tag, attrs, bid, depth, parent, acc, ctx)
             return
@@ -932,6 +962,8 @@ class _Builder:
                 rec[_R_DYN] = f", selected={attrs['aria-selected'] == 'true'}"
         elif role in _CHECKABLE_ROLES:
             rec[_R_DYN] = ", checked='false'"
+        if role in _LIVE_ROLES or (attrs and "aria-live" in attrs):
+            rec[_R_PRE] = _live(role, attrs) + rec[_R_PRE]
         if expanded is not None:
             post2 = f", expanded={expanded}" + post2
         if tag == "form":
