@@ -464,7 +464,9 @@ def _sign_in(login: str, password: str) -> list[str]:
 def _other_accounts(env: Any, start: dict) -> list[int]:
     """Accounts other than the goal's user: those the task's parameters name (an issue's
     author, a post's moderator), then the goal user's neighbours by id."""
-    own = start["browser"]["user"]
+    from ..judging.effects import goal_user
+
+    own = goal_user(start)
     named = [v for k, v in sorted(env.task.params.items()) if "user" in k and isinstance(v, int)
              and not isinstance(v, bool)]
     near = [own + 1, own - 1] if own is not None else [1, 2, 3]
