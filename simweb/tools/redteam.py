@@ -202,6 +202,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         out.extend(_mutations(env, task_id, seed, effect, start, final, fv))
 
     out.extend(_as_another_user(env, task_id, seed, start))
+    out.extend(_signed_out_starts(env, task_id, seed, start, effect))
     out.extend(_another_card(env, task_id, seed))
     if effect.targets:
         out.extend(_unasked_fields(env, task_id, seed, effect, start, final))
@@ -498,6 +499,33 @@ def _as_another_user(env: Any, task_id: str, seed: int, start: dict) -> Iterator
         s = _run(env, [*sign_in, back, *env.oracle_plan()])
         v = _verdict(env, s)
         yield Attack(task_id, seed, "as-another-user", f"signed in as {login} (user {uid}), then the task",
+                     v["success"] and v["clean"], _why(v))
+
+
+def _signed_out_starts(env: Any, task_id: str, seed: int, start: dict, effect: Effect) -> Iterator[Attack]:
+    """A task that starts signed out and signs in itself (simweb.runtime.variant_login: its
+    goal states the account): the oracle's work without its sign-in (the work attempted as
+    a visitor; a task that changes the site only, an answer being the same words signed in
+    or not) must pay nothing, and the oracle's work followed by a sign-in as another
+    account (the session left to somebody else) must not be a clean success."""
+    from ..episodes.episode import signed_in_plan
+    from ..judging.effects import entity
+    from ..judging.tasks import starts_signed_out
+
+    if not starts_signed_out(env.task.params) or start["browser"]["user"] is not None:
+        return
+    plan = env.oracle_plan()
+    signing = len(signed_in_plan(env.app, start, [])) if plan else 0
+    if effect.targets:
+        v = _verdict(env, _run(env, plan[signing:]))
+        yield Attack(task_id, seed, "sign-in", "the oracle's work without signing in first", v["success"], _why(v))
+    for uid in _other_accounts(env, start)[:1]:
+        row = entity(env.app, start, "users", uid)
+        if row is None or not row.get("username"):
+            continue
+        s = _run(env, [*plan, *_sign_in(str(row["username"]), str(row.get("password") or ""))])
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "sign-in", f"the oracle's work, then signed in as user {uid}",
                      v["success"] and v["clean"], _why(v))
 
 
