@@ -263,7 +263,7 @@ def test_a_sub_task_signs_in_too() -> None:
     k = variant(app, "late")
     env = simweb.make(app, variant=k)
     u = env.unwrapped
-    tid = next(t for t in u.app.tasks if "." in t and u.app.tasks[t].sign_in)
+    tid = next(sub.id for t in u.app.tasks for sub in u.app.tasks.sub_tasks(t) if sub.sign_in)
     _, info = env.reset(seed=0, options={"task": tid})
     assert starts_signed_out(u.task.params) and "Sign in as" in info["task"]["goal"]
     for a in u.oracle_plan():

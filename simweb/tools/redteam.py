@@ -519,14 +519,17 @@ def _signed_out_starts(env: Any, task_id: str, seed: int, start: dict, effect: E
     if effect.targets:
         v = _verdict(env, _run(env, plan[signing:]))
         yield Attack(task_id, seed, "sign-in", "the oracle's work without signing in first", v["success"], _why(v))
-    for uid in _other_accounts(env, start)[:1]:
+    for uid in _other_accounts(env, start):
         row = entity(env.app, start, "users", uid)
         if row is None or not row.get("username"):
             continue
         s = _run(env, [*plan, *_sign_in(str(row["username"]), str(row.get("password") or ""))])
+        if s["browser"]["user"] != uid:
+            continue   # (a deactivated account: nobody else took the session)
         v = _verdict(env, s)
         yield Attack(task_id, seed, "sign-in", f"the oracle's work, then signed in as user {uid}",
                      v["success"] and v["clean"], _why(v))
+        break   # one other account is enough
 
 
 # ----------------------------------------------------------------------------- the card a goal names
