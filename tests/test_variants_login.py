@@ -65,7 +65,8 @@ def test_the_sign_in_section_is_checked() -> None:
     from simweb.runtime.variant_login import LoginError, check_pages, parse
 
     assert parse("x", None) is None and parse("x", {"open": ["home"]}) == frozenset({"home"})
-    for bad in ({"open": "home"}, {"open": [1]}, {"wall": []}, ["home"]):
+    bads: list[Any] = [{"open": "home"}, {"open": [1]}, {"wall": []}, ["home"]]
+    for bad in bads:
         with pytest.raises(LoginError):
             parse("x", bad)
     env = simweb.make("cms")

@@ -32,8 +32,8 @@ import orjson
 
 from ..core.state import deep_copy
 from ..judging.taskmodel import MAX_EPISODE_STEPS, episode_budget
-from ..judging.verify import answer_of, final_message
 from ..judging.tasks import SIGN_IN_AS, starts_signed_out
+from ..judging.verify import answer_of, final_message
 from ..runtime import variant_confirm, variant_login, variant_steps
 from ..runtime.registry import app_of_task
 from ..runtime.variants import confirm_step, form_steps
