@@ -574,9 +574,9 @@ def goal_user(start: dict) -> Any:
 def _as_somebody_else(app: Any, start: dict, final: dict, changes: list[Change], claimed: set[str]) -> list[dict]:
     """Collateral checks for work done as another account than the goal's user (the user
     the task starts signed in as, or signs in as: :func:`goal_user`; none for a task of an
-    anonymous visitor): each sign-in
-    of the run as another account, and a session that ends signed in as one. Signing in
-    again as oneself, signing out, and the account a task registers are the user's own."""
+    anonymous visitor): each sign-in of the run as another account, and a session that
+    ends signed in as one. Signing in again as oneself, signing out, and the account a
+    task registers are the user's own."""
     own = goal_user(start)
     out: list[dict] = []
     for c in changes:

@@ -236,7 +236,7 @@ class TaskTemplate:
         and the account of a signed-out start, which the goal then states."""
         p = params if params is not None else self.draw(app, Rng.derive("task", self.id, seed), variant)
         goal = self.goal(app, p)
-        if starts_signed_out(p):   # the account the task starts signed out of (simweb.runtime.variant_login)
+        if starts_signed_out(p):   # the account to sign in as (simweb.runtime.variant_login)
             goal = f"{goal} {goal_sentence(p[SIGN_IN_AS])}"
         return TaskInstance(id=self.id, params=p, goal=goal, fact_groups=self.facts(app, p),
                             start_url=self.start_url_for(app, p), kind=self.kind)
