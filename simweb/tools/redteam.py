@@ -506,10 +506,11 @@ def _signed_out_starts(env: Any, task_id: str, seed: int, start: dict, effect: E
     """A task that starts signed out and signs in itself (simweb.runtime.variant_login: its
     goal states the account): the oracle's work without its sign-in (the work attempted as
     a visitor; a task that changes the site only, an answer being the same words signed in
-    or not) must pay nothing, and the oracle's work followed by a sign-in as another
+    or not) must pay nothing unless it leaves the very site the oracle's does (a form that
+    needs no account, as cms's comment under a name and e-mail: the same work), and the oracle's work followed by a sign-in as another
     account (the session left to somebody else) must not be a clean success."""
     from ..episodes.episode import signed_in_plan
-    from ..judging.effects import entity
+    from ..judging.effects import SIGN_IN_LOG, entity
     from ..judging.tasks import starts_signed_out
 
     if not starts_signed_out(env.task.params) or start["browser"]["user"] is not None:
@@ -517,8 +518,14 @@ def _signed_out_starts(env: Any, task_id: str, seed: int, start: dict, effect: E
     plan = env.oracle_plan()
     signing = len(signed_in_plan(env.app, start, [])) if plan else 0
     if effect.targets:
-        v = _verdict(env, _run(env, plan[signing:]))
-        yield Attack(task_id, seed, "sign-in", "the oracle's work without signing in first", v["success"], _why(v))
+        visitor, oracle = _run(env, plan[signing:]), _run(env, plan)
+        v = _verdict(env, visitor)
+        # the same site as the oracle's (the sign-in log aside) is the same work, rightly paid:
+        # a form that needs no account (cms's comment under a name and e-mail)
+        same = {k: x for k, x in visitor["runtime"].items() if k != SIGN_IN_LOG} == {
+            k: x for k, x in oracle["runtime"].items() if k != SIGN_IN_LOG}
+        yield Attack(task_id, seed, "sign-in", "the oracle's work without signing in first",
+                     v["success"] and not same, _why(v) + ("; the same site as the oracle's" if same else ""))
     for uid in _other_accounts(env, start):
         row = entity(env.app, start, "users", uid)
         if row is None or not row.get("username"):
