@@ -30,13 +30,15 @@ def confirming(app: str, style: str | None = None) -> int:
                 if cat.values(k)["confirm_step"] != "none" and style in (None, cat.values(k)["confirm_step"])
                 and (style is not None or cat.values(k)["confirm_step"] != variant_confirm.INLINE)
                 and cat.values(k).get("form_steps", "one-step") == "one-step"   # (a plan with no Continue)
+                and cat.values(k)["sign_in"] == "signed-in"   # (a plan with no sign-in)
                 and cat.policies(k) == cat.policy_defaults)
 
 
 def without(app: str) -> int:
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none"
-                and cat.values(k).get("form_steps", "one-step") == "one-step" and cat.policies(k) == cat.policy_defaults)
+                and cat.values(k).get("form_steps", "one-step") == "one-step" and cat.values(k)["sign_in"] == "signed-in"
+                and cat.policies(k) == cat.policy_defaults)
 
 
 def at_confirmation(app: str, k: int) -> tuple[Any, list[str], int]:

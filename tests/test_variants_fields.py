@@ -17,7 +17,7 @@ from simweb.runtime import variant_flows
 from simweb.runtime.variants import catalogue
 
 QUIET = {"nav_position": "top", "banner": "none", "breadcrumbs": "none", "message_position": "top",
-         "form_steps": "one-step"}
+         "form_steps": "one-step", "sign_in": "signed-in"}
 
 
 def _with(app: str, **want: str) -> int:

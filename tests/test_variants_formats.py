@@ -16,6 +16,9 @@ def _with(app: str, **want: str) -> int:
     cat = catalogue(app)
     # with today's policies: these tests replay today's plan on the variant (a policy changes
     # what the site does and which instance a task draws; tests/test_variants_policies.py)
+    # and signed in at the start as today (a signed-out start adds a sign-in to the plan:
+    # tests/test_variants_login.py)
+    want.setdefault("sign_in", "signed-in")
     return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
                 and cat.policies(k) == cat.policy_defaults)
 

@@ -25,7 +25,8 @@ def variant_with(app: str, confirm: bool = False, steps: bool = False, **want: A
     step, with (or without) multi-step forms."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if all(cat.policies(k)[n] == v for n, v in want.items())
-                and bool(cat.site(k).confirm) is confirm and bool(cat.site(k).steps) is steps)
+                and bool(cat.site(k).confirm) is confirm and bool(cat.site(k).steps) is steps
+                and not cat.site(k).login)   # tasks start signed in (tests/test_variants_login.py)
 
 
 def fresh(app: str, k: int) -> Site:

@@ -27,11 +27,12 @@ NO = f"click('{variant_confirm.CANCEL_BID}')"
 
 
 def variant(app: str, steps: str | None = None, confirm: str | None = None) -> int:
-    """The first variant id of ``app`` with these flow values (None: any) and today's
-    policies (so a template draws today's instance there)."""
+    """The first variant id of ``app`` with these flow values (None: any), tasks that start
+    signed in and today's policies (so a template draws today's instance there)."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count)
                 if steps in (None, cat.values(k)["form_steps"]) and confirm in (None, cat.values(k)["confirm_step"])
+                and cat.values(k)["sign_in"] == "signed-in"   # (a plan with no sign-in: tests/test_variants_login.py)
                 and cat.policies(k) == cat.policy_defaults)
 
 

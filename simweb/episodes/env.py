@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from ..core.state import StateError, canonical, deep_copy, state_hash
-from ..judging.tasks import TaskInstance
+from ..judging.tasks import TaskInstance, starts_signed_out
 from ..runtime.app import App, load_app
 from ..runtime.history import begin as begin_history
 from ..runtime.registry import RegistryError, definition, step_cap
@@ -352,7 +352,9 @@ def episode_start(app: App, task_id: str | None, seed: int, params: dict | None 
         template = app.tasks[task_id]
         task = template.instantiate(app, seed, params, variant)
         state["meta"]["task"] = {"id": task.id, "params": task.params}
-        if template.sign_in and task.params.get("user_id") is not None:
+        # signed in as the task's user, unless the site has the task sign in itself
+        # (simweb.runtime.variant_login: the instance's goal states the account)
+        if template.sign_in and task.params.get("user_id") is not None and not starts_signed_out(task.params):
             state["browser"]["user"] = int(task.params["user_id"])
         template.setup(app, state, task.params)
         start_url = task.start_url

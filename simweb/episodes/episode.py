@@ -32,8 +32,9 @@ import orjson
 
 from ..core.state import deep_copy
 from ..judging.taskmodel import MAX_EPISODE_STEPS, episode_budget
+from ..judging.tasks import SIGN_IN_AS, starts_signed_out
 from ..judging.verify import answer_of, final_message
-from ..runtime import variant_confirm, variant_steps
+from ..runtime import variant_confirm, variant_login, variant_steps
 from ..runtime.registry import app_of_task
 from ..runtime.variants import confirm_step, form_steps
 from ..web.spaces import JsonValue, Unicode
@@ -120,9 +121,41 @@ def flow_rewrites(app: App, start: dict) -> bool:
     return bool(confirm_step(app, start) or form_steps(app, start))
 
 
+#: The most actions :func:`signed_in_plan` puts before a plan (a sign-in link, the form).
+SIGN_IN_STEPS = 4
+
+
+def signed_in_plan(app: App, start: dict, plan: list[str]) -> list[str]:
+    """``plan`` (written for a start signed in as the task's user) preceded by signing in, for
+    a start where the task signs in itself (simweb.runtime.variant_login: its parameters
+    carry the account its goal states): on the sign-in page (a login wall's, or a start page
+    that needs an account), the form; on any other page, first the page's sign-in link that
+    returns to it (the first, in the page's order). Unchanged for every other start."""
+    task = start["meta"].get("task") or {}
+    params = task.get("params") or {}
+    if not starts_signed_out(params) or start["browser"]["user"] is not None:
+        return list(plan)
+    from urllib.parse import parse_qs, urlsplit
+
+    from ..web.browsing import SimBrowser
+
+    browser = SimBrowser(app, deep_copy(start))
+    prefix: list[str] = []
+    if browser.tab["page"].partition(":")[0] != "login":
+        for el in browser.page().elements.values():
+            if el.tag != "a" or not el.bid or el.hidden or not el.href:
+                continue
+            parts = urlsplit(el.href)
+            if parts.path == variant_login.LOGIN_ROUTE and parse_qs(parts.query).get("next"):
+                prefix.append(f"click({el.bid!r})")
+                break
+    return [*prefix, *variant_login.sign_in_actions(params[SIGN_IN_AS]), *plan]
+
+
 def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
     """``plan`` as it runs from ``start`` on the start's site variant, found by running it on
-    a copy of ``start`` in the in-process browser:
+    a copy of ``start`` in the in-process browser, after signing in where the task starts
+    signed out (:func:`signed_in_plan`):
 
     * a confirmation step (simweb.runtime.variant_confirm): each action whose form the site
       holds for confirmation is followed by the Confirm click (on the confirmation page, or
@@ -135,8 +168,9 @@ def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
     Unchanged on every other site (no run). A template's plan is written for today's site;
     this is the one place every consumer of an oracle plan (the oracle agent, check_app,
     the red team, sub-tasks, budgets) gets it for such a variant."""
+    plan = signed_in_plan(app, start, plan)
     if not flow_rewrites(app, start):
-        return list(plan)
+        return plan
     from ..web.browsing import SimBrowser
 
     inline = confirm_step(app, start) == variant_confirm.INLINE
@@ -200,7 +234,7 @@ def plan_budget(app: App, task: TaskInstance | None, start: dict | None = None) 
     if task is None:
         return episode_budget(None, cap=None)
     plan = list(app.tasks[task.id].oracle(app, task.params))
-    n = len(final_plan(plan))
+    n = len(final_plan(plan)) + (SIGN_IN_STEPS if starts_signed_out(task.params) else 0)
     # at most one Confirm click an action: run the plan only when the clicks can move the budget
     if start is not None and episode_budget(task.difficulty, n + len(plan), cap=None) != episode_budget(
             task.difficulty, n, cap=None) and flow_rewrites(app, start):
@@ -340,8 +374,8 @@ class Episode:
         if self.task is None or self.app is None:
             raise TaskError("no task: reset with options={'task': ...} first")
         plan = list(self.app.tasks[self.task.id].oracle(self.app, self.task.params))
-        if self.start is not None and "variant" in self.start["meta"]:
-            # the plan through a variant's confirmation pages (run once per start)
+        if self.start is not None and ("variant" in self.start["meta"] or starts_signed_out(self.task.params)):
+            # the plan through a variant's sign-in and confirmation pages (run once per start)
             hit = self._confirmed
             if hit is None or hit[0] is not self.start or hit[1] != plan:
                 hit = self._confirmed = (self.start, plan, confirmed_plan(self.app, self.start, plan))

@@ -516,7 +516,7 @@ def _unasked(app: Any, effect: Effect, bookkeeping: Bookkeeping, start: dict, ch
     what the site fills in by itself (:class:`Fill`; an undeclared field never does), and
     each leaf below a :class:`Value` that the value does not name and that the app
     declares a default for. Each is a change from that default to what was written."""
-    user_id = start["browser"].get("user")
+    user_id = goal_user(start)
     read: dict[str, dict | None] = {}     # the goal user's row, read once when a rule needs it
 
     def own() -> dict | None:
@@ -554,14 +554,30 @@ def _unasked(app: Any, effect: Effect, bookkeeping: Bookkeeping, start: dict, ch
 #: account of each sign-in). The engine judges it, not the effect: a task is done by the
 #: user the goal speaks for.
 SIGN_IN_LOG = "signins"
+#: The parameter of an instance drawn on a site where the task starts signed out
+#: (simweb.runtime.variant_login): the account its goal states, ``{username, password}``.
+SIGN_IN_AS = "sign_in_as"
+
+
+def goal_user(start: dict) -> Any:
+    """The user the goal speaks for: the user the task starts signed in as, or, where the
+    task starts signed out and signs in itself (its parameters carry ``sign_in_as``), the
+    task's ``user_id``; None for a task of an anonymous visitor."""
+    own = start["browser"].get("user")
+    if own is None:
+        params = (start["meta"].get("task") or {}).get("params") or {}
+        if isinstance(params.get(SIGN_IN_AS), dict) and params.get("user_id") is not None:
+            return int(params["user_id"])
+    return own
 
 
 def _as_somebody_else(app: Any, start: dict, final: dict, changes: list[Change], claimed: set[str]) -> list[dict]:
     """Collateral checks for work done as another account than the goal's user (the user
-    the task starts signed in as; none for a task of an anonymous visitor): each sign-in
-    of the run as another account, and a session that ends signed in as one. Signing in
-    again as oneself, signing out, and the account a task registers are the user's own."""
-    own = start["browser"].get("user")
+    the task starts signed in as, or signs in as: :func:`goal_user`; none for a task of an
+    anonymous visitor): each sign-in of the run as another account, and a session that
+    ends signed in as one. Signing in again as oneself, signing out, and the account a
+    task registers are the user's own."""
+    own = goal_user(start)
     out: list[dict] = []
     for c in changes:
         if c.path != SIGN_IN_LOG:
@@ -687,5 +703,5 @@ def _show(v: Any, limit: int = 120) -> str:
 
 __all__ = ["ANY", "Answer", "Bookkeeping", "Change", "Check", "Effect", "Expect", "Fill", "Gone", "Involved", "NewRow",
            "Reason", "RowRule",
-           "Refusal", "Row", "SIGN_IN_LOG", "Value", "entity", "eq", "evaluate", "one_of", "page_view", "reason_phrase",
+           "Refusal", "Row", "SIGN_IN_AS", "SIGN_IN_LOG", "Value", "entity", "eq", "evaluate", "goal_user", "one_of", "page_view", "reason_phrase",
            "runtime_changes", "same_set", "shows", "text", "value_at", "where"]

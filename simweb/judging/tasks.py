@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from ..core.state import canonical, deep_copy
 from ..core.worlddb import Rng
-from .effects import NOT_REFUSED, Effect, evaluate
+from .effects import NOT_REFUSED, SIGN_IN_AS, Effect, evaluate
 
 # FactGroup and STEP_BUDGETS live in the task model shared with simweb.live; apps import them from here.
 from .taskmodel import STEP_BUDGETS, FactGroup, bucket_for  # noqa: F401
@@ -102,6 +102,27 @@ def policy_changes(app: Any, variant: int, names: tuple[str, ...]) -> dict[str, 
         return {}
     now, today = app.site_policies(variant), app.site_policies(0)
     return {n: now[n] for n in names if now[n] != today[n]}
+
+
+def sign_in_as(app: Any, variant: int, template: TaskTemplate, p: Mapping[str, Any]) -> dict[str, str] | None:
+    """The account an instance drawn with parameters ``p`` on site ``variant`` must sign in
+    as itself: on a site whose tasks start signed out (the ``sign_in`` factor's ``late`` and
+    ``early``), for a template that starts signed in as its user today; else None."""
+    if not variant or not template.sign_in or p.get("user_id") is None or not app.site_sign_in(variant):
+        return None
+    row = app.world.user(int(p["user_id"]))
+    return {"username": str(row["username"]), "password": str(row["password"])}
+
+
+def goal_sentence(account: Mapping[str, Any]) -> str:
+    """What a goal adds on a site where the task starts signed out: the account to use."""
+    return f"Sign in as {account['username']} (password {account['password']}) first."
+
+
+def starts_signed_out(p: Mapping[str, Any]) -> bool:
+    """Whether an instance with parameters ``p`` starts signed out and signs in itself (its
+    goal states the account: ``p[SIGN_IN_AS]``)."""
+    return isinstance(p.get(SIGN_IN_AS), dict)
 
 
 def site_policy(app: Any, p: Mapping[str, Any], name: str) -> Any:
@@ -200,18 +221,24 @@ class TaskTemplate:
     def draw(self, app: Any, rng: Rng, variant: int = 0) -> dict[str, Any]:
         """An instance's parameters on site ``variant``: :meth:`sample`, or on a variant
         that changes one of the template's ``policies``, :meth:`sample_with` under the
-        variant's values, which the parameters keep (``site_policy``)."""
+        variant's values, which the parameters keep (``site_policy``); on a variant where
+        the task starts signed out, the account to sign in as (``sign_in_as``)."""
         changed = policy_changes(app, variant, self.policies)
-        if not changed:
-            return self.sample(app, rng)
-        return dict(self.sample_with(app, rng, app.site_policies(variant)), site_policy=changed)
+        p = self.sample(app, rng) if not changed else dict(self.sample_with(app, rng, app.site_policies(variant)),
+                                                             site_policy=changed)
+        account = sign_in_as(app, variant, self, p)
+        return p if account is None else dict(p, **{SIGN_IN_AS: account})
 
     def instantiate(self, app: Any, seed: int, params: dict[str, Any] | None = None,
                     variant: int = 0) -> TaskInstance:
         """Instance ``seed`` on site ``variant`` (its policies: :meth:`draw`); given
-        ``params`` (a recorded instance's) are taken as they are: they carry their policies."""
+        ``params`` (a recorded instance's) are taken as they are: they carry their policies
+        and the account of a signed-out start, which the goal then states."""
         p = params if params is not None else self.draw(app, Rng.derive("task", self.id, seed), variant)
-        return TaskInstance(id=self.id, params=p, goal=self.goal(app, p), fact_groups=self.facts(app, p),
+        goal = self.goal(app, p)
+        if starts_signed_out(p):   # the account to sign in as (simweb.runtime.variant_login)
+            goal = f"{goal} {goal_sentence(p[SIGN_IN_AS])}"
+        return TaskInstance(id=self.id, params=p, goal=goal, fact_groups=self.facts(app, p),
                             start_url=self.start_url_for(app, p), kind=self.kind)
 
     def start_url_for(self, app: Any, p: dict[str, Any]) -> str:

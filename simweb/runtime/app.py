@@ -39,15 +39,16 @@ from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
-from . import variant_confirm, variant_flows, variant_steps
+from . import variant_confirm, variant_flows, variant_login, variant_steps
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError, confirm_step, field_errors, form_steps, shown_url
+from .variants import VariantError, confirm_step, field_errors, form_steps, login_wall, shown_url
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
 from .variants import policy as variant_policy
+from .variants import sign_in as variant_sign_in
 from .variants import url_scheme as variant_url_scheme
 
 MAX_REDIRECTS = 5
@@ -362,6 +363,12 @@ class App:
         their instances under."""
         return variant_catalogue(self).policies(variant)
 
+    def site_sign_in(self, variant: int = 0) -> str:
+        """When site ``variant`` asks to sign in ("": tasks start signed in, today's; "late"
+        or "early": they start signed out; simweb.runtime.variant_login): what task
+        templates (simweb.judging.tasks) draw their instances under."""
+        return variant_sign_in(self, variant)
+
     # ------------------------------------------------------------------ expression env
     def _env(self, state: dict, url: str, query: dict[str, Any]) -> dict[str, Any]:
         clock = state["meta"]["clock"]
@@ -386,6 +393,10 @@ class App:
                 return self._steps_resolve(state, url, token)
             return None, {}, 404, "Page not found", None
         page, args = hit
+        if "variant" in state["meta"]:   # a login wall (simweb.runtime.variant_login): before anything else
+            open_pages = login_wall(self, state)
+            if open_pages is not None and variant_login.walled(page.name, state["browser"]["user"], open_pages):
+                return page, {}, 303, None, variant_login.login_url(url)
         raw = parse_qs(parts.query, keep_blank_values=True)
         query: dict[str, Any] = {}
         for name, param in page.query.items():
@@ -628,6 +639,8 @@ class App:
             template = jinja.get_template(page.template)
         if variant:   # the title's format and words, the breadcrumb trail
             variant_page(self, variant, ctx)
+            if variant_sign_in(self, variant):   # sign-in links back to this page (variant_login)
+                ctx[variant_login.HREF_VAR] = shown_url(self, state, variant_login.link_target(tab["page"], tab["url"]))
             if confirm_step(self, state) == variant_confirm.INLINE:
                 ctx["variant_confirm_panel"] = self._confirm_panel(state, tab)
         with using(self._ctx(state, tab["url"])):

@@ -39,7 +39,10 @@ its forms mark required or optional fields and whether a refused form's message 
 beside its field (:mod:`variant_flows`) and, for an app whose variants file has a ``confirm`` section
 naming the forms a real site confirms, a confirmation page before them (the
 ``confirm_step`` factor, :mod:`variant_confirm`), and for one whose ``steps`` section names
-long forms, those forms over two pages (the ``form_steps`` factor, :mod:`variant_steps`).
+long forms, those forms over two pages (the ``form_steps`` factor, :mod:`variant_steps`),
+and for one whose ``sign_in`` section names the pages a login wall leaves open, when the
+site asks to sign in (the ``sign_in`` factor, :mod:`variant_login`: a task starts signed
+in, or signed out with its account in its goal, before or behind a login wall).
 
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
@@ -60,7 +63,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_confirm, variant_flows, variant_steps
+from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_steps
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -110,6 +113,9 @@ class Option:
     #: Form flow settings (engine factors; simweb.runtime.variant_flows): ("markers",
     #: "asterisk"), ("field_errors", "inline")...; none on today's options.
     flow: tuple[tuple[str, str], ...] = ()
+    #: When the site asks to sign in ("": a task starts signed in, today's; "late" or
+    #: "early": it starts signed out; simweb.runtime.variant_login).
+    login: str = ""
 
 
 @dataclass(frozen=True)
@@ -277,7 +283,8 @@ class Catalogue:
 
     def __init__(self, app: str, factors: list[Factor], formats: dict[str, tuple[str, ...]] | None = None,
                  confirmables: dict[str, variant_confirm.Confirmable] | None = None,
-                 steppables: dict[str, variant_steps.Steppable] | None = None):
+                 steppables: dict[str, variant_steps.Steppable] | None = None,
+                 login_open: frozenset[str] | None = None):
         self.app = app
         self.factors = tuple(factors)
         #: Every policy the app declares and its value on today's site (option 0's).
@@ -293,6 +300,9 @@ class Catalogue:
         #: The forms a variant with multi-step forms splits (the app's ``steps`` section;
         #: simweb.runtime.variant_steps).
         self.steppables = dict(steppables or {})
+        #: The pages a login wall leaves open besides sign-in and registration (the app's
+        #: ``sign_in`` section; None: no ``sign_in`` factor; simweb.runtime.variant_login).
+        self.login_open = login_open
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -388,7 +398,8 @@ class Catalogue:
                                   {k: v for o in opts for k, v in o.policies.items()},
                                   next((o.confirm for o in opts if o.confirm), ""),
                                   next((o.steps for o in opts if o.steps), ""),
-                                  flow={k: v for o in opts for k, v in o.flow})
+                                  flow={k: v for o in opts for k, v in o.flow},
+                                  login=next((o.login for o in opts if o.login), ""))
         return hit
 
 
@@ -432,7 +443,17 @@ def catalogue(app: Any) -> Catalogue:
                                                   for i, label in enumerate(variant_steps.OPTIONS)),
                               frozenset({variant_steps.HELD_OUT}),
                               "long forms over two pages: the first fields and Continue, then the rest"))
-    hit = _CATALOGUES[name] = Catalogue(name, factors, formats, confirmables, steppables)
+    try:
+        login_open = variant_login.parse(name, (raw or {}).get("sign_in"))
+    except variant_login.LoginError as exc:
+        raise VariantError(str(exc)) from None
+    if login_open is not None:   # a flow factor for an app with accounts: when the site asks to sign in
+        factors.append(Factor("sign_in", tuple(Option(label, login=label if i else "")
+                                               for i, label in enumerate(variant_login.OPTIONS)),
+                              frozenset({variant_login.HELD_OUT}),
+                              "when the site asks to sign in: a task starts signed in, or signed out (late: "
+                              "an action that needs an account asks; early: a login wall)"))
+    hit = _CATALOGUES[name] = Catalogue(name, factors, formats, confirmables, steppables, login_open)
     return hit
 
 
@@ -481,6 +502,7 @@ class Site:
     confirm: str = ""                            # "": no confirmation step (variant_confirm.STYLES)
     steps: str = ""                              # "": one-step forms (variant_steps.STYLES)
     flow: dict[str, str] = field(default_factory=dict)   # form flow settings (variant_flows): markers, field_errors
+    login: str = ""                              # "": tasks start signed in (variant_login.OPTIONS)
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -616,6 +638,8 @@ class Site:
             out = variant_flows.move_messages(out, self.messages)
         if self.confirm == variant_confirm.INLINE and "<main>" in out:   # the inline confirmation panel
             out = out.replace("<main>", "<main>\n{{ variant_confirm_panel }}", 1)
+        if self.login:   # sign-in links back to the page they are on (after the URL scheme: an expression)
+            out = variant_login.rewrite_links(out)
         if self.crumbs and "<main>" in out:
             trail = ('<nav bid="site-crumbs" class="crumbs" aria-label="You are here"><a bid="site-crumb-home" href="/">Home</a>'
                      '{{ variant_crumbs }}</nav>')
@@ -887,6 +911,21 @@ def form_steps(app: Any, state: dict) -> str:
         app, catalogue(app).steppables, catalogue(app).confirmables), variant_steps.StepsError)
 
 
+def sign_in(app: Any, variant: int) -> str:
+    """When site ``variant`` asks to sign in ("" on today's site and on a variant where a
+    task starts signed in; "late" or "early": simweb.runtime.variant_login)."""
+    return _site_of(app, variant).login if variant else ""
+
+
+def login_wall(app: Any, state: dict) -> frozenset[str] | None:
+    """The pages the login wall of ``state``'s variant leaves open besides sign-in and
+    registration (None: no wall, today's site and every variant but ``early``). The
+    app's declared pages are checked against its spec on first use (VariantError)."""
+    style = _flow_style(app, state, "login", lambda: variant_login.check_pages(app, catalogue(app).login_open or frozenset()),
+                        variant_login.LoginError)
+    return catalogue(app).login_open if style == variant_login.WALL else None
+
+
 def parse_ids(text: str, app: Any) -> list[int]:
     """'0-49', '3,17,903', '5', or 'test:10' / 'train:10' (the first ten variants of that
     split, in id order), or a list of these, as checked variant ids of ``app``
@@ -913,6 +952,6 @@ def parse_ids(text: str, app: Any) -> list[int]:
 
 
 __all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "field_errors",
-           "form_steps", "jinja_for",
-           "page_context", "parse_ids", "policy", "shown_url", "state_variant", "url_scheme",
+           "form_steps", "jinja_for", "login_wall",
+           "page_context", "parse_ids", "policy", "shown_url", "sign_in", "state_variant", "url_scheme",
            "words"]

@@ -202,6 +202,7 @@ def attack_instance(env: Any, task_id: str, seed: int, *, events: bool = True,
         out.extend(_mutations(env, task_id, seed, effect, start, final, fv))
 
     out.extend(_as_another_user(env, task_id, seed, start))
+    out.extend(_signed_out_starts(env, task_id, seed, start, effect))
     out.extend(_another_card(env, task_id, seed))
     if effect.targets:
         out.extend(_unasked_fields(env, task_id, seed, effect, start, final))
@@ -464,7 +465,9 @@ def _sign_in(login: str, password: str) -> list[str]:
 def _other_accounts(env: Any, start: dict) -> list[int]:
     """Accounts other than the goal's user: those the task's parameters name (an issue's
     author, a post's moderator), then the goal user's neighbours by id."""
-    own = start["browser"]["user"]
+    from ..judging.effects import goal_user
+
+    own = goal_user(start)
     named = [v for k, v in sorted(env.task.params.items()) if "user" in k and isinstance(v, int)
              and not isinstance(v, bool)]
     near = [own + 1, own - 1] if own is not None else [1, 2, 3]
@@ -497,6 +500,43 @@ def _as_another_user(env: Any, task_id: str, seed: int, start: dict) -> Iterator
         v = _verdict(env, s)
         yield Attack(task_id, seed, "as-another-user", f"signed in as {login} (user {uid}), then the task",
                      v["success"] and v["clean"], _why(v))
+
+
+def _signed_out_starts(env: Any, task_id: str, seed: int, start: dict, effect: Effect) -> Iterator[Attack]:
+    """A task that starts signed out and signs in itself (simweb.runtime.variant_login: its
+    goal states the account): the oracle's work without its sign-in (the work attempted as
+    a visitor; a task that changes the site only, an answer being the same words signed in
+    or not) must pay nothing unless it leaves the very site the oracle's does (a form that
+    needs no account, as cms's comment under a name and e-mail: the same work), and the oracle's work followed by a sign-in as another
+    account (the session left to somebody else) must not be a clean success."""
+    from ..episodes.episode import signed_in_plan
+    from ..judging.effects import SIGN_IN_LOG, entity
+    from ..judging.tasks import starts_signed_out
+
+    if not starts_signed_out(env.task.params) or start["browser"]["user"] is not None:
+        return
+    plan = env.oracle_plan()
+    signing = len(signed_in_plan(env.app, start, [])) if plan else 0
+    if effect.targets:
+        visitor, oracle = _run(env, plan[signing:]), _run(env, plan)
+        v = _verdict(env, visitor)
+        # the same site as the oracle's (the sign-in log aside) is the same work, rightly paid:
+        # a form that needs no account (cms's comment under a name and e-mail)
+        same = {k: x for k, x in visitor["runtime"].items() if k != SIGN_IN_LOG} == {
+            k: x for k, x in oracle["runtime"].items() if k != SIGN_IN_LOG}
+        yield Attack(task_id, seed, "sign-in", "the oracle's work without signing in first",
+                     v["success"] and not same, _why(v) + ("; the same site as the oracle's" if same else ""))
+    for uid in _other_accounts(env, start):
+        row = entity(env.app, start, "users", uid)
+        if row is None or not row.get("username"):
+            continue
+        s = _run(env, [*plan, *_sign_in(str(row["username"]), str(row.get("password") or ""))])
+        if s["browser"]["user"] != uid:
+            continue   # (a deactivated account: nobody else took the session)
+        v = _verdict(env, s)
+        yield Attack(task_id, seed, "sign-in", f"the oracle's work, then signed in as user {uid}",
+                     v["success"] and v["clean"], _why(v))
+        break   # one other account is enough
 
 
 # ----------------------------------------------------------------------------- the card a goal names
