@@ -963,7 +963,7 @@ class _Builder:
         elif role in _CHECKABLE_ROLES:
             rec[_R_DYN] = ", checked='false'"
         if role in _LIVE_ROLES or (attrs and "aria-live" in attrs):
-            rec[_R_PRE] = _live(role, attrs) + rec[_R_PRE]
+            rec[_R_PRE] = _live(role, attrs) + str(rec[_R_PRE])
         if expanded is not None:
             post2 = f", expanded={expanded}" + post2
         if tag == "form":
