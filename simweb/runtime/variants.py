@@ -921,8 +921,13 @@ def login_wall(app: Any, state: dict) -> frozenset[str] | None:
     """The pages the login wall of ``state``'s variant leaves open besides sign-in and
     registration (None: no wall, today's site and every variant but ``early``). The
     app's declared pages are checked against its spec on first use (VariantError)."""
-    style = _flow_style(app, state, "login", lambda: variant_login.check_pages(app, catalogue(app).login_open or frozenset()),
-                        variant_login.LoginError)
+    variant = state["meta"].get("variant", 0)
+    if not variant:
+        return None
+    style = _kept_style(app, variant, "login")
+    if style is None:
+        style = _flow_style(app, variant, "login", lambda: variant_login.check_pages(
+            app, catalogue(app).login_open or frozenset()), variant_login.LoginError)
     return catalogue(app).login_open if style == variant_login.WALL else None
 
 
