@@ -14,6 +14,7 @@ from sitedriver import Site
 
 import simweb
 from simweb.core.state import deep_copy
+from simweb.runtime import variant_login
 from simweb.runtime.variants import catalogue, shown_url
 from simweb.tools.redteam import redteam
 
@@ -29,7 +30,7 @@ def variant_with(option: str, *, plain: bool = True) -> int:
     cat = catalogue("shopping")
     for k in range(1, cat.count):
         v = cat.values(k)
-        if v["guest_checkout"] != option:
+        if v["guest_checkout"] != option or v["sign_in"] == "early":   # (a walled shop has no guests)
             continue
         if not plain or (v["url_scheme"] == "p" and not cat.site(k).confirm and not cat.site(k).steps):
             return k
@@ -88,7 +89,8 @@ def test_the_catalogue_has_todays_shop_need_an_account() -> None:
     assert seen == {"account", "guest-cart", "guest-checkout"}
     for k in range(200):
         pol, test = cat.policies(k), cat.values(k)["guest_checkout"] == "guest-checkout"
-        assert pol["guest_checkout"] is test and (pol["guest_cart"] or not pol["guest_checkout"])
+        walled = cat.values(k)["sign_in"] == "early"   # (a walled shop keeps no guests: its wall_policies)
+        assert pol["guest_checkout"] is (test and not walled) and (pol["guest_cart"] or not pol["guest_checkout"])
         if test:
             assert cat.split(k) == "test"             # guest checkout is held out
 
@@ -299,6 +301,36 @@ def test_the_guest_order_template_states_the_policy_and_its_oracle_succeeds_on_e
                 assert v["success"] and v["clean"], (option, k, seed, v)
                 carts = env.unwrapped.state["runtime"]["carts"]
                 assert ("session" in carts) is as_guest
+
+
+def test_a_shop_behind_a_login_wall_has_no_guest_cart_or_checkout() -> None:
+    """A walled site takes the sign_in section's wall_policies whatever the guest factor
+    says: no session cart, no guest checkout, and guest_order's goal asks for an account,
+    which its oracle creates (registration is open behind the wall)."""
+    cat = catalogue("shopping")
+    k = next(k for k in range(1, cat.count)
+             if cat.values(k)["guest_checkout"] == "guest-checkout" and cat.values(k)["sign_in"] == "early")
+    assert cat.policies(k)["guest_cart"] is False and cat.policies(k)["guest_checkout"] is False
+    unwalled = next(k for k in range(1, cat.count)
+                    if cat.values(k)["guest_checkout"] == "guest-checkout" and cat.values(k)["sign_in"] != "early")
+    assert cat.policies(unwalled)["guest_checkout"] is True
+    env = simweb.make("shopping", variant=k, end_on_success=False, max_steps=100_000)
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed, options={"task": "shopping/guest_order"})
+        assert "needs one to check out" in obs["goal"] and "check out as a guest" not in obs["goal"]
+        for a in env.unwrapped.oracle_plan():
+            env.step(a)
+        v = env.unwrapped.verdict()
+        assert v["success"] and v["clean"], (k, seed, v)
+    site = fresh(k)
+    p = plain_products(site, 1)[0]
+    before = deep_copy(site.rt)
+    r = add(site, p["id"])   # (from the sign-in page the wall shows: refused, nothing kept)
+    assert r.error and site.rt == before and "session" not in site.rt["carts"]
+    with pytest.raises(variant_login.LoginError, match="wall_policies"):
+        variant_login.parse_wall_policies("shopping", {"wall_policies": {"guest_cart": 1}}, cat.policy_defaults)
+    with pytest.raises(variant_login.LoginError, match="wall_policies"):
+        variant_login.parse_wall_policies("shopping", {"wall_policies": {"no_such": False}}, cat.policy_defaults)
 
 
 def test_forks_and_restores_keep_the_session_cart() -> None:

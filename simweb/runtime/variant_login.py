@@ -10,6 +10,7 @@ the sign-in page to a visitor who is not signed in ("early": a login wall). The
     sign_in:
       open: [home, public_post, search]   # pages a login wall leaves open (beside sign-in
                                           # and registration); [] for a members-only site
+      wall_policies: {guest_cart: false}  # policies a walled site cannot offer (optional)
 
 Options: ``signed-in`` (option 0, today: a task starts signed in as its user), ``late``
 (the task starts signed out at its start URL: today's site as a signed-out visitor meets
@@ -24,7 +25,10 @@ except the sign-in page, the registration page and the app's ``open`` pages send
 visitor who is not signed in to ``/login?next=<the page asked for>``. Events keep their
 own guards (every event that needs an account already has one), static files and the
 engine's confirmation pages are not pages of the spec, and a path that names no page is
-a 404 as before (the wall tells nothing about which paths exist).
+a 404 as before (the wall tells nothing about which paths exist). A site behind a wall
+cannot offer what a visitor would do without an account (the shop's guest cart and guest
+checkout): ``wall_policies`` gives those policies their values on the ``early`` option,
+whatever the policy's own factor says, so a goal drawn there never asks for them.
 """
 from __future__ import annotations
 
@@ -58,10 +62,24 @@ def parse(app: str, raw: Any) -> frozenset[str] | None:
     if raw is None:
         return None
     pages = raw.get("open", []) if isinstance(raw, dict) else None
-    if not isinstance(raw, dict) or set(raw) - {"open"} or not isinstance(pages, list) or not all(
+    if not isinstance(raw, dict) or set(raw) - {"open", "wall_policies"} or not isinstance(pages, list) or not all(
             isinstance(p, str) and p for p in pages):
-        raise LoginError(f"{app} variants: sign_in is a mapping with 'open', a list of page names")
+        raise LoginError(f"{app} variants: sign_in is a mapping with 'open', a list of page names "
+                         "(and 'wall_policies')")
     return frozenset(pages)
+
+
+def parse_wall_policies(app: str, raw: Any, known: dict[str, Any]) -> dict[str, Any]:
+    """The ``sign_in`` section's ``wall_policies``: policy name -> its value behind the
+    login wall; each one a policy the app declares (``known``), of the same type."""
+    wall = (raw or {}).get("wall_policies") if isinstance(raw, dict) else None
+    if wall is None:
+        return {}
+    if not isinstance(wall, dict) or not all(
+            isinstance(k, str) and k in known and type(v) is type(known[k]) for k, v in wall.items()):
+        raise LoginError(f"{app} variants: sign_in.wall_policies maps the app's policies ({', '.join(sorted(known))}) "
+                         "to values of their type")
+    return dict(wall)
 
 
 def check_pages(app: Any, open_pages: frozenset[str]) -> None:
@@ -106,5 +124,4 @@ def sign_in_actions(account: dict[str, Any]) -> list[str]:
             f"click('{SUBMIT_BID}')"]
 
 
-__all__ = ["ALWAYS_OPEN", "HELD_OUT", "HREF_VAR", "LoginError", "OPTIONS", "WALL", "check_pages",
-           "link_target", "login_url", "parse", "rewrite_links", "sign_in_actions", "walled"]
+__all__ = ["ALWAYS_OPEN", "HELD_OUT", "HREF_VAR", "LoginError", "OPTIONS", "WALL", "check_pages", "link_target", "login_url", "parse", "parse_wall_policies", "rewrite_links", "sign_in_actions", "walled"]

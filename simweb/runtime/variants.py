@@ -303,6 +303,9 @@ class Catalogue:
         #: The pages a login wall leaves open besides sign-in and registration (the app's
         #: ``sign_in`` section; None: no ``sign_in`` factor; simweb.runtime.variant_login).
         self.login_open = login_open
+        #: Policy values a site behind the login wall takes whatever their factor says (the
+        #: ``sign_in`` section's ``wall_policies``; simweb.runtime.variant_login).
+        self.wall_policies: dict[str, Any] = {}
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -389,17 +392,21 @@ class Catalogue:
             text: dict[str, str] = {}
             for o in opts:
                 text.update(o.text)
+            policies = {k: v for o in opts for k, v in o.policies.items()}
+            login = next((o.login for o in opts if o.login), "")
+            if login == variant_login.WALL:
+                policies.update(self.wall_policies)
             hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts),
                                   next((o.nav for o in opts if o.nav), ""), next((o.crumbs for o in opts if o.crumbs), ""),
                                   next((o.title for o in opts if o.title[0]), ("", "")),
                                   next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""),
                                   url_schemes.scheme(tuple(r for o in opts for r in o.urls)),
                                   next((o.messages for o in opts if o.messages), ""),
-                                  {k: v for o in opts for k, v in o.policies.items()},
+                                  policies,
                                   next((o.confirm for o in opts if o.confirm), ""),
                                   next((o.steps for o in opts if o.steps), ""),
                                   flow={k: v for o in opts for k, v in o.flow},
-                                  login=next((o.login for o in opts if o.login), ""))
+                                  login=login)
         return hit
 
 
@@ -453,7 +460,12 @@ def catalogue(app: Any) -> Catalogue:
                               frozenset({variant_login.HELD_OUT}),
                               "when the site asks to sign in: a task starts signed in, or signed out (late: "
                               "an action that needs an account asks; early: a login wall)"))
-    hit = _CATALOGUES[name] = Catalogue(name, factors, formats, confirmables, steppables, login_open)
+    hit = Catalogue(name, factors, formats, confirmables, steppables, login_open)
+    try:
+        hit.wall_policies = variant_login.parse_wall_policies(name, (raw or {}).get("sign_in"), hit.policy_defaults)
+    except variant_login.LoginError as exc:
+        raise VariantError(str(exc)) from None
+    _CATALOGUES[name] = hit
     return hit
 
 
