@@ -181,6 +181,26 @@ def test_the_login_wall_redirects_with_next(app: str) -> None:
         "a": ["1"], "b": ["x y"]}, _tab(s)["url"]
 
 
+@pytest.mark.parametrize("app", APPS)
+def test_the_sign_in_page_speaks_the_sites_words(app: str) -> None:
+    """The auth kit's words (heading, button, labels: the kit's options, not template text)
+    take the variant's phrases: the sign-in page a signed-out task starts on names the
+    variant's site, never today's."""
+    cat = catalogue(app)
+    today = cat.values(0)["site_name"]
+    k = next(k for k in range(1, cat.count)
+             if cat.values(k)["site_name"] != today and cat.values(k)["sign_in"] == "early")
+    env = simweb.make(app, variant=k, max_steps=100_000)
+    env.reset(seed=0, options={"task": None})
+    obs, *_ = env.step("goto('/login')")
+    assert "[login-title]" in obs["axtree"] and today not in obs["axtree"], obs["axtree"]
+    site = cat.site(k)
+    heading = next(ln for ln in obs["axtree"].splitlines() if "[login-title]" in ln)
+    submit = next(ln for ln in obs["axtree"].splitlines() if "[login-submit]" in ln)
+    kit = env.unwrapped.app.spec.kits["auth"]   # (every app shows the kit's own sign-in page)
+    assert heading.endswith(f"heading {site.words(kit['heading'])!r}") and f"button {site.words(kit['action'])!r}" in submit
+
+
 def test_the_late_site_browses_freely_and_asks_at_the_action() -> None:
     """On a late site the visitor browses (search, a product page) signed out; the first
     action that needs an account sends them to sign in, and next= brings them back."""

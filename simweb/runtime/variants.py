@@ -780,10 +780,28 @@ def jinja_for(app: Any, variant: int) -> Any:
                 for table in (env.filters, env.globals):
                     if fname in table:   # filters are pure (simweb.core.functions): memo by argument
                         table[fname] = _reformatting(table[fname], rewrite, pure=table is env.filters)
+        if "kits" in env.globals:   # a kit's words are options, not template text
+            env.globals["kits"] = _kit_words(env.globals["kits"], site)
         for name in app.jinja.list_templates(extensions=["html"]):
             env.get_template(name)
         envs[variant] = env
     return env
+
+
+#: The options of a kit that its templates show as words (a heading, a button, a label):
+#: a variant's phrases apply to them as to the template's own text. Every other option is
+#: a name, an expression or a route, and stays as it is.
+_KIT_SHOWN = frozenset({"heading", "action", "field_label", "prompt", "link", "login_prompt", "password_label", "label"})
+
+
+def _kit_words(kits: Any, site: Site) -> Any:
+    """The apps' kit options with the words they show in ``site``'s phrases."""
+    if isinstance(kits, dict):
+        return {k: site.words(v) if k in _KIT_SHOWN and isinstance(v, str) else _kit_words(v, site)
+                for k, v in kits.items()}
+    if isinstance(kits, list):
+        return [_kit_words(v, site) for v in kits]
+    return kits
 
 
 def url_scheme(app: Any, variant: int) -> url_schemes.UrlScheme | None:
