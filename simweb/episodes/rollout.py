@@ -650,16 +650,20 @@ class RayPool:
         queue = deque(_chunks(items, self.workers))
         pending: dict[Any, tuple[int, Any, list[tuple[int, WorkItem]]]] = {}   # ref -> (slot, actor, chunk)
 
-        def submit(slot: int) -> None:
+        def submit(slot: int, most: int = in_flight) -> None:
             actor = self.actors[slot]
             load = sum(1 for s, a, _ in pending.values() if s == slot and a is actor)
-            while queue and load < in_flight:
+            while queue and load < most:
                 chunk = queue.popleft()
                 pending[actor.run_packed.remote(encode_batch(chunk), blob)] = (slot, actor, chunk)
                 load += 1
 
-        for slot in range(len(self.actors)):
-            submit(slot)
+        # The first batches dealt round the actors one at a time: the largest come first
+        # (_chunks), and an actor handed the two largest at once held over half the work
+        # while the other ran out (actors idle 16-23% at 2 workers on an idle machine).
+        for depth in range(1, in_flight + 1):
+            for slot in range(len(self.actors)):
+                submit(slot, depth)
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             slot, actor, chunk = pending.pop(ready[0])
