@@ -128,6 +128,42 @@ def test_every_oracle_solves_each_url_scheme(app: str) -> None:
     assert moved, f"{app}: no oracle run went through a page whose URL a scheme moves"
 
 
+@pytest.mark.parametrize("app", APPS)
+def test_the_way_back_a_link_remembers_is_the_computed_one(app: str) -> None:
+    """Mapping a URL to the variant's form remembers the way back (the link a page shows is
+    the URL the browser requests next): on every scheme, for every link, form action and
+    page URL of every template's oracle run, and for edge forms (percent-escapes, local
+    paths in the query, fragments), the remembered canonical URL is the one a scheme that
+    never mapped it computes."""
+    checked = 0
+    for k in _scheme_variants(app):
+        env = simweb.make(app, variant=k)
+        u = env.unwrapped
+        bound = url_scheme(u.app, k)
+        assert bound is not None
+        canon: set[str] = set()
+        for i, tid in enumerate(sorted(u.app.tasks)):
+            env.reset(seed=k + i, options={"task": tid})
+            for a in [None, *u.oracle_plan()]:
+                if a is not None:
+                    env.step(a)
+                page = u.browser.page()
+                shown = [el.href for el in page.elements.values() if el.href] + [f.action for f in page.forms if f.action]
+                fresh = bound.bind(bound.world) if bound.world is not None else UrlScheme(list(bound.rules))
+                canon.update(fresh.to_canonical(t) for t in shown if t.startswith("/"))
+                canon.add(u.state["browser"]["tabs"][u.state["browser"]["active"]]["url"])
+        canon |= {c + suffix for c in list(canon)[:50] for suffix in ("#top", "?next=/p/3", "?q=a%20b", "%20x")}
+        for c in sorted(canon):
+            if c.startswith(UNMAPPED):
+                continue
+            remembering = bound.bind(bound.world) if bound.world is not None else UrlScheme(list(bound.rules))
+            computing = bound.bind(bound.world) if bound.world is not None else UrlScheme(list(bound.rules))
+            wire = remembering.to_wire(c)
+            assert remembering.to_canonical(wire) == computing.to_canonical(wire), (app, k, c, wire)
+            checked += wire != c
+    assert checked > 20, f"{app}: only {checked} moved URLs checked"
+
+
 def _moved_url(env) -> tuple[str, str]:
     """(a task, a URL as the state keeps it) that the env's variant shows in another form:
     the first one an oracle run of the app's templates goes through."""

@@ -71,7 +71,7 @@ from urllib.parse import quote, unquote
 
 import markupsafe
 
-from .memo import memoised
+from .memo import BOUND, memoised
 
 #: Where the state keeps a URL in today's form typed on a variant whose scheme moves it:
 #: a prefix no route of any app matches (tested), so the request is a 404.
@@ -87,6 +87,8 @@ _SLUG_SEG = re.compile(rf"^<slug:{_IDENT}\.{_IDENT}>-<{_IDENT}>$|^<{_IDENT}>-<sl
 # Such a segment as a browser requests it: any slug text (a wrong or absent one too) and the id.
 _SLUG_ID = re.compile(r"(?:(.*)-)?(\d{1,12})", re.S)
 _ID_SLUG = re.compile(r"(\d{1,12})(?:-(.*))?", re.S)
+#: What a slug writes as one hyphen: every run of characters but ASCII letters and digits.
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 #: A slug's length bound (cut at a hyphen).
 SLUG_MAX = 60
 
@@ -95,8 +97,9 @@ def slugify(text: str) -> str:
     """``text`` as a URL slug: ASCII (accents dropped), lower case, every run of other
     characters one hyphen, no hyphen at either end, at most :data:`SLUG_MAX` characters
     (cut at a word's end); "" when nothing is left. Deterministic: no locale, no table."""
-    s = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    s = re.sub(r"[^a-z0-9]+", "-", s).strip("-")
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    s = _NOT_SLUG.sub("-", text.lower()).strip("-")
     if len(s) > SLUG_MAX:
         s = s[:SLUG_MAX + 1]
         s = s.rsplit("-", 1)[0] if "-" in s else s[:SLUG_MAX]
@@ -240,6 +243,12 @@ class UrlScheme:
         self._columns: dict[tuple[str, str], dict[int, Any]] = {}
         #: The first literal segment of every canonical pattern: a cheap "maybe" test.
         self._heads = frozenset("/" + r.canon[0][0] for r in self.rules if r.canon[0][0])
+        #: The first path segment of every canonical pattern (None when one starts with a
+        #: parameter) and of every variant pattern (always a literal): a URL whose first
+        #: segment is in neither is left as it is without trying each rule.
+        self._canon_firsts: frozenset[str] | None = (
+            frozenset(r.canon[0][0] for r in self.rules) if all(r.canon[0][0] for r in self.rules) else None)
+        self._wire_firsts = frozenset(r.wire_path[0][0] for r in self.rules)
         #: Whether any rule writes a slug of world data.
         self.slugged = any(r.slugs for r in self.rules)
         #: Every slug segment's source (table, column, slug first), in rule order: the
@@ -330,8 +339,16 @@ class UrlScheme:
         if url.startswith(UNMAPPED + "/"):
             return url[len(UNMAPPED):]
         path, q, query, hash_, frag = _split(url)
-        query = self._map_values(query, self.to_wire)
+        plain = not query or ("=/" not in query and "=%2F" not in query and "=%2f" not in query)
+        if not plain:
+            query = self._map_values(query, self.to_wire)
         segs = path[1:].split("/")
+        if self._canon_firsts is not None and segs[0] not in self._canon_firsts:   # no rule moves it
+            if not plain:
+                return path + q + query + hash_ + frag
+            if segs[0] not in self._wire_firsts and len(self._canon) < BOUND:
+                self._canon.setdefault(url, url)   # nor the way back (no rule's URL in either form)
+            return url
         for rule in self.rules:
             params = rule.match_canon(segs)
             if params is None:
@@ -341,8 +358,14 @@ class UrlScheme:
             if rule.wire_query:
                 mine = "&".join(f"{k}={quote(params[n], safe='')}" for k, n in rule.wire_query)
                 query, q = (mine + "&" + query if query else mine), "?"
-            return wpath + q + query + hash_ + frag
-        return path + q + query + hash_ + frag
+            wire = wpath + q + query + hash_ + frag
+            if plain and "%" not in url and len(self._canon) < BOUND:
+                # the way back, known now: a link the page shows is the URL the browser
+                # requests next (a moved URL without percent-escapes or local-path values in
+                # its query maps back to exactly this one; tests/test_variants_urls.py)
+                self._canon.setdefault(wire, url)
+            return wire
+        return url if plain else path + q + query + hash_ + frag
 
     # ------------------------------------------------------------------ incoming
     def to_canonical(self, url: str) -> str:
@@ -357,6 +380,9 @@ class UrlScheme:
     def _to_canonical(self, url: str) -> str:
         parts = _split(url)
         path, q, query, hash_, frag = parts
+        first = path[1:].partition("/")[0]
+        if first not in self._wire_firsts and (self._canon_firsts is not None and first not in self._canon_firsts):
+            return path + q + self._map_values(query, self.to_canonical) + hash_ + frag   # no rule's URL
         found = self._wire_rule(parts)
         if found is not None:
             rule, (params, taken, _given), segs = found   # a wrong or absent slug: the page all the same (redirect)

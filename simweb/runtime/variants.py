@@ -492,6 +492,8 @@ _WORDS = re.compile(r"\w+")
 #: Separators of today's page titles ("Cart — Simshop", "Issues · acme/web · Simtracker").
 _TITLE_SEP = re.compile(r" [—·] ")
 _TITLE_SEP_KEPT = re.compile(r"( [—·] )")
+#: markupsafe.escape's five replacements as a str.translate table (the same text).
+_HTML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"})
 
 
 @dataclass
@@ -568,7 +570,13 @@ class Site:
     def title_parts(self, title: str, site_title: str) -> tuple[list[str], list[str]] | None:
         """Today's page title as (page parts, site parts), most specific first; None for a
         title that does not name the site (then no format applies to it)."""
-        parts = _TITLE_SEP.split(title)
+        # one kind of separator (the usual title): str.split, the regex only for both
+        if " · " in title:
+            parts = _TITLE_SEP.split(title) if " — " in title else title.split(" · ")
+        else:
+            parts = title.split(" — ")
+        if len(parts) == 1:
+            return None
         site = [p for p in parts if p == site_title or p.startswith(site_title + " ")]
         page = [p for p in parts if p not in site]
         return (page, site) if site and page else None
@@ -614,7 +622,8 @@ class Site:
             # each part's words once (the title and the trail share them), the same text
             # as the whole title's words (no phrase spans a separator: _parts_apart)
             w = self._words_of
-            page = [w(p) for p in split[0]]
+            known = self.__dict__.get("_words_memo") or {}
+            page = [known.get(p) or w(p) for p in split[0]]
             if self.title[0]:
                 pattern, joint = self.title
                 ctx["title"] = pattern.replace("{site}", w(" ".join(split[1]))).replace("{page}", joint.join(page))
@@ -629,11 +638,21 @@ class Site:
             ctx["spec_title"] = self.words(site_title)
             page = [self.words(p) for p in split[0]] if split is not None and self.crumbs else []
         if self.crumbs:   # the trail after "Home", the page itself last (markup built here: no loop in Jinja)
-            parts = [markupsafe.escape(p) for p in reversed(page)] if split is not None else []
-            sep = f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
-            ctx["variant_crumbs"] = markupsafe.Markup("".join(
-                sep + (f'<span aria-current="page">{p}</span>' if i == len(parts) - 1 else f"<span>{p}</span>")
-                for i, p in enumerate(parts)))
+            sep = self._crumb_sep
+            if split is None or not page:
+                ctx["variant_crumbs"] = markupsafe.Markup("")
+            else:
+                # plain str assembly, one Markup at the end (markupsafe's escape, as a table)
+                parts = [p.translate(_HTML_ESCAPES) for p in reversed(page)]
+                last = parts.pop()
+                ctx["variant_crumbs"] = markupsafe.Markup(
+                    "".join([sep + "<span>" + p + "</span>" for p in parts])
+                    + sep + '<span aria-current="page">' + last + "</span>")
+
+    @cached_property
+    def _crumb_sep(self) -> str:
+        """The markup between two parts of the breadcrumb trail."""
+        return f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
 
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
