@@ -25,7 +25,9 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              noise floor of the same measurement. The step is also given paired
              (paired_ratio): the median over steps of one step's time on the variant over
              the same step's on variant 0 (the same instance and plan, run next to it),
-             which the mix of step kinds does not move as it moves a median of all steps.
+             which the mix of step kinds does not move as it moves a median of all steps,
+             and as a total (total_ratio): the time of all the variant's steps over the
+             same steps' on variant 0, what a training run's throughput sees.
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
@@ -189,6 +191,9 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000) -
     if plans["v0"] == plans["k"]:
         pairs = sorted(b / a for a, b in zip(times["v0"]["step"], times["k"]["step"]) if a > 0)
         out["step"]["paired_ratio"] = round(pairs[len(pairs) // 2], 3)
+        # what a training run sees: the time of all the steps on the variant over the same
+        # steps' on variant 0 (a navigation weighs what it costs, a typed field little)
+        out["step"]["total_ratio"] = round(sum(times["k"]["step"]) / sum(times["v0"]["step"]), 3)
     return out
 
 
@@ -215,18 +220,22 @@ def sample(app: str, n: int, rounds: int, aa: int) -> dict[str, Any]:
         seed0 += 1000   # each run on instances no run has reset before
         per.append({"variant": k, "factors": catalogue(app).values(k) if k else {},
                     **{w: c[w] for w in ("step", "fork", "cold_reset")}})
-        print(f"  {app} variant {k:6}: step x{c['step']['ratio']} (paired x{c['step'].get('paired_ratio')}), "
+        print(f"  {app} variant {k:6}: step x{c['step']['ratio']} (paired x{c['step'].get('paired_ratio')}, "
+              f"total x{c['step'].get('total_ratio')}), "
               f"fork x{c['fork']['ratio']}, "
               f"cold reset x{c['cold_reset']['ratio']}", flush=True)
     variants = [p for p in per if p["variant"]]
     controls = [p for p in per if not p["variant"]]
     paired = [p["step"]["paired_ratio"] for p in variants if "paired_ratio" in p["step"]]
+    totals = [p["step"]["total_ratio"] for p in variants if "total_ratio" in p["step"]]
     return {"rounds": rounds, "variants": per,
             **{f"{w}_ratio": _distribution([p[w]["ratio"] for p in variants]) for w in ("step", "fork", "cold_reset")},
             **({"step_paired_ratio": _distribution(paired)} if paired else {}),
+            **({"step_total_ratio": _distribution(totals)} if totals else {}),
             **({f"aa_{w}_ratio": [p[w]["ratio"] for p in controls] for w in ("step", "fork", "cold_reset")}
                if controls else {}),
-            **({"aa_step_paired_ratio": [p["step"].get("paired_ratio") for p in controls]} if controls else {})}
+            **({"aa_step_paired_ratio": [p["step"].get("paired_ratio") for p in controls],
+                "aa_step_total_ratio": [p["step"].get("total_ratio") for p in controls]} if controls else {})}
 
 
 def hot_step(app: str, k: int, repeats: int = 12) -> dict[str, Any]:
@@ -332,7 +341,8 @@ def main() -> None:
                 res["hot_step"] = hot_step(app, k)
             c = res["cost"]
             if "paired_ratio" in c["step"]:
-                print(f"{app:9} variant {k:5}: step, paired by step: x{c['step']['paired_ratio']}")
+                print(f"{app:9} variant {k:5}: step, paired by step: x{c['step']['paired_ratio']}, "
+                      f"all steps' time: x{c['step']['total_ratio']}")
             print(f"{app:9} variant {k:5}: distinct AX lines {res['distinct_ax_lines']:.0%}, names "
                   f"{res['distinct_names']:.0%}, identical pages {res['identical_pages']}/{res['pages']}; "
                   f"step x{c['step']['ratio']}, fork x{c['fork']['ratio']}, cold reset x{c['cold_reset']['ratio']}, "
@@ -340,7 +350,7 @@ def main() -> None:
                   + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
         if args.sample:
             smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa)
-            for w in ("step", "step_paired", "fork", "cold_reset"):
+            for w in ("step", "step_paired", "step_total", "fork", "cold_reset"):
                 if f"{w}_ratio" not in smp:
                     continue
                 d = smp[f"{w}_ratio"]
