@@ -133,11 +133,14 @@ def diversity(app: str, k: int) -> dict[str, Any]:
 CLOCK = time.perf_counter
 
 
-def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000) -> dict[str, Any]:
+def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, warm: int = 0) -> dict[str, Any]:
     """Variant ``k``'s step, fork and cold reset against variant 0's (``base``, an
     environment of variant 0, or a new one), interleaved in this run; ``k`` = 0 measures
     variant 0 against a second environment of it (the noise floor). Each new instance's
-    seed counts up from ``seed0`` (a cold reset is an instance not reset before)."""
+    seed counts up from ``seed0`` (a cold reset is an instance not reset before).
+    ``warm``: first run that many untimed oracle episodes per template on each side, at
+    seeds no timed episode uses (a training run's steady state: the variant's rewrites
+    of world text it has shown before are memoised; the timed instances are still new)."""
     envs = {"v0": base if base is not None else simweb.make(app),
             "k": simweb.make(app, variant=k) if k else simweb.make(app)}
     fresh = catalogue(app).count - 1   # a variant this process has not built yet
@@ -151,6 +154,12 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000) -
     plans: dict[str, list[int]] = {v: [] for v in envs}   # where each episode's steps end
     from simweb.web.browsing import parse_cached
 
+    for i in range(warm):
+        for tid in tasks:
+            for env in envs.values():
+                env.reset(seed=900_000 + i, options={"task": tid})
+                for a in env.oracle_plan()[:-1]:
+                    env.step(a)
     seed = seed0
     for r in range(rounds + rounds % 2):   # an even number: each side goes first as often
         for tid in tasks:
@@ -204,7 +213,7 @@ def _distribution(ratios: list[float]) -> dict[str, Any]:
             "within_1.10": round(sum(1 for x in xs if x <= 1.10) / len(xs), 3)}
 
 
-def sample(app: str, n: int, rounds: int, aa: int) -> dict[str, Any]:
+def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0) -> dict[str, Any]:
     """The cost of ``n`` sampled variants (:func:`sample_variants`) and ``aa`` runs of
     variant 0 against itself, each against one environment of variant 0 in the same run,
     interleaved; the runs themselves alternate (A/A runs spread among the variants')."""
@@ -216,7 +225,7 @@ def sample(app: str, n: int, rounds: int, aa: int) -> dict[str, Any]:
     per: list[dict[str, Any]] = []
     seed0 = 20_000
     for k in order:
-        c = cost(app, k, rounds, base=base, seed0=seed0)
+        c = cost(app, k, rounds, base=base, seed0=seed0, warm=warm)
         seed0 += 1000   # each run on instances no run has reset before
         per.append({"variant": k, "factors": catalogue(app).values(k) if k else {},
                     **{w: c[w] for w in ("step", "fork", "cold_reset")}})
@@ -228,7 +237,7 @@ def sample(app: str, n: int, rounds: int, aa: int) -> dict[str, Any]:
     controls = [p for p in per if not p["variant"]]
     paired = [p["step"]["paired_ratio"] for p in variants if "paired_ratio" in p["step"]]
     totals = [p["step"]["total_ratio"] for p in variants if "total_ratio" in p["step"]]
-    return {"rounds": rounds, "variants": per,
+    return {"rounds": rounds, "warm": warm, "variants": per,
             **{f"{w}_ratio": _distribution([p[w]["ratio"] for p in variants]) for w in ("step", "fork", "cold_reset")},
             **({"step_paired_ratio": _distribution(paired)} if paired else {}),
             **({"step_total_ratio": _distribution(totals)} if totals else {}),
@@ -324,6 +333,9 @@ def main() -> None:
                     "policies and flows) and report the distribution of their ratios")
     ap.add_argument("--aa", type=int, default=2, help="with --sample: runs of variant 0 against itself (noise floor)")
     ap.add_argument("--no-far", action="store_true", help="with --sample: skip the heaviest variant's diversity and cost")
+    ap.add_argument("--warm", type=int, default=0,
+                    help="with --sample: untimed oracle episodes per template on each side first (a run's steady "
+                         "state: rewrites of world text shown before are memoised; the timed instances are new)")
     args = ap.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -349,7 +361,7 @@ def main() -> None:
                   f"template build {c['template_build_s']:.2f} s"
                   + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
         if args.sample:
-            smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa)
+            smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa, args.warm)
             for w in ("step", "step_paired", "step_total", "fork", "cold_reset"):
                 if f"{w}_ratio" not in smp:
                     continue
