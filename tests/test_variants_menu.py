@@ -134,18 +134,20 @@ def test_the_menu_moves_with_the_top_bar(position: str) -> None:
     assert "[nav-projects]" in env.browser.axtree()
 
 
-def test_the_icon_menu_is_named_by_its_label() -> None:
-    env = _menu_env(menu="icon")
+@pytest.mark.parametrize("menu,name", [("icon", "Open menu"), ("icon-menu", "\u2630 Menu"), ("browse", "Browse")])
+def test_each_summary_has_its_name(menu: str, name: str) -> None:
+    env = _menu_env(menu=menu)
     text = env.browser.axtree()
-    assert _menu(text) == ("Open menu", False)
-    assert "StaticText '\u2630'" in text
+    assert _menu(text) == (name, False)
+    assert ("StaticText '\u2630'" in text) == (menu == "icon")   # the label names the icon; its text stays below
 
 
 def test_the_menu_option_is_held_out_and_today_has_none() -> None:
     for app in APPS:
         cat = catalogue(app)
         factor = next(f for f in cat.factors if f.name == "menu")
-        assert [o.label for o in factor.options] == ["bar", "menu", "icon"] and factor.held_out == {2}
+        assert [o.label for o in factor.options] == ["bar", "menu", "icon-menu", "browse", "icon"]
+        assert factor.held_out == {4}
         assert all(cat.values(r["variant"])["menu"] != "icon" for r in cat.listing("train", 100))
     env = simweb.make("shopping", max_steps=100_000)
     env.reset(seed=0, options={"task": None})
@@ -192,7 +194,8 @@ def test_a_random_agent_stays_at_zero_on_a_menu_variant(app: str) -> None:
 
 # ----------------------------------------------------------------------------- Chromium
 @pytest.mark.browser
-@pytest.mark.parametrize("app,menu,position", [("shopping", "menu", "top"), ("forum", "icon", "bottom")])
+@pytest.mark.parametrize("app,menu,position", [("shopping", "menu", "top"), ("forum", "icon", "bottom"),
+                                              ("cms", "icon-menu", "sidebar")])
 def test_the_menu_is_the_same_in_chromium(app: str, menu: str, position: str, chromium: Any) -> None:
     """On a menu variant, the AX tree in Chromium (the served site) and in-process are the
     same line for line before and after clicking the summary, and after closing it; a

@@ -117,7 +117,7 @@ class Option:
     #: "early": it starts signed out; simweb.runtime.variant_login).
     login: str = ""
     #: The top bar's navigation collapsed behind a menu to open ("": shown, today's;
-    #: a key of :data:`MENU_SUMMARIES`).
+    #: a key of :data:`MENU_SUMMARIES`: "menu", "icon-menu", "browse", "icon").
     menu: str = ""
 
 
@@ -177,11 +177,12 @@ def _engine_factors() -> list[Factor]:
     titles = (Option("page-site"), Option("site-page", title=("{site} | {page}", " | ")),
               Option("page-pipe", title=("{page} | {site}", " | ")), Option("page-only", title=("{page}", " · ")),
               Option("site-colon", title=("{site}: {page}", " - ")))
-    menus = (Option("bar"), Option("menu", menu="menu", css=_MENU_CSS), Option("icon", menu="icon", css=_MENU_CSS))
+    menus = (Option("bar"), Option("menu", menu="menu", css=_MENU_CSS), Option("icon-menu", menu="icon-menu", css=_MENU_CSS),
+             Option("browse", menu="browse", css=_MENU_CSS), Option("icon", menu="icon", css=_MENU_CSS))
     return [Factor("skin", skins, frozenset({7}), "CSS palette and font (what screenshots show)"),
             Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
             Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
-            Factor("menu", menus, frozenset({2}), "the top bar's navigation shown, or collapsed behind a menu to open"),
+            Factor("menu", menus, frozenset({4}), "the top bar's navigation shown, or collapsed behind a menu to open"),
             Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
             Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)"),
             Factor("message_position", tuple(Option(p, messages=p if i else "") for i, p in enumerate(variant_flows.POSITIONS)),
@@ -241,6 +242,8 @@ _MENU_CSS = ("details.vmenu>summary{cursor:pointer;padding:.2rem .6rem;border:1p
 #: The menu factor's summaries: what the collapsed menu's ``<summary>`` (bid ``site-menu``,
 #: in a ``<details class="vmenu">`` of bid ``site-menu-box``) shows, by option.
 MENU_SUMMARIES = {"menu": '<summary bid="site-menu">Menu</summary>',
+                  "icon-menu": '<summary bid="site-menu">\u2630 Menu</summary>',
+                  "browse": '<summary bid="site-menu">Browse</summary>',
                   "icon": '<summary bid="site-menu" aria-label="Open menu">\u2630</summary>'}
 # A navigation landmark of the top bar (they are not nested).
 _BAR_NAV = re.compile(r"[ \t]*<nav\b[^>]*>.*?</nav>[ \t]*\n?", re.S)
