@@ -231,12 +231,15 @@ class SimBrowser:
     def _save_fields(self, tab: dict, index: int) -> None:
         """Keep the fields of history entry ``index``'s page (what was typed, chosen and
         checked there) with the entry, as Chromium saves a document's form state when the
-        document is left; an entry left with no fields changed keeps none. A field its
+        document is left; an entry left with no fields changed keeps none. A details' open
+        state is not form state: Chromium shows the page again with its details as served
+        (measured: a menu opened, a link in it followed, go_back shows the menu closed). A field its
         form's event declares secret (a card number, a security code) is kept sealed, as
         the request history keeps it: no state shows one in clear text
         (:mod:`simweb.runtime.history`)."""
         saved = tab.get("saved_fields") or {}
-        fields = {k: seal(v) if isinstance(v, str) and self._secret(k) else v for k, v in tab["fields"].items()}
+        fields = {k: seal(v) if isinstance(v, str) and self._secret(k) else v for k, v in tab["fields"].items()
+                  if v.__class__ is not bool or not self._is_details(k)}
         if fields:
             saved[str(index)] = fields
         else:
@@ -253,6 +256,11 @@ class SimBrowser:
         if not saved:
             tab.pop("saved_fields", None)
 
+    def _is_details(self, bid: str) -> bool:
+        """Whether ``bid`` is a ``<details>`` of the page shown."""
+        el = self.page().elements.get(bid)
+        return el is not None and el.tag == "details"
+
     def _secret(self, bid: str) -> bool:
         """Whether the control ``bid`` of the page shown is a field its form's event
         declares secret."""
@@ -267,8 +275,7 @@ class SimBrowser:
         """After go_back/go_forward, fill the page back in from the entry's saved fields, as
         Chromium restores form state: each saved value goes to the control with that bid
         on the page now shown, if it has one of that kind (text for fields and selects, a
-        checked state for checkboxes and radios, an open state for a details), but for
-        passwords and autocomplete=off."""
+        checked state for checkboxes and radios), but for passwords and autocomplete=off."""
         saved = (tab.get("saved_fields") or {}).get(str(tab["cursor"]))
         if not saved:
             return
@@ -278,11 +285,10 @@ class SimBrowser:
             el = elements.get(bid)
             if el is None or el.input_type == "password" or el.attrs.get("autocomplete") == "off":
                 continue   # Chromium saves no state for these
-            checkable = el.input_type in ("checkbox", "radio") or el.tag == "details"
+            checkable = el.input_type in ("checkbox", "radio")
             if checkable == isinstance(value, bool) and (checkable or el.tag in ("input", "textarea", "select")):
                 fields[bid] = seal(value, unseal=True) if isinstance(value, str) and self._secret(bid) else value
         tab["fields"] = fields
-        self._page = None   # (a details opened again shows its content)
 
     # ------------------------------------------------------------------ URL schemes
     def _scheme(self) -> UrlScheme | None:
@@ -519,7 +525,8 @@ class SimBrowser:
         that details opens or closes, as Chromium's summary activation does (no navigation,
         no submission). The open state is the tab's UI state (``tab["fields"]``, a bool
         under the details' bid, as a checkbox's): it forks, snapshots and restores with
-        the state and goes with the page; a details without a bid has none to keep."""
+        the state and goes with the page (not kept with the history entry: going back
+        shows the details as served, as in Chromium); a details without a bid has none."""
         node = self._dom_node(summary.bid) if summary.bid else None
         parent = node.parent if node is not None else None
         if parent is None or parent.tag != "details":
