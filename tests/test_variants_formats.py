@@ -19,6 +19,7 @@ def _with(app: str, **want: str) -> int:
     # and signed in at the start as today (a signed-out start adds a sign-in to the plan:
     # tests/test_variants_login.py)
     want.setdefault("sign_in", "signed-in")
+    want.setdefault("menu", "bar")   # (a menu to open adds a click to the plan: tests/test_variants_menu.py)
     return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
                 and cat.policies(k) == cat.policy_defaults)
 

@@ -159,14 +159,14 @@ def _engine_factors() -> list[Factor]:
                   for name, bg, fg, acc, hd in _PALETTES)
     banners = (
         Option("none"),
-        Option("sale", banner='<aside class="promo" role="complementary" aria-label="Promotion" '
+        Option("sale", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Promotion" '
                'style="padding:.5rem 1rem;color:#222;background:#fff3c4;border-bottom:1px solid #e0c060">'
                'Limited-time offer: new members get exclusive perks. <a bid="promo-more" href="/">Learn more</a></aside>'),
-        Option("notice", banner='<aside class="promo" role="complementary" aria-label="Site notice" '
+        Option("notice", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Site notice" '
                'style="padding:.5rem 1rem;color:#222;background:#e7f0ff;border-bottom:1px solid #9db8e8">'
                'We have updated our privacy notice. <a bid="promo-notice" href="/">Read the notice</a> '
                '<a bid="promo-dismiss" href="/">Dismiss</a></aside>'),
-        Option("survey", banner='<aside class="promo" role="complementary" aria-label="Feedback" '
+        Option("survey", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Feedback" '
                'style="padding:.5rem 1rem;color:#222;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
                'Help us improve: take a two-minute survey. <a bid="promo-survey" href="/">Start the survey</a></aside>'),
     )
@@ -235,6 +235,10 @@ _NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-wid
             # a page whose main landmark is a flex item (cms's public layout): the bar below
             # it goes on a line of its own instead of squeezing the main landmark to nothing
             ":has(>header.top.vnav-bottom){flex-wrap:wrap}")
+# The decoy banner takes a line of its own where it lands in a flex row (cms's admin
+# layout): as a flex item beside the page's columns it took half the row and left the main
+# landmark 167 px wide (first in the row: the columns stay side by side below it).
+_BANNER_CSS = "aside.promo{flex:1 0 100%;box-sizing:border-box;order:-1}:has(>aside.promo){flex-wrap:wrap}"
 # The collapsed menu (the menu factor): the summary as a button, the navigation below it
 # when open, stacked.
 _MENU_CSS = ("details.vmenu>summary{cursor:pointer;padding:.2rem .6rem;border:1px solid currentColor;border-radius:3px}"
