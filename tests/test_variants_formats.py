@@ -12,7 +12,7 @@ from simweb.core.worlddb import day_to_date
 from simweb.runtime.variants import DATE_FORMATS, MONEY_FORMATS, catalogue
 
 
-def _with(app: str, **want: str) -> int:
+def _with(app: str, **want: str | None) -> int:
     cat = catalogue(app)
     # with today's policies: these tests replay today's plan on the variant (a policy changes
     # what the site does and which instance a task draws; tests/test_variants_policies.py)
@@ -68,7 +68,7 @@ def test_formats_never_touch_values_or_urls(app_name):
     name, value and options, along every template's oracle run."""
     cat = catalogue(app_name)
     kinds = [f for f in cat.factors if f.name in ("price_format", "date_format")]
-    want = {f.name: f.options[len(f.options) - 1].label for f in kinds}
+    want: dict[str, str | None] = {f.name: f.options[len(f.options) - 1].label for f in kinds}
     want["url_scheme"] = next(f for f in cat.factors if f.name == "url_scheme").options[0].label   # links compared as they are
     want["confirm_step"] = "none"   # today's plan, action for action (a confirmation page would add a click)
     want["form_steps"] = "one-step"   # (and a multi-step form would move a plan's second-page actions)
