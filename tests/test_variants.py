@@ -132,8 +132,9 @@ def test_words_change_but_elements_stay(app_name, env_of):
         env = simweb.make(app_name, variant=k)
         env.reset(seed=0, options={"task": None})
         page0, page = base.browser.page(), env.browser.page()
-        # the banner's links, the trail, and the statement of a policy that differs from today's
-        added = {b for b in page.elements if b.startswith(("promo-", "site-crumb"))
+        # the banner's links, the trail, the collapsed menu's summary and details, and the
+        # statement of a policy that differs from today's
+        added = {b for b in page.elements if b.startswith(("promo-", "site-crumb", "site-menu"))
                  or b in ("site-policies", "policy-min-stay", "policy-cancellation")}
         assert set(page.elements) - added == set(page0.elements)
         title = catalogue(app_name).values(k)["site_name"]

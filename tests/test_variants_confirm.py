@@ -31,6 +31,7 @@ def confirming(app: str, style: str | None = None) -> int:
                 and (style is not None or cat.values(k)["confirm_step"] != variant_confirm.INLINE)
                 and cat.values(k).get("form_steps", "one-step") == "one-step"   # (a plan with no Continue)
                 and cat.values(k)["sign_in"] == "signed-in"   # (a plan with no sign-in)
+                and cat.values(k)["menu"] == "bar"   # (a plan with no menu to open)
                 and cat.policies(k) == cat.policy_defaults)
 
 
@@ -38,7 +39,7 @@ def without(app: str) -> int:
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none"
                 and cat.values(k).get("form_steps", "one-step") == "one-step" and cat.values(k)["sign_in"] == "signed-in"
-                and cat.policies(k) == cat.policy_defaults)
+                and cat.values(k)["menu"] == "bar" and cat.policies(k) == cat.policy_defaults)
 
 
 def at_confirmation(app: str, k: int) -> tuple[Any, list[str], int]:

@@ -12,13 +12,15 @@ from simweb.core.worlddb import day_to_date
 from simweb.runtime.variants import DATE_FORMATS, MONEY_FORMATS, catalogue
 
 
-def _with(app: str, **want: str) -> int:
+def _with(app: str, **want: str | None) -> int:
     cat = catalogue(app)
     # with today's policies: these tests replay today's plan on the variant (a policy changes
     # what the site does and which instance a task draws; tests/test_variants_policies.py)
     # and signed in at the start as today (a signed-out start adds a sign-in to the plan:
     # tests/test_variants_login.py)
     want.setdefault("sign_in", "signed-in")
+    want.setdefault("menu", "bar")   # (a menu to open adds a click to the plan: tests/test_variants_menu.py)
+    want = {f: v for f, v in want.items() if v is not None}   # (None: any value)
     return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
                 and cat.policies(k) == cat.policy_defaults)
 
@@ -66,10 +68,11 @@ def test_formats_never_touch_values_or_urls(app_name):
     name, value and options, along every template's oracle run."""
     cat = catalogue(app_name)
     kinds = [f for f in cat.factors if f.name in ("price_format", "date_format")]
-    want = {f.name: f.options[len(f.options) - 1].label for f in kinds}
+    want: dict[str, str | None] = {f.name: f.options[len(f.options) - 1].label for f in kinds}
     want["url_scheme"] = next(f for f in cat.factors if f.name == "url_scheme").options[0].label   # links compared as they are
     want["confirm_step"] = "none"   # today's plan, action for action (a confirmation page would add a click)
     want["form_steps"] = "one-step"   # (and a multi-step form would move a plan's second-page actions)
+    want["menu"] = None   # any: a menu to open is opened on the variant's page (no such variant of booking has none)
     k = _with(app_name, **want)
     env0, env = simweb.make(app_name), simweb.make(app_name, variant=k)
     changed = 0
@@ -77,6 +80,9 @@ def test_formats_never_touch_values_or_urls(app_name):
         env0.reset(seed=i, options={"task": tid})
         env.reset(seed=i, options={"task": tid})
         for a in env0.oracle_plan():
+            target = re.match(r"\w+\('([^']*)'", a)
+            for summary in (env.browser.summaries_to_show(target.group(1)) or []) if target else []:
+                env.step(f"click({summary!r})")   # the menu that hides the element, opened first
             o0, *_ = env0.step(a)
             o, *_ = env.step(a)
             p0, p = env0.browser.page(), env.browser.page()

@@ -17,8 +17,9 @@ def _with(app: str, **want: str) -> int:
     cat = catalogue(app)
     # with today's policies: these tests replay today's plan on the variant (a policy changes
     # what the site does and which instance a task draws; tests/test_variants_policies.py)
-    # and no login wall (these tests compare a visitor's pages with today's)
+    # and no login wall or menu (these tests compare a visitor's pages with today's)
     want.setdefault("sign_in", "signed-in")
+    want.setdefault("menu", "bar")   # (the menu adds its summary: tests/test_variants_menu.py)
     return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
                 and cat.policies(k) == cat.policy_defaults)
 

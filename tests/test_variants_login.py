@@ -25,11 +25,12 @@ SUBMIT = f"click('{variant_login.SUBMIT_BID}')"
 def variant(app: str, login: str) -> int:
     """The first variant id of ``app`` whose ``sign_in`` is ``login``, with today's policies
     (so a template draws today's instance there) and no confirmation step or multi-step
-    forms (so the oracle's plan is today's after its sign-in)."""
+    forms or menu to open (so the oracle's plan is today's after its sign-in)."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count)
                 if cat.values(k)["sign_in"] == login and cat.policies(k) == cat.policy_defaults
-                and cat.values(k)["confirm_step"] == "none" and cat.values(k)["form_steps"] == "one-step")
+                and cat.values(k)["confirm_step"] == "none" and cat.values(k)["form_steps"] == "one-step"
+                and cat.values(k)["menu"] == "bar")
 
 
 def _state(env: Any) -> dict:

@@ -33,6 +33,7 @@ def variant(app: str, steps: str | None = None, confirm: str | None = None) -> i
     return next(k for k in range(1, cat.count)
                 if steps in (None, cat.values(k)["form_steps"]) and confirm in (None, cat.values(k)["confirm_step"])
                 and cat.values(k)["sign_in"] == "signed-in"   # (a plan with no sign-in: tests/test_variants_login.py)
+                and cat.values(k)["menu"] == "bar"   # (a plan with no menu to open: tests/test_variants_menu.py)
                 and cat.policies(k) == cat.policy_defaults)
 
 

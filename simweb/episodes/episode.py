@@ -36,7 +36,7 @@ from ..judging.tasks import SIGN_IN_AS, starts_signed_out
 from ..judging.verify import answer_of, final_message
 from ..runtime import variant_confirm, variant_login, variant_steps
 from ..runtime.registry import app_of_task
-from ..runtime.variants import confirm_step, form_steps
+from ..runtime.variants import collapsed_menu, confirm_step, form_steps
 from ..web.spaces import JsonValue, Unicode
 from ..web.webgym_actions import is_webgym_action, to_browsergym
 
@@ -117,8 +117,25 @@ def final_plan(plan: list[str]) -> list[str]:
 
 def flow_rewrites(app: App, start: dict) -> bool:
     """Whether the start's site variant has a flow that a plan written for today's site
-    meets (a confirmation step, multi-step forms): then :func:`confirmed_plan` runs it."""
-    return bool(confirm_step(app, start) or form_steps(app, start))
+    meets (a confirmation step, multi-step forms, navigation behind a menu to open): then
+    :func:`confirmed_plan` runs it."""
+    return bool(confirm_step(app, start) or form_steps(app, start) or collapsed_menu(app, start))
+
+
+#: The actions whose first argument is the bid of the element they act on.
+_ELEMENT_ACTIONS = frozenset({"click", "dblclick", "hover", "focus", "fill", "clear", "select_option", "check",
+                              "uncheck", "press"})
+
+
+def _target(action: str) -> str | None:
+    """The bid ``action`` acts on (None: an action on no element, or not an action)."""
+    from ..web.actions import ActionError, parse_action
+
+    try:
+        parsed = parse_action(action)
+    except ActionError:
+        return None
+    return str(parsed.args[0]) if parsed.name in _ELEMENT_ACTIONS and parsed.args else None
 
 
 #: The most actions :func:`signed_in_plan` puts before a plan (a sign-in link, the form).
@@ -143,8 +160,8 @@ def signed_in_plan(app: App, start: dict, plan: list[str]) -> list[str]:
     prefix: list[str] = []
     if browser.tab["page"].partition(":")[0] != "login":
         for el in browser.page().elements.values():
-            if el.tag != "a" or not el.bid or el.hidden or not el.href:
-                continue
+            if el.tag != "a" or not el.bid or not el.href or (el.hidden and browser.summaries_to_show(el.bid) is None):
+                continue   # (a link in a closed menu counts: confirmed_plan opens the menu first)
             parts = urlsplit(el.href)
             if parts.path == variant_login.LOGIN_ROUTE and parse_qs(parts.query).get("next"):
                 prefix.append(f"click({el.bid!r})")
@@ -160,6 +177,9 @@ def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
     * a confirmation step (simweb.runtime.variant_confirm): each action whose form the site
       holds for confirmation is followed by the Confirm click (on the confirmation page, or
       in the inline panel of the form's own page);
+    * a closed ``<details>`` (the menu factor's collapsed navigation, or any other): an
+      action on an element that only closed details hide is preceded by the clicks on
+      their summaries that show it (outermost first), as a user opens a menu;
     * multi-step forms (simweb.runtime.variant_steps): an action that fails on a form's
       first page (a field or button of its second page) waits; when a click of that page
       fails and the first page's Continue leads to the second page where it works, the plan
@@ -179,6 +199,12 @@ def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
     browser = SimBrowser(app, state)
     out: list[str] = []
     waiting: list[str] = []
+
+    def show(action: str) -> None:
+        """Open the closed details that hide ``action``'s element on the page shown."""
+        bid = _target(action)
+        for summary in (browser.summaries_to_show(bid) or []) if bid is not None else []:
+            run(f"click({summary!r})")
 
     def run(action: str) -> None:
         before = state["browser"].get("confirm")
@@ -208,6 +234,7 @@ def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
         return not tb.execute(action)
 
     for action in plan:
+        show(action)
         if not (steps and variant_steps.CONTINUE_BID in browser.page().elements):
             run(action)
             continue
@@ -235,8 +262,9 @@ def plan_budget(app: App, task: TaskInstance | None, start: dict | None = None) 
         return episode_budget(None, cap=None)
     plan = list(app.tasks[task.id].oracle(app, task.params))
     n = len(final_plan(plan)) + (SIGN_IN_STEPS if starts_signed_out(task.params) else 0)
-    # at most one Confirm click an action: run the plan only when the clicks can move the budget
-    if start is not None and episode_budget(task.difficulty, n + len(plan), cap=None) != episode_budget(
+    # at most one Confirm click and one menu opened an action (and a sign-in link's menu): run
+    # the plan only when those clicks can move the budget
+    if start is not None and episode_budget(task.difficulty, n + 2 * len(plan) + 1, cap=None) != episode_budget(
             task.difficulty, n, cap=None) and flow_rewrites(app, start):
         n = len(final_plan(confirmed_plan(app, start, plan)))
     return episode_budget(task.difficulty, n, cap=None)

@@ -116,6 +116,9 @@ class Option:
     #: When the site asks to sign in ("": a task starts signed in, today's; "late" or
     #: "early": it starts signed out; simweb.runtime.variant_login).
     login: str = ""
+    #: The top bar's navigation collapsed behind a menu to open ("": shown, today's;
+    #: a key of :data:`MENU_SUMMARIES`: "menu", "icon-menu", "browse", "icon").
+    menu: str = ""
 
 
 @dataclass(frozen=True)
@@ -156,14 +159,14 @@ def _engine_factors() -> list[Factor]:
                   for name, bg, fg, acc, hd in _PALETTES)
     banners = (
         Option("none"),
-        Option("sale", banner='<aside class="promo" role="complementary" aria-label="Promotion" '
+        Option("sale", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Promotion" '
                'style="padding:.5rem 1rem;color:#222;background:#fff3c4;border-bottom:1px solid #e0c060">'
                'Limited-time offer: new members get exclusive perks. <a bid="promo-more" href="/">Learn more</a></aside>'),
-        Option("notice", banner='<aside class="promo" role="complementary" aria-label="Site notice" '
+        Option("notice", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Site notice" '
                'style="padding:.5rem 1rem;color:#222;background:#e7f0ff;border-bottom:1px solid #9db8e8">'
                'We have updated our privacy notice. <a bid="promo-notice" href="/">Read the notice</a> '
                '<a bid="promo-dismiss" href="/">Dismiss</a></aside>'),
-        Option("survey", banner='<aside class="promo" role="complementary" aria-label="Feedback" '
+        Option("survey", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Feedback" '
                'style="padding:.5rem 1rem;color:#222;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
                'Help us improve: take a two-minute survey. <a bid="promo-survey" href="/">Start the survey</a></aside>'),
     )
@@ -174,9 +177,12 @@ def _engine_factors() -> list[Factor]:
     titles = (Option("page-site"), Option("site-page", title=("{site} | {page}", " | ")),
               Option("page-pipe", title=("{page} | {site}", " | ")), Option("page-only", title=("{page}", " · ")),
               Option("site-colon", title=("{site}: {page}", " - ")))
+    menus = (Option("bar"), Option("menu", menu="menu", css=_MENU_CSS), Option("icon-menu", menu="icon-menu", css=_MENU_CSS),
+             Option("browse", menu="browse", css=_MENU_CSS), Option("icon", menu="icon", css=_MENU_CSS))
     return [Factor("skin", skins, frozenset({7}), "CSS palette and font (what screenshots show)"),
             Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
             Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
+            Factor("menu", menus, frozenset({4}), "the top bar's navigation shown, or collapsed behind a menu to open"),
             Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
             Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)"),
             Factor("message_position", tuple(Option(p, messages=p if i else "") for i, p in enumerate(variant_flows.POSITIONS)),
@@ -229,6 +235,22 @@ _NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-wid
             # a page whose main landmark is a flex item (cms's public layout): the bar below
             # it goes on a line of its own instead of squeezing the main landmark to nothing
             ":has(>header.top.vnav-bottom){flex-wrap:wrap}")
+# The decoy banner takes a line of its own where it lands in a flex row (cms's admin
+# layout): as a flex item beside the page's columns it took half the row and left the main
+# landmark 167 px wide (first in the row: the columns stay side by side below it).
+_BANNER_CSS = "aside.promo{flex:1 0 100%;box-sizing:border-box;order:-1}:has(>aside.promo){flex-wrap:wrap}"
+# The collapsed menu (the menu factor): the summary as a button, the navigation below it
+# when open, stacked.
+_MENU_CSS = ("details.vmenu>summary{cursor:pointer;padding:.2rem .6rem;border:1px solid currentColor;border-radius:3px}"
+             "details.vmenu[open]>nav{display:flex;flex-direction:column;gap:.4rem;margin-top:.4rem}")
+#: The menu factor's summaries: what the collapsed menu's ``<summary>`` (bid ``site-menu``,
+#: in a ``<details class="vmenu">`` of bid ``site-menu-box``) shows, by option.
+MENU_SUMMARIES = {"menu": '<summary bid="site-menu">Menu</summary>',
+                  "icon-menu": '<summary bid="site-menu">\u2630 Menu</summary>',
+                  "browse": '<summary bid="site-menu">Browse</summary>',
+                  "icon": '<summary bid="site-menu" aria-label="Open menu">\u2630</summary>'}
+# A navigation landmark of the top bar (they are not nested).
+_BAR_NAV = re.compile(r"[ \t]*<nav\b[^>]*>.*?</nav>[ \t]*\n?", re.S)
 _MARKER_CSS = ".field-marker{color:#b00020;font-weight:bold}"
 _ERROR_CSS = ".field-error{display:block;color:#b00020;font-size:.9rem;margin:.2rem 0}[aria-invalid=true]{border-color:#b00020}"
 _CRUMB_CSS = "nav.crumbs{padding:.4rem 0;font-size:.9rem}nav.crumbs span.sep{margin:0 .4rem;color:#888}"
@@ -406,7 +428,7 @@ class Catalogue:
                                   next((o.confirm for o in opts if o.confirm), ""),
                                   next((o.steps for o in opts if o.steps), ""),
                                   flow={k: v for o in opts for k, v in o.flow},
-                                  login=login)
+                                  login=login, menu=next((o.menu for o in opts if o.menu), ""))
         return hit
 
 
@@ -517,6 +539,7 @@ class Site:
     steps: str = ""                              # "": one-step forms (variant_steps.STYLES)
     flow: dict[str, str] = field(default_factory=dict)   # form flow settings (variant_flows): markers, field_errors
     login: str = ""                              # "": tasks start signed in (variant_login.OPTIONS)
+    menu: str = ""                               # "": the top bar's navigation shown (MENU_SUMMARIES)
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -663,6 +686,8 @@ class Site:
             out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
         if self.banner and "<main>" in out:
             out = out.replace("<main>", self.banner + "\n<main>", 1)
+        if self.menu:
+            out = self._collapse_menu(out)
         if self.nav and "<main>" in out and "</main>" in out:
             out = self._move_top_bar(out)
         if self.messages:
@@ -676,6 +701,24 @@ class Site:
                      '{{ variant_crumbs }}</nav>')
             out = out.replace("<main>", "<main>\n" + trail, 1)
         return out
+
+    def _collapse_menu(self, source: str) -> str:
+        """The top bar's navigation landmarks (its ``<nav>`` elements; the logo, the search
+        form and any other link stay) moved, in their order, into a closed
+        ``<details class="vmenu">`` at the end of the bar, whose ``<summary>`` opens it
+        (:data:`MENU_SUMMARIES`): the same elements and bids, shown once the menu is open.
+        Before the bar moves (:meth:`_move_top_bar`): the menu goes with it."""
+        m = _TOP_BAR.search(source)
+        if m is None:
+            return source
+        navs = [n.group(0).strip() for n in _BAR_NAV.finditer(m.group(3))]
+        if not navs:
+            return source
+        rest = _BAR_NAV.sub("", m.group(3)).rstrip() + "\n"
+        menu = (f'  <details bid="site-menu-box" class="vmenu">{MENU_SUMMARIES[self.menu]}\n'
+                + "\n".join(navs) + "\n  </details>\n")
+        bar = f'<header class="top{m.group(1)}"{m.group(2)}>{rest}{menu}</header>\n'
+        return source[:m.start()] + bar + source[m.end():]
 
     def _move_top_bar(self, source: str) -> str:
         """The top bar moved beside the main landmark (a sidebar, left or right) or below
@@ -964,6 +1007,13 @@ def sign_in(app: Any, variant: int) -> str:
     """When site ``variant`` asks to sign in ("" on today's site and on a variant where a
     task starts signed in; "late" or "early": simweb.runtime.variant_login)."""
     return _site_of(app, variant).login if variant else ""
+
+
+def collapsed_menu(app: Any, state: dict) -> str:
+    """Whether ``state``'s variant shows the top bar's navigation behind a menu to open
+    ("": no, today's site; else the menu factor's option: "menu", "icon")."""
+    variant = state["meta"].get("variant", 0)
+    return _site_of(app, variant).menu if variant else ""
 
 
 def login_wall(app: Any, state: dict) -> frozenset[str] | None:

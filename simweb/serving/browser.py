@@ -183,7 +183,8 @@ class ServedApp:
 
 #: Reads the live UI state of a page in one round trip: the values of text fields and
 #: selects that differ from their HTML defaults (so typed text shows up in the AX tree),
-#: checkboxes/radios that differ from their default, the focused bid, the scroll offset.
+#: checkboxes/radios and details (open) that differ from their default, the focused bid,
+#: the scroll offset.
 _LIVE_STATE_JS = r"""
 () => {
   const values = {}, multi = {}, checked = {};
@@ -211,6 +212,9 @@ _LIVE_STATE_JS = r"""
       if (el.value !== el.defaultValue) values[bid] = el.value;
     }
   }
+  for (const d of document.querySelectorAll('details[bid]')) {
+    if (d.__simwebOpen0 !== undefined && d.open !== d.__simwebOpen0) checked[d.getAttribute('bid')] = d.open;
+  }
   let a = document.activeElement;
   while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
   const focused = (a && a !== document.body && a !== document.documentElement && a.getAttribute)
@@ -227,7 +231,7 @@ _APPLY_STATE_JS = r"""
   for (const [bid, v] of Object.entries(fields)) {
     const el = find(bid);
     if (!el) continue;
-    if (typeof v === 'boolean') { el.checked = v; continue; }
+    if (typeof v === 'boolean') { if (el.tagName === 'DETAILS') el.open = v; else el.checked = v; continue; }
     if (el.tagName === 'SELECT' && el.multiple) {
       const want = new Set(v.split('\u001f'));
       for (const o of el.options) o.selected = want.has(o.value);
@@ -358,6 +362,11 @@ _ACTIVITY_JS = r"""
       return w;
     };
   }
+  // Each details' open state as the page was served: its form-state default (the live UI
+  // state reports a details opened or closed since, as a checkbox against its default).
+  document.addEventListener('DOMContentLoaded', () => {
+    for (const d of document.querySelectorAll('details')) d.__simwebOpen0 = d.open;
+  }, true);
   Object.defineProperty(window, '__simwebActivity', {configurable: false, enumerable: false, value: () => {
     let refresh = false;
     const meta = document.querySelector('meta[http-equiv="refresh" i]');

@@ -12,6 +12,7 @@ import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from functools import lru_cache
 from html import escape as html_escape
+from html import unescape as html_unescape
 from typing import Any
 from urllib.parse import urlencode, urljoin, urlsplit
 
@@ -91,6 +92,8 @@ class SimBrowser:
         self.last_response: Response | None = None
         self.site_error: str | None = None   # the site's error message after the last action
         self._dom: tuple[str, Any] | None = None   # (html, selectolax tree) for hit tests
+        #: (rendered HTML, toggled details, the HTML with their open state): see :meth:`html`
+        self._shown: tuple[str, tuple[tuple[str, bool], ...], str] | None = None
 
     # ------------------------------------------------------------------ page cache
     def invalidate(self) -> None:
@@ -102,11 +105,42 @@ class SimBrowser:
         b = self.state["browser"]
         return b["tabs"][b["active"]]
 
-    def html(self) -> str:
+    def _rendered(self) -> str:
+        """The page's HTML as the site rendered it (no UI state applied)."""
         if self._html is None:
             url = self.tab["url"]
             self._html = net_error_html(url) if _foreign(url) else self.app.render(self.state)
         return self._html
+
+    def html(self) -> str:
+        """The page's HTML as the browser's DOM has it: the rendered page, with the
+        ``<details>`` the tab's UI state opened or closed (a ``bool`` in ``tab["fields"]``
+        under the details' bid) carrying ``open`` or not, as Chromium's DOM reflects a
+        toggled details in its ``open`` attribute."""
+        html = self._rendered()
+        fields = self.tab["fields"]
+        if not any(v.__class__ is bool for v in fields.values()):
+            return html   # no checkbox or details state: the common case
+        toggled = tuple(sorted(self._toggled_details(html, fields).items()))
+        if not toggled:
+            return html
+        shown = self._shown
+        if shown is None or shown[0] is not html or shown[1] != toggled:
+            shown = self._shown = (html, toggled, with_details_open(html, dict(toggled)))
+        return shown[2]
+
+    @staticmethod
+    def _toggled_details(html: str, fields: dict) -> dict[str, bool]:
+        """The details of the rendered page whose open state the UI state changes: bid ->
+        open."""
+        elements = parse_cached(html).elements
+        out = {}
+        for bid, v in fields.items():
+            if v.__class__ is bool:
+                el = elements.get(bid)
+                if el is not None and el.tag == "details" and ("open" in el.attrs) != v:
+                    out[bid] = v
+        return out
 
     def page(self) -> Page:
         if self._page is None:
@@ -197,12 +231,15 @@ class SimBrowser:
     def _save_fields(self, tab: dict, index: int) -> None:
         """Keep the fields of history entry ``index``'s page (what was typed, chosen and
         checked there) with the entry, as Chromium saves a document's form state when the
-        document is left; an entry left with no fields changed keeps none. A field its
+        document is left; an entry left with no fields changed keeps none. A details' open
+        state is not form state: Chromium shows the page again with its details as served
+        (measured: a menu opened, a link in it followed, go_back shows the menu closed). A field its
         form's event declares secret (a card number, a security code) is kept sealed, as
         the request history keeps it: no state shows one in clear text
         (:mod:`simweb.runtime.history`)."""
         saved = tab.get("saved_fields") or {}
-        fields = {k: seal(v) if isinstance(v, str) and self._secret(k) else v for k, v in tab["fields"].items()}
+        fields = {k: seal(v) if isinstance(v, str) and self._secret(k) else v for k, v in tab["fields"].items()
+                  if v.__class__ is not bool or not self._is_details(k)}
         if fields:
             saved[str(index)] = fields
         else:
@@ -218,6 +255,11 @@ class SimBrowser:
         saved.pop(str(index), None)
         if not saved:
             tab.pop("saved_fields", None)
+
+    def _is_details(self, bid: str) -> bool:
+        """Whether ``bid`` is a ``<details>`` of the page shown."""
+        el = self.page().elements.get(bid)
+        return el is not None and el.tag == "details"
 
     def _secret(self, bid: str) -> bool:
         """Whether the control ``bid`` of the page shown is a field its form's event
@@ -461,6 +503,9 @@ class SimBrowser:
         if el.input_type == "checkbox":
             self.tab["fields"][el.bid] = not self._checked(el)
             return None
+        if el.tag == "summary":
+            self._toggle_details(el)
+            return None
         if el.input_type == "radio":
             self._set_radio(el)
             return None
@@ -475,12 +520,74 @@ class SimBrowser:
                     return self._activate(control)
         return None
 
+    def _toggle_details(self, summary: Element) -> None:
+        """A click on a ``<summary>``: when it is the first summary child of a ``<details>``,
+        that details opens or closes, as Chromium's summary activation does (no navigation,
+        no submission). The open state is the tab's UI state (``tab["fields"]``, a bool
+        under the details' bid, as a checkbox's): it forks, snapshots and restores with
+        the state and goes with the page (not kept with the history entry: going back
+        shows the details as served, as in Chromium); a details without a bid has none."""
+        node = self._dom_node(summary.bid) if summary.bid else None
+        parent = node.parent if node is not None else None
+        if parent is None or parent.tag != "details":
+            return
+        first = next((c for c in parent.iter() if c.tag == "summary"), None)
+        bid = parent.attributes.get("bid")
+        if first is None or first.attributes.get("bid") != summary.bid or not bid:
+            return
+        details = self.page().elements.get(bid)
+        if details is None:
+            return
+        self.tab["fields"][bid] = not self._is_open(details)
+        self._page = None   # the page shows the details' content, or hides it again
+
+    def summaries_to_show(self, bid: str) -> list[str] | None:
+        """The summary clicks that show element ``bid`` of the page: none when it is shown;
+        the first summary of every closed ``<details>`` around it, outermost first, when
+        only those hide it; None when it is not on the page, hidden otherwise, or behind a
+        details that cannot be opened by bid."""
+        page = self.page()
+        el = page.elements.get(bid)
+        if el is None:
+            return None
+        if not el.hidden:
+            return []
+        node = self._dom_node(bid)
+        opened: dict[str, bool] = {}
+        out: list[str] = []
+        n = node.parent if node is not None else None
+        while n is not None and n.tag not in ("html", None):
+            if n.tag == "details":
+                dbid = n.attributes.get("bid")
+                details = page.elements.get(dbid) if dbid else None
+                if details is None or dbid is None:
+                    return None
+                if not self._is_open(details):
+                    first = next((c for c in n.iter() if c.tag == "summary"), None)
+                    sbid = first.attributes.get("bid") if first is not None else None
+                    if not sbid:
+                        return None
+                    out.append(sbid)
+                    opened[dbid] = True
+            n = n.parent
+        if not out:
+            return None
+        html = self._rendered()
+        toggled = {**self._toggled_details(html, self.tab["fields"]), **opened}
+        shown = parse_cached(with_details_open(html, toggled)).elements.get(bid)
+        return out[::-1] if shown is not None and not shown.hidden else None
+
+    def _is_open(self, details: Element) -> bool:
+        """Whether ``details`` is open now (its UI state, else its ``open`` attribute)."""
+        v = self.tab["fields"].get(details.bid) if details.bid else None
+        return "open" in details.attrs if v is None else bool(v)
+
     def _dom_node(self, bid: str) -> Any:
         """The selectolax node of the element with this bid in the page's HTML (parsed on
         demand: only clicks on containers and labels need the tree)."""
         from selectolax.lexbor import LexborHTMLParser
 
-        html = self.html()
+        html = self._rendered()   # (the tree's shape: a details' open state does not change it)
         if self._dom is None or self._dom[0] is not html:
             self._dom = (html, LexborHTMLParser(html))
         bid_css = bid.replace("\\", "\\\\").replace('"', '\\"')
@@ -493,7 +600,7 @@ class SimBrowser:
         node = node.parent if node is not None else None
         while node is not None and node.tag not in ("body", "html", None):
             tag = node.tag
-            if tag in ("a", "button", "label", "input", "select", "textarea"):
+            if tag in ("a", "button", "label", "input", "select", "textarea", "summary"):
                 bid = node.attributes.get("bid")
                 found = self.page().elements.get(bid) if bid else None
                 if found is not None and _activatable(found):
@@ -655,6 +762,8 @@ class SimBrowser:
         if key == "Backspace" and el.input_type in _PICKER_INPUTS and "readonly" not in el.attrs:
             self.tab["fields"][el.bid] = ""   # clears the focused part of the date: the value is empty
             return None
+        if key in ("Enter", "Space", " ") and el.tag == "summary":
+            return self._activate(el)   # Chromium: Enter and Space on a summary toggle its details
         if key == "Enter":
             if el.tag == "a" and el.href is not None:
                 return self._activate(el)
@@ -982,12 +1091,34 @@ def _line_step(value: str, pos: int, step: int) -> int:
     return min(nl + 1 + col, len(value) if nxt_end < 0 else nxt_end)
 
 
+# A <details> start tag (attribute values may hold '>') and one attribute of a start tag.
+_DETAILS_TAG = re.compile(r"""<details\b((?:[^>"']|"[^"]*"|'[^']*')*)>""", re.I)
+_ATTR = re.compile(r"""(\s*)([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+)))?""")
+
+
+def with_details_open(html: str, toggled: dict[str, bool]) -> str:
+    """``html`` with the ``<details>`` named in ``toggled`` (bid -> open) opened (an
+    ``open`` attribute added) or closed (theirs removed)."""
+    def one(m: re.Match[str]) -> str:
+        attrs = list(_ATTR.finditer(m.group(1)))
+        bid = next((html_unescape(next((g for g in a.group(3, 4, 5) if g is not None), ""))
+                    for a in attrs if a.group(2).lower() == "bid"), None)
+        want = toggled.get(bid) if bid is not None else None
+        if want is None:
+            return m.group(0)
+        kept = "".join(a.group(0) for a in attrs if a.group(2).lower() != "open").rstrip("/ \t\n")
+        return f"<details{kept} open>" if want else f"<details{kept}>"
+
+    return _DETAILS_TAG.sub(one, html)
+
+
 def _activatable(el: Element) -> bool:
     """Whether a click on ``el`` does something of its own: a link, a button or a form
-    control, or a label (which passes the click to its control)."""
+    control, a label (which passes the click to its control), or a summary (which opens or
+    closes its details)."""
     if el.tag == "a":
         return el.href is not None
-    return el.tag in ("button", "label", "select", "textarea") or (el.tag == "input" and el.input_type != "hidden")
+    return el.tag in ("button", "label", "select", "textarea", "summary") or (el.tag == "input" and el.input_type != "hidden")
 
 
 def _focusable(el: Element) -> bool:
