@@ -17,8 +17,8 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              what the loop around it adds (caches other work evicted, the collector);
   sample     (--sample N) the distribution over N variants drawn from the catalogue (by a
              hash of the app's name: the same ids every run) among those that keep today's
-             policies, no confirmation step, one-step forms and a signed-in start (the
-             others make the oracle take other steps, so their step medians are not comparable): per variant, the
+             policies, no confirmation step, one-step forms, a signed-in start and the
+             bar shown (the others make the oracle take other steps, so their step medians are not comparable): per variant, the
              cost as above against variant 0 in the same run, interleaved; reported as the
              median, p90 and max of the per-variant ratios and the share within 1.10, with
              ``--aa M`` runs of variant 0 against itself (a second environment) as the
@@ -55,15 +55,15 @@ _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 def _keeps_flows(app: str) -> list[bool]:
     """Per factor of ``app``'s catalogue: whether it holds a policy, the confirmation step,
-    multi-step forms or a signed-out start (what changes the oracle's steps: a sign-in is
-    four more, cheap, steps)."""
-    return [any(o.policies or o.confirm or o.steps or o.login for o in f.options)
+    multi-step forms, a signed-out start or a menu to open (what changes the oracle's steps:
+    a sign-in is four more, cheap, steps, a menu one more)."""
+    return [any(o.policies or o.confirm or o.steps or o.login or o.menu for o in f.options)
             for f in catalogue(app).factors]
 
 
 def sample_variants(app: str, n: int) -> list[int]:
     """``n`` variant ids of ``app`` that keep today's policies, no confirmation step,
-    one-step forms and a signed-in start (the oracle takes today's steps on them), drawn over the whole
+    one-step forms, a signed-in start and the bar shown (the oracle takes today's steps on them), drawn over the whole
     catalogue by a hash of the app's name and a counter: the same ids every run."""
     import hashlib
 
@@ -81,7 +81,7 @@ def sample_variants(app: str, n: int) -> list[int]:
 
 def far_variant(app: str) -> int:
     """The first test variant whose every factor differs from today's site, but the
-    policies, the confirmation step, multi-step forms and the sign-in, which stay today's: those change
+    policies, the confirmation step, multi-step forms, the sign-in and the menu, which stay today's: those change
     what the oracle does (a confirmation page or a form's second page is one more step, a
     minimum stay another instance), and the cost is compared on the same steps."""
     cat = catalogue(app)
