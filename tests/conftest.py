@@ -24,6 +24,29 @@ def selected_apps() -> list[str]:
 APPS = selected_apps()
 
 
+def run_plan(env: Any, plan: list[str], where: tuple[Any, ...]) -> dict:
+    """Run ``plan`` on ``env``, no action failing (``where`` names the run in the
+    message), and return the verdict after the last action."""
+    info: dict = {}
+    for a in plan:
+        obs, _, _, _, info = env.step(a)
+        assert not obs["last_action_error"], (*where, a, obs["last_action_error"])
+    return info["verdict"]
+
+
+def site_bar_lines(axtree: str) -> list[str]:
+    """The AX-tree lines inside a moved top bar (the landmark "navigation 'Site'" at the
+    top level of the page)."""
+    lines = axtree.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln == "\tnavigation 'Site'")
+    inside = []
+    for ln in lines[at + 1:]:
+        if not ln.startswith("\t\t"):
+            break
+        inside.append(ln)
+    return inside
+
+
 @pytest.fixture(scope="session", params=APPS)
 def app_name(request) -> str:
     return request.param

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import APPS
+from conftest import APPS, site_bar_lines
 
 import simweb
 from simweb.runtime.variants import catalogue, jinja_for
@@ -44,14 +44,7 @@ def test_the_top_bar_moves_with_its_elements(app_name, env_of, position, before_
     assert any(ln.startswith("banner") for ln in _landmarks(base.browser.axtree()))
     assert set(env.browser.page().elements) == set(base.browser.page().elements)
     # the bar's elements are inside the moved landmark
-    lines = env.browser.axtree().splitlines()
-    at = next(i for i, ln in enumerate(lines) if ln == "\tnavigation 'Site'")
-    inside = []
-    for ln in lines[at + 1:]:
-        if not ln.startswith("\t\t"):
-            break
-        inside.append(ln)
-    assert any("[nav-home]" in ln for ln in inside)
+    assert any("[nav-home]" in ln for ln in site_bar_lines(env.browser.axtree()))
 
 
 @pytest.mark.parametrize("fmt,expect", [("site-page", "{site} | {page}"), ("page-pipe", "{page} | {site}"),

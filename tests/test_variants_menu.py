@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS
+from conftest import APPS, run_plan, site_bar_lines
 
 import simweb
 from simweb.agents import RandomAgent
@@ -125,15 +125,9 @@ def test_both_walks_agree_on_a_menu_page_closed_and_open() -> None:
 @pytest.mark.parametrize("position", ["sidebar", "bottom"])
 def test_the_menu_moves_with_the_top_bar(position: str) -> None:
     env = _menu_env("issues", nav_position=position)
-    lines = env.browser.axtree().splitlines()
-    at = next(i for i, ln in enumerate(lines) if ln == "\tnavigation 'Site'")
-    inside = []
-    for ln in lines[at + 1:]:
-        if not ln.startswith("\t\t"):
-            break
-        inside.append(ln)
+    inside = site_bar_lines(env.browser.axtree())
     assert any("[site-menu]" in ln for ln in inside) and any("[nav-home]" in ln for ln in inside)
-    assert not any("[nav-projects]" in ln for ln in lines)
+    assert "[nav-projects]" not in env.browser.axtree()
     env.step("click('site-menu')")
     assert "[nav-projects]" in env.browser.axtree()
 
@@ -170,11 +164,7 @@ def test_the_oracle_solves_every_template_on_a_menu_variant(app: str) -> None:
             env.reset(seed=k + i, options={"task": tid})
             plan = env.oracle_plan()
             opened += "click('site-menu')" in plan
-            info: dict = {}
-            for a in plan:
-                obs, _, _, _, info = env.step(a)
-                assert not obs["last_action_error"], (app, k, tid, a, obs["last_action_error"])
-            v = info["verdict"]
+            v = run_plan(env, plan, (app, k, tid))
             assert v["success"] and v["clean"], (app, k, tid, v)
     assert opened, f"no {app} plan went through the menu"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import APPS
+from conftest import APPS, run_plan
 
 import simweb
 from simweb.core.state import StateError, deep_copy
@@ -293,11 +293,7 @@ def test_every_oracle_solves_the_new_flows(app: str) -> None:
             seen["continue"] += plan.count(CONTINUE)
             seen["confirm"] += plan.count(YES)
             assert len(plan) * 2 <= env.unwrapped.max_steps, (app, tid)
-            info: dict = {}
-            for a in plan:
-                obs, _, _, _, info = env.step(a)
-                assert not obs["last_action_error"], (app, k, tid, a, obs["last_action_error"])
-            v = info["verdict"]
+            v = run_plan(env, plan, (app, k, tid))
             assert v["success"] and v["clean"], (app, k, tid, v)
     assert seen["continue"] > 0 and seen["confirm"] > 0, seen
 
