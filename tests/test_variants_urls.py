@@ -141,6 +141,11 @@ def test_the_way_back_a_link_remembers_is_the_computed_one(app: str) -> None:
         u = env.unwrapped
         bound = url_scheme(u.app, k)
         assert bound is not None
+
+        def fresh(bound: UrlScheme = bound) -> UrlScheme:
+            """The variant's scheme as a process first builds it: nothing mapped yet."""
+            return bound.bind(bound.world) if bound.world is not None else UrlScheme(list(bound.rules))
+
         canon: set[str] = set()
         for i, tid in enumerate(sorted(u.app.tasks)):
             env.reset(seed=k + i, options={"task": tid})
@@ -149,15 +154,14 @@ def test_the_way_back_a_link_remembers_is_the_computed_one(app: str) -> None:
                     env.step(a)
                 page = u.browser.page()
                 shown = [el.href for el in page.elements.values() if el.href] + [f.action for f in page.forms if f.action]
-                fresh = bound.bind(bound.world) if bound.world is not None else UrlScheme(list(bound.rules))
-                canon.update(fresh.to_canonical(t) for t in shown if t.startswith("/"))
+                computing = fresh()
+                canon.update(computing.to_canonical(t) for t in shown if t.startswith("/"))
                 canon.add(u.state["browser"]["tabs"][u.state["browser"]["active"]]["url"])
         canon |= {c + suffix for c in list(canon)[:50] for suffix in ("#top", "?next=/p/3", "?q=a%20b", "%20x")}
         for c in sorted(canon):
             if c.startswith(UNMAPPED):
                 continue
-            remembering = bound.bind(bound.world) if bound.world is not None else UrlScheme(list(bound.rules))
-            computing = bound.bind(bound.world) if bound.world is not None else UrlScheme(list(bound.rules))
+            remembering, computing = fresh(), fresh()
             wire = remembering.to_wire(c)
             assert remembering.to_canonical(wire) == computing.to_canonical(wire), (app, k, c, wire)
             checked += wire != c

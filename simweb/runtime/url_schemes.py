@@ -339,7 +339,7 @@ class UrlScheme:
         if url.startswith(UNMAPPED + "/"):
             return url[len(UNMAPPED):]
         path, q, query, hash_, frag = _split(url)
-        plain = not query or ("=/" not in query and "=%2F" not in query and "=%2f" not in query)
+        plain = self._no_paths(query)
         if not plain:
             query = self._map_values(query, self.to_wire)
         segs = path[1:].split("/")
@@ -398,10 +398,15 @@ class UrlScheme:
         return path + q + self._map_values(query, self.to_canonical) + hash_ + frag
 
     @staticmethod
+    def _no_paths(query: str) -> bool:
+        """Whether ``query`` has no local-path value (``next=/p/12``, raw or percent-encoded)."""
+        return not query or ("=/" not in query and "=%2F" not in query and "=%2f" not in query)
+
+    @staticmethod
     def _map_values(query: str, fn: Any) -> str:
         """``query`` with its local-path values (``next=/p/12``, raw or percent-encoded)
         mapped by ``fn``, each written back in the form it came in."""
-        if not query or ("=/" not in query and "=%2F" not in query and "=%2f" not in query):
+        if UrlScheme._no_paths(query):
             return query
         out = []
         for pair in query.split("&"):
