@@ -72,7 +72,7 @@ _GOLDEN = (6_180_339_887, 10_000_000_000)
 #: Every option of every factor is taken by some variant among ids 0 to COVER - 1.
 COVER = 40
 #: Variant ids are ``0 <= K < min(combinations, MAX_VARIANTS)``.
-MAX_VARIANTS = 100_000
+MAX_VARIANTS = 1_000_000
 _UNSET = object()   # a memo's "not there" where None is a value
 
 
