@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .urls import qs, safe_next
+from .urls import qs, query_pairs, safe_next
 
 
 @dataclass
@@ -231,6 +231,7 @@ def _builtins(loaders: Mapping[str, Callable[[Any, int], dict | None]]) -> dict[
         "site_policy": AppFunction("site_policy", site_policy, ("meta.variant",), site_policy.__doc__ or ""),
         "safe_next": AppFunction("safe_next", safe_next, (), safe_next.__doc__ or ""),
         "qs": AppFunction("qs", qs, (), qs.__doc__ or ""),
+        "query_pairs": AppFunction("query_pairs", query_pairs, (), query_pairs.__doc__ or ""),
     }
 
 

@@ -87,6 +87,13 @@ def query_string(base: Mapping[str, Any] | None = None, **changes: Any) -> str:
 
     It is a suffix for a path (``'/search' + qs(...)``); a link to the current path with no
     query at all is ``qs(...) or '?'`` (an empty ``href`` would keep the current query)."""
+    pairs = query_pairs(None, base, **changes)
+    return "?" + urlencode(pairs) if pairs else ""
+
+
+def query_pairs(ctx: object, base: Mapping[str, Any] | None = None, **changes: Any) -> list[tuple[str, str]]:
+    """The (key, value) pairs of :func:`query_string`'s query, in its order: the hidden
+    fields of a GET form that goes where that link goes (a "Show more results" button)."""
     merged = dict(base or {})
     merged.update(changes)
     pairs: list[tuple[str, str]] = []
@@ -98,7 +105,7 @@ def query_string(base: Mapping[str, Any] | None = None, **changes: Any) -> str:
             if item is None or item == "":
                 continue
             pairs.append((key, "1" if item is True else str(item)))
-    return "?" + urlencode(pairs) if pairs else ""
+    return pairs
 
 
 def qs(ctx: object, base: Mapping[str, Any] | None = None, **changes: Any) -> str:

@@ -39,11 +39,11 @@ from ..core.state import STATE_FORMAT, StateValidator, deep_copy, new_browser
 from ..core.updates import apply_updates
 from ..core.urls import safe_href
 from ..judging.decompose import TaskTable
-from . import variant_confirm, variant_flows, variant_login, variant_steps
+from . import variant_confirm, variant_flows, variant_login, variant_pages, variant_steps
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError, confirm_step, field_errors, form_steps, login_wall, shown_url
+from .variants import VariantError, confirm_step, field_errors, form_steps, login_wall, pagination, shown_url
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
@@ -407,6 +407,8 @@ class App:
         env = self._env(state, url, query)
         env.update(args)
         env["page"] = page.name
+        cumulative = "variant" in state["meta"] and pagination(self, state) in variant_pages.CUMULATIVE
+        base = dict(env) if cumulative else env
         for name, expr in page.load:
             env[name] = expr(env)
         for check in page.require:
@@ -414,6 +416,8 @@ class App:
                 if check.redirect is not None:
                     return page, env, 303, None, check.redirect(env)
                 return page, env, check.status, check.error(env) if check.error else "Not allowed", None
+        if cumulative:   # "Load more": ?page=n lists pages 1..n (simweb.runtime.variant_pages)
+            variant_pages.accumulate(page.load, base, env)
         for name, expr in self.spec.globals:
             env[name] = expr(env)
         return page, env, 200, None, None

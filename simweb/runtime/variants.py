@@ -63,7 +63,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_steps
+from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_pages, variant_steps
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -119,6 +119,9 @@ class Option:
     #: The top bar's navigation collapsed behind a menu to open ("": shown, today's;
     #: a key of :data:`MENU_SUMMARIES`: "menu", "icon-menu", "browse", "icon").
     menu: str = ""
+    #: How paged lists go from page to page ("": Previous / Next, today's; else a style of
+    #: simweb.runtime.variant_pages.OPTIONS: "numbered", "load-more", "show-more").
+    pagination: str = ""
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,11 @@ def _engine_factors() -> list[Factor]:
                    frozenset({2}), "how a form's labels mark required fields (\"*\", \"(required)\") or optional ones"),
             Factor("field_errors", tuple(Option(e, flow=(("field_errors", e),) if i else (), css=_ERROR_CSS if i else "")
                                          for i, e in enumerate(variant_flows.FIELD_ERRORS)),
-                   frozenset({2}), "a refused form's message beside the field it is about, or where the messages go")]
+                   frozenset({2}), "a refused form's message beside the field it is about, or where the messages go"),
+            Factor("pagination", tuple(Option(p, pagination=p if i else "", css=_PAGER_CSS if i else "")
+                                       for i, p in enumerate(variant_pages.OPTIONS)),
+                   frozenset({variant_pages.HELD_OUT}),
+                   "paged lists: Previous / Next, numbered pages, or \"Load more\" (pages 1..n listed together)")]
 
 
 #: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
@@ -253,6 +260,8 @@ MENU_SUMMARIES = {"menu": '<summary bid="site-menu">Menu</summary>',
 _BAR_NAV = re.compile(r"[ \t]*<nav\b[^>]*>.*?</nav>[ \t]*\n?", re.S)
 _MARKER_CSS = ".field-marker{color:#b00020;font-weight:bold}"
 _ERROR_CSS = ".field-error{display:block;color:#b00020;font-size:.9rem;margin:.2rem 0}[aria-invalid=true]{border-color:#b00020}"
+_PAGER_CSS = (".pager-numbered a,.pager-numbered span{margin:0 .25rem}.pager-numbered [aria-current]{font-weight:bold}"
+              ".pager-more{margin:1rem 0;text-align:center}")
 _CRUMB_CSS = "nav.crumbs{padding:.4rem 0;font-size:.9rem}nav.crumbs span.sep{margin:0 .4rem;color:#888}"
 
 
@@ -428,7 +437,8 @@ class Catalogue:
                                   next((o.confirm for o in opts if o.confirm), ""),
                                   next((o.steps for o in opts if o.steps), ""),
                                   flow={k: v for o in opts for k, v in o.flow},
-                                  login=login, menu=next((o.menu for o in opts if o.menu), ""))
+                                  login=login, menu=next((o.menu for o in opts if o.menu), ""),
+                                  pagination=next((o.pagination for o in opts if o.pagination), ""))
         return hit
 
 
@@ -540,6 +550,7 @@ class Site:
     flow: dict[str, str] = field(default_factory=dict)   # form flow settings (variant_flows): markers, field_errors
     login: str = ""                              # "": tasks start signed in (variant_login.OPTIONS)
     menu: str = ""                               # "": the top bar's navigation shown (MENU_SUMMARIES)
+    pagination: str = ""                         # "": Previous / Next pagers (variant_pages.OPTIONS)
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -842,6 +853,8 @@ def jinja_for(app: Any, variant: int) -> Any:
                 for table in (env.filters, env.globals):
                     if fname in table:   # filters are pure (simweb.core.functions): memo by argument
                         table[fname] = _reformatting(table[fname], rewrite, pure=table is env.filters)
+        if site.pagination:   # the kit's pager draws the variant's style (simweb.runtime.variant_pages)
+            env.globals["pagination"] = site.pagination
         if "kits" in env.globals:   # a kit's words are options, not template text
             env.globals["kits"] = _kit_words(env.globals["kits"], site)
         for name in app.jinja.list_templates(extensions=["html"]):
@@ -1016,6 +1029,13 @@ def collapsed_menu(app: Any, state: dict) -> str:
     return _site_of(app, variant).menu if variant else ""
 
 
+def pagination(app: Any, state: dict) -> str:
+    """How ``state``'s variant pages its lists ("": Previous / Next, today's site; else a
+    style of simweb.runtime.variant_pages.OPTIONS)."""
+    variant = state["meta"].get("variant", 0)
+    return _site_of(app, variant).pagination if variant else ""
+
+
 def login_wall(app: Any, state: dict) -> frozenset[str] | None:
     """The pages the login wall of ``state``'s variant leaves open besides sign-in and
     registration (None: no wall, today's site and every variant but ``early``). The
@@ -1057,5 +1077,5 @@ def parse_ids(text: str, app: Any) -> list[int]:
 
 __all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "field_errors",
            "form_steps", "jinja_for", "login_wall",
-           "page_context", "parse_ids", "policy", "shown_url", "sign_in", "state_variant", "url_scheme",
+           "page_context", "pagination", "parse_ids", "policy", "shown_url", "sign_in", "state_variant", "url_scheme",
            "words"]
