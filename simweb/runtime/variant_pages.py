@@ -46,12 +46,29 @@ def is_paged(value: Any, number: int) -> bool:
     return isinstance(value, dict) and isinstance(value.get("items"), list) and value.get("page") == number
 
 
+def _once(items: list[Any]) -> list[Any]:
+    """``items`` with a row that an earlier page listed too left out (a page's window over a
+    ranking that moves with the offset, as forum's "hot" does, can repeat a row at a page's
+    edge: one row, one bid)."""
+    seen: set[Any] = set()
+    out = []
+    for item in items:
+        key = item.get("id") if isinstance(item, dict) else None
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(item)
+    return out
+
+
 def accumulate(load: list[tuple[str, Callable[[dict], Any]]], base: dict[str, Any], env: dict[str, Any]) -> None:
     """Page n's resolved ``env`` (``env["query"]["page"] == n``) as a cumulative list:
     every paged result in it gets the items of pages 1..n (at most :data:`MAX_PAGES`)
     before its own, by evaluating ``load`` (the page's load expressions, in order) on
     ``base`` (the env before them) with the page number of each earlier page; the other
-    loaded values are the first page's (what the top of the list shows). Nothing when
+    loaded values are the first page's (what the top of the list shows). A row listed by
+    an earlier page is not listed again. Nothing when
     page n is the first or the page has no paged result."""
     query = env.get("query")
     n = query.get(PARAM) if isinstance(query, dict) else None
@@ -74,6 +91,6 @@ def accumulate(load: list[tuple[str, Callable[[dict], Any]]], base: dict[str, An
                 earlier[name].extend(sub[name]["items"])
     for name, _ in load:
         if name in earlier:
-            env[name] = dict(env[name], items=earlier[name] + env[name]["items"])
+            env[name] = dict(env[name], items=_once(earlier[name] + env[name]["items"]))
         elif first is not None:
             env[name] = first[name]
