@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from conftest import run_plan
@@ -213,7 +214,7 @@ def test_every_app_pages_its_lists_in_the_variants_style(app: str) -> None:
 # ----------------------------------------------------------------------------- Chromium
 @pytest.mark.browser
 @pytest.mark.parametrize("app,style,url", [("cms", "numbered", "/?page=4"), ("forum", "load-more", "/all"),
-                                           ("cms", "show-more", "/search?q=backup")])
+                                           ("cms", "show-more", "/search?q=guide")])
 def test_the_pager_is_the_same_in_chromium(app: str, style: str, url: str, chromium: Any) -> None:
     """On each style, the AX tree in Chromium (the served site) and in-process are the same
     line for line on a paged list and after two clicks on its next page's control, which
@@ -236,9 +237,9 @@ def test_the_pager_is_the_same_in_chromium(app: str, style: str, url: str, chrom
             wo, *_ = web.step("click('page-next')")
             assert not so["last_action_error"] and not wo["last_action_error"], (so["last_action_error"],
                                                                                  wo["last_action_error"])
-            assert so["url"] == wo["url"]
+            assert urlsplit(so["url"])[2:] == urlsplit(wo["url"])[2:]   # (the served site's host is its own)
             assert so["axtree"] == wo["axtree"]
-        assert "page=3" in so["url"]
+        assert so["url"].endswith(("?page=6", "/all?page=3", "/search?page=3&q=guide"))
     finally:
         web.close()
         served.close()
