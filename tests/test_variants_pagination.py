@@ -49,6 +49,11 @@ def _posts(axtree: str) -> list[str]:
     return list(dict.fromkeys(POST.findall(axtree)))
 
 
+def _link_name(line: str) -> str:
+    """The name of the link an AX-tree line shows."""
+    return re.findall(r"link '([^']*)'", line)[0]
+
+
 def _pager_lines(axtree: str) -> list[str]:
     """The AX-tree lines of the pager (the navigation "Pages", or the "More results" nav or
     form), without indentation."""
@@ -92,9 +97,9 @@ def test_numbered_pages_link_their_neighbours_as_previous_and_next() -> None:
     today = _env("cms", "today")
     ax = _goto(env, "/?page=5")
     lines = _pager_lines(ax)
-    last = int(re.search(r"Page (\d+) of (\d+)", _goto(today, "/?page=5")).group(2))
+    last = int(re.findall(r"Page 5 of (\d+)", _goto(today, "/?page=5"))[0])
     links = [ln for ln in lines if "link" in ln]
-    assert [re.search(r"link '([^']*)'", ln).group(1) for ln in links] == \
+    assert [_link_name(ln) for ln in links] == \
         ["Page 1", "Page 3", "Page 4", "Page 6", "Page 7", f"Page {last}"]
     assert links[2].startswith("[page-prev]") and links[3].startswith("[page-next]")
     assert links[0].startswith("[page-1]") and links[-1].startswith(f"[page-{last}]")
@@ -113,7 +118,7 @@ def test_numbered_pages_of_a_list_without_a_count() -> None:
     run to the current page and the next."""
     env = _env("forum", "numbered")
     lines = _pager_lines(_goto(env, "/all?page=4"))
-    names = [re.search(r"link '([^']*)'", ln).group(1) for ln in lines if "link" in ln]
+    names = [_link_name(ln) for ln in lines if "link" in ln]
     assert names == ["Page 1", "Page 2", "Page 3", "Page 5"]
 
 

@@ -27,7 +27,7 @@ on today's site. A list accumulates at most :data:`MAX_PAGES` pages (the last on
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 #: The factor's options, today's first; the last is held out.
@@ -62,7 +62,7 @@ def _once(items: list[Any]) -> list[Any]:
     return out
 
 
-def accumulate(load: list[tuple[str, Callable[[dict], Any]]], base: dict[str, Any], env: dict[str, Any]) -> None:
+def accumulate(load: Sequence[tuple[str, Callable[[dict], Any]]], base: dict[str, Any], env: dict[str, Any]) -> None:
     """Page n's resolved ``env`` (``env["query"]["page"] == n``) as a cumulative list:
     every paged result in it gets the items of pages 1..n (at most :data:`MAX_PAGES`)
     before its own, by evaluating ``load`` (the page's load expressions, in order) on
@@ -71,7 +71,9 @@ def accumulate(load: list[tuple[str, Callable[[dict], Any]]], base: dict[str, An
     an earlier page is not listed again. Nothing when
     page n is the first or the page has no paged result."""
     query = env.get("query")
-    n = query.get(PARAM) if isinstance(query, dict) else None
+    if not isinstance(query, dict):
+        return
+    n = query.get(PARAM)
     if type(n) is not int or n <= 1:
         return
     names = [name for name, _ in load if is_paged(env.get(name), n)]
