@@ -42,7 +42,9 @@ naming the forms a real site confirms, a confirmation page before them (the
 long forms, those forms over two pages (the ``form_steps`` factor, :mod:`variant_steps`),
 and for one whose ``sign_in`` section names the pages a login wall leaves open, when the
 site asks to sign in (the ``sign_in`` factor, :mod:`variant_login`: a task starts signed
-in, or signed out with its account in its goal, before or behind a login wall).
+in, or signed out with its account in its goal, before or behind a login wall). Every app's
+paged lists go from page to page as the ``pagination`` factor says (:mod:`variant_pages`:
+Previous / Next, numbered pages, or "Load more", whose page n lists pages 1..n).
 
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
