@@ -43,7 +43,7 @@ from . import variant_confirm, variant_flows, variant_login, variant_steps
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError, confirm_step, field_errors, form_steps, login_wall, shown_url
+from .variants import VariantError, confirm_step, field_errors, form_steps, login_wall, shown_message, shown_url
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
@@ -632,20 +632,23 @@ class App:
                         ctx[name] = None
             ctx.setdefault("url", tab["url"])
             ctx.setdefault("user", state["browser"]["user"])
-            ctx.update(status=status, message=error or "Error", title=f"{status} · {self.spec.title}")
+            ctx.update(status=status, message=(shown_message(self, state, error) if variant and error else error) or "Error",
+                       title=f"{status} · {self.spec.title}")
             template = jinja.get_template("error.html")
         else:
             ctx["title"] = page.title(ctx) if page.title else self.spec.title
             template = jinja.get_template(page.template)
-        if variant:   # the title's format and words, the breadcrumb trail
+        flash = tab["flash"]
+        if variant:   # the title's format and words, the breadcrumb trail, the message's words
             variant_page(self, variant, ctx)
+            if flash is not None:   # (the state keeps today's words: variant_messages)
+                flash = ctx["flash"] = dict(flash, message=shown_message(self, state, flash["message"]))
             if variant_sign_in(self, variant):   # sign-in links back to this page (variant_login)
                 ctx[variant_login.HREF_VAR] = shown_url(self, state, variant_login.link_target(tab["page"], tab["url"]))
             if confirm_step(self, state) == variant_confirm.INLINE:
                 ctx["variant_confirm_panel"] = self._confirm_panel(state, tab)
         with using(self._ctx(state, tab["url"])):
             html = template.render(ctx)
-        flash = tab["flash"]
         if flash is not None and "field" in flash:   # a refusal about one field, on a variant that shows it there
             html = variant_flows.inline_error(html, flash["message"], flash["field"],
                                               shown_url(self, state, flash["form"]),

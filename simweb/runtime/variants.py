@@ -63,7 +63,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_steps
+from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_messages, variant_steps
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -590,6 +590,19 @@ class Site:
             return s   # the quick case (world data in a title): the phrase pattern is slow
         return pat.sub(lambda m: self.text[m.group(1)], s)
 
+    def message(self, text: str, shapes: variant_messages.Shapes) -> str:
+        """A message the spec wrote (kept in the state as today's text) in this variant's
+        words: only the spec's own words (``shapes``' split), never the values written
+        into it (simweb.runtime.variant_messages). Memoised by text (bounded)."""
+        memo: dict[str, str] | None = self.__dict__.get("_message_memo")
+        if memo is None:
+            memo = self.__dict__["_message_memo"] = {}
+        hit = memo.get(text)
+        if hit is None:
+            hit = memoised(memo, text, lambda t: "".join(
+                self.words(piece) if spec else piece for spec, piece in shapes.segments(t)))
+        return hit
+
     def title_parts(self, title: str, site_title: str) -> tuple[list[str], list[str]] | None:
         """Today's page title as (page parts, site parts), most specific first; None for a
         title that does not name the site (then no format applies to it)."""
@@ -905,6 +918,16 @@ def state_variant(state: dict) -> int:
 def words(app: Any, variant: int, s: str) -> str:
     """A page title or site title in ``variant``'s words."""
     return catalogue(app).site(variant).words(s) if variant else s
+
+
+def shown_message(app: Any, state: dict, text: str) -> str:
+    """A message the spec wrote (a flash, a refusal, an error page's message; kept in the
+    state as today's text) as ``state``'s variant shows it: the spec's own words in the
+    variant's phrases, the values written into it as they are (Site.message)."""
+    variant = state["meta"].get("variant", 0)
+    if not variant or not text:
+        return text
+    return _site_of(app, variant).message(text, variant_messages.shapes_of(app))
 
 
 def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
