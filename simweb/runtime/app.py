@@ -43,13 +43,23 @@ from . import variant_confirm, variant_flows, variant_login, variant_steps
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError, confirm_step, field_errors, form_steps, login_wall, shown_message, shown_url
+from .variants import (
+    VariantError,
+    confirm_step,
+    field_errors,
+    form_steps,
+    login_wall,
+    shown_message,
+    shown_url,
+    state_variant,
+)
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
 from .variants import policy as variant_policy
 from .variants import sign_in as variant_sign_in
 from .variants import url_scheme as variant_url_scheme
+from .variants import words as variant_words
 
 MAX_REDIRECTS = 5
 #: Entries one tab's history keeps (Chromium and Firefox both keep 50).
@@ -441,8 +451,9 @@ class App:
             hit = self.spec.match_event(urlsplit(pending["url"]).path)
             decl = variant_catalogue(self).confirmables.get(hit[0].name) if hit else None
             if hit is not None and decl is not None:
-                info.update(pending=True, summary=variant_confirm.summary(self, state, decl, hit[0], hit[1], pending),
-                            fields=variant_confirm.shown_fields(decl, pending["form"]), base=decl.base)
+                info.update(pending=True, summary=shown_message(self, state, variant_confirm.summary(self, state, decl, hit[0], hit[1],
+                                                                                        pending)),
+                            fields=self._confirm_fields(state, decl, pending), base=decl.base)
         env = self._env(state, url, {})
         env["page"] = variant_confirm.PAGE
         env["confirm"] = info
@@ -509,7 +520,9 @@ class App:
         if tab["page"] == variant_steps.PAGE and entry is not None and tab["url"] == variant_steps.page_url(
                 entry["token"]) and entry["user"] == state["browser"]["user"]:
             event = self.spec.match_event(urlsplit(entry["url"]).path)
-            labels = {n: p.label or n for n, p in event[0].params.items()} if event else {}
+            # the spec's labels, in the variant's words (the values as sent)
+            labels = {n: variant_words(self, state_variant(state), p.label or n)
+                      for n, p in event[0].params.items()} if event else {}
             shown = [(labels.get(k, k), ", ".join(v) if isinstance(v, list) else v)
                      for k, v in entry["form"].items() if v not in ("", [])]
             wire = scheme.to_wire if scheme is not None else (lambda u: u)
@@ -533,8 +546,15 @@ class App:
             return ""
         heading, yes, no = variant_confirm.STYLES[variant_confirm.INLINE]
         return markupsafe.Markup(variant_confirm.panel(
-            heading, yes, no, variant_confirm.summary(self, state, decl, hit[0], hit[1], pending),
-            variant_confirm.shown_fields(decl, pending["form"]), pending["token"]))
+            heading, yes, no, shown_message(self, state, variant_confirm.summary(self, state, decl, hit[0], hit[1], pending)),
+            self._confirm_fields(state, decl, pending), pending["token"]))
+
+    def _confirm_fields(self, state: dict, decl: Any, pending: dict) -> list[tuple[str, str]]:
+        """The (label, value) lines of a pending submission's confirmation: the declared
+        labels in the state's variant's words, the values as sent."""
+        variant = state_variant(state)
+        return [(variant_words(self, variant, label), value)
+                for label, value in variant_confirm.shown_fields(decl, pending["form"])]
 
     def navigate(self, state: dict, url: str, *, push: bool = True, tab: dict | None = None,
                  follow: bool = True) -> Response:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..core.specmodel import Message, split_message
@@ -111,29 +111,38 @@ def _spec_messages(spec: Any) -> Iterator[str]:
     def literal(text: str) -> str:
         return text.replace("{", "{{").replace("}", "}}")
 
+    def refusals(param: Any) -> Iterator[str]:
+        for text in param.messages():
+            if param.type == "enum" and text == param.message("values"):
+                # the values a field takes are what a form sends, not words: a hole
+                yield literal(text[:-len(", ".join(param.values)) - 1]) + "{values}."
+            else:
+                yield literal(text)
+
     for perm in spec.permissions.values():
         yield from of(perm.error)
     for page in spec.pages.values():
         for g in page.require:
             yield from of(g.error)
         for p in page.query.values():
-            yield from map(literal, p.messages())
+            yield from refusals(p)
     for event in spec.events.values():
         yield from of(event.flash)
         for g in event.guards:
             yield from of(g.error)
         for p in event.params.values():
-            yield from map(literal, p.messages())
+            yield from refusals(p)
 
 
 class Shapes:
-    """The shapes of every message an app's spec declares: splits a message's text into
-    the spec's words and the values written into it (:meth:`segments`)."""
+    """The shapes of every message an app's spec declares (and of ``extra`` message
+    sources: the summaries of its confirmation step): splits a message's text into the
+    spec's words and the values written into it (:meth:`segments`)."""
 
-    def __init__(self, spec: Any):
+    def __init__(self, spec: Any, extra: Iterable[str] = ()):
         self.literal: dict[str, None] = {}   # messages without a hole: an exact lookup
         patterns: dict[_Shape, int] = {}     # shape -> its literal length (first declared kept)
-        for source in _spec_messages(spec):
+        for source in [*_spec_messages(spec), *extra]:
             for shape in message_shapes(source):
                 if not shape:
                     continue
@@ -171,12 +180,4 @@ class Shapes:
         return ((False, text),)
 
 
-def shapes_of(app: Any) -> Shapes:
-    """The :class:`Shapes` of an App's spec, built once and kept on the app."""
-    hit: Shapes | None = app.__dict__.get("_message_shapes")
-    if hit is None:
-        hit = app.__dict__["_message_shapes"] = Shapes(app.spec)
-    return hit
-
-
-__all__ = ["Segment", "Shapes", "message_shapes", "shapes_of"]
+__all__ = ["Segment", "Shapes", "message_shapes"]
