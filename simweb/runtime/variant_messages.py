@@ -78,7 +78,7 @@ def _normal(pieces: list[str | None]) -> _Shape:
         if p == "":
             continue
         if out and p is not None and out[-1] is not None:
-            out[-1] = out[-1] + p   # type: ignore[operator]
+            out[-1] = out[-1] + p
         elif not (out and p is None and out[-1] is None):
             out.append(p)
     return tuple(out)
