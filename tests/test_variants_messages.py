@@ -83,11 +83,10 @@ def test_a_flash_is_shown_in_the_variant_words_and_kept_in_today_s() -> None:
     assert ">Issue #7 was created.<" in _flashed(today, "Issue #7 was created.")
 
 
-def test_an_event_flash_and_a_refusal_in_the_variant_words() -> None:
+def test_an_event_s_flash_in_the_variant_words() -> None:
     """shopping on a "basket" site: adding to the cart (the oracle's own step) flashes
-    "... to your basket." on the page while the state keeps "... to your cart."; a refused
-    form's message and ``info["site_error"]`` go through the same words (a product name
-    in it is kept)."""
+    "... to your basket." on the page while the state keeps "... to your cart."; a product
+    named with the replaced word keeps its name."""
     k = _variant("shopping", cart_words="basket")
     env = simweb.make("shopping", variant=k)
     env.reset(seed=2, options={"task": "shopping/add_to_cart"})
