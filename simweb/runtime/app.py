@@ -451,8 +451,8 @@ class App:
             hit = self.spec.match_event(urlsplit(pending["url"]).path)
             decl = variant_catalogue(self).confirmables.get(hit[0].name) if hit else None
             if hit is not None and decl is not None:
-                info.update(pending=True, summary=shown_message(self, state, variant_confirm.summary(self, state, decl, hit[0], hit[1],
-                                                                                        pending)),
+                summary = variant_confirm.summary(self, state, decl, hit[0], hit[1], pending)
+                info.update(pending=True, summary=shown_message(self, state, summary),
                             fields=self._confirm_fields(state, decl, pending), base=decl.base)
         env = self._env(state, url, {})
         env["page"] = variant_confirm.PAGE
@@ -545,9 +545,9 @@ class App:
         if hit is None or decl is None:
             return ""
         heading, yes, no = variant_confirm.STYLES[variant_confirm.INLINE]
+        summary = shown_message(self, state, variant_confirm.summary(self, state, decl, hit[0], hit[1], pending))
         return markupsafe.Markup(variant_confirm.panel(
-            heading, yes, no, shown_message(self, state, variant_confirm.summary(self, state, decl, hit[0], hit[1], pending)),
-            self._confirm_fields(state, decl, pending), pending["token"]))
+            heading, yes, no, summary, self._confirm_fields(state, decl, pending), pending["token"]))
 
     def _confirm_fields(self, state: dict, decl: Any, pending: dict) -> list[tuple[str, str]]:
         """The (label, value) lines of a pending submission's confirmation: the declared
