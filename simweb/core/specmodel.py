@@ -38,6 +38,10 @@ _FLOAT_RE = re.compile(r"^[+-]?(\d{1,15}(\.\d*)?|\.\d+)$")
 _MONEY_RE = re.compile(r"^\$?\s*(\d{1,9})(?:\.(\d{1,2}))?$")
 
 
+#: The kinds of refusal of :meth:`ParamSpec.parse` (:meth:`ParamSpec.message`).
+PARAM_REFUSALS = ("required", "min_length", "max_length", "pattern", "values", "int", "money", "float", "min", "max")
+
+
 @dataclass(frozen=True)
 class ParamSpec:
     """A typed parameter of an event (form field) or a page (query string)."""
@@ -59,6 +63,47 @@ class ParamSpec:
     #: history records it sealed (simweb.history.seal)
     secret: bool = False
 
+    def message(self, kind: str) -> str:
+        """The message :meth:`parse` refuses a value with, for each ``kind`` of refusal
+        (:data:`PARAM_REFUSALS`): written from the parameter's declaration alone (its
+        label, bounds, values, pattern message), never from the value sent."""
+        label = self.label
+        if kind == "required":
+            return f"{label} is required."
+        if kind == "min_length":
+            return f"{label} must be at least {self.min_length} characters."
+        if kind == "max_length":
+            return f"{label} must be at most {self.max_length} characters."
+        if kind == "pattern":
+            return self.pattern_error or f"{label} is not valid."
+        if kind == "values":
+            return f"{label} must be one of: {', '.join(self.values)}."
+        if kind == "int":
+            return f"{label} must be a whole number."
+        if kind == "money":
+            return f"{label} must be an amount like 12.50."
+        if kind == "float":
+            return f"{label} must be a number."
+        if kind == "min":
+            return f"{label} must be at least {_num(self.min) if self.min is not None else ''}."
+        if kind == "max":
+            return f"{label} must be at most {_num(self.max) if self.max is not None else ''}."
+        raise ValueError(f"no refusal {kind!r} (one of: {', '.join(PARAM_REFUSALS)})")
+
+    def messages(self) -> list[str]:
+        """Every message :meth:`parse` can refuse a value of this parameter with."""
+        kinds = ["required"]
+        if self.type == "str":
+            kinds += [k for k, on in (("min_length", self.min_length is not None),
+                                      ("max_length", self.max_length is not None),
+                                      ("pattern", self.pattern is not None)) if on]
+        elif self.type == "enum":
+            kinds.append("values")
+        elif self.type in ("int", "money", "float"):
+            kinds.append(self.type)
+            kinds += [k for k, on in (("min", self.min is not None), ("max", self.max is not None)) if on]
+        return [self.message(k) for k in kinds]
+
     def parse(self, raw: Any) -> Any:
         """Convert a submitted value (str, list of str, or None) to the declared type."""
         if self.type == "list":
@@ -74,37 +119,37 @@ class ParamSpec:
             text = text.strip()
         if text is None or text == "":
             if self.required:
-                raise ParamError(f"{self.label} is required.")
+                raise ParamError(self.message("required"))
             return self.default
         if self.type == "str":
             if self.min_length is not None and len(text) < self.min_length:
-                raise ParamError(f"{self.label} must be at least {self.min_length} characters.")
+                raise ParamError(self.message("min_length"))
             if self.max_length is not None and len(text) > self.max_length:
-                raise ParamError(f"{self.label} must be at most {self.max_length} characters.")
+                raise ParamError(self.message("max_length"))
             if self.pattern is not None and not self.pattern.fullmatch(text):
-                raise ParamError(self.pattern_error or f"{self.label} is not valid.")
+                raise ParamError(self.message("pattern"))
             return text
         if self.type == "enum":
             if text not in self.values:
-                raise ParamError(f"{self.label} must be one of: {', '.join(self.values)}.")
+                raise ParamError(self.message("values"))
             return text
         if self.type == "int":
             if not _INT_RE.match(text):
-                raise ParamError(f"{self.label} must be a whole number.")
+                raise ParamError(self.message("int"))
             value: Any = int(text)
         elif self.type == "money":
             m = _MONEY_RE.match(text)
             if not m:
-                raise ParamError(f"{self.label} must be an amount like 12.50.")
+                raise ParamError(self.message("money"))
             value = int(m.group(1)) * 100 + int((m.group(2) or "0").ljust(2, "0"))
         else:  # float
             if not _FLOAT_RE.match(text):
-                raise ParamError(f"{self.label} must be a number.")
+                raise ParamError(self.message("float"))
             value = float(text)
         if self.min is not None and value < self.min:
-            raise ParamError(f"{self.label} must be at least {_num(self.min)}.")
+            raise ParamError(self.message("min"))
         if self.max is not None and value > self.max:
-            raise ParamError(f"{self.label} must be at most {_num(self.max)}.")
+            raise ParamError(self.message("max"))
         return value
 
 

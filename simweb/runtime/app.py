@@ -43,13 +43,24 @@ from . import variant_confirm, variant_flows, variant_login, variant_pages, vari
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .variants import VariantError, confirm_step, field_errors, form_steps, login_wall, pagination, shown_url
+from .variants import (
+    VariantError,
+    confirm_step,
+    field_errors,
+    form_steps,
+    login_wall,
+    pagination,
+    shown_message,
+    shown_url,
+    state_variant,
+)
 from .variants import catalogue as variant_catalogue
 from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
 from .variants import policy as variant_policy
 from .variants import sign_in as variant_sign_in
 from .variants import url_scheme as variant_url_scheme
+from .variants import words as variant_words
 
 MAX_REDIRECTS = 5
 #: Entries one tab's history keeps (Chromium and Firefox both keep 50).
@@ -445,8 +456,9 @@ class App:
             hit = self.spec.match_event(urlsplit(pending["url"]).path)
             decl = variant_catalogue(self).confirmables.get(hit[0].name) if hit else None
             if hit is not None and decl is not None:
-                info.update(pending=True, summary=variant_confirm.summary(self, state, decl, hit[0], hit[1], pending),
-                            fields=variant_confirm.shown_fields(decl, pending["form"]), base=decl.base)
+                summary = variant_confirm.summary(self, state, decl, hit[0], hit[1], pending)
+                info.update(pending=True, summary=shown_message(self, state, summary),
+                            fields=self._confirm_fields(state, decl, pending), base=decl.base)
         env = self._env(state, url, {})
         env["page"] = variant_confirm.PAGE
         env["confirm"] = info
@@ -513,7 +525,9 @@ class App:
         if tab["page"] == variant_steps.PAGE and entry is not None and tab["url"] == variant_steps.page_url(
                 entry["token"]) and entry["user"] == state["browser"]["user"]:
             event = self.spec.match_event(urlsplit(entry["url"]).path)
-            labels = {n: p.label or n for n, p in event[0].params.items()} if event else {}
+            # the spec's labels, in the variant's words (the values as sent)
+            labels = {n: variant_words(self, state_variant(state), p.label or n)
+                      for n, p in event[0].params.items()} if event else {}
             shown = [(labels.get(k, k), ", ".join(v) if isinstance(v, list) else v)
                      for k, v in entry["form"].items() if v not in ("", [])]
             wire = scheme.to_wire if scheme is not None else (lambda u: u)
@@ -536,9 +550,16 @@ class App:
         if hit is None or decl is None:
             return ""
         heading, yes, no = variant_confirm.STYLES[variant_confirm.INLINE]
+        summary = shown_message(self, state, variant_confirm.summary(self, state, decl, hit[0], hit[1], pending))
         return markupsafe.Markup(variant_confirm.panel(
-            heading, yes, no, variant_confirm.summary(self, state, decl, hit[0], hit[1], pending),
-            variant_confirm.shown_fields(decl, pending["form"]), pending["token"]))
+            heading, yes, no, summary, self._confirm_fields(state, decl, pending), pending["token"]))
+
+    def _confirm_fields(self, state: dict, decl: Any, pending: dict) -> list[tuple[str, str]]:
+        """The (label, value) lines of a pending submission's confirmation: the declared
+        labels in the state's variant's words, the values as sent."""
+        variant = state_variant(state)
+        return [(variant_words(self, variant, label), value)
+                for label, value in variant_confirm.shown_fields(decl, pending["form"])]
 
     def navigate(self, state: dict, url: str, *, push: bool = True, tab: dict | None = None,
                  follow: bool = True) -> Response:
@@ -636,20 +657,23 @@ class App:
                         ctx[name] = None
             ctx.setdefault("url", tab["url"])
             ctx.setdefault("user", state["browser"]["user"])
-            ctx.update(status=status, message=error or "Error", title=f"{status} · {self.spec.title}")
+            ctx.update(status=status, message=(shown_message(self, state, error) if variant and error else error) or "Error",
+                       title=f"{status} · {self.spec.title}")
             template = jinja.get_template("error.html")
         else:
             ctx["title"] = page.title(ctx) if page.title else self.spec.title
             template = jinja.get_template(page.template)
-        if variant:   # the title's format and words, the breadcrumb trail
+        flash = tab["flash"]
+        if variant:   # the title's format and words, the breadcrumb trail, the message's words
             variant_page(self, variant, ctx)
+            if flash is not None:   # (the state keeps today's words: variant_messages)
+                flash = ctx["flash"] = dict(flash, message=shown_message(self, state, flash["message"]))
             if variant_sign_in(self, variant):   # sign-in links back to this page (variant_login)
                 ctx[variant_login.HREF_VAR] = shown_url(self, state, variant_login.link_target(tab["page"], tab["url"]))
             if confirm_step(self, state) == variant_confirm.INLINE:
                 ctx["variant_confirm_panel"] = self._confirm_panel(state, tab)
         with using(self._ctx(state, tab["url"])):
             html = template.render(ctx)
-        flash = tab["flash"]
         if flash is not None and "field" in flash:   # a refusal about one field, on a variant that shows it there
             html = variant_flows.inline_error(html, flash["message"], flash["field"],
                                               shown_url(self, state, flash["form"]),

@@ -65,7 +65,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_pages, variant_steps
+from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_messages, variant_pages, variant_steps
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -517,7 +517,23 @@ def _parse_formats(app: str, raw: Any) -> dict[str, tuple[str, ...]]:
 # Jinja blocks and HTML tags are copied as they are; text between them is rewritten.
 _SEGMENTS = re.compile(r"({\{.*?\}\}|{%.*?%\}|{#.*?#\}|<script\b.*?</script>|<style\b.*?</style>|<[^>]*>)", re.S)
 # Attributes whose text is shown (or read by assistive tech), outside Jinja expressions.
-_SHOWN_ATTRS = re.compile(r'(\s(?:placeholder|aria-label|title)=")([^"{}]*)(")')
+# (A value may hold Jinja expressions, ``aria-label="Remove label {{ lab.name }}"``: only
+# the text between them is the template's words.)
+_SHOWN_ATTRS = re.compile(r'(\s(?:placeholder|aria-label|title)=")((?:[^"{}]|{{[^"{}]*}})*)(")')
+_ATTR_EXPR = re.compile(r"({{[^\"{}]*}})")
+#: A word whose ending an expression picks (``comment{{ '' if n == 1 else 's' }}``, the
+#: templates' plural idiom): written out as both forms (:func:`_both_forms`) so that a
+#: variant's lexicon replaces each as a word (an irregular plural included).
+_ENDING = re.compile(r"(?<![\w{}%])(\w+){{\s*'(\w*)'\s+if\s+([^{}'\"]+?)\s+else\s+'(\w*)'\s*}}")
+
+
+def _both_forms(source: str) -> str:
+    """``source`` with every plural idiom written as an ``{% if %}`` of its two whole
+    words (the same output on every value of its condition)."""
+    if "else '" not in source:
+        return source
+    return _ENDING.sub(lambda m: f"{{% if {m.group(3)} %}}{m.group(1)}{m.group(2)}{{% else %}}{m.group(1)}{m.group(4)}"
+                                 "{% endif +%}", source)
 
 
 # The site's top bar (every app's base templates have one) and the main landmark.
@@ -602,6 +618,19 @@ class Site:
         if first is not None and first.isdisjoint(_WORDS.findall(s)):
             return s   # the quick case (world data in a title): the phrase pattern is slow
         return pat.sub(lambda m: self.text[m.group(1)], s)
+
+    def message(self, text: str, shapes: variant_messages.Shapes) -> str:
+        """A message the spec wrote (kept in the state as today's text) in this variant's
+        words: only the spec's own words (``shapes``' split), never the values written
+        into it (simweb.runtime.variant_messages). Memoised by text (bounded)."""
+        memo: dict[str, str] | None = self.__dict__.get("_message_memo")
+        if memo is None:
+            memo = self.__dict__["_message_memo"] = {}
+        hit = memo.get(text)
+        if hit is None:
+            hit = memoised(memo, text, lambda t: "".join(
+                self.words(piece) if spec else piece for spec, piece in shapes.segments(t)))
+        return hit
 
     def title_parts(self, title: str, site_title: str) -> tuple[list[str], list[str]] | None:
         """Today's page title as (page parts, site parts), most specific first; None for a
@@ -692,7 +721,7 @@ class Site:
 
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
-        out = self.shown_text(source)
+        out = self.shown_text(_both_forms(source) if self.text else source)
         if self.urls is not None:
             out = self.urls.rewrite_source(out)
         if self.css and "</head>" in out:
@@ -751,6 +780,12 @@ class Site:
         out = out.replace("<main>", frame + "<main>", 1)
         return out.replace("</main>", "</main>\n" + bar + "</div>", 1)
 
+    def _attr_words(self, value: str) -> str:
+        """A shown attribute's value in this variant's words (its expressions kept)."""
+        if "{{" not in value:
+            return self.words(value)
+        return "".join(p if i % 2 else self.words(p) for i, p in enumerate(_ATTR_EXPR.split(value)))
+
     def shown_text(self, source: str) -> str:
         """A template's source with this variant's phrases in what the page shows."""
         parts = _SEGMENTS.split(source)
@@ -758,7 +793,7 @@ class Site:
             if i % 2 == 0:
                 parts[i] = self.words(part)
             elif part.startswith("<") and not part.startswith(("<script", "<style")):
-                parts[i] = _SHOWN_ATTRS.sub(lambda m: m.group(1) + self.words(m.group(2)) + m.group(3), part)
+                parts[i] = _SHOWN_ATTRS.sub(lambda m: m.group(1) + self._attr_words(m.group(2)) + m.group(3), part)
         return "".join(parts)
 
 
@@ -920,6 +955,26 @@ def state_variant(state: dict) -> int:
 def words(app: Any, variant: int, s: str) -> str:
     """A page title or site title in ``variant``'s words."""
     return catalogue(app).site(variant).words(s) if variant else s
+
+
+def shown_message(app: Any, state: dict, text: str) -> str:
+    """A message the spec wrote (a flash, a refusal, an error page's message; kept in the
+    state as today's text) as ``state``'s variant shows it: the spec's own words in the
+    variant's phrases, the values written into it as they are (Site.message)."""
+    variant = state["meta"].get("variant", 0)
+    if not variant or not text:
+        return text
+    return _site_of(app, variant).message(text, message_shapes(app))
+
+
+def message_shapes(app: Any) -> variant_messages.Shapes:
+    """The shapes of the messages an App writes (its spec's, and its confirmation step's
+    summaries), built once and kept on the app."""
+    hit: variant_messages.Shapes | None = app.__dict__.get("_message_shapes")
+    if hit is None:
+        extra = [d.summary for d in catalogue(app).confirmables.values()]
+        hit = app.__dict__["_message_shapes"] = variant_messages.Shapes(app.spec, extra)
+    return hit
 
 
 def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:

@@ -43,7 +43,7 @@ from ..core.state import StateError, deep_copy, state_hash
 from ..episodes.episode import Episode, EpisodeEnv, observation_space, plan_budget
 from ..runtime.app import App
 from ..runtime.registry import definition, step_cap
-from ..runtime.variants import shown_url
+from ..runtime.variants import shown_message, shown_url
 from ..web.actions import ActionError, _css_bid, parse_action
 from ..web.axtree import parse_page
 from ..web.spaces import JsonValue, Unicode
@@ -533,7 +533,7 @@ class ChromiumBackend:
         info: dict[str, Any] = {"page": tab["page"], "status": tab["status"]}
         flash = tab.get("flash")
         if flash and flash.get("level") == "error":
-            info["site_error"] = flash["message"]
+            info["site_error"] = shown_message(self.env.app, state, flash["message"])
         return info
 
 

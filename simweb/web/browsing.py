@@ -20,7 +20,7 @@ from ..core.state import new_tab
 from ..runtime.app import MAX_HISTORY, App, Response
 from ..runtime.history import seal, secret_fields
 from ..runtime.url_schemes import UrlScheme
-from ..runtime.variants import url_scheme
+from ..runtime.variants import shown_message, url_scheme
 from .actions import ActionError, parse_action
 from .axtree import Element, Form, Page, parse_page
 
@@ -215,7 +215,7 @@ class SimBrowser:
         self._page = None
         self.last_response = resp
         if resp.error:
-            self.site_error = resp.error   # an error page (404, empty cart, ...)
+            self.site_error = shown_message(self.app, self.state, resp.error)   # an error page (404, empty cart, ...)
         if left is not None:
             self._restore_fields(tab)
 
@@ -1066,7 +1066,7 @@ class SimBrowser:
         else:
             self._navigate_error(resp)
         if resp.error:
-            self.site_error = resp.error   # what the site showed; the redirect's page follows
+            self.site_error = shown_message(self.app, self.state, resp.error)   # what the site showed; the redirect's page follows
         return None
 
     def _navigate_error(self, resp: Response) -> None:

@@ -34,6 +34,7 @@ from browsergym.core.task import AbstractBrowserTask
 from ...core.state import deep_copy
 from ...episodes.episode import Episode, TaskError, find_task, plan_budget
 from ...runtime.registry import app_of_task, step_cap
+from ...runtime.variants import shown_message
 from ...serving.browser import CHROMIUM_ARGS, DEFAULT_TIMEOUT_MS, BrowserError, chromium_executable
 from ...serving.omnibox.start import start_url
 from ...serving.server import COOKIE
@@ -157,7 +158,9 @@ class _Served:
         info: dict[str, Any] = {"page": tab["page"], "status": tab["status"]}
         flash = tab.get("flash")
         if flash and flash.get("level") == "error":
-            info["site_error"] = flash["message"]
+            server = self.task.server
+            info["site_error"] = (flash["message"] if server is None
+                                  else shown_message(server.app, state, flash["message"]))
         return info
 
 
