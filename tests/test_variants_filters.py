@@ -241,7 +241,9 @@ def test_the_filters_are_the_same_in_chromium(app: str, place: str, chromium: An
                                                                                     wo["last_action_error"])
             assert so["axtree"] == wo["axtree"], a
             wt, st = web.snapshot()["browser"]["tabs"][0], sim.snapshot()["browser"]["tabs"][0]
-            assert (wt["url"], wt["fields"]) == (st["url"], st["fields"]), a   # the open state is the same state
+            assert wt["url"] == st["url"], a
+            if st["fields"].get("filters-box"):   # the open state is the same state (as the menu's: a details
+                assert wt["fields"] == st["fields"], a   # closed again is its served default in Chromium)
         assert sim.snapshot()["browser"]["tabs"][0]["url"] != PAGES[app], "the form was applied"
     finally:
         web.close()
