@@ -15,7 +15,7 @@ import simweb
 from simweb.core.state import StateError, deep_copy
 from simweb.episodes.replay import check_history
 from simweb.runtime import variant_confirm
-from simweb.runtime.variants import VariantError, catalogue
+from simweb.runtime.variants import FILTER_SUMMARIES, VariantError, catalogue
 
 YES = variant_confirm.CONFIRM_ACTION
 NO = f"click('{variant_confirm.CANCEL_BID}')"
@@ -32,6 +32,7 @@ def confirming(app: str, style: str | None = None) -> int:
                 and cat.values(k).get("form_steps", "one-step") == "one-step"   # (a plan with no Continue)
                 and cat.values(k)["sign_in"] == "signed-in"   # (a plan with no sign-in)
                 and cat.values(k)["menu"] == "bar"   # (a plan with no menu to open)
+                and cat.values(k)["filters"] not in FILTER_SUMMARIES   # (nor filters to open)
                 and cat.policies(k) == cat.policy_defaults)
 
 
@@ -39,7 +40,8 @@ def without(app: str) -> int:
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none"
                 and cat.values(k).get("form_steps", "one-step") == "one-step" and cat.values(k)["sign_in"] == "signed-in"
-                and cat.values(k)["menu"] == "bar" and cat.policies(k) == cat.policy_defaults)
+                and cat.values(k)["menu"] == "bar" and cat.values(k)["filters"] not in FILTER_SUMMARIES
+                and cat.policies(k) == cat.policy_defaults)
 
 
 def at_confirmation(app: str, k: int) -> tuple[Any, list[str], int]:

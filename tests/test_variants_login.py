@@ -17,7 +17,7 @@ from simweb.core.state import deep_copy
 from simweb.episodes.episode import final_plan
 from simweb.judging.tasks import SIGN_IN_AS, goal_sentence, starts_signed_out
 from simweb.runtime import variant_login
-from simweb.runtime.variants import catalogue
+from simweb.runtime.variants import FILTER_SUMMARIES, catalogue
 
 SUBMIT = f"click('{variant_login.SUBMIT_BID}')"
 
@@ -25,12 +25,12 @@ SUBMIT = f"click('{variant_login.SUBMIT_BID}')"
 def variant(app: str, login: str) -> int:
     """The first variant id of ``app`` whose ``sign_in`` is ``login``, with today's policies
     (so a template draws today's instance there) and no confirmation step or multi-step
-    forms or menu to open (so the oracle's plan is today's after its sign-in)."""
+    forms or menu or filters to open (so the oracle's plan is today's after its sign-in)."""
     cat = catalogue(app)
     return next(k for k in range(1, cat.count)
                 if cat.values(k)["sign_in"] == login and cat.policies(k) == cat.policy_defaults
                 and cat.values(k)["confirm_step"] == "none" and cat.values(k)["form_steps"] == "one-step"
-                and cat.values(k)["menu"] == "bar")
+                and cat.values(k)["menu"] == "bar" and cat.values(k)["filters"] not in FILTER_SUMMARIES)
 
 
 def _state(env: Any) -> dict:

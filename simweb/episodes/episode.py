@@ -36,7 +36,7 @@ from ..judging.tasks import SIGN_IN_AS, starts_signed_out
 from ..judging.verify import answer_of, final_message
 from ..runtime import variant_confirm, variant_login, variant_steps
 from ..runtime.registry import app_of_task
-from ..runtime.variants import collapsed_menu, confirm_step, form_steps
+from ..runtime.variants import collapsed_filters, collapsed_menu, confirm_step, form_steps
 from ..web.spaces import JsonValue, Unicode
 from ..web.webgym_actions import is_webgym_action, to_browsergym
 
@@ -117,9 +117,10 @@ def final_plan(plan: list[str]) -> list[str]:
 
 def flow_rewrites(app: App, start: dict) -> bool:
     """Whether the start's site variant has a flow that a plan written for today's site
-    meets (a confirmation step, multi-step forms, navigation behind a menu to open): then
-    :func:`confirmed_plan` runs it."""
-    return bool(confirm_step(app, start) or form_steps(app, start) or collapsed_menu(app, start))
+    meets (a confirmation step, multi-step forms, navigation behind a menu to open, a
+    filter form behind a disclosure): then :func:`confirmed_plan` runs it."""
+    return bool(confirm_step(app, start) or form_steps(app, start) or collapsed_menu(app, start)
+                or collapsed_filters(app, start))
 
 
 #: The actions whose first argument is the bid of the element they act on.
@@ -177,7 +178,8 @@ def confirmed_plan(app: App, start: dict, plan: list[str]) -> list[str]:
     * a confirmation step (simweb.runtime.variant_confirm): each action whose form the site
       holds for confirmation is followed by the Confirm click (on the confirmation page, or
       in the inline panel of the form's own page);
-    * a closed ``<details>`` (the menu factor's collapsed navigation, or any other): an
+    * a closed ``<details>`` (the menu factor's collapsed navigation, the filters factor's
+      collapsed filter form, or any other): an
       action on an element that only closed details hide is preceded by the clicks on
       their summaries that show it (outermost first), as a user opens a menu;
     * multi-step forms (simweb.runtime.variant_steps): an action that fails on a form's

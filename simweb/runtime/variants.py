@@ -124,6 +124,9 @@ class Option:
     #: How paged lists go from page to page ("": Previous / Next, today's; else a style of
     #: simweb.runtime.variant_pages.OPTIONS: "numbered", "load-more", "show-more").
     pagination: str = ""
+    #: Where a results page's filter form goes ("": above the results, today's; a key of
+    #: :data:`FILTER_PLACES`: "sidebar", "collapsed", "below", "refine").
+    filters: str = ""
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,10 @@ def _engine_factors() -> list[Factor]:
             Factor("pagination", tuple(Option(p, pagination=p if i else "", css=_PAGER_CSS if i else "")
                                        for i, p in enumerate(variant_pages.OPTIONS)),
                    frozenset({variant_pages.HELD_OUT}),
-                   "paged lists: Previous / Next, numbered pages, or \"Load more\" (pages 1..n listed together)")]
+                   "paged lists: Previous / Next, numbered pages, or \"Load more\" (pages 1..n listed together)"),
+            Factor("filters", (Option("above"), *(Option(p, filters=p, css=_FILTERS_CSS) for p in FILTER_PLACES)),
+                   frozenset({len(FILTER_PLACES)}),
+                   "where a results page's filter form goes: above the results, in a sidebar, behind a disclosure")]
 
 
 #: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
@@ -260,6 +266,33 @@ MENU_SUMMARIES = {"menu": '<summary bid="site-menu">Menu</summary>',
                   "icon": '<summary bid="site-menu" aria-label="Open menu">\u2630</summary>'}
 # A navigation landmark of the top bar (they are not nested).
 _BAR_NAV = re.compile(r"[ \t]*<nav\b[^>]*>.*?</nav>[ \t]*\n?", re.S)
+#: The filters factor's places for a results page's filter form (``<form class="filters">``),
+#: in option order after today's "above": a sidebar (a complementary landmark "Filters")
+#: left of the results; above them behind a closed "Filters" disclosure; below them; and
+#: (held out) a sidebar right of the results, named "Refine", whose form is behind a closed
+#: "Refine results" disclosure. The disclosure is ``<details bid="filters-box">`` opened by
+#: its ``<summary bid="filters-toggle">``; the sidebar is ``<aside bid="filters-side">``.
+FILTER_PLACES = ("sidebar", "collapsed", "below", "refine")
+#: The filters factor's disclosure summaries, by place.
+FILTER_SUMMARIES = {"collapsed": '<summary bid="filters-toggle">Filters</summary>',
+                    "refine": '<summary bid="filters-toggle">Refine results</summary>'}
+# The frame the filter form and the results go in spans a grid layout's columns (shopping's
+# and forum's results pages put the form in a grid column of its own); the sidebars are
+# flex columns beside the results.
+_FILTERS_CSS = (".vfilters{grid-column:1/-1;min-width:0}"
+                ".vfilters-sidebar,.vfilters-refine{display:flex;gap:1rem;align-items:flex-start}"
+                ".vfilters>aside{flex:none;width:16rem}.vfilters-results{flex:1;min-width:0}"
+                ".vfilters-below>form.filters{margin-top:1rem}"
+                "details.vfilters-box>summary{cursor:pointer;padding:.2rem .6rem;border:1px solid currentColor;"
+                "border-radius:3px;display:inline-block}")
+# The filter form of a results page (forms are not nested).
+_FILTER_FORM = re.compile(r'[ \t]*<form\b[^>]*\sclass="(?:[^"]*\s)?filters(?:\s[^"]*)?"[^>]*>.*?</form>[ \t]*\n?', re.S)
+# What the scan for the end of the filter form's siblings steps over: Jinja comments,
+# expressions and statements, HTML comments and tags (a tag's attributes may hold Jinja).
+_SCAN = re.compile(r"{#.*?#}|{{.*?}}|{%-?\s*(\w+)(.*?)%}|<!--.*?-->|<(/?)([a-zA-Z][\w-]*)(?:{{.*?}}|{%.*?%}|[^>])*>", re.S)
+_JINJA_BLOCKS = frozenset({"if", "for", "block", "macro", "call", "filter", "with", "autoescape", "raw"})
+_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+                        "track", "wbr"})
 _MARKER_CSS = ".field-marker{color:#b00020;font-weight:bold}"
 _ERROR_CSS = ".field-error{display:block;color:#b00020;font-size:.9rem;margin:.2rem 0}[aria-invalid=true]{border-color:#b00020}"
 _PAGER_CSS = (".pager-numbered a,.pager-numbered span{margin:0 .25rem}.pager-numbered [aria-current]{font-weight:bold}"
@@ -440,7 +473,8 @@ class Catalogue:
                                   next((o.steps for o in opts if o.steps), ""),
                                   flow={k: v for o in opts for k, v in o.flow},
                                   login=login, menu=next((o.menu for o in opts if o.menu), ""),
-                                  pagination=next((o.pagination for o in opts if o.pagination), ""))
+                                  pagination=next((o.pagination for o in opts if o.pagination), ""),
+                                  filters=next((o.filters for o in opts if o.filters), ""))
         return hit
 
 
@@ -569,6 +603,7 @@ class Site:
     login: str = ""                              # "": tasks start signed in (variant_login.OPTIONS)
     menu: str = ""                               # "": the top bar's navigation shown (MENU_SUMMARIES)
     pagination: str = ""                         # "": Previous / Next pagers (variant_pages.OPTIONS)
+    filters: str = ""                            # "": a filter form above the results (FILTER_PLACES)
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -730,6 +765,8 @@ class Site:
             out = out.replace("<main>", self.banner + "\n<main>", 1)
         if self.menu:
             out = self._collapse_menu(out)
+        if self.filters and "filters" in out:
+            out = self._place_filters(out)
         if self.nav and "<main>" in out and "</main>" in out:
             out = self._move_top_bar(out)
         if self.messages:
@@ -761,6 +798,36 @@ class Site:
                 + "\n".join(navs) + "\n  </details>\n")
         bar = f'<header class="top{m.group(1)}"{m.group(2)}>{rest}{menu}</header>\n'
         return source[:m.start()] + bar + source[m.end():]
+
+    def _place_filters(self, source: str) -> str:
+        """A results page's filter form (``<form class="filters">``, with its elements and
+        bids) moved for the filters factor (:data:`FILTER_PLACES`): the form and what
+        follows it in its parent element (the results: up to the parent's end tag or the
+        end of the Jinja block around the form) go in a frame ``<div class="vfilters">``,
+        the form in a sidebar left of the results (``<aside bid="filters-side">``, a
+        complementary landmark "Filters"), above them behind a closed disclosure
+        (``<details bid="filters-box">`` opened by its summary ``filters-toggle``), below
+        them, or (refine) in a sidebar right of them behind a disclosure."""
+        m = _FILTER_FORM.search(source)
+        if m is None:
+            return source
+        end = _siblings_end(source, m.end())
+        form, rest = m.group(0).strip(), source[m.end():end]
+        place = self.filters
+        if place in FILTER_SUMMARIES:
+            form = (f'<details bid="filters-box" class="vfilters-box">{FILTER_SUMMARIES[place]}\n'
+                    f'{form}\n</details>')
+        if place == "sidebar":
+            body = (f'<aside bid="filters-side" role="complementary" aria-label="Filters">\n{form}\n</aside>\n'
+                    f'<div class="vfilters-results">{rest}</div>')
+        elif place == "refine":
+            body = (f'<div class="vfilters-results">{rest}</div>\n'
+                    f'<aside bid="filters-side" role="complementary" aria-label="Refine">\n{form}\n</aside>')
+        elif place == "below":
+            body = f"{rest}\n{form}"
+        else:   # collapsed: where it was
+            body = f"{form}\n{rest}"
+        return source[:m.start()] + f'<div class="vfilters vfilters-{place}">\n{body}\n</div>\n' + source[end:]
 
     def _move_top_bar(self, source: str) -> str:
         """The top bar moved beside the main landmark (a sidebar, left or right) or below
@@ -795,6 +862,31 @@ class Site:
             elif part.startswith("<") and not part.startswith(("<script", "<style")):
                 parts[i] = _SHOWN_ATTRS.sub(lambda m: m.group(1) + self._attr_words(m.group(2)) + m.group(3), part)
         return "".join(parts)
+
+
+def _siblings_end(source: str, pos: int) -> int:
+    """Where the elements that follow position ``pos`` in the same parent end in a
+    template's source: at the first end tag (HTML) or block end (Jinja: ``{% endif %}``,
+    ``{% else %}``, ``{% endblock %}``) that closes something opened before ``pos``; the
+    end of the source when none does."""
+    tags = blocks = 0
+    for m in _SCAN.finditer(source, pos):
+        stmt, closing, tag = m.group(1), m.group(3), m.group(4)
+        if stmt is not None:
+            if stmt.startswith("end") or (stmt in ("else", "elif") and not blocks):
+                if not blocks:
+                    return m.start()
+                blocks -= stmt.startswith("end")
+            elif stmt in _JINJA_BLOCKS or (stmt == "set" and "=" not in m.group(2)):
+                blocks += 1
+        elif tag is not None and tag.lower() not in _VOID_TAGS and not m.group(0).endswith("/>"):
+            if not closing:
+                tags += 1
+            elif not tags:
+                return m.start()
+            else:
+                tags -= 1
+    return len(source)
 
 
 class _VariantLoader(jinja2.BaseLoader):
@@ -1093,6 +1185,15 @@ def pagination(app: Any, state: dict) -> str:
     return _site_of(app, variant).pagination if variant else ""
 
 
+def collapsed_filters(app: Any, state: dict) -> str:
+    """Whether ``state``'s variant shows a results page's filter form behind a disclosure to
+    open ("": no, today's site and the places that show it; else the filters factor's
+    option: "collapsed", "refine")."""
+    variant = state["meta"].get("variant", 0)
+    place = _site_of(app, variant).filters if variant else ""
+    return place if place in FILTER_SUMMARIES else ""
+
+
 def login_wall(app: Any, state: dict) -> frozenset[str] | None:
     """The pages the login wall of ``state``'s variant leaves open besides sign-in and
     registration (None: no wall, today's site and every variant but ``early``). The
@@ -1132,7 +1233,8 @@ def parse_ids(text: str, app: Any) -> list[int]:
     return out
 
 
-__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "confirm_step", "field_errors",
+__all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "collapsed_filters", "confirm_step",
+           "field_errors",
            "form_steps", "jinja_for", "login_wall",
            "page_context", "pagination", "parse_ids", "policy", "shown_url", "sign_in", "state_variant", "url_scheme",
            "words"]
