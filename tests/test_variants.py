@@ -4,6 +4,7 @@ oracle on a few variants per app (the full form: `simweb demo --variants 0-49`).
 from __future__ import annotations
 
 import pickle
+import re
 import subprocess
 import sys
 
@@ -132,10 +133,11 @@ def test_words_change_but_elements_stay(app_name, env_of):
         env = simweb.make(app_name, variant=k)
         env.reset(seed=0, options={"task": None})
         page0, page = base.browser.page(), env.browser.page()
-        # the banner's links, the trail, the collapsed menu's summary and details, and the
-        # statement of a policy that differs from today's
-        added = {b for b in page.elements if b.startswith(("promo-", "site-crumb", "site-menu"))
-                 or b in ("site-policies", "policy-min-stay", "policy-cancellation")}
+        # the banner's links, the trail, the collapsed menu's summary and details, the filter
+        # form's sidebar or disclosure, a numbered pager's page links, and the statement of a
+        # policy that differs from today's
+        added = {b for b in page.elements if b.startswith(("promo-", "site-crumb", "site-menu", "filters-"))
+                 or re.fullmatch(r"page-\d+", b) or b in ("site-policies", "policy-min-stay", "policy-cancellation")}
         assert set(page.elements) - added == set(page0.elements)
         title = catalogue(app_name).values(k)["site_name"]
         assert title in env.browser.axtree()

@@ -38,6 +38,7 @@ def _with(app: str, **want: str) -> int:
     names = {f.name for f in cat.factors}
     want.setdefault("sign_in", "signed-in")
     want.setdefault("menu", "bar")
+    want.setdefault("pagination", "pager")   # (numbered pagers add page links)
     want.setdefault("url_scheme", next(f for f in cat.factors if f.name == "url_scheme").options[0].label)
     want = {f: v for f, v in want.items() if f in names}
     return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())

@@ -20,6 +20,7 @@ def _with(app: str, **want: str) -> int:
     # and no login wall or menu (these tests compare a visitor's pages with today's)
     want.setdefault("sign_in", "signed-in")
     want.setdefault("menu", "bar")   # (the menu adds its summary: tests/test_variants_menu.py)
+    want.setdefault("pagination", "pager")   # (numbered pagers add page links: tests/test_variants_pagination.py)
     return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
                 and cat.policies(k) == cat.policy_defaults)
 
