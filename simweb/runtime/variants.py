@@ -63,7 +63,7 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_steps
+from . import url_schemes, variant_confirm, variant_flows, variant_lists, variant_login, variant_steps
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -119,6 +119,9 @@ class Option:
     #: The top bar's navigation collapsed behind a menu to open ("": shown, today's;
     #: a key of :data:`MENU_SUMMARIES`: "menu", "icon-menu", "browse", "icon").
     menu: str = ""
+    #: How the site's declared result lists are shown ("": rows, today's; "cards", "table",
+    #: "summary": simweb.runtime.variant_lists).
+    lists: str = ""
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,9 @@ def _engine_factors() -> list[Factor]:
             Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
             Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
             Factor("menu", menus, frozenset({4}), "the top bar's navigation shown, or collapsed behind a menu to open"),
+            Factor("list_style", tuple(Option(s, lists=s if i else "", css=variant_lists.CSS.get(s, ""))
+                                       for i, s in enumerate(variant_lists.OPTIONS)),
+                   frozenset({variant_lists.HELD_OUT}), "the site's result lists as rows, cards, a table or terms"),
             Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
             Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)"),
             Factor("message_position", tuple(Option(p, messages=p if i else "") for i, p in enumerate(variant_flows.POSITIONS)),
@@ -328,6 +334,9 @@ class Catalogue:
         #: Policy values a site behind the login wall takes whatever their factor says (the
         #: ``sign_in`` section's ``wall_policies``; simweb.runtime.variant_login).
         self.wall_policies: dict[str, Any] = {}
+        #: The result lists the ``list_style`` factor restyles (the app's ``lists`` section;
+        #: simweb.runtime.variant_lists).
+        self.lists: tuple[variant_lists.ListDecl, ...] = ()
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -428,7 +437,8 @@ class Catalogue:
                                   next((o.confirm for o in opts if o.confirm), ""),
                                   next((o.steps for o in opts if o.steps), ""),
                                   flow={k: v for o in opts for k, v in o.flow},
-                                  login=login, menu=next((o.menu for o in opts if o.menu), ""))
+                                  login=login, menu=next((o.menu for o in opts if o.menu), ""),
+                                  lists=next((o.lists for o in opts if o.lists), ""), list_decls=self.lists)
         return hit
 
 
@@ -487,6 +497,10 @@ def catalogue(app: Any) -> Catalogue:
         hit.wall_policies = variant_login.parse_wall_policies(name, (raw or {}).get("sign_in"), hit.policy_defaults)
     except variant_login.LoginError as exc:
         raise VariantError(str(exc)) from None
+    try:
+        hit.lists = variant_lists.parse(name, (raw or {}).get("lists"))
+    except variant_lists.ListsError as exc:
+        raise VariantError(str(exc)) from None
     _CATALOGUES[name] = hit
     return hit
 
@@ -540,6 +554,8 @@ class Site:
     flow: dict[str, str] = field(default_factory=dict)   # form flow settings (variant_flows): markers, field_errors
     login: str = ""                              # "": tasks start signed in (variant_login.OPTIONS)
     menu: str = ""                               # "": the top bar's navigation shown (MENU_SUMMARIES)
+    lists: str = ""                              # "": result lists as rows (variant_lists.OPTIONS)
+    list_decls: tuple[variant_lists.ListDecl, ...] = ()   # the app's declared result lists
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -679,6 +695,8 @@ class Site:
 
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
+        if self.lists:   # first: a list's declared name is shown text, in the variant's words
+            source = variant_lists.rewrite(source, self.lists, self.list_decls)
         out = self.shown_text(source)
         if self.urls is not None:
             out = self.urls.rewrite_source(out)
