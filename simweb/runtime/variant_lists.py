@@ -20,7 +20,8 @@ the AX tree shows them):
 * ``table``: the container a ``<table role="table">`` (a table, named likewise) with a
   ``<tbody>``, every item a ``<tr>`` (a row) whose parts are ``<td>`` cells;
 * ``summary`` (held out): the container a ``<dl>`` (a list), every item a ``<dt>`` (a
-  term: its first part) and a ``<dd>`` (a definition: the rest).
+  term: its first part with a link, the item's title, else its first part) and a ``<dd>``
+  (a definition: its other parts, in their order).
 
 An item's *parts* are the top-level pieces of its content: an element, a Jinja block
 (``{% if %}...{% endif %}``, ``{% for %}...{% endfor %}``) or a run of text and
@@ -248,11 +249,16 @@ def _item(style: str, attrs: str, inner: str) -> str:
         return f'<tr{_classed(attrs, "vitem")}>' + "".join(cells) + inner[pos:] + "</tr>"
     if not spans:
         return f'<dt{_classed(attrs, "vitem")}>{inner}</dt>'
-    (a, b), rest = spans[0], spans[1:]
-    term = f'<dt{_classed(attrs, "vitem")}>' + inner[:b] + "</dt>"
-    if not rest:
-        return term + inner[b:]
-    return term + "<dd>" + inner[b:rest[-1][1]] + "</dd>" + inner[rest[-1][1]:]
+    # the term: the first part with a link (the item's title: forum's rows open with their
+    # vote buttons), else the first; the other parts, in their order, its definition
+    t = next((i for i, (a, b) in enumerate(spans) if "<a " in inner[a:b]), 0)
+    a, b = spans[t]
+    rest = [inner[x:y] for i, (x, y) in enumerate(spans) if i != t]
+    # what lies between the parts shows nothing (blanks, {% set %}): first, in its order
+    bounds = [0, *(p for span in spans for p in span), len(inner)]
+    lead = "".join(inner[bounds[i]:bounds[i + 1]] for i in range(0, len(bounds), 2))
+    term = lead + f'<dt{_classed(attrs, "vitem")}>' + inner[a:b] + "</dt>"
+    return term + ("<dd>" + " ".join(rest) + "</dd>" if rest else "")
 
 
 def _enclosing_for(source: str, at: int) -> tuple[int, int] | None:
