@@ -164,7 +164,8 @@ def test_the_rewrite_splits_an_item_into_its_parts() -> None:
 
 
 @pytest.mark.parametrize("raw", [{"lists": 3}, [{"name": "x"}], [{"list": "div.x", "name": "x"}], [{"list": "ul"}],
-                                 [{"list": "ul.x", "name": "x", "rows": 2}], [{"item": "li x", "name": "x"}]])
+                                 [{"list": "ul.x", "name": "x", "rows": 2}], [{"item": "li x", "name": "x"}],
+                                 [{"list": "ul.x", "name": "{{ secret }}"}], [{"list": "ul.x", "name": 'a" onclick="x'}]])
 def test_a_malformed_lists_section_is_refused(raw: Any) -> None:
     with pytest.raises(variant_lists.ListsError):
         variant_lists.parse("t", raw)

@@ -100,8 +100,9 @@ def parse(app: str, raw: Any) -> tuple[ListDecl, ...]:
         tag, cls = _selector(app, i, "list", entry.get("list"))
         item_tag, item_cls = _selector(app, i, "item", entry.get("item"))
         name = entry.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise ListsError(f"{app} variants: lists[{i}] needs a name (what the list is called)")
+        if not isinstance(name, str) or not name.strip() or set(name) & set('{}<>"&%#'):
+            raise ListsError(f"{app} variants: lists[{i}] needs a name (what the list is called: plain words, "
+                             f"no markup or template syntax)")
         if not tag and not item_tag:
             raise ListsError(f"{app} variants: lists[{i}] names a list, an item or both")
         if tag and tag not in ("ul", "ol"):

@@ -44,6 +44,11 @@ and for one whose ``sign_in`` section names the pages a login wall leaves open, 
 site asks to sign in (the ``sign_in`` factor, :mod:`variant_login`: a task starts signed
 in, or signed out with its account in its goal, before or behind a login wall).
 
+Layout factors move what a page shows without changing what it does: the top bar beside
+or below the page or behind a menu to open, a breadcrumb trail, and, for an app whose
+variants file has a ``lists`` section naming its result lists, those lists as rows, cards,
+a table or a summary list (the ``list_style`` factor, :mod:`variant_lists`).
+
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
 ``App.render`` draws the page with that variant's templates, compiled once per process.
