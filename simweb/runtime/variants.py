@@ -46,6 +46,11 @@ in, or signed out with its account in its goal, before or behind a login wall). 
 paged lists go from page to page as the ``pagination`` factor says (:mod:`variant_pages`:
 Previous / Next, numbered pages, or "Load more", whose page n lists pages 1..n).
 
+Layout factors move what a page shows without changing what it does: the top bar beside
+or below the page or behind a menu to open, a breadcrumb trail, and, for an app whose
+variants file has a ``lists`` section naming its result lists, those lists as rows, cards,
+a table or a summary list (the ``list_style`` factor, :mod:`variant_lists`).
+
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
 ``App.render`` draws the page with that variant's templates, compiled once per process.
@@ -65,7 +70,16 @@ import jinja2
 import markupsafe
 import yaml
 
-from . import url_schemes, variant_confirm, variant_flows, variant_login, variant_messages, variant_pages, variant_steps
+from . import (
+    url_schemes,
+    variant_confirm,
+    variant_flows,
+    variant_lists,
+    variant_login,
+    variant_messages,
+    variant_pages,
+    variant_steps,
+)
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
@@ -127,6 +141,9 @@ class Option:
     #: Where a results page's filter form goes ("": above the results, today's; a key of
     #: :data:`FILTER_PLACES`: "sidebar", "collapsed", "below", "refine").
     filters: str = ""
+    #: How the site's declared result lists are shown ("": rows, today's; "cards", "table",
+    #: "summary": simweb.runtime.variant_lists).
+    lists: str = ""
 
 
 @dataclass(frozen=True)
@@ -191,6 +208,9 @@ def _engine_factors() -> list[Factor]:
             Factor("banner", banners, frozenset({3}), "a decoy banner with links above the page"),
             Factor("nav_position", navs, frozenset({3}), "where the site's top bar goes: top, a sidebar, the bottom"),
             Factor("menu", menus, frozenset({4}), "the top bar's navigation shown, or collapsed behind a menu to open"),
+            Factor("list_style", tuple(Option(s, lists=s if i else "", css=variant_lists.CSS.get(s, ""))
+                                       for i, s in enumerate(variant_lists.OPTIONS)),
+                   frozenset({variant_lists.HELD_OUT}), "the site's result lists as rows, cards, a table or terms"),
             Factor("breadcrumbs", crumbs, frozenset({3}), "a breadcrumb trail at the top of the page, or none"),
             Factor("title_format", titles, frozenset({4}), "the page title's format (\"Page — Site\", \"Site | Page\"...)"),
             Factor("message_position", tuple(Option(p, messages=p if i else "") for i, p in enumerate(variant_flows.POSITIONS)),
@@ -372,6 +392,9 @@ class Catalogue:
         #: Policy values a site behind the login wall takes whatever their factor says (the
         #: ``sign_in`` section's ``wall_policies``; simweb.runtime.variant_login).
         self.wall_policies: dict[str, Any] = {}
+        #: The result lists the ``list_style`` factor restyles (the app's ``lists`` section;
+        #: simweb.runtime.variant_lists).
+        self.lists: tuple[variant_lists.ListDecl, ...] = ()
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -474,7 +497,8 @@ class Catalogue:
                                   flow={k: v for o in opts for k, v in o.flow},
                                   login=login, menu=next((o.menu for o in opts if o.menu), ""),
                                   pagination=next((o.pagination for o in opts if o.pagination), ""),
-                                  filters=next((o.filters for o in opts if o.filters), ""))
+                                  filters=next((o.filters for o in opts if o.filters), ""),
+                                  lists=next((o.lists for o in opts if o.lists), ""), list_decls=self.lists)
         return hit
 
 
@@ -532,6 +556,10 @@ def catalogue(app: Any) -> Catalogue:
     try:
         hit.wall_policies = variant_login.parse_wall_policies(name, (raw or {}).get("sign_in"), hit.policy_defaults)
     except variant_login.LoginError as exc:
+        raise VariantError(str(exc)) from None
+    try:
+        hit.lists = variant_lists.parse(name, (raw or {}).get("lists"))
+    except variant_lists.ListsError as exc:
         raise VariantError(str(exc)) from None
     _CATALOGUES[name] = hit
     return hit
@@ -604,6 +632,8 @@ class Site:
     menu: str = ""                               # "": the top bar's navigation shown (MENU_SUMMARIES)
     pagination: str = ""                         # "": Previous / Next pagers (variant_pages.OPTIONS)
     filters: str = ""                            # "": a filter form above the results (FILTER_PLACES)
+    lists: str = ""                              # "": result lists as rows (variant_lists.OPTIONS)
+    list_decls: tuple[variant_lists.ListDecl, ...] = ()   # the app's declared result lists
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -756,6 +786,8 @@ class Site:
 
     def template_source(self, source: str) -> str:
         """A template's source rewritten for this variant (see the module docstring)."""
+        if self.lists:   # first: a list's declared name is shown text, in the variant's words
+            source = variant_lists.rewrite(source, self.lists, self.list_decls)
         out = self.shown_text(_both_forms(source) if self.text else source)
         if self.urls is not None:
             out = self.urls.rewrite_source(out)
