@@ -73,6 +73,7 @@ def test_formats_never_touch_values_or_urls(app_name):
     want["confirm_step"] = "none"   # today's plan, action for action (a confirmation page would add a click)
     want["form_steps"] = "one-step"   # (and a multi-step form would move a plan's second-page actions)
     want["menu"] = None   # any: a menu to open is opened on the variant's page (no such variant of booking has none)
+    want["pagination"] = "pager"   # today's pager (a numbered one adds links; "Show more results" is a form)
     k = _with(app_name, **want)
     env0, env = simweb.make(app_name), simweb.make(app_name, variant=k)
     changed = 0

@@ -20,7 +20,6 @@ def _with(app: str, **want: str) -> int:
     # and no login wall or menu (these tests compare a visitor's pages with today's)
     want.setdefault("sign_in", "signed-in")
     want.setdefault("menu", "bar")   # (the menu adds its summary: tests/test_variants_menu.py)
-    want.setdefault("pagination", "pager")   # (numbered pagers add page links: tests/test_variants_pagination.py)
     return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items())
                 and cat.policies(k) == cat.policy_defaults)
 
@@ -34,7 +33,8 @@ def _landmarks(axtree: str) -> list[str]:
 def test_the_top_bar_moves_with_its_elements(app_name, env_of, position, before_main):
     base = env_of(app_name)
     base.reset(seed=0, options={"task": None})
-    k = _with(app_name, nav_position=position, breadcrumbs="none", banner="none")
+    # paged as today: a numbered pager adds page links (tests/test_variants_pagination.py)
+    k = _with(app_name, nav_position=position, breadcrumbs="none", banner="none", pagination="pager")
     env = simweb.make(app_name, variant=k)
     env.reset(seed=0, options={"task": None})
     tops = _landmarks(env.browser.axtree())

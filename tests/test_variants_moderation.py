@@ -13,7 +13,7 @@ from sitedriver import Site
 
 import simweb
 from simweb.core.state import deep_copy
-from simweb.runtime.variants import catalogue, shown_url
+from simweb.runtime.variants import catalogue, shown_url, words
 from simweb.tools.redteam import redteam
 
 FORUM_POSTING = ("forum/submit_text_post", "forum/submit_link_post", "forum/join_post_engage", "forum/mod_review_queue")
@@ -101,7 +101,8 @@ def test_with_post_approval_a_members_post_waits_and_a_moderator_approves_it() -
     c, u, mod = member_and_mod(world)
     site.env.state["browser"]["user"] = u
     go(site, "/submit")
-    assert "once a moderator of the community approves it" in site.text_of("submit-policy")
+    # (in the variant's words: a site whose communities are "groups" says so)
+    assert words("forum", k, "once a moderator of the community approves it") in site.text_of("submit-policy")
     pid = submit(site, u, c["name"], "Waiting for the mods")
     assert status(site, pid) == "pending"
     assert "It will appear there once a moderator approves it." in (site.success() or "")
