@@ -22,10 +22,12 @@ def _scheme(app: str, k: int) -> UrlScheme:
 
 
 def _scheme_variants(app: str) -> list[int]:
-    """The first variant of every URL scheme other than today's."""
+    """The first variant of every URL scheme other than today's, without a login wall (a
+    walled page opened by its URL redirects to the sign-in form)."""
     cat = catalogue(app)
     factor = next(f for f in cat.factors if f.name == "url_scheme")
-    return [next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == o.label) for o in factor.options[1:]]
+    return [next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == o.label
+                 and cat.values(k).get("sign_in") != "early") for o in factor.options[1:]]
 
 
 def _path(obs_url: str) -> str:
