@@ -47,6 +47,14 @@ def site_bar_lines(axtree: str) -> list[str]:
     return inside
 
 
+def assert_walks_agree(html: str) -> None:
+    """The Python AX walk and the compiled one read ``html`` as the same page."""
+    from simweb.web import axtree
+
+    py = axtree._fingerprint(axtree._parse_page(html, None))
+    assert py == axtree._fingerprint(axtree._parse_page(html, axtree._compiled_walk))
+
+
 @pytest.fixture(scope="session", params=APPS)
 def app_name(request) -> str:
     return request.param
