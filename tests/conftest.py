@@ -1,6 +1,7 @@
 """Shared fixtures: every test family runs over every registered app."""
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -89,6 +90,25 @@ def chromium() -> Iterator[Any]:
     yield browser
     browser.close()
     pw.stop()
+
+
+@contextlib.contextmanager
+def served_browser(app: str, chromium: Any, timeout_ms: int = 1000) -> Iterator[Any]:
+    """The Chromium twin of an in-process env: APP served from this process (world seed 0)
+    and a ``BrowserEnv`` driving CHROMIUM on it, without a step limit; both closed on exit.
+    The parity tests restore a sim's state into it and compare the two observations step by
+    step."""
+    pytest.importorskip("playwright.sync_api")
+    from simweb.serving.browser import BrowserEnv, ServedApp
+
+    served = ServedApp(app, world_seed=0)
+    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=timeout_ms,
+                     max_steps=100_000)
+    try:
+        yield web
+    finally:
+        web.close()
+        served.close()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS
+from conftest import APPS, served_browser
 
 import simweb
 from simweb.runtime import variant_flows
@@ -236,13 +236,9 @@ def test_markers_and_inline_messages_are_the_same_in_chromium(markers: str, erro
     BrowserGym writes from Chromium's own accessibility tree (CDP): the marker in the name
     as Chromium computes it, ``describedby`` on the refused field."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     k = _with("shopping", field_markers=markers, field_errors=errors)
-    served = ServedApp("shopping", world_seed=0)
-    web = BrowserEnv("shopping", 0, server=served, browser=chromium, screenshots=False, timeout_ms=2000,
-                     max_steps=100_000)
-    try:
+    with served_browser("shopping", chromium, timeout_ms=2000) as web:
         sim = simweb.make("shopping", seed=0, variant=k, max_steps=100_000)
         sim.reset(seed=0, options={"task": None})
         sim.step("goto('/register')")
@@ -268,9 +264,6 @@ def test_markers_and_inline_messages_are_the_same_in_chromium(markers: str, erro
         assert len(fields) == 5 and all(f in ours for f in fields), (fields, sorted(ours))
         if markers != "optional":
             assert all(f.split("'")[1].endswith(" *" if markers == "asterisk" else " (required)") for f in fields)
-    finally:
-        web.close()
-        served.close()
 
 
 def test_the_ax_tree_writes_a_controls_describedby_as_chromium_gives_it() -> None:

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 import pytest
+from conftest import served_browser
 from sitedriver import Site
 
 import simweb
@@ -406,13 +407,9 @@ def test_a_guest_checkout_is_the_same_in_chromium(chromium: Any) -> None:
     """A guest's cart and checkout on a guest-checkout shop in Chromium: the same AX tree
     and URL at every step of the guest_order oracle, and the same runtime at the end."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     k = variant_with("guest-checkout", plain=False)
-    served = ServedApp("shopping", world_seed=0)
-    web = BrowserEnv("shopping", 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
-                     max_steps=100_000)
-    try:
+    with served_browser("shopping", chromium) as web:
         sim = simweb.make("shopping", variant=k, max_steps=100_000)
         sim.reset(seed=1, options={"task": "shopping/guest_order"})
         web.restore(deep_copy(sim.unwrapped.snapshot()))
@@ -423,6 +420,3 @@ def test_a_guest_checkout_is_the_same_in_chromium(chromium: Any) -> None:
             assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3], (a, so["url"], wo["url"])
         assert web.snapshot()["runtime"] == sim.unwrapped.snapshot()["runtime"]
         assert sim.unwrapped.verdict()["success"] and sim.unwrapped.verdict()["clean"]
-    finally:
-        web.close()
-        served.close()

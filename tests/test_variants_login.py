@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from conftest import APPS, run_plan
+from conftest import APPS, run_plan, served_browser
 
 import simweb
 from simweb.core.state import deep_copy
@@ -381,12 +381,9 @@ def test_the_sign_in_is_the_same_in_chromium(login: str, chromium: Any) -> None:
     """A signed-out start, the oracle's sign-in and the page it returns to are the same
     pages (URL, AX tree) and the same state in Chromium."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     app = "issues"
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         k = variant(app, login)
         sim = simweb.make(app, variant=k, max_steps=100_000)
         tid = next(t for t, tpl in sim.unwrapped.app.tasks.items() if tpl.sign_in and "." not in t)
@@ -411,6 +408,3 @@ def test_the_sign_in_is_the_same_in_chromium(login: str, chromium: Any) -> None:
             so, *_ = sim.step("goto('/projects')")
             wo, *_ = web.step("goto('/projects')")
             assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3] and "next=" in so["url"]
-    finally:
-        web.close()
-        served.close()

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS, assert_walks_agree, run_plan, site_bar_lines
+from conftest import APPS, assert_walks_agree, run_plan, served_browser, site_bar_lines
 
 import simweb
 from simweb.agents import RandomAgent
@@ -195,14 +195,10 @@ def test_the_menu_is_the_same_in_chromium(app: str, menu: str, position: str, ch
     click on a link of the closed menu fails in both; the open state is the same state;
     going back to a page whose menu was open shows it closed in both."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     sim = _menu_env(app, menu=menu, nav_position=position)
     link = _menu_bid(sim)
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
-                     max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         web.restore(sim.snapshot())
         so, *_ = sim.step("noop()")
         wo, *_ = web.step("noop()")
@@ -231,6 +227,3 @@ def test_the_menu_is_the_same_in_chromium(app: str, menu: str, position: str, ch
             wo, *_ = web.step(a)
             assert so["axtree"] == wo["axtree"], a
         assert not _menu(so["axtree"])[1]
-    finally:
-        web.close()
-        served.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import served_browser
 from sitedriver import Site
 
 import simweb
@@ -348,13 +349,9 @@ def test_the_queue_is_the_same_in_chromium(chromium: Any) -> None:
     """The approval queue's pages (community, queue, each approve and remove) in Chromium:
     the same AX tree and URL at every step of the oracle, and the same runtime at the end."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     k = variant_with("forum", post_approval=True)
-    served = ServedApp("forum", world_seed=0)
-    web = BrowserEnv("forum", 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
-                     max_steps=100_000)
-    try:
+    with served_browser("forum", chromium) as web:
         sim = simweb.make("forum", variant=k, max_steps=100_000)
         sim.reset(seed=1, options={"task": "forum/mod_review_queue"})
         web.restore(deep_copy(sim.unwrapped.snapshot()))
@@ -366,6 +363,3 @@ def test_the_queue_is_the_same_in_chromium(chromium: Any) -> None:
         assert "Approval queue" in so["axtree"] or "approval" in so["axtree"]
         assert web.snapshot()["runtime"] == sim.unwrapped.snapshot()["runtime"]
         assert sim.unwrapped.verdict()["success"]
-    finally:
-        web.close()
-        served.close()

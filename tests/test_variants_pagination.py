@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import APPS, run_plan
+from conftest import APPS, run_plan, served_browser
 
 import simweb
 from simweb.runtime import variant_pages
@@ -225,14 +225,10 @@ def test_the_pager_is_the_same_in_chromium(app: str, style: str, url: str, chrom
     line for line on a paged list and after two clicks on its next page's control, which
     lead to the same URL."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     sim = _env(app, style)
     _goto(sim, url)
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
-                     max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         web.restore(sim.snapshot())
         so, *_ = sim.step("noop()")
         wo, *_ = web.step("noop()")
@@ -245,6 +241,3 @@ def test_the_pager_is_the_same_in_chromium(app: str, style: str, url: str, chrom
             assert urlsplit(so["url"])[2:] == urlsplit(wo["url"])[2:]   # (the served site's host is its own)
             assert so["axtree"] == wo["axtree"]
         assert so["url"].endswith(("?page=6", "/all?page=3", "/search?page=3&q=guide"))
-    finally:
-        web.close()
-        served.close()

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 pytest.importorskip("playwright.sync_api")
-from conftest import APPS
+from conftest import APPS, served_browser
 
 import simweb
 from simweb.runtime.variants import catalogue
-from simweb.serving.browser import BrowserEnv, ServedApp
+from simweb.serving.browser import BrowserEnv
 from simweb.tools.walks import declared, run_walk, start_state
 
 pytestmark = pytest.mark.browser
@@ -36,9 +36,7 @@ def layout_variants(app: str) -> list[int]:
 
 @pytest.mark.parametrize("app", APPS)
 def test_a_variants_pages_are_the_same_in_chromium(app: str, chromium: Any) -> None:
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         for k in layout_variants(app):
             sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
             rng = random.Random(k)
@@ -53,9 +51,6 @@ def test_a_variants_pages_are_the_same_in_chromium(app: str, chromium: Any) -> N
             walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
             d = walk["divergence"]
             assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
-    finally:
-        web.close()
-        served.close()
 
 
 def scheme_variant(app: str) -> int:
@@ -74,12 +69,10 @@ def test_a_url_scheme_is_the_same_in_chromium(app: str, chromium: Any) -> None:
     transitions, and today's form of a moved URL is the same 404 in both."""
     from simweb.runtime.variants import url_scheme
 
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
     k = scheme_variant(app)
     scheme = url_scheme(app, k)
     assert scheme is not None
-    try:
+    with served_browser(app, chromium) as web:
         sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
         rng = random.Random(k)
         moved = None
@@ -109,19 +102,14 @@ def test_a_url_scheme_is_the_same_in_chromium(app: str, chromium: Any) -> None:
             wo, *_ = web.step(f"goto({moved!r})")
             assert so["url"].split("/", 3)[3] == wo["url"].split("/", 3)[3] == moved.lstrip("/")
             assert so["axtree"] == wo["axtree"] and sim.state["browser"]["tabs"][0]["status"] == 404
-    finally:
-        web.close()
-        served.close()
 
 
 @pytest.mark.parametrize("app", APPS)
 def test_a_moved_message_is_the_same_in_chromium(app: str, chromium: Any) -> None:
     """A refused sign-in's error, moved to the end of the page's content or above the
     site's header (the message_position flow option): the same AX tree in Chromium."""
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
     cat = catalogue(app)
-    try:
+    with served_browser(app, chromium) as web:
         for pos in ("bottom", "header"):
             k = next(k for k in range(1, cat.count) if cat.values(k)["message_position"] == pos)
             sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
@@ -134,9 +122,6 @@ def test_a_moved_message_is_the_same_in_chromium(app: str, chromium: Any) -> Non
             wo, *_ = web.step("noop()")
             so, *_ = sim.step("noop()")
             assert so["axtree"] == wo["axtree"], (app, k, pos)
-    finally:
-        web.close()
-        served.close()
 
 
 def test_check_app_runs_the_oracles_in_chromium_on_a_variant(chromium: Any, monkeypatch: Any) -> None:
@@ -147,9 +132,7 @@ def test_check_app_runs_the_oracles_in_chromium_on_a_variant(chromium: Any, monk
 
     app = "shopping"
     k = scheme_variant(app)
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         tid = "shopping/buy_product"
         assert check_browser_parity(app, tid, 0, web=web, variant=k) == []
         restore = BrowserEnv.restore
@@ -161,9 +144,6 @@ def test_check_app_runs_the_oracles_in_chromium_on_a_variant(chromium: Any, monk
         monkeypatch.setattr(BrowserEnv, "restore", as_todays_site)
         problems = check_browser_parity(app, tid, 0, web=web, variant=k)
         assert problems and ("differs" in problems[0] or "Chromium is on" in problems[0]), problems
-    finally:
-        web.close()
-        served.close()
 
 
 @pytest.mark.parametrize("app", ["shopping", "booking", "cms"])
@@ -180,9 +160,7 @@ def test_slug_urls_are_the_same_in_chromium(app: str, chromium: Any) -> None:
     label, canon_rule = next((o.label, Rule.parse(c, w)) for o in factor.options for c, w in o.urls
                              if Rule.parse(c, w).slugs)
     k = next(k for k in range(1, cat.count) if cat.values(k)["url_scheme"] == label)
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
         sim.reset(seed=0, options={"task": None})
         scheme = url_scheme(sim.unwrapped.app, k)
@@ -210,9 +188,6 @@ def test_slug_urls_are_the_same_in_chromium(app: str, chromium: Any) -> None:
             walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
             d = walk["divergence"]
             assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
-    finally:
-        web.close()
-        served.close()
 
 
 @pytest.mark.parametrize("app", APPS)
@@ -222,9 +197,7 @@ def test_a_confirmation_page_is_the_same_in_chromium(app: str, chromium: Any) ->
     same page after it, the same runtime); a second POST of it changes nothing."""
     from test_variants_confirm import YES, at_confirmation, confirming
 
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         sim, plan, i = at_confirmation(app, confirming(app))
         held = sim.unwrapped.snapshot()
         web.restore(held)
@@ -240,9 +213,6 @@ def test_a_confirmation_page_is_the_same_in_chromium(app: str, chromium: Any) ->
         wo, *_ = web.step("go_back()")   # the page again: nothing is waiting, no Confirm
         assert "confirm-step-none" in wo["axtree"] and "confirm-step-yes" not in wo["axtree"]
         assert web.snapshot()["runtime"] == done["runtime"]
-    finally:
-        web.close()
-        served.close()
 
 
 @pytest.mark.parametrize("app", APPS)
@@ -251,9 +221,7 @@ def test_a_moved_top_bar_leaves_the_page_its_width_in_chromium(app: str, chromiu
     the breadcrumb trail can take a click: a bar below a main landmark that is a flex item
     (cms's public pages) once took the whole row and left the main landmark 0 px wide, so
     the trail was not clickable in Chromium while the in-process browser clicked it."""
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         for k in layout_variants(app):
             sim = simweb.make(app, seed=0, variant=k, max_steps=100_000)
             rng = random.Random(k)
@@ -267,6 +235,3 @@ def test_a_moved_top_bar_leaves_the_page_its_width_in_chromium(app: str, chromiu
                     " document.querySelector('[bid=site-crumbs]').getBoundingClientRect().width, innerWidth]")
                 main, crumbs, _ = widths
                 assert main >= 200 and crumbs > 0, (app, k, obs["url"], widths)   # a usable column
-    finally:
-        web.close()
-        served.close()

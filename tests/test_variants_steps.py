@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import APPS, run_plan
+from conftest import APPS, run_plan, served_browser
 
 import simweb
 from simweb.core.state import StateError, deep_copy
@@ -431,23 +431,13 @@ def test_the_inline_cancel_is_clean() -> None:
 
 
 # ----------------------------------------------------------------------------- Chromium parity
-def _chromium_env(app: str, chromium: Any) -> tuple[Any, Any]:
-    pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
-
-    served = ServedApp(app, world_seed=0)
-    return served, BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
-                              max_steps=100_000)
-
-
 @pytest.mark.browser
 @pytest.mark.parametrize("app", APPS)
 def test_a_multi_step_form_is_the_same_in_chromium(app: str, chromium: Any) -> None:
     """A multi-step form's first page, its Continue, its second page and its final submit
     make the same pages (AX tree, URL) and the same runtime in Chromium; the second page
     again after it shows nothing held and changes nothing."""
-    served, web = _chromium_env(app, chromium)
-    try:
+    with served_browser(app, chromium) as web:
         k = variant(app, steps="two-step-numbered")
         sim, plan, i = at_second_page(app, k)
         first = _before(app, k, sim.unwrapped.task.id, plan[:i])
@@ -468,9 +458,6 @@ def test_a_multi_step_form_is_the_same_in_chromium(app: str, chromium: Any) -> N
         assert "steps" not in done["browser"]
         wo, *_ = web.step("go_back()")   # the second page again: nothing held, no form
         assert "form-step-none" in wo["axtree"] and web.snapshot()["runtime"] == done["runtime"]
-    finally:
-        web.close()
-        served.close()
 
 
 @pytest.mark.browser
@@ -478,8 +465,7 @@ def test_a_multi_step_form_is_the_same_in_chromium(app: str, chromium: Any) -> N
 def test_back_to_a_filled_first_page_is_the_same_in_chromium(app: str, chromium: Any) -> None:
     """The second page's Back makes the same filled first page in Chromium, and Continue
     from it sends the same held answers."""
-    served, web = _chromium_env(app, chromium)
-    try:
+    with served_browser(app, chromium) as web:
         k = variant(app, steps="two-step")
         sim, plan, i = at_second_page(app, k)
         second = deep_copy(_state(sim))
@@ -489,9 +475,6 @@ def test_back_to_a_filled_first_page_is_the_same_in_chromium(app: str, chromium:
             wo, *_ = web.step(a)
             assert so["axtree"] == wo["axtree"], (app, a, so["url"])
         assert web.snapshot()["browser"]["steps"]["form"] == second["browser"]["steps"]["form"]
-    finally:
-        web.close()
-        served.close()
 
 
 @pytest.mark.browser
@@ -499,8 +482,7 @@ def test_back_to_a_filled_first_page_is_the_same_in_chromium(app: str, chromium:
 def test_an_inline_confirm_is_the_same_in_chromium(app: str, chromium: Any) -> None:
     """The inline confirmation panel on the form's page is the same AX tree in Chromium,
     and its Confirm makes the same transition (page, runtime); nothing is left to confirm."""
-    served, web = _chromium_env(app, chromium)
-    try:
+    with served_browser(app, chromium) as web:
         sim, plan, i = at_inline_confirm(app, variant(app, confirm="inline"))
         held = sim.unwrapped.snapshot()
         web.restore(held)
@@ -514,6 +496,3 @@ def test_an_inline_confirm_is_the_same_in_chromium(app: str, chromium: Any) -> N
         done = web.snapshot()
         assert done["runtime"] == sim.unwrapped.snapshot()["runtime"] != held["runtime"]
         assert "confirm" not in done["browser"]
-    finally:
-        web.close()
-        served.close()
