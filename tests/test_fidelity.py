@@ -11,7 +11,7 @@ import pytest
 
 import simweb
 from simweb.tools.walks import declared, error_class, redeclare
-from simweb.web.browsing import _js_number, sanitize_value, step_number
+from simweb.web.browsing import _js_number, sanitize_value, step_date, step_number
 
 pytestmark = pytest.mark.apps("shopping")
 
@@ -366,3 +366,19 @@ def test_arrow_up_on_a_number_field_steps_it(shop) -> None:
     assert shop.browser.tab["fields"]["f-min"] == "0.02"
     obs, *_ = shop.step("press('f-min', 'Enter')")
     assert "min=0.02" in obs["url"]
+
+
+@pytest.mark.parametrize("value,attrs,part,n,stepped", [
+    ("2026-05-16", {}, 0, -1, "2026-04-16"), ("2026-05-16", {}, 1, -1, "2026-05-15"),
+    ("2026-05-16", {}, 2, 1, "2027-05-16"), ("2026-01-10", {}, 0, -1, "2026-12-10"),
+    ("2026-03-31", {}, 0, -1, ""), ("2026-12-31", {}, 1, 1, "2026-12-01"), ("", {}, 0, 1, ""),
+    ("2026-05-16", {"min": "2026-01-01", "max": "2026-12-31"}, 2, 1, "2026-05-16"),
+    ("2026-12-31", {"min": "2026-01-02", "max": "2027-01-01"}, 2, 1, "2027-12-31"),
+    ("2026-05-16", {"min": "2026-05-10", "max": "2026-05-20"}, 0, -1, "2026-05-16"),
+    ("2026-05-20", {"min": "2026-05-10", "max": "2026-05-20"}, 1, 1, "2026-05-10"),
+])
+def test_arrows_step_a_date_part_as_chromium(value: str, attrs: dict, part: int, n: int, stepped: str) -> None:
+    """Chromium's keyboard stepping of a date field's part (month 0, day 1, year 2), each
+    case measured in Chromium: wrapping within the part's range, the ranges min and max
+    give, a day past the month's end leaving no value."""
+    assert step_date(value, attrs, part, n) == stepped

@@ -354,3 +354,34 @@ def test_backspace_empties_a_date_field_as_in_chromium(envs: Any) -> None:
                        before=("goto('/hotels/101')", "fill('h-checkin', '2026-12-24')",
                                "fill('h-checkout', '2027-01-03')"), final=_fields)
         assert got[-1] == {"h-checkin": "2026-12-24"}, (how, got)
+
+
+@pytest.mark.apps("booking")
+def test_arrow_keys_and_tab_step_a_date_fields_parts_as_chromium_does(envs: Any) -> None:
+    """In a date field, ArrowUp/ArrowDown step the part that has the focus (month, day or
+    year), ArrowLeft/ArrowRight and Tab move between the parts, within the ranges min and
+    max give each part (check-in's year is fixed at 2026, check-out's runs to 2027), wrapping
+    at their ends; a day past the new month's end empties the value."""
+    seqs = [
+        ("h-checkin", ["ArrowDown", "ArrowDown", "ArrowUp"]),
+        ("h-checkin", ["ArrowRight", "ArrowDown", "ArrowDown"]),
+        ("h-checkin", ["Tab", "ArrowUp", "Tab", "ArrowUp", "Shift+Tab", "ArrowUp"]),
+        ("h-checkin", ["ArrowRight", "ArrowRight", "ArrowRight", "ArrowUp"]),            # the year: fixed
+        ("h-checkout", ["ArrowRight", "ArrowRight", "ArrowUp", "ArrowUp"]),              # 2026 -> 2027 -> 2026
+        ("h-checkout", ["Tab", "Tab", "Tab", "ArrowUp", "ArrowLeft", "ArrowUp"]),        # the calendar button, then the year
+        ("h-checkout", ["ArrowDown"] * 13),                                              # through the months, wrapping
+        ("h-checkin", ["ArrowRight"] + ["ArrowUp"] * 16),                                # the 16th past the 31st, wrapping
+    ]
+    for bid, keys in seqs:
+        got = run_both(envs, "booking", [f"press({bid!r}, {k!r})" for k in keys],
+                       before=("goto('/hotels/101')", "fill('h-checkin', '2026-05-16')",
+                               "fill('h-checkout', '2026-03-31')"),
+                       per_step=lambda obs: _where(obs)[1], final=_fields)
+        assert all(cls == "none" for cls in got[:-1]), (bid, keys, got)
+    stepped = run_both(envs, "booking", ["press('h-checkout', 'ArrowDown')"],
+                       before=("goto('/hotels/101')", "fill('h-checkout', '2026-03-31')"), final=_fields)
+    assert stepped[-1] == {}, stepped   # February 31st: no value
+    stepped = run_both(envs, "booking", ["press('h-checkin', 'ArrowDown')", "press('h-checkin', 'Tab')",
+                                         "press('h-checkin', 'ArrowUp')"],
+                       before=("goto('/hotels/101')", "fill('h-checkin', '2026-05-16')"), final=_fields)
+    assert stepped[-1] == {"h-checkin": "2026-04-17"}, stepped

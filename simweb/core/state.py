@@ -168,6 +168,9 @@ CORE_SCHEMA: dict[str, Any] = {
                 "saved_fields": {"type": "object", "additionalProperties": {"type": "object"}},
                 # the caret of a text control left off its value's end: [bid, start, end]
                 "caret": {"type": "array", "minItems": 3, "maxItems": 3},
+                # a date field's parts (month, day, year; null: cleared) while they make no value
+                "parts": {"type": "object", "additionalProperties": {
+                    "type": "array", "minItems": 3, "maxItems": 3, "items": {"type": ["integer", "null"]}}},
             },
         },
     },

@@ -620,6 +620,7 @@ class App:
         tab["fields"] = {}
         tab["focus"] = None
         tab.pop("caret", None)   # the new document's controls have their carets afresh
+        tab.pop("parts", None)
         tab["scroll"] = [0, 0]
         tab["flash"] = browser["pending_flash"]
         browser["pending_flash"] = None

@@ -226,6 +226,7 @@ class SimBrowser:
         tab = self.tab
         tab.update(url=url, page="net-error", status=0, fields={}, focus=None, scroll=[0, 0], flash=None)
         tab.pop("caret", None)
+        tab.pop("parts", None)
         return Response(status=0, url=url, page="net-error", html=net_error_html(url))
 
     def _save_fields(self, tab: dict, index: int) -> None:
@@ -458,6 +459,10 @@ class SimBrowser:
         if _focusable(el):   # focus() on anything else leaves the focus where it was
             if self.tab["focus"] != el.bid:
                 self._cached_caret(el)
+            if el.input_type == "date" and (self.tab["focus"] != el.bid or self._date_part(el) == DATE_PARTS):
+                # focus() puts a date field's focus on its first part, and takes it back there
+                # from its calendar button (a part keeps it)
+                self._set_date_part(el, 0)
             self.tab["focus"] = el.bid
 
     def _do_click(self, bid: str, button: str = "left", modifiers: Any = ()) -> str | None:
@@ -473,6 +478,8 @@ class SimBrowser:
         # click event does when it bubbles.
         target = el if _activatable(el) else self._activatable_ancestor(el)
         focus = el if _focusable(el) else (target if target is not None and _focusable(target) else None)
+        if focus is not None and focus.input_type == "date" and self.tab["focus"] != focus.bid:
+            self._set_date_part(focus, 0)   # (Chromium's part is the one under the box's centre: not modelled)
         self.tab["focus"] = focus.bid if focus is not None else None
         if focus is not None and focus.input_type in EDITABLE_TEXT:
             self._set_caret(focus, None)   # the click lands past the end of a value that fills half the box or less
@@ -646,6 +653,8 @@ class SimBrowser:
         if max_len and max_len.isdigit():
             value = value[: int(max_len)]   # a browser silently truncates to maxlength
         self.tab["fields"][el.bid] = value
+        if el.input_type == "date":
+            self._set_date_parts(el, date_parts(value))   # the filled value's parts, none held
         self.tab["focus"] = el.bid
         self._set_caret(el, None)   # Playwright selects the field's text and types over it
         return None
@@ -724,7 +733,7 @@ class SimBrowser:
             if order:
                 first = order[0] if key == "Tab" else order[-1]
                 self.tab["focus"] = first.bid
-                self._keyboard_focused(first)
+                self._keyboard_focused(first, backward=key != "Tab")
             return None
         return self._key(el, key) if el is not None else None
 
@@ -750,7 +759,11 @@ class SimBrowser:
         if mods - {"Shift"}:
             return None
         if key == "Tab":
-            self._tab_focus(el, -1 if "Shift" in mods else 1)
+            step = -1 if "Shift" in mods else 1
+            if el.input_type == "date" and 0 <= self._date_part(el) + step <= DATE_PARTS:
+                self._set_date_part(el, self._date_part(el) + step)   # Tab goes through a date's parts first
+                return None
+            self._tab_focus(el, step)
             return None
         if mods:
             return None
@@ -760,7 +773,12 @@ class SimBrowser:
             self._edit(el, key)
             return None
         if key == "Backspace" and el.input_type in _PICKER_INPUTS and "readonly" not in el.attrs:
-            self.tab["fields"][el.bid] = ""   # clears the focused part of the date: the value is empty
+            if el.input_type == "date" and self._date_part(el) < DATE_PARTS:
+                cleared = self._date_parts(el)
+                cleared[self._date_part(el)] = None
+                self._set_date_parts(el, cleared)
+            else:
+                self.tab["fields"][el.bid] = ""   # clears the focused part of the field: the value is empty
             return None
         if key in ("Enter", "Space", " ") and el.tag == "summary":
             return self._activate(el)   # Chromium: Enter and Space on a summary toggle its details
@@ -785,7 +803,9 @@ class SimBrowser:
             return None
         if key in ("ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight"):
             step = 1 if key in ("ArrowDown", "ArrowRight") else -1
-            if el.input_type == "radio":
+            if el.input_type == "date" and "readonly" not in el.attrs:
+                self._date_key(el, key)
+            elif el.input_type == "radio":
                 self._radio_step(el, step)
             elif el.tag == "select" and not el.multiple:   # a closed select: every arrow steps its choice
                 self._select_step(el, step)
@@ -801,12 +821,15 @@ class SimBrowser:
         j = i + step
         self.tab["focus"] = order[j].bid if 0 <= j < len(order) else None
         if 0 <= j < len(order):
-            self._keyboard_focused(order[j])
+            self._keyboard_focused(order[j], backward=step < 0)
 
-    def _keyboard_focused(self, el: Element) -> None:
+    def _keyboard_focused(self, el: Element, *, backward: bool = False) -> None:
         """The caret of a control that Tab focused: an input's text is all selected, a
-        textarea's caret is where it was left."""
-        if el.input_type in EDITABLE_TEXT and el.tag == "input":
+        textarea's caret is where it was left; a date field's focus is on its first part,
+        or on its calendar button when Shift+Tab came to it from behind."""
+        if el.input_type == "date":
+            self._set_date_part(el, DATE_PARTS if backward else 0)
+        elif el.input_type in EDITABLE_TEXT and el.tag == "input":
             self._set_caret(el, (0, len(self._field_value(el))))
         elif el.input_type in EDITABLE_TEXT:
             self._cached_caret(el)
@@ -834,6 +857,49 @@ class SimBrowser:
                 del self.tab["caret"]
         elif el.bid is not None:
             self.tab["caret"] = [el.bid, sel[0], sel[1]]
+
+    # A date field's focused part (0 month, 1 day, 2 year, DATE_PARTS its calendar button)
+    # is kept in the same record, as [bid, part, part]; no record is the first part.
+    def _date_part(self, el: Element) -> int:
+        rec = self.tab.get("caret")
+        return int(rec[1]) if rec and rec[0] == el.bid else 0
+
+    def _set_date_part(self, el: Element, part: int) -> None:
+        rec = self.tab.get("caret")
+        if part:
+            self.tab["caret"] = [el.bid, part, part]
+        elif rec is not None and rec[0] == el.bid:
+            del self.tab["caret"]
+
+    def _date_key(self, el: Element, key: str) -> None:
+        """An arrow key in a date field, as Chromium's: Left and Right move between its
+        three parts (stopping at either end; Left from the calendar button goes to the
+        year), Up and Down step the focused part (:func:`step_date`); on the calendar
+        button Up and Down do nothing."""
+        part = self._date_part(el)
+        if key in ("ArrowLeft", "ArrowRight"):
+            step = -1 if key == "ArrowLeft" else 1
+            self._set_date_part(el, max(0, min(DATE_PARTS - 1, part + step)) if part < DATE_PARTS or step < 0 else part)
+        elif part < DATE_PARTS:
+            self._set_date_parts(el, step_date_part(self._date_parts(el), el.attrs, part, 1 if key == "ArrowUp" else -1))
+
+    def _date_parts(self, el: Element) -> list[int | None]:
+        """A date field's parts: those held while they make no value, else its value's."""
+        held = self.tab.get("parts", {}).get(el.bid)
+        return list(held) if held is not None else date_parts(self._field_value(el))
+
+    def _set_date_parts(self, el: Element, parts: list[int | None]) -> None:
+        """Set a date field's parts: its value is theirs (empty unless they make a date);
+        parts that make no value are held in the tab (Chromium keeps them on the page)."""
+        value = date_value(parts)
+        self.tab["fields"][el.bid] = value
+        held = self.tab.setdefault("parts", {})
+        if value or parts == [None, None, None]:
+            held.pop(el.bid, None)
+        else:
+            held[el.bid] = parts
+        if not held:
+            del self.tab["parts"]
 
     def _cached_caret(self, el: Element) -> None:
         """focus() on a text control: Chromium puts back the selection the control had when
@@ -1224,6 +1290,58 @@ def step_number(value: str, attrs: dict[str, str], n: int) -> str:
     if low is not None and new < low:
         new = grid(low, True)
     return out(new)
+
+
+#: A date field's stops for the keyboard in Chromium's en-US layout: month, day, year (its
+#: editable parts, in that order), then the calendar button, which Tab reaches but arrows skip.
+DATE_PARTS = 3
+
+
+def date_parts(value: str) -> list[int | None]:
+    """A date value's parts in the order Chromium's en-US date field shows them: month,
+    day, year (all None for an empty or malformed value)."""
+    m = _DATE.fullmatch(value or "")
+    return [int(m[2]), int(m[3]), int(m[1])] if m else [None, None, None]
+
+
+def date_value(parts: list[int | None]) -> str:
+    """The value a date field's parts make: empty while a part is cleared or the day is
+    past the month's end (February 31)."""
+    month, day, year = parts
+    if month is None or day is None or year is None or not _valid_date(year, month, day):
+        return ""
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def step_date_part(parts: list[int | None], attrs: dict[str, str], part: int, n: int) -> list[int | None]:
+    """A date field's parts after ArrowUp (``n`` = 1) or ArrowDown (-1) on ``part`` (0
+    month, 1 day, 2 year), as Chromium steps a date field's part: within the part's range,
+    wrapping past either end. The year's range is min's year to max's (1 to 275760 without
+    them), the month's is min's month to max's when both are in the same year (else 1-12),
+    the day's min's day to max's when both are in the same month (else 1-31). A cleared
+    part starts at its range's low end (ArrowUp) or high end (ArrowDown). Nothing else is
+    checked against min and max: a date past max is still the value (the form's validation
+    refuses it)."""
+    lo = _DATE.fullmatch(attrs.get("min") or "")
+    hi = _DATE.fullmatch(attrs.get("max") or "")
+    ranges = [(1, 12), (1, 31), (int(lo[1]) if lo else 1, int(hi[1]) if hi else 275760)]
+    if lo and hi and lo[1] == hi[1]:
+        ranges[0] = (int(lo[2]), int(hi[2]))
+        if lo[2] == hi[2]:
+            ranges[1] = (int(lo[3]), int(hi[3]))
+    low, high = ranges[part]
+    current = parts[part]
+    if current is None:
+        new = low if n > 0 else high
+    else:
+        new = current + n
+        new = low if new > high else high if new < low else new
+    return [new if i == part else p for i, p in enumerate(parts)]
+
+
+def step_date(value: str, attrs: dict[str, str], part: int, n: int) -> str:
+    """The value of a date input after an arrow key on ``part`` (:func:`step_date_part`)."""
+    return date_value(step_date_part(date_parts(value), attrs, part, n))
 
 
 def _valid_date(y: int, m: int, d: int) -> bool:
