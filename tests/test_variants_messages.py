@@ -206,7 +206,7 @@ def _marking(app: Any, k: int) -> Callable[[dict], str]:
         envs = app.__dict__["_variant_jinja"]
         real, crumb_value = envs[k], variants._crumb_value
         envs[k] = marked
-        variants._crumb_value = lambda v: _OPEN + crumb_value(v) + _CLOSE   # a title's value in the trail
+        variants._crumb_value = lambda value: _OPEN + crumb_value(value) + _CLOSE   # a title's value in the trail
         try:
             page = app.render(state)
         finally:

@@ -55,7 +55,8 @@ def _alternatives(node: ast.AST, enums: Mapping[str, Sequence[str]] = _NO_ENUMS)
     ``query.kind``), None for a value it reads (one alternative per branch)."""
     if (enums and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             and f"{node.value.id}.{node.attr}" in enums):
-        return [[v] for v in enums[f"{node.value.id}.{node.attr}"]][:_MAX_SHAPES]
+        values: list[list[str | None]] = [[v] for v in enums[f"{node.value.id}.{node.attr}"]]
+        return values[:_MAX_SHAPES]
     if isinstance(node, ast.Constant):
         return [[node.value]] if isinstance(node.value, str) else [[None]]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
