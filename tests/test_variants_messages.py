@@ -14,6 +14,7 @@ import pytest
 from conftest import APPS, run_plan
 
 import simweb
+from simweb.runtime import variants
 from simweb.runtime.variant_messages import message_shapes
 from simweb.runtime.variants import MENU_SUMMARIES, catalogue, jinja_for
 from simweb.runtime.variants import message_shapes as shapes_of
@@ -178,7 +179,7 @@ def _cover(app: str) -> list[int]:
 def _marking(app: Any, k: int) -> Callable[[dict], str]:
     """A render of ``app``'s variant ``k`` whose expression values (world data, typed text,
     titles) are marked: what is left is the template's own text, plus the spec's own words
-    of the page's message (its values marked too)."""
+    of the page's message and of its breadcrumb trail (their values marked too)."""
     site = catalogue(app.name).site(k)
     shapes = shapes_of(app)
     shown: dict[str, markupsafe.Markup] = {}
@@ -203,12 +204,13 @@ def _marking(app: Any, k: int) -> Callable[[dict], str]:
                 str(markupsafe.escape(site.words(p))) if mine else _OPEN + str(markupsafe.escape(p)) + _CLOSE
                 for mine, p in segs))
         envs = app.__dict__["_variant_jinja"]
-        real = envs[k]
+        real, crumb_value = envs[k], variants._crumb_value
         envs[k] = marked
+        variants._crumb_value = lambda value: _OPEN + crumb_value(value) + _CLOSE   # a title's value in the trail
         try:
             page = app.render(state)
         finally:
-            envs[k] = real
+            envs[k], variants._crumb_value = real, crumb_value
         # the decoy banner (an advert) and the menu's button are the engine's, not the app's words
         for engine in (site.banner, MENU_SUMMARIES.get(site.menu, "")):
             page = page.replace(engine, "") if engine else page

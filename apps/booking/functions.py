@@ -30,6 +30,7 @@ HOLDS = ("runtime.holds.*",)
 ME = ("browser.user",)
 SITE = ("meta.variant",)       # the site variant's policies (simweb.runtime.variants)
 PER_PAGE = 20
+msg = FUNCTIONS.message   # the sentences these functions write (simweb.core.functions.AppMessage)
 POINTS_PER_DOLLAR = 1          # points earned per whole dollar paid
 POINT_CENTS = 1                # 100 points are worth $1
 SORTS = ("price", "rating", "stars", "name")
@@ -118,6 +119,14 @@ def iso_day(ctx: Ctx, day: Any) -> str:
     return day_to_date(int(day)).isoformat() if day is not None else ""
 
 
+DATES_INVALID = msg("Enter valid check-in and check-out dates.")
+CHECKIN_PAST = msg("Check-in cannot be in the past.")
+CHECKOUT_BEFORE = msg("Check-out must be after check-in.")
+STAY_TOO_LATE = msg("We take bookings for stays until {last}.")
+STAY_TOO_LONG = msg("Stays are limited to {most} nights.")
+STAY_TOO_SHORT = msg("The minimum stay on this site is {least} nights: choose a later check-out date.")
+
+
 @fn(reads=SITE)
 def stay(ctx: Ctx, checkin: Any, checkout: Any) -> dict:
     """A stay from two date inputs: ``{checkin, checkout, nights, error}``; ``error`` is the
@@ -130,17 +139,17 @@ def stay(ctx: Ctx, checkin: Any, checkout: Any) -> dict:
     out["given"] = True
     a, b = parse_day(ctx, a_txt), parse_day(ctx, b_txt)
     if a is None or b is None:
-        out["error"] = "Enter valid check-in and check-out dates."
+        out["error"] = DATES_INVALID.format()
     elif a < ctx.today:
-        out["error"] = "Check-in cannot be in the past."
+        out["error"] = CHECKIN_PAST.format()
     elif b <= a:
-        out["error"] = "Check-out must be after check-in."
+        out["error"] = CHECKOUT_BEFORE.format()
     elif b > YEAR_DAYS:
-        out["error"] = f"We take bookings for stays until {date_label(day_to_date(YEAR_DAYS))}."
+        out["error"] = STAY_TOO_LATE.format(last=date_label(day_to_date(YEAR_DAYS)))
     elif b - a > MAX_NIGHTS:
-        out["error"] = f"Stays are limited to {MAX_NIGHTS} nights."
+        out["error"] = STAY_TOO_LONG.format(most=MAX_NIGHTS)
     elif b - a < (least := ctx.app.policy(ctx.state, "min_stay_nights")):
-        out["error"] = f"The minimum stay on this site is {least} nights: choose a later check-out date."
+        out["error"] = STAY_TOO_SHORT.format(least=least)
     else:
         out.update(checkin=a, checkout=b, nights=b - a)
     return out
@@ -223,6 +232,12 @@ def _touched_rooms(ctx: Ctx) -> set[int]:
     return out
 
 
+ROOM_SLEEPS_ONE = msg("The {room} sleeps at most {capacity} guest.")
+ROOM_SLEEPS = msg("The {room} sleeps at most {capacity} guests.")
+ROOM_MIN_STAY = msg("The {room} requires a minimum stay of {nights} nights.")
+ROOM_SOLD_OUT = msg("Sold out: the {room} has no rooms left for your dates.")
+
+
 def _offer(ctx: Ctx, rt: dict, prop: dict, checkin: int, nights: int, guests: int,
            touched: set[int] | None = None, **skip: Any) -> dict:
     if touched is None or rt["id"] in touched:
@@ -238,11 +253,11 @@ def _offer(ctx: Ctx, rt: dict, prop: dict, checkin: int, nights: int, guests: in
     prices = [night_cents(rt, prop["season"], d) for d in range(checkin, checkin + nights)]
     reason = None
     if guests > rt["capacity"]:
-        reason = f"The {rt['name']} sleeps at most {rt['capacity']} guest{'s' if rt['capacity'] > 1 else ''}."
+        reason = (ROOM_SLEEPS if rt["capacity"] > 1 else ROOM_SLEEPS_ONE).format(room=rt["name"], capacity=rt["capacity"])
     elif nights < rt["min_nights"]:
-        reason = f"The {rt['name']} requires a minimum stay of {rt['min_nights']} nights."
+        reason = ROOM_MIN_STAY.format(room=rt["name"], nights=rt["min_nights"])
     elif left <= 0:
-        reason = f"Sold out: the {rt['name']} has no rooms left for your dates."
+        reason = ROOM_SOLD_OUT.format(room=rt["name"])
     weekend = sum(1 for d in range(checkin, checkin + nights) if is_weekend_night(d))
     return {"room": rt, "left": left, "total_cents": sum(prices), "nightly": prices, "ok": reason is None,
             "reason": reason, "sold_out": left <= 0, "weekend_nights": weekend, "nights": nights}
@@ -362,6 +377,14 @@ def discount_code(ctx: Ctx, code: Any) -> dict | None:
     return ctx.world.code_named(str(code or "")) if str(code or "").strip() else None
 
 
+CODE_INVALID = msg("The code {code} is not valid.")
+CODE_OTHER_HOTEL = msg("The code {code} is only valid at {hotel}.")
+CODE_OTHER_PROPERTY = msg("The code {code} is only valid at another property.")
+CODE_ARRIVALS = msg("The code {code} is valid for arrivals from {first} to {last}.")
+CODE_MIN_STAY = msg("The code {code} needs a stay of at least {nights} nights.")
+CODE_MIN_TOTAL = msg("The code {code} needs a booking total of at least {total}.")
+
+
 @fn(reads=("world.discount_codes",) + USERS + ME)
 def code_error(ctx: Ctx, code: Any, prop_id: Any, checkin: Any, nights: Any, subtotal: Any) -> str | None:
     """Why a discount code cannot be used for this stay (the site's message), or None."""
@@ -370,18 +393,17 @@ def code_error(ctx: Ctx, code: Any, prop_id: Any, checkin: Any, nights: Any, sub
         return None
     c = ctx.world.code_named(text)
     if c is None:
-        return f"The code {text} is not valid."
+        return CODE_INVALID.format(code=text)
     # Gold-only codes are the spec's ``use_code`` permission, checked before this.
     if c["property_id"] is not None and c["property_id"] != _int(prop_id):
         p = ctx.world.property(c["property_id"])
-        return f"The code {c['code']} is only valid at {p['name'] if p else 'another property'}."
+        return CODE_OTHER_HOTEL.format(code=c["code"], hotel=p["name"]) if p else CODE_OTHER_PROPERTY.format(code=c["code"])
     if not (c["from_day"] <= int(checkin) <= c["to_day"]):
-        return (f"The code {c['code']} is valid for arrivals from {day_label(ctx, c['from_day'])} to "
-                f"{day_label(ctx, c['to_day'])}.")
+        return CODE_ARRIVALS.format(code=c["code"], first=day_label(ctx, c["from_day"]), last=day_label(ctx, c["to_day"]))
     if int(nights) < c["min_nights"]:
-        return f"The code {c['code']} needs a stay of at least {c['min_nights']} nights."
+        return CODE_MIN_STAY.format(code=c["code"], nights=c["min_nights"])
     if int(subtotal) < c["min_total_cents"]:
-        return f"The code {c['code']} needs a booking total of at least {money(c['min_total_cents'])}."
+        return CODE_MIN_TOTAL.format(code=c["code"], total=money(c["min_total_cents"]))
     return None
 
 

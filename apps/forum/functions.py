@@ -504,6 +504,10 @@ def pending_posts(ctx: Ctx, cid: Any) -> list[dict]:
     return _decorate(ctx, rows)
 
 
+NO_COMMUNITY = FUNCTIONS.message("No community called {name}")   # (the page adds the full stop)
+NO_USER = FUNCTIONS.message("No user called {name}")
+
+
 @fn(reads=POSTS + VOTES + USERS + SAVED + COMMENTS)
 def search_posts(ctx: Ctx, q: str = "", community: Any = None, author: Any = None, kind: str = "any",
                  t: str = "all", sort: str = "relevance", page: int = 1) -> dict:
@@ -514,8 +518,8 @@ def search_posts(ctx: Ctx, q: str = "", community: Any = None, author: Any = Non
     a = user_by_name(ctx, author) if author else None
     if (community and c is None) or (author and a is None):
         return {"total": 0, "items": [], "page": 1, "pages": 1, "capped": False,
-                "problem": ("No community called " + str(community)) if community and c is None
-                else "No user called " + str(author)}
+                "problem": NO_COMMUNITY.format(name=community) if community and c is None
+                else NO_USER.format(name=author)}
     window = WINDOWS.get(t)
     since = ctx.now - window if window else None
     page = max(1, int(page or 1))

@@ -309,6 +309,16 @@ def cart_qty_of(ctx: Ctx, pid: Any, except_line: str | None = None) -> int:
     return sum(i["qty"] for i in _cart(ctx)["items"] if i["product_id"] == pid and i["line"] != except_line)
 
 
+msg = FUNCTIONS.message   # the sentences these functions write (simweb.core.functions.AppMessage)
+COUPON_INVALID = msg("Coupon code '{code}' is not valid.")
+COUPON_INACTIVE = msg("Coupon code '{code}' is no longer active.")
+COUPON_EXPIRED = msg("Coupon code '{code}' expired on {day}.")
+COUPON_CATEGORY = msg("Coupon code '{code}' only applies to {category} items.")
+COUPON_OTHER_ITEMS = msg("Coupon code '{code}' only applies to other items.")
+COUPON_MIN_SUBTOTAL = msg("Coupon code '{code}' needs a subtotal of at least {subtotal}.")
+COUPON_USED = msg("You have already used coupon code '{code}'.")
+
+
 @fn(reads=("world.coupons", "world.orders") + CART + PRODUCTS + ("runtime.coupon_uses.*",))
 def coupon_error(ctx: Ctx, code: str | None) -> str | None:
     """Why ``code`` cannot be applied to the current cart, or None when it can."""
@@ -316,23 +326,22 @@ def coupon_error(ctx: Ctx, code: str | None) -> str | None:
         return None
     c = ctx.world.coupon(code)
     if c is None:
-        return f"Coupon code '{code}' is not valid."
+        return COUPON_INVALID.format(code=code)
     if not c["active"]:
-        return f"Coupon code '{c['code']}' is no longer active."
+        return COUPON_INACTIVE.format(code=c["code"])
     if c["expires_day"] < ctx.today:
-        return f"Coupon code '{c['code']}' expired on {day_label(ctx, c['expires_day'])}."
+        return COUPON_EXPIRED.format(code=c["code"], day=day_label(ctx, c["expires_day"]))
     lines = cart_lines(ctx)
     if c["category_id"] is not None and not any(c["category_id"] in category_ancestors(line["category_id"])
                                                 for line in lines):
         cat = ctx.world.category(c["category_id"])
-        return f"Coupon code '{c['code']}' only applies to {cat['name'] if cat else 'other'} items."
+        return COUPON_CATEGORY.format(code=c["code"], category=cat["name"]) if cat else COUPON_OTHER_ITEMS.format(code=c["code"])
     if sum(line["line_cents"] for line in lines) < c["min_subtotal_cents"]:
-        return (f"Coupon code '{c['code']}' needs a subtotal of at least "
-                f"{money(c['min_subtotal_cents'])}.")
+        return COUPON_MIN_SUBTOTAL.format(code=c["code"], subtotal=money(c["min_subtotal_cents"]))
     if c["one_per_user"] and ctx.user is not None and (
             c["code"] in ctx.state["runtime"].get("coupon_uses", {}).get(str(ctx.user), [])
             or any(o.get("coupon") == c["code"] and o["status"] != "cancelled" for o in ctx.world.orders(ctx.user))):
-        return f"You have already used coupon code '{c['code']}'."
+        return COUPON_USED.format(code=c["code"])
     return None
 
 
@@ -428,12 +437,13 @@ def in_wishlist(ctx: Ctx, pid: int) -> bool:
 
 
 POSTAL_CODES = {
-    "US": (r"[0-9]{5}(-[0-9]{4})?", "ZIP code must be 5 digits (or ZIP+4)."),
-    "CA": (r"[A-Za-z][0-9][A-Za-z] ?[0-9][A-Za-z][0-9]", "Postal code must look like K1A 0B1."),
-    "GB": (r"[A-Za-z]{1,2}[0-9][A-Za-z0-9]? ?[0-9][A-Za-z]{2}", "Postcode must look like SW1A 1AA."),
-    "DE": (r"[0-9]{5}", "Postleitzahl must be 5 digits."),
-    "FR": (r"[0-9]{5}", "Code postal must be 5 digits."),
+    "US": (r"[0-9]{5}(-[0-9]{4})?", msg("ZIP code must be 5 digits (or ZIP+4).")),
+    "CA": (r"[A-Za-z][0-9][A-Za-z] ?[0-9][A-Za-z][0-9]", msg("Postal code must look like K1A 0B1.")),
+    "GB": (r"[A-Za-z]{1,2}[0-9][A-Za-z0-9]? ?[0-9][A-Za-z]{2}", msg("Postcode must look like SW1A 1AA.")),
+    "DE": (r"[0-9]{5}", msg("Postleitzahl must be 5 digits.")),
+    "FR": (r"[0-9]{5}", msg("Code postal must be 5 digits.")),
 }
+NO_SHIPPING = msg("We do not ship to that country.")
 
 
 @fn()
@@ -441,9 +451,9 @@ def postal_code_error(ctx: Ctx, country: str | None, code: str | None) -> str | 
     """Why ``code`` is not a postal code of ``country``, or None when it is."""
     rule = POSTAL_CODES.get(str(country))
     if rule is None:
-        return "We do not ship to that country."
+        return NO_SHIPPING.format()
     if not re.fullmatch(rule[0], str(code or "").strip()):
-        return rule[1]
+        return rule[1].format()
     return None
 
 

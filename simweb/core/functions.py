@@ -6,10 +6,17 @@ declares the state paths it reads, so the engine can compute each event's read s
 Expressions call them without the context: ``cart_total()`` in a guard becomes
 ``cart_total(ctx)``. The context is passed through a ContextVar, set for the duration of
 one request, so compiled expressions stay plain closures.
+
+A sentence a function writes for the user to read (a refusal's reason, a field's error)
+is declared once at module level as an :class:`AppMessage` (``FUNCTIONS.message("The code
+{code} is not valid.")``) and written with ``.format(code=...)``: the text is today's, and
+the app knows its shape (fixed words, a gap per value), so a site variant shows its fixed
+words in the variant's phrases and its values as they are (simweb.runtime.variant_messages).
 """
 from __future__ import annotations
 
 import contextvars
+import string
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -84,6 +91,33 @@ class AppFunction:
         return call
 
 
+@dataclass(frozen=True)
+class AppMessage:
+    """A message an app's function writes, declared once: ``source`` is its text with a
+    ``{name}`` gap per value (``{{``/``}}`` for a literal brace). :meth:`format` gives the
+    text kept in the state; the source is read as the message's shape where a page shows
+    it (the fixed words are the app's, the gaps' values are not)."""
+
+    source: str
+
+    def __post_init__(self) -> None:
+        for _, name, spec, conversion in string.Formatter().parse(self.source):
+            if name is not None and (not name.isidentifier() or spec or conversion):
+                raise ValueError(f"message {self.source!r}: a gap is a plain name ({{{name}}} is not)")
+
+    @property
+    def gaps(self) -> tuple[str, ...]:
+        """The names of the message's gaps, in order."""
+        return tuple(name for _, name, _, _ in string.Formatter().parse(self.source) if name is not None)
+
+    def format(self, **values: Any) -> str:
+        """The message's text with ``values`` in its gaps (each written with ``str``)."""
+        missing = set(self.gaps) - set(values)
+        if missing:
+            raise TypeError(f"message {self.source!r}: no value for {', '.join(sorted(missing))}")
+        return self.source.format(**values)
+
+
 @dataclass
 class FunctionTable:
     """The functions one app exposes to its spec and templates, plus template filters."""
@@ -92,6 +126,15 @@ class FunctionTable:
     filters: dict[str, Callable[..., Any]] = field(default_factory=dict)
     entity_loaders: dict[str, Callable[[Any, int], dict | None]] = field(default_factory=dict)
     overlays: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    messages: list[AppMessage] = field(default_factory=list)
+
+    def message(self, source: str) -> AppMessage:
+        """Declare a message the app's functions write (:class:`AppMessage`): its text
+        once, with a ``{name}`` gap per value. The app reads every declared message as a
+        shape of the messages its pages show."""
+        m = AppMessage(source)
+        self.messages.append(m)
+        return m
 
     def function(self, *, reads: tuple[str, ...] | list[str] = ()) -> Callable:
         """Decorator: register ``fn(ctx, ...)`` under its own name. Duplicates raise."""

@@ -234,6 +234,11 @@ def _lf(value: Any) -> Any:
     return value
 
 
+def _same(value: Any) -> Any:
+    """The ``site_message`` filter on today's site: the message as it is."""
+    return value
+
+
 @dataclass
 class Response:
     """The outcome of one request."""
@@ -283,6 +288,9 @@ class App:
         env.filters.update(self.function_table.filters)
         # URLs from user content or a restored state go through this in every app.
         env.filters["safe_href"] = safe_href
+        # A message an app's function wrote, as a template shows it: today's text here, the
+        # variant's words on a site variant (simweb.runtime.variants.jinja_for).
+        env.filters["site_message"] = _same
         # Compile every template now, once per app: a page's first visit would otherwise pay
         # Jinja's compile (several ms a template) inside a step or a served request.
         for name in env.list_templates(extensions=["html"]):
@@ -666,7 +674,7 @@ class App:
             template = jinja.get_template(page.template)
         flash = tab["flash"]
         if variant:   # the title's format and words, the breadcrumb trail, the message's words
-            variant_page(self, variant, ctx)
+            variant_page(self, variant, ctx, page if page is not None and status == 200 else None)
             if flash is not None:   # (the state keeps today's words: variant_messages)
                 flash = ctx["flash"] = dict(flash, message=shown_message(self, state, flash["message"]))
             if variant_sign_in(self, variant):   # sign-in links back to this page (variant_login)

@@ -17,8 +17,11 @@ string constant, ``'a' + x + 'b'``, ``'x' if c else 'y'``, ``x or 'y'``, an f-st
 read into the shape (one shape per branch), so the words in a conditional message are
 the spec's words too. A text is split by the shape that matches it whole with the most
 literal characters (the first declared on a tie): deterministic, a pure function of the
-spec and the text. A text no shape matches (a message an app's function wrote, an
-engine error) is shown as it is.
+spec and the text. The messages an app's functions declare
+(:meth:`simweb.core.functions.FunctionTable.message`: text with ``{name}`` gaps) are
+shapes too, and so is a page's title (split by its own page's shapes,
+:func:`simweb.runtime.variants.page_context`). A text no shape matches (an engine error)
+is shown as it is.
 
 Splitting is memoised per app by text and rewriting per variant by text (bounded memos),
 so a step pays a dictionary lookup for a message it has shown before.
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..core.specmodel import Message, split_message
@@ -42,23 +45,29 @@ _Shape = tuple["str | None", ...]
 
 #: At most this many shapes per message (the branches of its conditionals multiply).
 _MAX_SHAPES = 32
+_NO_ENUMS: Mapping[str, Sequence[str]] = {}
 
 
-def _alternatives(node: ast.AST) -> list[list[str | None]]:
+def _alternatives(node: ast.AST, enums: Mapping[str, Sequence[str]] = _NO_ENUMS) -> list[list[str | None]]:
     """What an expression can write, as pieces: literal text for what the expression
-    itself spells out (string constants, through ``+``, conditionals, ``or``, f-strings),
-    None for a value it reads (one alternative per branch)."""
+    itself spells out (string constants, through ``+``, conditionals, ``or``, f-strings,
+    and the values the spec declares for an enum parameter named in ``enums``:
+    ``query.kind``), None for a value it reads (one alternative per branch)."""
+    if (enums and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and f"{node.value.id}.{node.attr}" in enums):
+        values: list[list[str | None]] = [[v] for v in enums[f"{node.value.id}.{node.attr}"]]
+        return values[:_MAX_SHAPES]
     if isinstance(node, ast.Constant):
         return [[node.value]] if isinstance(node.value, str) else [[None]]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _alternatives(node.left), _alternatives(node.right)
+        left, right = _alternatives(node.left, enums), _alternatives(node.right, enums)
         return [a + b for a in left for b in right][:_MAX_SHAPES]
     if isinstance(node, ast.IfExp):
-        return (_alternatives(node.body) + _alternatives(node.orelse))[:_MAX_SHAPES]
+        return (_alternatives(node.body, enums) + _alternatives(node.orelse, enums))[:_MAX_SHAPES]
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         out: list[list[str | None]] = []
         for v in node.values:
-            out += _alternatives(v)
+            out += _alternatives(v, enums)
         return out[:_MAX_SHAPES]
     if isinstance(node, ast.JoinedStr):
         pieces: list[list[str | None]] = [[]]
@@ -84,16 +93,17 @@ def _normal(pieces: list[str | None]) -> _Shape:
     return tuple(out)
 
 
-def message_shapes(source: str) -> list[_Shape]:
+def message_shapes(source: str, enums: Mapping[str, Sequence[str]] = _NO_ENUMS) -> list[_Shape]:
     """The shapes of a message of the spec language (``source``: its text with
-    ``{expression}`` parts), each branch of its conditionals one shape."""
+    ``{expression}`` parts), each branch of its conditionals one shape (and each value of
+    an enum parameter ``enums`` names: a page title's ``{query.kind}``)."""
     shapes: list[list[str | None]] = [[]]
     for kind, piece in split_message(source):
         if kind == "text":
             shapes = [s + [piece] for s in shapes]
             continue
         try:
-            alts = _alternatives(ast.parse(piece.strip(), mode="eval").body)
+            alts = _alternatives(ast.parse(piece.strip(), mode="eval").body, enums)
         except SyntaxError:   # (the spec compiled it: not reached)
             alts = [[None]]
         shapes = [s + a for s in shapes for a in alts][:_MAX_SHAPES]
@@ -135,15 +145,17 @@ def _spec_messages(spec: Any) -> Iterator[str]:
 
 
 class Shapes:
-    """The shapes of every message an app's spec declares (and of ``extra`` message
-    sources: the summaries of its confirmation step): splits a message's text into the
-    spec's words and the values written into it (:meth:`segments`)."""
+    """The shapes of every message an app's spec declares (none for ``spec`` None) and of
+    ``extra`` message sources (the summaries of its confirmation step, the messages its
+    functions declare, a page's title, whose ``enums`` are its query's enum parameters):
+    splits a message's text into the spec's words and
+    the values written into it (:meth:`segments`)."""
 
-    def __init__(self, spec: Any, extra: Iterable[str] = ()):
+    def __init__(self, spec: Any, extra: Iterable[str] = (), enums: Mapping[str, Sequence[str]] = _NO_ENUMS):
         self.literal: dict[str, None] = {}   # messages without a hole: an exact lookup
         patterns: dict[_Shape, int] = {}     # shape -> its literal length (first declared kept)
-        for source in [*_spec_messages(spec), *extra]:
-            for shape in message_shapes(source):
+        for source in [*(_spec_messages(spec) if spec is not None else ()), *extra]:
+            for shape in message_shapes(source, enums):
                 if not shape:
                     continue
                 if all(p is not None for p in shape):

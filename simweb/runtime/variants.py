@@ -995,6 +995,15 @@ def _reformatting(fn: Any, rewrite: Any, pure: bool = False) -> Any:
     return filter_call
 
 
+def _message_filter(app: Any, site: Site) -> Callable[[Any], Any]:
+    """The ``site_message`` filter of a variant's templates: a message an app wrote (kept as
+    today's text) in ``site``'s words, its values as they are (:meth:`Site.message`);
+    anything that is not a text (None, an undefined value) as it is."""
+    def site_message(text: Any) -> Any:
+        return site.message(text, message_shapes(app)) if isinstance(text, str) and text else text
+    return site_message
+
+
 def jinja_for(app: Any, variant: int) -> Any:
     """The app's Jinja environment for ``variant`` (today's for 0), built and compiled once
     per process and app."""
@@ -1020,6 +1029,8 @@ def jinja_for(app: Any, variant: int) -> Any:
                 for table in (env.filters, env.globals):
                     if fname in table:   # filters are pure (simweb.core.functions): memo by argument
                         table[fname] = _reformatting(table[fname], rewrite, pure=table is env.filters)
+        # a message an app's function wrote, shown by a template (``{{ st.error|site_message }}``)
+        env.filters["site_message"] = _message_filter(app, site)
         if site.pagination:   # the kit's pager draws the variant's style (simweb.runtime.variant_pages)
             env.globals["pagination"] = site.pagination
         if "kits" in env.globals:   # a kit's words are options, not template text
@@ -1098,26 +1109,76 @@ def shown_message(app: Any, state: dict, text: str) -> str:
 
 
 def message_shapes(app: Any) -> variant_messages.Shapes:
-    """The shapes of the messages an App writes (its spec's, and its confirmation step's
-    summaries), built once and kept on the app."""
+    """The shapes of the messages an App writes (its spec's, its confirmation step's
+    summaries, and the messages its functions declare: ``FunctionTable.message``), built
+    once and kept on the app."""
     hit: variant_messages.Shapes | None = app.__dict__.get("_message_shapes")
     if hit is None:
         extra = [d.summary for d in catalogue(app).confirmables.values()]
+        extra += [m.source for m in app.function_table.messages]
         hit = app.__dict__["_message_shapes"] = variant_messages.Shapes(app.spec, extra)
     return hit
 
 
-def page_context(app: Any, variant: int, ctx: dict[str, Any]) -> None:
+def page_context(app: Any, variant: int, ctx: dict[str, Any], page: Any = None) -> None:
     """A page's render context for ``variant``: its title, site title and breadcrumbs
     (:meth:`Site.page_context`); nothing for today's site. Every page of a variant's site
     renders through here: the Site is kept on the app (a checked id's lookup in the
-    catalogue costs more than the memoised rewrite itself)."""
+    catalogue costs more than the memoised rewrite itself).
+
+    The title of ``page`` (a PageSpec, whose ``title`` wrote ``ctx["title"]``) is split by
+    its shapes (simweb.runtime.variant_messages) into the spec's words and the values its
+    expressions wrote (a product's name, a typed query): only the spec's words go through
+    the variant's phrases, format and trail; each value stands in as one private-use
+    character meanwhile and is put back as it was (escaped in the trail)."""
     if variant:
         sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
         site = sites.get(variant) if sites is not None else None
         if site is None:
             site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
+        values = _title_values(app, page, ctx["title"]) if page is not None and page.title is not None else None
+        if not values:
+            site.page_context(ctx, app.spec.title)
+            return
+        ctx["title"] = "".join(piece if spec else chr(_HOLD + i) for i, (spec, piece) in enumerate(values))
         site.page_context(ctx, app.spec.title)
+        title, crumbs = ctx["title"], ctx.get("variant_crumbs")
+        for i, (spec, piece) in enumerate(values):
+            if not spec:
+                title = title.replace(chr(_HOLD + i), piece)
+                if crumbs:
+                    crumbs = markupsafe.Markup(str(crumbs).replace(chr(_HOLD + i), _crumb_value(piece)))
+        ctx["title"] = title
+        if crumbs is not None:
+            ctx["variant_crumbs"] = crumbs
+
+
+def _crumb_value(value: str) -> str:
+    """A title's value as the breadcrumb trail writes it (escaped)."""
+    return str(markupsafe.escape(value))
+
+
+#: The first private-use character (U+E000): a title's values stand in as these while its
+#: words are rewritten (page_context).
+_HOLD = 0xE000
+_PRIVATE = re.compile("[\ue000-\uf8ff]")
+
+
+def _title_values(app: Any, page: Any, title: str) -> tuple[variant_messages.Segment, ...] | None:
+    """``title`` split by the shapes of ``page``'s title (kept on the app, per page), or
+    None when it has no value (or no shape matches it, or it holds a private-use
+    character: then it is rewritten whole, as a title without values)."""
+    shapes_of: dict[str, variant_messages.Shapes] | None = app.__dict__.get("_title_shapes")
+    if shapes_of is None:
+        shapes_of = app.__dict__["_title_shapes"] = {}
+    shapes = shapes_of.get(page.name)
+    if shapes is None:
+        enums = {f"query.{n}": tuple(p.values) for n, p in page.query.items() if p.type == "enum" and p.values}
+        shapes = shapes_of[page.name] = variant_messages.Shapes(None, [page.title.source], enums)
+    segments = shapes.segments(title)
+    if all(spec for spec, _ in segments) or len(segments) == 1 or _PRIVATE.search(title):
+        return None
+    return segments
 
 
 def policy(app: Any, variant: int, name: str) -> Any:
