@@ -123,34 +123,3 @@ def test_the_first_ids_take_every_option_of_every_factor(app_name):
     cat = catalogue(app_name)
     for i, f in enumerate(cat.factors):
         assert {cat.choice(k)[i] for k in range(40)} == set(range(len(f.options))), f.name
-
-
-@pytest.mark.parametrize("app_name", APPS)
-def test_the_skin_text_is_left_out_of_the_parse_with_the_same_page(app_name):
-    """A variant's page carries its skin's stylesheet (a ``<style>`` in its head, about 2.4
-    KB); the parse leaves that text out (lexbor tokenizes raw text a character at a time)
-    and gives the same Page as a parse of the whole HTML, on every oracle page of a skinned
-    variant; today's pages are parsed as they are."""
-    from simweb.web import axtree
-
-    k = next(v for v in range(1, 200) if catalogue(app_name).site(v).css and not catalogue(app_name).site(v).login)
-    env = simweb.make(app_name, variant=k)
-    compiled = axtree._compiled_walk
-    seen = 0
-    for tid in sorted(env.app.tasks)[:3]:
-        env.reset(seed=3, options={"task": tid})
-        for a in env.oracle_plan()[:-1]:
-            html = env.browser.html()
-            css = catalogue(app_name).site(k).css
-            assert axtree.SKIN_STYLE + css + "</style>" in html
-            bare = axtree._without_skin(html)
-            assert css not in bare and axtree.SKIN_STYLE + "</style>" in bare
-            assert len(bare) == len(html) - len(css)
-            assert axtree._fingerprint(axtree.parse_page(html)) == axtree._fingerprint(axtree._parse_page(html, compiled))
-            seen += 1
-            env.step(a)
-    assert seen >= 3
-    today = simweb.make(app_name)
-    today.reset(seed=3)
-    html = today.browser.html()
-    assert axtree.SKIN_STYLE not in html and axtree._without_skin(html) is html

@@ -70,7 +70,6 @@ import jinja2
 import markupsafe
 import yaml
 
-from ..web.axtree import SKIN_STYLE
 from . import (
     url_schemes,
     variant_confirm,
@@ -799,7 +798,7 @@ class Site:
         if self.urls is not None:
             out = self.urls.rewrite_source(out)
         if self.css and "</head>" in out:
-            out = out.replace("</head>", f'{SKIN_STYLE}{self.css}</style>\n</head>', 1)
+            out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
         if self.banner and "<main>" in out:
             out = out.replace("<main>", self.banner + "\n<main>", 1)
         if self.menu:

@@ -1459,27 +1459,7 @@ def parse_page(html: str) -> Page:
     The walk is the compiled one when :data:`COMPILED_WALK` is true, else the
     Python one; both give the same Page.
     """
-    return _parse_page(_without_skin(html), _compiled_walk)
-
-
-#: How a site variant's stylesheet opens (simweb.runtime.variants puts it at the end of the
-#: page's ``<head>``: a skin's colours and the layout factors' rules, about 2.4 KB a page).
-SKIN_STYLE = '<style id="variant-skin">'
-#: How far into a page its skin may open: the ``<head>`` before it is a few hundred bytes
-#: (a page whose skin opens further is parsed whole: the same Page, a little slower).
-_SKIN_WITHIN = 1024
-
-
-def _without_skin(html: str) -> str:
-    """``html`` with the text of the variant skin's ``<style>`` left out (the element kept,
-    empty): a style element's text is raw text no AX line, name, form or title reads
-    (the walk skips the element), and lexbor tokenizes it a character at a time. Today's
-    pages have no skin: one bounded search of their first kilobyte."""
-    i = html.find(SKIN_STYLE, 0, _SKIN_WITHIN)
-    if i < 0:
-        return html
-    j = html.find("</style>", i)
-    return html if j < 0 else html[:i + len(SKIN_STYLE)] + html[j:]
+    return _parse_page(html, _compiled_walk)
 
 
 def _parse_page(html: str, compiled: Any) -> Page:
