@@ -195,12 +195,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             rows = []
             for (app, side), fut in futures.items():
                 per = summarise(fut.result())
-                res = results.setdefault(app, {})[side] = {
+                res: dict[str, Any] = {
                     "variants": per, "step_ratio": distribution(per, "step_ratio"),
                     "step_paired": distribution(per, "step_paired"),
                     "cold_reset_ratio": distribution(per, "cold_reset_ratio"),
                     "aa": [{k: r[k] for k in ("step_ratio", "step_paired", "cold_reset_ratio")}
                            for r in per if not r["variant"]]}
+                results.setdefault(app, {})[side] = res
                 for r in per:
                     print(f"  {app} {side} variant {r['variant']:6}: step {r['step_v0_kir']} -> {r['step_kir']} "
                           f"kIr (x{r['step_ratio']}, paired x{r['step_paired']}), cold reset x{r['cold_reset_ratio']}",
