@@ -25,8 +25,9 @@ too (``git archive`` of it, its compiled modules built), for a before/after in o
 
     python benchmarks/bench_variant_instructions.py --apps booking,cms [--sample 8] [--rounds 2] [--ref main] [--jobs 2]
 
-Needs valgrind. About 50 times slower than native: 2-4 minutes per (app, side) at the
-defaults. ``--keep DIR`` keeps the dumps (``callgrind_annotate`` reads them: where a
+Needs valgrind. About 50 times slower than native: one booking variant at ``--rounds 2``
+took 5.5 minutes at a load of 4-5 (the process's start and variant 0's warm-up are about
+5.5 billion instructions; each variant adds its build, its warm-up and its episodes). ``--keep DIR`` keeps the dumps (``callgrind_annotate`` reads them: where a
 variant's extra instructions go, by C function).
 """
 from __future__ import annotations
