@@ -27,7 +27,7 @@ PAGES: dict[str, tuple[str, list[list[str]]]] = {
     "shopping": ("/p/{id}", [
         ["product-price", "product-rating", "product-stock", "add-to-cart|add-to-wishlist|remove-from-wishlist"],
         ["crumb-home", "product-title", "reviews-heading"]]),
-    "booking": ("/hotels/{id}", [["hotel-rating", "hotel-policy", "dates-form", "rooms"]]),
+    "booking": ("/hotels/{id}", [[r"~StaticText '\d stars", "hotel-policy", "dates-form", "rooms"]]),
     "forum": ("/p/{id}", [
         ["crumb-community", "post-title", "csort-top"],
         ["comment-form|login-to-comment|locked-note|pending-note|banned-note", "csort-top", r"no-comments|comment-\d+"]]),
@@ -202,7 +202,7 @@ def test_a_malformed_sections_entry_is_refused(raw: Any) -> None:
 def test_a_template_the_app_does_not_have_is_refused() -> None:
     groups = variant_sections.parse("t", [{"template": "gone.html", "sections": ["p.a", "p.b", "p.c"]}])
     with pytest.raises(SectionsError, match="gone.html, a template the app does not have"):
-        variant_sections.check("t", groups, {}.get)
+        variant_sections.check("t", groups, lambda name: None)
 
 
 @pytest.mark.parametrize("app", APPS)
@@ -228,7 +228,7 @@ def test_the_sections_are_in_the_options_order_with_todays_bids(app: str, option
     today, today_ax = _page(app, 0)
     for group in PAGES[app][1]:
         want = _order(today_ax, group)
-        assert want == sorted(want) and len(want) >= 3, (group, want)
+        assert want == list(range(len(group))), (group, want)   # every section, in today's order
         k = len(group)
         expected = [i for i in order(option, k) if i in want]
         assert _order(ax, group) == expected, (app, option, group)

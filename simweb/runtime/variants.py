@@ -72,6 +72,7 @@ import jinja2
 import markupsafe
 import yaml
 
+from ..core.kits import TEMPLATES as KIT_TEMPLATES
 from . import (
     url_schemes,
     variant_confirm,
@@ -83,7 +84,6 @@ from . import (
     variant_sections,
     variant_steps,
 )
-from ..core.kits import TEMPLATES as KIT_TEMPLATES
 from .memo import memoised
 
 #: The fraction of the combination count the id -> combination multiplier starts from
