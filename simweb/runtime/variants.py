@@ -49,7 +49,9 @@ Previous / Next, numbered pages, or "Load more", whose page n lists pages 1..n).
 Layout factors move what a page shows without changing what it does: the top bar beside
 or below the page or behind a menu to open, a breadcrumb trail, and, for an app whose
 variants file has a ``lists`` section naming its result lists, those lists as rows, cards,
-a table or a summary list (the ``list_style`` factor, :mod:`variant_lists`).
+a table or a summary list (the ``list_style`` factor, :mod:`variant_lists`), and for one
+whose ``sections`` section names groups of a page's sections, those sections in another
+order (the ``section_order`` factor, :mod:`variant_sections`).
 
 The variant is part of the state (``meta.variant``, absent for variant 0 so today's states
 are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry it, and
@@ -70,6 +72,7 @@ import jinja2
 import markupsafe
 import yaml
 
+from ..core.kits import TEMPLATES as KIT_TEMPLATES
 from . import (
     url_schemes,
     variant_confirm,
@@ -78,6 +81,7 @@ from . import (
     variant_login,
     variant_messages,
     variant_pages,
+    variant_sections,
     variant_steps,
 )
 from .memo import memoised
@@ -145,6 +149,9 @@ class Option:
     #: How the site's declared result lists are shown ("": rows, today's; "cards", "table",
     #: "summary": simweb.runtime.variant_lists).
     lists: str = ""
+    #: The order of the sections of the site's declared pages ("": today's; "reversed",
+    #: "rotated", "interleaved": simweb.runtime.variant_sections).
+    sections: str = ""
 
 
 @dataclass(frozen=True)
@@ -228,7 +235,10 @@ def _engine_factors() -> list[Factor]:
                    "paged lists: Previous / Next, numbered pages, or \"Load more\" (pages 1..n listed together)"),
             Factor("filters", (Option("above"), *(Option(p, filters=p, css=_FILTERS_CSS) for p in FILTER_PLACES)),
                    frozenset({len(FILTER_PLACES)}),
-                   "where a results page's filter form goes: above the results, in a sidebar, behind a disclosure")]
+                   "where a results page's filter form goes: above the results, in a sidebar, behind a disclosure"),
+            Factor("section_order", tuple(Option(s, sections=s if i else "") for i, s in enumerate(variant_sections.OPTIONS)),
+                   frozenset({variant_sections.HELD_OUT}),
+                   "the order of the sections of the pages the app declares (today's, reversed, rotated, interleaved)")]
 
 
 #: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
@@ -396,6 +406,9 @@ class Catalogue:
         #: The result lists the ``list_style`` factor restyles (the app's ``lists`` section;
         #: simweb.runtime.variant_lists).
         self.lists: tuple[variant_lists.ListDecl, ...] = ()
+        #: The page sections the ``section_order`` factor reorders (the app's ``sections``
+        #: section; simweb.runtime.variant_sections).
+        self.sections: tuple[variant_sections.Group, ...] = ()
         #: The template filters and functions whose output is a price ("money") or a date
         #: ("date"): a variant's format factors rewrite what they return.
         self.formats = dict(formats or {})
@@ -411,10 +424,14 @@ class Catalogue:
         # The neighbours of the golden start first (every app's multiplier before issues'
         # were within a few of it); past _NEAR tries, strides of about n / _JUMPS: a run of
         # neighbours can all miss a factor (issues' missed for 3.4 million, 90 s a process).
-        start, tries = a, 0
+        # The stride is coprime to n: a stride sharing a prime with n and the start (issues'
+        # with the section_order factor: both even) gives no coprime multiplier at all.
+        start, tries, stride = a, 0, n // _JUMPS + 1
+        while math.gcd(stride, n) != 1:
+            stride += 1
         while math.gcd(a, n) != 1 or not self._covers(a):
             tries += 1
-            a = start + tries if tries < _NEAR else (start + tries * (n // _JUMPS + 1)) % n or 1
+            a = start + tries if tries < _NEAR else (start + tries * stride) % n or 1
         self.multiplier = a
 
     def _covers(self, a: int) -> bool:
@@ -504,7 +521,9 @@ class Catalogue:
                                   login=login, menu=next((o.menu for o in opts if o.menu), ""),
                                   pagination=next((o.pagination for o in opts if o.pagination), ""),
                                   filters=next((o.filters for o in opts if o.filters), ""),
-                                  lists=next((o.lists for o in opts if o.lists), ""), list_decls=self.lists)
+                                  lists=next((o.lists for o in opts if o.lists), ""), list_decls=self.lists,
+                                  sections=next((o.sections for o in opts if o.sections), ""),
+                                  section_groups=self.sections)
         return hit
 
 
@@ -567,8 +586,23 @@ def catalogue(app: Any) -> Catalogue:
         hit.lists = variant_lists.parse(name, (raw or {}).get("lists"))
     except variant_lists.ListsError as exc:
         raise VariantError(str(exc)) from None
+    try:
+        hit.sections = variant_sections.parse(name, (raw or {}).get("sections"))
+        variant_sections.check(name, hit.sections, lambda t: _template_text(package, t))
+    except variant_sections.SectionsError as exc:
+        raise VariantError(str(exc)) from None
     _CATALOGUES[name] = hit
     return hit
+
+
+def _template_text(package: str, name: str) -> str | None:
+    """The source of an app's template ``name`` (its own, else a kit's, as the app's
+    Jinja loader finds it); None when neither has it."""
+    for folder in (resources.files(package) / "templates", KIT_TEMPLATES):
+        path = folder / name
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    return None
 
 
 def _parse_formats(app: str, raw: Any) -> dict[str, tuple[str, ...]]:
@@ -640,6 +674,8 @@ class Site:
     filters: str = ""                            # "": a filter form above the results (FILTER_PLACES)
     lists: str = ""                              # "": result lists as rows (variant_lists.OPTIONS)
     list_decls: tuple[variant_lists.ListDecl, ...] = ()   # the app's declared result lists
+    sections: str = ""                           # "": today's section order (variant_sections.OPTIONS)
+    section_groups: tuple[variant_sections.Group, ...] = ()   # the app's declared page sections
 
     def prices(self, s: str) -> str:
         """Today's prices in ``s`` ("$1,234.50", "-$5.00") written in this variant's format."""
@@ -790,8 +826,11 @@ class Site:
         """The markup between two parts of the breadcrumb trail."""
         return f' <span class="sep" aria-hidden="true">{self.crumbs}</span> '
 
-    def template_source(self, source: str) -> str:
-        """A template's source rewritten for this variant (see the module docstring)."""
+    def template_source(self, source: str, name: str = "") -> str:
+        """A template's source (the template ``name``'s) rewritten for this variant (see
+        the module docstring)."""
+        if self.sections:   # first: the declared sections are found by today's markup
+            source = variant_sections.rewrite(source, name, self.sections, self.section_groups)
         if self.lists:   # first: a list's declared name is shown text, in the variant's words
             source = variant_lists.rewrite(source, self.lists, self.list_decls)
         out = self.shown_text(_both_forms(source) if self.text else source)
@@ -940,7 +979,7 @@ class _VariantLoader(jinja2.BaseLoader):
         markers = self.site.flow.get("markers")
         if markers and self.spec is not None:   # before the URL scheme: actions in today's form
             source = variant_flows.mark_fields(source, markers, self._event_params)
-        return self.site.template_source(source), filename, uptodate
+        return self.site.template_source(source, template), filename, uptodate
 
     def _event_params(self, action: str) -> dict[str, bool] | None:
         """The parameters (and whether each is required) of the spec's event that a form
