@@ -565,10 +565,25 @@ def catalogue(app: Any) -> Catalogue:
         raise VariantError(str(exc)) from None
     try:
         hit.lists = variant_lists.parse(name, (raw or {}).get("lists"))
+        if any(d.columns for d in hit.lists):   # a table's header row: as many columns as an item's parts
+            variant_lists.check_columns(name, hit.lists, _template_sources(resources.files(package) / "templates"))
     except variant_lists.ListsError as exc:
         raise VariantError(str(exc)) from None
     _CATALOGUES[name] = hit
     return hit
+
+
+def _template_sources(root: Any, prefix: str = "") -> dict[str, str]:
+    """The ``.html`` templates under ``root`` (a Traversable), by their path below it."""
+    out: dict[str, str] = {}
+    if not root.is_dir():
+        return out
+    for entry in root.iterdir():
+        if entry.is_dir():
+            out.update(_template_sources(entry, f"{prefix}{entry.name}/"))
+        elif entry.name.endswith(".html"):
+            out[prefix + entry.name] = entry.read_text(encoding="utf-8")
+    return out
 
 
 def _parse_formats(app: str, raw: Any) -> dict[str, tuple[str, ...]]:
