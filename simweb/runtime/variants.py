@@ -73,6 +73,7 @@ import yaml
 from . import (
     url_schemes,
     variant_confirm,
+    variant_filters,
     variant_flows,
     variant_lists,
     variant_login,
@@ -140,7 +141,7 @@ class Option:
     #: simweb.runtime.variant_pages.OPTIONS: "numbered", "load-more", "show-more").
     pagination: str = ""
     #: Where a results page's filter form goes ("": above the results, today's; a key of
-    #: :data:`FILTER_PLACES`: "sidebar", "collapsed", "below", "refine").
+    #: :data:`FILTER_PLACES`: "sidebar", "collapsed", "below", "dropdowns", "refine").
     filters: str = ""
     #: How the site's declared result lists are shown ("": rows, today's; "cards", "table",
     #: "summary": simweb.runtime.variant_lists).
@@ -228,7 +229,8 @@ def _engine_factors() -> list[Factor]:
                    "paged lists: Previous / Next, numbered pages, or \"Load more\" (pages 1..n listed together)"),
             Factor("filters", (Option("above"), *(Option(p, filters=p, css=_FILTERS_CSS) for p in FILTER_PLACES)),
                    frozenset({len(FILTER_PLACES)}),
-                   "where a results page's filter form goes: above the results, in a sidebar, behind a disclosure")]
+                   "where a results page's filter form goes: above the results, in a sidebar, behind a disclosure, "
+                   "as a bar of dropdowns")]
 
 
 #: Price formats: today's "$1,234.50" rewritten as a variant writes it. Every one is
@@ -293,10 +295,14 @@ _BAR_NAV = re.compile(r"[ \t]*<nav\b[^>]*>.*?</nav>[ \t]*\n?", re.S)
 #: (held out) a sidebar right of the results, named "Refine", whose form is behind a closed
 #: "Refine results" disclosure. The disclosure is ``<details bid="filters-box">`` opened by
 #: its ``<summary bid="filters-toggle">``; the sidebar is ``<aside bid="filters-side">``.
-FILTER_PLACES = ("sidebar", "collapsed", "below", "refine")
+#: ``dropdowns``: above the results, a bar of closed dropdowns, one per field group of the
+#: form (simweb.runtime.variant_filters).
+FILTER_PLACES = ("sidebar", "collapsed", "below", "dropdowns", "refine")
 #: The filters factor's disclosure summaries, by place.
 FILTER_SUMMARIES = {"collapsed": '<summary bid="filters-toggle">Filters</summary>',
                     "refine": '<summary bid="filters-toggle">Refine results</summary>'}
+#: The places whose form fields are behind disclosures to open (the form's, or its dropdowns).
+FILTER_DISCLOSED = frozenset({*FILTER_SUMMARIES, "dropdowns"})
 # The frame the filter form and the results go in spans a grid layout's columns (shopping's
 # and forum's results pages put the form in a grid column of its own); the sidebars are
 # flex columns beside the results.
@@ -305,7 +311,7 @@ _FILTERS_CSS = (".vfilters{grid-column:1/-1;min-width:0}"
                 ".vfilters>aside{flex:none;width:16rem}.vfilters-results{flex:1;min-width:0}"
                 ".vfilters-below>form.filters{margin-top:1rem}"
                 "details.vfilters-box>summary{cursor:pointer;padding:.2rem .6rem;border:1px solid currentColor;"
-                "border-radius:3px;display:inline-block}")
+                "border-radius:3px;display:inline-block}" + variant_filters.CSS)
 # The filter form of a results page (forms are not nested).
 _FILTER_FORM = re.compile(r'[ \t]*<form\b[^>]*\sclass="(?:[^"]*\s)?filters(?:\s[^"]*)?"[^>]*>.*?</form>[ \t]*\n?', re.S)
 # What the scan for the end of the filter form's siblings steps over: Jinja comments,
@@ -412,9 +418,14 @@ class Catalogue:
         # were within a few of it); past _NEAR tries, strides of about n / _JUMPS: a run of
         # neighbours can all miss a factor (issues' missed for 3.4 million, 90 s a process).
         start, tries = a, 0
+        stride = n // _JUMPS + 1
+        # a stride and start with a prime factor of n in common would give strides that all
+        # share it (never coprime: a search without end); the next stride that does not
+        while math.gcd(math.gcd(start, stride), n) != 1:
+            stride += 1
         while math.gcd(a, n) != 1 or not self._covers(a):
             tries += 1
-            a = start + tries if tries < _NEAR else (start + tries * (n // _JUMPS + 1)) % n or 1
+            a = start + tries if tries < _NEAR else (start + tries * stride) % n or 1
         self.multiplier = a
 
     def _covers(self, a: int) -> bool:
@@ -860,7 +871,8 @@ class Site:
         the form in a sidebar left of the results (``<aside bid="filters-side">``, a
         complementary landmark "Filters"), above them behind a closed disclosure
         (``<details bid="filters-box">`` opened by its summary ``filters-toggle``), below
-        them, or (refine) in a sidebar right of them behind a disclosure."""
+        them, above them as a bar of dropdowns (:func:`variant_filters.dropdowns`), or
+        (refine) in a sidebar right of them behind a disclosure."""
         m = _FILTER_FORM.search(source)
         if m is None:
             return source
@@ -870,6 +882,8 @@ class Site:
         if place in FILTER_SUMMARIES:
             form = (f'<details bid="filters-box" class="vfilters-box">{FILTER_SUMMARIES[place]}\n'
                     f'{form}\n</details>')
+        elif place == "dropdowns":
+            form = variant_filters.dropdowns(form)
         if place == "sidebar":
             body = (f'<aside bid="filters-side" role="complementary" aria-label="Filters">\n{form}\n</aside>\n'
                     f'<div class="vfilters-results">{rest}</div>')
@@ -878,7 +892,7 @@ class Site:
                     f'<aside bid="filters-side" role="complementary" aria-label="Refine">\n{form}\n</aside>')
         elif place == "below":
             body = f"{rest}\n{form}"
-        else:   # collapsed: where it was
+        else:   # collapsed, dropdowns: where it was
             body = f"{form}\n{rest}"
         return source[:m.start()] + f'<div class="vfilters vfilters-{place}">\n{body}\n</div>\n' + source[end:]
 
@@ -1239,12 +1253,12 @@ def pagination(app: Any, state: dict) -> str:
 
 
 def collapsed_filters(app: Any, state: dict) -> str:
-    """Whether ``state``'s variant shows a results page's filter form behind a disclosure to
-    open ("": no, today's site and the places that show it; else the filters factor's
-    option: "collapsed", "refine")."""
+    """Whether ``state``'s variant shows a results page's filter fields behind disclosures to
+    open ("": no, today's site and the places that show them; else the filters factor's
+    option: "collapsed", "dropdowns", "refine")."""
     variant = state["meta"].get("variant", 0)
     place = _site_of(app, variant).filters if variant else ""
-    return place if place in FILTER_SUMMARIES else ""
+    return place if place in FILTER_DISCLOSED else ""
 
 
 def login_wall(app: Any, state: dict) -> frozenset[str] | None:
