@@ -117,7 +117,7 @@ def parse(app: str, raw: Any) -> tuple[ListDecl, ...]:
             raise ListsError(f"{app} variants: lists[{i}] names a list, an item or both")
         if tag and tag not in ("ul", "ol"):
             raise ListsError(f"{app} variants: lists[{i}].list is a ul or an ol, not {tag}")
-        out.append(ListDecl(tag, cls, item_tag, item_cls, name.strip(), tuple(c.strip() for c in columns)))
+        out.append(ListDecl(tag, cls, item_tag, item_cls, str(name).strip(), tuple(str(c).strip() for c in columns)))
     return tuple(out)
 
 
