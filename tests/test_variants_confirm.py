@@ -15,7 +15,7 @@ import simweb
 from simweb.core.state import StateError, deep_copy
 from simweb.episodes.replay import check_history
 from simweb.runtime import variant_confirm
-from simweb.runtime.variants import FILTER_SUMMARIES, VariantError, catalogue
+from simweb.runtime.variants import FILTER_DISCLOSED, VariantError, catalogue
 
 YES = variant_confirm.CONFIRM_ACTION
 NO = f"click('{variant_confirm.CANCEL_BID}')"
@@ -32,7 +32,7 @@ def confirming(app: str, style: str | None = None) -> int:
                 and cat.values(k).get("form_steps", "one-step") == "one-step"   # (a plan with no Continue)
                 and cat.values(k)["sign_in"] == "signed-in"   # (a plan with no sign-in)
                 and cat.values(k)["menu"] == "bar"   # (a plan with no menu to open)
-                and cat.values(k)["filters"] not in FILTER_SUMMARIES   # (nor filters to open)
+                and cat.values(k)["filters"] not in FILTER_DISCLOSED   # (nor filters to open)
                 and cat.policies(k) == cat.policy_defaults)
 
 
@@ -40,7 +40,7 @@ def without(app: str) -> int:
     cat = catalogue(app)
     return next(k for k in range(1, cat.count) if cat.values(k)["confirm_step"] == "none"
                 and cat.values(k).get("form_steps", "one-step") == "one-step" and cat.values(k)["sign_in"] == "signed-in"
-                and cat.values(k)["menu"] == "bar" and cat.values(k)["filters"] not in FILTER_SUMMARIES
+                and cat.values(k)["menu"] == "bar" and cat.values(k)["filters"] not in FILTER_DISCLOSED
                 and cat.policies(k) == cat.policy_defaults)
 
 

@@ -2,7 +2,8 @@
 filters"): a results page's filter form (``<form class="filters">``, every app has one)
 above the results (today), in a sidebar left of them (a complementary landmark "Filters"),
 above them behind a closed "Filters" disclosure, below them, or (held out) in a sidebar
-right of them named "Refine" behind a "Refine results" disclosure. The same elements and
+right of them named "Refine" behind a "Refine results" disclosure, or above them as a bar of
+closed dropdowns, one per field group of the form. The same elements and
 bids, the same data submitted; the oracle opens the disclosure where a plan needs it; the
 in-process AX tree (both walks) and Chromium's agree."""
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from conftest import APPS, assert_walks_agree, run_plan
 
 import simweb
+from simweb.runtime import variant_filters
 from simweb.runtime.variants import FILTER_PLACES, _siblings_end, catalogue
 from simweb.web import axtree
 
@@ -28,7 +30,8 @@ FIELD = {"shopping": "fill('f-max', '50')", "booking": "select_option('f-sort', 
          "issues": "fill('f-q', 'error')", "cms": "fill('f-q', 'the')", "forum": "fill('s-author', 'ann')"}
 #: What each place adds to the page: its new elements' bids.
 ADDED = {"above": set(), "sidebar": {"filters-side"}, "collapsed": {"filters-box", "filters-toggle"}, "below": set(),
-         "refine": {"filters-side", "filters-box", "filters-toggle"}}
+         "refine": {"filters-side", "filters-box", "filters-toggle"},
+         "dropdowns": set()}   # (and its dropdowns: filters-drop-N, filters-drop-N-box)
 
 
 def _with(app: str, **want: str) -> int:
@@ -78,8 +81,8 @@ def test_the_factor_its_options_and_its_held_out_place() -> None:
         cat = catalogue(app)
         factor = next(f for f in cat.factors if f.name == "filters")
         assert [o.label for o in factor.options] == ["above", *FILTER_PLACES]
-        assert [o.label for o in factor.options] == ["above", "sidebar", "collapsed", "below", "refine"]
-        assert factor.held_out == {4}
+        assert [o.label for o in factor.options] == ["above", "sidebar", "collapsed", "below", "dropdowns", "refine"]
+        assert factor.held_out == {5}
         assert all(cat.values(r["variant"])["filters"] != "refine" for r in cat.listing("train", 200))
         assert {cat.values(k)["filters"] for k in range(40)} == set(ADDED)   # every place among the first ids
         assert cat.values(0)["filters"] == "above"
@@ -105,7 +108,12 @@ def test_the_form_moves_with_its_elements(app: str, place: str) -> None:
     today = _on_page(app, 0)
     env = _on_page(app, _with(app, filters=place, banner="none", breadcrumbs="none"))
     form, results = FORM.get(app, "filters"), RESULTS.get(app, "[results-count]")
-    assert set(env.browser.page().elements) == set(today.browser.page().elements) | ADDED[place]
+    added = set(env.browser.page().elements) - set(today.browser.page().elements)
+    assert set(env.browser.page().elements) == set(today.browser.page().elements) | added
+    if place == "dropdowns":
+        assert added and all(b.startswith(variant_filters.DROP) for b in added), added
+    else:
+        assert added == ADDED[place]
     text = env.browser.axtree()
     i_form, form_line = _line(text, form)
     i_res, _ = _line(text, results)
@@ -134,6 +142,11 @@ def test_the_form_moves_with_its_elements(app: str, place: str) -> None:
         assert i_form > _line(text, "filters-toggle")[0]
     if place == "sidebar":
         assert _depth(form_line) == _depth(_line(text, "filters-side")[1]) + 1, "the form is in the landmark"
+    if place == "dropdowns":   # above the results, every dropdown closed in the form, its field hidden
+        assert 0 <= i_form < i_res and _line(text, FIELD[app].split("'")[1])[0] == -1
+        drops = [ln.strip() for ln in text.splitlines() if f"[{variant_filters.DROP}" in ln and "DisclosureTriangle" in ln]
+        assert drops and all(d.endswith("expanded=False") for d in drops), drops
+        assert all(_depth(_line(text, d.split("]")[0][1:])[1]) == _depth(form_line) + 2 for d in drops)
     # every control of today's form is in the page, and only in the form
     assert _line(text, APPLY.get(app, "f-apply"))[0] > i_form
 
@@ -147,13 +160,22 @@ def test_a_closed_form_refuses_a_click_and_submits_todays_data_once_opened(app: 
     for a in (FIELD[app], apply):
         obs, *_ = today.step(a)
         assert not obs["last_action_error"], obs["last_action_error"]
-    for place in ("collapsed", "refine", "sidebar", "below"):
+    field = FIELD[app].split("'")[1]
+    for place in ("collapsed", "refine", "sidebar", "below", "dropdowns"):
         env = _on_page(app, _with(app, filters=place))
         url = env.browser.tab["url"]
         if place in ("collapsed", "refine"):
             obs, *_ = env.step(apply)
             assert "to be visible" in obs["last_action_error"] and env.browser.tab["url"] == url
             env.step("click('filters-toggle')")
+        if place == "dropdowns":   # the button stays in the bar; the field is in its closed dropdown
+            fields = dict(env.browser.tab["fields"])
+            obs, *_ = env.step(FIELD[app])
+            assert "to be visible" in obs["last_action_error"] and env.browser.tab["fields"] == fields
+            summaries = env.browser.summaries_to_show(field)
+            assert summaries is not None and len(summaries) == 1 and summaries[0].startswith(variant_filters.DROP)
+            obs, *_ = env.step(f"click({summaries[0]!r})")
+            assert not obs["last_action_error"] and env.browser.tab["fields"] == {f"{summaries[0]}-box": True}
         for a in (FIELD[app], apply):
             obs, *_ = env.step(a)
             assert not obs["last_action_error"], (place, a, obs["last_action_error"])
@@ -167,6 +189,61 @@ def test_todays_site_and_the_above_place_have_no_frame() -> None:
         for k in (0, _with(app, filters="above")):
             env = _on_page(app, k)
             assert "vfilters" not in env.browser.html() and "filters-" not in env.browser.axtree()
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_every_field_group_is_a_dropdown_named_by_its_label(app: str) -> None:
+    """On a dropdowns variant every visible control of today's form is in exactly one closed
+    dropdown of the bar, whose summary is named by the group's label or legend as the page
+    shows it; opening it shows the control (both AX walks agree, closed and open); the
+    form's button and links stay shown."""
+    today = _on_page(app, 0)
+    env = _on_page(app, _with(app, filters="dropdowns"))
+    tree = today.browser._dom_node(FORM.get(app, "filters"))
+    controls = [n.attributes["bid"] for n in tree.css("input, select, textarea")
+                if n.attributes.get("type") != "hidden" and n.attributes.get("bid")]
+    assert controls
+    assert_walks_agree(env.browser.html())
+    for ctl in controls:
+        env = _on_page(app, _with(app, filters="dropdowns"))
+        assert ctl not in env.browser.axtree() and ctl in today.browser.axtree()
+        summaries = env.browser.summaries_to_show(ctl)
+        assert summaries is not None and len(summaries) == 1, (ctl, summaries)
+        drop = summaries[0]
+        assert re.fullmatch(rf"{variant_filters.DROP}\d+(-\d+)?", drop), drop
+        name = _line(env.browser.axtree(), drop)[1].strip()
+        group = env.browser._dom_node(f"{drop}-box")
+        label = group.css_first("legend") or group.css_first("label")
+        assert name == f"[{drop}] DisclosureTriangle '{' '.join(label.text().split())}', expanded=False", name
+        obs, *_ = env.step(f"click({drop!r})")
+        assert not obs["last_action_error"]
+        assert f"[{ctl}]" in obs["axtree"] and f"[{drop}] DisclosureTriangle" in obs["axtree"]
+        assert_walks_agree(env.browser.html())
+    assert f"[{APPLY.get(app, 'f-apply')}]" in env.browser.axtree()
+
+
+def test_the_dropdowns_rewrite_groups_fields_labels_and_loops() -> None:
+    """A fieldset, a paragraph with a control, a label and the controls after it, groups
+    in a block and in a loop (the loop's index in their bids); hidden fields, the button
+    and a link stay in the bar."""
+    form = ('<form class="filters" action="/s"><input type="hidden" name="q" value="{{ q }}">'
+            '<fieldset><legend>Brand</legend><label><input type="checkbox" name="b"> A</label></fieldset>'
+            '{% for n in ns %}<p><label for="a-{{ n }}">{{ n|capitalize }}</label><select name="a"></select></p>{% endfor %}'
+            '{% if x %}<label for="t">Tag</label><select id="t" name="t"></select>{% endif %}'
+            '<p><label><input type="checkbox" name="s"> In stock</label></p><p>note</p>'
+            '<button type="submit">Go</button><a href="/s">Clear</a></form>')
+    assert variant_filters.dropdowns(form) == (
+        '<form class="filters" action="/s"><input type="hidden" name="q" value="{{ q }}">'
+        '<details bid="filters-drop-1-box" class="vdrop"><summary bid="filters-drop-1">Brand</summary>'
+        '<fieldset><legend>Brand</legend><label><input type="checkbox" name="b"> A</label></fieldset></details>'
+        '{% for n in ns %}<details bid="filters-drop-2-{{ loop.index }}-box" class="vdrop">'
+        '<summary bid="filters-drop-2-{{ loop.index }}">{{ n|capitalize }}</summary>'
+        '<p><label for="a-{{ n }}">{{ n|capitalize }}</label><select name="a"></select></p></details>{% endfor %}'
+        '{% if x %}<details bid="filters-drop-3-box" class="vdrop"><summary bid="filters-drop-3">Tag</summary>'
+        '<label for="t">Tag</label><select id="t" name="t"></select></details>{% endif %}'
+        '<details bid="filters-drop-4-box" class="vdrop"><summary bid="filters-drop-4">In stock</summary>'
+        '<p><label><input type="checkbox" name="s"> In stock</label></p></details><p>note</p>'
+        '<button type="submit">Go</button><a href="/s">Clear</a></form>')
 
 
 @pytest.mark.parametrize("place", ["collapsed", "refine"])
@@ -186,25 +263,27 @@ def test_both_walks_agree_on_a_filters_page_closed_and_open(place: str) -> None:
 # ----------------------------------------------------------------------------- the oracle
 @pytest.mark.parametrize("app", APPS)
 def test_the_oracle_solves_every_template_behind_a_closed_form(app: str) -> None:
-    """Every template's oracle is a clean success on a collapsed variant and a refine one;
-    a plan that acts on the filter form opens it first (apps whose oracles use the form)."""
+    """Every template's oracle is a clean success on a collapsed variant, a refine one and
+    a dropdowns one; a plan that acts on the filter form opens it (or its dropdowns) first
+    (apps whose oracles use the form)."""
     apply = f"click({APPLY.get(app, 'f-apply')!r})"
     today = simweb.make(app)
     uses = 0
     for i, tid in enumerate(today.app.tasks):
         today.reset(seed=i, options={"task": tid})
         uses += apply in today.oracle_plan()
-    for place in ("collapsed", "refine"):
+    for place in ("collapsed", "refine", "dropdowns"):
         # no confirmation step or multi-step form: the disclosure alone makes the plan change
         k = _with(app, filters=place, confirm_step="none", form_steps="one-step")
         env = simweb.make(app, variant=k)
         opened = 0
+        toggle = "click('filters-toggle')" if place != "dropdowns" else f"click('{variant_filters.DROP}"
         for i, tid in enumerate(env.app.tasks):
             env.reset(seed=k + i, options={"task": tid})
             plan = env.oracle_plan()
-            if apply in plan:
-                assert "click('filters-toggle')" in plan[:plan.index(apply)], (app, place, tid, plan)
-            opened += "click('filters-toggle')" in plan
+            if apply in plan and place != "dropdowns":
+                assert toggle in plan[:plan.index(apply)], (app, place, tid, plan)
+            opened += any(a.startswith(toggle) for a in plan)
             v = run_plan(env, plan, (app, k, tid))
             assert v["success"] and v["clean"], (app, k, tid, v)
         assert (opened > 0) == (uses > 0), (app, place, opened, uses)
@@ -213,7 +292,8 @@ def test_the_oracle_solves_every_template_behind_a_closed_form(app: str) -> None
 # ----------------------------------------------------------------------------- Chromium
 @pytest.mark.browser
 @pytest.mark.parametrize("app,place", [("shopping", "collapsed"), ("issues", "refine"), ("forum", "sidebar"),
-                                       ("booking", "below"), ("cms", "collapsed")])
+                                       ("booking", "below"), ("cms", "collapsed"), ("forum", "dropdowns"),
+                                       ("issues", "dropdowns"), ("shopping", "dropdowns")])
 def test_the_filters_are_the_same_in_chromium(app: str, place: str, chromium: Any) -> None:
     """On a filters variant, the AX tree in Chromium (the served site) and in-process are
     the same line for line: the page as served, a click on the closed form's button failing
@@ -227,6 +307,8 @@ def test_the_filters_are_the_same_in_chromium(app: str, place: str, chromium: An
                      max_steps=100_000)
     apply = f"click({APPLY.get(app, 'f-apply')!r})"
     closed = place in ("collapsed", "refine")
+    field = FIELD[app].split("'")[1]
+    drop = (sim.browser.summaries_to_show(field) or ["?"])[0]
     try:
         web.restore(sim.snapshot())
         so, *_ = sim.step("noop()")
@@ -234,6 +316,9 @@ def test_the_filters_are_the_same_in_chromium(app: str, place: str, chromium: An
         assert so["axtree"] == wo["axtree"]
         assert re.search(r"complementary '(Filters|Refine)'", so["axtree"]) is not None or place not in ("sidebar", "refine")
         actions = [apply, "click('filters-toggle')", "click('filters-toggle')", "click('filters-toggle')"] if closed else []
+        if place == "dropdowns":   # a refused field, its dropdown opened, closed and opened again
+            assert drop.startswith(variant_filters.DROP) and f"[{drop}] DisclosureTriangle" in wo["axtree"]
+            actions = [FIELD[app], *[f"click({drop!r})"] * 3]
         for a in [*actions, FIELD[app], apply]:
             so, *_ = sim.step(a)
             wo, *_ = web.step(a)
@@ -242,8 +327,9 @@ def test_the_filters_are_the_same_in_chromium(app: str, place: str, chromium: An
             assert so["axtree"] == wo["axtree"], a
             wt, st = web.snapshot()["browser"]["tabs"][0], sim.snapshot()["browser"]["tabs"][0]
             assert wt["url"] == st["url"], a
-            if st["fields"].get("filters-box"):   # the open state is the same state (as the menu's: a details
-                assert wt["fields"] == st["fields"], a   # closed again is its served default in Chromium)
+            if st["fields"].get("filters-box") or st["fields"].get(f"{drop}-box"):   # the open state is the
+                assert wt["fields"] == st["fields"], a   # same state (as the menu's: a details closed again is its
+                #                                          served default in Chromium)
         assert sim.snapshot()["browser"]["tabs"][0]["url"] != PAGES[app], "the form was applied"
     finally:
         web.close()

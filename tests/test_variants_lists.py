@@ -10,11 +10,11 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS, run_plan
+from conftest import APPS, assert_walks_agree, run_plan
 
 import simweb
 from simweb.runtime import variant_lists
-from simweb.runtime.variants import VariantError, catalogue
+from simweb.runtime.variants import VariantError, _site_of, _template_sources, catalogue
 
 #: A page of each app with a declared result list, and the bids of that list's items.
 PAGES = {
@@ -166,9 +166,82 @@ def test_the_rewrite_splits_an_item_into_its_parts() -> None:
         '<tr class="card vitem"><td><h2>{{ p }}</h2></td><td><p>s</p></td></tr>{% endfor %}</tbody></table><p>end</p>')
 
 
+def test_a_table_has_a_header_row_of_its_columns() -> None:
+    """Declared columns: a ``<thead>`` row with a ``<th scope="col">`` per name, before the
+    body; an item of one part (the empty list's message) is one cell spanning them; the
+    other styles have no header."""
+    decl = variant_lists.parse("t", [{"list": "ul.r", "name": "Results", "columns": ["Title", "Size", "When"]}])
+    src = ('<ul class="r">{% for x in xs %}<li><a href="/">{{ x }}</a> <span>s</span> <p>w</p></li>'
+           '{% else %}<li bid="none">Nothing.</li>{% endfor %}</ul>')
+    assert variant_lists.rewrite(src, "table", decl) == (
+        '<table role="table" class="r vlist vlist-table" aria-label="Results"><thead><tr><th scope="col">Title</th>'
+        '<th scope="col">Size</th><th scope="col">When</th></tr></thead><tbody>{% for x in xs %}<tr class="vitem">'
+        '<td><a href="/">{{ x }}</a></td> <td><span>s</span></td> <td><p>w</p></td></tr>{% else %}'
+        '<tr class="vitem" bid="none"><td colspan="3">Nothing.</td></tr>{% endfor %}</tbody></table>')
+    for style in ("cards", "summary"):
+        assert "<th" not in variant_lists.rewrite(src, style, decl) and "colspan" not in variant_lists.rewrite(
+            src, style, decl)
+    loose = variant_lists.parse("t", [{"item": "article.card", "name": "Posts", "columns": ["Title", "Text"]}])
+    src = '{% for p in ps %}<article class="card"><h2>{{ p }}</h2><p>s</p></article>{% endfor %}'
+    assert variant_lists.rewrite(src, "table", loose).startswith(
+        '<table role="table" class="vlist vlist-table" aria-label="Posts"><thead><tr><th scope="col">Title</th>'
+        '<th scope="col">Text</th></tr></thead><tbody>{% for p in ps %}')
+
+
+def test_columns_that_do_not_match_an_items_parts_are_refused() -> None:
+    """The column count is checked against every item the declaration finds in the app's
+    templates (one-part items excepted): a mismatch is one line naming the template."""
+    decl = variant_lists.parse("t", [{"list": "ul.r", "name": "Results", "columns": ["A", "B"]}])
+    ok = {"a.html": '<ul class="r"><li><a href="/">x</a> <p>y</p></li><li>Nothing.</li></ul>'}
+    variant_lists.check_columns("t", decl, ok)
+    bad = {**ok, "b.html": '<ul class="r"><li><a href="/">x</a> <p>y</p> <p>z</p></li></ul>'}
+    with pytest.raises(variant_lists.ListsError) as err:
+        variant_lists.check_columns("t", decl, bad)
+    assert str(err.value) == "t variants: lists[0] has 2 columns (A, B) but an item in b.html has 3 parts"
+    # the forum's posts: two parts a row (the vote form, the post), saved comments included
+    from importlib import resources
+
+    from simweb.runtime.registry import definition
+    sources = _template_sources(resources.files(definition("forum").package) / "templates")
+    assert "saved.html" in sources and "macros.html" in sources
+    forum = catalogue("forum").lists
+    variant_lists.check_columns("forum", forum, sources)
+    three = tuple(variant_lists.ListDecl(d.tag, d.cls, d.item_tag, d.item_cls, d.name, ("A", "B", "C")) for d in forum)
+    with pytest.raises(variant_lists.ListsError, match="has 3 columns .* but an item in .* has 2 parts"):
+        variant_lists.check_columns("forum", three, sources)
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_the_table_shows_its_column_headers(app: str) -> None:
+    """On a table variant the list's first row group is one row of columnheaders named by the
+    declared columns in the variant's words, as many as an item's cells; both AX walks read
+    the page alike; no other style has a header."""
+    variant = _with(app, list_style="table")
+    env, ax = _page(app, variant)
+    assert_walks_agree(env.browser.html())
+    lines = ax.splitlines()
+    at = next(i for i, ln in enumerate(lines) if re.match(r"\t*table '", ln))
+    depth = len(lines[at]) - len(lines[at].lstrip("\t"))
+    below = [ln[depth + 1:] for ln in lines[at + 1:at + 40]]
+    words = _site_of(env.app, variant).words
+    columns = [words(c) for c in catalogue(app).lists[0].columns]
+    assert below[:2 + len(columns)] == ["rowgroup ''", "\trow ''", *(f"\t\tcolumnheader '{c}'" for c in columns)], below
+    assert below[2 + len(columns)] == "rowgroup ''"
+    row = 2 + len(columns) + 1
+    cells = [ln for ln in below[row + 1:] if re.fullmatch(r"\t\tcell ''", ln)]
+    end = next(i for i, ln in enumerate(below[row + 1:]) if not ln.startswith("\t\t"))
+    assert len([ln for ln in below[row + 1:row + 1 + end] if ln == "\t\tcell ''"]) == len(columns), cells
+    for style in ("rows", "cards", "summary"):
+        _, other = _page(app, _with(app, list_style=style))
+        assert "columnheader" not in other
+
+
 @pytest.mark.parametrize("raw", [{"lists": 3}, [{"name": "x"}], [{"list": "div.x", "name": "x"}], [{"list": "ul"}],
                                  [{"list": "ul.x", "name": "x", "rows": 2}], [{"item": "li x", "name": "x"}],
-                                 [{"list": "ul.x", "name": "{{ secret }}"}], [{"list": "ul.x", "name": 'a" onclick="x'}]])
+                                 [{"list": "ul.x", "name": "{{ secret }}"}], [{"list": "ul.x", "name": 'a" onclick="x'}],
+                                 [{"list": "ul.x", "name": "x", "columns": "A, B"}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A", "<b>B</b>"]}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A", ""]}]])
 def test_a_malformed_lists_section_is_refused(raw: Any) -> None:
     with pytest.raises(variant_lists.ListsError):
         variant_lists.parse("t", raw)
@@ -220,11 +293,36 @@ def test_the_list_is_the_same_in_chromium(app: str, style: str, chromium: Any) -
         bid = _item_bids(sim, app)[1]
         roles = [r for r in _ancestors(wo["axtree"], bid) if r in _STRUCTURE]
         assert tuple(roles[:len(ROLES[style])]) == ROLES[style], roles
+        headers = [ln.strip() for ln in wo["axtree"].splitlines() if "columnheader" in ln]
+        assert len(headers) == (len(catalogue(app).lists[0].columns) if style == "table" else 0), headers
         so, *_ = sim.step(f"click('{bid}')")
         wo, *_ = web.step(f"click('{bid}')")
         assert not so["last_action_error"] and not wo["last_action_error"]
         assert so["url"].partition("localhost")[2] == wo["url"].split("/", 3)[3].join(["/", ""])
         assert so["axtree"] == wo["axtree"] and web.snapshot()["browser"]["tabs"] == sim.snapshot()["browser"]["tabs"]
+    finally:
+        web.close()
+        served.close()
+
+
+@pytest.mark.browser
+def test_an_empty_table_is_the_same_in_chromium(chromium: Any) -> None:
+    """Booking's search without results as a table: the header row and the message's one
+    cell spanning the columns, the same AX tree in Chromium as in-process."""
+    pytest.importorskip("playwright.sync_api")
+    from simweb.serving.browser import BrowserEnv, ServedApp
+
+    sim = _env("booking", _with("booking", list_style="table"))
+    so, *_ = sim.step("goto('/search?city=Atlantis')")
+    assert "columnheader" in so["axtree"] and 'colspan="3"' in sim.browser.html(), so["axtree"]
+    assert_walks_agree(sim.browser.html())
+    served = ServedApp("booking", world_seed=0)
+    web = BrowserEnv("booking", 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
+    try:
+        web.restore(sim.snapshot())
+        so, *_ = sim.step("noop()")
+        wo, *_ = web.step("noop()")
+        assert so["axtree"] == wo["axtree"]
     finally:
         web.close()
         served.close()

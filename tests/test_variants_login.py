@@ -17,7 +17,7 @@ from simweb.core.state import deep_copy
 from simweb.episodes.episode import final_plan
 from simweb.judging.tasks import SIGN_IN_AS, goal_sentence, starts_signed_out
 from simweb.runtime import variant_login
-from simweb.runtime.variants import FILTER_SUMMARIES, catalogue
+from simweb.runtime.variants import FILTER_DISCLOSED, catalogue
 
 SUBMIT = f"click('{variant_login.SUBMIT_BID}')"
 
@@ -30,7 +30,7 @@ def variant(app: str, login: str) -> int:
     return next(k for k in range(1, cat.count)
                 if cat.values(k)["sign_in"] == login and cat.policies(k) == cat.policy_defaults
                 and cat.values(k)["confirm_step"] == "none" and cat.values(k)["form_steps"] == "one-step"
-                and cat.values(k)["menu"] == "bar" and cat.values(k)["filters"] not in FILTER_SUMMARIES)
+                and cat.values(k)["menu"] == "bar" and cat.values(k)["filters"] not in FILTER_DISCLOSED)
 
 
 def _state(env: Any) -> dict:

@@ -19,7 +19,7 @@ from simweb.core.state import StateError, deep_copy
 from simweb.episodes.episode import final_plan
 from simweb.episodes.replay import check_history
 from simweb.runtime import variant_confirm, variant_steps
-from simweb.runtime.variants import FILTER_SUMMARIES, catalogue
+from simweb.runtime.variants import FILTER_DISCLOSED, catalogue
 
 CONTINUE = variant_steps.CONTINUE_ACTION
 YES = variant_confirm.CONFIRM_ACTION
@@ -34,7 +34,7 @@ def variant(app: str, steps: str | None = None, confirm: str | None = None) -> i
                 if steps in (None, cat.values(k)["form_steps"]) and confirm in (None, cat.values(k)["confirm_step"])
                 and cat.values(k)["sign_in"] == "signed-in"   # (a plan with no sign-in: tests/test_variants_login.py)
                 and cat.values(k)["menu"] == "bar"   # (a plan with no menu to open: tests/test_variants_menu.py)
-                and cat.values(k)["filters"] not in FILTER_SUMMARIES   # (nor filters: tests/test_variants_filters.py)
+                and cat.values(k)["filters"] not in FILTER_DISCLOSED   # (nor filters: tests/test_variants_filters.py)
                 and cat.policies(k) == cat.policy_defaults)
 
 

@@ -6,7 +6,8 @@ with the rest of the variant's templates, :meth:`simweb.runtime.variants.Site.te
 an app only declares its result lists in ``apps/<app>/variants.yaml``::
 
     lists:
-      - {list: ul.grid, item: li.card, name: Products}   # container, item (any template), name
+      - {list: ul.grid, item: li.card, name: Products,   # container, item (any template), name
+         columns: [Product, Price, Rating, Stock]}       # a table's column headers, one per part
       - {item: article.card, name: Posts}                 # items without a container: their loop
 
 A *list* is an element ``tag.class`` (a class token; its items are its direct ``<li>``
@@ -18,7 +19,10 @@ the AX tree shows them):
 * ``cards``: the container a ``<section>`` named by its ``aria-label`` or the declared
   name (a region), every item an ``<article>`` (an article);
 * ``table``: the container a ``<table role="table">`` (a table, named likewise) with a
-  ``<tbody>``, every item a ``<tr>`` (a row) whose parts are ``<td>`` cells;
+  ``<tbody>``, every item a ``<tr>`` (a row) whose parts are ``<td>`` cells; a declaration's
+  ``columns`` give the table a header row (``<thead>``, a ``<th scope="col">`` per name:
+  columnheaders), as many as an item's parts (:func:`check_columns`), and an item of one
+  part (an empty list's message) is one cell spanning the columns;
 * ``summary`` (held out): the container a ``<dl>`` (a list), every item a ``<dt>`` (a
   term: its first part with a link, the item's title, else its first part) and a ``<dd>``
   (a definition: its other parts, in their order).
@@ -68,14 +72,16 @@ _SELECTOR = re.compile(r"([a-z][a-z0-9]*)\.([A-Za-z_][\w-]*)")
 @dataclass(frozen=True)
 class ListDecl:
     """One declared result list: its container (``tag``, ``cls``; empty: the items' loop),
-    its items' element (``item_tag``, ``item_cls``; empty: the container's ``<li>`` only)
-    and the name a container without an ``aria-label`` takes."""
+    its items' element (``item_tag``, ``item_cls``; empty: the container's ``<li>`` only),
+    the name a container without an ``aria-label`` takes and, as a table, its column
+    headers (empty: none)."""
 
     tag: str
     cls: str
     item_tag: str
     item_cls: str
     name: str
+    columns: tuple[str, ...] = ()
 
 
 def _selector(app: str, i: int, key: str, raw: Any) -> tuple[str, str]:
@@ -92,23 +98,47 @@ def parse(app: str, raw: Any) -> tuple[ListDecl, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
-        raise ListsError(f"{app} variants: lists is a list of {{list, item, name}} entries")
+        raise ListsError(f"{app} variants: lists is a list of {{list, item, name, columns}} entries")
     out = []
     for i, entry in enumerate(raw):
-        if not isinstance(entry, dict) or set(entry) - {"list", "item", "name"}:
-            raise ListsError(f"{app} variants: lists[{i}] takes list, item and name")
+        if not isinstance(entry, dict) or set(entry) - {"list", "item", "name", "columns"}:
+            raise ListsError(f"{app} variants: lists[{i}] takes list, item, name and columns")
         tag, cls = _selector(app, i, "list", entry.get("list"))
         item_tag, item_cls = _selector(app, i, "item", entry.get("item"))
         name = entry.get("name")
-        if not isinstance(name, str) or not name.strip() or set(name) & set('{}<>"&%#'):
+        if not _plain(name):
             raise ListsError(f"{app} variants: lists[{i}] needs a name (what the list is called: plain words, "
+                             f"no markup or template syntax)")
+        columns = entry.get("columns", [])
+        if not isinstance(columns, list) or not all(_plain(c) for c in columns):
+            raise ListsError(f"{app} variants: lists[{i}].columns is a list of column names (plain words, "
                              f"no markup or template syntax)")
         if not tag and not item_tag:
             raise ListsError(f"{app} variants: lists[{i}] names a list, an item or both")
         if tag and tag not in ("ul", "ol"):
             raise ListsError(f"{app} variants: lists[{i}].list is a ul or an ol, not {tag}")
-        out.append(ListDecl(tag, cls, item_tag, item_cls, name.strip()))
+        out.append(ListDecl(tag, cls, item_tag, item_cls, str(name).strip(), tuple(str(c).strip() for c in columns)))
     return tuple(out)
+
+
+def _plain(name: Any) -> bool:
+    """Whether ``name`` is plain shown words (no markup or template syntax)."""
+    return isinstance(name, str) and bool(name.strip()) and not set(name) & set('{}<>"&%#')
+
+
+def check_columns(app: str, lists: tuple[ListDecl, ...], sources: dict[str, str]) -> None:
+    """Every declared list with ``columns`` has items of as many parts in the app's
+    templates (``sources``, by name), or of one part (a message spanning the columns);
+    ListsError naming the first item that has another count."""
+    for i, decl in enumerate(lists):
+        if not decl.columns:
+            continue
+        for tname in sorted(sources):
+            for _start, _end, _attrs, inner in _items(sources[tname], decl):
+                n = len(_parts(inner))
+                if n not in (1, len(decl.columns)):
+                    raise ListsError(f"{app} variants: lists[{i}] has {len(decl.columns)} columns "
+                                     f"({', '.join(decl.columns)}) but an item in {tname} has {n} parts")
 
 
 # ----------------------------------------------------------------------------- source tokens
@@ -228,24 +258,30 @@ def _classed(attrs: str, cls: str) -> str:
     return attrs[:m.start(1)] + m.group(1) + " " + cls + attrs[m.end(1):]
 
 
-def _container(style: str, attrs: str, name: str) -> tuple[str, str]:
-    """The open and close tags of a list's container in ``style``."""
+def _container(style: str, attrs: str, name: str, columns: tuple[str, ...] = ()) -> tuple[str, str]:
+    """The open and close tags of a list's container in ``style`` (a table's header row
+    names ``columns``)."""
     if style == "cards":
         return f'<section{_named(_classed(attrs, "vlist vlist-cards"), name)}>', "</section>"
     if style == "table":
-        return f'<table role="table"{_named(_classed(attrs, "vlist vlist-table"), name)}><tbody>', "</tbody></table>"
+        head = ("<thead><tr>" + "".join(f'<th scope="col">{c}</th>' for c in columns) + "</tr></thead>"
+                if columns else "")
+        return (f'<table role="table"{_named(_classed(attrs, "vlist vlist-table"), name)}>{head}<tbody>',
+                "</tbody></table>")
     return f'<dl{_named(_classed(attrs, "vlist vlist-summary"), name)}>', "</dl>"
 
 
-def _item(style: str, attrs: str, inner: str) -> str:
-    """An item (its open tag's attributes and its content) in ``style``."""
+def _item(style: str, attrs: str, inner: str, columns: int = 0) -> str:
+    """An item (its open tag's attributes and its content) in ``style`` (a table item of
+    one part spans its ``columns``, when more than one)."""
     if style == "cards":
         return f'<article{_classed(attrs, "vitem")}>{inner}</article>'
     spans = _parts(inner)
     if style == "table":
         cells, pos = [], 0
+        td = f'<td colspan="{columns}">' if len(spans) == 1 and columns > 1 else "<td>"
         for a, b in spans:
-            cells.append(inner[pos:a] + "<td>" + inner[a:b] + "</td>")
+            cells.append(inner[pos:a] + td + inner[a:b] + "</td>")
             pos = b
         return f'<tr{_classed(attrs, "vitem")}>' + "".join(cells) + inner[pos:] + "</tr>"
     if not spans:
@@ -285,52 +321,76 @@ def _enclosing_for(source: str, at: int) -> tuple[int, int] | None:
     return None
 
 
+def _containers(source: str, decl: ListDecl) -> list[tuple[int, int, int, int, str]]:
+    """The declared containers in ``source``: (start, open tag's end, close tag's start,
+    end, attributes)."""
+    out: list[tuple[int, int, int, int, str]] = []
+    if not decl.tag or f"<{decl.tag}" not in source:
+        return out
+    for m in _TOKEN.finditer(source):
+        if m.group(3) != decl.tag or m.group(2) or not _has_class(m.group(4), decl.cls):
+            continue
+        end = _close(source, decl.tag, m.end())
+        if end >= 0:
+            out.append((m.start(), m.end(), end - len(f"</{decl.tag}>"), end, m.group(4)))
+    return out
+
+
+def _items(source: str, decl: ListDecl) -> list[tuple[int, int, str, str]]:
+    """The declared items in ``source``: (start, end, open tag's attributes, content), the
+    ``item`` elements first, then the containers' direct ``<li>`` children (an element
+    found twice is listed once)."""
+    out: list[tuple[int, int, str, str]] = []
+    seen: set[int] = set()
+    if decl.item_tag and f"<{decl.item_tag}" in source:
+        for m in _TOKEN.finditer(source):
+            if m.group(3) == decl.item_tag and not m.group(2) and _has_class(m.group(4), decl.item_cls):
+                end = _close(source, decl.item_tag, m.end())
+                if end < 0 or m.start() in seen:
+                    continue
+                seen.add(m.start())
+                out.append((m.start(), end, m.group(4), source[m.end():end - len(f"</{decl.item_tag}>")]))
+    for _start, open_end, close_start, _end, _attrs in _containers(source, decl):
+        depth = 0   # its direct <li> children written here
+        for t in _TOKEN.finditer(source, open_end, close_start):
+            if t.group(3) is None:
+                continue
+            name = t.group(3).lower()
+            if name in _VOID or t.group(4).rstrip().endswith("/"):
+                continue
+            if t.group(2):
+                depth -= 1
+                continue
+            if depth == 0 and name == "li" and t.start() not in seen:
+                li_end = _close(source, "li", t.end())
+                if li_end > 0:
+                    seen.add(t.start())
+                    out.append((t.start(), li_end, t.group(4), source[t.end():li_end - 5]))
+            depth += 1
+    return out
+
+
 def rewrite(source: str, style: str, lists: tuple[ListDecl, ...]) -> str:
     """A template's source with its declared lists in ``style`` ("" or "rows": unchanged)."""
     if style not in CSS or not lists:
         return source
     edits: dict[int, tuple[int, str]] = {}   # start -> (end, replacement)
-    wraps: list[tuple[int, int, str]] = []   # a loop wrapped in a container: (start, end, name)
+    wraps: list[tuple[int, int, ListDecl]] = []   # a loop wrapped in a container: (start, end, its list)
     for decl in lists:
-        if decl.item_tag and f"<{decl.item_tag}" in source:
-            for m in _TOKEN.finditer(source):
-                if m.group(3) == decl.item_tag and not m.group(2) and _has_class(m.group(4), decl.item_cls):
-                    end = _close(source, decl.item_tag, m.end())
-                    if end < 0 or m.start() in edits:
-                        continue
-                    inner = source[m.end():end - len(f"</{decl.item_tag}>")]
-                    edits[m.start()] = (end, _item(style, m.group(4), inner))
-                    if not decl.tag:
-                        loop = _enclosing_for(source, m.start())
-                        if loop is not None and all(w[0] != loop[0] for w in wraps):
-                            wraps.append((loop[0], loop[1], decl.name))
-        if decl.tag and f"<{decl.tag}" in source:
-            for m in _TOKEN.finditer(source):
-                if m.group(3) != decl.tag or m.group(2) or not _has_class(m.group(4), decl.cls):
-                    continue
-                end = _close(source, decl.tag, m.end())
-                if end < 0:
-                    continue
-                open_tag, close_tag = _container(style, m.group(4), decl.name)
-                edits[m.start()] = (m.end(), open_tag)
-                edits[end - len(f"</{decl.tag}>")] = (end, close_tag)
-                depth = 0   # its direct <li> children written here
-                for t in _TOKEN.finditer(source, m.end(), end - len(f"</{decl.tag}>")):
-                    if t.group(3) is None:
-                        continue
-                    name = t.group(3).lower()
-                    if name in _VOID or t.group(4).rstrip().endswith("/"):
-                        continue
-                    if t.group(2):
-                        depth -= 1
-                    else:
-                        if depth == 0 and name == "li" and t.start() not in edits:
-                            li_end = _close(source, "li", t.end())
-                            if li_end > 0:
-                                edits[t.start()] = (li_end, _item(style, t.group(4), source[t.end():li_end - 5]))
-                        depth += 1
-    for start, end, name in wraps:
-        open_tag, close_tag = _container(style, "", name)
+        for start, end, attrs, inner in _items(source, decl):
+            if start in edits:
+                continue
+            edits[start] = (end, _item(style, attrs, inner, len(decl.columns)))
+            if not decl.tag:
+                loop = _enclosing_for(source, start)
+                if loop is not None and all(w[0] != loop[0] for w in wraps):
+                    wraps.append((loop[0], loop[1], decl))
+        for start, open_end, close_start, end, attrs in _containers(source, decl):
+            open_tag, close_tag = _container(style, attrs, decl.name, decl.columns)
+            edits[start] = (open_end, open_tag)
+            edits[close_start] = (end, close_tag)
+    for start, end, decl in wraps:
+        open_tag, close_tag = _container(style, "", decl.name, decl.columns)
         edits[start] = (start, open_tag)   # inserted before the loop
         edits.setdefault(end, (end, close_tag))
     out, pos = [], 0

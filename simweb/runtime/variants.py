@@ -76,6 +76,7 @@ from ..core.kits import TEMPLATES as KIT_TEMPLATES
 from . import (
     url_schemes,
     variant_confirm,
+    variant_filters,
     variant_flows,
     variant_lists,
     variant_login,
@@ -144,7 +145,7 @@ class Option:
     #: simweb.runtime.variant_pages.OPTIONS: "numbered", "load-more", "show-more").
     pagination: str = ""
     #: Where a results page's filter form goes ("": above the results, today's; a key of
-    #: :data:`FILTER_PLACES`: "sidebar", "collapsed", "below", "refine").
+    #: :data:`FILTER_PLACES`: "sidebar", "collapsed", "below", "dropdowns", "refine").
     filters: str = ""
     #: How the site's declared result lists are shown ("": rows, today's; "cards", "table",
     #: "summary": simweb.runtime.variant_lists).
@@ -235,7 +236,8 @@ def _engine_factors() -> list[Factor]:
                    "paged lists: Previous / Next, numbered pages, or \"Load more\" (pages 1..n listed together)"),
             Factor("filters", (Option("above"), *(Option(p, filters=p, css=_FILTERS_CSS) for p in FILTER_PLACES)),
                    frozenset({len(FILTER_PLACES)}),
-                   "where a results page's filter form goes: above the results, in a sidebar, behind a disclosure"),
+                   "where a results page's filter form goes: above the results, in a sidebar, behind a disclosure, "
+                   "as a bar of dropdowns"),
             Factor("section_order", tuple(Option(s, sections=s if i else "") for i, s in enumerate(variant_sections.OPTIONS)),
                    frozenset({variant_sections.HELD_OUT}),
                    "the order of the sections of the pages the app declares (today's, reversed, rotated, interleaved)")]
@@ -303,10 +305,14 @@ _BAR_NAV = re.compile(r"[ \t]*<nav\b[^>]*>.*?</nav>[ \t]*\n?", re.S)
 #: (held out) a sidebar right of the results, named "Refine", whose form is behind a closed
 #: "Refine results" disclosure. The disclosure is ``<details bid="filters-box">`` opened by
 #: its ``<summary bid="filters-toggle">``; the sidebar is ``<aside bid="filters-side">``.
-FILTER_PLACES = ("sidebar", "collapsed", "below", "refine")
+#: ``dropdowns``: above the results, a bar of closed dropdowns, one per field group of the
+#: form (simweb.runtime.variant_filters).
+FILTER_PLACES = ("sidebar", "collapsed", "below", "dropdowns", "refine")
 #: The filters factor's disclosure summaries, by place.
 FILTER_SUMMARIES = {"collapsed": '<summary bid="filters-toggle">Filters</summary>',
                     "refine": '<summary bid="filters-toggle">Refine results</summary>'}
+#: The places whose form fields are behind disclosures to open (the form's, or its dropdowns).
+FILTER_DISCLOSED = frozenset({*FILTER_SUMMARIES, "dropdowns"})
 # The frame the filter form and the results go in spans a grid layout's columns (shopping's
 # and forum's results pages put the form in a grid column of its own); the sidebars are
 # flex columns beside the results.
@@ -315,7 +321,7 @@ _FILTERS_CSS = (".vfilters{grid-column:1/-1;min-width:0}"
                 ".vfilters>aside{flex:none;width:16rem}.vfilters-results{flex:1;min-width:0}"
                 ".vfilters-below>form.filters{margin-top:1rem}"
                 "details.vfilters-box>summary{cursor:pointer;padding:.2rem .6rem;border:1px solid currentColor;"
-                "border-radius:3px;display:inline-block}")
+                "border-radius:3px;display:inline-block}" + variant_filters.CSS)
 # The filter form of a results page (forms are not nested).
 _FILTER_FORM = re.compile(r'[ \t]*<form\b[^>]*\sclass="(?:[^"]*\s)?filters(?:\s[^"]*)?"[^>]*>.*?</form>[ \t]*\n?', re.S)
 # What the scan for the end of the filter form's siblings steps over: Jinja comments,
@@ -584,6 +590,8 @@ def catalogue(app: Any) -> Catalogue:
         raise VariantError(str(exc)) from None
     try:
         hit.lists = variant_lists.parse(name, (raw or {}).get("lists"))
+        if any(d.columns for d in hit.lists):   # a table's header row: as many columns as an item's parts
+            variant_lists.check_columns(name, hit.lists, _template_sources(resources.files(package) / "templates"))
     except variant_lists.ListsError as exc:
         raise VariantError(str(exc)) from None
     try:
@@ -603,6 +611,19 @@ def _template_text(package: str, name: str) -> str | None:
         if path.is_file():
             return path.read_text(encoding="utf-8")
     return None
+
+
+def _template_sources(root: Any, prefix: str = "") -> dict[str, str]:
+    """The ``.html`` templates under ``root`` (a Traversable), by their path below it."""
+    out: dict[str, str] = {}
+    if not root.is_dir():
+        return out
+    for entry in root.iterdir():
+        if entry.is_dir():
+            out.update(_template_sources(entry, f"{prefix}{entry.name}/"))
+        elif entry.name.endswith(".html"):
+            out[prefix + entry.name] = entry.read_text(encoding="utf-8")
+    return out
 
 
 def _parse_formats(app: str, raw: Any) -> dict[str, tuple[str, ...]]:
@@ -884,7 +905,8 @@ class Site:
         the form in a sidebar left of the results (``<aside bid="filters-side">``, a
         complementary landmark "Filters"), above them behind a closed disclosure
         (``<details bid="filters-box">`` opened by its summary ``filters-toggle``), below
-        them, or (refine) in a sidebar right of them behind a disclosure."""
+        them, above them as a bar of dropdowns (:func:`variant_filters.dropdowns`), or
+        (refine) in a sidebar right of them behind a disclosure."""
         m = _FILTER_FORM.search(source)
         if m is None:
             return source
@@ -894,6 +916,8 @@ class Site:
         if place in FILTER_SUMMARIES:
             form = (f'<details bid="filters-box" class="vfilters-box">{FILTER_SUMMARIES[place]}\n'
                     f'{form}\n</details>')
+        elif place == "dropdowns":
+            form = variant_filters.dropdowns(form)
         if place == "sidebar":
             body = (f'<aside bid="filters-side" role="complementary" aria-label="Filters">\n{form}\n</aside>\n'
                     f'<div class="vfilters-results">{rest}</div>')
@@ -902,7 +926,7 @@ class Site:
                     f'<aside bid="filters-side" role="complementary" aria-label="Refine">\n{form}\n</aside>')
         elif place == "below":
             body = f"{rest}\n{form}"
-        else:   # collapsed: where it was
+        else:   # collapsed, dropdowns: where it was
             body = f"{form}\n{rest}"
         return source[:m.start()] + f'<div class="vfilters vfilters-{place}">\n{body}\n</div>\n' + source[end:]
 
@@ -1324,12 +1348,12 @@ def pagination(app: Any, state: dict) -> str:
 
 
 def collapsed_filters(app: Any, state: dict) -> str:
-    """Whether ``state``'s variant shows a results page's filter form behind a disclosure to
-    open ("": no, today's site and the places that show it; else the filters factor's
-    option: "collapsed", "refine")."""
+    """Whether ``state``'s variant shows a results page's filter fields behind disclosures to
+    open ("": no, today's site and the places that show them; else the filters factor's
+    option: "collapsed", "dropdowns", "refine")."""
     variant = state["meta"].get("variant", 0)
     place = _site_of(app, variant).filters if variant else ""
-    return place if place in FILTER_SUMMARIES else ""
+    return place if place in FILTER_DISCLOSED else ""
 
 
 def login_wall(app: Any, state: dict) -> frozenset[str] | None:
