@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS, assert_walks_agree, run_plan
+from conftest import APPS, assert_walks_agree, run_plan, served_browser
 
 import simweb
 from simweb.runtime import variant_filters
@@ -299,17 +299,13 @@ def test_the_filters_are_the_same_in_chromium(app: str, place: str, chromium: An
     the same line for line: the page as served, a click on the closed form's button failing
     in both, the disclosure opened and closed, a field set and the form applied."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     sim = _on_page(app, _with(app, filters=place))
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
-                     max_steps=100_000)
     apply = f"click({APPLY.get(app, 'f-apply')!r})"
     closed = place in ("collapsed", "refine")
     field = FIELD[app].split("'")[1]
     drop = (sim.browser.summaries_to_show(field) or ["?"])[0]
-    try:
+    with served_browser(app, chromium) as web:
         web.restore(sim.snapshot())
         so, *_ = sim.step("noop()")
         wo, *_ = web.step("noop()")
@@ -331,6 +327,3 @@ def test_the_filters_are_the_same_in_chromium(app: str, place: str, chromium: An
                 assert wt["fields"] == st["fields"], a   # same state (as the menu's: a details closed again is its
                 #                                          served default in Chromium)
         assert sim.snapshot()["browser"]["tabs"][0]["url"] != PAGES[app], "the form was applied"
-    finally:
-        web.close()
-        served.close()

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS, assert_walks_agree, run_plan
+from conftest import APPS, assert_walks_agree, run_plan, served_browser
 
 import simweb
 from simweb.runtime import variant_lists
@@ -280,12 +280,9 @@ def test_the_list_is_the_same_in_chromium(app: str, style: str, chromium: Any) -
     """The list page's AX tree in Chromium (the served site) and in-process are the same
     line for line, and following an item's link leads to the same page in both."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     sim, ax = _page(app, _with(app, list_style=style))
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         web.restore(sim.snapshot())
         so, *_ = sim.step("noop()")
         wo, *_ = web.step("noop()")
@@ -300,9 +297,6 @@ def test_the_list_is_the_same_in_chromium(app: str, style: str, chromium: Any) -
         assert not so["last_action_error"] and not wo["last_action_error"]
         assert so["url"].partition("localhost")[2] == wo["url"].split("/", 3)[3].join(["/", ""])
         assert so["axtree"] == wo["axtree"] and web.snapshot()["browser"]["tabs"] == sim.snapshot()["browser"]["tabs"]
-    finally:
-        web.close()
-        served.close()
 
 
 @pytest.mark.browser
@@ -310,19 +304,13 @@ def test_an_empty_table_is_the_same_in_chromium(chromium: Any) -> None:
     """Booking's search without results as a table: the header row and the message's one
     cell spanning the columns, the same AX tree in Chromium as in-process."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     sim = _env("booking", _with("booking", list_style="table"))
     so, *_ = sim.step("goto('/search?city=Atlantis')")
     assert "columnheader" in so["axtree"] and 'colspan="3"' in sim.browser.html(), so["axtree"]
     assert_walks_agree(sim.browser.html())
-    served = ServedApp("booking", world_seed=0)
-    web = BrowserEnv("booking", 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser("booking", chromium) as web:
         web.restore(sim.snapshot())
         so, *_ = sim.step("noop()")
         wo, *_ = web.step("noop()")
         assert so["axtree"] == wo["axtree"]
-    finally:
-        web.close()
-        served.close()

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS, assert_walks_agree, run_plan
+from conftest import APPS, assert_walks_agree, run_plan, served_browser
 
 import simweb
 from simweb.runtime import variant_sections
@@ -260,12 +260,9 @@ def test_the_sections_are_the_same_in_chromium(app: str, option: str, click: str
     for line, the sections in the option's order, and a link of a moved section leads to
     the same page in both."""
     pytest.importorskip("playwright.sync_api")
-    from simweb.serving.browser import BrowserEnv, ServedApp
 
     sim, ax = _page(app, _with(app, section_order=option))
-    served = ServedApp(app, world_seed=0)
-    web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000, max_steps=100_000)
-    try:
+    with served_browser(app, chromium) as web:
         web.restore(sim.snapshot())
         so, *_ = sim.step("noop()")
         wo, *_ = web.step("noop()")
@@ -276,6 +273,3 @@ def test_the_sections_are_the_same_in_chromium(app: str, option: str, click: str
         wo, *_ = web.step(f"click('{click}')")
         assert not so["last_action_error"] and not wo["last_action_error"]
         assert so["axtree"] == wo["axtree"] and web.snapshot()["browser"]["tabs"] == sim.snapshot()["browser"]["tabs"]
-    finally:
-        web.close()
-        served.close()
