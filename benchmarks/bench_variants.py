@@ -47,7 +47,7 @@ from typing import Any
 from common import parser, percentile
 
 import simweb
-from simweb.runtime.variants import catalogue, jinja_for
+from simweb.runtime.variants import FILTER_DISCLOSED, catalogue, jinja_for
 
 APPS = ("shopping", "forum", "issues", "cms", "booking")
 _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -55,15 +55,17 @@ _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 def _keeps_flows(app: str) -> list[bool]:
     """Per factor of ``app``'s catalogue: whether it holds a policy, the confirmation step,
-    multi-step forms, a signed-out start or a menu to open (what changes the oracle's steps:
-    a sign-in is four more, cheap, steps, a menu one more)."""
-    return [any(o.policies or o.confirm or o.steps or o.login or o.menu for o in f.options)
+    multi-step forms, a signed-out start, a menu to open or a filter form behind a
+    disclosure (what changes the oracle's steps: a sign-in is four more, cheap, steps, a
+    menu or a closed filter form one more)."""
+    return [any(o.policies or o.confirm or o.steps or o.login or o.menu or o.filters in FILTER_DISCLOSED
+                for o in f.options)
             for f in catalogue(app).factors]
 
 
 def sample_variants(app: str, n: int) -> list[int]:
     """``n`` variant ids of ``app`` that keep today's policies, no confirmation step,
-    one-step forms, a signed-in start and the bar shown (the oracle takes today's steps on them), drawn over the whole
+    one-step forms, a signed-in start, the bar shown and the filter form in view (the oracle takes today's steps on them), drawn over the whole
     catalogue by a hash of the app's name and a counter: the same ids every run."""
     import hashlib
 
