@@ -35,6 +35,16 @@ def run_plan(env: Any, plan: list[str], where: tuple[Any, ...]) -> dict:
     return info["verdict"]
 
 
+def assert_every_oracle_solves(app: str, variant: int) -> None:
+    """Every task template's oracle plan on ``variant`` of ``app`` (one seed each) runs
+    without a failing action and ends in a clean success."""
+    env = simweb.make(app, variant=variant, max_steps=100_000)
+    for i, name in enumerate(env.app.tasks):
+        env.reset(seed=variant + i, options={"task": name})
+        verdict = run_plan(env, env.oracle_plan(), (app, variant, name))
+        assert verdict["success"] and verdict["clean"], (app, variant, name, verdict)
+
+
 def site_bar_lines(axtree: str) -> list[str]:
     """The AX-tree lines inside a moved top bar (the landmark "navigation 'Site'" at the
     top level of the page)."""

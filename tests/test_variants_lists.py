@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS, assert_walks_agree, run_plan, served_browser
+from conftest import APPS, assert_every_oracle_solves, assert_walks_agree, served_browser
 
 import simweb
 from simweb.runtime import variant_lists
@@ -263,12 +263,7 @@ def test_every_declared_list_is_on_a_page(app: str) -> None:
 @pytest.mark.parametrize("app", APPS)
 @pytest.mark.parametrize("style", ["table", "summary"])
 def test_every_template_oracle_solves_a_list_variant(app: str, style: str) -> None:
-    variant = _with(app, list_style=style)
-    env = simweb.make(app, variant=variant, max_steps=100_000)
-    for i, name in enumerate(env.app.tasks):
-        env.reset(seed=variant + i, options={"task": name})
-        verdict = run_plan(env, env.oracle_plan(), (app, variant, name))
-        assert verdict["success"] and verdict["clean"], (app, variant, name, verdict)
+    assert_every_oracle_solves(app, _with(app, list_style=style))
 
 
 # ----------------------------------------------------------------------------- Chromium

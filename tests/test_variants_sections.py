@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import APPS, assert_walks_agree, run_plan, served_browser
+from conftest import APPS, assert_every_oracle_solves, assert_walks_agree, served_browser
 
 import simweb
 from simweb.runtime import variant_sections
@@ -242,12 +242,7 @@ def test_the_sections_are_in_the_options_order_with_todays_bids(app: str, option
 @pytest.mark.parametrize("app", APPS)
 @pytest.mark.parametrize("option", OPTIONS[1:])
 def test_every_template_oracle_solves_a_section_variant(app: str, option: str) -> None:
-    variant = _with(app, section_order=option)
-    env = simweb.make(app, variant=variant, max_steps=100_000)
-    for i, name in enumerate(env.app.tasks):
-        env.reset(seed=variant + i, options={"task": name})
-        verdict = run_plan(env, env.oracle_plan(), (app, variant, name))
-        assert verdict["success"] and verdict["clean"], (app, variant, name, verdict)
+    assert_every_oracle_solves(app, _with(app, section_order=option))
 
 
 # ----------------------------------------------------------------------------- Chromium
