@@ -47,7 +47,7 @@ from typing import Any
 from common import parser, percentile
 
 import simweb
-from simweb.runtime.variants import FILTER_DISCLOSED, catalogue, jinja_for
+from simweb.runtime.variants import FILTER_DISCLOSED, SHEETS_PATH, catalogue, jinja_for
 
 APPS = ("shopping", "forum", "issues", "cms", "booking")
 _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
@@ -320,9 +320,11 @@ def screenshots(app: str, k: int, folder: Path) -> list[str]:
             html = env.browser.html()
 
             def inline(m: re.Match[str]) -> str:
-                return "<style>" + (static / m.group(1)).read_text(encoding="utf-8") + "</style>"
+                href = m.group(1)   # the app's stylesheet, or the variant's (served by name)
+                css = catalogue(app).stylesheet(href) if href.startswith(SHEETS_PATH) else None
+                return "<style>" + (css if css is not None else (static / href[len("/static/"):]).read_text(encoding="utf-8")) + "</style>"
 
-            html = re.sub(r'<link rel="stylesheet" href="/static/([^"]+)">', inline, html)
+            html = re.sub(r'<link rel="stylesheet"(?: id="[^"]*")? href="(/static/[^"]+)">', inline, html)
             page.set_content(html)
             path = folder / f"variants-{app}-{v}.png"
             page.screenshot(path=str(path))

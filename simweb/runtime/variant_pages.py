@@ -62,6 +62,14 @@ def _once(items: list[Any]) -> list[Any]:
     return out
 
 
+def later_page(env: dict[str, Any]) -> bool:
+    """Whether ``env``'s query asks for a page after the first (a cumulative list's page
+    that lists earlier pages too: :func:`accumulate` has work to do)."""
+    query = env.get("query")
+    n = query.get(PARAM) if isinstance(query, dict) else None
+    return type(n) is int and n > 1
+
+
 def accumulate(load: Sequence[tuple[str, Callable[[dict], Any]]], base: dict[str, Any], env: dict[str, Any]) -> None:
     """Page n's resolved ``env`` (``env["query"]["page"] == n``) as a cumulative list:
     every paged result in it gets the items of pages 1..n (at most :data:`MAX_PAGES`)
@@ -70,12 +78,10 @@ def accumulate(load: Sequence[tuple[str, Callable[[dict], Any]]], base: dict[str
     loaded values are the first page's (what the top of the list shows). A row listed by
     an earlier page is not listed again. Nothing when
     page n is the first or the page has no paged result."""
-    query = env.get("query")
-    if not isinstance(query, dict):
+    if not later_page(env):
         return
-    n = query.get(PARAM)
-    if type(n) is not int or n <= 1:
-        return
+    query = env["query"]
+    n = query[PARAM]
     names = [name for name, _ in load if is_paged(env.get(name), n)]
     if not names:
         return

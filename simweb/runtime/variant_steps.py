@@ -214,10 +214,14 @@ def _tree(html: str, start: int, end: int) -> _Node:
 
 
 def _walk(node: _Node) -> list[_Node]:
-    out = []
-    for c in node.children:
-        out.append(c)
-        out.extend(_walk(c))
+    """The elements under ``node`` in document order (one pass: a form's select can hold
+    hundreds of options)."""
+    out: list[_Node] = []
+    stack = node.children[::-1]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children[::-1])
     return out
 
 
@@ -236,25 +240,33 @@ def _field_of(n: _Node) -> str | None:
     return n.attrs["name"]
 
 
-def _fields_in(n: _Node) -> tuple[set[str], bool]:
-    """(the fields of the controls under ``n``, whether a submitter is under it)."""
-    names: set[str] = set()
-    submit = False
-    for c in [n, *_walk(n)]:
-        f = _field_of(c)
-        if f is not None:
-            names.add(f)
-        submit = submit or _is_submitter(c)
-    return names, submit
+def _fields_in(root: _Node, nodes: list[_Node]) -> dict[int, tuple[frozenset[str], bool]]:
+    """Per element of ``nodes`` (``root``'s, in document order) by ``id``: (the fields of
+    the controls in it, itself included; whether a submitter is in it). One bottom-up pass
+    (children before their parents), not a walk per element."""
+    out: dict[int, tuple[frozenset[str], bool]] = {}
+    for n in reversed(nodes):
+        f = _field_of(n)
+        names = {f} if f is not None else set()
+        submit = _is_submitter(n)
+        for c in n.children:
+            cn, cs = out[id(c)]
+            names |= cn
+            submit = submit or cs
+        out[id(n)] = (frozenset(names), submit)
+    return out
 
 
-def _left_out(root: _Node, first: set[str], second: bool) -> list[tuple[int, int]]:
+def _left_out(root: _Node, first: set[str], second: bool, nodes: list[_Node] | None = None) -> list[tuple[int, int]]:
     """The spans to take out of a form so that the controls of the fields its page does not
     ask for (the ``first`` fields on the ``second`` page, the others on the first) are gone
-    with what holds only them (their label, paragraph or fieldset) and their labels."""
+    with what holds only them (their label, paragraph or fieldset) and their labels.
+    ``nodes``: ``_walk(root)``, when the caller has it."""
+    nodes = _walk(root) if nodes is None else nodes
+    inside = _fields_in(root, nodes)
     spans: list[tuple[int, int]] = []
     ids: set[str] = set()
-    for n in _walk(root):
+    for n in nodes:
         name = _field_of(n)
         if name is None or (name in first) != second:
             continue
@@ -262,12 +274,12 @@ def _left_out(root: _Node, first: set[str], second: bool) -> list[tuple[int, int
             ids.add(n.attrs["id"])
         w = n
         while w.parent is not None and w.parent is not root:
-            names, submit = _fields_in(w.parent)
+            names, submit = inside[id(w.parent)]
             if submit or names != {name}:
                 break
             w = w.parent
         spans.append((w.start, w.end))
-    spans += [(n.start, n.end) for n in _walk(root) if n.tag == "label" and n.attrs.get("for") in ids]
+    spans += [(n.start, n.end) for n in nodes if n.tag == "label" and n.attrs.get("for") in ids]
     return spans
 
 
@@ -375,10 +387,11 @@ def split_forms(html: str, declared: Callable[[str], Steppable | None], style: s
             out.append(tag + head + _cut(html, m.end(), close, _left_out(root, first, True), []))
         else:
             progress = words[2].format(n=1)
-            subs = [n for n in _walk(root) if _is_submitter(n)]
+            nodes = _walk(root)
+            subs = [n for n in nodes if _is_submitter(n)]
             button = f'<button bid="{CONTINUE_BID}" type="submit">{words[0]}</button>'
             inserts = [(subs[0].start if subs else close, button)]
-            spans = _left_out(root, first, False) + [(n.start, n.end) for n in subs]
+            spans = _left_out(root, first, False, nodes) + [(n.start, n.end) for n in subs]
             again = (_refilled(html, root, first, refill[1])
                      if refill is not None and unescape(attrs.get("action", "")) == refill[0] else [])
             out.append(html[m.start():m.end()] + (f'<p bid="form-step-progress">{progress}</p>' if progress else "")

@@ -60,6 +60,7 @@ are byte-for-byte unchanged): snapshot, fork, restore and served sessions carry 
 from __future__ import annotations
 
 import datetime
+import hashlib
 import math
 import re
 from collections.abc import Callable
@@ -193,15 +194,15 @@ def _engine_factors() -> list[Factor]:
                   for name, bg, fg, acc, hd in _PALETTES)
     banners = (
         Option("none"),
-        Option("sale", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Promotion" '
-               'style="padding:.5rem 1rem;color:#222;background:#fff3c4;border-bottom:1px solid #e0c060">'
+        Option("sale", css=_banner_css("sale", "#fff3c4", "#e0c060"),
+               banner='<aside class="promo promo-sale" role="complementary" aria-label="Promotion">'
                'Limited-time offer: new members get exclusive perks. <a bid="promo-more" href="/">Learn more</a></aside>'),
-        Option("notice", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Site notice" '
-               'style="padding:.5rem 1rem;color:#222;background:#e7f0ff;border-bottom:1px solid #9db8e8">'
+        Option("notice", css=_banner_css("notice", "#e7f0ff", "#9db8e8"),
+               banner='<aside class="promo promo-notice" role="complementary" aria-label="Site notice">'
                'We have updated our privacy notice. <a bid="promo-notice" href="/">Read the notice</a> '
                '<a bid="promo-dismiss" href="/">Dismiss</a></aside>'),
-        Option("survey", css=_BANNER_CSS, banner='<aside class="promo" role="complementary" aria-label="Feedback" '
-               'style="padding:.5rem 1rem;color:#222;background:#efe7ff;border-bottom:1px solid #b9a2e8">'
+        Option("survey", css=_banner_css("survey", "#efe7ff", "#b9a2e8"),
+               banner='<aside class="promo promo-survey" role="complementary" aria-label="Feedback">'
                'Help us improve: take a two-minute survey. <a bid="promo-survey" href="/">Start the survey</a></aside>'),
     )
     navs = (Option("top"), Option("sidebar", nav="left", css=_NAV_CSS), Option("bottom", nav="bottom", css=_NAV_CSS),
@@ -287,6 +288,12 @@ _NAV_CSS = (".vframe{display:flex;gap:1rem;align-items:flex-start;flex:1;min-wid
 # layout): as a flex item beside the page's columns it took half the row and left the main
 # landmark 167 px wide (first in the row: the columns stay side by side below it).
 _BANNER_CSS = "aside.promo{flex:1 0 100%;box-sizing:border-box;order:-1}:has(>aside.promo){flex-wrap:wrap}"
+
+
+def _banner_css(kind: str, background: str, border: str) -> str:
+    """A banner's look, in the variant's stylesheet (not in the page: its HTML stays small)."""
+    return (_BANNER_CSS + f"aside.promo-{kind}{{padding:.5rem 1rem;color:#222;background:{background};"
+            f"border-bottom:1px solid {border}}}")
 # The collapsed menu (the menu factor): the summary as a button, the navigation below it
 # when open, stacked.
 _MENU_CSS = ("details.vmenu>summary{cursor:pointer;padding:.2rem .6rem;border:1px solid currentColor;border-radius:3px}"
@@ -493,6 +500,30 @@ class Catalogue:
             k += 1
         return out
 
+    @cached_property
+    def stylesheets(self) -> dict[str, str]:
+        """Every option's CSS by its name (:func:`stylesheet_name`): what
+        ``/static/variants/NAME-NAME.css`` serves (a variant's page links its options' CSS
+        there, in factor order, instead of carrying it). Two different CSS texts never share
+        a name: that is checked here."""
+        out: dict[str, str] = {}
+        for f in self.factors:
+            for o in f.options:
+                if o.css:
+                    name = stylesheet_name(o.css)
+                    if out.setdefault(name, o.css) != o.css:
+                        raise VariantError(f"{self.app} variants: two stylesheets are named {name}")
+        return out
+
+    def stylesheet(self, href: str) -> str | None:
+        """The CSS a variant page's stylesheet link ``href`` names (its options' CSS,
+        joined in the link's order), or None for a link no variant of this app makes."""
+        m = _SHEET_HREF.fullmatch(href)
+        if m is None:
+            return None
+        pieces = [self.stylesheets.get(name) for name in m.group(1).split("-")]
+        return None if None in pieces else "".join(pieces)   # type: ignore[arg-type]
+
     def site(self, variant: int) -> Site:
         """The variant's rendering recipe (memoised; a built site's id, an int, is one
         lookup: policies, flows and the title's words ask on every step)."""
@@ -514,7 +545,7 @@ class Catalogue:
             login = next((o.login for o in opts if o.login), "")
             if login == variant_login.WALL:
                 policies.update(self.wall_policies)
-            hit = sites[v] = Site(v, text, "".join(o.css for o in opts), "".join(o.banner for o in opts),
+            hit = sites[v] = Site(v, text, stylesheet_href([o.css for o in opts]), "".join(o.banner for o in opts),
                                   next((o.nav for o in opts if o.nav), ""), next((o.crumbs for o in opts if o.crumbs), ""),
                                   next((o.title for o in opts if o.title[0]), ("", "")),
                                   next((o.money for o in opts if o.money), ""), next((o.date for o in opts if o.date), ""),
@@ -534,6 +565,23 @@ class Catalogue:
 
 
 _CATALOGUES: dict[str, Catalogue] = {}
+
+#: Where a variant page links its CSS: ``/static/variants/`` and the names of its options'
+#: stylesheets (:func:`stylesheet_name`) joined by ``-``.
+SHEETS_PATH = "/static/variants/"
+_SHEET_HREF = re.compile(re.escape(SHEETS_PATH) + r"([0-9a-f]{10}(?:-[0-9a-f]{10})*)\.css")
+
+
+def stylesheet_name(css: str) -> str:
+    """The name an option's CSS is served under: ten hex digits of its SHA-1 (a name of
+    the content, so a browser may keep it: the same name is the same text)."""
+    return hashlib.sha1(css.encode("utf-8")).hexdigest()[:10]
+
+
+def stylesheet_href(css_parts: list[str]) -> str:
+    """The link of a page whose options carry ``css_parts`` (in factor order; "" when none)."""
+    names = [stylesheet_name(c) for c in css_parts if c]
+    return SHEETS_PATH + "-".join(names) + ".css" if names else ""
 
 
 def catalogue(app: Any) -> Catalogue:
@@ -676,7 +724,7 @@ class Site:
 
     variant: int
     text: dict[str, str]
-    css: str
+    stylesheet: str                              # the link to its options' CSS ("": none; stylesheet_href)
     banner: str
     nav: str = ""
     crumbs: str = ""
@@ -857,8 +905,10 @@ class Site:
         out = self.shown_text(_both_forms(source) if self.text else source)
         if self.urls is not None:
             out = self.urls.rewrite_source(out)
-        if self.css and "</head>" in out:
-            out = out.replace("</head>", f'<style id="variant-skin">{self.css}</style>\n</head>', 1)
+        if self.stylesheet and "</head>" in out:
+            # A link, as a real site's theme is: the page's HTML (what an agent reading it
+            # pays for, what the parse reads) carries no stylesheet text (SHEETS_PATH).
+            out = out.replace("</head>", f'<link rel="stylesheet" id="variant-skin" href="{self.stylesheet}">\n</head>', 1)
         if self.banner and "<main>" in out:
             out = out.replace("<main>", self.banner + "\n<main>", 1)
         if self.menu:
@@ -1194,26 +1244,43 @@ def page_context(app: Any, variant: int, ctx: dict[str, Any], page: Any = None) 
     expressions wrote (a product's name, a typed query): only the spec's words go through
     the variant's phrases, format and trail; each value stands in as one private-use
     character meanwhile and is put back as it was (escaped in the trail)."""
-    if variant:
-        sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
-        site = sites.get(variant) if sites is not None else None
-        if site is None:
-            site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
-        values = _title_values(app, page, ctx["title"]) if page is not None and page.title is not None else None
-        if not values:
-            site.page_context(ctx, app.spec.title)
-            return
-        ctx["title"] = "".join(piece if spec else chr(_HOLD + i) for i, (spec, piece) in enumerate(values))
-        site.page_context(ctx, app.spec.title)
-        title, crumbs = ctx["title"], ctx.get("variant_crumbs")
-        for i, (spec, piece) in enumerate(values):
-            if not spec:
-                title = title.replace(chr(_HOLD + i), piece)
-                if crumbs:
-                    crumbs = markupsafe.Markup(str(crumbs).replace(chr(_HOLD + i), _crumb_value(piece)))
-        ctx["title"] = title
-        if crumbs is not None:
-            ctx["variant_crumbs"] = crumbs
+    if not variant:
+        return
+    sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
+    site = sites.get(variant) if sites is not None else None
+    if site is None:
+        site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
+    # What a (page, title) sets, once: a pure function of them on this site (bounded memo)
+    memo: dict[tuple[str | None, str], dict[str, Any]] | None = site.__dict__.get("_context_memo")
+    if memo is None:
+        memo = site.__dict__["_context_memo"] = {}
+    key = (page.name if page is not None and page.title is not None else None, ctx["title"])
+    entry = memo.get(key)
+    if entry is None:
+        entry = memoised(memo, key, lambda k: _page_entry(app, site, page if k[0] is not None else None, k[1]), 4096)
+    ctx.update(entry)
+
+
+def _page_entry(app: Any, site: Site, page: Any, title: str) -> dict[str, Any]:
+    """What :func:`page_context` sets for a page (or None: a title without values) and its
+    title as the spec wrote it."""
+    entry: dict[str, Any] = {"title": title}
+    values = _title_values(app, page, title) if page is not None else None
+    if not values:
+        site.page_context(entry, app.spec.title)
+        return entry
+    entry["title"] = "".join(piece if spec else chr(_HOLD + i) for i, (spec, piece) in enumerate(values))
+    site.page_context(entry, app.spec.title)
+    title, crumbs = entry["title"], entry.get("variant_crumbs")
+    for i, (spec, piece) in enumerate(values):
+        if not spec:
+            title = title.replace(chr(_HOLD + i), piece)
+            if crumbs:
+                crumbs = markupsafe.Markup(str(crumbs).replace(chr(_HOLD + i), _crumb_value(piece)))
+    entry["title"] = title
+    if crumbs is not None:
+        entry["variant_crumbs"] = crumbs
+    return entry
 
 
 def _crumb_value(value: str) -> str:

@@ -18,7 +18,7 @@ from ...core.limits import LimitError, check_shape
 from ...core.state import deep_copy
 from ...core.urls import local_path
 from ...runtime.url_schemes import UrlScheme
-from ...runtime.variants import url_scheme
+from ...runtime.variants import SHEETS_PATH, catalogue, url_scheme
 from ..served import COOKIE
 from ..sessions import Lookup
 from .responses import error, finish, gone, page_html, served
@@ -30,6 +30,18 @@ pages = Blueprint("pages", __name__)
 @pages.get("/favicon.ico")
 def favicon() -> Response:
     return Response(status=204)
+
+
+@pages.get(SHEETS_PATH + "<name>.css")
+def variant_stylesheet(name: str) -> Response:
+    """A site variant's stylesheet (its pages link it: simweb.runtime.variants.SHEETS_PATH),
+    the same for every session: named by its content, so a browser may keep it."""
+    css = catalogue(served().app).stylesheet(request.path)
+    if css is None:
+        return error(f"404 Not Found: no stylesheet {request.path}", 404)
+    resp = Response(css, mimetype="text/css")
+    resp.headers["Cache-Control"] = "public, max-age=86400"
+    return resp
 
 
 @pages.route("/", defaults={"path": ""}, methods=["GET", "POST"])
