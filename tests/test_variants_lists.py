@@ -13,7 +13,7 @@ import pytest
 from conftest import APPS, assert_every_oracle_solves, assert_walks_agree, served_browser
 
 import simweb
-from simweb.runtime import variant_lists
+from simweb.runtime import template_tokens, variant_lists
 from simweb.runtime.variants import VariantError, _site_of, _template_sources, catalogue
 
 #: A page of each app with a declared result list, and the bids of that list's items.
@@ -164,6 +164,24 @@ def test_the_rewrite_splits_an_item_into_its_parts() -> None:
     assert variant_lists.rewrite(src, "table", loose) == (
         '<h1>x</h1><table role="table" class="vlist vlist-table" aria-label="Posts"><tbody>{% for p in ps %}'
         '<tr class="card vitem"><td><h2>{{ p }}</h2></td><td><p>s</p></td></tr>{% endfor %}</tbody></table><p>end</p>')
+
+
+def test_the_layout_walks_share_one_reading_of_the_tokens() -> None:
+    """simweb.runtime.template_tokens: what each token of a template does to the nesting
+    of elements and Jinja blocks, the reading the parts, the sections' parent and the
+    filter form's siblings all walk."""
+    src = ('<div a="{{ x > 1 }}">{# c #}<!-- h --><br><img src="x"/>{% if y %}{{ y }}{% elif z %}'
+           '{% set n = 1 %}{% set block %}b{% endset %}{% else %}</br>{% endif %}</div>')
+    got = [(t.kind, t.name, t.match.group(0)) for t in template_tokens.tokens(src)]
+    tt = template_tokens
+    assert got == [(tt.OPEN, "div", '<div a="{{ x > 1 }}">'), (tt.COMMENT, "", "{# c #}"), (tt.COMMENT, "", "<!-- h -->"),
+                   (tt.LEAF, "br", "<br>"), (tt.LEAF, "img", '<img src="x"/>'), (tt.OPEN, tt.JINJA, "{% if y %}"),
+                   (tt.EXPRESSION, "", "{{ y }}"), (tt.BRANCH, tt.JINJA, "{% elif z %}"),
+                   (tt.STATEMENT, tt.JINJA, "{% set n = 1 %}"), (tt.OPEN, tt.JINJA, "{% set block %}"),
+                   (tt.CLOSE, tt.JINJA, "{% endset %}"), (tt.BRANCH, tt.JINJA, "{% else %}"),
+                   (tt.LEAF, "br", "</br>"), (tt.CLOSE, tt.JINJA, "{% endif %}"), (tt.CLOSE, "div", "</div>")]
+    between = template_tokens.tokens(src, src.index("{#"), src.index("<img"))
+    assert [t.match.group(0) for t in between] == ["{# c #}", "<!-- h -->", "<br>"]
 
 
 def test_a_table_has_a_header_row_of_its_columns() -> None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 
-from .variant_lists import _TOKEN, _opens_block, _parts
+from .template_tokens import CLOSE, JINJA, OPEN, TOKEN, opens_block, tokens
+from .variant_lists import _parts
 
 #: The CSS of the bar (the form, a flex row above the results) and its dropdowns.
 CSS = (".vfilters-dropdowns>form.filters{display:flex!important;flex-wrap:wrap;gap:.5rem;align-items:flex-start}"
@@ -50,7 +51,7 @@ def _tag(part: str) -> str:
 def _text(source: str) -> str:
     """The shown text of a piece of template source: its HTML tags dropped (Jinja kept),
     its blanks collapsed."""
-    return " ".join(_TOKEN.sub(lambda m: " " if m.group(3) is not None else m.group(0), source).split())
+    return " ".join(TOKEN.sub(lambda m: " " if m.group(3) is not None else m.group(0), source).split())
 
 
 def _inner(part: str, tag: str) -> str:
@@ -107,20 +108,20 @@ class _Bar:
 
     def block(self, part: str, suffix: str) -> str:
         """A Jinja block with its body's groups in dropdowns (a loop's index in their bids)."""
-        first = _TOKEN.match(part)
-        if first is None or first.group(1) is None or not _opens_block(first):
+        first = TOKEN.match(part)
+        if first is None or first.group(1) is None or not opens_block(first):
             return part
         kw = first.group(1)
         depth, end = 0, -1
-        for m in _TOKEN.finditer(part):
-            if m.group(1) is None:
+        for tok in tokens(part):
+            if tok.name != JINJA:
                 continue
-            if _opens_block(m):
+            if tok.kind == OPEN:
                 depth += 1
-            elif m.group(1).startswith("end"):
+            elif tok.kind == CLOSE:
                 depth -= 1
                 if not depth:
-                    end = m.start()
+                    end = tok.match.start()
         if end < 0:
             return part
         inner_suffix = suffix + "-{{ loop.index }}" if kw == "for" else suffix
@@ -130,7 +131,7 @@ class _Bar:
 def dropdowns(form: str) -> str:
     """A filter form's source (``<form ...>...</form>``) with its field groups in closed
     dropdowns (see the module docstring)."""
-    m = _TOKEN.match(form)
+    m = TOKEN.match(form)
     close = form.rfind("</form>")
     if m is None or m.group(3) is None or close < m.end():
         return form

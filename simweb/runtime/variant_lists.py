@@ -40,6 +40,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .template_tokens import BRANCH, CLOSE, EXPRESSION, JINJA, LEAF, OPEN, STATEMENT, TOKEN, opens_block, tokens
+
 #: The factor's options, in order (option 0 is today's site); the held-out one's index.
 OPTIONS = ("rows", "cards", "table", "summary")
 HELD_OUT = 3
@@ -142,20 +144,8 @@ def check_columns(app: str, lists: tuple[ListDecl, ...], sources: dict[str, str]
 
 
 # ----------------------------------------------------------------------------- source tokens
-# A template's tokens: Jinja expressions, statements (group 1: the keyword), comments,
-# HTML comments and tags (group 2: "/" for a closing tag; 3: the name; 4: the attributes,
-# which may hold Jinja).
-_TOKEN = re.compile(r"\{\{.*?\}\}|\{%-?\s*(\w+).*?-?%\}|\{#.*?#\}|<!--.*?-->"
-                    r"|<(/?)([a-zA-Z][\w-]*)((?:[^>{]|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|\{(?![{%#]))*)>", re.S)
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
-_BLOCKS = frozenset({"if", "for", "with", "filter", "call", "block", "macro", "autoescape", "raw"})
 _CLASS = re.compile(r'\sclass="([^"]*)"')
 _LABEL = re.compile(r'\saria-label="')
-
-
-def _opens_block(m: re.Match[str]) -> bool:
-    kw = m.group(1)
-    return kw in _BLOCKS or (kw == "set" and "=" not in m.group(0))
 
 
 def _has_class(attrs: str, cls: str) -> bool:
@@ -166,7 +156,7 @@ def _has_class(attrs: str, cls: str) -> bool:
 def _close(source: str, tag: str, pos: int) -> int:
     """The end of the element of ``tag`` whose open tag ends at ``pos`` (-1: unclosed)."""
     depth = 1
-    for m in _TOKEN.finditer(source, pos):
+    for m in TOKEN.finditer(source, pos):
         if m.group(3) is not None and m.group(3).lower() == tag:
             if m.group(2):
                 depth -= 1
@@ -198,7 +188,8 @@ def _parts(inner: str) -> list[tuple[int, int]]:
         loose, loose_shown = -1, False
 
     pos = 0
-    for m in _TOKEN.finditer(inner):
+    for tok in tokens(inner):
+        m = tok.match
         text = inner[pos:m.start()]
         if html == 0 and jinja == 0 and text.strip():
             if loose < 0:
@@ -206,33 +197,22 @@ def _parts(inner: str) -> list[tuple[int, int]]:
             loose_shown = True
         pos = m.end()
         top = html == 0 and jinja == 0
-        if m.group(3) is not None:   # an HTML tag
-            name = m.group(3).lower()
-            void = name in _VOID or m.group(4).rstrip().endswith("/")
-            if m.group(2):
-                html -= 1
-            elif top:
-                end_loose(m.start())
-                start = m.start()
-                if not void:
-                    html += 1
-            elif not void:
-                html += 1
-        elif m.group(1) is not None:   # a statement
-            kw = m.group(1)
-            if _opens_block(m):
-                if top:
-                    end_loose(m.start())
-                    start = m.start()
-                jinja += 1
-            elif kw.startswith("end"):
-                jinja -= 1
-            elif top and loose < 0:   # a statement at the top ({% set x = 1 %}): with the text around
-                loose = m.start()
-        elif top and not m.group(0).startswith(("{#", "<!--")):   # an expression at the top
-            if loose < 0:
-                loose = m.start()
-            loose_shown = True
+        if tok.kind in (OPEN, LEAF) and top:   # an element or a block starts a part
+            end_loose(m.start())
+            start = m.start()
+        if tok.kind in (OPEN, CLOSE):
+            step = 1 if tok.kind == OPEN else -1
+            if tok.name == JINJA:
+                jinja += step
+            else:
+                html += step
+        elif tok.kind == EXPRESSION:
+            if top:
+                if loose < 0:
+                    loose = m.start()
+                loose_shown = True
+        elif tok.kind in (BRANCH, STATEMENT) and top and loose < 0:   # a statement at the top
+            loose = m.start()   # ({% set x = 1 %}): with the text around
         if start >= 0 and html == 0 and jinja == 0:
             spans.append((start, m.end()))
             start = -1
@@ -303,7 +283,7 @@ def _enclosing_for(source: str, at: int) -> tuple[int, int] | None:
     stack: list[tuple[str, int]] = []
     found: tuple[str, int] | None = None
     depth_at = -1
-    for m in _TOKEN.finditer(source):
+    for m in TOKEN.finditer(source):
         if m.group(1) is None:
             continue
         if found is None and m.start() >= at:
@@ -312,7 +292,7 @@ def _enclosing_for(source: str, at: int) -> tuple[int, int] | None:
                 return None
             depth_at = fors[-1]
             found = stack[depth_at]
-        if _opens_block(m):
+        if opens_block(m):
             stack.append((m.group(1), m.start()))
         elif m.group(1).startswith("end") and stack:
             stack.pop()
@@ -327,7 +307,7 @@ def _containers(source: str, decl: ListDecl) -> list[tuple[int, int, int, int, s
     out: list[tuple[int, int, int, int, str]] = []
     if not decl.tag or f"<{decl.tag}" not in source:
         return out
-    for m in _TOKEN.finditer(source):
+    for m in TOKEN.finditer(source):
         if m.group(3) != decl.tag or m.group(2) or not _has_class(m.group(4), decl.cls):
             continue
         end = _close(source, decl.tag, m.end())
@@ -343,7 +323,7 @@ def _items(source: str, decl: ListDecl) -> list[tuple[int, int, str, str]]:
     out: list[tuple[int, int, str, str]] = []
     seen: set[int] = set()
     if decl.item_tag and f"<{decl.item_tag}" in source:
-        for m in _TOKEN.finditer(source):
+        for m in TOKEN.finditer(source):
             if m.group(3) == decl.item_tag and not m.group(2) and _has_class(m.group(4), decl.item_cls):
                 end = _close(source, decl.item_tag, m.end())
                 if end < 0 or m.start() in seen:
@@ -352,16 +332,14 @@ def _items(source: str, decl: ListDecl) -> list[tuple[int, int, str, str]]:
                 out.append((m.start(), end, m.group(4), source[m.end():end - len(f"</{decl.item_tag}>")]))
     for _start, open_end, close_start, _end, _attrs in _containers(source, decl):
         depth = 0   # its direct <li> children written here
-        for t in _TOKEN.finditer(source, open_end, close_start):
-            if t.group(3) is None:
+        for tok in tokens(source, open_end, close_start):
+            t = tok.match
+            if tok.name == JINJA or tok.kind not in (OPEN, CLOSE):
                 continue
-            name = t.group(3).lower()
-            if name in _VOID or t.group(4).rstrip().endswith("/"):
-                continue
-            if t.group(2):
+            if tok.kind == CLOSE:
                 depth -= 1
                 continue
-            if depth == 0 and name == "li" and t.start() not in seen:
+            if depth == 0 and tok.name == "li" and t.start() not in seen:
                 li_end = _close(source, "li", t.end())
                 if li_end > 0:
                     seen.add(t.start())
