@@ -11,8 +11,11 @@ rest of the variant's templates): every top-level *field group* of the form, tha
 * a ``<label>`` and the controls that follow it (cms's admin filters; its name: the label's
   text),
 
-goes, whole, in ``<details bid="filters-drop-N-box" class="vdrop"><summary
-bid="filters-drop-N">NAME</summary>GROUP</details>``, closed. A Jinja block of the form
+goes, whole, in ``<details bid="filters-drop-N-box" class="vdrop" name="filters-drops"><summary
+bid="filters-drop-N">NAME</summary>GROUP</details>``, closed. The dropdowns share their
+``name``: HTML's exclusive accordion, so opening one closes the one open, as a bar of
+menus does (Chromium since 120; the in-process browser models it,
+:meth:`simweb.web.browsing.SimBrowser._toggle_details`). A Jinja block of the form
 (``{% if %}``, ``{% for %}``) with a visible control has its own groups rewritten in it; a
 group in a loop's body takes the loop's index in its bids (``filters-drop-N-{{ loop.index
 }}``), so every bid of the page is unique. N counts the groups in the form's source order
@@ -37,6 +40,9 @@ CSS = (".vfilters-dropdowns>form.filters{display:flex!important;flex-wrap:wrap;g
 
 #: The bid prefix of a dropdown's summary (its details: the summary's bid and ``-box``).
 DROP = "filters-drop-"
+#: The name every dropdown of the bar shares: an exclusive accordion (HTML's ``<details
+#: name>``), so opening one closes the one open, as a bar of menus does.
+GROUP = "filters-drops"
 
 _CONTROL = re.compile(r"<(?:select|textarea)\b|<input\b(?![^>]*\stype=\"hidden\")", re.I)
 _OPEN = re.compile(r"<([a-zA-Z][\w-]*)")
@@ -69,7 +75,7 @@ class _Bar:
     def drop(self, group: str, name: str, suffix: str) -> str:
         self.count += 1
         bid = f"{DROP}{self.count}{suffix}"
-        return (f'<details bid="{bid}-box" class="vdrop"><summary bid="{bid}">{name}</summary>'
+        return (f'<details bid="{bid}-box" class="vdrop" name="{GROUP}"><summary bid="{bid}">{name}</summary>'
                 f"{group}</details>")
 
     def groups(self, inner: str, suffix: str) -> str:
