@@ -254,12 +254,55 @@ def test_the_table_shows_its_column_headers(app: str) -> None:
         assert "columnheader" not in other
 
 
+def test_a_template_can_name_the_columns_otherwise() -> None:
+    """``template_columns``: the templates it names draw the table's header row with their
+    own names (as many as ``columns``), every other template with ``columns``; a template
+    the app does not have is refused when the catalogue checks the columns."""
+    decl = variant_lists.parse("t", [{"list": "ul.r", "name": "Results", "columns": ["Title", "Price"],
+                                      "template_columns": {"saved.html": ["Title", "Actions"]}}])
+    src = '<ul class="r">{% for x in xs %}<li><a href="/">{{ x }}</a> <span>s</span></li>{% endfor %}</ul>'
+    head = '<thead><tr><th scope="col">Title</th><th scope="col">{}</th></tr></thead>'
+    assert head.format("Actions") in variant_lists.rewrite(src, "table", decl, "saved.html")
+    for template in ("search.html", ""):
+        assert head.format("Price") in variant_lists.rewrite(src, "table", decl, template)
+    assert decl[0].columns_in("saved.html") == ("Title", "Actions") and decl[0].columns_in("x.html") == ("Title", "Price")
+    variant_lists.check_columns("t", decl, {"saved.html": src, "search.html": src})
+    with pytest.raises(variant_lists.ListsError, match="template_columns name saved.html, a template the app does not"):
+        variant_lists.check_columns("t", decl, {"search.html": src})
+
+
+def test_bookings_saved_hotels_table_names_its_button_column() -> None:
+    """Booking's saved hotels as a table: the third column, whose cells hold a Remove
+    button, is "Actions" (the search results' is "Options", a price or availability)."""
+    variant = _with("booking", list_style="table")
+    env = simweb.make("booking", variant=variant, max_steps=100_000).unwrapped
+    for tid in env.app.tasks:   # a start signed in: the saved hotels are an account's
+        env.reset(seed=0, options={"task": tid})
+        if env.state["browser"]["user"] is not None:
+            break
+    words = _site_of(env.app, variant).words
+    for url, third in (("/account/favorites", "Actions"), (PAGES["booking"][0], "Options")):
+        obs, *_ = env.step(f"goto({url!r})")
+        assert not obs["last_action_error"], obs["last_action_error"]
+        headers = re.findall(r"columnheader '([^']*)'", obs["axtree"])
+        assert headers == [words(c) for c in ("Hotel", "Details", third)], (url, headers)
+
+
 @pytest.mark.parametrize("raw", [{"lists": 3}, [{"name": "x"}], [{"list": "div.x", "name": "x"}], [{"list": "ul"}],
                                  [{"list": "ul.x", "name": "x", "rows": 2}], [{"item": "li x", "name": "x"}],
                                  [{"list": "ul.x", "name": "{{ secret }}"}], [{"list": "ul.x", "name": 'a" onclick="x'}],
                                  [{"list": "ul.x", "name": "x", "columns": "A, B"}],
                                  [{"list": "ul.x", "name": "x", "columns": ["A", "<b>B</b>"]}],
-                                 [{"list": "ul.x", "name": "x", "columns": ["A", ""]}]])
+                                 [{"list": "ul.x", "name": "x", "columns": ["A", ""]}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": ["B"]}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": {}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": {"a": ["B"]}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": {"a.html": "B"}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"],
+                                   "template_columns": {"a.html": ["{{ b }}"]}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"],
+                                   "template_columns": {"a.html": ["B", "C"]}}],
+                                 [{"list": "ul.x", "name": "x", "template_columns": {"a.html": ["B"]}}]])
 def test_a_malformed_lists_section_is_refused(raw: Any) -> None:
     with pytest.raises(variant_lists.ListsError):
         variant_lists.parse("t", raw)

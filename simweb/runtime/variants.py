@@ -848,7 +848,7 @@ class Site:
         if self.sections:   # first: the declared sections are found by today's markup
             source = variant_sections.rewrite(source, name, self.sections, self.section_groups)
         if self.lists:   # first: a list's declared name is shown text, in the variant's words
-            source = variant_lists.rewrite(source, self.lists, self.list_decls)
+            source = variant_lists.rewrite(source, self.lists, self.list_decls, name)
         out = self.shown_text(_both_forms(source) if self.text else source)
         if self.urls is not None:
             out = self.urls.rewrite_source(out)
