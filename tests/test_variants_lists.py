@@ -13,7 +13,7 @@ import pytest
 from conftest import APPS, assert_every_oracle_solves, assert_walks_agree, served_browser
 
 import simweb
-from simweb.runtime import variant_lists
+from simweb.runtime import template_tokens, variant_lists
 from simweb.runtime.variants import VariantError, _site_of, _template_sources, catalogue
 
 #: A page of each app with a declared result list, and the bids of that list's items.
@@ -166,6 +166,24 @@ def test_the_rewrite_splits_an_item_into_its_parts() -> None:
         '<tr class="card vitem"><td><h2>{{ p }}</h2></td><td><p>s</p></td></tr>{% endfor %}</tbody></table><p>end</p>')
 
 
+def test_the_layout_walks_share_one_reading_of_the_tokens() -> None:
+    """simweb.runtime.template_tokens: what each token of a template does to the nesting
+    of elements and Jinja blocks, the reading the parts, the sections' parent and the
+    filter form's siblings all walk."""
+    src = ('<div a="{{ x > 1 }}">{# c #}<!-- h --><br><img src="x"/>{% if y %}{{ y }}{% elif z %}'
+           '{% set n = 1 %}{% set block %}b{% endset %}{% else %}</br>{% endif %}</div>')
+    got = [(t.kind, t.name, t.match.group(0)) for t in template_tokens.tokens(src)]
+    tt = template_tokens
+    assert got == [(tt.OPEN, "div", '<div a="{{ x > 1 }}">'), (tt.COMMENT, "", "{# c #}"), (tt.COMMENT, "", "<!-- h -->"),
+                   (tt.LEAF, "br", "<br>"), (tt.LEAF, "img", '<img src="x"/>'), (tt.OPEN, tt.JINJA, "{% if y %}"),
+                   (tt.EXPRESSION, "", "{{ y }}"), (tt.BRANCH, tt.JINJA, "{% elif z %}"),
+                   (tt.STATEMENT, tt.JINJA, "{% set n = 1 %}"), (tt.OPEN, tt.JINJA, "{% set block %}"),
+                   (tt.CLOSE, tt.JINJA, "{% endset %}"), (tt.BRANCH, tt.JINJA, "{% else %}"),
+                   (tt.LEAF, "br", "</br>"), (tt.CLOSE, tt.JINJA, "{% endif %}"), (tt.CLOSE, "div", "</div>")]
+    between = template_tokens.tokens(src, src.index("{#"), src.index("<img"))
+    assert [t.match.group(0) for t in between] == ["{# c #}", "<!-- h -->", "<br>"]
+
+
 def test_a_table_has_a_header_row_of_its_columns() -> None:
     """Declared columns: a ``<thead>`` row with a ``<th scope="col">`` per name, before the
     body; an item of one part (the empty list's message) is one cell spanning them; the
@@ -236,12 +254,55 @@ def test_the_table_shows_its_column_headers(app: str) -> None:
         assert "columnheader" not in other
 
 
+def test_a_template_can_name_the_columns_otherwise() -> None:
+    """``template_columns``: the templates it names draw the table's header row with their
+    own names (as many as ``columns``), every other template with ``columns``; a template
+    the app does not have is refused when the catalogue checks the columns."""
+    decl = variant_lists.parse("t", [{"list": "ul.r", "name": "Results", "columns": ["Title", "Price"],
+                                      "template_columns": {"saved.html": ["Title", "Actions"]}}])
+    src = '<ul class="r">{% for x in xs %}<li><a href="/">{{ x }}</a> <span>s</span></li>{% endfor %}</ul>'
+    head = '<thead><tr><th scope="col">Title</th><th scope="col">{}</th></tr></thead>'
+    assert head.format("Actions") in variant_lists.rewrite(src, "table", decl, "saved.html")
+    for template in ("search.html", ""):
+        assert head.format("Price") in variant_lists.rewrite(src, "table", decl, template)
+    assert decl[0].columns_in("saved.html") == ("Title", "Actions") and decl[0].columns_in("x.html") == ("Title", "Price")
+    variant_lists.check_columns("t", decl, {"saved.html": src, "search.html": src})
+    with pytest.raises(variant_lists.ListsError, match="template_columns name saved.html, a template the app does not"):
+        variant_lists.check_columns("t", decl, {"search.html": src})
+
+
+def test_bookings_saved_hotels_table_names_its_button_column() -> None:
+    """Booking's saved hotels as a table: the third column, whose cells hold a Remove
+    button, is "Actions" (the search results' is "Options", a price or availability)."""
+    variant = _with("booking", list_style="table")
+    env = simweb.make("booking", variant=variant, max_steps=100_000).unwrapped
+    for tid in env.app.tasks:   # a start signed in: the saved hotels are an account's
+        env.reset(seed=0, options={"task": tid})
+        if env.state["browser"]["user"] is not None:
+            break
+    words = _site_of(env.app, variant).words
+    for url, third in (("/account/favorites", "Actions"), (PAGES["booking"][0], "Options")):
+        obs, *_ = env.step(f"goto({url!r})")
+        assert not obs["last_action_error"], obs["last_action_error"]
+        headers = re.findall(r"columnheader '([^']*)'", obs["axtree"])
+        assert headers == [words(c) for c in ("Hotel", "Details", third)], (url, headers)
+
+
 @pytest.mark.parametrize("raw", [{"lists": 3}, [{"name": "x"}], [{"list": "div.x", "name": "x"}], [{"list": "ul"}],
                                  [{"list": "ul.x", "name": "x", "rows": 2}], [{"item": "li x", "name": "x"}],
                                  [{"list": "ul.x", "name": "{{ secret }}"}], [{"list": "ul.x", "name": 'a" onclick="x'}],
                                  [{"list": "ul.x", "name": "x", "columns": "A, B"}],
                                  [{"list": "ul.x", "name": "x", "columns": ["A", "<b>B</b>"]}],
-                                 [{"list": "ul.x", "name": "x", "columns": ["A", ""]}]])
+                                 [{"list": "ul.x", "name": "x", "columns": ["A", ""]}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": ["B"]}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": {}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": {"a": ["B"]}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"], "template_columns": {"a.html": "B"}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"],
+                                   "template_columns": {"a.html": ["{{ b }}"]}}],
+                                 [{"list": "ul.x", "name": "x", "columns": ["A"],
+                                   "template_columns": {"a.html": ["B", "C"]}}],
+                                 [{"list": "ul.x", "name": "x", "template_columns": {"a.html": ["B"]}}]])
 def test_a_malformed_lists_section_is_refused(raw: Any) -> None:
     with pytest.raises(variant_lists.ListsError):
         variant_lists.parse("t", raw)

@@ -11,8 +11,11 @@ rest of the variant's templates): every top-level *field group* of the form, tha
 * a ``<label>`` and the controls that follow it (cms's admin filters; its name: the label's
   text),
 
-goes, whole, in ``<details bid="filters-drop-N-box" class="vdrop"><summary
-bid="filters-drop-N">NAME</summary>GROUP</details>``, closed. A Jinja block of the form
+goes, whole, in ``<details bid="filters-drop-N-box" class="vdrop" name="filters-drops"><summary
+bid="filters-drop-N">NAME</summary>GROUP</details>``, closed. The dropdowns share their
+``name``: HTML's exclusive accordion, so opening one closes the one open, as a bar of
+menus does (Chromium since 120; the in-process browser models it,
+:meth:`simweb.web.browsing.SimBrowser._toggle_details`). A Jinja block of the form
 (``{% if %}``, ``{% for %}``) with a visible control has its own groups rewritten in it; a
 group in a loop's body takes the loop's index in its bids (``filters-drop-N-{{ loop.index
 }}``), so every bid of the page is unique. N counts the groups in the form's source order
@@ -26,7 +29,8 @@ from __future__ import annotations
 
 import re
 
-from .variant_lists import _TOKEN, _opens_block, _parts
+from .template_tokens import CLOSE, JINJA, OPEN, TOKEN, opens_block, tokens
+from .variant_lists import _parts
 
 #: The CSS of the bar (the form, a flex row above the results) and its dropdowns.
 CSS = (".vfilters-dropdowns>form.filters{display:flex!important;flex-wrap:wrap;gap:.5rem;align-items:flex-start}"
@@ -36,6 +40,9 @@ CSS = (".vfilters-dropdowns>form.filters{display:flex!important;flex-wrap:wrap;g
 
 #: The bid prefix of a dropdown's summary (its details: the summary's bid and ``-box``).
 DROP = "filters-drop-"
+#: The name every dropdown of the bar shares: an exclusive accordion (HTML's ``<details
+#: name>``), so opening one closes the one open, as a bar of menus does.
+GROUP = "filters-drops"
 
 _CONTROL = re.compile(r"<(?:select|textarea)\b|<input\b(?![^>]*\stype=\"hidden\")", re.I)
 _OPEN = re.compile(r"<([a-zA-Z][\w-]*)")
@@ -50,7 +57,7 @@ def _tag(part: str) -> str:
 def _text(source: str) -> str:
     """The shown text of a piece of template source: its HTML tags dropped (Jinja kept),
     its blanks collapsed."""
-    return " ".join(_TOKEN.sub(lambda m: " " if m.group(3) is not None else m.group(0), source).split())
+    return " ".join(TOKEN.sub(lambda m: " " if m.group(3) is not None else m.group(0), source).split())
 
 
 def _inner(part: str, tag: str) -> str:
@@ -68,7 +75,7 @@ class _Bar:
     def drop(self, group: str, name: str, suffix: str) -> str:
         self.count += 1
         bid = f"{DROP}{self.count}{suffix}"
-        return (f'<details bid="{bid}-box" class="vdrop"><summary bid="{bid}">{name}</summary>'
+        return (f'<details bid="{bid}-box" class="vdrop" name="{GROUP}"><summary bid="{bid}">{name}</summary>'
                 f"{group}</details>")
 
     def groups(self, inner: str, suffix: str) -> str:
@@ -107,20 +114,20 @@ class _Bar:
 
     def block(self, part: str, suffix: str) -> str:
         """A Jinja block with its body's groups in dropdowns (a loop's index in their bids)."""
-        first = _TOKEN.match(part)
-        if first is None or first.group(1) is None or not _opens_block(first):
+        first = TOKEN.match(part)
+        if first is None or first.group(1) is None or not opens_block(first):
             return part
         kw = first.group(1)
         depth, end = 0, -1
-        for m in _TOKEN.finditer(part):
-            if m.group(1) is None:
+        for tok in tokens(part):
+            if tok.name != JINJA:
                 continue
-            if _opens_block(m):
+            if tok.kind == OPEN:
                 depth += 1
-            elif m.group(1).startswith("end"):
+            elif tok.kind == CLOSE:
                 depth -= 1
                 if not depth:
-                    end = m.start()
+                    end = tok.match.start()
         if end < 0:
             return part
         inner_suffix = suffix + "-{{ loop.index }}" if kw == "for" else suffix
@@ -130,7 +137,7 @@ class _Bar:
 def dropdowns(form: str) -> str:
     """A filter form's source (``<form ...>...</form>``) with its field groups in closed
     dropdowns (see the module docstring)."""
-    m = _TOKEN.match(form)
+    m = TOKEN.match(form)
     close = form.rfind("</form>")
     if m is None or m.group(3) is None or close < m.end():
         return form

@@ -9,6 +9,8 @@ an app only declares its result lists in ``apps/<app>/variants.yaml``::
       - {list: ul.grid, item: li.card, name: Products,   # container, item (any template), name
          columns: [Product, Price, Rating, Stock]}       # a table's column headers, one per part
       - {item: article.card, name: Posts}                 # items without a container: their loop
+      - {list: ul.results, name: Properties, columns: [Hotel, Details, Options],
+         template_columns: {favorites.html: [Hotel, Details, Actions]}}   # one template's own
 
 A *list* is an element ``tag.class`` (a class token; its items are its direct ``<li>``
 children written in the same template, and every element matching ``item`` in any
@@ -22,7 +24,9 @@ the AX tree shows them):
   ``<tbody>``, every item a ``<tr>`` (a row) whose parts are ``<td>`` cells; a declaration's
   ``columns`` give the table a header row (``<thead>``, a ``<th scope="col">`` per name:
   columnheaders), as many as an item's parts (:func:`check_columns`), and an item of one
-  part (an empty list's message) is one cell spanning the columns;
+  part (an empty list's message) is one cell spanning the columns; ``template_columns``
+  names them otherwise in the templates it names (as many names as ``columns``: a list
+  whose items are a macro's, drawn in another template, spans the same count);
 * ``summary`` (held out): the container a ``<dl>`` (a list), every item a ``<dt>`` (a
   term: its first part with a link, the item's title, else its first part) and a ``<dd>``
   (a definition: its other parts, in their order).
@@ -39,6 +43,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from .template_tokens import BRANCH, CLOSE, EXPRESSION, JINJA, LEAF, OPEN, STATEMENT, TOKEN, opens_block, tokens
 
 #: The factor's options, in order (option 0 is today's site); the held-out one's index.
 OPTIONS = ("rows", "cards", "table", "summary")
@@ -74,7 +80,8 @@ class ListDecl:
     """One declared result list: its container (``tag``, ``cls``; empty: the items' loop),
     its items' element (``item_tag``, ``item_cls``; empty: the container's ``<li>`` only),
     the name a container without an ``aria-label`` takes and, as a table, its column
-    headers (empty: none)."""
+    headers (empty: none) and the templates that name them otherwise (template name,
+    headers; as many as ``columns``)."""
 
     tag: str
     cls: str
@@ -82,6 +89,11 @@ class ListDecl:
     item_cls: str
     name: str
     columns: tuple[str, ...] = ()
+    template_columns: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def columns_in(self, template: str) -> tuple[str, ...]:
+        """The column headers of this list as the template ``template`` draws it."""
+        return next((c for t, c in self.template_columns if t == template), self.columns)
 
 
 def _selector(app: str, i: int, key: str, raw: Any) -> tuple[str, str]:
@@ -101,8 +113,8 @@ def parse(app: str, raw: Any) -> tuple[ListDecl, ...]:
         raise ListsError(f"{app} variants: lists is a list of {{list, item, name, columns}} entries")
     out = []
     for i, entry in enumerate(raw):
-        if not isinstance(entry, dict) or set(entry) - {"list", "item", "name", "columns"}:
-            raise ListsError(f"{app} variants: lists[{i}] takes list, item, name and columns")
+        if not isinstance(entry, dict) or set(entry) - {"list", "item", "name", "columns", "template_columns"}:
+            raise ListsError(f"{app} variants: lists[{i}] takes list, item, name, columns and template_columns")
         tag, cls = _selector(app, i, "list", entry.get("list"))
         item_tag, item_cls = _selector(app, i, "item", entry.get("item"))
         name = entry.get("name")
@@ -117,7 +129,31 @@ def parse(app: str, raw: Any) -> tuple[ListDecl, ...]:
             raise ListsError(f"{app} variants: lists[{i}] names a list, an item or both")
         if tag and tag not in ("ul", "ol"):
             raise ListsError(f"{app} variants: lists[{i}].list is a ul or an ol, not {tag}")
-        out.append(ListDecl(tag, cls, item_tag, item_cls, str(name).strip(), tuple(str(c).strip() for c in columns)))
+        cols = tuple(str(c).strip() for c in columns)
+        out.append(ListDecl(tag, cls, item_tag, item_cls, str(name).strip(), cols,
+                            _template_columns(app, i, entry.get("template_columns"), cols)))
+    return tuple(out)
+
+
+def _template_columns(app: str, i: int, raw: Any, columns: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A declaration's ``template_columns`` (template name -> its column names), checked."""
+    if raw is None:
+        return ()
+    where = f"{app} variants: lists[{i}].template_columns"
+    if not isinstance(raw, dict) or not raw:
+        raise ListsError(f"{where} maps template names to their column names ({{favorites.html: [Hotel, Details, "
+                         f"Actions]}})")
+    out = []
+    for template, names in raw.items():
+        if not isinstance(template, str) or not re.fullmatch(r"[\w/-]+\.html", template):
+            raise ListsError(f"{where}: {template!r} is not a template's file name")
+        if not isinstance(names, list) or not all(_plain(c) for c in names):
+            raise ListsError(f"{where}: {template}'s columns are a list of column names (plain words, no markup "
+                             f"or template syntax)")
+        if len(names) != len(columns):
+            raise ListsError(f"{where}: {template} names {len(names)} columns, the list has {len(columns)} "
+                             f"({', '.join(columns) or 'none'}): a template names the same columns otherwise")
+        out.append((template, tuple(str(c).strip() for c in names)))
     return tuple(out)
 
 
@@ -129,33 +165,26 @@ def _plain(name: Any) -> bool:
 def check_columns(app: str, lists: tuple[ListDecl, ...], sources: dict[str, str]) -> None:
     """Every declared list with ``columns`` has items of as many parts in the app's
     templates (``sources``, by name), or of one part (a message spanning the columns);
-    ListsError naming the first item that has another count."""
+    ListsError naming the first item that has another count, or a template that
+    ``template_columns`` names and the app does not have."""
     for i, decl in enumerate(lists):
         if not decl.columns:
             continue
+        for template, _names in decl.template_columns:
+            if template not in sources:
+                raise ListsError(f"{app} variants: lists[{i}].template_columns name {template}, a template the app "
+                                 f"does not have")
         for tname in sorted(sources):
             for _start, _end, _attrs, inner in _items(sources[tname], decl):
                 n = len(_parts(inner))
                 if n not in (1, len(decl.columns)):
                     raise ListsError(f"{app} variants: lists[{i}] has {len(decl.columns)} columns "
-                                     f"({', '.join(decl.columns)}) but an item in {tname} has {n} parts")
+                                     f"({', '.join(decl.columns_in(tname))}) but an item in {tname} has {n} parts")
 
 
 # ----------------------------------------------------------------------------- source tokens
-# A template's tokens: Jinja expressions, statements (group 1: the keyword), comments,
-# HTML comments and tags (group 2: "/" for a closing tag; 3: the name; 4: the attributes,
-# which may hold Jinja).
-_TOKEN = re.compile(r"\{\{.*?\}\}|\{%-?\s*(\w+).*?-?%\}|\{#.*?#\}|<!--.*?-->"
-                    r"|<(/?)([a-zA-Z][\w-]*)((?:[^>{]|\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|\{(?![{%#]))*)>", re.S)
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
-_BLOCKS = frozenset({"if", "for", "with", "filter", "call", "block", "macro", "autoescape", "raw"})
 _CLASS = re.compile(r'\sclass="([^"]*)"')
 _LABEL = re.compile(r'\saria-label="')
-
-
-def _opens_block(m: re.Match[str]) -> bool:
-    kw = m.group(1)
-    return kw in _BLOCKS or (kw == "set" and "=" not in m.group(0))
 
 
 def _has_class(attrs: str, cls: str) -> bool:
@@ -166,7 +195,7 @@ def _has_class(attrs: str, cls: str) -> bool:
 def _close(source: str, tag: str, pos: int) -> int:
     """The end of the element of ``tag`` whose open tag ends at ``pos`` (-1: unclosed)."""
     depth = 1
-    for m in _TOKEN.finditer(source, pos):
+    for m in TOKEN.finditer(source, pos):
         if m.group(3) is not None and m.group(3).lower() == tag:
             if m.group(2):
                 depth -= 1
@@ -198,7 +227,8 @@ def _parts(inner: str) -> list[tuple[int, int]]:
         loose, loose_shown = -1, False
 
     pos = 0
-    for m in _TOKEN.finditer(inner):
+    for tok in tokens(inner):
+        m = tok.match
         text = inner[pos:m.start()]
         if html == 0 and jinja == 0 and text.strip():
             if loose < 0:
@@ -206,33 +236,22 @@ def _parts(inner: str) -> list[tuple[int, int]]:
             loose_shown = True
         pos = m.end()
         top = html == 0 and jinja == 0
-        if m.group(3) is not None:   # an HTML tag
-            name = m.group(3).lower()
-            void = name in _VOID or m.group(4).rstrip().endswith("/")
-            if m.group(2):
-                html -= 1
-            elif top:
-                end_loose(m.start())
-                start = m.start()
-                if not void:
-                    html += 1
-            elif not void:
-                html += 1
-        elif m.group(1) is not None:   # a statement
-            kw = m.group(1)
-            if _opens_block(m):
-                if top:
-                    end_loose(m.start())
-                    start = m.start()
-                jinja += 1
-            elif kw.startswith("end"):
-                jinja -= 1
-            elif top and loose < 0:   # a statement at the top ({% set x = 1 %}): with the text around
-                loose = m.start()
-        elif top and not m.group(0).startswith(("{#", "<!--")):   # an expression at the top
-            if loose < 0:
-                loose = m.start()
-            loose_shown = True
+        if tok.kind in (OPEN, LEAF) and top:   # an element or a block starts a part
+            end_loose(m.start())
+            start = m.start()
+        if tok.kind in (OPEN, CLOSE):
+            step = 1 if tok.kind == OPEN else -1
+            if tok.name == JINJA:
+                jinja += step
+            else:
+                html += step
+        elif tok.kind == EXPRESSION:
+            if top:
+                if loose < 0:
+                    loose = m.start()
+                loose_shown = True
+        elif tok.kind in (BRANCH, STATEMENT) and top and loose < 0:   # a statement at the top
+            loose = m.start()   # ({% set x = 1 %}): with the text around
         if start >= 0 and html == 0 and jinja == 0:
             spans.append((start, m.end()))
             start = -1
@@ -303,7 +322,7 @@ def _enclosing_for(source: str, at: int) -> tuple[int, int] | None:
     stack: list[tuple[str, int]] = []
     found: tuple[str, int] | None = None
     depth_at = -1
-    for m in _TOKEN.finditer(source):
+    for m in TOKEN.finditer(source):
         if m.group(1) is None:
             continue
         if found is None and m.start() >= at:
@@ -312,7 +331,7 @@ def _enclosing_for(source: str, at: int) -> tuple[int, int] | None:
                 return None
             depth_at = fors[-1]
             found = stack[depth_at]
-        if _opens_block(m):
+        if opens_block(m):
             stack.append((m.group(1), m.start()))
         elif m.group(1).startswith("end") and stack:
             stack.pop()
@@ -327,7 +346,7 @@ def _containers(source: str, decl: ListDecl) -> list[tuple[int, int, int, int, s
     out: list[tuple[int, int, int, int, str]] = []
     if not decl.tag or f"<{decl.tag}" not in source:
         return out
-    for m in _TOKEN.finditer(source):
+    for m in TOKEN.finditer(source):
         if m.group(3) != decl.tag or m.group(2) or not _has_class(m.group(4), decl.cls):
             continue
         end = _close(source, decl.tag, m.end())
@@ -343,7 +362,7 @@ def _items(source: str, decl: ListDecl) -> list[tuple[int, int, str, str]]:
     out: list[tuple[int, int, str, str]] = []
     seen: set[int] = set()
     if decl.item_tag and f"<{decl.item_tag}" in source:
-        for m in _TOKEN.finditer(source):
+        for m in TOKEN.finditer(source):
             if m.group(3) == decl.item_tag and not m.group(2) and _has_class(m.group(4), decl.item_cls):
                 end = _close(source, decl.item_tag, m.end())
                 if end < 0 or m.start() in seen:
@@ -352,16 +371,14 @@ def _items(source: str, decl: ListDecl) -> list[tuple[int, int, str, str]]:
                 out.append((m.start(), end, m.group(4), source[m.end():end - len(f"</{decl.item_tag}>")]))
     for _start, open_end, close_start, _end, _attrs in _containers(source, decl):
         depth = 0   # its direct <li> children written here
-        for t in _TOKEN.finditer(source, open_end, close_start):
-            if t.group(3) is None:
+        for tok in tokens(source, open_end, close_start):
+            t = tok.match
+            if tok.name == JINJA or tok.kind not in (OPEN, CLOSE):
                 continue
-            name = t.group(3).lower()
-            if name in _VOID or t.group(4).rstrip().endswith("/"):
-                continue
-            if t.group(2):
+            if tok.kind == CLOSE:
                 depth -= 1
                 continue
-            if depth == 0 and name == "li" and t.start() not in seen:
+            if depth == 0 and tok.name == "li" and t.start() not in seen:
                 li_end = _close(source, "li", t.end())
                 if li_end > 0:
                     seen.add(t.start())
@@ -370,8 +387,9 @@ def _items(source: str, decl: ListDecl) -> list[tuple[int, int, str, str]]:
     return out
 
 
-def rewrite(source: str, style: str, lists: tuple[ListDecl, ...]) -> str:
-    """A template's source with its declared lists in ``style`` ("" or "rows": unchanged)."""
+def rewrite(source: str, style: str, lists: tuple[ListDecl, ...], template: str = "") -> str:
+    """A template's source (the template ``template``'s: its own column headers, when a
+    declaration names them) with its declared lists in ``style`` ("" or "rows": unchanged)."""
     if style not in CSS or not lists:
         return source
     edits: dict[int, tuple[int, str]] = {}   # start -> (end, replacement)
@@ -386,11 +404,11 @@ def rewrite(source: str, style: str, lists: tuple[ListDecl, ...]) -> str:
                 if loop is not None and all(w[0] != loop[0] for w in wraps):
                     wraps.append((loop[0], loop[1], decl))
         for start, open_end, close_start, end, attrs in _containers(source, decl):
-            open_tag, close_tag = _container(style, attrs, decl.name, decl.columns)
+            open_tag, close_tag = _container(style, attrs, decl.name, decl.columns_in(template))
             edits[start] = (open_end, open_tag)
             edits[close_start] = (end, close_tag)
     for start, end, decl in wraps:
-        open_tag, close_tag = _container(style, "", decl.name, decl.columns)
+        open_tag, close_tag = _container(style, "", decl.name, decl.columns_in(template))
         edits[start] = (start, open_tag)   # inserted before the loop
         edits.setdefault(end, (end, close_tag))
     out, pos = [], 0

@@ -46,7 +46,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .variant_lists import _TOKEN, _VOID, _opens_block, _parts
+from .template_tokens import BRANCH, CLOSE, JINJA, LEAF, OPEN, tokens
+from .variant_lists import _parts
 
 #: The factor's options, in order (option 0 is today's site); the held-out one's index.
 OPTIONS = ("standard", "reversed", "rotated", "interleaved")
@@ -145,37 +146,26 @@ def parse(app: str, raw: Any) -> tuple[Group, ...]:
 # ----------------------------------------------------------------------------- the template
 def _find(source: str, sel: Selector) -> list[int]:
     """Where the open tags of the elements ``sel`` matches start in ``source``."""
-    return [m.start() for m in _TOKEN.finditer(source)
-            if m.group(3) is not None and not m.group(2) and sel.matches(m.group(3), m.group(4))]
+    return [t.match.start() for t in tokens(source)
+            if t.kind in (OPEN, LEAF) and t.name != JINJA and not t.match.group(2)
+            and sel.matches(t.name, t.match.group(4))]
 
 
 def _chain(source: str, at: int) -> list[tuple[int, str]]:
     """The containers around position ``at``, outermost first: each the start of its
     content and its kind (an element's tag, or "{%" for a Jinja block's branch)."""
     stack: list[tuple[int, str]] = []
-    for m in _TOKEN.finditer(source, 0, at):
-        if m.group(3) is not None:   # an HTML tag
-            name = m.group(3).lower()
-            if name in _VOID or m.group(4).rstrip().endswith("/"):
-                continue
-            if not m.group(2):
-                stack.append((m.end(), name))
-            else:   # close the innermost such element (and anything left open inside it)
-                for j in range(len(stack) - 1, -1, -1):
-                    if stack[j][1] == name:
-                        del stack[j:]
-                        break
-        elif m.group(1) is not None:   # a statement
-            kw = m.group(1)
-            if _opens_block(m):
-                stack.append((m.end(), "{%"))
-            elif kw in ("else", "elif") or kw.startswith("end"):
-                for j in range(len(stack) - 1, -1, -1):
-                    if stack[j][1] == "{%":
-                        del stack[j:]
-                        break
-                if kw in ("else", "elif"):   # the next branch is a container of its own
-                    stack.append((m.end(), "{%"))
+    for tok in tokens(source, 0, at):
+        if tok.kind == OPEN:
+            stack.append((tok.match.end(), tok.name))
+        elif tok.kind in (CLOSE, BRANCH):
+            # close the innermost such container (and anything left open inside it)
+            for j in range(len(stack) - 1, -1, -1):
+                if stack[j][1] == tok.name:
+                    del stack[j:]
+                    break
+            if tok.kind == BRANCH:   # the next branch is a container of its own
+                stack.append((tok.match.end(), JINJA))
     return stack
 
 
@@ -184,27 +174,14 @@ def _content_end(source: str, start: int) -> int:
     ``{% elif %}`` or block end that closes nothing opened inside it (the end of the source
     when none does). LIFO: an end tag that meets a Jinja block still open (or the other way
     round) ends it too; :func:`_balanced` then refuses the content."""
-    stack: list[str] = []
-    for m in _TOKEN.finditer(source, start):
-        if m.group(3) is not None:
-            name = m.group(3).lower()
-            if name in _VOID or m.group(4).rstrip().endswith("/"):
-                continue
-            if not m.group(2):
-                stack.append(name)
-            elif not stack:
-                return m.start()
-            else:
-                stack.pop()
-        elif m.group(1) is not None:
-            kw = m.group(1)
-            if _opens_block(m):
-                stack.append("{%")
-            elif kw in ("else", "elif") or kw.startswith("end"):
-                if not stack:
-                    return m.start()
-                if kw.startswith("end"):
-                    stack.pop()
+    depth = 0
+    for tok in tokens(source, start):
+        if tok.kind == OPEN:
+            depth += 1
+        elif tok.kind in (CLOSE, BRANCH):
+            if not depth:
+                return tok.match.start()
+            depth -= tok.kind == CLOSE
     return len(source)
 
 
@@ -212,24 +189,14 @@ def _balanced(text: str) -> bool:
     """Whether every element and Jinja block opened in ``text`` closes in it, innermost
     first, and no branch statement (``{% else %}``) or close is left over at its top."""
     stack: list[str] = []
-    for m in _TOKEN.finditer(text):
-        if m.group(3) is not None:
-            name = m.group(3).lower()
-            if name in _VOID or m.group(4).rstrip().endswith("/"):
-                continue
-            if not m.group(2):
-                stack.append(name)
-            elif not stack or stack.pop() != name:
+    for tok in tokens(text):
+        if tok.kind == OPEN:
+            stack.append(tok.name)
+        elif tok.kind == CLOSE:
+            if not stack or stack.pop() != tok.name:
                 return False
-        elif m.group(1) is not None:
-            kw = m.group(1)
-            if _opens_block(m):
-                stack.append("{%")
-            elif kw in ("else", "elif"):
-                if not stack or stack[-1] != "{%":
-                    return False
-            elif kw.startswith("end") and (not stack or stack.pop() != "{%"):
-                return False
+        elif tok.kind == BRANCH and (not stack or stack[-1] != JINJA):
+            return False
     return not stack
 
 

@@ -75,6 +75,7 @@ import yaml
 
 from ..core.kits import TEMPLATES as KIT_TEMPLATES
 from . import (
+    template_tokens,
     url_schemes,
     variant_confirm,
     variant_filters,
@@ -331,12 +332,6 @@ _FILTERS_CSS = (".vfilters{grid-column:1/-1;min-width:0}"
                 "border-radius:3px;display:inline-block}" + variant_filters.CSS)
 # The filter form of a results page (forms are not nested).
 _FILTER_FORM = re.compile(r'[ \t]*<form\b[^>]*\sclass="(?:[^"]*\s)?filters(?:\s[^"]*)?"[^>]*>.*?</form>[ \t]*\n?', re.S)
-# What the scan for the end of the filter form's siblings steps over: Jinja comments,
-# expressions and statements, HTML comments and tags (a tag's attributes may hold Jinja).
-_SCAN = re.compile(r"{#.*?#}|{{.*?}}|{%-?\s*(\w+)(.*?)%}|<!--.*?-->|<(/?)([a-zA-Z][\w-]*)(?:{{.*?}}|{%.*?%}|[^>])*>", re.S)
-_JINJA_BLOCKS = frozenset({"if", "for", "block", "macro", "call", "filter", "with", "autoescape", "raw"})
-_VOID_TAGS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
-                        "track", "wbr"})
 _MARKER_CSS = ".field-marker{color:#b00020;font-weight:bold}"
 _ERROR_CSS = ".field-error{display:block;color:#b00020;font-size:.9rem;margin:.2rem 0}[aria-invalid=true]{border-color:#b00020}"
 _PAGER_CSS = (".pager-numbered a,.pager-numbered span{margin:0 .25rem}.pager-numbered [aria-current]{font-weight:bold}"
@@ -901,7 +896,7 @@ class Site:
         if self.sections:   # first: the declared sections are found by today's markup
             source = variant_sections.rewrite(source, name, self.sections, self.section_groups)
         if self.lists:   # first: a list's declared name is shown text, in the variant's words
-            source = variant_lists.rewrite(source, self.lists, self.list_decls)
+            source = variant_lists.rewrite(source, self.lists, self.list_decls, name)
         out = self.shown_text(_both_forms(source) if self.text else source)
         if self.urls is not None:
             out = self.urls.rewrite_source(out)
@@ -1019,22 +1014,21 @@ def _siblings_end(source: str, pos: int) -> int:
     """Where the elements that follow position ``pos`` in the same parent end in a
     template's source: at the first end tag (HTML) or block end (Jinja: ``{% endif %}``,
     ``{% else %}``, ``{% endblock %}``) that closes something opened before ``pos``; the
-    end of the source when none does."""
+    end of the source when none does. Elements and blocks are counted apart: an end tag
+    inside a block still open after ``pos`` closes an element opened before it."""
     tags = blocks = 0
-    for m in _SCAN.finditer(source, pos):
-        stmt, closing, tag = m.group(1), m.group(3), m.group(4)
-        if stmt is not None:
-            if stmt.startswith("end") or (stmt in ("else", "elif") and not blocks):
-                if not blocks:
-                    return m.start()
-                blocks -= stmt.startswith("end")
-            elif stmt in _JINJA_BLOCKS or (stmt == "set" and "=" not in m.group(2)):
+    for tok in template_tokens.tokens(source, pos):
+        jinja = tok.name == template_tokens.JINJA
+        if tok.kind == template_tokens.OPEN:
+            if jinja:
                 blocks += 1
-        elif tag is not None and tag.lower() not in _VOID_TAGS and not m.group(0).endswith("/>"):
-            if not closing:
+            else:
                 tags += 1
-            elif not tags:
-                return m.start()
+        elif tok.kind == template_tokens.CLOSE or (tok.kind == template_tokens.BRANCH and not blocks):
+            if not (blocks if jinja else tags):
+                return tok.match.start()
+            if jinja:
+                blocks -= 1
             else:
                 tags -= 1
     return len(source)

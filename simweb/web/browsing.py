@@ -533,7 +533,9 @@ class SimBrowser:
         no submission). The open state is the tab's UI state (``tab["fields"]``, a bool
         under the details' bid, as a checkbox's): it forks, snapshots and restores with
         the state and goes with the page (not kept with the history entry: going back
-        shows the details as served, as in Chromium); a details without a bid has none."""
+        shows the details as served, as in Chromium); a details without a bid has none.
+        Opening a details with a ``name`` closes the others of that name that are open
+        (:meth:`_exclusive_closes`: the HTML standard's exclusive accordion)."""
         node = self._dom_node(summary.bid) if summary.bid else None
         parent = node.parent if node is not None else None
         if parent is None or parent.tag != "details":
@@ -545,8 +547,33 @@ class SimBrowser:
         details = self.page().elements.get(bid)
         if details is None:
             return
-        self.tab["fields"][bid] = not self._is_open(details)
+        fields = self.tab["fields"]
+        opening = not self._is_open(details)
+        if opening:   # the others of its name group close: back to their served state when closed
+            served = parse_cached(self._rendered()).elements   # (Chromium reports a details against it)
+            for other in self._exclusive_closes(details):
+                if "open" in served[other].attrs:
+                    fields[other] = False
+                else:
+                    fields.pop(other, None)
+        fields[bid] = opening
         self._page = None   # the page shows the details' content, or hides it again
+
+    def _exclusive_closes(self, details: Element, opened: dict[str, bool] | None = None) -> list[str]:
+        """The bids of the other ``<details>`` of the page that opening ``details`` closes:
+        those of its *name group* (the same non-empty ``name``, compared exactly, anywhere in
+        the document) open now, as the HTML standard's exclusive accordion does whatever
+        opens it (Chromium: a click on the summary, Enter and Space, a script). ``opened``:
+        details (bid -> open) to take as toggled already (the summary clicks
+        :meth:`summaries_to_show` plans). A details without a bid has no UI state here, so
+        it is not closed (the apps' named details all have one)."""
+        name = details.attrs.get("name")
+        if not name:
+            return []
+        opened = opened or {}
+        return [b for b, el in self.page().elements.items()
+                if el.tag == "details" and b != details.bid and el.attrs.get("name") == name
+                and opened.get(b, self._is_open(el))]
 
     def summaries_to_show(self, bid: str) -> list[str] | None:
         """The summary clicks that show element ``bid`` of the page: none when it is shown;
@@ -560,7 +587,7 @@ class SimBrowser:
         if not el.hidden:
             return []
         node = self._dom_node(bid)
-        opened: dict[str, bool] = {}
+        closed: list[str] = []   # the closed details around it, innermost first
         out: list[str] = []
         n = node.parent if node is not None else None
         while n is not None and n.tag not in ("html", None):
@@ -575,10 +602,14 @@ class SimBrowser:
                     if not sbid:
                         return None
                     out.append(sbid)
-                    opened[dbid] = True
+                    closed.append(dbid)
             n = n.parent
         if not out:
             return None
+        opened: dict[str, bool] = {}
+        for dbid in closed[::-1]:   # opened outermost first, each closing its name group's others
+            opened.update(dict.fromkeys(self._exclusive_closes(page.elements[dbid], opened), False))
+            opened[dbid] = True
         html = self._rendered()
         toggled = {**self._toggled_details(html, self.tab["fields"]), **opened}
         shown = parse_cached(with_details_open(html, toggled)).elements.get(bid)
