@@ -248,13 +248,14 @@ _APPLY_STATE_JS = r"""
 """
 
 #: Focus the date field of bid ``bid`` afresh (blurred, then focused: its first part), or,
-#: with null, say whether the focused element is a date field; false when it is not.
+#: with null, say whether the focused element is a date field; false when it is not, or
+#: when it cannot take the focus (hidden, disabled): no key may go elsewhere.
 _FOCUS_DATE_JS = r"""
 (bid) => {
   const el = bid === null ? document.activeElement : document.querySelector('[bid="' + CSS.escape(bid) + '"]');
   if (!el || el.tagName !== 'INPUT' || el.type !== 'date') return false;
   if (bid !== null) { el.blur(); el.focus(); }
-  return true;
+  return document.activeElement === el;
 }
 """
 
@@ -814,7 +815,8 @@ class BrowserEnv(EpisodeEnv):
     # in the order of parts simweb.web.browsing defines (month, day, year, calendar button):
     # focus() puts the focus on the month, and Tab goes to the next part.
     def _focus_date_start(self, page: Any, bid: str) -> bool:
-        """Focus date field ``bid`` afresh (its month); False when it is not a date field."""
+        """Focus date field ``bid`` afresh (its month); False when it is not a date field or
+        cannot take the focus."""
         return bool(page.evaluate(_FOCUS_DATE_JS, bid))
 
     def _type_date_parts(self, page: Any, held: dict[str, list[int | None]]) -> None:

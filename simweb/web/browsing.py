@@ -1299,10 +1299,11 @@ def step_number(value: str, attrs: dict[str, str], n: int) -> str:
 DATE_PARTS = 3
 #: The part a click on a date field focuses. Playwright clicks the centre of the field's
 #: box, and Chromium sizes a date field to its text (the widest value of each part, the
-#: separators) and its calendar button unless a stylesheet sets its width: the centre then
-#: falls in the year, whether the field is empty or not and with min/max (a four-digit
-#: year) or without (room for six). No app's or variant's stylesheet sets a date field's
-#: width, font or alignment (docs/serving.md, "Date fields by part").
+#: separators) and its calendar button: at the font Chromium gives form controls the
+#: centre falls in the year, whether the field is empty or not and with min/max (a
+#: four-digit year) or without (room for six). Another font size or width can move it; no
+#: app's or variant's stylesheet sets a date field's font, width or alignment (measured:
+#: docs/serving.md, "Date fields by part").
 DATE_CLICK_PART = 2
 
 
