@@ -385,3 +385,117 @@ def test_arrow_keys_and_tab_step_a_date_fields_parts_as_chromium_does(envs: Any)
                                          "press('h-checkin', 'ArrowUp')"],
                        before=("goto('/hotels/101')", "fill('h-checkin', '2026-05-16')"), final=_fields)
     assert stepped[-1] == {"h-checkin": "2026-04-17"}, stepped
+
+
+def _variant_with(app: str, **want: str) -> int:
+    """The first variant of ``app`` whose factors take these values (by label), started
+    signed in, with the top bar's navigation shown and today's URLs."""
+    from simweb.runtime.variants import catalogue
+
+    cat = catalogue(app)
+    want = {"sign_in": "signed-in", "menu": "bar",
+            "url_scheme": next(f for f in cat.factors if f.name == "url_scheme").options[0].label} | want
+    return next(k for k in range(1, cat.count) if all(cat.values(k)[f] == v for f, v in want.items()))
+
+
+def _date_twins(envs: Any, state: dict, actions: list[str]) -> list[Any]:
+    """``actions`` from ``state`` in-process and in Chromium (restored there): after each
+    step, the error class, the focused bid and the fields holding a value, then the AX tree
+    after the last. Asserts both records are equal and returns the in-process one."""
+    sim, web = envs("booking")
+    seen = []
+    for env in (sim, web):
+        env.restore(state)
+        got: list[Any] = []
+        obs: dict = {}
+        for action in actions:
+            obs, *_ = env.step(action)
+            got.append((error_class(obs["last_action_error"]), obs["focused_element_bid"], _fields(env)))
+        seen.append(got + [obs["axtree"]])
+    assert seen[0] == seen[1], (actions, seen[0][:-1], seen[1][:-1])
+    return seen[0]
+
+
+#: Key sequences after a click on a date field (keys, the field's value after them, None for
+#: none), its value 2026-03-31 (check-out: min 2026-01-02, max 2027-01-01, so its year steps).
+CLICKED = [
+    (["ArrowUp"], "2027-03-31"),                          # the year
+    (["ArrowLeft", "ArrowUp"], "2026-03-01"),             # the day, wrapping past the 31st
+    (["Shift+Tab", "ArrowDown"], "2026-03-30"),           # the day
+    (["ArrowLeft", "ArrowLeft", "ArrowDown"], None),      # the month: February 31st, no value
+]
+
+
+@pytest.mark.apps("booking")
+def test_a_click_on_a_date_field_focuses_its_year_as_in_chromium(envs: Any) -> None:
+    """Playwright clicks the centre of a date field's box, which Chromium sizes to the
+    field's text and calendar button: the click focuses the year (wherever the focus was in
+    the field), so the next ArrowUp steps the year. On variant 0 and on variants whose
+    skin and layout differ (the catalogue's), on the hotel page and the search page."""
+    sim, _ = envs("booking")
+    variants = [0, _variant_with("booking", skin="night", nav_position="sidebar"),
+                _variant_with("booking", skin="slate", filters="sidebar", section_order="reversed")]
+    for variant in variants:
+        env = simweb.make("booking", seed=0, variant=variant, max_steps=100_000).unwrapped
+        env.reset(seed=0)
+        for page, bid in (("/hotels/101", "h-checkout"), ("/search?city=Lyon", "s-checkout")):
+            env.step(f"goto({page!r})")
+            env.step(f"fill({bid!r}, '2026-03-31')")
+            state = env.snapshot()
+            for keys, value in CLICKED:
+                actions = [f"click({bid!r})"] + [f"press({bid!r}, {k!r})" for k in keys]
+                got = _date_twins(envs, state, actions)
+                want = {bid: value} if value is not None else {}
+                assert got[-2][2] == want and got[-2][1] == bid, (variant, page, keys, got[:-1])
+    # a click on a field focused on its month, and on an empty field: the year either way
+    env = sim
+    env.reset(seed=0)
+    env.step("goto('/hotels/101')")
+    env.step("fill('h-checkout', '2026-03-31')")
+    env.step("press('h-checkout', 'ArrowDown')")
+    got = _date_twins(envs, env.snapshot(), ["click('h-checkout')", "press('h-checkout', 'ArrowUp')"])
+    assert got[-2][2] == {}, got[:-1]    # February 31st, then 2027: the day is still past February's end
+    env.reset(seed=0)
+    env.step("goto('/hotels/101')")
+    got = _date_twins(envs, env.snapshot(), ["click('h-checkout')", "press('h-checkout', 'ArrowUp')",
+                                             "press('h-checkout', 'ArrowLeft')", "press('h-checkout', 'ArrowUp')",
+                                             "press('h-checkout', 'ArrowLeft')", "press('h-checkout', 'ArrowUp')"])
+    assert got[-2][2] == {"h-checkout": "2026-01-01"}, got[:-1]   # the year (min's), the day, the month
+
+
+@pytest.mark.apps("booking")
+def test_restore_puts_a_date_fields_focused_part_and_held_parts_back_into_chromium(envs: Any) -> None:
+    """A state whose focus is on a date's day, year or calendar button, or whose date field
+    holds parts that make no date (February 31st, a part cleared), restored into Chromium:
+    the next key gives the same value, focus and AX tree as in-process."""
+    sim, _ = envs("booking")
+    cases = [   # (actions making the state, the next actions, the check-out field's value after them)
+        (["press('h-checkout', 'ArrowRight')"], ["press('h-checkout', 'ArrowUp')"], "2026-03-01"),
+        (["press('h-checkout', 'Tab')", "press('h-checkout', 'Tab')"], ["press('h-checkout', 'ArrowUp')"], "2027-03-31"),
+        # the calendar button (keyboard_press: press() would focus() the field, its month),
+        # where the arrows do nothing, and Shift+Tab goes back to the year
+        (["press('h-checkout', 'Tab')"] * 3, ["keyboard_press('ArrowLeft')", "keyboard_press('ArrowUp')"],
+         "2026-03-31"),
+        (["press('h-checkout', 'Tab')"] * 3, ["keyboard_press('Shift+Tab')", "keyboard_press('ArrowUp')"],
+         "2027-03-31"),
+        # February 31st held, the focus on the day: the 31st wraps to the 1st
+        (["press('h-checkout', 'ArrowDown')", "press('h-checkout', 'ArrowRight')"], ["press('h-checkout', 'ArrowUp')"],
+         "2026-02-01"),
+        # February 31st held in a field that lost the focus: press() focuses its month afresh
+        (["press('h-checkout', 'ArrowDown')", "press('h-checkin', 'ArrowRight')"], ["press('h-checkout', 'ArrowUp')"],
+         "2026-03-31"),
+        # the month cleared (held: its day and year), the focus on the year
+        (["press('h-checkout', 'Backspace')", "press('h-checkout', 'ArrowRight')", "press('h-checkout', 'ArrowRight')"],
+         ["press('h-checkout', 'ArrowLeft')", "press('h-checkout', 'ArrowLeft')", "press('h-checkout', 'ArrowDown')"],
+         "2026-12-31"),
+    ]
+    for making, next_actions, value in cases:
+        sim.reset(seed=0)
+        for action in ["goto('/hotels/101')", "fill('h-checkin', '2026-03-20')", "fill('h-checkout', '2026-03-31')",
+                       *making]:
+            sim.step(action)
+        state = sim.snapshot()
+        tab = state["browser"]["tabs"][0]
+        assert tab.get("parts") or (tab.get("caret") or [None, 0])[1], making   # a state the restore must rebuild
+        got = _date_twins(envs, state, next_actions)
+        assert got[-2][2].get("h-checkout", "") == value, (making, got[:-1])

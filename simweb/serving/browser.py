@@ -247,6 +247,18 @@ _APPLY_STATE_JS = r"""
 }
 """
 
+#: Focus the date field of bid ``bid`` afresh (blurred, then focused: its first part), or,
+#: with null, say whether the focused element is a date field; false when it is not, or
+#: when it cannot take the focus (hidden, disabled): no key may go elsewhere.
+_FOCUS_DATE_JS = r"""
+(bid) => {
+  const el = bid === null ? document.activeElement : document.querySelector('[bid="' + CSS.escape(bid) + '"]');
+  if (!el || el.tagName !== 'INPUT' || el.type !== 'date') return false;
+  if (bid !== null) { el.blur(); el.focus(); }
+  return document.activeElement === el;
+}
+"""
+
 #: (tag, type, disabled, options) of one element, for actions that check before acting.
 _DESCRIBE_JS = r"""
 (el) => ({
@@ -786,10 +798,53 @@ class BrowserEnv(EpisodeEnv):
             html = self.app.render(state, tab)
             self._load_rendered(page, self._url(shown_url(self.app, state, tab["url"])), html, int(tab["status"] or 200))
             self._forget_history(page)
-            if tab["fields"] or tab["focus"] or tab["scroll"] != [0, 0]:
-                page.evaluate(_APPLY_STATE_JS, [tab["fields"], tab["focus"], tab["scroll"], tab.get("caret")])
+            held = tab.get("parts") or {}
+            if held:   # the fields first, then the held parts typed in, then the focus
+                page.evaluate(_APPLY_STATE_JS, [tab["fields"], None, tab["scroll"], None])
+                self._type_date_parts(page, held)
+            if tab["fields"] or tab["focus"] or tab["scroll"] != [0, 0] or held:
+                page.evaluate(_APPLY_STATE_JS, [{} if held else tab["fields"], tab["focus"], tab["scroll"],
+                                                tab.get("caret")])
+                self._focus_date_part(page, tab)
         self._active = min(int(browser["active"]), len(self._pages) - 1)
         _safe(self.page.bring_to_front)
+
+    # A date field's parts live in Chromium's shadow tree, out of a script's reach: a state
+    # whose date field holds parts that make no date (the tab's ``parts``) or whose focus is
+    # on a date's later part (its ``caret``, [bid, part, part]) is put back with the keyboard,
+    # in the order of parts simweb.web.browsing defines (month, day, year, calendar button):
+    # focus() puts the focus on the month, and Tab goes to the next part.
+    def _focus_date_start(self, page: Any, bid: str) -> bool:
+        """Focus date field ``bid`` afresh (its month); False when it is not a date field or
+        cannot take the focus."""
+        return bool(page.evaluate(_FOCUS_DATE_JS, bid))
+
+    def _type_date_parts(self, page: Any, held: dict[str, list[int | None]]) -> None:
+        """Type each held part's digits into its part (a cleared part is left empty): in
+        Chromium a typed part stays on the page while the parts make no date."""
+        for bid in sorted(held):
+            for part, number in enumerate(held[bid]):
+                if number is None or not self._focus_date_start(page, bid):
+                    continue
+                for _ in range(part):
+                    page.keyboard.press("Tab")
+                # the year at least four digits, as the field shows it (typed "1" is year 1 too)
+                page.keyboard.type(str(number).zfill(4 if part == 2 else 2))
+        # nothing keeps the focus: the state's own focus is put back after (a fresh focus())
+        page.evaluate("() => { if (document.activeElement) document.activeElement.blur(); }")
+
+    def _focus_date_part(self, page: Any, tab: dict) -> None:
+        """Move the focus from a focused date field's month (where the state's focus() put
+        it) to the part the tab's ``caret`` holds, with as many Tabs; then the tab's scroll
+        again (the keys may have scrolled the field into view)."""
+        caret = tab.get("caret")
+        if not tab["focus"] or not caret or caret[0] != tab["focus"] or not 0 < int(caret[1]) <= 3:
+            return
+        if not page.evaluate(_FOCUS_DATE_JS, None):   # the focus is in a date field, on its month
+            return
+        for _ in range(int(caret[1])):
+            page.keyboard.press("Tab")
+        page.evaluate("([x, y]) => window.scrollTo(x || 0, y || 0)", tab["scroll"])
 
     def _forget_history(self, page: Any) -> None:
         """Drop the tab's earlier history entries (the about:blank it was opened on): a

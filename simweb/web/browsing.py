@@ -478,8 +478,10 @@ class SimBrowser:
         # click event does when it bubbles.
         target = el if _activatable(el) else self._activatable_ancestor(el)
         focus = el if _focusable(el) else (target if target is not None and _focusable(target) else None)
-        if focus is not None and focus.input_type == "date" and self.tab["focus"] != focus.bid:
-            self._set_date_part(focus, 0)   # (Chromium's part is the one under the box's centre: not modelled)
+        if focus is not None and focus.input_type == "date":
+            # The click focuses the part under the box's centre, wherever the focus was in
+            # the field: the year at the width Chromium gives a date field (DATE_CLICK_PART).
+            self._set_date_part(focus, DATE_CLICK_PART)
         self.tab["focus"] = focus.bid if focus is not None else None
         if focus is not None and focus.input_type in EDITABLE_TEXT:
             self._set_caret(focus, None)   # the click lands past the end of a value that fills half the box or less
@@ -904,14 +906,14 @@ class SimBrowser:
 
     def _date_key(self, el: Element, key: str) -> None:
         """An arrow key in a date field, as Chromium's: Left and Right move between its
-        three parts (stopping at either end; Left from the calendar button goes to the
-        year), Up and Down step the focused part (:func:`step_date`); on the calendar
-        button Up and Down do nothing."""
+        three parts (stopping at either end), Up and Down step the focused part
+        (:func:`step_date`); on the calendar button the arrows do nothing."""
         part = self._date_part(el)
+        if part == DATE_PARTS:
+            return
         if key in ("ArrowLeft", "ArrowRight"):
-            step = -1 if key == "ArrowLeft" else 1
-            self._set_date_part(el, max(0, min(DATE_PARTS - 1, part + step)) if part < DATE_PARTS or step < 0 else part)
-        elif part < DATE_PARTS:
+            self._set_date_part(el, max(0, min(DATE_PARTS - 1, part + (-1 if key == "ArrowLeft" else 1))))
+        else:
             self._set_date_parts(el, step_date_part(self._date_parts(el), el.attrs, part, 1 if key == "ArrowUp" else -1))
 
     def _date_parts(self, el: Element) -> list[int | None]:
@@ -1326,6 +1328,14 @@ def step_number(value: str, attrs: dict[str, str], n: int) -> str:
 #: A date field's stops for the keyboard in Chromium's en-US layout: month, day, year (its
 #: editable parts, in that order), then the calendar button, which Tab reaches but arrows skip.
 DATE_PARTS = 3
+#: The part a click on a date field focuses. Playwright clicks the centre of the field's
+#: box, and Chromium sizes a date field to its text (the widest value of each part, the
+#: separators) and its calendar button: at the font Chromium gives form controls the
+#: centre falls in the year, whether the field is empty or not and with min/max (a
+#: four-digit year) or without (room for six). Another font size or width can move it; no
+#: app's or variant's stylesheet sets a date field's font, width or alignment (measured:
+#: docs/serving.md, "Date fields by part").
+DATE_CLICK_PART = 2
 
 
 def date_parts(value: str) -> list[int | None]:
