@@ -17,20 +17,43 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              what the loop around it adds (caches other work evicted, the collector);
   sample     (--sample N) the distribution over N variants drawn from the catalogue (by a
              hash of the app's name: the same ids every run) among those that keep today's
-             policies, no confirmation step, one-step forms, a signed-in start and the
-             bar shown (the others make the oracle take other steps, so their step medians are not comparable): per variant, the
+             policies, no confirmation step, one-step forms, a signed-in start, the bar shown
+             and the filter form in view (their oracle takes today's steps): per variant, the
              cost as above against variant 0 in the same run, interleaved; reported as the
              median, p90 and max of the per-variant ratios and the share within 1.10, with
              ``--aa M`` runs of variant 0 against itself (a second environment) as the
-             noise floor of the same measurement. The step is also given paired
+             noise floor of the same measurement. The step is also given paired by index
              (paired_ratio): the median over steps of one step's time on the variant over
              the same step's on variant 0 (the same instance and plan, run next to it),
              which the mix of step kinds does not move as it moves a median of all steps,
              and as a total (total_ratio): the time of all the variant's steps over the
-             same steps' on variant 0, what a training run's throughput sees.
+             same steps' on variant 0, what a training run's throughput sees;
+  by page    (--sample N --pair page) the N variants drawn from the whole catalogue, the
+             flow-changing ones included (a sign-in, a confirmation page, a second form page,
+             a menu or a filter form to open: their oracle takes other steps, so steps do
+             not pair by index). Each step is keyed by what it did and where (step_key):
+             ``render`` (the site served a page), ``reparse`` (a <details> opened: the same
+             HTML parsed again) or ``field`` (a field filled, an option selected: the AX tree
+             of the same page); the action's name; the page it left and the page it landed
+             on (the route's name from the step's info, not the URL). Per variant: ``ratio``,
+             the median over the keys both sides took of (the key's median time on the
+             variant / on variant 0); ``near_ratio``, with the variant's other keys paired
+             with variant 0's steps of the same kind that land on the same page (a second
+             form page's submission, a confirmation page's yes); ``total_ratio``, the
+             variant's steps on shared keys priced at its medians over the same steps priced
+             at variant 0's; ``paired_share``, the share of its steps that found a partner
+             (the rest are its own steps: the sign-in, the disclosure, the confirmation
+             page); ``episode_ratio``, all its steps over all of variant 0's for the same
+             tasks. The A/A runs go through the same pairing. Each side's plans are found
+             in a forked child (plans_apart): a flow variant's plan is found by running it,
+             which would leave its pages parsed and its text rewritten for the timed steps.
+             Work an episode does once (the signed-in user's data) lands on its first step
+             that needs it: on a signed-out start, the sign-in's page, so a by-page ratio
+             is a little low there.
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
+    python benchmarks/bench_variants.py --apps booking,cms --clock cpu --sample 12 --aa 2 --rounds 2 --no-far --pair page
     python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
@@ -577,6 +600,11 @@ def main() -> None:
                 print(f"{app:9} share of a variant's steps paired by page: median {sh['median']:.0%} "
                       f"(min {sh['min']:.0%}), with the nearest equivalent {nsh['median']:.0%} "
                       f"(min {nsh['min']:.0%}); load {smp['load'][0]}-{max(smp['load'])}", flush=True)
+                # where the cost goes: the step keys most over variant 0 in half the variants or more
+                drawn = sum(1 for v in smp["variants"] if v["variant"])
+                worst = [(key, r) for key, r in smp["step_page_by_key"].items() if 2 * r["variants"] >= drawn]
+                print(f"{app:9} costliest steps by page (median over the variants that take them): "
+                      + "; ".join(f"{key} x{r['median']} ({r['variants']})" for key, r in worst[:5]), flush=True)
         results[app] = res
     if args.out and results:
         Path(args.out).write_text(json.dumps({"command": " ".join(sys.argv), "apps": results}, indent=1) + "\n")
