@@ -17,20 +17,43 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              what the loop around it adds (caches other work evicted, the collector);
   sample     (--sample N) the distribution over N variants drawn from the catalogue (by a
              hash of the app's name: the same ids every run) among those that keep today's
-             policies, no confirmation step, one-step forms, a signed-in start and the
-             bar shown (the others make the oracle take other steps, so their step medians are not comparable): per variant, the
+             policies, no confirmation step, one-step forms, a signed-in start, the bar shown
+             and the filter form in view (their oracle takes today's steps): per variant, the
              cost as above against variant 0 in the same run, interleaved; reported as the
              median, p90 and max of the per-variant ratios and the share within 1.10, with
              ``--aa M`` runs of variant 0 against itself (a second environment) as the
-             noise floor of the same measurement. The step is also given paired
+             noise floor of the same measurement. The step is also given paired by index
              (paired_ratio): the median over steps of one step's time on the variant over
              the same step's on variant 0 (the same instance and plan, run next to it),
              which the mix of step kinds does not move as it moves a median of all steps,
              and as a total (total_ratio): the time of all the variant's steps over the
-             same steps' on variant 0, what a training run's throughput sees.
+             same steps' on variant 0, what a training run's throughput sees;
+  by page    (--sample N --pair page) the N variants drawn from the whole catalogue, the
+             flow-changing ones included (a sign-in, a confirmation page, a second form page,
+             a menu or a filter form to open: their oracle takes other steps, so steps do
+             not pair by index). Each step is keyed by what it did and where (step_key):
+             ``render`` (the site served a page), ``reparse`` (a <details> opened: the same
+             HTML parsed again) or ``field`` (a field filled, an option selected: the AX tree
+             of the same page); the action's name; the page it left and the page it landed
+             on (the route's name from the step's info, not the URL). Per variant: ``ratio``,
+             the median over the keys both sides took of (the key's median time on the
+             variant / on variant 0); ``near_ratio``, with the variant's other keys paired
+             with variant 0's steps of the same kind that land on the same page (a second
+             form page's submission, a confirmation page's yes); ``total_ratio``, the
+             variant's steps on shared keys priced at its medians over the same steps priced
+             at variant 0's; ``paired_share``, the share of its steps that found a partner
+             (the rest are its own steps: the sign-in, the disclosure, the confirmation
+             page); ``episode_ratio``, all its steps over all of variant 0's for the same
+             tasks. The A/A runs go through the same pairing. Each side's plans are found
+             in a forked child (plans_apart): a flow variant's plan is found by running it,
+             which would leave its pages parsed and its text rewritten for the timed steps.
+             Work an episode does once (the signed-in user's data) lands on its first step
+             that needs it: on a signed-out start, the sign-in's page, so a by-page ratio
+             is a little low there.
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
+    python benchmarks/bench_variants.py --apps booking,cms --clock cpu --sample 12 --aa 2 --rounds 2 --no-far --pair page
     python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
@@ -44,7 +67,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import parser, percentile
+from common import load_now, parser, percentile
 
 import simweb
 from simweb.runtime.variants import FILTER_DISCLOSED, SHEETS_PATH, catalogue, jinja_for
@@ -53,20 +76,33 @@ APPS = ("shopping", "forum", "issues", "cms", "booking")
 _NAME = re.compile(r"'((?:[^'\\]|\\.)*)'")
 
 
+def _flow_option(o: Any) -> bool:
+    """Whether a factor's option changes the oracle's steps: a policy, a confirmation step,
+    a multi-step form, a signed-out start, a menu to open or a filter form behind a
+    disclosure (a sign-in is four more, cheap, steps, a menu or a closed filter form one
+    more)."""
+    return bool(o.policies or o.confirm or o.steps or o.login or o.menu or o.filters in FILTER_DISCLOSED)
+
+
 def _keeps_flows(app: str) -> list[bool]:
-    """Per factor of ``app``'s catalogue: whether it holds a policy, the confirmation step,
-    multi-step forms, a signed-out start, a menu to open or a filter form behind a
-    disclosure (what changes the oracle's steps: a sign-in is four more, cheap, steps, a
-    menu or a closed filter form one more)."""
-    return [any(o.policies or o.confirm or o.steps or o.login or o.menu or o.filters in FILTER_DISCLOSED
-                for o in f.options)
-            for f in catalogue(app).factors]
+    """Per factor of ``app``'s catalogue: whether any of its options changes the oracle's
+    steps (:func:`_flow_option`)."""
+    return [any(_flow_option(o) for o in f.options) for f in catalogue(app).factors]
 
 
-def sample_variants(app: str, n: int) -> list[int]:
-    """``n`` variant ids of ``app`` that keep today's policies, no confirmation step,
-    one-step forms, a signed-in start, the bar shown and the filter form in view (the oracle takes today's steps on them), drawn over the whole
-    catalogue by a hash of the app's name and a counter: the same ids every run."""
+def flows_changed(app: str, k: int) -> list[str]:
+    """The factors whose value in variant ``k`` is not today's and changes the oracle's
+    steps (another policy, a confirmation step, a sign-in...)."""
+    cat = catalogue(app)
+    return [f.name for f, i in zip(cat.factors, cat.choice(k)) if i != 0 and _flow_option(f.options[i])]
+
+
+def sample_variants(app: str, n: int, every: bool = False) -> list[int]:
+    """``n`` variant ids of ``app`` drawn over the whole catalogue by a hash of the app's
+    name and a counter: the same ids every run. By default only those that keep today's
+    policies, no confirmation step, one-step forms, a signed-in start, the bar shown and the
+    filter form in view (the oracle takes today's steps on them, so its steps pair by index);
+    ``every``: any variant (steps pair by page, :func:`page_paired`)."""
     import hashlib
 
     cat = catalogue(app)
@@ -76,7 +112,7 @@ def sample_variants(app: str, n: int) -> list[int]:
     while len(out) < n and i < 1000 * n:
         i += 1
         k = 1 + int(hashlib.sha256(f"{app}/sample/{i}".encode()).hexdigest(), 16) % (cat.count - 1)
-        if k not in out and all(c == 0 for c, kept in zip(cat.choice(k), keep) if kept):
+        if k not in out and (every or all(c == 0 for c, kept in zip(cat.choice(k), keep) if kept)):
             out.append(k)
     return out
 
@@ -146,6 +182,127 @@ def diversity(app: str, k: int) -> dict[str, Any]:
 CLOCK = time.perf_counter
 
 
+def step_kind(browser: Any, html: str | None, page: Any) -> str:
+    """What a step did to the page, from the browser's page cache before (``html``, ``page``)
+    and after it: ``render`` (the site served a page: a navigation, a form's submission, a
+    post and its redirect, the same page again), ``reparse`` (the same HTML, another parse:
+    a ``<details>`` opened or closed, as a menu or a filter form behind a disclosure) or
+    ``field`` (neither: a field filled, an option selected, a box checked; the AX tree is
+    the same page's with other values)."""
+    if browser._html is not html:
+        return "render"
+    return "reparse" if browser._page is not page else "field"
+
+
+def step_key(action: str, kind: str, before: str, after: str) -> str:
+    """A step's key for pairing by page: what it did (``kind``, :func:`step_kind`, and the
+    action's name: click, fill, goto...) and where (the page it starts on and the page it
+    lands on, the info's ``page``: the route's name, not the URL, which holds ids and a
+    variant's URL scheme). A navigation's cost is mostly the page it lands on (the
+    transition, the render, the parse); a field's is the page it is on (its AX tree)."""
+    return f"{kind} {action.split('(', 1)[0]} {before}>{after}"
+
+
+def near_key(key: str) -> str:
+    """The nearest-equivalent key: the kind of step and the page it lands on, whatever the
+    action and the page it left (a two-step form's second submission, from the form-step
+    page, lands on the page today's one submission lands on; a confirmation page's "yes"
+    lands where today's confirmed action lands)."""
+    kind, _, route = key.split(" ", 2)
+    return f"{kind} {route.split('>', 1)[1]}"
+
+
+def page_paired(t0: dict[str, list[float]], tk: dict[str, list[float]]) -> dict[str, Any]:
+    """Pair variant ``k``'s steps with variant 0's by page (``t0``, ``tk``: step key ->
+    times, :func:`step_key`). ``ratio``: the median over the keys both sides took of (the
+    key's median time on ``k`` / on variant 0); ``near_ratio``: the same over those keys and
+    ``k``'s other keys paired with variant 0's steps of the same :func:`near_key` (pooled);
+    ``total_ratio``: ``k``'s steps on shared keys priced at ``k``'s medians over the same
+    steps priced at variant 0's (weighted by ``k``'s counts: what a run's throughput sees of
+    them); ``paired_share`` and ``near_share``: the share of ``k``'s steps that found a
+    partner; ``unpaired``: ``k``'s keys with no partner (its own steps: a sign-in, a
+    disclosure opened, a confirmation page), with their count and median time."""
+    def med(xs: list[float]) -> float:
+        return percentile(xs, 50)
+
+    near0: dict[str, list[float]] = {}
+    for key, xs in t0.items():
+        near0.setdefault(near_key(key), []).extend(xs)
+    keys: dict[str, dict[str, Any]] = {}
+    ratios, near_ratios, unpaired = [], [], {}
+    num = den = 0.0
+    n_all = sum(len(xs) for xs in tk.values())
+    n_exact = n_near = 0
+    for key in sorted(tk):
+        xs = tk[key]
+        if key in t0 and med(t0[key]) > 0:
+            r = med(xs) / med(t0[key])
+            ratios.append(r)
+            near_ratios.append(r)
+            num += len(xs) * med(xs)
+            den += len(xs) * med(t0[key])
+            n_exact += len(xs)
+            keys[key] = {"n": len(xs), "n0": len(t0[key]), "ms": round(med(xs) * 1e3, 4),
+                         "ms0": round(med(t0[key]) * 1e3, 4), "ratio": round(r, 3)}
+        elif near_key(key) in near0 and med(near0[near_key(key)]) > 0:
+            pool = near0[near_key(key)]
+            r = med(xs) / med(pool)
+            near_ratios.append(r)
+            n_near += len(xs)
+            keys[key] = {"n": len(xs), "n0": len(pool), "ms": round(med(xs) * 1e3, 4),
+                         "ms0": round(med(pool) * 1e3, 4), "ratio": round(r, 3), "near": near_key(key)}
+        else:
+            unpaired[key] = {"n": len(xs), "ms": round(med(xs) * 1e3, 4)}
+    return {"ratio": round(med(ratios), 3) if ratios else None,
+            "near_ratio": round(med(near_ratios), 3) if near_ratios else None,
+            "total_ratio": round(num / den, 3) if den else None,
+            "keys": len(ratios), "near_keys": len(near_ratios) - len(ratios),
+            "paired_share": round(n_exact / max(1, n_all), 3),
+            "near_share": round((n_exact + n_near) / max(1, n_all), 3),
+            "only0": sorted(k for k in t0 if k not in tk),
+            "unpaired": unpaired, "by_key": keys}
+
+
+def plans_apart(envs: dict[str, Any], runs: list[tuple[str, int]]) -> dict[tuple[str, str, int], list[str]]:
+    """Each side's oracle plan (final action left out) for each (template, seed) of
+    ``runs``, found in a child process (``os.fork``) and sent back through a pipe. On a
+    variant that changes the flows (a confirmation step, a menu, a two-step form...) the
+    plan is found by running it on a copy of the start (:func:`simweb.episodes.episode.
+    confirmed_plan`), which parses and renders the very pages the timed steps then show and
+    fills the variant's memos with their text: found in this process, those steps would
+    find their pages parsed and their text rewritten (0 parse-cache misses a step on such a
+    variant). The child's caches go with it."""
+    import gc
+    import os
+
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:   # the child: every plan, as JSON, then exit without running the parent's cleanup
+        code = 1
+        try:
+            os.close(rd)
+            out = []
+            for v, env in envs.items():
+                for tid, seed in runs:
+                    env.reset(seed=seed, options={"task": tid})
+                    out.append([v, tid, seed, env.oracle_plan()[:-1]])
+            with os.fdopen(wr, "wb") as f:
+                f.write(json.dumps(out).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wr)
+    with os.fdopen(rd, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not data:
+        raise RuntimeError(f"the child that finds the oracle plans failed (status {status})")
+    # The fork left this process's pages shared copy-on-write: touch the collector's objects
+    # now (untimed) rather than in the first timed steps.
+    gc.collect()
+    return {(v, tid, seed): plan for v, tid, seed, plan in json.loads(data)}
+
+
 def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, warm: int = 0) -> dict[str, Any]:
     """Variant ``k``'s step, fork and cold reset against variant 0's (``base``, an
     environment of variant 0, or a new one), interleaved in this run; ``k`` = 0 measures
@@ -165,6 +322,8 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
     tasks = list(envs["v0"].app.tasks)
     times: dict[str, dict[str, list[float]]] = {v: {"step": [], "fork": [], "cold_reset": []} for v in envs}
     plans: dict[str, list[int]] = {v: [] for v in envs}   # where each episode's steps end
+    by_key: dict[str, dict[str, list[float]]] = {v: {} for v in envs}   # step key -> times (page pairing)
+    keyseq: dict[str, list[str]] = {v: [] for v in envs}   # every step's key, in order
     from simweb.web.browsing import parse_cached
 
     for i in range(warm):
@@ -173,29 +332,37 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
                 env.reset(seed=900_000 + i, options={"task": tid})
                 for a in env.oracle_plan()[:-1]:
                     env.step(a)
-    seed = seed0
-    for r in range(rounds + rounds % 2):   # an even number: each side goes first as often
-        for tid in tasks:
-            seed += 1
-            for v in (("v0", "k") if r % 2 == 0 else ("k", "v0")):   # interleaved, alternating order
-                env = envs[v]
-                # each episode starts with an empty parse cache: no side parses a page the
-                # other side just parsed (in the A/A control the two sides' pages are the same)
-                parse_cached.cache_clear()
+    runs = [(r, tid, seed0 + 1 + r * len(tasks) + i)   # an even number of rounds: each side goes first as often
+            for r in range(rounds + rounds % 2) for i, tid in enumerate(tasks)]
+    plan_of = plans_apart(envs, [(tid, seed) for _, tid, seed in runs])
+    for r, tid, seed in runs:
+        for v in (("v0", "k") if r % 2 == 0 else ("k", "v0")):   # interleaved, alternating order
+            env = envs[v]
+            # each episode starts with an empty parse cache: no side parses a page the
+            # other side just parsed (in the A/A control the two sides' pages are the same)
+            parse_cached.cache_clear()
+            t = CLOCK()
+            # the same instance on both sides (the same plan); what one side leaves memoised
+            # for the other (the task's parameters) is balanced by alternating who goes first
+            _, info = env.reset(seed=seed, options={"task": tid})
+            times[v]["cold_reset"].append(CLOCK() - t)
+            t = CLOCK()
+            child = env.fork()
+            times[v]["fork"].append(CLOCK() - t)
+            del child
+            here = info["page"]
+            for a in plan_of[v, tid, seed]:
+                browser = env.browser
+                html, page = browser._html, browser._page
                 t = CLOCK()
-                # the same instance on both sides (the same plan); what one side leaves memoised
-                # for the other (the task's parameters) is balanced by alternating who goes first
-                env.reset(seed=seed, options={"task": tid})
-                times[v]["cold_reset"].append(CLOCK() - t)
-                t = CLOCK()
-                child = env.fork()
-                times[v]["fork"].append(CLOCK() - t)
-                del child
-                for a in env.oracle_plan()[:-1]:
-                    t = CLOCK()
-                    env.step(a)
-                    times[v]["step"].append(CLOCK() - t)
-                plans[v].append(len(times[v]["step"]))
+                _, _, _, _, info = env.step(a)
+                dt = CLOCK() - t
+                times[v]["step"].append(dt)
+                key = step_key(a, step_kind(browser, html, page), here, info["page"])
+                by_key[v].setdefault(key, []).append(dt)
+                keyseq[v].append(key)
+                here = info["page"]
+            plans[v].append(len(times[v]["step"]))
 
     def med(xs: list[float]) -> float:
         xs = sorted(xs)
@@ -210,54 +377,90 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
     # variant keeps today's policies and flows; then the median of each step's ratio (its
     # time on the variant over the same step's on variant 0, run next to it) is free of
     # the step mix, which moves a median of many kinds of steps from run to run.
-    if plans["v0"] == plans["k"]:
+    # By index only when both sides took the same kinds of steps on the same pages in the
+    # same order (a variant that keeps today's flows); else the pairs would be misaligned.
+    if plans["v0"] == plans["k"] and keyseq["v0"] == keyseq["k"]:
         pairs = sorted(b / a for a, b in zip(times["v0"]["step"], times["k"]["step"]) if a > 0)
         out["step"]["paired_ratio"] = round(pairs[len(pairs) // 2], 3)
         # what a training run sees: the time of all the steps on the variant over the same
         # steps' on variant 0 (a navigation weighs what it costs, a typed field little)
         out["step"]["total_ratio"] = round(sum(times["k"]["step"]) / sum(times["v0"]["step"]), 3)
+    # By page: any variant, whatever steps its oracle takes (page_paired)
+    page = out["step"]["page"] = page_paired(by_key["v0"], by_key["k"])
+    # What the same tasks cost in all (the variant's own steps included): all of the
+    # variant's steps over all of variant 0's, the same instances; and the steps an episode
+    # takes on each side. Work done once an episode (the signed-in user's data, read by the
+    # first page that shows it) lands on whichever step comes first: on a signed-out start,
+    # the sign-in's page, so the steps after it read cheaper by page than today's.
+    page["episode_ratio"] = round(sum(times["k"]["step"]) / sum(times["v0"]["step"]), 3)
+    page["steps_per_episode"] = round(len(times["k"]["step"]) / len(plans["k"]), 2)
+    page["steps_per_episode0"] = round(len(times["v0"]["step"]) / len(plans["v0"]), 2)
     return out
 
 
 def _distribution(ratios: list[float]) -> dict[str, Any]:
     xs = sorted(ratios)
+    if not xs:   # no variant drawn (today's flows are rare in some catalogues: booking's)
+        return {"n": 0}
     return {"n": len(xs), "median": round(percentile(xs, 50), 3), "p90": round(percentile(xs, 90), 3),
             "max": round(xs[-1], 3), "min": round(xs[0], 3),
             "within_1.10": round(sum(1 for x in xs if x <= 1.10) / len(xs), 3)}
 
 
-def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0) -> dict[str, Any]:
-    """The cost of ``n`` sampled variants (:func:`sample_variants`) and ``aa`` runs of
-    variant 0 against itself, each against one environment of variant 0 in the same run,
-    interleaved; the runs themselves alternate (A/A runs spread among the variants')."""
+def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = False) -> dict[str, Any]:
+    """The cost of ``n`` sampled variants (:func:`sample_variants`; ``every``: over the whole
+    catalogue) and ``aa`` runs of variant 0 against itself, each against one environment of
+    variant 0 in the same run, interleaved; the runs themselves alternate (A/A runs spread
+    among the variants'). The step is given by index where the two sides took the same steps
+    (``step_paired_ratio``) and by page for every variant (``step_page_*``)."""
     base = simweb.make(app)
-    ids = sample_variants(app, n)
+    ids = sample_variants(app, n, every)
     order: list[int] = list(ids)
     for j in range(aa):   # the A/A runs spread through the run, not all first or last
         order.insert((j + 1) * len(order) // (aa + 1), 0)
     per: list[dict[str, Any]] = []
     seed0 = 20_000
+    loads = [load_now()[0]]
     for k in order:
         c = cost(app, k, rounds, base=base, seed0=seed0, warm=warm)
         seed0 += 1000   # each run on instances no run has reset before
+        loads.append(load_now()[0])
         per.append({"variant": k, "factors": catalogue(app).values(k) if k else {},
+                    "flows_changed": flows_changed(app, k),
                     **{w: c[w] for w in ("step", "fork", "cold_reset")}})
+        pg = c["step"]["page"]
         print(f"  {app} variant {k:6}: step x{c['step']['ratio']} (paired x{c['step'].get('paired_ratio')}, "
-              f"total x{c['step'].get('total_ratio')}), "
-              f"fork x{c['fork']['ratio']}, "
+              f"total x{c['step'].get('total_ratio')}; by page x{pg['ratio']} over {pg['keys']} keys, "
+              f"{pg['paired_share']:.0%} of its steps paired, near x{pg['near_ratio']} {pg['near_share']:.0%}, "
+              f"total x{pg['total_ratio']}; episode x{pg['episode_ratio']}), fork x{c['fork']['ratio']}, "
               f"cold reset x{c['cold_reset']['ratio']}", flush=True)
     variants = [p for p in per if p["variant"]]
     controls = [p for p in per if not p["variant"]]
     paired = [p["step"]["paired_ratio"] for p in variants if "paired_ratio" in p["step"]]
     totals = [p["step"]["total_ratio"] for p in variants if "total_ratio" in p["step"]]
-    return {"rounds": rounds, "warm": warm, "variants": per,
+    page = {w: [p["step"]["page"][w] for p in variants if p["step"]["page"][w] is not None]
+            for w in ("ratio", "near_ratio", "total_ratio", "episode_ratio", "paired_share", "near_share")}
+    # Per step key, over the variants: the median of their ratios, where the cost goes
+    keyed: dict[str, list[float]] = {}
+    for p in variants:
+        for key, row in p["step"]["page"]["by_key"].items():
+            if "near" not in row:
+                keyed.setdefault(key, []).append(row["ratio"])
+    by_key = {key: {"variants": len(xs), "median": round(percentile(xs, 50), 3), "max": round(max(xs), 3)}
+              for key, xs in sorted(keyed.items(), key=lambda kv: -percentile(kv[1], 50))}
+    return {"rounds": rounds, "warm": warm, "every": every, "load": loads, "variants": per,
             **{f"{w}_ratio": _distribution([p[w]["ratio"] for p in variants]) for w in ("step", "fork", "cold_reset")},
             **({"step_paired_ratio": _distribution(paired)} if paired else {}),
             **({"step_total_ratio": _distribution(totals)} if totals else {}),
+            **{f"step_page_{w}": _distribution(xs) for w, xs in page.items() if xs},
+            "step_page_by_key": by_key,
             **({f"aa_{w}_ratio": [p[w]["ratio"] for p in controls] for w in ("step", "fork", "cold_reset")}
                if controls else {}),
             **({"aa_step_paired_ratio": [p["step"].get("paired_ratio") for p in controls],
-                "aa_step_total_ratio": [p["step"].get("total_ratio") for p in controls]} if controls else {})}
+                "aa_step_total_ratio": [p["step"].get("total_ratio") for p in controls],
+                **{f"aa_step_page_{w}": [p["step"]["page"][w] for p in controls]
+                   for w in ("ratio", "near_ratio", "total_ratio", "episode_ratio", "paired_share")}}
+               if controls else {})}
 
 
 def hot_step(app: str, k: int, repeats: int = 12) -> dict[str, Any]:
@@ -346,6 +549,11 @@ def main() -> None:
                     "first test variant whose every factor differs)")
     ap.add_argument("--sample", type=int, default=0, help="also measure N variants drawn from the catalogue (today's "
                     "policies and flows) and report the distribution of their ratios")
+    ap.add_argument("--pair", choices=("index", "page"), default="index",
+                    help="with --sample: index draws only variants that keep today's flows (their steps pair by "
+                         "index, and by page); page draws from the whole catalogue, flow-changing variants "
+                         "included, their steps paired by page (the kind of step and the pages it leaves and "
+                         "lands on)")
     ap.add_argument("--aa", type=int, default=2, help="with --sample: runs of variant 0 against itself (noise floor)")
     ap.add_argument("--no-far", action="store_true", help="with --sample: skip the heaviest variant's diversity and cost")
     ap.add_argument("--warm", type=int, default=0,
@@ -379,15 +587,26 @@ def main() -> None:
                   f"template build {c['template_build_s']:.2f} s"
                   + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
         if args.sample:
-            smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa, args.warm)
-            for w in ("step", "step_paired", "step_total", "fork", "cold_reset"):
-                if f"{w}_ratio" not in smp:
+            smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa, args.warm, args.pair == "page")
+            for w in ("step", "step_paired", "step_total", "step_page", "step_page_near", "step_page_total",
+                      "step_page_episode", "fork", "cold_reset"):
+                if not smp.get(f"{w}_ratio", {}).get("n"):
                     continue
                 d = smp[f"{w}_ratio"]
                 aa = smp.get(f"aa_{w}_ratio", [])
                 print(f"{app:9} {d['n']} sampled variants, {w}: median x{d['median']}, p90 x{d['p90']}, "
                       f"max x{d['max']}, within x1.10: {d['within_1.10']:.0%}"
                       + (f"; variant 0 against itself x{', x'.join(map(str, aa))}" if aa else ""), flush=True)
+            if "step_page_paired_share" in smp:
+                sh, nsh = smp["step_page_paired_share"], smp["step_page_near_share"]
+                print(f"{app:9} share of a variant's steps paired by page: median {sh['median']:.0%} "
+                      f"(min {sh['min']:.0%}), with the nearest equivalent {nsh['median']:.0%} "
+                      f"(min {nsh['min']:.0%}); load {smp['load'][0]}-{max(smp['load'])}", flush=True)
+                # where the cost goes: the step keys most over variant 0 in half the variants or more
+                drawn = sum(1 for v in smp["variants"] if v["variant"])
+                worst = [(key, r) for key, r in smp["step_page_by_key"].items() if 2 * r["variants"] >= drawn]
+                print(f"{app:9} costliest steps by page (median over the variants that take them): "
+                      + "; ".join(f"{key} x{r['median']} ({r['variants']})" for key, r in worst[:5]), flush=True)
         results[app] = res
     if args.out and results:
         Path(args.out).write_text(json.dumps({"command": " ".join(sys.argv), "apps": results}, indent=1) + "\n")
