@@ -496,3 +496,28 @@ def test_an_inline_confirm_is_the_same_in_chromium(app: str, chromium: Any) -> N
         done = web.snapshot()
         assert done["runtime"] == sim.unwrapped.snapshot()["runtime"] != held["runtime"]
         assert "confirm" not in done["browser"]
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_a_forms_first_page_is_split_once_and_the_same_as_a_fresh_split(app: str) -> None:
+    """The split of a form's first page is kept by the form's markup (the same empty form
+    on every instance is split once): the page drawn from the kept split is the one a fresh
+    split gives, and two forms' markups never share an entry."""
+    k = variant(app, steps="two-step")
+    env = simweb.make(app, variant=k, max_steps=100_000)
+    u = env.unwrapped
+    for tid in u.app.tasks:
+        env.reset(seed=0, options={"task": tid})
+        plan = u.oracle_plan()
+        if CONTINUE in plan:
+            for a in plan[:plan.index(CONTINUE)]:
+                env.step(a)
+            break
+    variant_steps._FIRST_PAGES.clear()
+    fresh = u.browser.app.render(u.state)
+    kept = dict(variant_steps._FIRST_PAGES)
+    assert kept and all(form.startswith("<form") and page.startswith(form[:form.index(">") + 1])
+                        for (form, _first, _style), page in kept.items())
+    again = u.browser.app.render(u.state)   # from the kept split
+    assert again == fresh and variant_steps._FIRST_PAGES == kept
+    assert f'bid="{variant_steps.CONTINUE_BID}"' in fresh

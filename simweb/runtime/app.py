@@ -43,7 +43,6 @@ from . import variant_confirm, variant_flows, variant_login, variant_pages, vari
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
-from .memo import memoised
 from .variants import (
     VariantError,
     confirm_step,
@@ -548,17 +547,7 @@ class App:
             # the form's own page while its first fields are held (the second page's Back):
             # they show what was sent, as a site keeping the wizard in the session does
             refill = ((scheme.to_wire if scheme is not None else (lambda u: u))(entry["url"]), entry["form"])
-        if second is not None or refill is not None:
-            return variant_steps.split_forms(html, declared, style, second, refill)
-        # A form's first page is a pure function of the page (and the site): a page drawn
-        # again (the same empty form, a revisit) is split once. Bounded: pages are large.
-        memo: dict[tuple[int, str], str] | None = self.__dict__.get("_split_memo")
-        if memo is None:
-            memo = self.__dict__["_split_memo"] = {}
-        key = (state["meta"]["variant"], html)
-        hit = memo.get(key)
-        return hit if hit is not None else memoised(
-            memo, key, lambda k: variant_steps.split_forms(k[1], declared, style), 256)
+        return variant_steps.split_forms(html, declared, style, second, refill)
 
     def _confirm_panel(self, state: dict, tab: dict) -> markupsafe.Markup | str:
         """The inline confirmation panel a page shows: the pending submission's, on the page

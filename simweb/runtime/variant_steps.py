@@ -39,6 +39,8 @@ from urllib.parse import urlsplit
 
 from markupsafe import escape
 
+from .memo import memoised
+
 #: Option labels of the ``form_steps`` factor ("one-step" = today's site) and the words of
 #: each: (continue button, back link, the progress line's format: "" for none).
 STYLES: dict[str, tuple[str, str, str]] = {
@@ -167,6 +169,10 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
 
+#: The elements whose attributes the split reads (a field, a submitter, a label, an option).
+_READ = frozenset({"input", "select", "textarea", "button", "label", "option"})
+
+
 def _attrs(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for m in _ATTR.finditer(text):
@@ -197,7 +203,7 @@ def _tree(html: str, start: int, end: int) -> _Node:
                     del stack[i:]
                     break
             continue
-        node = _Node(tag, _attrs(m.group(3)), m.start(), parent=stack[-1])
+        node = _Node(tag, _attrs(m.group(3)) if tag in _READ else {}, m.start(), parent=stack[-1])
         stack[-1].children.append(node)
         if tag in _VOID or m.group(3).rstrip().endswith("/"):
             node.end = m.end()
@@ -373,10 +379,11 @@ def split_forms(html: str, declared: Callable[[str], Steppable | None], style: s
         close = html.find("</form>", m.end())
         if decl is None or close < 0 or attrs.get("method", "get").lower() != "post":
             continue
-        root = _tree(html, m.end(), close)
         first = set(decl.first)
         out.append(html[pos:m.start()])
-        if second is not None and unescape(attrs.get("action", "")) == second[2]:
+        action = unescape(attrs.get("action", ""))
+        if second is not None and action == second[2]:
+            root = _tree(html, m.end(), close)
             token, back, _, shown = second
             progress = words[2].format(n=2)
             summary = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in shown)
@@ -385,20 +392,48 @@ def split_forms(html: str, declared: Callable[[str], Steppable | None], style: s
                     + f'<p><a bid="{BACK_BID}" href="{escape(back)}">{words[1]}</a></p>')
             tag = html[m.start():m.end()].replace(f'action="{attrs["action"]}"', f'action="{page_url(token)}"', 1)
             out.append(tag + head + _cut(html, m.end(), close, _left_out(root, first, True), []))
+        elif refill is not None and action == refill[0]:
+            root = _tree(html, m.end(), close)
+            out.append(_first_page(html, m.start(), m.end(), close, first, style, root,
+                                   _refilled(html, root, first, refill[1])))
         else:
-            progress = words[2].format(n=1)
-            nodes = _walk(root)
-            subs = [n for n in nodes if _is_submitter(n)]
-            button = f'<button bid="{CONTINUE_BID}" type="submit">{words[0]}</button>'
-            inserts = [(subs[0].start if subs else close, button)]
-            spans = _left_out(root, first, False, nodes) + [(n.start, n.end) for n in subs]
-            again = (_refilled(html, root, first, refill[1])
-                     if refill is not None and unescape(attrs.get("action", "")) == refill[0] else [])
-            out.append(html[m.start():m.end()] + (f'<p bid="form-step-progress">{progress}</p>' if progress else "")
-                       + _cut(html, m.end(), close, spans, inserts, again))
+            # a form's first page is a pure function of the form's markup: the same form
+            # (an empty one, on every instance) is split once (bounded memo)
+            key = (html[m.start():close], decl.first, style)
+            hit = _FIRST_PAGES.get(key)
+            out.append(hit if hit is not None else memoised(_FIRST_PAGES, key, _first_page_of, 512))
         pos = close
     out.append(html[pos:])
     return "".join(out)
+
+
+def _first_page(html: str, start: int, body: int, close: int, first: set[str], style: str, root: _Node | None = None,
+                again: Sequence[tuple[int, int, str]] = ()) -> str:
+    """The form of ``html[start:close]`` (its start tag ends at ``body``) as its first page
+    shows it: the ``first`` fields, a Continue button where its submitters were, the held
+    values shown again (``again``: :func:`_refilled`'s edits)."""
+    words = STYLES[style]
+    root = _tree(html, body, close) if root is None else root
+    progress = words[2].format(n=1)
+    nodes = _walk(root)
+    subs = [n for n in nodes if _is_submitter(n)]
+    button = f'<button bid="{CONTINUE_BID}" type="submit">{words[0]}</button>'
+    inserts = [(subs[0].start if subs else close, button)]
+    spans = _left_out(root, first, False, nodes) + [(n.start, n.end) for n in subs]
+    return (html[start:body] + (f'<p bid="form-step-progress">{progress}</p>' if progress else "")
+            + _cut(html, body, close, spans, inserts, again))
+
+
+def _first_page_of(key: tuple[str, tuple[str, ...], str]) -> str:
+    """A form's first page from (its markup, from its start tag to its end tag's start;
+    its first fields; the style)."""
+    form, first, style = key
+    tag = _FORM.match(form)
+    return _first_page(form, 0, tag.end() if tag is not None else 0, len(form), set(first), style)
+
+
+#: Forms' first pages by (the form's markup, its first fields, the style): :func:`split_forms`.
+_FIRST_PAGES: dict[tuple[str, tuple[str, ...], str], str] = {}
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
