@@ -181,9 +181,11 @@ def _attrs(text: str) -> dict[str, str]:
     return out
 
 
-def _tree(html: str, start: int, end: int) -> _Node:
+def _tree(html: str, start: int, end: int, options: bool = True) -> _Node:
     """The elements of ``html[start:end]`` (a form's content) as a tree (a tolerant parse:
-    a close tag closes the open elements up to its own; void elements have none)."""
+    a close tag closes the open elements up to its own; void elements have none). Without
+    ``options``, a select's options are left out (only showing held values reads them: a
+    select of a project's members or labels can hold most of a form's elements)."""
     root = _Node("#form", {}, start, end)
     stack = [root]
     pos = start
@@ -195,6 +197,8 @@ def _tree(html: str, start: int, end: int) -> _Node:
         if m.group(2) is None:   # a comment
             continue
         tag = m.group(2).lower()
+        if tag == "option" and not options:
+            continue
         if m.group(1):
             for i in range(len(stack) - 1, 0, -1):
                 if stack[i].tag == tag:
@@ -413,7 +417,7 @@ def _first_page(html: str, start: int, body: int, close: int, first: set[str], s
     shows it: the ``first`` fields, a Continue button where its submitters were, the held
     values shown again (``again``: :func:`_refilled`'s edits)."""
     words = STYLES[style]
-    root = _tree(html, body, close) if root is None else root
+    root = _tree(html, body, close, options=False) if root is None else root
     progress = words[2].format(n=1)
     nodes = _walk(root)
     subs = [n for n in nodes if _is_submitter(n)]
