@@ -207,10 +207,17 @@ def _marking(app: Any, k: int) -> Callable[[dict], str]:
         real, crumb_value = envs[k], variants._crumb_value
         envs[k] = marked
         variants._crumb_value = lambda value: _OPEN + crumb_value(value) + _CLOSE   # a title's value in the trail
+        # the page context kept for (page, title) holds the trail as the site writes it: the
+        # marked render makes its own (and leaves the site's as it was)
+        kept = variants._site_of(app, k).__dict__.pop("_context_memo", None)
         try:
             page = app.render(state)
         finally:
             envs[k], variants._crumb_value = real, crumb_value
+            if kept is not None:
+                variants._site_of(app, k).__dict__["_context_memo"] = kept
+            else:
+                variants._site_of(app, k).__dict__.pop("_context_memo", None)
         # the decoy banner (an advert) and the menu's button are the engine's, not the app's words
         for engine in (site.banner, MENU_SUMMARIES.get(site.menu, "")):
             page = page.replace(engine, "") if engine else page
