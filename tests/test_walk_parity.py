@@ -464,6 +464,26 @@ def test_a_click_on_a_date_field_focuses_its_year_as_in_chromium(envs: Any) -> N
 
 
 @pytest.mark.apps("booking")
+def test_a_date_field_holding_parts_blocks_its_form_as_in_chromium(envs: Any) -> None:
+    """A date field whose parts make no date (an ArrowUp on an empty field sets its month
+    only) fails validation (badInput), required or not: the form is not sent, the URL stays
+    and the field is focused, in-process as in Chromium; once its parts make a date again,
+    the form goes."""
+    sim, web = envs("booking")
+    sim.reset(seed=0)
+    sim.step("goto('/hotels/101')")
+    state = sim.snapshot()
+    got = _date_twins(envs, state, ["press('h-checkout', 'ArrowUp')", "click('h-submit')"])
+    assert got[0][2] == {} and got[1][1] == "h-checkout", got[:-1]
+    assert sim.snapshot()["browser"]["tabs"][0]["url"] == "/hotels/101"
+    assert web.snapshot()["browser"]["tabs"][0]["url"] == "/hotels/101"
+    # the parts cleared again (Backspace on the month): an empty date, and the form is sent
+    got = _date_twins(envs, state, ["press('h-checkout', 'ArrowUp')", "press('h-checkout', 'Backspace')",
+                                    "click('h-submit')"])
+    assert sim.snapshot()["browser"]["tabs"][0]["url"].startswith("/hotels/101?"), got[:-1]
+
+
+@pytest.mark.apps("booking")
 def test_restore_puts_a_date_fields_focused_part_and_held_parts_back_into_chromium(envs: Any) -> None:
     """A state whose focus is on a date's day, year or calendar button, or whose date field
     holds parts that make no date (February 31st, a part cleared), restored into Chromium:

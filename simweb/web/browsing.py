@@ -1070,7 +1070,8 @@ class SimBrowser:
     def first_invalid(self, form: Form) -> Element | None:
         """The first control of ``form`` that fails Chromium's constraint validation (a
         required field left empty, an email that is not one, a number or date outside its
-        min/max or off its step), or None. A submission with one is not sent."""
+        min/max or off its step, a date field whose parts make no date), or None. A
+        submission with one is not sent."""
         for c in form.controls:
             if c.disabled or c.hidden or "readonly" in c.attrs or c.tag in ("button", "output"):
                 continue
@@ -1089,7 +1090,9 @@ class SimBrowser:
                 continue
             value = self._field_value(c)
             if value == "":
-                if required:
+                # a date field holding parts that make no date (tab["parts"]) is badInput:
+                # Chromium blocks the submission whether or not the field is required
+                if required or (t == "date" and c.bid in self.tab.get("parts", {})):
                     return c
                 continue
             if t == "email" and not all(_EMAIL.fullmatch(part) for part in
