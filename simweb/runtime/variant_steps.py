@@ -250,8 +250,8 @@ def _field_of(n: _Node) -> str | None:
     return n.attrs["name"]
 
 
-def _fields_in(root: _Node, nodes: list[_Node]) -> dict[int, tuple[frozenset[str], bool]]:
-    """Per element of ``nodes`` (``root``'s, in document order) by ``id``: (the fields of
+def _fields_in(nodes: list[_Node]) -> dict[int, tuple[frozenset[str], bool]]:
+    """Per element of ``nodes`` (a form's, in document order) by ``id``: (the fields of
     the controls in it, itself included; whether a submitter is in it). One bottom-up pass
     (children before their parents), not a walk per element."""
     out: dict[int, tuple[frozenset[str], bool]] = {}
@@ -273,7 +273,7 @@ def _left_out(root: _Node, first: set[str], second: bool, nodes: list[_Node] | N
     with what holds only them (their label, paragraph or fieldset) and their labels.
     ``nodes``: ``_walk(root)``, when the caller has it."""
     nodes = _walk(root) if nodes is None else nodes
-    inside = _fields_in(root, nodes)
+    inside = _fields_in(nodes)
     spans: list[tuple[int, int]] = []
     ids: set[str] = set()
     for n in nodes:

@@ -1240,10 +1240,7 @@ def page_context(app: Any, variant: int, ctx: dict[str, Any], page: Any = None) 
     character meanwhile and is put back as it was (escaped in the trail)."""
     if not variant:
         return
-    sites: dict[int, Site] | None = app.__dict__.get("_variant_sites")
-    site = sites.get(variant) if sites is not None else None
-    if site is None:
-        site = app.__dict__.setdefault("_variant_sites", {})[variant] = catalogue(app).site(variant)
+    site = _site_of(app, variant)
     # What a (page, title) sets, once: a pure function of them on this site (bounded memo)
     memo: dict[tuple[str | None, str], dict[str, Any]] | None = site.__dict__.get("_context_memo")
     if memo is None:
