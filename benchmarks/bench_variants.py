@@ -49,7 +49,11 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              which would leave its pages parsed and its text rewritten for the timed steps.
              Work an episode does once (the signed-in user's data) lands on its first step
              that needs it: on a signed-out start, the sign-in's page, so a by-page ratio
-             is a little low there.
+             is a little low there. Beside the cost, the size of the pages paired
+             (content_paired): ``ax_ratio`` and ``html_ratio``, how much more AX tree and
+             HTML the variant's pages hold, and ``per_ax_ratio``, each key's time ratio
+             over its AX-size ratio (near 1: the step costs what today's site's step would
+             on a page that size; above 1: what the variant's own machinery adds).
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
@@ -263,6 +267,34 @@ def page_paired(t0: dict[str, list[float]], tk: dict[str, list[float]]) -> dict[
             "unpaired": unpaired, "by_key": keys}
 
 
+def content_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
+                   s0: dict[str, list[tuple[int, int]]], sk: dict[str, list[tuple[int, int]]]) -> dict[str, Any]:
+    """How much more page the variant's steps show, by page, beside what they cost (the
+    keys both sides took, as ``ratio`` of :func:`page_paired`): ``ax_ratio`` and
+    ``html_ratio``, the median over keys of the page's AX-tree (the observation's text) and
+    HTML size on the variant over on variant 0; ``per_ax_ratio``, the median over keys of
+    the key's time ratio over its AX-size ratio: near 1 when a step costs what today's
+    site's step would on a page of that size (a step's render, parse and AX tree scale
+    with the page: a variant that draws a banner, a trail or a policy line pays for them
+    as today's site would), above 1 for what the variant's own machinery adds."""
+    def med(xs: list[float]) -> float:
+        return percentile(xs, 50)
+
+    ax, html, per_ax = [], [], []
+    for key, xs in tk.items():
+        if key not in t0 or med(t0[key]) <= 0:
+            continue
+        a0, ak = med([a for a, _ in s0[key]]), med([a for a, _ in sk[key]])
+        h0, hk = med([h for _, h in s0[key]]), med([h for _, h in sk[key]])
+        if a0 <= 0 or h0 <= 0:
+            continue
+        ax.append(ak / a0)
+        html.append(hk / h0)
+        per_ax.append(med(xs) / med(t0[key]) / (ak / a0))
+    return {"ax_ratio": round(med(ax), 3) if ax else None, "html_ratio": round(med(html), 3) if html else None,
+            "per_ax_ratio": round(med(per_ax), 3) if per_ax else None}
+
+
 def plans_apart(envs: dict[str, Any], runs: list[tuple[str, int]]) -> dict[tuple[str, str, int], list[str]]:
     """Each side's oracle plan (final action left out) for each (template, seed) of
     ``runs``, found in a child process (``os.fork``) and sent back through a pipe. On a
@@ -324,6 +356,8 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
     plans: dict[str, list[int]] = {v: [] for v in envs}   # where each episode's steps end
     by_key: dict[str, dict[str, list[float]]] = {v: {} for v in envs}   # step key -> times (page pairing)
     keyseq: dict[str, list[str]] = {v: [] for v in envs}   # every step's key, in order
+    # step key -> (AX-tree characters, HTML characters) of the page the step left shown
+    sizes: dict[str, dict[str, list[tuple[int, int]]]] = {v: {} for v in envs}
     from simweb.web.browsing import parse_cached
 
     for i in range(warm):
@@ -355,11 +389,12 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
                 browser = env.browser
                 html, page = browser._html, browser._page
                 t = CLOCK()
-                _, _, _, _, info = env.step(a)
+                obs, _, _, _, info = env.step(a)
                 dt = CLOCK() - t
                 times[v]["step"].append(dt)
                 key = step_key(a, step_kind(browser, html, page), here, info["page"])
                 by_key[v].setdefault(key, []).append(dt)
+                sizes[v].setdefault(key, []).append((len(obs["axtree"]), len(obs["html"])))
                 keyseq[v].append(key)
                 here = info["page"]
             plans[v].append(len(times[v]["step"]))
@@ -387,6 +422,7 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
         out["step"]["total_ratio"] = round(sum(times["k"]["step"]) / sum(times["v0"]["step"]), 3)
     # By page: any variant, whatever steps its oracle takes (page_paired)
     page = out["step"]["page"] = page_paired(by_key["v0"], by_key["k"])
+    page.update(content_paired(by_key["v0"], by_key["k"], sizes["v0"], sizes["k"]))
     # What the same tasks cost in all (the variant's own steps included): all of the
     # variant's steps over all of variant 0's, the same instances; and the steps an episode
     # takes on each side. Work done once an episode (the signed-in user's data, read by the
@@ -439,7 +475,8 @@ def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = 
     paired = [p["step"]["paired_ratio"] for p in variants if "paired_ratio" in p["step"]]
     totals = [p["step"]["total_ratio"] for p in variants if "total_ratio" in p["step"]]
     page = {w: [p["step"]["page"][w] for p in variants if p["step"]["page"][w] is not None]
-            for w in ("ratio", "near_ratio", "total_ratio", "episode_ratio", "paired_share", "near_share")}
+            for w in ("ratio", "near_ratio", "total_ratio", "episode_ratio", "paired_share", "near_share",
+                      "ax_ratio", "html_ratio", "per_ax_ratio")}
     # Per step key, over the variants: the median of their ratios, where the cost goes
     keyed: dict[str, list[float]] = {}
     for p in variants:
@@ -605,6 +642,12 @@ def main() -> None:
                 # where the cost goes: the step keys most over variant 0 in half the variants or more
                 drawn = sum(1 for v in smp["variants"] if v["variant"])
                 worst = [(key, r) for key, r in smp["step_page_by_key"].items() if 2 * r["variants"] >= drawn]
+                ax, per = smp.get("step_page_ax_ratio", {}), smp.get("step_page_per_ax_ratio", {})
+                if ax.get("n"):
+                    print(f"{app:9} the same pages' size, variant over variant 0: AX tree median x{ax['median']}, "
+                          f"HTML x{smp['step_page_html_ratio']['median']}; the step by page over its AX-size ratio: "
+                          f"median x{per['median']}, p90 x{per['p90']}, max x{per['max']}, "
+                          f"within x1.10: {per['within_1.10']:.0%}", flush=True)
                 print(f"{app:9} costliest steps by page (median over the variants that take them): "
                       + "; ".join(f"{key} x{r['median']} ({r['variants']})" for key, r in worst[:5]), flush=True)
         results[app] = res

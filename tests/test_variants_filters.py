@@ -288,6 +288,22 @@ def test_opening_a_dropdown_closes_the_one_open(app: str) -> None:
     assert env.browser.tab["fields"] == {f"{a}-box": True}, "b, served closed, is back to its served state"
 
 
+def test_a_fork_keeps_the_page_with_its_dropdown_open_and_stays_independent() -> None:
+    """A fork taken with a dropdown open starts from the parent's page as shown (the HTML
+    with the details opened, not rebuilt), and what either then opens or closes is its own."""
+    env = _on_page("shopping", _with("shopping", filters="dropdowns"))
+    a, b = _drops(env.browser.axtree())[:2]
+    env.step(f"click({a!r})")
+    shown = env.browser.html()
+    child = env.fork()
+    assert child.browser.html() is shown
+    assert child.browser.axtree() == env.browser.axtree()
+    child.step(f"click({b!r})")
+    assert _expanded(child.browser.axtree())[a] is False and _expanded(child.browser.axtree())[b] is True
+    assert env.browser.html() is shown
+    assert {d for d, open_ in _expanded(env.browser.axtree()).items() if open_} == {a}
+
+
 def test_the_exclusive_accordion_follows_the_standard() -> None:
     """A name group is the details of one non-empty ``name``, compared exactly, anywhere in
     the page (Chromium 156, measured: the same opens and closes): opening one closes the

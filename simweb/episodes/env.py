@@ -233,6 +233,7 @@ class SimEnv(EpisodeEnv):
         attrs["browser"] = browser = SimBrowser(self.app, state)
         browser._html = self.browser._html
         browser._page = self.browser._page
+        browser._shown = self.browser._shown   # the page with its details opened: checked on use
         attrs["_np_random"] = None
         return child
 

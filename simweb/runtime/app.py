@@ -43,6 +43,7 @@ from . import variant_confirm, variant_flows, variant_login, variant_pages, vari
 from .definition import AppDefinition, AppLimits, _import  # noqa: F401  (simweb.app's names before definition.py)
 from .history import ORIGINS, record, sealed
 from .history import begin as begin_history
+from .memo import memoised
 from .variants import (
     VariantError,
     confirm_step,
@@ -521,14 +522,27 @@ class App:
                 src for name in cat.steppables if name in self.spec.events for src in self.spec.events[name].sources)
         if tab["page"].partition(":")[0] not in pages | {variant_steps.PAGE}:
             return html
-        scheme = variant_url_scheme(self, state["meta"]["variant"])
+        variant = state["meta"]["variant"]
+        scheme = variant_url_scheme(self, variant)
+        # A form's declaration by its action, per variant (its URL scheme): a pure function
+        # of the two, asked for every POST form of every page shown (bounded memo)
+        # (False: no declaration; the memo keeps no None)
+        decls: dict[tuple[int, str], variant_steps.Steppable | bool] | None = self.__dict__.get("_steps_decls")
+        if decls is None:
+            decls = self.__dict__["_steps_decls"] = {}
 
-        def declared(action: str) -> variant_steps.Steppable | None:
-            path = urlsplit(html_lib.unescape(action)).path
+        def find(key: tuple[int, str]) -> variant_steps.Steppable | bool:
+            path = urlsplit(html_lib.unescape(key[1])).path
             if scheme is not None:
                 path = urlsplit(scheme.to_canonical(path)).path
             hit = self.spec.match_event(path)
-            return cat.steppables.get(hit[0].name) if hit is not None else None
+            return cat.steppables.get(hit[0].name, False) if hit is not None else False
+
+        def declared(action: str) -> variant_steps.Steppable | None:
+            hit = decls.get((variant, action))
+            if hit is None:
+                hit = memoised(decls, (variant, action), find, 4096)
+            return hit or None
 
         second = None
         entry = state["browser"].get("steps")

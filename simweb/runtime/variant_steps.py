@@ -173,6 +173,16 @@ class _Node:
 _READ = frozenset({"input", "select", "textarea", "button", "label", "option"})
 
 
+#: A form start tag's attributes by its text: a page's forms repeat (a list's per-row form)
+_FORM_ATTRS: dict[str, dict[str, str]] = {}
+
+
+def _form_attrs(text: str) -> dict[str, str]:
+    """:func:`_attrs` of a form's start tag, memoised (bounded; callers do not change it)."""
+    hit = _FORM_ATTRS.get(text)
+    return hit if hit is not None else memoised(_FORM_ATTRS, text, _attrs, 2048)
+
+
 def _attrs(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for m in _ATTR.finditer(text):
@@ -378,10 +388,12 @@ def split_forms(html: str, declared: Callable[[str], Steppable | None], style: s
     out: list[str] = []
     pos = 0
     for m in _FORM.finditer(html):
-        attrs = _attrs(m.group(1))
+        attrs = _form_attrs(m.group(1))
+        if attrs.get("method", "get").lower() != "post":   # (a search form, a GET: never split)
+            continue
         decl = declared(attrs.get("action", ""))
         close = html.find("</form>", m.end())
-        if decl is None or close < 0 or attrs.get("method", "get").lower() != "post":
+        if decl is None or close < 0:
             continue
         first = set(decl.first)
         out.append(html[pos:m.start()])

@@ -1307,6 +1307,10 @@ def policy(app: Any, variant: int, name: str) -> Any:
     the one accessor through which spec expressions (``site_policy('name')``), an app's
     functions and task templates read a policy. VariantError for a name the app does not
     declare."""
+    if variant and not isinstance(app, str):   # a declared name on a built site: one lookup
+        policies = _site_of(app, variant).policies
+        if name in policies:
+            return policies[name]
     cat = catalogue(app)
     if name not in cat.policy_defaults:
         known = ", ".join(sorted(cat.policy_defaults)) or "none"
