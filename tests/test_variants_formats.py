@@ -3,6 +3,7 @@ writes prices and dates in the variant's format, never in a form value or a URL;
 answer read off the variant's page is judged the same (verdicts judge the value)."""
 from __future__ import annotations
 
+import datetime
 import re
 
 import pytest
@@ -61,6 +62,25 @@ def test_an_order_date_in_the_variants_format_is_the_right_answer(fmt):
     assert shown in obs["axtree"] and f"{d:%b} {d.day}, {d.year}" not in obs["axtree"]
     *_, info = env.step(f"send_msg_to_user({p['status'] + ', placed ' + shown!r})")
     assert info["verdict"]["success"] and info["verdict"]["clean"]
+
+
+@pytest.mark.parametrize("fmt", [None, *DATE_FORMATS])
+def test_a_date_written_with_its_weekday_names_the_weekday_once(fmt):
+    """Booking's stay summary writes each day with its weekday ("Wed May 6, 2026"): a
+    format that names the weekday names it once ("Wed, 6 May 2026", not "Wed Wed, 6 May
+    2026"), a format that does not keeps it before the date ("Wed 2026-05-06")."""
+    today_urls = next(f for f in catalogue("booking").factors if f.name == "url_scheme").options[0].label
+    env = simweb.make("booking", variant=_with("booking", date_format=fmt, url_scheme=today_urls) if fmt else 0)
+    env.reset(seed=1, options={"task": None})
+    obs, *_ = env.step("goto('/hotels/137?checkin=2026-05-06&checkout=2026-05-09&guests=2')")
+    summary = re.search(r"StaticText '(\d nights: [^']*)'", obs["axtree"]).group(1)
+    want = []
+    for d in (datetime.date(2026, 5, 6), datetime.date(2026, 5, 9)):
+        shown = DATE_FORMATS[fmt].format(y=d.year, m=d.month, d=d.day, month=f"{d:%B}", wd=f"{d:%a}") if fmt \
+            else f"{d:%b} {d.day}, {d.year}"
+        want.append(shown if fmt and "{wd}" in DATE_FORMATS[fmt] else f"{d:%a} {shown}")
+    assert summary == f"3 nights: {want[0]} – {want[1]}, 2 guests", summary
+    assert len(re.findall(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b", summary)) == 2
 
 
 def test_formats_never_touch_values_or_urls(app_name):

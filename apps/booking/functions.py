@@ -175,8 +175,10 @@ def _day_label(n: int) -> str:
 
 
 @FUNCTIONS.filter
-def weekday(value: Any) -> str:
-    return f"{day_to_date(int(value)):%a}" if value is not None else ""
+def weekday_day(value: Any) -> str:
+    """The day with its weekday ("Wed May 6, 2026"), written at once: a site variant's date
+    format rewrites the two together (one weekday in every format)."""
+    return f"{day_to_date(int(value)):%a} {_day_label(int(value))}" if value is not None else ""
 
 
 @FUNCTIONS.filter

@@ -257,7 +257,10 @@ _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", 
 _MONTH_OF = {n[:3]: i + 1 for i, n in enumerate(_MONTH_NAMES)}
 _WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _MONEY = re.compile(r"(-?)\$(\d[\d,]*\.\d\d)")
-_DAY = re.compile(r"\b(" + "|".join(f"{m[:3]}(?:{m[3:]})?" if len(m) > 3 else m for m in _MONTH_NAMES)
+#: Today's date, with the weekday a page may write before it ("Wed May 6, 2026": a
+#: variant's format that names the weekday names it once)
+_DAY = re.compile(r"\b(?:(" + "|".join(_WEEKDAYS) + r") )?("
+                  + "|".join(f"{m[:3]}(?:{m[3:]})?" if len(m) > 3 else m for m in _MONTH_NAMES)
                   + r") (\d{1,2}), (\d{4})\b")
 
 
@@ -758,9 +761,12 @@ class Site:
             return s
 
         def one(m: re.Match[str]) -> str:
-            month = _MONTH_OF[m.group(1)[:3]]
-            y, d = int(m.group(3)), int(m.group(2))
-            wd = _WEEKDAYS[datetime.date(y, month, d).weekday()] if "{wd}" in fmt else ""
+            month = _MONTH_OF[m.group(2)[:3]]
+            y, d = int(m.group(4)), int(m.group(3))
+            if "{wd}" not in fmt:   # a weekday the page wrote before the date stays before it
+                out = fmt.format(y=y, m=month, d=d, month=_MONTH_NAMES[month - 1], wd="")
+                return f"{m.group(1)} {out}" if m.group(1) else out
+            wd = _WEEKDAYS[datetime.date(y, month, d).weekday()]
             return fmt.format(y=y, m=month, d=d, month=_MONTH_NAMES[month - 1], wd=wd)
 
         m = _DAY.fullmatch(s)   # the usual case, a date alone
