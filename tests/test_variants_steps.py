@@ -521,3 +521,27 @@ def test_a_forms_first_page_is_split_once_and_the_same_as_a_fresh_split(app: str
     again = u.browser.app.render(u.state)   # from the kept split
     assert again == fresh and variant_steps._FIRST_PAGES == kept
     assert f'bid="{variant_steps.CONTINUE_BID}"' in fresh
+
+
+def test_a_second_page_s_title_is_split_by_its_own_page_s_title() -> None:
+    """Every form's second page has the engine's one page name: the title of cms's
+    new-post form's second page ("New post", the spec's words) is rewritten in the
+    variant's words after an edit form's second page ("{the post's title} · ...", a
+    value) was shown in the same process, and reads as the new-post page's own title."""
+    from simweb.runtime import variants
+
+    k = 1
+    app = simweb.make("cms", variant=k).unwrapped.app
+    assert catalogue("cms").site(k).words("New post") == "New article"
+    app.__dict__.pop("_title_shapes", None)   # (what earlier tests in this process kept)
+    variants._site_of(app, k).__dict__.pop("_context_memo", None)
+    pages = app.spec.pages
+    edit: dict[str, Any] = {"title": "Hello there · Simpress admin"}
+    variants.page_context(app, k, edit, app._steps_page(pages["edit_post"]))
+    assert "Hello there" in edit["title"]
+    second: dict[str, Any] = {"title": "New post · Simpress admin"}
+    variants.page_context(app, k, second, app._steps_page(pages["new_post"]))
+    first: dict[str, Any] = {"title": "New post · Simpress admin"}
+    variants.page_context(app, k, first, pages["new_post"])
+    assert "New article" in second["title"] and second["title"] == first["title"]
+    assert second.get("variant_crumbs") == first.get("variant_crumbs")

@@ -21,7 +21,7 @@ import types
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
 import jinja2
@@ -486,10 +486,12 @@ class App:
         if hit is None:
             title = page.title if page is not None else Message(
                 "steps", ("Nothing to continue · " + self.spec.title,), frozenset(), frozenset())
+            # the page's query parameters too: its title's shapes read their values (an enum's
+            # value, such as a kind of post, is the spec's word: variants.page_context)
             hit = pages[key] = PageSpec(variant_steps.PAGE, variant_steps.PREFIX + "<int:token>",
                                         re.compile(re.escape(variant_steps.PREFIX) + r"[0-9]+$"), {},
-                                        page.template if page is not None else variant_steps.TEMPLATE, title, {}, [],
-                                        [], [], [])
+                                        page.template if page is not None else variant_steps.TEMPLATE, title,
+                                        page.query if page is not None else {}, [], [], [], [])
         return hit
 
     def _steps_resolve(self, state: dict, url: str, token: int
@@ -527,11 +529,11 @@ class App:
         # A form's declaration by its action, per variant (its URL scheme): a pure function
         # of the two, asked for every POST form of every page shown (bounded memo)
         # (False: no declaration; the memo keeps no None)
-        decls: dict[tuple[int, str], variant_steps.Steppable | bool] | None = self.__dict__.get("_steps_decls")
+        decls: dict[tuple[int, str], variant_steps.Steppable | Literal[False]] | None = self.__dict__.get("_steps_decls")
         if decls is None:
             decls = self.__dict__["_steps_decls"] = {}
 
-        def find(key: tuple[int, str]) -> variant_steps.Steppable | bool:
+        def find(key: tuple[int, str]) -> variant_steps.Steppable | Literal[False]:
             path = urlsplit(html_lib.unescape(key[1])).path
             if scheme is not None:
                 path = urlsplit(scheme.to_canonical(path)).path
@@ -539,10 +541,9 @@ class App:
             return cat.steppables.get(hit[0].name, False) if hit is not None else False
 
         def declared(action: str) -> variant_steps.Steppable | None:
-            hit = decls.get((variant, action))
-            if hit is None:
-                hit = memoised(decls, (variant, action), find, 4096)
-            return hit or None
+            key = (variant, action)
+            found = decls[key] if key in decls else memoised(decls, key, find, 4096)
+            return found or None
 
         second = None
         entry = state["browser"].get("steps")

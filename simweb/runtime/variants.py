@@ -1248,10 +1248,12 @@ def page_context(app: Any, variant: int, ctx: dict[str, Any], page: Any = None) 
         return
     site = _site_of(app, variant)
     # What a (page, title) sets, once: a pure function of them on this site (bounded memo)
-    memo: dict[tuple[str | None, str], dict[str, Any]] | None = site.__dict__.get("_context_memo")
+    memo: dict[tuple[tuple[str, str] | None, str], dict[str, Any]] | None = site.__dict__.get("_context_memo")
     if memo is None:
         memo = site.__dict__["_context_memo"] = {}
-    key = (page.name if page is not None and page.title is not None else None, ctx["title"])
+    # (the page by its name and its title's source: the engine's pages, a form's second
+    # page, share one name over every page they stand for)
+    key = ((page.name, page.title.source) if page is not None and page.title is not None else None, ctx["title"])
     entry = memo.get(key)
     if entry is None:
         entry = memoised(memo, key, lambda k: _page_entry(app, site, page if k[0] is not None else None, k[1]), 4096)
@@ -1295,13 +1297,14 @@ def _title_values(app: Any, page: Any, title: str) -> tuple[variant_messages.Seg
     """``title`` split by the shapes of ``page``'s title (kept on the app, per page), or
     None when it has no value (or no shape matches it, or it holds a private-use
     character: then it is rewritten whole, as a title without values)."""
-    shapes_of: dict[str, variant_messages.Shapes] | None = app.__dict__.get("_title_shapes")
+    shapes_of: dict[tuple[str, str], variant_messages.Shapes] | None = app.__dict__.get("_title_shapes")
     if shapes_of is None:
         shapes_of = app.__dict__["_title_shapes"] = {}
-    shapes = shapes_of.get(page.name)
+    key = (page.name, page.title.source)   # (a form's second page has one name for every form's page)
+    shapes = shapes_of.get(key)
     if shapes is None:
         enums = {f"query.{n}": tuple(p.values) for n, p in page.query.items() if p.type == "enum" and p.values}
-        shapes = shapes_of[page.name] = variant_messages.Shapes(None, [page.title.source], enums)
+        shapes = shapes_of[key] = variant_messages.Shapes(None, [page.title.source], enums)
     segments = shapes.segments(title)
     if all(spec for spec, _ in segments) or len(segments) == 1 or _PRIVATE.search(title):
         return None
