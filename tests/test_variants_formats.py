@@ -73,7 +73,9 @@ def test_a_date_written_with_its_weekday_names_the_weekday_once(fmt):
     env = simweb.make("booking", variant=_with("booking", date_format=fmt, url_scheme=today_urls) if fmt else 0)
     env.reset(seed=1, options={"task": None})
     obs, *_ = env.step("goto('/hotels/137?checkin=2026-05-06&checkout=2026-05-09&guests=2')")
-    summary = re.search(r"StaticText '(\d nights: [^']*)'", obs["axtree"]).group(1)
+    found = re.search(r"StaticText '(\d nights: [^']*)'", obs["axtree"])
+    assert found is not None, obs["axtree"]
+    summary = found.group(1)
     want = []
     for d in (datetime.date(2026, 5, 6), datetime.date(2026, 5, 9)):
         shown = DATE_FORMATS[fmt].format(y=d.year, m=d.month, d=d.day, month=f"{d:%B}", wd=f"{d:%a}") if fmt \

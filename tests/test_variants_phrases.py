@@ -45,8 +45,13 @@ def test_no_option_s_phrases_repeat_a_word_of_a_template_s_text(app: str) -> Non
                 continue
             pattern = re.compile(r"(?<![\w])(" + "|".join(re.escape(p) for p in sorted(option.text, key=len, reverse=True))
                                  + r")(?![\w])")
+            phrases: dict[str, str] = option.text
+
+            def replace(m: re.Match[str], phrases: dict[str, str] = phrases) -> str:
+                return phrases[m.group(1)]
+
             for t in texts:
-                out = pattern.sub(lambda m, text=option.text: text[m.group(1)], t)
+                out = pattern.sub(replace, t)
                 if _REPEAT.search(out):
                     bad.append((f"{factor.name}/{option.label}", t, out))
     for k in range(1, 61):
