@@ -216,6 +216,10 @@ def near_key(key: str) -> str:
     return f"{kind} {route.split('>', 1)[1]}"
 
 
+def _median(xs: list[float]) -> float:
+    return percentile(xs, 50)
+
+
 def page_paired(t0: dict[str, list[float]], tk: dict[str, list[float]]) -> dict[str, Any]:
     """Pair variant ``k``'s steps with variant 0's by page (``t0``, ``tk``: step key ->
     times, :func:`step_key`). ``ratio``: the median over the keys both sides took of (the
@@ -226,9 +230,7 @@ def page_paired(t0: dict[str, list[float]], tk: dict[str, list[float]]) -> dict[
     them); ``paired_share`` and ``near_share``: the share of ``k``'s steps that found a
     partner; ``unpaired``: ``k``'s keys with no partner (its own steps: a sign-in, a
     disclosure opened, a confirmation page), with their count and median time."""
-    def med(xs: list[float]) -> float:
-        return percentile(xs, 50)
-
+    med = _median
     near0: dict[str, list[float]] = {}
     for key, xs in t0.items():
         near0.setdefault(near_key(key), []).extend(xs)
@@ -277,9 +279,7 @@ def content_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
     site's step would on a page of that size (a step's render, parse and AX tree scale
     with the page: a variant that draws a banner, a trail or a policy line pays for them
     as today's site would), above 1 for what the variant's own machinery adds."""
-    def med(xs: list[float]) -> float:
-        return percentile(xs, 50)
-
+    med = _median
     ax, html, per_ax = [], [], []
     for key, xs in tk.items():
         if key not in t0 or med(t0[key]) <= 0:
