@@ -274,13 +274,14 @@ def content_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
     """How much more page the variant's steps show, by page, beside what they cost (the
     keys both sides took, as ``ratio`` of :func:`page_paired`): ``ax_ratio`` and
     ``html_ratio``, the median over keys of the page's AX-tree (the observation's text) and
-    HTML size on the variant over on variant 0; ``per_ax_ratio``, the median over keys of
-    the key's time ratio over its AX-size ratio: near 1 when a step costs what today's
-    site's step would on a page of that size (a step's render, parse and AX tree scale
-    with the page: a variant that draws a banner, a trail or a policy line pays for them
-    as today's site would), above 1 for what the variant's own machinery adds."""
+    HTML size on the variant over on variant 0; ``per_ax_ratio`` and ``per_html_ratio``, the
+    median over keys of the key's time ratio over its AX-size and its HTML-size ratio: near
+    1 when a step costs what today's site's step would on a page of that size (a step's
+    render and parse scale with the HTML, its AX tree with the tree: a variant that draws a
+    banner, a trail or a menu pays for them as today's site would), above 1 for what the
+    variant's own machinery adds."""
     med = _median
-    ax, html, per_ax = [], [], []
+    ax, html, per_ax, per_html = [], [], [], []
     for key, xs in tk.items():
         if key not in t0 or med(t0[key]) <= 0:
             continue
@@ -291,8 +292,113 @@ def content_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
         ax.append(ak / a0)
         html.append(hk / h0)
         per_ax.append(med(xs) / med(t0[key]) / (ak / a0))
+        per_html.append(med(xs) / med(t0[key]) / (hk / h0))
     return {"ax_ratio": round(med(ax), 3) if ax else None, "html_ratio": round(med(html), 3) if html else None,
-            "per_ax_ratio": round(med(per_ax), 3) if per_ax else None}
+            "per_ax_ratio": round(med(per_ax), 3) if per_ax else None,
+            "per_html_ratio": round(med(per_html), 3) if per_html else None}
+
+
+class Phases:
+    """Where a step's time goes (``--phases``): wrappers installed for the run time the
+    template render (``App._render_resolved``, the multi-step split within it), the split
+    (``App._split_forms``), the page's parse (``simweb.web.axtree._parse_page``, in the
+    observation) and the collector (``gc.callbacks``; a collection runs inside whatever
+    allocated, so its time is inside the phase it interrupted too). :meth:`take` returns
+    what the last step spent in each and starts the next step's count. The wrappers cost
+    both sides the same few calls a step."""
+
+    NAMES = ("render", "split", "parse", "gc")
+
+    def __init__(self, clock: Any) -> None:
+        self.clock = clock
+        self.now = dict.fromkeys(self.NAMES, 0.0)
+        self._undo: list[tuple[Any, str, Any]] = []
+        self._gc_start = 0.0
+
+    def _wrap(self, owner: Any, attr: str, name: str) -> None:
+        inner = getattr(owner, attr)
+        clock, now = self.clock, self.now
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = clock()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                now[name] += clock() - t
+
+        self._undo.append((owner, attr, inner))
+        setattr(owner, attr, timed)
+
+    def _gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_start = self.clock()
+        else:
+            self.now["gc"] += self.clock() - self._gc_start
+
+    def __enter__(self) -> Phases:
+        import gc
+
+        from simweb.runtime.app import App
+        from simweb.web import axtree
+
+        self._wrap(App, "_render_resolved", "render")
+        self._wrap(App, "_split_forms", "split")
+        self._wrap(axtree, "_parse_page", "parse")
+        gc.callbacks.append(self._gc)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import gc
+
+        gc.callbacks.remove(self._gc)
+        for owner, attr, inner in reversed(self._undo):
+            setattr(owner, attr, inner)
+        self._undo.clear()
+
+    def take(self) -> dict[str, float]:
+        out = dict(self.now)
+        for name in self.NAMES:
+            self.now[name] = 0.0
+        return out
+
+
+def phase_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
+                 p0: dict[str, list[dict[str, float]]], pk: dict[str, list[dict[str, float]]]) -> dict[str, Any]:
+    """Where the difference goes on the keys both sides took (``t0``/``tk``: step key ->
+    times; ``p0``/``pk``: step key -> each step's :class:`Phases` record): per phase, the
+    mean over each key's steps, weighted by the variant's count of the key (as
+    ``total_ratio``), in ms a step on each side, and its share of the step's difference.
+    ``render`` is the template render without the split, ``other`` the rest of the step
+    (the transition, the verdict, the AX tree's text); the four add up to the step.
+    Means, not medians, so that they add up; the collector's time is within the others."""
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs)
+
+    tot: dict[str, dict[str, float]] = {side: dict.fromkeys(("step", "render", "split", "parse", "gc"), 0.0)
+                                        for side in ("v0", "k")}
+    n = 0
+    for key, xs in tk.items():
+        if key not in t0:
+            continue
+        n += len(xs)
+        for side, times, recs in (("v0", t0[key], p0[key]), ("k", xs, pk[key])):
+            tot[side]["step"] += len(xs) * mean(times)
+            for name in Phases.NAMES:
+                tot[side][name] += len(xs) * mean([r[name] for r in recs])
+    if not n:
+        return {}
+    out: dict[str, Any] = {}
+    diff = tot["k"]["step"] - tot["v0"]["step"]
+    for side in ("v0", "k"):
+        t = tot[side]
+        t["render"] -= t["split"]
+        t["other"] = t["step"] - t["render"] - t["split"] - t["parse"]
+    for name in ("step", "render", "split", "parse", "other", "gc"):
+        a, b = tot["v0"][name], tot["k"][name]
+        out[name] = {"variant0_ms": round(a / n * 1e3, 4), "variant_ms": round(b / n * 1e3, 4),
+                     "share": round((b - a) / diff, 3) if diff else None}
+    out["step"]["mean_ratio"] = round(tot["k"]["step"] / tot["v0"]["step"], 3)
+    return out
 
 
 def plans_apart(envs: dict[str, Any], runs: list[tuple[str, int]]) -> dict[tuple[str, str, int], list[str]]:
@@ -335,14 +441,17 @@ def plans_apart(envs: dict[str, Any], runs: list[tuple[str, int]]) -> dict[tuple
     return {(v, tid, seed): plan for v, tid, seed, plan in json.loads(data)}
 
 
-def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, warm: int = 0) -> dict[str, Any]:
+def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, warm: int = 0,
+         phases: Phases | None = None) -> dict[str, Any]:
     """Variant ``k``'s step, fork and cold reset against variant 0's (``base``, an
     environment of variant 0, or a new one), interleaved in this run; ``k`` = 0 measures
     variant 0 against a second environment of it (the noise floor). Each new instance's
     seed counts up from ``seed0`` (a cold reset is an instance not reset before).
     ``warm``: first run that many untimed oracle episodes per template on each side, at
     seeds no timed episode uses (a training run's steady state: the variant's rewrites
-    of world text it has shown before are memoised; the timed instances are still new)."""
+    of world text it has shown before are memoised; the timed instances are still new).
+    ``phases``: an installed :class:`Phases`, whose records of the steps give
+    ``step.page.phases`` (:func:`phase_paired`)."""
     envs = {"v0": base if base is not None else simweb.make(app),
             "k": simweb.make(app, variant=k) if k else simweb.make(app)}
     fresh = catalogue(app).count - 1   # a variant this process has not built yet
@@ -358,6 +467,7 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
     keyseq: dict[str, list[str]] = {v: [] for v in envs}   # every step's key, in order
     # step key -> (AX-tree characters, HTML characters) of the page the step left shown
     sizes: dict[str, dict[str, list[tuple[int, int]]]] = {v: {} for v in envs}
+    parts: dict[str, dict[str, list[dict[str, float]]]] = {v: {} for v in envs}   # step key -> Phases records
     from simweb.web.browsing import parse_cached
 
     for i in range(warm):
@@ -388,6 +498,8 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
             for a in plan_of[v, tid, seed]:
                 browser = env.browser
                 html, page = browser._html, browser._page
+                if phases is not None:
+                    phases.take()
                 t = CLOCK()
                 obs, _, _, _, info = env.step(a)
                 dt = CLOCK() - t
@@ -396,6 +508,8 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
                 by_key[v].setdefault(key, []).append(dt)
                 sizes[v].setdefault(key, []).append((len(obs["axtree"]), len(obs["html"])))
                 keyseq[v].append(key)
+                if phases is not None:
+                    parts[v].setdefault(key, []).append(phases.take())
                 here = info["page"]
             plans[v].append(len(times[v]["step"]))
 
@@ -423,6 +537,8 @@ def cost(app: str, k: int, rounds: int, base: Any = None, seed0: int = 10_000, w
     # By page: any variant, whatever steps its oracle takes (page_paired)
     page = out["step"]["page"] = page_paired(by_key["v0"], by_key["k"])
     page.update(content_paired(by_key["v0"], by_key["k"], sizes["v0"], sizes["k"]))
+    if phases is not None:
+        page["phases"] = phase_paired(by_key["v0"], by_key["k"], parts["v0"], parts["k"])
     # What the same tasks cost in all (the variant's own steps included): all of the
     # variant's steps over all of variant 0's, the same instances; and the steps an episode
     # takes on each side. Work done once an episode (the signed-in user's data, read by the
@@ -443,7 +559,8 @@ def _distribution(ratios: list[float]) -> dict[str, Any]:
             "within_1.10": round(sum(1 for x in xs if x <= 1.10) / len(xs), 3)}
 
 
-def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = False) -> dict[str, Any]:
+def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = False,
+           phases: Phases | None = None) -> dict[str, Any]:
     """The cost of ``n`` sampled variants (:func:`sample_variants`; ``every``: over the whole
     catalogue) and ``aa`` runs of variant 0 against itself, each against one environment of
     variant 0 in the same run, interleaved; the runs themselves alternate (A/A runs spread
@@ -458,7 +575,7 @@ def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = 
     seed0 = 20_000
     loads = [load_now()[0]]
     for k in order:
-        c = cost(app, k, rounds, base=base, seed0=seed0, warm=warm)
+        c = cost(app, k, rounds, base=base, seed0=seed0, warm=warm, phases=phases)
         seed0 += 1000   # each run on instances no run has reset before
         loads.append(load_now()[0])
         per.append({"variant": k, "factors": catalogue(app).values(k) if k else {},
@@ -476,7 +593,18 @@ def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = 
     totals = [p["step"]["total_ratio"] for p in variants if "total_ratio" in p["step"]]
     page = {w: [p["step"]["page"][w] for p in variants if p["step"]["page"][w] is not None]
             for w in ("ratio", "near_ratio", "total_ratio", "episode_ratio", "paired_share", "near_share",
-                      "ax_ratio", "html_ratio", "per_ax_ratio")}
+                      "ax_ratio", "html_ratio", "per_ax_ratio", "per_html_ratio")}
+    # Where the difference goes (--phases): per phase, the median over the variants of its
+    # ms a step on each side and of its share of the step's difference
+    split_up: dict[str, Any] = {}
+    with_phases = [p["step"]["page"]["phases"] for p in variants if p["step"]["page"].get("phases")]
+    if with_phases:
+        for name in ("step", "render", "split", "parse", "other", "gc"):
+            shares = [ph[name]["share"] for ph in with_phases if ph[name]["share"] is not None]
+            split_up[name] = {"variant0_ms": round(percentile([ph[name]["variant0_ms"] for ph in with_phases], 50), 4),
+                              "variant_ms": round(percentile([ph[name]["variant_ms"] for ph in with_phases], 50), 4),
+                              "share": round(percentile(shares, 50), 3) if shares else None}
+        split_up["step"]["mean_ratio"] = _distribution([ph["step"]["mean_ratio"] for ph in with_phases])
     # Per step key, over the variants: the median of their ratios, where the cost goes
     keyed: dict[str, list[float]] = {}
     for p in variants:
@@ -491,6 +619,7 @@ def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = 
             **({"step_total_ratio": _distribution(totals)} if totals else {}),
             **{f"step_page_{w}": _distribution(xs) for w, xs in page.items() if xs},
             "step_page_by_key": by_key,
+            **({"step_page_phases": split_up} if split_up else {}),
             **({f"aa_{w}_ratio": [p[w]["ratio"] for p in controls] for w in ("step", "fork", "cold_reset")}
                if controls else {}),
             **({"aa_step_paired_ratio": [p["step"].get("paired_ratio") for p in controls],
@@ -596,6 +725,9 @@ def main() -> None:
     ap.add_argument("--warm", type=int, default=0,
                     help="with --sample: untimed oracle episodes per template on each side first (a run's steady "
                          "state: rewrites of world text shown before are memoised; the timed instances are new)")
+    ap.add_argument("--phases", action="store_true",
+                    help="with --sample: time the render, the multi-step split, the parse and the collector "
+                         "within each step (Phases) and report where the difference goes")
     args = ap.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -624,7 +756,12 @@ def main() -> None:
                   f"template build {c['template_build_s']:.2f} s"
                   + (f"; hot step x{res['hot_step']['ratio']}" if args.hot else ""), flush=True)
         if args.sample:
-            smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa, args.warm, args.pair == "page")
+            if args.phases:
+                with Phases(CLOCK) as phases:
+                    smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa, args.warm,
+                                                 args.pair == "page", phases)
+            else:
+                smp = res["sample"] = sample(app, args.sample, args.rounds, args.aa, args.warm, args.pair == "page")
             for w in ("step", "step_paired", "step_total", "step_page", "step_page_near", "step_page_total",
                       "step_page_episode", "fork", "cold_reset"):
                 if not smp.get(f"{w}_ratio", {}).get("n"):
@@ -644,10 +781,20 @@ def main() -> None:
                 worst = [(key, r) for key, r in smp["step_page_by_key"].items() if 2 * r["variants"] >= drawn]
                 ax, per = smp.get("step_page_ax_ratio", {}), smp.get("step_page_per_ax_ratio", {})
                 if ax.get("n"):
+                    ph = smp["step_page_per_html_ratio"]
                     print(f"{app:9} the same pages' size, variant over variant 0: AX tree median x{ax['median']}, "
                           f"HTML x{smp['step_page_html_ratio']['median']}; the step by page over its AX-size ratio: "
                           f"median x{per['median']}, p90 x{per['p90']}, max x{per['max']}, "
-                          f"within x1.10: {per['within_1.10']:.0%}", flush=True)
+                          f"within x1.10: {per['within_1.10']:.0%}; over its HTML-size ratio: median "
+                          f"x{ph['median']}, p90 x{ph['p90']}, max x{ph['max']}, within x1.10: "
+                          f"{ph['within_1.10']:.0%}", flush=True)
+                if "step_page_phases" in smp:
+                    sp = smp["step_page_phases"]
+                    print(f"{app:9} where the step's difference goes (paired keys, mean ms a step, median over the "
+                          f"variants; step x{sp['step']['mean_ratio']['median']}): "
+                          + "; ".join(f"{name} {sp[name]['variant0_ms']:.3f} -> {sp[name]['variant_ms']:.3f} ms"
+                                      + (f" ({sp[name]['share']:.0%})" if sp[name]["share"] is not None else "")
+                                      for name in ("render", "split", "parse", "other", "gc")), flush=True)
                 print(f"{app:9} costliest steps by page (median over the variants that take them): "
                       + "; ".join(f"{key} x{r['median']} ({r['variants']})" for key, r in worst[:5]), flush=True)
         results[app] = res

@@ -60,6 +60,7 @@ from .variants import jinja_for as variant_jinja
 from .variants import page_context as variant_page
 from .variants import policy as variant_policy
 from .variants import sign_in as variant_sign_in
+from .variants import sign_in_href as variant_sign_in_href
 from .variants import url_scheme as variant_url_scheme
 from .variants import words as variant_words
 
@@ -695,7 +696,7 @@ class App:
             if flash is not None:   # (the state keeps today's words: variant_messages)
                 flash = ctx["flash"] = dict(flash, message=shown_message(self, state, flash["message"]))
             if variant_sign_in(self, variant):   # sign-in links back to this page (variant_login)
-                ctx[variant_login.HREF_VAR] = shown_url(self, state, variant_login.link_target(tab["page"], tab["url"]))
+                ctx[variant_login.HREF_VAR] = variant_sign_in_href(self, variant, tab["page"], tab["url"])
             if confirm_step(self, state) == variant_confirm.INLINE:
                 ctx["variant_confirm_panel"] = self._confirm_panel(state, tab)
         with using(self._ctx(state, tab["url"])):

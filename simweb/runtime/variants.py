@@ -1197,8 +1197,7 @@ def url_scheme(app: Any, variant: int) -> url_schemes.UrlScheme | None:
 def shown_url(app: Any, state: dict, url: str) -> str:
     """A URL ``state`` keeps (today's form) as the browser shows it on the state's variant."""
     variant = state["meta"].get("variant", 0)
-    scheme = url_scheme(app, variant) if variant else None
-    return url if scheme is None else scheme.to_wire(url)
+    return _wire_url(app, variant, url) if variant else url
 
 
 def state_variant(state: dict) -> int:
@@ -1404,6 +1403,26 @@ def sign_in(app: Any, variant: int) -> str:
     return _site_of(app, variant).login if variant else ""
 
 
+def sign_in_href(app: Any, variant: int, page: str, url: str) -> str:
+    """Where the sign-in link points on ``page`` at ``url`` (today's form) on site
+    ``variant``, as the browser shows it: back to the page (:func:`variant_login.link_target`),
+    in the variant's URL scheme. Asked on every page a variant that asks to sign in renders;
+    a pure function of the three, memoised per app (bounded)."""
+    memo: dict[tuple[int, str, str], str] | None = app.__dict__.get("_sign_in_hrefs")
+    if memo is None:
+        memo = app.__dict__["_sign_in_hrefs"] = {}
+    key = (variant, page, url)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memoised(memo, key, lambda k: _wire_url(app, k[0], variant_login.link_target(k[1], k[2])))
+    return hit
+
+
+def _wire_url(app: Any, variant: int, url: str) -> str:
+    scheme = url_scheme(app, variant)
+    return url if scheme is None else scheme.to_wire(url)
+
+
 def collapsed_menu(app: Any, state: dict) -> str:
     """Whether ``state``'s variant shows the top bar's navigation behind a menu to open
     ("": no, today's site; else the menu factor's option: "menu", "icon")."""
@@ -1469,5 +1488,5 @@ def parse_ids(text: str, app: Any) -> list[int]:
 __all__ = ["Catalogue", "Factor", "Option", "Site", "VariantError", "catalogue", "collapsed_filters", "confirm_step",
            "field_errors",
            "form_steps", "jinja_for", "login_wall",
-           "page_context", "pagination", "parse_ids", "policy", "shown_url", "sign_in", "state_variant", "url_scheme",
+           "page_context", "pagination", "parse_ids", "policy", "shown_url", "sign_in", "sign_in_href", "state_variant", "url_scheme",
            "words"]
