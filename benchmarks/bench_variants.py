@@ -51,13 +51,23 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              that needs it: on a signed-out start, the sign-in's page, so a by-page ratio
              is a little low there. Beside the cost, the size of the pages paired
              (content_paired): ``ax_ratio`` and ``html_ratio``, how much more AX tree and
-             HTML the variant's pages hold, and ``per_ax_ratio``, each key's time ratio
-             over its AX-size ratio (near 1: the step costs what today's site's step would
-             on a page that size; above 1: what the variant's own machinery adds).
+             HTML the variant's pages hold, and ``per_ax_ratio`` and ``per_html_ratio``,
+             each key's time ratio over its AX-size and HTML-size ratio (a step's fixed work
+             does not grow with the page, so a ratio below 1 is what a variant with no
+             machinery of its own would read; --phases measures the parts).
+  phases     (--sample N --pair page --phases) where the step's difference goes, on the
+             keys both sides took (Phases, phase_paired): the Jinja template's render and
+             the page's parse (content: they grow with what the page draws); the rest of
+             the render (its context: on a variant the title, messages and sign-in link),
+             the multi-step form split and the rest of the step (the transition, URLs, the
+             verdict, the AX text) (machinery: where the variant's own code runs); and the
+             collector (within the others). In mean ms a step on each side, as a share of
+             the difference, and as what each group adds to today's step.
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
     python benchmarks/bench_variants.py --apps booking,cms --clock cpu --sample 12 --aa 2 --rounds 2 --no-far --pair page
+    python benchmarks/bench_variants.py --clock cpu --sample 12 --aa 2 --rounds 2 --warm 1 --no-far --pair page --phases
     python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
@@ -275,11 +285,11 @@ def content_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
     keys both sides took, as ``ratio`` of :func:`page_paired`): ``ax_ratio`` and
     ``html_ratio``, the median over keys of the page's AX-tree (the observation's text) and
     HTML size on the variant over on variant 0; ``per_ax_ratio`` and ``per_html_ratio``, the
-    median over keys of the key's time ratio over its AX-size and its HTML-size ratio: near
-    1 when a step costs what today's site's step would on a page of that size (a step's
-    render and parse scale with the HTML, its AX tree with the tree: a variant that draws a
-    banner, a trail or a menu pays for them as today's site would), above 1 for what the
-    variant's own machinery adds."""
+    median over keys of the key's time ratio over its AX-size and its HTML-size ratio. A
+    step's render and parse grow with the HTML (a variant that draws a banner, a trail or
+    a menu pays for them as today's site would), its transition and verdict do not: a
+    variant with no machinery of its own would read below 1 over the HTML size, so these
+    bound the machinery's share loosely; :class:`Phases` measures it."""
     med = _median
     ax, html, per_ax, per_html = [], [], [], []
     for key, xs in tk.items():
@@ -300,14 +310,15 @@ def content_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
 
 class Phases:
     """Where a step's time goes (``--phases``): wrappers installed for the run time the
-    template render (``App._render_resolved``, the multi-step split within it), the split
-    (``App._split_forms``), the page's parse (``simweb.web.axtree._parse_page``, in the
-    observation) and the collector (``gc.callbacks``; a collection runs inside whatever
-    allocated, so its time is inside the phase it interrupted too). :meth:`take` returns
-    what the last step spent in each and starts the next step's count. The wrappers cost
-    both sides the same few calls a step."""
+    page's render (``App._render_resolved``), the Jinja template's own render within it
+    (``jinja2.Template.render``), the multi-step split within it (``App._split_forms``),
+    the page's parse (``simweb.web.axtree._parse_page``, in the observation) and the
+    collector (``gc.callbacks``; a collection runs inside whatever allocated, so its time
+    is inside the phase it interrupted too). :meth:`take` returns what the last step spent
+    in each and starts the next step's count. The wrappers cost both sides the same few
+    calls a step."""
 
-    NAMES = ("render", "split", "parse", "gc")
+    NAMES = ("render", "template", "split", "parse", "gc")
 
     def __init__(self, clock: Any) -> None:
         self.clock = clock
@@ -338,10 +349,13 @@ class Phases:
     def __enter__(self) -> Phases:
         import gc
 
+        import jinja2
+
         from simweb.runtime.app import App
         from simweb.web import axtree
 
         self._wrap(App, "_render_resolved", "render")
+        self._wrap(jinja2.Template, "render", "template")
         self._wrap(App, "_split_forms", "split")
         self._wrap(axtree, "_parse_page", "parse")
         gc.callbacks.append(self._gc)
@@ -368,14 +382,17 @@ def phase_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
     times; ``p0``/``pk``: step key -> each step's :class:`Phases` record): per phase, the
     mean over each key's steps, weighted by the variant's count of the key (as
     ``total_ratio``), in ms a step on each side, and its share of the step's difference.
-    ``render`` is the template render without the split, ``other`` the rest of the step
-    (the transition, the verdict, the AX tree's text); the four add up to the step.
-    Means, not medians, so that they add up; the collector's time is within the others."""
+    The phases add up to the step: ``template`` (the Jinja template's render) and
+    ``parse`` (the page's), which grow with the page a variant draws; ``hooks`` (the rest
+    of the page's render: its context, and on a variant its title, messages and sign-in
+    link), ``split`` (the multi-step form split) and ``other`` (the rest of the step: the
+    transition, URLs, the verdict, the AX tree's text), where the variant's own machinery
+    runs. ``content`` and ``machinery`` sum those two groups. Means, not medians, so that
+    they add up; the collector's time (``gc``) is within the others."""
     def mean(xs: list[float]) -> float:
         return sum(xs) / len(xs)
 
-    tot: dict[str, dict[str, float]] = {side: dict.fromkeys(("step", "render", "split", "parse", "gc"), 0.0)
-                                        for side in ("v0", "k")}
+    tot: dict[str, dict[str, float]] = {side: dict.fromkeys(("step",) + Phases.NAMES, 0.0) for side in ("v0", "k")}
     n = 0
     for key, xs in tk.items():
         if key not in t0:
@@ -391,14 +408,23 @@ def phase_paired(t0: dict[str, list[float]], tk: dict[str, list[float]],
     diff = tot["k"]["step"] - tot["v0"]["step"]
     for side in ("v0", "k"):
         t = tot[side]
-        t["render"] -= t["split"]
-        t["other"] = t["step"] - t["render"] - t["split"] - t["parse"]
-    for name in ("step", "render", "split", "parse", "other", "gc"):
+        t["hooks"] = t["render"] - t["template"] - t["split"]
+        t["other"] = t["step"] - t["render"] - t["parse"]
+        t["content"] = t["template"] + t["parse"]
+        t["machinery"] = t["hooks"] + t["split"] + t["other"]
+    for name in PHASE_ROWS:
         a, b = tot["v0"][name], tot["k"][name]
         out[name] = {"variant0_ms": round(a / n * 1e3, 4), "variant_ms": round(b / n * 1e3, 4),
                      "share": round((b - a) / diff, 3) if diff else None}
     out["step"]["mean_ratio"] = round(tot["k"]["step"] / tot["v0"]["step"], 3)
+    # each group's difference over today's step: what it adds to the step's ratio
+    for name in ("content", "machinery", "gc"):
+        out[name]["of_step0"] = round((tot["k"][name] - tot["v0"][name]) / tot["v0"]["step"], 3)
     return out
+
+
+#: The rows phase_paired reports (the step, its parts, their two groups, the collector).
+PHASE_ROWS = ("step", "template", "parse", "hooks", "split", "other", "content", "machinery", "gc")
 
 
 def plans_apart(envs: dict[str, Any], runs: list[tuple[str, int]]) -> dict[tuple[str, str, int], list[str]]:
@@ -599,12 +625,14 @@ def sample(app: str, n: int, rounds: int, aa: int, warm: int = 0, every: bool = 
     split_up: dict[str, Any] = {}
     with_phases = [p["step"]["page"]["phases"] for p in variants if p["step"]["page"].get("phases")]
     if with_phases:
-        for name in ("step", "render", "split", "parse", "other", "gc"):
+        for name in PHASE_ROWS:
             shares = [ph[name]["share"] for ph in with_phases if ph[name]["share"] is not None]
             split_up[name] = {"variant0_ms": round(percentile([ph[name]["variant0_ms"] for ph in with_phases], 50), 4),
                               "variant_ms": round(percentile([ph[name]["variant_ms"] for ph in with_phases], 50), 4),
                               "share": round(percentile(shares, 50), 3) if shares else None}
         split_up["step"]["mean_ratio"] = _distribution([ph["step"]["mean_ratio"] for ph in with_phases])
+        for name in ("content", "machinery", "gc"):   # what each adds to the step's ratio, over the variants
+            split_up[name]["of_step0"] = _distribution([1 + ph[name]["of_step0"] for ph in with_phases])
     # Per step key, over the variants: the median of their ratios, where the cost goes
     keyed: dict[str, list[float]] = {}
     for p in variants:
@@ -794,7 +822,11 @@ def main() -> None:
                           f"variants; step x{sp['step']['mean_ratio']['median']}): "
                           + "; ".join(f"{name} {sp[name]['variant0_ms']:.3f} -> {sp[name]['variant_ms']:.3f} ms"
                                       + (f" ({sp[name]['share']:.0%})" if sp[name]["share"] is not None else "")
-                                      for name in ("render", "split", "parse", "other", "gc")), flush=True)
+                                      for name in PHASE_ROWS[1:]), flush=True)
+                    print(f"{app:9} what each adds to today's step (1 + its difference over variant 0's step): "
+                          + "; ".join(f"{name} median x{sp[name]['of_step0']['median']}, max x{sp[name]['of_step0']['max']}"
+                                      f", within x1.10: {sp[name]['of_step0']['within_1.10']:.0%}"
+                                      for name in ("content", "machinery", "gc")), flush=True)
                 print(f"{app:9} costliest steps by page (median over the variants that take them): "
                       + "; ".join(f"{key} x{r['median']} ({r['variants']})" for key, r in worst[:5]), flush=True)
         results[app] = res
