@@ -103,7 +103,7 @@ def chromium() -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def served_browser(app: str, chromium: Any, timeout_ms: int = 1000) -> Iterator[Any]:
+def served_browser(app: str, chromium: Any, timeout_ms: int = 10_000) -> Iterator[Any]:
     """The Chromium twin of an in-process env: APP served from this process (world seed 0)
     and a ``BrowserEnv`` driving CHROMIUM on it, without a step limit; both closed on exit.
     The parity tests restore a sim's state into it and compare the two observations step by
@@ -119,6 +119,31 @@ def served_browser(app: str, chromium: Any, timeout_ms: int = 1000) -> Iterator[
     finally:
         web.close()
         served.close()
+
+
+#: Chromium's action timeout for actions expected to fail: a random walk's (simweb.tools.walks
+#: tries many that cannot be done; a done action that outlasts it is the declared
+#: "late-timeout" class) and a targeted test's action the in-process browser refused.
+#: Playwright reports those by its timeout, so a short one keeps the tests quick. Actions
+#: expected to complete keep served_browser's 10 s: the time a loaded machine may take (a
+#: navigation to another host waits for the DNS lookup to fail).
+QUICK_TIMEOUT_MS = 1000
+
+
+@contextlib.contextmanager
+def action_timeout(env: Any, timeout_ms: int) -> Iterator[None]:
+    """A ``BrowserEnv``'s action timeout (and its settle window's cap, which defaults to it)
+    set to ``timeout_ms`` for a block, then put back."""
+    old, old_cap = env.timeout_ms, env.settle_cap_ms
+    env.timeout_ms = env.settle_cap_ms = timeout_ms
+    env._context.set_default_timeout(timeout_ms)
+    env._context.set_default_navigation_timeout(timeout_ms)
+    try:
+        yield
+    finally:
+        env.timeout_ms, env.settle_cap_ms = old, old_cap
+        env._context.set_default_timeout(old)
+        env._context.set_default_navigation_timeout(old)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 pytest.importorskip("playwright.sync_api")
-from conftest import APPS, served_browser
+from conftest import APPS, QUICK_TIMEOUT_MS, action_timeout, served_browser
 
 import simweb
 from simweb.runtime.variants import catalogue
@@ -48,7 +48,8 @@ def test_a_variants_pages_are_the_same_in_chromium(app: str, chromium: Any) -> N
                 wo, *_ = web.step("noop()")
                 assert so["axtree"] == wo["axtree"], (app, k, state["browser"]["tabs"][0]["url"])
                 assert "navigation 'Site'" in so["axtree"] and "[site-crumbs] navigation" in so["axtree"]
-            walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
+            with action_timeout(web, QUICK_TIMEOUT_MS):
+                walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
             d = walk["divergence"]
             assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
 
@@ -91,7 +92,8 @@ def test_a_url_scheme_is_the_same_in_chromium(app: str, chromium: Any) -> None:
             moved = moved or (url if scheme.to_wire(url) != url else None)
             if i >= 4:
                 continue
-            walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
+            with action_timeout(web, QUICK_TIMEOUT_MS):
+                walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
             d = walk["divergence"]
             assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
         assert moved, f"{app}: no start state on a moved URL"
@@ -185,7 +187,8 @@ def test_slug_urls_are_the_same_in_chromium(app: str, chromium: Any) -> None:
             assert sim.unwrapped.state["browser"]["tabs"][0]["url"] == canon
         rng = random.Random(k)
         for _ in range(2):   # walks from start states (a restore does not replay the history in Chromium)
-            walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
+            with action_timeout(web, QUICK_TIMEOUT_MS):
+                walk = run_walk(sim, web, start_state(sim, rng), rng, steps=8)
             d = walk["divergence"]
             assert d is None or declared(d) is not None, f"{app} variant {k}: {d}"
 

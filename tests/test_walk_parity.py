@@ -4,7 +4,6 @@ class agree after every step. CI-sized: a few short walks per app, one Chromium 
 module. A divergence of a declared class (simweb.walks.DECLARED) is allowed, by name."""
 from __future__ import annotations
 
-import contextlib
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -14,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 pytest.importorskip("playwright.sync_api")
-from conftest import APPS
+from conftest import APPS, QUICK_TIMEOUT_MS, action_timeout
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +23,11 @@ from simweb.tools.walks import declared, error_class, run_walk, start_state
 
 pytestmark = pytest.mark.browser
 
+#: Chromium's action timeout for the targeted tests, whose actions all complete: the time a
+#: loaded machine may take (a navigation to another host waits for the DNS lookup to fail,
+#: which has outlasted 1 s under CI's load). The random walks take QUICK_TIMEOUT_MS.
+ACTION_MS = 10_000
+
 
 @pytest.fixture(scope="module")
 def envs(chromium: Any) -> Iterator[Any]:
@@ -32,7 +36,7 @@ def envs(chromium: Any) -> Iterator[Any]:
     def get(app: str) -> tuple[Any, BrowserEnv]:
         if app not in made:
             served = ServedApp(app, world_seed=0)
-            web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=1000,
+            web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=ACTION_MS,
                              max_steps=100_000)
             made[app] = (simweb.make(app, seed=0, max_steps=100_000), web, served)
         sim, web, _ = made[app]
@@ -54,45 +58,20 @@ def _where(obs: dict) -> tuple[str, str]:
     return url, error_class(obs["last_action_error"])
 
 
-@contextlib.contextmanager
-def patient(env: Any, timeout_ms: int = 10_000) -> Iterator[None]:
-    """Chromium's action timeout raised for a test whose actions all complete, then put
-    back. The module's envs time out at 1 s so that walks spend little on the actions that
-    cannot be done; a navigation to another host waits for the DNS lookup to fail, which a
-    loaded machine has taken more than 1 s over (a timing artifact, not a transition)."""
-    if not isinstance(env, BrowserEnv):
-        yield
-        return
-    old = env.timeout_ms
-    env.timeout_ms = timeout_ms
-    env._context.set_default_timeout(timeout_ms)
-    env._context.set_default_navigation_timeout(timeout_ms)
-    try:
-        yield
-    finally:
-        env.timeout_ms = old
-        env._context.set_default_timeout(old)
-        env._context.set_default_navigation_timeout(old)
-
-
 def run_both(envs: Any, app: str, actions: list[str] | tuple[str, ...], *, before: tuple[str, ...] = (),
-             per_step: Callable[[dict], Any] = _where, final: Callable[[Any], Any] | None = None,
-             slow: bool = False) -> list[Any]:
+             per_step: Callable[[dict], Any] = _where, final: Callable[[Any], Any] | None = None) -> list[Any]:
     """The same actions in-process and in Chromium: each env of ``app`` reset (seed 0), the
     ``before`` actions run, then ``actions``, each step recorded by ``per_step`` (by default
     where it left the tab and its error class), and ``final(env)`` after the last. Asserts
-    the two records are equal and returns the in-process one. ``slow``: every action is
-    one that completes, given Chromium the time it takes on a loaded machine
-    (:func:`patient`)."""
+    the two records are equal and returns the in-process one."""
     seen = []
     for env in envs(app):
-        with patient(env) if slow else contextlib.nullcontext():
-            env.reset(seed=0)
-            for action in before:
-                env.step(action)
-            got = [per_step(env.step(action)[0]) for action in actions]
-            if final is not None:
-                got.append(final(env))
+        env.reset(seed=0)
+        for action in before:
+            env.step(action)
+        got = [per_step(env.step(action)[0]) for action in actions]
+        if final is not None:
+            got.append(final(env))
         seen.append(got)
     assert seen[0] == seen[1], seen
     return seen[0]
@@ -121,7 +100,8 @@ def test_random_walks_agree_in_process_and_in_chromium(app: str, envs: Any) -> N
         d = result["divergence"]
         assert d is None or declared(d) is not None, f"{app} walk seed {seed}: {d}"
 
-    walk()
+    with action_timeout(web, QUICK_TIMEOUT_MS):
+        walk()
 
 
 @pytest.mark.apps("shopping")
@@ -277,13 +257,12 @@ def test_a_link_to_another_host_shows_chromiums_network_error_page(envs: Any) ->
     """A post's external link: Chromium goes to its network-error page without an action
     error or a request to the app; go_back returns, go_forward fails there again."""
     got = run_both(envs, "forum", ["click('post-url')", "go_back()", "go_forward()", "go_back()"],
-                   before=("goto('/p/12542')",), final=lambda env: _meta(env)["requests"], slow=True)
+                   before=("goto('/p/12542')",), final=lambda env: _meta(env)["requests"])
     assert got[0] == ("chrome-error://chromewebdata/", "none") and got[2][1] == "navigation", got
     sim, web = envs("forum")
     sim.step("go_forward()")   # a state whose tab is at the other host, shown in Chromium
-    with patient(web):
-        web.restore(sim.snapshot())
-        obs, *_ = web.step("noop()")
+    web.restore(sim.snapshot())
+    obs, *_ = web.step("noop()")
     assert obs["url"] == "chrome-error://chromewebdata/" and obs["last_action_error"] == ""
 
 
