@@ -35,12 +35,13 @@ from sqlalchemy import Boolean, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb.core import fulltext
+from simweb.core.text import tidy_generated
 from simweb.core.world import MetaTable, RowCache, RowMap, json_column
 from simweb.core.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile, schema_fingerprint, seeded_password
 
 APP = "cms"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 7
+GENERATOR_VERSION = 8
 
 ROLES = ("author", "editor", "admin")
 STATUSES = ("draft", "review", "published", "archived")
@@ -353,7 +354,8 @@ class _Builder(WorldBuilder):
                 mime = {"jpg": "image/jpeg", "png": "image/png", "webp": "image/webp"}[ext]
                 w = r.choice((640, 800, 1024, 1200, 1600, 1920, 2400))
                 h = w * r.choice((9, 10, 12, 16)) // 16
-                alt = f"{_cap(adj)} {word} photo" if r.chance(0.5) else f"A {adj} {word} at the {r.choice(_MEDIA_WORDS)}"
+                alt = f"{_cap(adj)} {word} photo" if r.chance(0.5) else \
+                    tidy_generated(f"A {adj} {word} at the {r.choice(_MEDIA_WORDS)}")
             else:
                 ext, mime, w, h, alt = "pdf", "application/pdf", None, None, ""
             fname = f"{adj}-{word}-{mid}.{ext}"

@@ -53,6 +53,7 @@ from sqlalchemy import Boolean, Float, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from simweb.core import fulltext
+from simweb.core.text import tidy_generated
 from simweb.core.world import MetaTable, RowCache, RowMap
 from simweb.core.worlddb import (
     DAY0,
@@ -82,7 +83,7 @@ __all__ = [
 ]
 
 APP = "forum"
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 DAY = 86400
 MAX_DEPTH = 5
 #: Time windows of "top" listings and search, in seconds.
@@ -446,9 +447,10 @@ def _fill(text: str, r: Rng, nouns: Sequence[str]) -> str:
     noun2 = r.choice(nouns)
     if noun2 == noun:
         noun2 = nouns[(nouns.index(noun) + 1) % len(nouns)]
-    return text.format(noun=noun, noun_c=noun[:1].upper() + noun[1:], noun2=noun2, adj=r.choice(_ADJS),
-                       n=r.randint(2, 40), year=2020 + r.below(6), price=r.choice((50, 100, 200, 300, 500, 1000)),
-                       t="")
+    # ("a underrated lens", "get a API design": the article as a person writes it)
+    return tidy_generated(text.format(noun=noun, noun_c=noun[:1].upper() + noun[1:], noun2=noun2, adj=r.choice(_ADJS),
+                                      n=r.randint(2, 40), year=2020 + r.below(6),
+                                      price=r.choice((50, 100, 200, 300, 500, 1000)), t=""))
 
 
 class _Builder(WorldBuilder):
@@ -719,8 +721,8 @@ class _Builder(WorldBuilder):
             created = -r.randint(300, 365 * DAY)
             nouns = _topic(r.below(len(_TOPICS)))[2]
             tname = _topic(r.below(len(_TOPICS)))[1]
-            subject = r.choice(_SUBJECTS).format(t=tname, noun=r.choice(nouns))
-            body = r.choice(_MSG_BODIES).format(t=tname.lower(), noun=r.choice(nouns), adj=r.choice(_ADJS))
+            subject = tidy_generated(r.choice(_SUBJECTS).format(t=tname, noun=r.choice(nouns)))
+            body = tidy_generated(r.choice(_MSG_BODIES).format(t=tname.lower(), noun=r.choice(nouns), adj=r.choice(_ADJS)))
             read = created < -14 * DAY or r.below(100) < 40
             draws.append((created, sender, recipient, subject, body, read))
         draws.sort(key=lambda d: (d[0], d[1], d[2]))

@@ -9,6 +9,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
+from simweb.core.text import tidy_generated
 from simweb.core.worlddb import Rng, WorldBuilder, stable_hash64
 
 from .schema import _FTS_DDL, _FTS_RANK, APP
@@ -940,7 +941,7 @@ class CatalogBuilder(WorldBuilder):
             parts = {k: r.choice(v) for k, v in leaf.words.items()}
             if "N2" in parts and parts["N2"] == parts.get("N"):
                 parts["N2"] = "Ash"
-            name = pattern.format(**parts)
+            name = tidy_generated(pattern.format(**parts))   # "A Orphan", "The the Lighthouse"
             return name, {"noun": "book", "desc": "", "adj": ""}
         noun = r.choice(leaf.nouns)
         desc = r.choice(leaf.descs)
@@ -1056,7 +1057,7 @@ class CatalogBuilder(WorldBuilder):
             sentences = [s1, s2]
             if r.below(100) < 60:
                 sentences.append(r.choice(dept.closers))
-            description = " ".join(sentences)
+            description = tidy_generated(" ".join(sentences))   # "A oversized desk lamp"
 
             # Stored reviews.
             stars_sum = 0

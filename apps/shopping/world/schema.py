@@ -11,7 +11,7 @@ from simweb.core.worlddb import schema_fingerprint
 APP = "shopping"
 #: Bump whenever generated content or schema changes: it is part of the cache
 #: file name and of the content hash, so stale worlds are never reused.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 
 #: The day the world snapshot was taken.  All generated history (products'
 #: ``created_day``, reviews, orders) is before it; coupons expiring on or after
