@@ -1,8 +1,10 @@
 """World text as a person writes it: the generators assemble titles, posts, product names
 and descriptions from parts, and :func:`simweb.core.text.tidy_generated` writes "an" before a
-vowel sound and a doubled "the" once. Every text of every default world is tidy (before it,
-forum wrote "a underrated lens" and "get a API design" in 1,783 texts, shopping "A Orphan in
-Eastwick" and "The the Lighthouse Affair", cms "A old logo")."""
+vowel sound and a word doubled where two parts meet once. Every text of every default world
+is tidy (before it, forum wrote "a underrated lens" and "get a API design" in 1,783 texts and
+"my old old map", shopping "A Orphan in Eastwick" and "The the Lighthouse Affair", cms "A old
+logo" and "Release notes notes, v1"). A spam comment that repeats a word on purpose is not
+assembled text and is left as it is."""
 from __future__ import annotations
 
 import sqlite3
@@ -20,6 +22,10 @@ CASES = [
     ("The Owl Who Wanted a Umbrella", "The Owl Who Wanted an Umbrella"),
     ("A Orphan in Eastwick", "An Orphan in Eastwick"),
     ("The the Lighthouse Affair", "The Lighthouse Affair"),
+    ("Compared to my old old map, this one", "Compared to my old map, this one"),
+    ("Have you tried a budget budget?", "Have you tried a budget?"),
+    ("Release notes notes, v1", "Release notes, v1"),
+    ("This quick-dry dry bag packs down", "This quick-dry dry bag packs down"),   # a hyphenated word's part
     ("what a idea. A egg", "what an idea. An egg"),
     # a consonant sound keeps "a"
     ("A USB-C port handles charging", "A USB-C port handles charging"),
@@ -38,6 +44,11 @@ def test_tidy_generated_writes_the_article_and_the_once(raw: str, expected: str)
     assert tidy_generated(expected) == expected   # idempotent
 
 
+#: Texts that repeat a word on purpose: cms's spam comments ("SEO services cheap cheap cheap,
+#: contact now"), the comments its moderation tasks flag.
+ON_PURPOSE = {("cms", "comments", "body"): "SEO services cheap cheap cheap"}
+
+
 @pytest.mark.parametrize("app", APPS)
 def test_every_text_of_the_default_world_is_tidy(app: str) -> None:
     world = simweb.make(app).unwrapped.app.world
@@ -51,7 +62,8 @@ def test_every_text_of_the_default_world_is_tidy(app: str) -> None:
                 for (value,) in con.execute(f'SELECT "{column}" FROM "{table}"'):
                     if isinstance(value, str):
                         texts += 1
-                        if tidy_generated(value) != value:
+                        if tidy_generated(value) != value and \
+                                not value.startswith(ON_PURPOSE.get((app, table, column), "\0")):
                             untidy.append((table, column, value[:80]))
     finally:
         con.close()

@@ -41,7 +41,7 @@ from simweb.core.worlddb import LRU, BuildProgress, Rng, WorldBuilder, WorldFile
 
 APP = "cms"
 #: Bump whenever generated content or schema changes.
-GENERATOR_VERSION = 8
+GENERATOR_VERSION = 9
 
 ROLES = ("author", "editor", "admin")
 STATUSES = ("draft", "review", "published", "archived")
@@ -411,7 +411,7 @@ class _Builder(WorldBuilder):
                 if k == n_rev:
                     rt, rb = title, body
                 else:
-                    rt = _cap(r.choice(_DRAFT_FORMS).format(t=topic, T=_cap(topic))) if k == 1 else title
+                    rt = tidy_generated(_cap(r.choice(_DRAFT_FORMS).format(t=topic, T=_cap(topic)))) if k == 1 else title
                     rb = "\n\n".join(paras[:max(1, len(paras) - (n_rev - k))])
                     if rt == title and rb == body:
                         rb = paras[0]

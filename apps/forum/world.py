@@ -83,7 +83,7 @@ __all__ = [
 ]
 
 APP = "forum"
-GENERATOR_VERSION = 5
+GENERATOR_VERSION = 6
 DAY = 86400
 MAX_DEPTH = 5
 #: Time windows of "top" listings and search, in seconds.

@@ -19,15 +19,17 @@ def normalise_text(s: Any) -> str:
 # "a" before a word that starts with a vowel letter, unless the word starts with a consonant
 # sound ("a USB port", "a unique", "a user", "a one-off", "a euro")
 _A_VOWEL = re.compile(r"\b([Aa]) (?!(?i:u[nrst]i|use|usu|uti|ura|uro|eu|one\b|once\b|ufo\b)|U[A-Z])(?=[aeiouAEIOU])")
-_DOUBLED_THE = re.compile(r"\b([Tt]he) the\b")
+# a word written twice where one part ended and the next began with it ("my old old map",
+# "The the Lighthouse Affair"), not a hyphenated word's last part ("a quick-dry dry bag")
+_DOUBLED = re.compile(r"(?<![\w-])(\w+) (?i:\1)\b(?!-)")
 
 
 def tidy_generated(text: str) -> str:
     """Text a world generator assembled from parts, as a person writes it: "a" becomes "an"
     before a vowel sound ("an underrated lens", "an API", but "a USB-C port", "a user"),
-    and "the" written twice where a part began with it ("The the Lighthouse Affair") once.
-    Pure and deterministic (a world's text is part of its generated data)."""
-    return _DOUBLED_THE.sub(r"\1", _A_VOWEL.sub(r"\1n ", text))
+    and a word written twice where two parts meet ("my old old map", "The the Lighthouse
+    Affair") once. Pure and deterministic (a world's text is part of its generated data)."""
+    return _A_VOWEL.sub(r"\1n ", _DOUBLED.sub(r"\1", text))
 
 
 __all__ = ["normalise_text", "tidy_generated"]
