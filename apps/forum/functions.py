@@ -26,6 +26,7 @@ from simweb.core.functions import (
     thread,
 )
 from simweb.core.functions import to_int as _int
+from simweb.core.text import plural
 from simweb.core.worlddb import day_to_date
 
 from .world import DAY, WINDOWS, hot_score
@@ -766,9 +767,7 @@ def time_date(seconds: Any) -> str:
     return f"{date_label(d)} {rest // 3600:02d}:{rest % 3600 // 60:02d}"
 
 
-@FUNCTIONS.filter
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+FUNCTIONS.filter(plural)
 
 
 @FUNCTIONS.filter

@@ -12,6 +12,7 @@ from typing import Any
 from simweb.core.functions import Ctx, FunctionTable, new_rows, overlay
 from simweb.core.kits.auth import add_auth_functions
 from simweb.core.kits.cards import add_card_functions
+from simweb.core.text import plural
 from simweb.core.worlddb import day_to_date
 
 from .world import FILTERABLE_ATTRS, SHIPPING_METHODS, category_ancestors, coupon_discount_cents, shipping_cents
@@ -483,6 +484,4 @@ def date_label(d: Any) -> str:
     return f"{d:%b} {d.day}, {d.year}"
 
 
-@FUNCTIONS.filter
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+FUNCTIONS.filter(plural)

@@ -16,6 +16,12 @@ def normalise_text(s: Any) -> str:
     return _WS.sub(" ", str(s or "")).strip().strip(".").casefold()
 
 
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, in the plural unless ``n`` is 1 ("1 rating", "3 ratings"): the apps'
+    ``plural`` template filter and their world text share it."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 # "a" before a word that starts with a vowel letter, unless the word starts with a consonant
 # sound ("a USB port", "a unique", "a user", "a one-off", "a euro")
 _A_VOWEL = re.compile(r"\b([Aa]) (?!(?i:u[nrst]i|use|usu|uti|ura|uro|eu|one\b|once\b|ufo\b)|U[A-Z])(?=[aeiouAEIOU])")
@@ -32,4 +38,4 @@ def tidy_generated(text: str) -> str:
     return _A_VOWEL.sub(r"\1n ", _DOUBLED.sub(r"\1", text))
 
 
-__all__ = ["normalise_text", "tidy_generated"]
+__all__ = ["normalise_text", "plural", "tidy_generated"]

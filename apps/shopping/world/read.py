@@ -14,6 +14,7 @@ from typing import Any
 
 from simweb.core import fulltext
 from simweb.core.state import deep_copy
+from simweb.core.text import plural
 from simweb.core.world import RowCache
 from simweb.core.worlddb import Rng, WorldFile
 
@@ -601,7 +602,7 @@ class ShopWorld(WorldFile):
             "approximate": approximate,
             "brands": [{"id": bid, "name": self._brand_by_id[bid]["name"], "count": n} for bid, n in top],
             "price_ranges": ranges,
-            "rating": [{"min": m, "label": f"{m} star{'' if m == 1 else 's'} & up", "count": ratings.get(m, 0)}
+            "rating": [{"min": m, "label": f"{plural(m, 'star')} & up", "count": ratings.get(m, 0)}
                        for m in RATING_BUCKETS],
             "in_stock": in_stock,
         }
