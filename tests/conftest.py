@@ -102,8 +102,14 @@ def chromium() -> Iterator[Any]:
     pw.stop()
 
 
+#: Chromium's action timeout for actions expected to complete: the time a loaded machine may
+#: take (a navigation to another host waits for the DNS lookup to fail, which has outlasted
+#: 1 s under CI's load).
+ACTION_TIMEOUT_MS = 10_000
+
+
 @contextlib.contextmanager
-def served_browser(app: str, chromium: Any, timeout_ms: int = 10_000) -> Iterator[Any]:
+def served_browser(app: str, chromium: Any, timeout_ms: int = ACTION_TIMEOUT_MS) -> Iterator[Any]:
     """The Chromium twin of an in-process env: APP served from this process (world seed 0)
     and a ``BrowserEnv`` driving CHROMIUM on it, without a step limit; both closed on exit.
     The parity tests restore a sim's state into it and compare the two observations step by
@@ -125,8 +131,7 @@ def served_browser(app: str, chromium: Any, timeout_ms: int = 10_000) -> Iterato
 #: tries many that cannot be done; a done action that outlasts it is the declared
 #: "late-timeout" class) and a targeted test's action the in-process browser refused.
 #: Playwright reports those by its timeout, so a short one keeps the tests quick. Actions
-#: expected to complete keep served_browser's 10 s: the time a loaded machine may take (a
-#: navigation to another host waits for the DNS lookup to fail).
+#: expected to complete keep ACTION_TIMEOUT_MS.
 QUICK_TIMEOUT_MS = 1000
 
 

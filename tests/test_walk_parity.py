@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 
 pytest.importorskip("playwright.sync_api")
-from conftest import APPS, QUICK_TIMEOUT_MS, action_timeout
+from conftest import ACTION_TIMEOUT_MS, APPS, QUICK_TIMEOUT_MS, action_timeout
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,11 +23,6 @@ from simweb.tools.walks import declared, error_class, run_walk, start_state
 
 pytestmark = pytest.mark.browser
 
-#: Chromium's action timeout for the targeted tests, whose actions all complete: the time a
-#: loaded machine may take (a navigation to another host waits for the DNS lookup to fail,
-#: which has outlasted 1 s under CI's load). The random walks take QUICK_TIMEOUT_MS.
-ACTION_MS = 10_000
-
 
 @pytest.fixture(scope="module")
 def envs(chromium: Any) -> Iterator[Any]:
@@ -36,7 +31,7 @@ def envs(chromium: Any) -> Iterator[Any]:
     def get(app: str) -> tuple[Any, BrowserEnv]:
         if app not in made:
             served = ServedApp(app, world_seed=0)
-            web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=ACTION_MS,
+            web = BrowserEnv(app, 0, server=served, browser=chromium, screenshots=False, timeout_ms=ACTION_TIMEOUT_MS,
                              max_steps=100_000)
             made[app] = (simweb.make(app, seed=0, max_steps=100_000), web, served)
         sim, web, _ = made[app]
