@@ -63,11 +63,18 @@ Per app, variant 0 (today's site) against a test variant whose every app factor 
              verdict, the AX text) (machinery: where the variant's own code runs); and the
              collector (within the others). In mean ms a step on each side, as a share of
              the difference, and as what each group adds to today's step.
+  today      (--today FACTOR,...) every variant but 0 with these factors held at today's
+             option (option 0), its other factors as drawn (hold_today): what a variant costs
+             without what those factors draw or do. The ids and the other factors' values
+             are the catalogue's; the sites measured are not (no id of the catalogue is
+             such a site), so the figures answer "what if", not "what does variant K cost".
 
     python benchmarks/bench_variants.py [--apps shopping,forum] [--rounds 5] [--clock cpu] [--hot] [--out FILE]
     python benchmarks/bench_variants.py --apps forum --clock cpu --sample 20 --rounds 2 --no-far   # 2-3 min at a load of 7
     python benchmarks/bench_variants.py --apps booking,cms --clock cpu --sample 12 --aa 2 --rounds 2 --no-far --pair page
     python benchmarks/bench_variants.py --clock cpu --sample 12 --aa 2 --rounds 2 --warm 1 --no-far --pair page --phases
+    python benchmarks/bench_variants.py --clock cpu --sample 12 --aa 2 --rounds 2 --warm 1 --no-far --pair page --phases \
+        --today banner,nav_position,menu,breadcrumbs,list_style,field_markers,field_errors,pagination,filters,confirm_step,form_steps,sign_in,minimum_stay,cancellation,comment_moderation,post_approval,guest_checkout
     python benchmarks/bench_variants.py --screenshots docs/img --apps shopping [--variant 54]   # two PNGs an app
 
 Timings on a shared machine are noisy; compare the ratios, not the absolute figures.
@@ -730,6 +737,21 @@ def screenshots(app: str, k: int, folder: Path) -> list[str]:
     return files
 
 
+def hold_today(names: set[str]) -> None:
+    """From now on in this process, every variant but 0 takes today's option (option 0) of
+    the factors ``names``, its other factors as its id draws them (a benchmark's "what if":
+    Catalogue.choice is replaced; call it before any site is built)."""
+    from simweb.runtime.variants import Catalogue
+
+    drawn = Catalogue.choice
+
+    def choice(self: Catalogue, variant: int) -> tuple[int, ...]:
+        c = drawn(self, variant)
+        return c if not variant else tuple(0 if f.name in names else i for f, i in zip(self.factors, c))
+
+    Catalogue.choice = choice   # type: ignore[method-assign]
+
+
 def main() -> None:
     ap = parser(__doc__)
     ap.add_argument("--apps", default=",".join(APPS))
@@ -756,7 +778,16 @@ def main() -> None:
     ap.add_argument("--phases", action="store_true",
                     help="with --sample: time the render, the multi-step split, the parse and the collector "
                          "within each step (Phases) and report where the difference goes")
+    ap.add_argument("--today", default="", metavar="FACTOR,...",
+                    help="hold these factors at today's option on every variant but 0 (hold_today): what the "
+                         "variants cost without what those factors draw or do")
     args = ap.parse_args()
+    held = set(args.today.split(",")) if args.today else set()
+    if held:
+        known = {f.name for app in args.apps.split(",") for f in catalogue(app).factors}
+        if held - known:
+            ap.error(f"--today: no factor {', '.join(sorted(held - known))} in {args.apps}")
+        hold_today(held)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     results: dict[str, Any] = {}
@@ -768,7 +799,7 @@ def main() -> None:
         if args.screenshots:
             print(app, screenshots(app, k, args.screenshots))
             continue
-        res: dict[str, Any] = {"clock": args.clock}
+        res: dict[str, Any] = {"clock": args.clock, **({"today": sorted(held)} if held else {})}
         if not (args.sample and args.no_far):
             res.update({"variant": k, "factors": catalogue(app).values(k), **diversity(app, k),
                         "cost": cost(app, k, args.rounds)})
